@@ -1,0 +1,11 @@
+# tunefarm_add_gtest(NAME SOURCES... LIBS...): one GoogleTest binary per component, registered
+# with CTest test by test (like leveldb_test()).
+include(GoogleTest)
+function(tunefarm_add_gtest name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests)
+  tunefarm_set_warnings(${name})
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ENVIRONMENT "TUNEFARM_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+endfunction()

@@ -1,0 +1,48 @@
+// Machine code out of kernel modules: object files for any target, shared libraries linked with
+// the host or Debian cross toolchain, and in-process JIT for the host.
+#ifndef TUNEFARM_COMPILER_CODEGEN_OBJECT_EMITTER_H_
+#define TUNEFARM_COMPILER_CODEGEN_OBJECT_EMITTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/codegen_llvm.h"
+#include "tunefarm/runtime/kernel_abi.h"
+
+namespace tunefarm::compiler {
+
+// Generates, optimizes and assembles the kernels into one ELF object for target.
+Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const Target& target);
+
+// The C compiler driver that links shared libraries for target: cc on the host,
+// aarch64-linux-gnu-gcc / arm-linux-gnueabihf-gcc for the boards.
+Result<std::string> LinkerDriverFor(const Target& target);
+
+// Links object files into a shared library at out_path (overwritten).
+Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Target& target,
+                         const std::string& out_path);
+
+// A kernel module compiled into this process. Owns the JIT session; function pointers die with it.
+class JitModule {
+ public:
+  ~JitModule();
+  JitModule(const JitModule&) = delete;
+  JitModule& operator=(const JitModule&) = delete;
+
+  Result<TunefarmKernelFn> Lookup(const std::string& kernel_name) const;
+
+  struct Impl;
+
+ private:
+  friend Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>&, const Target&);
+  explicit JitModule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// JIT-compiles kernels for the host; FailedPrecondition if the target is not runnable here.
+Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>& kernels, const Target& target);
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_CODEGEN_OBJECT_EMITTER_H_

@@ -1,0 +1,45 @@
+// Target: what a kernel is compiled for, parsed from TVM-style strings.
+//
+//   native | llvm                      this machine (host triple, CPU and features detected)
+//   llvm -mtriple=T -mcpu=C -mattr=+a,+b [-model=NAME] [-keys=k1,k2]
+//   rasp4b   aarch64, cortex-a72, NEON          rasp3b   armv7 hard-float, cortex-a53, NEON
+//   x86-avx2 x86-64 haswell (AVX2+FMA)          x86-avx512  x86-64 skylake-avx512
+//   cuda -arch=sm_90                   parsed; code generation arrives with the CUDA work
+// Keys (cpu, arm_cpu, cuda, gpu) and the model (device name) drive apply-history-best matching.
+// Every malformed string is an InvalidArgument naming the bad part.
+#ifndef TUNEFARM_COMPILER_TARGET_H_
+#define TUNEFARM_COMPILER_TARGET_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::compiler {
+
+struct Target {
+  std::string kind;    // "llvm" or "cuda"
+  std::string triple;  // normalized LLVM triple, e.g. aarch64-unknown-linux-gnu
+  std::string cpu;     // LLVM CPU name, e.g. cortex-a72, sapphirerapids
+  std::string features;  // LLVM feature string, e.g. "+neon" (may be empty)
+  std::string arch;      // cuda: sm_XX
+  std::vector<std::string> keys;
+  std::string model;  // device name when known (tag name or -model=)
+
+  // float32 lanes of the widest vector the target computes with: 16 AVX-512, 8 AVX2, 4 NEON/SSE.
+  int vector_lanes = 4;
+  bool is_host = false;  // kernels can be JIT-compiled and run in this process
+
+  // Canonical string; ParseTarget(ToString()) gives back an equal target.
+  std::string ToString() const;
+  bool is_arm() const;
+};
+
+Result<Target> ParseTarget(std::string_view text);
+// The host as a target ("native").
+Target HostTarget();
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_TARGET_H_

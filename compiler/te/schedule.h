@@ -1,0 +1,95 @@
+// Schedule: how the compute definitions of a kernel become loops.
+//
+// A Schedule holds one Stage per compute tensor reachable from the outputs (placeholders are
+// arguments, not stages). A stage starts with one loop per axis (data axes, then reduce axes) and
+// is reshaped by the primitives below; each primitive records a relation between iteration
+// variables, and ScheduleOps (schedule_ops.h) replays the relations to build the loop nest.
+//
+// Primitives (TVM's te.Schedule vocabulary):
+//   split(iv, factor)      iv -> (outer, inner); a non-divisible factor is legal (guarded)
+//   fuse(outer, inner)     two adjacent loops -> one
+//   reorder(ivs)           permutes the listed leaf loops among their own positions
+//   vectorize/unroll/parallel(iv), bind(iv, gpu kind)   loop annotations
+//   compute_at(stage, iv)  computes this stage inside the consumer's loop iv, only the region the
+//                          consumer reads there (used for padding and for register tiles)
+//   cache_write(tensor)    computes the tensor into a new stage and makes the original stage a
+//                          copy of it: with compute_at, the register-tile accumulation pattern
+// Misuse of a primitive (a leaf that is not a leaf, a foreign iter var) is a bug in the template
+// that issued it and fails a TUNEFARM_CHECK; configurations are validated before they get here.
+#ifndef TUNEFARM_COMPILER_TE_SCHEDULE_H_
+#define TUNEFARM_COMPILER_TE_SCHEDULE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/te/tensor.h"
+
+namespace tunefarm::te {
+
+struct IterVarRelation {
+  enum Kind { kSplit, kFuse } kind;
+  // kSplit: parent -> outer * factor + inner. kFuse: (outer, inner) -> fused.
+  IterVar parent, outer, inner, fused;
+  int64_t factor = 0;
+};
+
+enum class AttachKind { kRoot, kAt };
+
+struct Stage {
+  Tensor tensor;  // the tensor this stage writes
+  // The definition being scheduled; starts as the tensor's own and changes under cache_write.
+  Expr body;
+  std::vector<IterVar> axes;
+  std::vector<IterVar> reduce_axes;
+  ReduceKind reduce = ReduceKind::kNone;
+
+  std::vector<IterVar> leaf_order;  // outermost first
+  std::vector<IterVarRelation> relations;
+  std::map<const IterVarNode*, ir::ForKind> annotations;
+
+  AttachKind attach = AttachKind::kRoot;
+  Stage* attach_stage = nullptr;
+  IterVar attach_ivar;
+
+  // Scheduling primitives; see the header comment.
+  std::pair<IterVar, IterVar> split(const IterVar& iv, int64_t factor);
+  IterVar fuse(const IterVar& outer, const IterVar& inner);
+  void reorder(const std::vector<IterVar>& order);
+  void vectorize(const IterVar& iv) { annotate(iv, ir::ForKind::kVectorized); }
+  void unroll(const IterVar& iv) { annotate(iv, ir::ForKind::kUnrolled); }
+  void parallel(const IterVar& iv) { annotate(iv, ir::ForKind::kParallel); }
+  void bind(const IterVar& iv, ir::ForKind gpu_kind) { annotate(iv, gpu_kind); }
+  void compute_at(Stage& consumer, const IterVar& iv);
+
+  void annotate(const IterVar& iv, ir::ForKind kind);
+  size_t LeafIndex(const IterVar& iv) const;  // checks that iv is a leaf
+};
+
+class Schedule {
+ public:
+  // Stages for every compute tensor reachable from outputs, producers first.
+  explicit Schedule(std::vector<Tensor> outputs);
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  Stage& operator[](const Tensor& t);
+  const std::vector<std::unique_ptr<Stage>>& stages() const { return stages_; }
+  const std::vector<Tensor>& outputs() const { return outputs_; }
+
+  // Creates `<name>.local`, computing what t computed; t's stage becomes a copy from it. Returns
+  // the new tensor (schedule it through (*this)[result]).
+  Tensor cache_write(const Tensor& t);
+
+ private:
+  std::vector<Tensor> outputs_;
+  std::vector<std::unique_ptr<Stage>> stages_;
+};
+
+// All tensors a body reads.
+std::vector<Tensor> ReadTensors(const Expr& body);
+
+}  // namespace tunefarm::te
+
+#endif  // TUNEFARM_COMPILER_TE_SCHEDULE_H_

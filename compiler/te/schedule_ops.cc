@@ -1,0 +1,275 @@
+#include "compiler/te/schedule_ops.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "compiler/arith/linear_form.h"
+#include "compiler/ir/ir_equality.h"
+#include "compiler/ir/ir_operators.h"
+#include "compiler/ir/ir_util.h"
+#include "compiler/ir/ir_visitor.h"
+#include "compiler/passes/simplify.h"
+#include "tunefarm/runtime/check.h"
+
+namespace tunefarm::te {
+namespace {
+
+using ir::Stmt;
+
+struct Region {
+  std::vector<Expr> mins;
+  std::vector<int64_t> extents;
+};
+
+Region FullRegion(const Tensor& t) {
+  Region r;
+  for (int64_t s : t->shape) {
+    r.mins.push_back(Expr(0));
+    r.extents.push_back(s);
+  }
+  return r;
+}
+
+Expr Identity(ReduceKind kind, Type t) {
+  if (kind == ReduceKind::kMax) return ir::FloatImm::Make(t, -std::numeric_limits<float>::infinity());
+  return t.is_float() ? ir::FloatImm::Make(t, 0.0) : ir::IntImm::Make(t, 0);
+}
+
+// What a stage's nest exposes to the stages attached inside it: its body in terms of its leaf
+// loop variables, and the extents of those loops.
+struct NestContext {
+  Expr body;
+  std::unordered_map<const IterVarNode*, int64_t> ext;
+};
+
+class StageLowering {
+ public:
+  explicit StageLowering(const Schedule& sch) : sch_(sch) {}
+
+  // The nest that computes `region` of stage s (attached stages of s are emitted inside).
+  Stmt MakeNest(const Stage& s, const Region& region) {
+    std::unordered_map<const IterVarNode*, int64_t> ext;
+    for (size_t d = 0; d < s.axes.size(); ++d) ext[s.axes[d].get()] = region.extents[d];
+    for (const auto& r : s.reduce_axes) ext[r.get()] = r->extent;
+    for (const auto& rel : s.relations) {
+      if (rel.kind == IterVarRelation::kSplit) {
+        int64_t p = ext.at(rel.parent.get());
+        int64_t inner = std::min(rel.factor, p);
+        ext[rel.inner.get()] = inner;
+        ext[rel.outer.get()] = (p + inner - 1) / inner;
+      } else {
+        ext[rel.fused.get()] = ext.at(rel.outer.get()) * ext.at(rel.inner.get());
+      }
+    }
+
+    std::unordered_map<const IterVarNode*, Expr> val;
+    for (const auto& leaf : s.leaf_order) val[leaf.get()] = ir::AsExpr(leaf->var);
+    std::vector<Expr> guards;
+    for (auto it = s.relations.rbegin(); it != s.relations.rend(); ++it) {
+      if (it->kind == IterVarRelation::kSplit) {
+        int64_t p = ext.at(it->parent.get()), in = ext.at(it->inner.get()), out = ext.at(it->outer.get());
+        val[it->parent.get()] = val.at(it->outer.get()) * Expr(in) + val.at(it->inner.get());
+        if (in * out > p) guards.push_back(val.at(it->parent.get()) < Expr(p));
+      } else {
+        int64_t in = ext.at(it->inner.get());
+        Expr f = val.at(it->fused.get());
+        val[it->outer.get()] = f / Expr(in);
+        val[it->inner.get()] = f % Expr(in);
+      }
+    }
+
+    ir::VarMap subst;
+    std::vector<Expr> indices;
+    for (size_t d = 0; d < s.axes.size(); ++d) {
+      Expr idx = passes::Simplify(region.mins[d] + val.at(s.axes[d].get()));
+      indices.push_back(idx);
+      subst[s.axes[d]->var.get()] = idx;
+      // An attached region may overhang the domain (a relaxed tail tile): never compute outside.
+      bool full = ir::IsConstInt(region.mins[d], 0) && region.extents[d] <= s.tensor->shape[d];
+      if (!full) guards.push_back(idx < Expr(s.tensor->shape[d]));
+    }
+    for (const auto& r : s.reduce_axes) subst[r->var.get()] = val.at(r.get());
+    Expr body = ir::Substitute(s.body, subst);
+
+    const NestContext ctx{body, ext};
+    Stmt update, init;
+    if (s.reduce == ReduceKind::kNone) {
+      update = ir::ProducerStore::Make(s.tensor, body, indices);
+    } else {
+      Expr acc = te::Read(s.tensor, indices);
+      Expr combined = s.reduce == ReduceKind::kSum ? acc + body : ir::max(acc, body);
+      update = ir::ProducerStore::Make(s.tensor, combined, indices);
+      init = ir::ProducerStore::Make(s.tensor, Identity(s.reduce, s.tensor->dtype), indices);
+    }
+
+    const size_t n = s.leaf_order.size();
+    std::unordered_map<const ir::VarNode*, int> leaf_pos;
+    for (size_t i = 0; i < n; ++i) leaf_pos[s.leaf_order[i]->var.get()] = int(i);
+    auto position_of = [&](const Expr& g) {
+      int pos = -1;
+      ir::PostOrderVisit(ir::Evaluate::Make(g), [&](const Expr& e) {
+        if (const auto* v = e.as<ir::VarNode>()) {
+          auto it = leaf_pos.find(v);
+          if (it != leaf_pos.end()) pos = std::max(pos, it->second);
+        }
+      });
+      return pos;
+    };
+    std::vector<int> guard_pos;
+    for (const Expr& g : guards) guard_pos.push_back(position_of(g));
+
+    int first_reduce = -1;
+    for (size_t i = 0; i < n; ++i) {
+      if (s.leaf_order[i]->is_reduce) {
+        first_reduce = int(i);
+        break;
+      }
+    }
+
+    auto wrap_guards = [&](Stmt stmt, int pos, bool data_only) {
+      for (size_t g = 0; g < guards.size(); ++g) {
+        if (guard_pos[g] != pos) continue;
+        if (data_only && UsesReduceVar(s, guards[g])) continue;
+        stmt = ir::IfThenElse::Make(guards[g], stmt, Stmt(), /*likely=*/true);
+      }
+      return stmt;
+    };
+    auto make_for = [&](const IterVar& leaf, Stmt stmt) {
+      auto ann = s.annotations.find(leaf.get());
+      ir::ForKind kind = ann == s.annotations.end() ? ir::ForKind::kSerial : ann->second;
+      return ir::For::Make(leaf->var, Expr(0), Expr(ext.at(leaf.get())), kind, stmt);
+    };
+
+    // The reduction's init nest: the data-parallel leaves inside the first reduce loop.
+    Stmt init_nest;
+    if (first_reduce >= 0) {
+      init_nest = init;
+      for (int l = int(n) - 1; l >= first_reduce; --l) {
+        init_nest = wrap_guards(init_nest, l, /*data_only=*/true);
+        if (!s.leaf_order[l]->is_reduce) init_nest = make_for(s.leaf_order[l], init_nest);
+      }
+    }
+
+    Stmt stmt = update;
+    for (int l = int(n) - 1; l >= 0; --l) {
+      stmt = wrap_guards(stmt, l, false);
+      stmt = EmitAttached(s, l, stmt, ctx);
+      stmt = make_for(s.leaf_order[l], stmt);
+      if (l == first_reduce) stmt = ir::Block::Make({init_nest, stmt});
+    }
+    stmt = wrap_guards(stmt, -1, false);
+    return stmt;
+  }
+
+  Stmt LowerAll() {
+    std::vector<const Stage*> roots;
+    for (const auto& st : sch_.stages()) {
+      if (st->attach == AttachKind::kRoot) roots.push_back(st.get());
+    }
+    Stmt program;
+    for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
+      const Stage* s = *it;
+      Region full = FullRegion(s->tensor);
+      Stmt nest = MakeNest(*s, full);
+      program = program.defined() ? ir::Block::Make({nest, program}) : nest;
+      if (!IsOutput(s->tensor)) program = ir::ProducerRealize::Make(s->tensor, full.mins, full.extents, program);
+    }
+    return program;
+  }
+
+ private:
+  bool IsOutput(const Tensor& t) const {
+    const auto& outs = sch_.outputs();
+    return std::find(outs.begin(), outs.end(), t) != outs.end();
+  }
+
+  static bool UsesReduceVar(const Stage& s, const Expr& e) {
+    return ir::UsesVar(e, [&](const ir::VarNode* v) {
+      for (const auto& leaf : s.leaf_order) {
+        if (leaf->is_reduce && leaf->var.get() == v) return true;
+      }
+      return false;
+    });
+  }
+
+  // Wraps stmt (the body of s's leaf loop l) with the stages attached at that loop.
+  Stmt EmitAttached(const Stage& s, int l, Stmt stmt, const NestContext& ctx) {
+    const IterVar& leaf = s.leaf_order[l];
+    const auto& stages = sch_.stages();
+    // Producers come earlier in stage order; emit the last one innermost so earlier ones
+    // (which later ones may read) are computed first.
+    for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+      const Stage& c = **it;
+      if (c.attach != AttachKind::kAt || c.attach_stage != &s || c.attach_ivar != leaf) continue;
+      Region region = InferRegion(c.tensor, s, l, ctx);
+      Stmt nest = MakeNest(c, region);
+      stmt = ir::ProducerRealize::Make(c.tensor, region.mins, region.extents, ir::Block::Make({nest, stmt}));
+    }
+    return stmt;
+  }
+
+  // The region of `producer` that consumer s reads inside its leaf loop l, as mins (in terms of
+  // the loops outside l) and constant extents.
+  Region InferRegion(const Tensor& producer, const Stage& s, int l, const NestContext& ctx) {
+    Region full = FullRegion(producer);
+    std::vector<std::vector<Expr>> accesses;
+    ir::PostOrderVisit(ir::Evaluate::Make(ctx.body), [&](const Expr& e) {
+      if (const auto* p = e.as<ir::ProducerLoad>(); p && p->tensor == producer) accesses.push_back(p->indices);
+    });
+    if (accesses.empty()) return full;
+
+    std::unordered_map<const ir::VarNode*, int64_t> ranging;
+    for (size_t i = size_t(l) + 1; i < s.leaf_order.size(); ++i) {
+      ranging[s.leaf_order[i]->var.get()] = ctx.ext.at(s.leaf_order[i].get());
+    }
+
+    Region out;
+    for (size_t d = 0; d < producer->shape.size(); ++d) {
+      bool ok = true;
+      Expr sym;
+      int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+      for (const auto& acc : accesses) {
+        arith::LinearForm lf = arith::ToLinearForm(passes::Simplify(acc[d]));
+        arith::LinearForm rest;
+        int64_t a_lo = lf.constant, a_hi = lf.constant;
+        for (const auto& t : lf.terms) {
+          const auto* v = t.atom.as<ir::VarNode>();
+          auto it = v ? ranging.find(v) : ranging.end();
+          if (it != ranging.end()) {
+            int64_t span = t.coeff * (it->second - 1);
+            a_lo += std::min<int64_t>(0, span);
+            a_hi += std::max<int64_t>(0, span);
+          } else if (ir::UsesVar(t.atom, [&](const ir::VarNode* u) { return ranging.count(u) > 0; })) {
+            ok = false;  // non-affine in a ranging variable
+          } else {
+            rest.AddTerm(t.atom, t.coeff);
+          }
+        }
+        Expr this_sym = arith::FromLinearForm(rest);
+        if (!sym.defined()) sym = this_sym;
+        else if (!ir::ExprDeepEqual(sym, this_sym)) ok = false;
+        lo = std::min(lo, a_lo);
+        hi = std::max(hi, a_hi);
+      }
+      int64_t extent = hi - lo + 1;
+      bool sym_zero = ir::IsConstInt(sym, 0);
+      if (!ok || extent >= producer->shape[d] || (sym_zero && lo < 0)) {
+        out.mins.push_back(Expr(0));
+        out.extents.push_back(producer->shape[d]);
+      } else {
+        out.mins.push_back(passes::Simplify(sym + Expr(lo)));
+        out.extents.push_back(extent);
+      }
+    }
+    return out;
+  }
+
+  const Schedule& sch_;
+};
+
+}  // namespace
+
+Stmt ScheduleOps(const Schedule& schedule) { return StageLowering(schedule).LowerAll(); }
+
+}  // namespace tunefarm::te

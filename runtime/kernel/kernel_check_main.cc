@@ -1,0 +1,68 @@
+// kernel_check LIBRARY CASES [--tolerance T] [--threads N]
+// Runs every case of a kernel case file against a kernel library and prints one line per failure
+// and a summary "kernel_check: P/N passed". Exit status 0 only when all pass.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/runtime/kernel_library.h"
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: kernel_check LIBRARY CASES [--tolerance T] [--threads N]\n");
+    return 2;
+  }
+  double tolerance = 1e-4;
+  int threads = 1;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--tolerance") tolerance = std::atof(argv[i + 1]);
+    else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "kernel_check: unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  TunefarmSetNumThreads(threads);
+  auto lib = tunefarm::runtime::KernelLibrary::Open(argv[1]);
+  if (!lib.ok()) {
+    std::fprintf(stderr, "kernel_check: %s\n", lib.status().ToString().c_str());
+    return 1;
+  }
+  auto cases = tunefarm::runtime::ReadKernelCases(argv[2]);
+  if (!cases.ok()) {
+    std::fprintf(stderr, "kernel_check: %s\n", cases.status().ToString().c_str());
+    return 1;
+  }
+  int passed = 0;
+  for (auto& c : *cases) {
+    auto fn = (*lib)->Lookup(c.kernel_name);
+    if (!fn.ok()) {
+      std::printf("FAIL %s: %s\n", c.kernel_name.c_str(), fn.status().ToString().c_str());
+      continue;
+    }
+    std::vector<std::vector<float>> args;
+    std::vector<void*> ptrs;
+    for (auto& b : c.buffers) {
+      args.push_back(b.is_output ? std::vector<float>(b.data.size(), -12345.0f) : b.data);
+    }
+    for (auto& a : args) ptrs.push_back(a.data());
+    int rc = (*fn)(ptrs.data());
+    double worst = 0;
+    for (size_t i = 0; i < c.buffers.size(); ++i) {
+      if (c.buffers[i].is_output) {
+        double e = tunefarm::runtime::MaxRelativeError(args[i], c.buffers[i].data);
+        if (e > worst) worst = e;
+      }
+    }
+    if (rc == 0 && worst <= tolerance) {
+      ++passed;
+    } else {
+      std::printf("FAIL %s: rc=%d max relative error %.3g\n", c.kernel_name.c_str(), rc, worst);
+    }
+  }
+  std::printf("kernel_check: %d/%zu passed\n", passed, cases->size());
+  return passed == int(cases->size()) ? 0 : 1;
+}

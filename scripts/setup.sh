@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package tunefarm needs to build, test and benchmark.
+# Idempotent and non-interactive: packages already present are skipped by apt.
+# Run as root (or through sudo). Usage: scripts/setup.sh
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkgconf git ca-certificates ccache
+  clang-format clang-tidy
+  # kernel compiler
+  llvm-19-dev lld-19
+  # farm protocols (later issues) and shared libraries
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libxgboost-dev xgboost
+  libsqlite3-dev sqlite3
+  libboost-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  libonnx-dev libonnx-testdata
+  # tests and benchmarks
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libdnnl-dev
+  # Raspberry Pi cross builds, run under emulation in tests
+  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup.sh: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+echo "setup.sh: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
+# --force-unsafe-io: dpkg's per-file fsync triples install time (../shared/DEPENDENCIES.md);
+# a crash mid-install is recoverable by re-running this script.
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \
+  -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
+echo "setup.sh: done"
