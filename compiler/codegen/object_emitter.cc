@@ -106,7 +106,7 @@ Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>& k
   *slot->toPtr<TunefarmParallelForFn*>() = &TunefarmParallelFor;
   auto impl = std::make_unique<JitModule::Impl>();
   impl->jit = std::move(*jit);
-  return std::unique_ptr<JitModule>(new JitModule(std::move(impl)));
+  return std::make_unique<JitModule>(std::move(impl));
 }
 
 }  // namespace tunefarm::compiler

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/codegen/codegen_llvm.h"
+#include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/kernel_abi.h"
 
 namespace tunefarm::compiler {
@@ -22,23 +23,6 @@ Result<std::string> LinkerDriverFor(const Target& target);
 // Links object files into a shared library at out_path (overwritten).
 Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Target& target,
                          const std::string& out_path);
-
-// A kernel module compiled into this process. Owns the JIT session; function pointers die with it.
-class JitModule {
- public:
-  ~JitModule();
-  JitModule(const JitModule&) = delete;
-  JitModule& operator=(const JitModule&) = delete;
-
-  Result<TunefarmKernelFn> Lookup(const std::string& kernel_name) const;
-
-  struct Impl;
-
- private:
-  friend Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>&, const Target&);
-  explicit JitModule(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
-};
 
 // JIT-compiles kernels for the host; FailedPrecondition if the target is not runnable here.
 Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>& kernels, const Target& target);

@@ -64,7 +64,10 @@ class StageLowering {
     }
 
     std::unordered_map<const IterVarNode*, Expr> val;
-    for (const auto& leaf : s.leaf_order) val[leaf.get()] = ir::AsExpr(leaf->var);
+    // A loop of extent 1 contributes index 0; substituting it now keeps region inference affine.
+    for (const auto& leaf : s.leaf_order) {
+      val[leaf.get()] = ext.at(leaf.get()) == 1 ? Expr(0) : ir::AsExpr(leaf->var);
+    }
     std::vector<Expr> guards;
     for (auto it = s.relations.rbegin(); it != s.relations.rend(); ++it) {
       if (it->kind == IterVarRelation::kSplit) {

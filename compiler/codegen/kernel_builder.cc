@@ -1,0 +1,203 @@
+// The public kernel-building API (tunefarm/compiler/kernel.h): template -> schedule -> Lower ->
+// LLVM, with the metadata every kernel carries.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/codegen/object_emitter.h"
+#include "compiler/ir/ir_printer.h"
+#include "compiler/schedule/op_template.h"
+#include "tunefarm/compiler/kernel.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+std::string DefaultSymbol(const KernelSpec& spec, int64_t index) {
+  size_t h = std::hash<std::string>()(spec.workload.Key() + "#" + spec.epilogue.ToString() + "#" + std::to_string(index));
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "_%016zx", h);
+  return spec.workload.template_name + buf;
+}
+
+Status CheckSymbol(const std::string& s) {
+  bool ok = !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0]));
+  for (char ch : s) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  if (!ok) return Status::InvalidArgument("kernel symbol '" + s + "' is not a C identifier");
+  return Status::OK();
+}
+
+struct Lowered {
+  KernelSource source;
+  KernelInfo info;
+};
+
+Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
+  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(spec.workload.template_name));
+  TUNEFARM_RETURN_IF_ERROR(tmpl->Check(spec.workload));
+  if (spec.target.kind != "llvm") {
+    return Status::Unimplemented("code generation for target kind '" + spec.target.kind + "' is not available yet");
+  }
+  ConfigSpace space = tmpl->Space(spec.workload, spec.target);
+  int64_t index = spec.config_index;
+  if (index < 0) {
+    TUNEFARM_ASSIGN_OR_RETURN(Config fb, tmpl->Fallback(spec.workload, spec.target, space));
+    index = fb.index();
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(Config cfg, space.Get(index));
+  if (!space.IsValid(cfg)) {
+    return Status::InvalidArgument("config index " + std::to_string(index) + " is not a valid point of " +
+                                   space.description() + " (its register tile does not fit the target)");
+  }
+  std::string symbol = spec.symbol.empty() ? DefaultSymbol(spec, index) : spec.symbol;
+  TUNEFARM_RETURN_IF_ERROR(CheckSymbol(symbol));
+  KernelDef def = tmpl->Instantiate(spec.workload, spec.epilogue, cfg, spec.target);
+
+  std::vector<passes::PassTiming> timings;
+  passes::LowerOptions lower_options;
+  lower_options.dump_after = options.dump_after;
+  lower_options.dump = options.dump;
+  lower_options.timings = options.pass_times ? &timings : nullptr;
+  Lowered out;
+  out.source.func = passes::Lower(*def.schedule, def.args, symbol, lower_options);
+  if (options.pass_times) {
+    for (const auto& t : timings) options.pass_times->emplace_back(t.pass, t.milliseconds);
+  }
+
+  KernelInfo& info = out.info;
+  info.symbol = symbol;
+  info.workload_key = spec.workload.Key();
+  info.epilogue = spec.epilogue.ToString();
+  info.target = spec.target.ToString();
+  info.config_index = index;
+  info.config_json = cfg.ToJson();
+  info.flops = spec.workload.Flops();
+  for (size_t i = 0; i < def.args.size(); ++i) {
+    info.buffers.push_back({def.args[i]->name, BufferRoleName(def.roles[i]), def.args[i]->shape, def.args[i]->dtype.ToString()});
+  }
+  out.source.metadata_json = info.ToJson();
+  return out;
+}
+
+Result<std::vector<KernelSource>> LowerAll(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
+                                           const BuildOptions& options) {
+  if (specs.empty()) return Status::InvalidArgument("no kernels to build");
+  std::vector<KernelSource> sources;
+  for (const auto& spec : specs) {
+    if (spec.target.ToString() != specs[0].target.ToString()) {
+      return Status::InvalidArgument("kernels of one module must share a target: " + spec.target.ToString() +
+                                     " vs " + specs[0].target.ToString());
+    }
+    TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
+    sources.push_back(std::move(l.source));
+    if (infos) infos->push_back(std::move(l.info));
+  }
+  return sources;
+}
+
+}  // namespace
+
+int64_t KernelBufferInfo::num_elements() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+std::string KernelInfo::ToJson() const {
+  nlohmann::ordered_json j;
+  j["symbol"] = symbol;
+  j["workload"] = workload_key;
+  j["epilogue"] = epilogue;
+  j["target"] = target;
+  j["config_index"] = config_index;
+  j["config"] = nlohmann::ordered_json::parse(config_json.empty() ? "{}" : config_json);
+  j["flops"] = flops;
+  nlohmann::ordered_json bufs = nlohmann::ordered_json::array();
+  for (const auto& b : buffers) bufs.push_back({{"name", b.name}, {"role", b.role}, {"shape", b.shape}, {"dtype", b.dtype}});
+  j["buffers"] = bufs;
+  return j.dump();
+}
+
+Result<KernelInfo> KernelInfo::FromJson(const std::string& json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+  auto bad = [&](const std::string& why) { return Status::InvalidArgument("malformed kernel metadata: " + why); };
+  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+  KernelInfo info;
+  if (!j.contains("symbol") || !j["symbol"].is_string()) return bad("missing symbol");
+  if (!j.contains("buffers") || !j["buffers"].is_array()) return bad("missing buffers");
+  info.symbol = j["symbol"];
+  info.workload_key = j.value("workload", "");
+  info.epilogue = j.value("epilogue", "");
+  info.target = j.value("target", "");
+  info.config_index = j.value("config_index", int64_t(0));
+  info.config_json = j.contains("config") ? j["config"].dump() : "{}";
+  info.flops = j.value("flops", 0.0);
+  for (const auto& b : j["buffers"]) {
+    if (!b.is_object() || !b.contains("shape") || !b["shape"].is_array()) return bad("buffer without shape");
+    KernelBufferInfo bi{b.value("name", ""), b.value("role", ""), {}, b.value("dtype", "float32")};
+    for (const auto& d : b["shape"]) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 0) return bad("bad dimension in buffer " + bi.name);
+      bi.shape.push_back(d.get<int64_t>());
+    }
+    info.buffers.push_back(std::move(bi));
+  }
+  return info;
+}
+
+Result<ConfigSpace> GetConfigSpace(const Workload& workload, const Target& target) {
+  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(workload.template_name));
+  TUNEFARM_RETURN_IF_ERROR(tmpl->Check(workload));
+  return tmpl->Space(workload, target);
+}
+
+Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& target) {
+  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(workload.template_name));
+  TUNEFARM_RETURN_IF_ERROR(tmpl->Check(workload));
+  ConfigSpace space = tmpl->Space(workload, target);
+  TUNEFARM_ASSIGN_OR_RETURN(Config c, tmpl->Fallback(workload, target, space));
+  return c.index();
+}
+
+Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& options) {
+  TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
+  return l.info;
+}
+
+Result<std::string> LoweredIR(const KernelSpec& spec) {
+  TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, {}));
+  return ir::ToString(l.source.func.body);
+}
+
+Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
+                                            const BuildOptions& options) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
+  return JitCompile(sources, specs[0].target);
+}
+
+Result<std::string> BuildObject(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
+                                const BuildOptions& options) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
+  return EmitObject(sources, specs[0].target);
+}
+
+Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::string& path, std::vector<KernelInfo>* infos,
+                          const BuildOptions& options) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::string object, BuildObject(specs, infos, options));
+  static std::atomic<int> counter{0};
+  std::string obj_path = path + ".tmp" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".o";
+  {
+    std::ofstream out(obj_path, std::ios::binary);
+    out.write(object.data(), std::streamsize(object.size()));
+    if (!out) return Status::IOError("cannot write " + obj_path);
+  }
+  Status s = LinkSharedLibrary({obj_path}, specs[0].target, path);
+  std::remove(obj_path.c_str());
+  return s;
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,100 @@
+// Building kernels: (workload, epilogue, config, target) -> lowered IR -> machine code.
+//
+// The entry points every later stage uses: the tuner asks for a config space and builds
+// candidates; the model compiler builds the kernels of a graph into one shared library; the bench
+// and tests JIT host kernels. A KernelSpec names its config by index in the workload's config
+// space (-1: the template's fallback config), so a spec means the same kernel on every machine.
+//
+// Thread safety: every function here may be called concurrently (each build has its own LLVM
+// context); a JitModule's kernels may be called from any thread.
+#ifndef TUNEFARM_COMPILER_KERNEL_H_
+#define TUNEFARM_COMPILER_KERNEL_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tunefarm/compiler/config_space.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
+#include "tunefarm/runtime/kernel_abi.h"
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::compiler {
+
+struct KernelSpec {
+  Workload workload;
+  Epilogue epilogue;
+  Target target;
+  int64_t config_index = -1;  // -1: the fallback config
+  std::string symbol;         // exported name; empty: derived from the workload
+};
+
+struct KernelBufferInfo {
+  std::string name;
+  std::string role;  // input, weight, bias, residual, output
+  std::vector<int64_t> shape;
+  std::string dtype;
+  int64_t num_elements() const;
+};
+
+// Everything a caller needs to run a kernel it did not build: the kernel's metadata.
+struct KernelInfo {
+  std::string symbol;
+  std::string workload_key;
+  std::string epilogue;
+  std::string target;
+  int64_t config_index = 0;
+  std::string config_json;
+  double flops = 0;
+  std::vector<KernelBufferInfo> buffers;  // in argument order
+  std::string ToJson() const;
+  static Result<KernelInfo> FromJson(const std::string& json);
+};
+
+// The config space of a workload on a target; InvalidArgument when the workload is unsupported.
+Result<ConfigSpace> GetConfigSpace(const Workload& workload, const Target& target);
+// The template's heuristic config (index into GetConfigSpace's space).
+Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& target);
+
+struct BuildOptions {
+  // Dumps the lowered IR after the named pass ("all": every pass) to *dump.
+  std::string dump_after;
+  std::ostream* dump = nullptr;
+  // When set, receives (pass name, milliseconds) for every lowering pass.
+  std::vector<std::pair<std::string, double>>* pass_times = nullptr;
+};
+
+// Lowers a spec (validating workload, config index and target) and describes it.
+Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& options = {});
+// The final lowered loop nest as text.
+Result<std::string> LoweredIR(const KernelSpec& spec);
+
+// Kernels compiled into this process (host targets only).
+class JitModule {
+ public:
+  ~JitModule();
+  JitModule(const JitModule&) = delete;
+  JitModule& operator=(const JitModule&) = delete;
+  Result<TunefarmKernelFn> Lookup(const std::string& symbol) const;
+  struct Impl;
+  explicit JitModule(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
+                                            const BuildOptions& options = {});
+// An ELF object with every spec's kernel, for specs[0].target (all specs must share the target).
+Result<std::string> BuildObject(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
+                                const BuildOptions& options = {});
+// Builds and links a shared library (host cc or the Debian cross toolchain for board targets).
+Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::string& path,
+                          std::vector<KernelInfo>* infos = nullptr, const BuildOptions& options = {});
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_KERNEL_H_

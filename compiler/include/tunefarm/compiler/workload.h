@@ -1,0 +1,65 @@
+// Workload: what one tunable operator computes (template + shapes), independent of how.
+//
+// The workload key is a canonical string of the template name and every parameter that changes
+// the computation (shapes, strides, pads, dilation, groups, layout, dtype): stable across runs and
+// machines, it keys tuning records. Fused epilogues (bias, activation, residual add) are not part
+// of the key: they do not change the config space, so one tuning result serves every epilogue.
+#ifndef TUNEFARM_COMPILER_WORKLOAD_H_
+#define TUNEFARM_COMPILER_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::compiler {
+
+struct Conv2dParams {
+  int64_t batch = 1, in_channels = 0, height = 0, width = 0, out_channels = 0;
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+
+  int64_t out_height() const { return (height + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
+  int64_t out_width() const { return (width + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
+};
+
+struct DenseParams {
+  int64_t batch = 1, in_features = 0, out_features = 0;
+};
+
+// Template names: conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack.
+struct Workload {
+  std::string template_name;
+  Conv2dParams conv;  // conv templates
+  DenseParams dense;  // dense templates
+  std::string dtype = "float32";
+
+  // e.g. "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32"
+  std::string Key() const;
+  // Multiply-adds count as 2 FLOPs; bias and epilogue are not counted.
+  double Flops() const;
+  static Result<Workload> FromKey(const std::string& key);
+};
+
+Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t kh, int64_t kw, int64_t stride,
+                        int64_t pad, int64_t dilation = 1, int64_t groups = 1);
+Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features, bool packed = true);
+
+enum class Activation { kNone, kRelu, kRelu6, kClip };
+
+// What the kernel applies to the accumulator, in this order: + bias[channel], + residual (same
+// shape and layout as the output), then the activation.
+struct Epilogue {
+  bool bias = false;
+  bool residual = false;
+  Activation activation = Activation::kNone;
+  float clip_min = 0.0f, clip_max = 6.0f;  // kClip only
+  std::string ToString() const;  // "bias+residual+relu", "none"
+};
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_WORKLOAD_H_

@@ -1,0 +1,40 @@
+#include "compiler/schedule/op_template.h"
+
+
+namespace tunefarm::compiler {
+
+const OpTemplate* Conv2dTemplate();
+const OpTemplate* DepthwiseConv2dTemplate();
+const OpTemplate* DensePackTemplate();
+const OpTemplate* DenseNoPackTemplate();
+
+const char* BufferRoleName(BufferRole role) {
+  switch (role) {
+    case BufferRole::kInput: return "input";
+    case BufferRole::kWeight: return "weight";
+    case BufferRole::kBias: return "bias";
+    case BufferRole::kResidual: return "residual";
+    case BufferRole::kOutput: return "output";
+  }
+  return "?";
+}
+
+Result<const OpTemplate*> FindTemplate(const std::string& name) {
+  // The compile-time table of templates (no global registry).
+  const OpTemplate* const kTemplates[] = {Conv2dTemplate(), DepthwiseConv2dTemplate(), DensePackTemplate(),
+                                          DenseNoPackTemplate()};
+  for (const OpTemplate* t : kTemplates) {
+    if (name == t->name()) return t;
+  }
+  return Status::NotFound("unknown template '" + name +
+                          "'; known: conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack");
+}
+
+int MaxAccumulators(const Target& t) {
+  // Leave room for the weight vectors and the broadcast input.
+  if (t.triple.rfind("x86_64", 0) == 0) return t.vector_lanes == 16 ? 28 : 12;
+  if (t.triple.rfind("aarch64", 0) == 0) return 24;
+  return 12;  // ARMv7 NEON: 16 q registers
+}
+
+}  // namespace tunefarm::compiler

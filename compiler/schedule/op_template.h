@@ -1,0 +1,51 @@
+// OpTemplate: a tunable operator = a compute definition + a schedule parameterized by knobs.
+//
+// Each template validates workloads (InvalidArgument naming the bad parameter), defines the
+// config space for a (workload, target), picks a heuristic fallback config that is good without
+// tuning, and instantiates the tensors + schedule for one config. Templates are stateless
+// singletons found by name in a compile-time table (FindTemplate).
+#ifndef TUNEFARM_COMPILER_SCHEDULE_OP_TEMPLATE_H_
+#define TUNEFARM_COMPILER_SCHEDULE_OP_TEMPLATE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/te/schedule.h"
+#include "tunefarm/compiler/config_space.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
+
+namespace tunefarm::compiler {
+
+// What each kernel argument is for; the order of KernelDef::args is the C ABI order.
+enum class BufferRole { kInput, kWeight, kBias, kResidual, kOutput };
+const char* BufferRoleName(BufferRole role);
+
+struct KernelDef {
+  std::unique_ptr<te::Schedule> schedule;
+  std::vector<ir::Tensor> args;
+  std::vector<BufferRole> roles;
+};
+
+class OpTemplate {
+ public:
+  virtual ~OpTemplate() = default;
+  virtual const char* name() const = 0;
+  virtual Status Check(const Workload& w) const = 0;
+  // Precondition: Check(w) passed.
+  virtual ConfigSpace Space(const Workload& w, const Target& t) const = 0;
+  virtual Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const = 0;
+  virtual KernelDef Instantiate(const Workload& w, const Epilogue& e, const Config& c, const Target& t) const = 0;
+};
+
+// NotFound naming the template when the name is unknown.
+Result<const OpTemplate*> FindTemplate(const std::string& name);
+
+// The number of vector accumulators a target can keep in registers for a tile (x86-64 AVX-512 and
+// AArch64: 32 vector registers; AVX2 and ARMv7 NEON: 16), minus those weights and inputs need.
+int MaxAccumulators(const Target& t);
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_SCHEDULE_OP_TEMPLATE_H_

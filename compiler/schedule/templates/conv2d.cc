@@ -1,0 +1,185 @@
+// conv2d_nchwc: direct convolution in the blocked NCHW[x]c layout (TVM's x86 conv2d_NCHWc, with a
+// 2-D register tile and a choice of parallel axis).
+//
+//   data   [N, C/ic_bn, H, W, ic_bn]          kernel [K/oc_bn, Cg/ic_bn, KH, KW, ic_bn, oc_bn]
+//   bias   [K/oc_bn, oc_bn]                   residual, out [N, K/oc_bn, OH, OW, oc_bn]
+//
+// The inner kernel keeps a (tile_oh x tile_ow x oc_bn) tile of outputs in vector registers,
+// broadcasts one input value and multiplies it by an oc_bn-wide vector of packed weights: the
+// loads are cheap and every FMA is independent (../shared/ANCHORS.md, "Facts that decide kernel
+// speed"). Groups are supported when the blocks divide the per-group channel counts.
+#include "compiler/schedule/op_template.h"
+#include "compiler/schedule/templates/template_util.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+using ir::Expr;
+using ir::Tensor;
+
+class Conv2dNCHWc final : public OpTemplate {
+ public:
+  const char* name() const override { return "conv2d_nchwc"; }
+  Status Check(const Workload& w) const override { return CheckConv2d(w, name()); }
+
+  ConfigSpace Space(const Workload& w, const Target& t) const override {
+    const Conv2dParams& c = w.conv;
+    ConfigSpace space(w.Key() + " on " + t.ToString());
+    space.DefineSplit("tile_ic", c.in_channels / c.groups, 2, SplitPolicy::kFactors);
+    space.DefineSplit("tile_oc", c.out_channels / c.groups, 2, SplitPolicy::kFactors);
+    space.DefineSplit("tile_ow", c.out_width(), 2, SplitPolicy::kVerbose, 32);
+    space.DefineSplit("tile_oh", c.out_height(), 2, SplitPolicy::kFactors, 2);
+    space.DefineOther("unroll_kw", {0, 1});
+    space.DefineAnnotate("parallel", {"oc_oh", "oc"});
+    bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
+    space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
+    space.FilterKnob("tile_ic", [](const std::vector<int64_t>& f) { return f.back() <= 64; });
+    space.FilterKnob("tile_oc", [](const std::vector<int64_t>& f) { return f.back() <= 64; });
+    int lanes = t.vector_lanes;
+    int max_acc = MaxAccumulators(t);
+    space.AddFilter([lanes, max_acc](const Config& cfg) {
+      int64_t vectors = (cfg.Inner("tile_oc") + lanes - 1) / lanes;
+      return cfg.Inner("tile_oh") * cfg.Inner("tile_ow") * vectors <= max_acc;
+    });
+    return space;
+  }
+
+  Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
+    const Conv2dParams& c = w.conv;
+    int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
+    int64_t lanes = t.vector_lanes;
+    int64_t ic_bn = LargestDivisorAtMost(cg, lanes);
+    int64_t oc_bn = kg % lanes == 0 ? lanes : LargestDivisorAtMost(kg, lanes);
+    int64_t vectors = (oc_bn + lanes - 1) / lanes;
+    int64_t ow = c.out_width();
+    int64_t budget = std::min<int64_t>(MaxAccumulators(t) / vectors, 32);
+    int64_t reg_n = LargestDivisorAtMost(ow, budget);
+    if (reg_n < 8 && ow > budget) reg_n = budget >= 16 ? 16 : 8;  // awkward width: a guarded tail
+    std::vector<std::pair<std::string, std::vector<int64_t>>> v = {
+        {"tile_ic", {cg / ic_bn, ic_bn}},
+        {"tile_oc", {kg / oc_bn, oc_bn}},
+        {"tile_ow", {(ow + reg_n - 1) / reg_n, reg_n}},
+        {"tile_oh", {c.out_height(), 1}},
+        {"unroll_kw", {1}},
+        {"parallel", {0}},
+        {"pad_at", {0}},
+    };
+    return space.FromValues(v);
+  }
+
+  KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
+    const Conv2dParams& c = w.conv;
+    const int64_t ic_bn = cfg.Inner("tile_ic"), oc_bn = cfg.Inner("tile_oc");
+    const int64_t reg_n = cfg.Inner("tile_ow"), oh_tile = cfg.Inner("tile_oh");
+    const int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
+    const int64_t oh = c.out_height(), ow = c.out_width();
+    const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
+    const int64_t ic_chunks = c.in_channels / ic_bn, oc_chunks = c.out_channels / oc_bn;
+    const int64_t icc_per_group = cg / ic_bn, occ_per_group = kg / oc_bn;
+
+    KernelDef def;
+    Tensor data = te::Placeholder("data", {c.batch, ic_chunks, c.height, c.width, ic_bn});
+    Tensor kernel = te::Placeholder("kernel", {oc_chunks, icc_per_group, c.kernel_h, c.kernel_w, ic_bn, oc_bn});
+    def.args = {data, kernel};
+    def.roles = {BufferRole::kInput, BufferRole::kWeight};
+    Tensor bias, residual;
+    if (ep.bias) {
+      bias = te::Placeholder("bias", {oc_chunks, oc_bn});
+      def.args.push_back(bias);
+      def.roles.push_back(BufferRole::kBias);
+    }
+    if (ep.residual) {
+      residual = te::Placeholder("residual", {c.batch, oc_chunks, oh, ow, oc_bn});
+      def.args.push_back(residual);
+      def.roles.push_back(BufferRole::kResidual);
+    }
+
+    bool padded = hp != c.height || wp != c.width;
+    Tensor input = data;
+    if (padded) {
+      input = te::Compute("pad", {c.batch, ic_chunks, hp, wp, ic_bn}, [&](const std::vector<Expr>& i) {
+        Expr h = i[2] - Expr(c.pad_top), x = i[3] - Expr(c.pad_left);
+        Expr inside = h >= Expr(0) && h < Expr(c.height) && x >= Expr(0) && x < Expr(c.width);
+        return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x, i[4]}), Expr(0.0f));
+      });
+    }
+    auto ric = te::MakeIterVar("ic", icc_per_group, true);
+    auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
+    auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
+    auto ricb = te::MakeIterVar("icb", ic_bn, true);
+    Tensor conv = te::ComputeReduce(
+        "conv", {c.batch, oc_chunks, oh, ow, oc_bn}, te::ReduceKind::kSum, {ric, rkh, rkw, ricb},
+        [&](const std::vector<Expr>& i) {
+          Expr ic_chunk = te::AxisExpr(ric);
+          if (c.groups > 1) ic_chunk = (i[1] / Expr(occ_per_group)) * Expr(icc_per_group) + ic_chunk;
+          Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
+          Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
+          return te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}) *
+                 te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]});
+        });
+    bool has_epilogue = ep.bias || ep.residual || ep.activation != Activation::kNone;
+    Tensor out = conv;
+    if (has_epilogue) {
+      out = te::Compute("out", {c.batch, oc_chunks, oh, ow, oc_bn}, [&](const std::vector<Expr>& i) {
+        Expr b = ep.bias ? te::Read(bias, {i[1], i[4]}) : Expr();
+        Expr r = ep.residual ? te::Read(residual, i) : Expr();
+        return ApplyEpilogue(te::Read(conv, i), ep, b, r);
+      });
+    }
+    def.args.push_back(out);
+    def.roles.push_back(BufferRole::kOutput);
+
+    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    te::Schedule& s = *def.schedule;
+    // The accumulator tile: the conv itself when an epilogue stage consumes it, else a cache.
+    Tensor acc = has_epilogue ? conv : s.cache_write(conv);
+    te::Stage& o = s[out];
+    auto n = o.axes[0], occ = o.axes[1], ohx = o.axes[2], owx = o.axes[3], ocb = o.axes[4];
+    auto [oho, ohi] = o.split(ohx, oh_tile);
+    auto [owo, owi] = o.split(owx, reg_n);
+    o.reorder({n, occ, oho, owo, ohi, owi, ocb});
+    auto fused = o.fuse(n, occ);
+    if (cfg.Annotation("parallel") == "oc_oh") fused = o.fuse(fused, oho);
+    o.parallel(fused);
+    o.unroll(ohi);
+    o.unroll(owi);
+    o.vectorize(ocb);
+
+    te::Stage& a = s[acc];
+    a.compute_at(o, owo);
+    auto an = a.axes[0], aocc = a.axes[1], aoh = a.axes[2], aow = a.axes[3], aocb = a.axes[4];
+    auto aic = a.reduce_axes[0], akh = a.reduce_axes[1], akw = a.reduce_axes[2], aicb = a.reduce_axes[3];
+    if (cfg.Int("unroll_kw")) {
+      a.reorder({an, aocc, aic, akh, aicb, akw, aoh, aow, aocb});
+      a.unroll(akw);
+    } else {
+      a.reorder({an, aocc, aic, akh, akw, aicb, aoh, aow, aocb});
+    }
+    a.unroll(aoh);
+    a.unroll(aow);
+    a.vectorize(aocb);
+
+    if (padded) {
+      te::Stage& p = s[input];
+      if (cfg.Annotation("pad_at") == "tile") {
+        p.compute_at(a, an);
+        if (ic_bn >= 4) p.vectorize(p.axes[4]);
+      } else {
+        auto pf = p.fuse(p.fuse(p.axes[0], p.axes[1]), p.axes[2]);
+        p.parallel(pf);
+        if (ic_bn >= 4) p.vectorize(p.axes[4]);
+      }
+    }
+    (void)t;
+    return def;
+  }
+};
+
+}  // namespace
+
+const OpTemplate* Conv2dTemplate() {
+  static const Conv2dNCHWc kTemplate;
+  return &kTemplate;
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,189 @@
+// Dense (fully connected) layers: out[n, o] = sum_k data[n, k] * W(o, k), with fused epilogues.
+//
+// dense_pack: weights packed as [ceil(O/o_bn), K, o_bn] (zero-padded), so the inner loop
+//   multiplies one broadcast input by an o_bn-wide weight vector into register accumulators;
+//   the layout TVM's dense_pack uses. A non-divisible O is legal: the tail tile is guarded.
+// dense_nopack: weights as stored, [O, K]; vectorizes along k into a k_bn-wide partial sum per
+//   output (an rfactor written in the compute) and reduces the lanes at the end.
+//   data [N, K]   bias [O]   residual, out [N, O]
+#include "compiler/schedule/op_template.h"
+#include "compiler/schedule/templates/template_util.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+using ir::Expr;
+using ir::Tensor;
+
+Status CheckDense(const Workload& w, const char* name) {
+  const DenseParams& d = w.dense;
+  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  if (d.batch < 1 || d.in_features < 1 || d.out_features < 1) {
+    return Status::InvalidArgument(std::string("unsupported shape: every dimension must be >= 1 in ") + name + " workload " + w.Key());
+  }
+  return Status::OK();
+}
+
+struct DenseArgs {
+  Tensor data, bias, residual;
+};
+
+DenseArgs DeclareArgs(const DenseParams& d, const Epilogue& ep, KernelDef* def, const Tensor& weight) {
+  DenseArgs a;
+  a.data = te::Placeholder("data", {d.batch, d.in_features});
+  def->args = {a.data, weight};
+  def->roles = {BufferRole::kInput, BufferRole::kWeight};
+  if (ep.bias) {
+    a.bias = te::Placeholder("bias", {d.out_features});
+    def->args.push_back(a.bias);
+    def->roles.push_back(BufferRole::kBias);
+  }
+  if (ep.residual) {
+    a.residual = te::Placeholder("residual", {d.batch, d.out_features});
+    def->args.push_back(a.residual);
+    def->roles.push_back(BufferRole::kResidual);
+  }
+  return a;
+}
+
+Tensor EpilogueStage(const Tensor& dense, const DenseParams& d, const Epilogue& ep, const DenseArgs& a) {
+  return te::Compute("out", {d.batch, d.out_features}, [&](const std::vector<Expr>& i) {
+    Expr b = ep.bias ? te::Read(a.bias, {i[1]}) : Expr();
+    Expr r = ep.residual ? te::Read(a.residual, i) : Expr();
+    return ApplyEpilogue(te::Read(dense, i), ep, b, r);
+  });
+}
+
+bool HasEpilogue(const Epilogue& ep) { return ep.bias || ep.residual || ep.activation != Activation::kNone; }
+
+class DensePack final : public OpTemplate {
+ public:
+  const char* name() const override { return "dense_pack"; }
+  Status Check(const Workload& w) const override { return CheckDense(w, name()); }
+
+  ConfigSpace Space(const Workload& w, const Target& t) const override {
+    const DenseParams& d = w.dense;
+    ConfigSpace space(w.Key() + " on " + t.ToString());
+    std::vector<int64_t> o_bn;
+    for (int64_t v = t.vector_lanes; v <= 4 * t.vector_lanes; v += t.vector_lanes) o_bn.push_back(v);
+    for (int64_t v : {int64_t(8), int64_t(4)}) {
+      if (v < t.vector_lanes) o_bn.push_back(v);
+    }
+    space.DefineOther("tile_o", o_bn);
+    space.DefineSplit("tile_k", d.in_features, 2, SplitPolicy::kFactors, 16);
+    space.DefineAnnotate("parallel", {"o", "none"});
+    return space;
+  }
+
+  Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
+    int64_t k = w.dense.in_features;
+    int64_t k_bn = LargestDivisorAtMost(k, 8);
+    return space.FromValues({{"tile_o", {int64_t(2 * t.vector_lanes)}}, {"tile_k", {k / k_bn, k_bn}}, {"parallel", {0}}});
+  }
+
+  KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
+    const DenseParams& d = w.dense;
+    const int64_t o_bn = cfg.Int("tile_o"), k_bn = cfg.Inner("tile_k");
+    const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
+    KernelDef def;
+    Tensor weight = te::Placeholder("weight", {o_chunks, d.in_features, o_bn});
+    DenseArgs a = DeclareArgs(d, ep, &def, weight);
+    auto rk = te::MakeIterVar("k", d.in_features, true);
+    Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk},
+                                     [&](const std::vector<Expr>& i) {
+                                       return te::Read(a.data, {i[0], te::AxisExpr(rk)}) *
+                                              te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
+                                     });
+    Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, d, ep, a) : dense;
+    def.args.push_back(out);
+    def.roles.push_back(BufferRole::kOutput);
+
+    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    te::Schedule& s = *def.schedule;
+    Tensor acc = HasEpilogue(ep) ? dense : s.cache_write(dense);
+    te::Stage& o = s[out];
+    auto [oo, oi] = o.split(o.axes[1], o_bn);
+    if (cfg.Annotation("parallel") == "o") o.parallel(oo);
+    o.vectorize(oi);
+    te::Stage& c = s[acc];
+    c.compute_at(o, oo);
+    auto [ko, ki] = c.split(c.reduce_axes[0], k_bn);
+    c.reorder({c.axes[0], ko, ki, c.axes[1]});
+    c.unroll(ki);
+    c.vectorize(c.axes[1]);
+    (void)t;
+    return def;
+  }
+};
+
+class DenseNoPack final : public OpTemplate {
+ public:
+  const char* name() const override { return "dense_nopack"; }
+  Status Check(const Workload& w) const override { return CheckDense(w, name()); }
+
+  ConfigSpace Space(const Workload& w, const Target& t) const override {
+    const DenseParams& d = w.dense;
+    ConfigSpace space(w.Key() + " on " + t.ToString());
+    space.DefineSplit("tile_k", d.in_features, 2, SplitPolicy::kFactors, 64);
+    space.DefineSplit("tile_o", d.out_features, 2, SplitPolicy::kFactors, 16);
+    space.DefineAnnotate("parallel", {"o", "none"});
+    return space;
+  }
+
+  Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
+    int64_t k = w.dense.in_features, o = w.dense.out_features;
+    int64_t k_bn = LargestDivisorAtMost(k, 2 * t.vector_lanes);
+    int64_t o_bn = LargestDivisorAtMost(o, 4);
+    return space.FromValues({{"tile_k", {k / k_bn, k_bn}}, {"tile_o", {o / o_bn, o_bn}}, {"parallel", {0}}});
+  }
+
+  KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
+    const DenseParams& d = w.dense;
+    const int64_t k_bn = cfg.Inner("tile_k"), o_bn = cfg.Inner("tile_o");
+    const int64_t k_chunks = d.in_features / k_bn;
+    KernelDef def;
+    Tensor weight = te::Placeholder("weight", {d.out_features, d.in_features});
+    DenseArgs a = DeclareArgs(d, ep, &def, weight);
+    // partial[n, o, kv] = sum over ko of data[n, ko*k_bn + kv] * W[o, ko*k_bn + kv]: k_bn lanes of
+    // independent partial sums; the final reduction adds the lanes.
+    auto rko = te::MakeIterVar("ko", k_chunks, true);
+    Tensor partial = te::ComputeReduce("partial", {d.batch, d.out_features, k_bn}, te::ReduceKind::kSum, {rko},
+                                       [&](const std::vector<Expr>& i) {
+                                         Expr k = te::AxisExpr(rko) * Expr(k_bn) + i[2];
+                                         return te::Read(a.data, {i[0], k}) * te::Read(weight, {i[1], k});
+                                       });
+    auto rkv = te::MakeIterVar("kv", k_bn, true);
+    Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rkv},
+                                     [&](const std::vector<Expr>& i) { return te::Read(partial, {i[0], i[1], te::AxisExpr(rkv)}); });
+    Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, d, ep, a) : dense;
+    def.args.push_back(out);
+    def.roles.push_back(BufferRole::kOutput);
+
+    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    te::Schedule& s = *def.schedule;
+    te::Stage& o = s[out];
+    auto [oo, oi] = o.split(o.axes[1], o_bn);
+    if (cfg.Annotation("parallel") == "o") o.parallel(oo);
+    te::Stage& dstage = s[dense];
+    if (HasEpilogue(ep)) dstage.compute_at(o, oi);
+    te::Stage& p = s[partial];
+    p.compute_at(dstage, HasEpilogue(ep) ? dstage.axes[1] : oi);
+    p.reorder({p.axes[0], p.axes[1], rko, p.axes[2]});
+    p.vectorize(p.axes[2]);
+    (void)t;
+    return def;
+  }
+};
+
+}  // namespace
+
+const OpTemplate* DensePackTemplate() {
+  static const DensePack kTemplate;
+  return &kTemplate;
+}
+const OpTemplate* DenseNoPackTemplate() {
+  static const DenseNoPack kTemplate;
+  return &kTemplate;
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,155 @@
+// depthwise_conv2d_nchwc: one filter per channel (groups == channels, multiplier 1), in the
+// blocked layout. Channels are the vector lanes: every load (input and weight) is a dense vector
+// and each output vector is an independent chain of KH*KW FMAs, tiled over ow in registers.
+//
+//   data [N, C/c_bn, H, W, c_bn]   kernel [C/c_bn, KH, KW, c_bn]   bias [C/c_bn, c_bn]
+//   residual, out [N, C/c_bn, OH, OW, c_bn]
+#include "compiler/schedule/op_template.h"
+#include "compiler/schedule/templates/template_util.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+using ir::Expr;
+using ir::Tensor;
+
+class DepthwiseConv2dNCHWc final : public OpTemplate {
+ public:
+  const char* name() const override { return "depthwise_conv2d_nchwc"; }
+
+  Status Check(const Workload& w) const override {
+    TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name()));
+    const Conv2dParams& c = w.conv;
+    if (c.groups != c.in_channels || c.out_channels != c.in_channels) {
+      return Status::InvalidArgument("unsupported shape for depthwise_conv2d_nchwc: needs groups == in_channels == out_channels (multiplier 1), got " + w.Key());
+    }
+    return Status::OK();
+  }
+
+  ConfigSpace Space(const Workload& w, const Target& t) const override {
+    const Conv2dParams& c = w.conv;
+    ConfigSpace space(w.Key() + " on " + t.ToString());
+    space.DefineSplit("tile_c", c.in_channels, 2, SplitPolicy::kFactors);
+    space.DefineSplit("tile_ow", c.out_width(), 2, SplitPolicy::kVerbose, 32);
+    space.DefineOther("unroll_kw", {0, 1});
+    space.DefineAnnotate("parallel", {"c_oh", "c"});
+    bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
+    space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
+    space.FilterKnob("tile_c", [](const std::vector<int64_t>& f) { return f.back() <= 64; });
+    int lanes = t.vector_lanes;
+    int max_acc = MaxAccumulators(t);
+    space.AddFilter([lanes, max_acc](const Config& cfg) {
+      return cfg.Inner("tile_ow") * ((cfg.Inner("tile_c") + lanes - 1) / lanes) <= max_acc;
+    });
+    return space;
+  }
+
+  Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
+    const Conv2dParams& c = w.conv;
+    int64_t lanes = t.vector_lanes;
+    int64_t c_bn = c.in_channels % lanes == 0 ? lanes : LargestDivisorAtMost(c.in_channels, lanes);
+    int64_t ow = c.out_width();
+    int64_t reg_n = LargestDivisorAtMost(ow, 8);
+    if (reg_n < 4 && ow > 8) reg_n = 8;
+    return space.FromValues({{"tile_c", {c.in_channels / c_bn, c_bn}},
+                             {"tile_ow", {(ow + reg_n - 1) / reg_n, reg_n}},
+                             {"unroll_kw", {1}},
+                             {"parallel", {0}},
+                             {"pad_at", {0}}});
+  }
+
+  KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
+    const Conv2dParams& c = w.conv;
+    const int64_t c_bn = cfg.Inner("tile_c"), reg_n = cfg.Inner("tile_ow");
+    const int64_t chunks = c.in_channels / c_bn, oh = c.out_height(), ow = c.out_width();
+    const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
+
+    KernelDef def;
+    Tensor data = te::Placeholder("data", {c.batch, chunks, c.height, c.width, c_bn});
+    Tensor kernel = te::Placeholder("kernel", {chunks, c.kernel_h, c.kernel_w, c_bn});
+    def.args = {data, kernel};
+    def.roles = {BufferRole::kInput, BufferRole::kWeight};
+    Tensor bias, residual;
+    if (ep.bias) {
+      bias = te::Placeholder("bias", {chunks, c_bn});
+      def.args.push_back(bias);
+      def.roles.push_back(BufferRole::kBias);
+    }
+    if (ep.residual) {
+      residual = te::Placeholder("residual", {c.batch, chunks, oh, ow, c_bn});
+      def.args.push_back(residual);
+      def.roles.push_back(BufferRole::kResidual);
+    }
+    bool padded = hp != c.height || wp != c.width;
+    Tensor input = data;
+    if (padded) {
+      input = te::Compute("pad", {c.batch, chunks, hp, wp, c_bn}, [&](const std::vector<Expr>& i) {
+        Expr h = i[2] - Expr(c.pad_top), x = i[3] - Expr(c.pad_left);
+        Expr inside = h >= Expr(0) && h < Expr(c.height) && x >= Expr(0) && x < Expr(c.width);
+        return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x, i[4]}), Expr(0.0f));
+      });
+    }
+    auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
+    auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
+    Tensor conv = te::ComputeReduce(
+        "dwconv", {c.batch, chunks, oh, ow, c_bn}, te::ReduceKind::kSum, {rkh, rkw}, [&](const std::vector<Expr>& i) {
+          Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
+          Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
+          return te::Read(input, {i[0], i[1], ih, iw, i[4]}) * te::Read(kernel, {i[1], te::AxisExpr(rkh), te::AxisExpr(rkw), i[4]});
+        });
+    bool has_epilogue = ep.bias || ep.residual || ep.activation != Activation::kNone;
+    Tensor out = conv;
+    if (has_epilogue) {
+      out = te::Compute("out", {c.batch, chunks, oh, ow, c_bn}, [&](const std::vector<Expr>& i) {
+        Expr b = ep.bias ? te::Read(bias, {i[1], i[4]}) : Expr();
+        Expr r = ep.residual ? te::Read(residual, i) : Expr();
+        return ApplyEpilogue(te::Read(conv, i), ep, b, r);
+      });
+    }
+    def.args.push_back(out);
+    def.roles.push_back(BufferRole::kOutput);
+
+    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    te::Schedule& s = *def.schedule;
+    Tensor acc = has_epilogue ? conv : s.cache_write(conv);
+    te::Stage& o = s[out];
+    auto n = o.axes[0], cc = o.axes[1], ohx = o.axes[2], owx = o.axes[3], cb = o.axes[4];
+    auto [owo, owi] = o.split(owx, reg_n);
+    o.reorder({n, cc, ohx, owo, owi, cb});
+    auto fused = o.fuse(n, cc);
+    if (cfg.Annotation("parallel") == "c_oh") fused = o.fuse(fused, ohx);
+    o.parallel(fused);
+    o.unroll(owi);
+    o.vectorize(cb);
+
+    te::Stage& a = s[acc];
+    a.compute_at(o, owo);
+    auto an = a.axes[0], acc_c = a.axes[1], aoh = a.axes[2], aow = a.axes[3], acb = a.axes[4];
+    auto akh = a.reduce_axes[0], akw = a.reduce_axes[1];
+    a.reorder({an, acc_c, aoh, akh, akw, aow, acb});
+    if (cfg.Int("unroll_kw")) a.unroll(akw);
+    a.unroll(aow);
+    a.vectorize(acb);
+
+    if (padded) {
+      te::Stage& p = s[input];
+      if (cfg.Annotation("pad_at") == "tile") {
+        p.compute_at(a, an);
+      } else {
+        p.parallel(p.fuse(p.fuse(p.axes[0], p.axes[1]), p.axes[2]));
+      }
+      if (c_bn >= 4) p.vectorize(p.axes[4]);
+    }
+    (void)t;
+    return def;
+  }
+};
+
+}  // namespace
+
+const OpTemplate* DepthwiseConv2dTemplate() {
+  static const DepthwiseConv2dNCHWc kTemplate;
+  return &kTemplate;
+}
+
+}  // namespace tunefarm::compiler

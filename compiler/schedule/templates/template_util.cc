@@ -1,0 +1,54 @@
+#include "compiler/schedule/templates/template_util.h"
+
+#include "compiler/te/tensor.h"
+
+namespace tunefarm::compiler {
+
+int64_t LargestDivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d >= 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual) {
+  if (e.bias) v = v + bias;
+  if (e.residual) v = v + residual;
+  switch (e.activation) {
+    case Activation::kNone: break;
+    case Activation::kRelu: v = ir::max(v, ir::Expr(0.0f)); break;
+    case Activation::kRelu6: v = ir::min(ir::max(v, ir::Expr(0.0f)), ir::Expr(6.0f)); break;
+    case Activation::kClip: v = ir::min(ir::max(v, ir::Expr(e.clip_min)), ir::Expr(e.clip_max)); break;
+  }
+  return v;
+}
+
+ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices) {
+  for (size_t d = 0; d < indices.size(); ++d) {
+    indices[d] = ir::min(ir::max(indices[d], ir::Expr(0)), ir::Expr(t->shape[d] - 1));
+  }
+  return te::Read(t, std::move(indices));
+}
+
+Status CheckConv2d(const Workload& w, const char* name) {
+  const Conv2dParams& c = w.conv;
+  std::string where = std::string(name) + " workload " + w.Key();
+  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  if (c.batch < 1 || c.in_channels < 1 || c.height < 1 || c.width < 1 || c.out_channels < 1 || c.kernel_h < 1 || c.kernel_w < 1) {
+    return Status::InvalidArgument("unsupported shape: every dimension must be >= 1 in " + where);
+  }
+  if (c.stride_h < 1 || c.stride_w < 1) return Status::InvalidArgument("unsupported stride: must be >= 1 in " + where);
+  if (c.dilation_h < 1 || c.dilation_w < 1) return Status::InvalidArgument("unsupported dilation: must be >= 1 in " + where);
+  if (c.pad_top < 0 || c.pad_left < 0 || c.pad_bottom < 0 || c.pad_right < 0) {
+    return Status::InvalidArgument("unsupported padding: must be >= 0 in " + where);
+  }
+  if (c.groups < 1 || c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0) {
+    return Status::InvalidArgument("unsupported groups: " + std::to_string(c.groups) + " must divide input and output channels in " + where);
+  }
+  if (c.out_height() < 1 || c.out_width() < 1) {
+    return Status::InvalidArgument("unsupported shape: the kernel is larger than the padded input in " + where);
+  }
+  return Status::OK();
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,27 @@
+// Helpers shared by the operator templates.
+#ifndef TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_TEMPLATE_UTIL_H_
+#define TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_TEMPLATE_UTIL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/ir_operators.h"
+#include "tunefarm/compiler/workload.h"
+
+namespace tunefarm::compiler {
+
+// Largest divisor of n that is <= limit (at least 1).
+int64_t LargestDivisorAtMost(int64_t n, int64_t limit);
+
+// value + bias + residual, then the activation (what Epilogue documents).
+ir::Expr ApplyEpilogue(ir::Expr value, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual);
+
+// Reads t at indices clamped into its shape, so a padded read that a select discards never
+// touches memory outside the buffer (both select arms are evaluated).
+ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices);
+
+Status CheckConv2d(const Workload& w, const char* template_name);
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_TEMPLATE_UTIL_H_

@@ -1,0 +1,167 @@
+#include "common/kernel_reference.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace tunefarm::testing {
+
+using compiler::Activation;
+using compiler::Epilogue;
+using compiler::KernelInfo;
+using compiler::KernelSpec;
+
+namespace {
+
+int Find(const KernelInfo& info, const char* role) {
+  for (size_t i = 0; i < info.buffers.size(); ++i) {
+    if (info.buffers[i].role == role) return int(i);
+  }
+  return -1;
+}
+
+float Epi(float v, const Epilogue& e, float bias, float residual) {
+  if (e.bias) v += bias;
+  if (e.residual) v += residual;
+  switch (e.activation) {
+    case Activation::kNone: break;
+    case Activation::kRelu: v = std::max(v, 0.0f); break;
+    case Activation::kRelu6: v = std::min(std::max(v, 0.0f), 6.0f); break;
+    case Activation::kClip: v = std::min(std::max(v, e.clip_min), e.clip_max); break;
+  }
+  return v;
+}
+
+std::vector<float> ConvReference(const KernelSpec& spec, const KernelInfo& info, const Buffers& args, bool depthwise) {
+  const auto& c = spec.workload.conv;
+  const auto& data = args[size_t(Find(info, "input"))];
+  const auto& w = args[size_t(Find(info, "weight"))];
+  int bi = Find(info, "bias"), ri = Find(info, "residual"), oi = Find(info, "output");
+  const auto& dshape = info.buffers[0].shape;
+  const auto& oshape = info.buffers[size_t(oi)].shape;
+  const int64_t ic_bn = dshape[4], oc_bn = oshape[4];
+  const int64_t OH = c.out_height(), OW = c.out_width();
+  const int64_t Cg = c.in_channels / c.groups, Kg = c.out_channels / c.groups;
+  auto in_at = [&](int64_t n, int64_t ch, int64_t h, int64_t x) {
+    return data[size_t((((n * (c.in_channels / ic_bn) + ch / ic_bn) * c.height + h) * c.width + x) * ic_bn + ch % ic_bn)];
+  };
+  auto w_at = [&](int64_t oc, int64_t icg, int64_t kh, int64_t kw) {
+    if (depthwise) {
+      return w[size_t(((oc / oc_bn * c.kernel_h + kh) * c.kernel_w + kw) * oc_bn + oc % oc_bn)];
+    }
+    return w[size_t(((((oc / oc_bn) * (Cg / ic_bn) + icg / ic_bn) * c.kernel_h + kh) * c.kernel_w + kw) * ic_bn * oc_bn +
+                     (icg % ic_bn) * oc_bn + oc % oc_bn)];
+  };
+  std::vector<float> out(size_t(info.buffers[size_t(oi)].num_elements()));
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t oc = 0; oc < c.out_channels; ++oc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t g = oc / Kg;
+          double acc = 0;
+          for (int64_t icg = 0; icg < Cg; ++icg)
+            for (int64_t kh = 0; kh < c.kernel_h; ++kh)
+              for (int64_t kw = 0; kw < c.kernel_w; ++kw) {
+                int64_t ih = oh * c.stride_h - c.pad_top + kh * c.dilation_h;
+                int64_t iw = ow * c.stride_w - c.pad_left + kw * c.dilation_w;
+                if (ih < 0 || ih >= c.height || iw < 0 || iw >= c.width) continue;
+                acc += double(in_at(n, g * Cg + icg, ih, iw)) * double(w_at(oc, icg, kh, kw));
+              }
+          size_t o = size_t((((n * (c.out_channels / oc_bn) + oc / oc_bn) * OH + oh) * OW + ow) * oc_bn + oc % oc_bn);
+          float b = bi >= 0 ? args[size_t(bi)][size_t(oc)] : 0.0f;
+          float r = ri >= 0 ? args[size_t(ri)][o] : 0.0f;
+          out[o] = Epi(float(acc), spec.epilogue, b, r);
+        }
+  return out;
+}
+
+std::vector<float> DenseReference(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
+  const auto& d = spec.workload.dense;
+  const auto& data = args[0];
+  const auto& w = args[1];
+  const auto& wshape = info.buffers[1].shape;
+  bool packed = spec.workload.template_name == "dense_pack";
+  int bi = Find(info, "bias"), ri = Find(info, "residual");
+  std::vector<float> out(size_t(d.batch * d.out_features));
+  for (int64_t n = 0; n < d.batch; ++n)
+    for (int64_t o = 0; o < d.out_features; ++o) {
+      double acc = 0;
+      for (int64_t k = 0; k < d.in_features; ++k) {
+        float wv = packed ? w[size_t(((o / wshape[2]) * d.in_features + k) * wshape[2] + o % wshape[2])]
+                          : w[size_t(o * d.in_features + k)];
+        acc += double(data[size_t(n * d.in_features + k)]) * double(wv);
+      }
+      size_t idx = size_t(n * d.out_features + o);
+      out[idx] = Epi(float(acc), spec.epilogue, bi >= 0 ? args[size_t(bi)][size_t(o)] : 0.0f,
+                     ri >= 0 ? args[size_t(ri)][idx] : 0.0f);
+    }
+  return out;
+}
+
+}  // namespace
+
+Buffers RandomArguments(const KernelInfo& info, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Buffers args;
+  for (const auto& b : info.buffers) {
+    std::vector<float> v(size_t(b.num_elements()), 0.0f);
+    if (b.role != "output") {
+      for (float& x : v) x = dist(rng);
+    }
+    args.push_back(std::move(v));
+  }
+  return args;
+}
+
+std::vector<float> ReferenceOutput(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
+  const std::string& t = spec.workload.template_name;
+  if (t == "conv2d_nchwc") return ConvReference(spec, info, args, false);
+  if (t == "depthwise_conv2d_nchwc") return ConvReference(spec, info, args, true);
+  return DenseReference(spec, info, args);
+}
+
+compiler::Workload RandomWorkload(const std::string& template_name, std::mt19937_64& rng) {
+  auto pick = [&](std::vector<int64_t> v) { return v[size_t(rng() % v.size())]; };
+  compiler::Workload w;
+  w.template_name = template_name;
+  if (template_name == "dense_pack" || template_name == "dense_nopack") {
+    w.dense = {pick({1, 1, 2, 3}), pick({1, 7, 16, 33, 64, 100}), pick({1, 5, 16, 31, 48, 70})};
+    return w;
+  }
+  auto& c = w.conv;
+  c.batch = pick({1, 1, 1, 2});
+  c.kernel_h = pick({1, 3, 3, 5});
+  c.kernel_w = rng() % 4 == 0 ? pick({1, 3}) : c.kernel_h;
+  c.stride_h = c.stride_w = pick({1, 1, 2});
+  c.dilation_h = c.dilation_w = pick({1, 1, 1, 2});
+  c.pad_top = pick({0, 1, 2});
+  c.pad_left = pick({0, 1, 2});
+  c.pad_bottom = rng() % 3 == 0 ? c.pad_top + 1 : c.pad_top;
+  c.pad_right = c.pad_left;
+  c.height = pick({5, 7, 8, 11, 14});
+  c.width = pick({5, 6, 9, 13, 16});
+  if (template_name == "depthwise_conv2d_nchwc") {
+    c.in_channels = c.out_channels = c.groups = pick({3, 8, 16, 24, 32});
+  } else {
+    c.groups = pick({1, 1, 1, 2, 4});
+    c.in_channels = c.groups * pick({1, 2, 3, 4, 8, 16});
+    c.out_channels = c.groups * pick({1, 3, 4, 8, 16, 32});
+  }
+  // Keep the kernel inside the padded input.
+  while (c.out_height() < 1 || c.out_width() < 1) {
+    c.height += 3;
+    c.width += 3;
+  }
+  return w;
+}
+
+Epilogue RandomEpilogue(std::mt19937_64& rng) {
+  Epilogue e;
+  e.bias = rng() % 2 == 0;
+  e.residual = rng() % 3 == 0;
+  e.activation = static_cast<Activation>(rng() % 4);
+  e.clip_min = -0.5f;
+  e.clip_max = 0.75f;
+  return e;
+}
+
+}  // namespace tunefarm::testing

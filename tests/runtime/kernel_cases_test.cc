@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/runtime/kernel_library.h"
+
+namespace tunefarm::runtime {
+namespace {
+
+std::string TempPath(const char* name) { return ::testing::TempDir() + name; }
+
+TEST(KernelCases, RoundTrip) {
+  std::vector<KernelCase> cases = {{"conv", {{false, {1, 2, 3}}, {true, {4.5f}}}}, {"dense", {}}};
+  std::string path = TempPath("cases.bin");
+  ASSERT_TRUE(WriteKernelCases(path, cases).ok());
+  auto back = ReadKernelCases(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].kernel_name, "conv");
+  EXPECT_EQ((*back)[0].buffers[1].data, std::vector<float>{4.5f});
+  EXPECT_TRUE((*back)[0].buffers[1].is_output);
+}
+
+TEST(KernelCases, CorruptFilesAreReportedNotCrashed) {
+  std::string path = TempPath("bad.bin");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "NOPE";
+  }
+  auto r = ReadKernelCases(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad magic"), std::string::npos) << r.status().ToString();
+
+  std::vector<KernelCase> cases = {{"conv", {{false, std::vector<float>(100, 1.0f)}}}};
+  ASSERT_TRUE(WriteKernelCases(path, cases).ok());
+  std::FILE* f = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  std::fseek(f, 0, SEEK_END);
+  long size = std::ftell(f);
+  std::fclose(f);
+  ASSERT_EQ(truncate(path.c_str(), size - 10), 0);
+  r = ReadKernelCases(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("truncated buffer"), std::string::npos) << r.status().ToString();
+}
+
+TEST(KernelCases, RelativeError) {
+  EXPECT_DOUBLE_EQ(MaxRelativeError({1, 2}, {1, 2}), 0.0);
+  EXPECT_NEAR(MaxRelativeError({1, 2.1f}, {1, 2}), 0.05, 1e-6);
+  EXPECT_TRUE(std::isinf(MaxRelativeError({1}, {1, 2})));
+}
+
+TEST(KernelLibrary, MissingLibraryIsAnError) {
+  auto lib = KernelLibrary::Open("/nonexistent/libkernels.so");
+  ASSERT_FALSE(lib.ok());
+  EXPECT_NE(lib.status().message().find("cannot load kernel library /nonexistent/libkernels.so"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tunefarm::runtime

@@ -1,0 +1,71 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "tunefarm/runtime/thread_pool.h"
+
+namespace tunefarm::runtime {
+namespace {
+
+struct Record {
+  std::vector<std::atomic<int>> hits;
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  explicit Record(size_t n) : hits(n) {}
+};
+
+int32_t Body(int64_t begin, int64_t end, void* closure) {
+  auto* r = static_cast<Record*>(closure);
+  {
+    std::lock_guard<std::mutex> lock(r->mu);
+    r->threads.insert(std::this_thread::get_id());
+  }
+  for (int64_t i = begin; i < end; ++i) r->hits[size_t(i)]++;
+  return 0;
+}
+
+TEST(ThreadPool, EveryIterationRunsOnce) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {1, 2, 7, 100}) {
+      Record r{size_t(n)};
+      ASSERT_EQ(pool.ParallelFor(n, &Body, &r), 0);
+      for (auto& h : r.hits) EXPECT_EQ(h.load(), 1);
+    }
+  }
+}
+
+TEST(ThreadPool, OneThreadRunsOnTheCaller) {
+  ThreadPool pool(1);
+  Record r(64);
+  ASSERT_EQ(pool.ParallelFor(64, &Body, &r), 0);
+  ASSERT_EQ(r.threads.size(), 1u);
+  EXPECT_EQ(*r.threads.begin(), std::this_thread::get_id());
+}
+
+TEST(ThreadPool, UsesSeveralThreads) {
+  ThreadPool pool(2);
+  Record r(2);
+  ASSERT_EQ(pool.ParallelFor(2, &Body, &r), 0);
+  EXPECT_EQ(r.threads.size(), 2u);
+}
+
+int32_t Failing(int64_t begin, int64_t, void*) { return begin == 0 ? 0 : 7; }
+
+TEST(ThreadPool, ReportsBodyErrors) {
+  ThreadPool pool(2);
+  EXPECT_EQ(pool.ParallelFor(4, &Failing, nullptr), 7);
+}
+
+TEST(ThreadPool, GlobalPoolSize) {
+  TunefarmSetNumThreads(3);
+  EXPECT_EQ(TunefarmGetNumThreads(), 3);
+  TunefarmSetNumThreads(1);
+  EXPECT_EQ(TunefarmGetNumThreads(), 1);
+}
+
+}  // namespace
+}  // namespace tunefarm::runtime
