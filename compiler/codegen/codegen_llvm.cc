@@ -520,7 +520,14 @@ Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSou
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm);
+  // The kernels arrive vectorized and unrolled by tunefarm's own passes, as the schedule chose;
+  // LLVM's loop vectorizer, SLP vectorizer and unroller would only second-guess the config (and
+  // they are most of O3's compile time on these fully unrolled tiles).
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = false;
+  tuning.SLPVectorization = false;
+  tuning.LoopUnrolling = false;
+  llvm::PassBuilder pb(tm, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

@@ -195,7 +195,7 @@ Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::strin
     out.write(object.data(), std::streamsize(object.size()));
     if (!out) return Status::IOError("cannot write " + obj_path);
   }
-  Status s = LinkSharedLibrary({obj_path}, specs[0].target, path);
+  Status s = LinkSharedLibrary({obj_path}, specs[0].target, path, options.toolchain_linker);
   std::remove(obj_path.c_str());
   return s;
 }

@@ -1,9 +1,11 @@
 #include "compiler/codegen/object_emitter.h"
 
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/codegen/llvm_init.h"
@@ -20,54 +22,81 @@ Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const T
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen_pm;
-  if (tm->addPassesToEmitFile(codegen_pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+  // The module was verified after IR generation; skip the verifier codegen would run again.
+  if (tm->addPassesToEmitFile(codegen_pm, os, nullptr, llvm::CodeGenFileType::ObjectFile, /*DisableVerify=*/true)) {
     return Status::Internal("LLVM cannot emit object files for " + target.triple);
   }
   codegen_pm.run(*module);
   return std::string(buffer.begin(), buffer.end());
 }
 
-Result<std::string> LinkerDriverFor(const Target& target) {
+namespace {
+
+// The toolchain prefix for a target: "" on the host, the Debian cross toolchain for the boards.
+Result<std::string> ToolchainPrefix(const Target& target) {
   llvm::Triple triple(target.triple);
-  if (target.is_host || triple.getArch() == llvm::Triple(llvm::sys::getProcessTriple()).getArch()) return std::string("cc");
-  if (triple.isAArch64()) return std::string("aarch64-linux-gnu-gcc");
-  if (triple.isARM()) return std::string("arm-linux-gnueabihf-gcc");
+  if (target.is_host || triple.getArch() == llvm::Triple(llvm::sys::getProcessTriple()).getArch()) return std::string();
+  if (triple.isAArch64()) return std::string("aarch64-linux-gnu-");
+  if (triple.isARM()) return std::string("arm-linux-gnueabihf-");
   return Status::Unimplemented("no linker known for triple " + target.triple);
 }
 
-Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Target& target,
-                         const std::string& out_path) {
-  TUNEFARM_ASSIGN_OR_RETURN(std::string driver, LinkerDriverFor(target));
-  std::vector<std::string> argv = {driver, "-shared", "-o", out_path};
-  argv.insert(argv.end(), object_paths.begin(), object_paths.end());
-  argv.push_back("-lm");
+// Runs argv, capturing its output; posix_spawn (vfork semantics) avoids copying this process's
+// large address space, which a fork would pay for on every build.
+Status RunTool(const std::vector<std::string>& argv, const std::string& what) {
   std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-
-  int err_pipe[2];
-  if (pipe(err_pipe) != 0) return Status::IOError("pipe failed while linking " + out_path);
-  pid_t pid = fork();
-  if (pid < 0) return Status::IOError("fork failed while linking " + out_path);
-  if (pid == 0) {
-    dup2(err_pipe[1], 2);
-    dup2(err_pipe[1], 1);
-    close(err_pipe[0]);
-    execvp(cargv[0], cargv.data());
-    std::fprintf(stderr, "cannot run %s", cargv[0]);
-    _exit(127);
+  int out_pipe[2];
+  if (pipe(out_pipe) != 0) return Status::IOError("pipe failed while " + what);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 2);
+  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  if (rc != 0) {
+    close(out_pipe[0]);
+    return Status::FailedPrecondition("cannot run " + argv[0] + " while " + what + ": " + std::strerror(rc) +
+                                      " (install the toolchain: scripts/setup.sh)");
   }
-  close(err_pipe[1]);
   std::string output;
   char buf[512];
-  for (ssize_t n; (n = read(err_pipe[0], buf, sizeof(buf))) > 0;) output.append(buf, size_t(n));
-  close(err_pipe[0]);
+  for (ssize_t n; (n = read(out_pipe[0], buf, sizeof(buf))) > 0;) output.append(buf, size_t(n));
+  close(out_pipe[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Status::Internal("linking " + out_path + " with " + driver + " failed: " + output);
+    return Status::Internal(what + " with " + argv[0] + " failed: " + output);
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Result<std::string> LinkerDriverFor(const Target& target) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::string prefix, ToolchainPrefix(target));
+  return prefix.empty() ? std::string("cc") : prefix + "gcc";
+}
+
+Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Target& target,
+                         const std::string& out_path, bool use_toolchain_driver) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::string prefix, ToolchainPrefix(target));
+  std::vector<std::string> argv;
+  if (use_toolchain_driver) {
+    argv = {prefix.empty() ? std::string("cc") : prefix + "gcc", "-shared", "-o", out_path};
+    argv.insert(argv.end(), object_paths.begin(), object_paths.end());
+    argv.push_back("-lm");
+  } else {
+    // binutils' ld directly: ~5 ms against ~35 ms through the gcc driver. Undefined symbols
+    // (malloc, free, libm) resolve against the process that loads the library.
+    argv = {prefix + "ld", "-shared", "--hash-style=gnu", "-o", out_path};
+    argv.insert(argv.end(), object_paths.begin(), object_paths.end());
+  }
+  return RunTool(argv, "linking " + out_path);
 }
 
 struct JitModule::Impl {

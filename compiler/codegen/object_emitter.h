@@ -20,9 +20,11 @@ Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const T
 // aarch64-linux-gnu-gcc / arm-linux-gnueabihf-gcc for the boards.
 Result<std::string> LinkerDriverFor(const Target& target);
 
-// Links object files into a shared library at out_path (overwritten).
+// Links object files into a shared library at out_path (overwritten) with the target's binutils
+// ld (ld, aarch64-linux-gnu-ld, arm-linux-gnueabihf-ld), or through its gcc driver when
+// use_toolchain_driver is set.
 Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Target& target,
-                         const std::string& out_path);
+                         const std::string& out_path, bool use_toolchain_driver = false);
 
 // JIT-compiles kernels for the host; FailedPrecondition if the target is not runnable here.
 Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>& kernels, const Target& target);

@@ -28,18 +28,26 @@ class Conv2dNCHWc final : public OpTemplate {
     space.DefineSplit("tile_ic", c.in_channels / c.groups, 2, SplitPolicy::kFactors);
     space.DefineSplit("tile_oc", c.out_channels / c.groups, 2, SplitPolicy::kFactors);
     space.DefineSplit("tile_ow", c.out_width(), 2, SplitPolicy::kVerbose, 32);
-    space.DefineSplit("tile_oh", c.out_height(), 2, SplitPolicy::kFactors, 2);
+    space.DefineSplit("tile_oh", c.out_height(), 2, SplitPolicy::kVerbose, 4);
     space.DefineOther("unroll_kw", {0, 1});
     space.DefineAnnotate("parallel", {"oc_oh", "oc"});
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
     space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
     space.FilterKnob("tile_ic", [](const std::vector<int64_t>& f) { return f.back() <= 64; });
-    space.FilterKnob("tile_oc", [](const std::vector<int64_t>& f) { return f.back() <= 64; });
     int lanes = t.vector_lanes;
+    int64_t kg = c.out_channels / c.groups, ow = c.out_width();
+    // Output-channel blocks are whole vectors whenever the channel count allows it: a partial
+    // vector wastes lanes of every FMA.
+    space.FilterKnob("tile_oc", [lanes, kg](const std::vector<int64_t>& f) {
+      return f.back() <= 64 && (kg % lanes != 0 || f.back() % lanes == 0);
+    });
     int max_acc = MaxAccumulators(t);
-    space.AddFilter([lanes, max_acc](const Config& cfg) {
+    // The register tile must fit the register file, and hold enough independent accumulators to
+    // cover the FMA latency (unless the whole output row is one tile).
+    space.AddFilter([lanes, max_acc, ow](const Config& cfg) {
       int64_t vectors = (cfg.Inner("tile_oc") + lanes - 1) / lanes;
-      return cfg.Inner("tile_oh") * cfg.Inner("tile_ow") * vectors <= max_acc;
+      int64_t acc = cfg.Inner("tile_oh") * cfg.Inner("tile_ow") * vectors;
+      return acc <= max_acc && (acc >= 6 || cfg.Inner("tile_ow") == ow);
     });
     return space;
   }
@@ -49,18 +57,32 @@ class Conv2dNCHWc final : public OpTemplate {
     int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
     int64_t lanes = t.vector_lanes;
     int64_t ic_bn = LargestDivisorAtMost(cg, lanes);
-    int64_t oc_bn = kg % lanes == 0 ? lanes : LargestDivisorAtMost(kg, lanes);
-    int64_t vectors = (oc_bn + lanes - 1) / lanes;
+    // Several output-channel vectors per tile: each broadcast input then feeds `vectors` FMAs, so
+    // the loads stop competing with the FMAs for issue slots (one vector: one load per FMA).
+    int64_t vectors = 1;
+    for (int64_t v : {4, 2}) {
+      if (kg % (v * lanes) == 0 && v * lanes <= 64) {
+        vectors = v;
+        break;
+      }
+    }
+    int64_t oc_bn = kg % lanes == 0 ? vectors * lanes : LargestDivisorAtMost(kg, lanes);
+    if (kg % lanes != 0) vectors = 1;
     int64_t ow = c.out_width();
     int64_t budget = std::min<int64_t>(MaxAccumulators(t) / vectors, 32);
     int64_t reg_n = LargestDivisorAtMost(ow, budget);
-    if (reg_n < 8 && ow > budget) reg_n = budget >= 16 ? 16 : 8;  // awkward width: a guarded tail
+    if (reg_n * 2 < budget && ow > budget) {  // awkward width: a power-of-two tile, guarded tail
+      reg_n = 1;
+      while (reg_n * 2 <= budget) reg_n *= 2;
+    }
     std::vector<std::pair<std::string, std::vector<int64_t>>> v = {
         {"tile_ic", {cg / ic_bn, ic_bn}},
         {"tile_oc", {kg / oc_bn, oc_bn}},
         {"tile_ow", {(ow + reg_n - 1) / reg_n, reg_n}},
         {"tile_oh", {c.out_height(), 1}},
-        {"unroll_kw", {1}},
+        // Unrolling kw lets LLVM share input broadcasts across kw steps (same address at stride 1),
+        // which keeps them all live and spills the register tile: a kw loop is the safe default.
+        {"unroll_kw", {0}},
         {"parallel", {0}},
         {"pad_at", {0}},
     };

@@ -35,7 +35,10 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     space.DefineAnnotate("parallel", {"c_oh", "c"});
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
     space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
-    space.FilterKnob("tile_c", [](const std::vector<int64_t>& f) { return f.back() <= 64; });
+    int64_t channels = c.in_channels;
+    space.FilterKnob("tile_c", [&t, channels](const std::vector<int64_t>& f) {
+      return f.back() <= 64 && (channels % t.vector_lanes != 0 || f.back() % t.vector_lanes == 0);
+    });
     int lanes = t.vector_lanes;
     int max_acc = MaxAccumulators(t);
     space.AddFilter([lanes, max_acc](const Config& cfg) {

@@ -65,6 +65,9 @@ struct BuildOptions {
   std::ostream* dump = nullptr;
   // When set, receives (pass name, milliseconds) for every lowering pass.
   std::vector<std::pair<std::string, double>>* pass_times = nullptr;
+  // Shared libraries are linked with the target toolchain's binutils ld; this links through its
+  // gcc driver instead (cc, aarch64-linux-gnu-gcc, arm-linux-gnueabihf-gcc), adding libm.
+  bool toolchain_linker = false;
 };
 
 // Lowers a spec (validating workload, config index and target) and describes it.

@@ -1,0 +1,220 @@
+// bench_kernels: GFLOP/s of tunefarm kernels on the ANCHORS.md workloads, for the fallback config
+// and the best of K random valid configs, interleaved in one run with oneDNN and an FMA-peak
+// microbenchmark.
+//
+//   bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S]
+//
+// Every candidate goes the way a tuning trial goes: codegen to an object, link to a shared
+// library with the host toolchain, dlopen, time. The codegen+link time of each is reported.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/kernels/fma_peak.h"
+#include "bench/kernels/onednn_reference.h"
+#include "bench/kernels/timer.h"
+#include "bench/kernels/workloads.h"
+#include "tunefarm/compiler/kernel.h"
+#include "tunefarm/runtime/kernel_library.h"
+
+namespace tunefarm::bench {
+namespace {
+
+using compiler::KernelInfo;
+using compiler::KernelSpec;
+
+struct Options {
+  int threads = 1;
+  int k = 64;
+  std::string json_path;
+  std::string filter;
+  uint64_t seed = 2026;
+};
+
+// One built candidate: its library, entry point and argument buffers.
+struct Candidate {
+  std::unique_ptr<runtime::KernelLibrary> lib;
+  TunefarmKernelFn fn = nullptr;
+  std::vector<std::vector<float>> buffers;
+  std::vector<void*> args;
+  KernelInfo info;
+  double build_ms = 0;
+
+  void Run() const { fn(args.data()); }
+};
+
+Result<std::unique_ptr<Candidate>> Build(const KernelSpec& spec, const std::string& dir, int serial) {
+  auto c = std::make_unique<Candidate>();
+  std::string path = dir + "/k" + std::to_string(serial) + ".so";
+  std::vector<KernelInfo> infos;
+  auto start = std::chrono::steady_clock::now();
+  TUNEFARM_RETURN_IF_ERROR(compiler::BuildSharedLibrary({spec}, path, &infos));
+  c->build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  TUNEFARM_ASSIGN_OR_RETURN(c->lib, runtime::KernelLibrary::Open(path));
+  unlink(path.c_str());
+  c->info = infos[0];
+  TUNEFARM_ASSIGN_OR_RETURN(c->fn, c->lib->Lookup(c->info.symbol));
+  std::mt19937 rng(serial);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (const auto& b : c->info.buffers) {
+    std::vector<float> v(size_t(b.num_elements()));
+    for (float& x : v) x = d(rng);
+    c->buffers.push_back(std::move(v));
+  }
+  for (auto& b : c->buffers) c->args.push_back(b.data());
+  return c;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int Run(const Options& opt) {
+  TunefarmSetNumThreads(opt.threads);
+  SetOneDnnThreads(opt.threads);
+  compiler::Target target = compiler::HostTarget();
+  char dir_template[] = "/tmp/tunefarm_bench_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (!dir) {
+    std::fprintf(stderr, "bench_kernels: cannot create a temp directory\n");
+    return 1;
+  }
+  double peak = MeasureFmaPeakGflops(opt.threads);
+  std::printf("bench_kernels: target %s, %d thread(s), K=%d random configs, FMA peak %.1f GFLOP/s\n",
+              target.cpu.c_str(), opt.threads, opt.k, peak);
+  std::printf("%-28s %9s %10s %10s %10s %8s %8s %7s\n", "workload", "MFLOP", "fallback", "best-rand", "oneDNN",
+              "fb/dnn", "best/dnn", "%peak");
+
+  std::mt19937_64 rng(opt.seed);
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  std::vector<double> build_times;
+  double sum_flops = 0, sum_fb = 0, sum_best = 0, sum_dnn = 0;
+  int serial = 0;
+  TimingOptions quick{3, 5.0}, careful{5, 20.0};
+  for (const BenchWorkload& bw : BenchWorkloads()) {
+    if (!opt.filter.empty() && bw.label.find(opt.filter) == std::string::npos) continue;
+    KernelSpec spec{bw.workload, {}, target, -1, "bench_kernel"};
+    auto fallback = Build(spec, dir, serial++);
+    if (!fallback.ok()) {
+      std::fprintf(stderr, "bench_kernels: %s: %s\n", bw.label.c_str(), fallback.status().ToString().c_str());
+      return 1;
+    }
+    build_times.push_back((*fallback)->build_ms);
+    auto space = compiler::GetConfigSpace(bw.workload, target);
+    std::unique_ptr<Candidate> best;
+    double best_quick = 1e30;
+    for (int i = 0; i < opt.k; ++i) {
+      auto cfg = space->RandomValid(rng);
+      if (!cfg.ok()) break;
+      spec.config_index = cfg->index();
+      auto cand = Build(spec, dir, serial++);
+      if (!cand.ok()) {
+        std::fprintf(stderr, "bench_kernels: %s config %lld: %s\n", bw.label.c_str(), (long long)cfg->index(),
+                     cand.status().ToString().c_str());
+        return 1;
+      }
+      build_times.push_back((*cand)->build_ms);
+      Candidate* c = cand->get();
+      double t = BestSecondsPerCall([c] { c->Run(); }, quick);
+      if (t < best_quick) {
+        best_quick = t;
+        best = std::move(*cand);
+      }
+    }
+    auto dnn = OneDnnPrimitive::Create(bw.workload);
+    // Interleave the three in rounds so drifting machine load hits them alike; keep each one's best.
+    double t_fb = 1e30, t_best = 1e30, t_dnn = 1e30;
+    Candidate* fb = fallback->get();
+    for (int round = 0; round < 3; ++round) {
+      t_fb = std::min(t_fb, BestSecondsPerCall([fb] { fb->Run(); }, careful));
+      t_dnn = std::min(t_dnn, BestSecondsPerCall([&] { dnn->Run(); }, careful));
+      if (best) t_best = std::min(t_best, BestSecondsPerCall([&] { best->Run(); }, careful));
+    }
+    if (!best) t_best = t_fb;
+    double flops = bw.workload.Flops();
+    double g_fb = flops / t_fb / 1e9, g_best = flops / t_best / 1e9, g_dnn = flops / t_dnn / 1e9;
+    std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", bw.label.c_str(), flops / 1e6, g_fb,
+                g_best, g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * std::max(g_fb, g_best) / peak);
+    std::fflush(stdout);
+    if (bw.in_resnet18_conv_sum) {
+      sum_flops += flops;
+      sum_fb += t_fb;
+      sum_best += std::min(t_best, t_fb);
+      sum_dnn += t_dnn;
+    }
+    out.push_back({{"workload", bw.workload.Key()},
+                   {"label", bw.label},
+                   {"flops", flops},
+                   {"fallback_gflops", g_fb},
+                   {"best_random_gflops", g_best},
+                   {"onednn_gflops", g_dnn},
+                   {"peak_gflops", peak},
+                   {"fallback_config", fb->info.config_json},
+                   {"best_random_config", best ? best->info.config_json : fb->info.config_json}});
+  }
+  if (sum_flops > 0) {
+    double g_fb = sum_flops / sum_fb / 1e9, g_best = sum_flops / sum_best / 1e9, g_dnn = sum_flops / sum_dnn / 1e9;
+    std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", "resnet18 conv sum (t1-t11)",
+                sum_flops / 1e6, g_fb, g_best, g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * g_best / peak);
+    std::printf("resnet18 conv sum time: fallback %.3f ms, best-of-%d %.3f ms, oneDNN %.3f ms\n", sum_fb * 1e3, opt.k,
+                sum_best * 1e3, sum_dnn * 1e3);
+  }
+  std::printf("codegen+link per candidate: median %.1f ms, over %zu candidates\n", Median(build_times),
+              build_times.size());
+  rmdir(dir);
+  if (!opt.json_path.empty()) {
+    std::ofstream f(opt.json_path);
+    f << out.dump(2) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "bench_kernels: cannot write %s\n", opt.json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tunefarm::bench
+
+int main(int argc, char** argv) {
+  tunefarm::bench::Options opt;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help") {
+      std::printf("usage: bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S]\n");
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "bench_kernels: %s needs a value\n", flag.c_str());
+      return 2;
+    }
+    const char* v = argv[++i];
+    if (flag == "--threads") opt.threads = std::atoi(v);
+    else if (flag == "--k") opt.k = std::atoi(v);
+    else if (flag == "--json") opt.json_path = v;
+    else if (flag == "--filter") opt.filter = v;
+    else if (flag == "--seed") opt.seed = std::strtoull(v, nullptr, 10);
+    else {
+      std::fprintf(stderr, "bench_kernels: unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  if (opt.threads < 1 || opt.k < 0) {
+    std::fprintf(stderr, "bench_kernels: --threads must be >= 1 and --k >= 0\n");
+    return 2;
+  }
+  return tunefarm::bench::Run(opt);
+}

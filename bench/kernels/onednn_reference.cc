@@ -1,0 +1,81 @@
+#include "bench/kernels/onednn_reference.h"
+
+#include <omp.h>
+
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include <dnnl.hpp>
+
+namespace tunefarm::bench {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+dnnl::memory Filled(const dnnl::memory::desc& md, const dnnl::engine& eng) {
+  dnnl::memory m(md, eng);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1, 1);
+  auto* p = static_cast<float*>(m.get_data_handle());
+  for (size_t i = 0; i < md.get_size() / sizeof(float); ++i) p[i] = d(rng);
+  return m;
+}
+
+class Primitive final : public OneDnnPrimitive {
+ public:
+  Primitive() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+  void Run() override {
+    prim_.execute(stream_, args_);
+    stream_.wait();
+  }
+
+  void InitConv(const compiler::Conv2dParams& c) {
+    const int64_t g = c.groups;
+    dnnl::memory::dims src = {c.batch, c.in_channels, c.height, c.width};
+    dnnl::memory::dims wei = g == 1 ? dnnl::memory::dims{c.out_channels, c.in_channels, c.kernel_h, c.kernel_w}
+                                    : dnnl::memory::dims{g, c.out_channels / g, c.in_channels / g, c.kernel_h, c.kernel_w};
+    dnnl::memory::dims dst = {c.batch, c.out_channels, c.out_height(), c.out_width()};
+    dnnl::memory::desc src_md(src, dt::f32, tag::any), wei_md(wei, dt::f32, tag::any), dst_md(dst, dt::f32, tag::any);
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                                         wei_md, dst_md, {c.stride_h, c.stride_w}, {c.dilation_h - 1, c.dilation_w - 1},
+                                         {c.pad_top, c.pad_left}, {c.pad_bottom, c.pad_right});
+    dnnl::convolution_forward::primitive_desc pd(desc, engine_);
+    prim_ = dnnl::convolution_forward(pd);
+    args_ = {{DNNL_ARG_SRC, Filled(pd.src_desc(), engine_)},
+             {DNNL_ARG_WEIGHTS, Filled(pd.weights_desc(), engine_)},
+             {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
+  }
+
+  void InitDense(const compiler::DenseParams& d) {
+    dnnl::memory::desc src_md({d.batch, d.in_features}, dt::f32, tag::any);
+    dnnl::memory::desc wei_md({d.out_features, d.in_features}, dt::f32, tag::any);
+    dnnl::memory::desc dst_md({d.batch, d.out_features}, dt::f32, tag::any);
+    dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, wei_md, dst_md);
+    dnnl::inner_product_forward::primitive_desc pd(desc, engine_);
+    prim_ = dnnl::inner_product_forward(pd);
+    args_ = {{DNNL_ARG_SRC, Filled(pd.src_desc(), engine_)},
+             {DNNL_ARG_WEIGHTS, Filled(pd.weights_desc(), engine_)},
+             {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
+  }
+
+ private:
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, dnnl::memory> args_;
+};
+
+}  // namespace
+
+std::unique_ptr<OneDnnPrimitive> OneDnnPrimitive::Create(const compiler::Workload& w) {
+  auto p = std::make_unique<Primitive>();
+  if (w.template_name == "dense_pack" || w.template_name == "dense_nopack") p->InitDense(w.dense);
+  else p->InitConv(w.conv);
+  return p;
+}
+
+void SetOneDnnThreads(int threads) { omp_set_num_threads(threads); }
+
+}  // namespace tunefarm::bench

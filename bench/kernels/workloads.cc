@@ -1,0 +1,36 @@
+#include "bench/kernels/workloads.h"
+
+namespace tunefarm::bench {
+
+using compiler::Conv2dWorkload;
+
+std::vector<BenchWorkload> BenchWorkloads() {
+  std::vector<BenchWorkload> w;
+  // ResNet-18, ANCHORS.md tasks 1-11 (conv) and 12 (dense).
+  const int64_t resnet[11][6] = {{3, 224, 64, 7, 2, 3},  {64, 56, 64, 3, 1, 1},   {64, 56, 128, 3, 2, 1},
+                                 {64, 56, 128, 1, 2, 0}, {128, 28, 128, 3, 1, 1}, {128, 28, 256, 3, 2, 1},
+                                 {128, 28, 256, 1, 2, 0}, {256, 14, 256, 3, 1, 1}, {256, 14, 512, 3, 2, 1},
+                                 {256, 14, 512, 1, 2, 0}, {512, 7, 512, 3, 1, 1}};
+  for (int i = 0; i < 11; ++i) {
+    const int64_t* r = resnet[i];
+    w.push_back({"resnet18.t" + std::to_string(i + 1), Conv2dWorkload(1, r[0], r[1], r[1], r[2], r[3], r[3], r[4], r[5]), true});
+  }
+  w.push_back({"resnet18.t12", compiler::DenseWorkload(1, 512, 1000), false});
+  // MobileNetV2 (torchvision, 224x224): every distinct depthwise 3x3 and a spread of 1x1 convs.
+  const int64_t dw[][3] = {{32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1},
+                           {192, 28, 2}, {384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1}};
+  for (const auto& d : dw) {
+    w.push_back({"mobilenet_v2.dw" + std::to_string(d[0]) + "s" + std::to_string(d[2]),
+                 Conv2dWorkload(1, d[0], d[1], d[1], d[0], 3, 3, d[2], 1, 1, d[0]), false});
+  }
+  const int64_t pw[][3] = {{32, 16, 112}, {16, 96, 112}, {96, 24, 56},  {24, 144, 56}, {144, 32, 28},
+                           {32, 192, 28}, {192, 64, 14}, {64, 384, 14}, {384, 96, 14}, {96, 576, 14},
+                           {576, 160, 7}, {160, 960, 7}, {960, 320, 7}, {320, 1280, 7}};
+  for (const auto& p : pw) {
+    w.push_back({"mobilenet_v2.pw" + std::to_string(p[0]) + "_" + std::to_string(p[1]) + "@" + std::to_string(p[2]),
+                 Conv2dWorkload(1, p[0], p[2], p[2], p[1], 1, 1, 1, 0), false});
+  }
+  return w;
+}
+
+}  // namespace tunefarm::bench
