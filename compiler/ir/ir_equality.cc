@@ -46,8 +46,14 @@ class Tokenizer : public IRVisitor {
       return;
     }
     auto it = ids_.find(p);
-    if (it == ids_.end()) it = ids_.emplace(p, ids_.size()).first;
+    if (it == ids_.end()) it = ids_.emplace(p, next_id_++).first;
     tokens.push_back(it->second);
+  }
+  // A binding site (For, Let, LetStmt, Allocate) introduces a fresh variable even when the same
+  // object is bound again elsewhere (unrolled or partitioned copies reuse loop variables).
+  void Bind(const void* p) {
+    if (rename_vars_) ids_[p] = next_id_++;
+    Id(p);
   }
   void Visit_(const IntImm* op) override { tokens.push_back(uint64_t(op->value)); }
   void Visit_(const FloatImm* op) override {
@@ -74,15 +80,17 @@ class Tokenizer : public IRVisitor {
     IRVisitor::Visit_(op);
   }
   void Visit_(const Let* op) override {
-    Id(op->var.get());
-    IRVisitor::Visit_(op);
+    Visit(op->value);
+    Bind(op->var.get());
+    Visit(op->body);
   }
   void Visit_(const LetStmt* op) override {
-    Id(op->var.get());
-    IRVisitor::Visit_(op);
+    Visit(op->value);
+    Bind(op->var.get());
+    Visit(op->body);
   }
   void Visit_(const For* op) override {
-    Id(op->var.get());
+    Bind(op->var.get());
     tokens.push_back(uint64_t(op->kind));
     IRVisitor::Visit_(op);
   }
@@ -96,7 +104,7 @@ class Tokenizer : public IRVisitor {
     IRVisitor::Visit_(op);
   }
   void Visit_(const Allocate* op) override {
-    Id(op->buffer.get());
+    Bind(op->buffer.get());
     tokens.push_back(uint64_t(op->size));
     tokens.push_back((uint64_t(op->element_type.code) << 8) | op->element_type.bits);
     IRVisitor::Visit_(op);
@@ -112,6 +120,7 @@ class Tokenizer : public IRVisitor {
 
  private:
   bool rename_vars_;
+  uint64_t next_id_ = 0;
   std::unordered_map<const void*, uint64_t> ids_;
 };
 

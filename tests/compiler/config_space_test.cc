@@ -1,0 +1,89 @@
+// Config spaces: knob kinds, stable mixed-radix indices, JSON round trips, filters, errors.
+#include <gtest/gtest.h>
+
+#include "tunefarm/compiler/config_space.h"
+#include "tunefarm/compiler/kernel.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+TEST(ConfigSpace, SplitPolicies) {
+  ConfigSpace s("test");
+  s.DefineSplit("f", 12, 2, SplitPolicy::kFactors);
+  s.DefineSplit("p", 12, 2, SplitPolicy::kPower2);
+  s.DefineSplit("v", 12, 3, SplitPolicy::kVerbose, 4);
+  EXPECT_EQ(s.knobs()[0].candidates.size(), 6u);  // 1,2,3,4,6,12
+  for (const auto& c : s.knobs()[0].candidates) EXPECT_EQ(c[0] * c[1], 12);
+  // power2: inner 1,2,4,8; outer rounds up (12 / 8 -> 2: non-divisible allowed)
+  EXPECT_EQ(s.knobs()[1].candidates.size(), 4u);
+  EXPECT_EQ(s.knobs()[1].candidates.back(), (std::vector<int64_t>{2, 8}));
+  for (const auto& c : s.knobs()[2].candidates) EXPECT_EQ(c.size(), 3u);
+}
+
+TEST(ConfigSpace, IndexIsMixedRadixFirstKnobLeastSignificant) {
+  ConfigSpace s("test");
+  s.DefineOther("a", {10, 20, 30});
+  s.DefineAnnotate("b", {"none", "unroll"});
+  EXPECT_EQ(s.size(), 6);
+  auto c = s.Get(4);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->Int("a"), 20);  // 4 % 3 = 1
+  EXPECT_EQ(c->Annotation("b"), "unroll");  // 4 / 3 = 1
+  EXPECT_EQ(c->ToJson(), R"({"index":4,"knobs":{"a":[20],"b":"unroll"}})");
+  auto back = s.FromJson(c->ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->index(), 4);
+}
+
+TEST(ConfigSpace, ErrorsNameTheProblem) {
+  ConfigSpace s("conv2d_nchwc|... on x86");
+  s.DefineOther("a", {1, 2});
+  auto out = s.Get(9001);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(out.status().message(), "config index 9001 out of range [0, 2) for conv2d_nchwc|... on x86");
+  EXPECT_FALSE(s.Get(-1).ok());
+  auto bad = s.FromJson("{not json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("malformed config JSON"), std::string::npos);
+  auto unknown = s.FromJson(R"({"knobs":{"zzz":[1]}})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("knob 'zzz' is not part of"), std::string::npos);
+  auto not_candidate = s.FromJson(R"({"knobs":{"a":[7]}})");
+  ASSERT_FALSE(not_candidate.ok());
+  EXPECT_NE(not_candidate.status().message().find("not a candidate"), std::string::npos);
+}
+
+TEST(ConfigSpace, FiltersRestrictValidPoints) {
+  ConfigSpace s("test");
+  s.DefineOther("a", {1, 2, 3, 4});
+  s.DefineOther("b", {1, 2, 3, 4});
+  s.AddFilter([](const Config& c) { return c.Int("a") * c.Int("b") <= 4; });
+  EXPECT_EQ(s.size(), 16);
+  EXPECT_EQ(s.CountValid(), 8);
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 50; ++i) {
+    auto c = s.RandomValid(rng);
+    ASSERT_TRUE(c.ok());
+    EXPECT_LE(c->Int("a") * c->Int("b"), 4);
+  }
+}
+
+TEST(ConfigSpace, TemplateSpacesAreStableAndFallbacksValid) {
+  Target host = HostTarget();
+  for (const Workload& w : {Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1), Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 2, 1, 1, 144),
+                            DenseWorkload(1, 512, 1000), DenseWorkload(1, 512, 1000, false)}) {
+    auto s1 = GetConfigSpace(w, host);
+    auto s2 = GetConfigSpace(w, host);
+    ASSERT_TRUE(s1.ok()) << s1.status().ToString();
+    EXPECT_EQ(s1->size(), s2->size());
+    EXPECT_GT(s1->CountValid(), 10) << w.Key();
+    auto fb = FallbackConfigIndex(w, host);
+    ASSERT_TRUE(fb.ok()) << fb.status().ToString();
+    EXPECT_TRUE(s1->IsValid(*s1->Get(*fb))) << w.Key();
+    EXPECT_EQ(s1->Get(*fb)->ToJson(), s2->Get(*fb)->ToJson());
+  }
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler

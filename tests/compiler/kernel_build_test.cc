@@ -1,0 +1,158 @@
+// Building kernels: user errors, threading, shared libraries and their metadata.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/kernel_reference.h"
+#include "tunefarm/compiler/kernel.h"
+#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/runtime/kernel_library.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+KernelSpec Spec(const Workload& w, int64_t config = -1) { return KernelSpec{w, {}, HostTarget(), config, "k"}; }
+
+void ExpectError(const Status& s, StatusCode code, const std::string& part) {
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), code) << s.ToString();
+  EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
+}
+
+TEST(KernelBuild, UserErrorsNameTheProblem) {
+  Workload conv = Conv2dWorkload(1, 16, 8, 8, 16, 3, 3, 1, 1);
+  ExpectError(DescribeKernel(Spec(conv, 1 << 30)).status(), StatusCode::kOutOfRange, "config index 1073741824 out of range");
+
+  Workload int8 = conv;
+  int8.dtype = "int8";
+  ExpectError(DescribeKernel(Spec(int8)).status(), StatusCode::kInvalidArgument, "unsupported dtype 'int8' for conv2d_nchwc");
+
+  Workload big_kernel = Conv2dWorkload(1, 16, 4, 4, 16, 7, 7, 1, 0);
+  ExpectError(DescribeKernel(Spec(big_kernel)).status(), StatusCode::kInvalidArgument,
+              "unsupported shape: the kernel is larger than the padded input");
+
+  Workload groups = Conv2dWorkload(1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 3);
+  ExpectError(DescribeKernel(Spec(groups)).status(), StatusCode::kInvalidArgument, "unsupported groups: 3 must divide");
+
+  Workload stride0 = conv;
+  stride0.conv.stride_h = 0;
+  ExpectError(DescribeKernel(Spec(stride0)).status(), StatusCode::kInvalidArgument, "unsupported stride");
+
+  Workload dw = conv;
+  dw.template_name = "depthwise_conv2d_nchwc";
+  ExpectError(DescribeKernel(Spec(dw)).status(), StatusCode::kInvalidArgument, "needs groups == in_channels");
+
+  Workload dense = DenseWorkload(1, 0, 10);
+  ExpectError(DescribeKernel(Spec(dense)).status(), StatusCode::kInvalidArgument, "every dimension must be >= 1");
+
+  Workload unknown = conv;
+  unknown.template_name = "winograd";
+  ExpectError(DescribeKernel(Spec(unknown)).status(), StatusCode::kNotFound, "unknown template 'winograd'");
+
+  KernelSpec bad_symbol = Spec(conv);
+  bad_symbol.symbol = "1bad-name";
+  ExpectError(DescribeKernel(bad_symbol).status(), StatusCode::kInvalidArgument, "is not a C identifier");
+
+  KernelSpec cuda = Spec(conv);
+  cuda.target = *ParseTarget("cuda -arch=sm_90");
+  ExpectError(DescribeKernel(cuda).status(), StatusCode::kUnimplemented, "target kind 'cuda'");
+
+  KernelSpec arm = Spec(conv);
+  arm.target = *ParseTarget("rasp4b");
+  ExpectError(BuildJit({arm}, nullptr).status(), StatusCode::kFailedPrecondition, "cannot run in this process");
+
+  auto key = Workload::FromKey("conv2d_nchwc|garbage");
+  ExpectError(key.status(), StatusCode::kInvalidArgument, "malformed workload key");
+  EXPECT_EQ(Workload::FromKey(conv.Key())->Key(), conv.Key());
+}
+
+TEST(KernelBuild, InvalidConfigPointsAreRejected) {
+  Workload conv = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
+  Target host = HostTarget();
+  auto space = GetConfigSpace(conv, host);
+  ASSERT_TRUE(space.ok());
+  int64_t invalid = -1;
+  for (int64_t i = 0; i < space->size() && invalid < 0; ++i) {
+    if (!space->IsValid(*space->Get(i))) invalid = i;
+  }
+  ASSERT_GE(invalid, 0);
+  ExpectError(DescribeKernel(Spec(conv, invalid)).status(), StatusCode::kInvalidArgument, "is not a valid point");
+}
+
+// One and two threads compute the same result, and one thread never leaves the caller.
+TEST(KernelBuild, ParallelLoopsMatchAcrossThreadCounts) {
+  Workload conv = Conv2dWorkload(1, 32, 20, 20, 64, 3, 3, 1, 1);
+  std::vector<KernelInfo> infos;
+  auto jit = BuildJit({Spec(conv)}, &infos);
+  ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+  auto fn = (*jit)->Lookup("k");
+  ASSERT_TRUE(fn.ok());
+  std::mt19937_64 rng(3);
+  testing::Buffers args = testing::RandomArguments(infos[0], rng);
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 1}) {
+    TunefarmSetNumThreads(threads);
+    std::vector<void*> ptrs;
+    for (auto& a : args) ptrs.push_back(a.data());
+    ASSERT_EQ((*fn)(ptrs.data()), 0);
+    results.push_back(args.back());
+  }
+  TunefarmSetNumThreads(1);
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
+  EXPECT_LE(runtime::MaxRelativeError(results[0], testing::ReferenceOutput(Spec(conv), infos[0], args)), 1e-4);
+}
+
+TEST(KernelBuild, SharedLibraryCarriesEntryPointsAndMetadata) {
+  Workload conv = Conv2dWorkload(1, 16, 9, 9, 32, 3, 3, 2, 1);
+  Workload dense = DenseWorkload(2, 64, 40);
+  KernelSpec a = Spec(conv), b = Spec(dense);
+  a.symbol = "conv_kernel";
+  b.symbol = "dense_kernel";
+  b.epilogue.bias = true;
+  b.epilogue.activation = Activation::kRelu;
+  std::string path = ::testing::TempDir() + "libk.so";
+  std::vector<KernelInfo> infos;
+  for (bool toolchain : {false, true}) {
+    BuildOptions options;
+    options.toolchain_linker = toolchain;
+    infos.clear();
+    ASSERT_TRUE(BuildSharedLibrary({a, b}, path, &infos, options).ok());
+    auto lib = runtime::KernelLibrary::Open(path);
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    for (size_t i = 0; i < infos.size(); ++i) {
+      auto meta = (*lib)->Metadata(infos[i].symbol);
+      ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+      auto parsed = KernelInfo::FromJson(*meta);
+      ASSERT_TRUE(parsed.ok());
+      EXPECT_EQ(parsed->workload_key, i == 0 ? conv.Key() : dense.Key());
+      EXPECT_EQ(parsed->buffers.size(), infos[i].buffers.size());
+      EXPECT_DOUBLE_EQ(parsed->flops, infos[i].flops);
+      auto fn = (*lib)->Lookup(infos[i].symbol);
+      ASSERT_TRUE(fn.ok());
+      std::mt19937_64 rng(i);
+      testing::Buffers args = testing::RandomArguments(infos[i], rng);
+      std::vector<void*> ptrs;
+      for (auto& x : args) ptrs.push_back(x.data());
+      ASSERT_EQ((*fn)(ptrs.data()), 0);
+      EXPECT_LE(runtime::MaxRelativeError(args.back(), testing::ReferenceOutput(i == 0 ? a : b, infos[i], args)), 1e-4);
+    }
+    auto missing = (*lib)->Lookup("nope");
+    ExpectError(missing.status(), StatusCode::kNotFound, "no kernel 'nope' in");
+  }
+  EXPECT_EQ(infos[1].epilogue, "bias+relu");
+  EXPECT_EQ(infos[1].buffers[2].role, "bias");
+  EXPECT_DOUBLE_EQ(infos[0].flops, conv.Flops());
+  ExpectError(KernelInfo::FromJson("[1,2]").status(), StatusCode::kInvalidArgument, "malformed kernel metadata");
+}
+
+TEST(KernelBuild, WorkloadKeysAreCanonical) {
+  Workload w = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
+  EXPECT_EQ(w.Key(), "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
+  EXPECT_EQ(DenseWorkload(1, 512, 1000).Key(), "dense_pack|N1_I512|O1000|NC|float32");
+  EXPECT_EQ(Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 2, 1, 1, 144).template_name, "depthwise_conv2d_nchwc");
+  EXPECT_DOUBLE_EQ(w.Flops(), 2.0 * 64 * 56 * 56 * 64 * 9);
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler
