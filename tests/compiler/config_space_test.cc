@@ -35,6 +35,15 @@ TEST(ConfigSpace, IndexIsMixedRadixFirstKnobLeastSignificant) {
   EXPECT_EQ(back->index(), 4);
 }
 
+TEST(ConfigSpace, ReorderKnobs) {
+  ConfigSpace s("test");
+  s.DefineReorder("order", {{0, 1, 2}, {2, 1, 0}});
+  auto c = s.Get(1);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->Get("order"), (std::vector<int64_t>{2, 1, 0}));
+  EXPECT_EQ(c->ToJson(), R"({"index":1,"knobs":{"order":[2,1,0]}})");
+}
+
 TEST(ConfigSpace, ErrorsNameTheProblem) {
   ConfigSpace s("conv2d_nchwc|... on x86");
   s.DefineOther("a", {1, 2});

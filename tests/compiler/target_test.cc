@@ -71,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadTarget{"llvm -mattr=+avx9000", "unknown feature 'avx9000'"},
                       BadTarget{"llvm -mattr=avx2", "must start with + or -"},
                       BadTarget{"cuda -arch=90", "bad CUDA arch '90'"},
-                      BadTarget{"cuda -mcpu=x", "unknown option '-mcpu' for cuda target"}));
+                      BadTarget{"cuda -mcpu=x", "unknown option '-mcpu' for cuda target"}),
+    [](const ::testing::TestParamInfo<BadTarget>& info) { return "case" + std::to_string(info.index); });
 
 }  // namespace
 }  // namespace tunefarm::compiler

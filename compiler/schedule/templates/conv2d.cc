@@ -30,6 +30,8 @@ class Conv2dNCHWc final : public OpTemplate {
     space.DefineSplit("tile_ow", c.out_width(), 2, SplitPolicy::kVerbose, 32);
     space.DefineSplit("tile_oh", c.out_height(), 2, SplitPolicy::kVerbose, 4);
     space.DefineOther("unroll_kw", {0, 1});
+    // Order of the reduction loops inside the ic-chunk loop, as positions of (kh, kw, icb).
+    space.DefineReorder("reduce_order", {{0, 1, 2}, {0, 2, 1}, {2, 0, 1}});
     space.DefineAnnotate("parallel", {"oc_oh", "oc"});
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
     space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
@@ -60,7 +62,7 @@ class Conv2dNCHWc final : public OpTemplate {
     // Several output-channel vectors per tile: each broadcast input then feeds `vectors` FMAs, so
     // the loads stop competing with the FMAs for issue slots (one vector: one load per FMA).
     int64_t vectors = 1;
-    for (int64_t v : {4, 2}) {
+    for (int64_t v : {4, 3, 2}) {
       if (kg % (v * lanes) == 0 && v * lanes <= 64) {
         vectors = v;
         break;
@@ -83,6 +85,7 @@ class Conv2dNCHWc final : public OpTemplate {
         // Unrolling kw lets LLVM share input broadcasts across kw steps (same address at stride 1),
         // which keeps them all live and spills the register tile: a kw loop is the safe default.
         {"unroll_kw", {0}},
+        {"reduce_order", {0, 1, 2}},
         {"parallel", {0}},
         {"pad_at", {0}},
     };
@@ -165,21 +168,19 @@ class Conv2dNCHWc final : public OpTemplate {
     o.parallel(fused);
     o.unroll(ohi);
     o.unroll(owi);
-    o.vectorize(ocb);
+    VectorizeByLanes(o, ocb, oc_bn, t.vector_lanes);
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);
     auto an = a.axes[0], aocc = a.axes[1], aoh = a.axes[2], aow = a.axes[3], aocb = a.axes[4];
     auto aic = a.reduce_axes[0], akh = a.reduce_axes[1], akw = a.reduce_axes[2], aicb = a.reduce_axes[3];
-    if (cfg.Int("unroll_kw")) {
-      a.reorder({an, aocc, aic, akh, aicb, akw, aoh, aow, aocb});
-      a.unroll(akw);
-    } else {
-      a.reorder({an, aocc, aic, akh, akw, aicb, aoh, aow, aocb});
-    }
+    std::vector<te::IterVar> inner = {akh, akw, aicb};
+    const auto& order = cfg.Get("reduce_order");
+    a.reorder({an, aocc, aic, inner[size_t(order[0])], inner[size_t(order[1])], inner[size_t(order[2])], aoh, aow, aocb});
+    if (cfg.Int("unroll_kw")) a.unroll(akw);
     a.unroll(aoh);
     a.unroll(aow);
-    a.vectorize(aocb);
+    VectorizeByLanes(a, aocb, oc_bn, t.vector_lanes);
 
     if (padded) {
       te::Stage& p = s[input];
@@ -192,7 +193,6 @@ class Conv2dNCHWc final : public OpTemplate {
         if (ic_bn >= 4) p.vectorize(p.axes[4]);
       }
     }
-    (void)t;
     return def;
   }
 };

@@ -104,14 +104,13 @@ class DensePack final : public OpTemplate {
     te::Stage& o = s[out];
     auto [oo, oi] = o.split(o.axes[1], o_bn);
     if (cfg.Annotation("parallel") == "o") o.parallel(oo);
-    o.vectorize(oi);
+    VectorizeByLanes(o, oi, o_bn, t.vector_lanes);
     te::Stage& c = s[acc];
     c.compute_at(o, oo);
     auto [ko, ki] = c.split(c.reduce_axes[0], k_bn);
     c.reorder({c.axes[0], ko, ki, c.axes[1]});
     c.unroll(ki);
-    c.vectorize(c.axes[1]);
-    (void)t;
+    VectorizeByLanes(c, c.axes[1], o_bn, t.vector_lanes);
     return def;
   }
 };

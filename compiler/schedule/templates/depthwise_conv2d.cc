@@ -52,13 +52,18 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     int64_t lanes = t.vector_lanes;
     int64_t c_bn = c.in_channels % lanes == 0 ? lanes : LargestDivisorAtMost(c.in_channels, lanes);
     int64_t ow = c.out_width();
+    bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
+    int64_t input_bytes = c.batch * c.in_channels * c.height * c.width * 4;
     int64_t reg_n = LargestDivisorAtMost(ow, 8);
     if (reg_n < 4 && ow > 8) reg_n = 8;
     return space.FromValues({{"tile_c", {c.in_channels / c_bn, c_bn}},
                              {"tile_ow", {(ow + reg_n - 1) / reg_n, reg_n}},
                              {"unroll_kw", {1}},
                              {"parallel", {0}},
-                             {"pad_at", {0}}});
+                             // A depthwise conv does ~KH*KW FMAs per input element: padding a large
+                             // input up front costs as much as the conv, so pad per tile there; a
+                             // small one stays in cache and is cheaper to pad once.
+                             {"pad_at", {padded && input_bytes > (1 << 20) ? 1 : 0}}});
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
@@ -123,7 +128,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     if (cfg.Annotation("parallel") == "c_oh") fused = o.fuse(fused, ohx);
     o.parallel(fused);
     o.unroll(owi);
-    o.vectorize(cb);
+    VectorizeByLanes(o, cb, c_bn, t.vector_lanes);
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);
@@ -132,7 +137,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     a.reorder({an, acc_c, aoh, akh, akw, aow, acb});
     if (cfg.Int("unroll_kw")) a.unroll(akw);
     a.unroll(aow);
-    a.vectorize(acb);
+    VectorizeByLanes(a, acb, c_bn, t.vector_lanes);
 
     if (padded) {
       te::Stage& p = s[input];
@@ -143,7 +148,6 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
       }
       if (c_bn >= 4) p.vectorize(p.axes[4]);
     }
-    (void)t;
     return def;
   }
 };

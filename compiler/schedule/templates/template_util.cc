@@ -30,6 +30,16 @@ ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices) {
   return te::Read(t, std::move(indices));
 }
 
+void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, int lanes) {
+  if (extent > lanes && extent % lanes == 0) {
+    auto [outer, inner] = stage.split(iv, lanes);
+    stage.unroll(outer);
+    stage.vectorize(inner);
+  } else {
+    stage.vectorize(iv);
+  }
+}
+
 Status CheckConv2d(const Workload& w, const char* name) {
   const Conv2dParams& c = w.conv;
   std::string where = std::string(name) + " workload " + w.Key();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/ir/ir_operators.h"
+#include "compiler/te/schedule.h"
 #include "tunefarm/compiler/workload.h"
 
 namespace tunefarm::compiler {
@@ -19,6 +20,11 @@ ir::Expr ApplyEpilogue(ir::Expr value, const Epilogue& e, const ir::Expr& bias, 
 // Reads t at indices clamped into its shape, so a padded read that a select discards never
 // touches memory outside the buffer (both select arms are evaluated).
 ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices);
+
+// Vectorizes iv (of the given extent) in native-width pieces: an extent that is a multiple of the
+// target's lanes becomes an unrolled loop of full vectors (LLVM legalizes odd-sized wide vectors
+// such as <48 x float> poorly); anything else is vectorized as is.
+void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, int lanes);
 
 Status CheckConv2d(const Workload& w, const char* template_name);
 

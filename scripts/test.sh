@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds tunefarm and runs every test, as CI does:
+#   1. Release build with warnings as errors; all tests (including the Raspberry Pi kernels
+#      cross-compiled and run under qemu-user).
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build; the unit tests again (the qemu test is
+#      the same code path as the host kernels and is not repeated there).
+# Usage: scripts/test.sh        (after scripts/setup.sh on a fresh Debian 12 machine)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-2}
+
+echo "== tunefarm: release build (-Werror)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUNEFARM_WERROR=ON >/dev/null
+cmake --build build -j "$JOBS"
+echo "== tunefarm: tests"
+ctest --test-dir build --output-on-failure -j "$JOBS"
+
+echo "== tunefarm: ASan + UBSan build"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNEFARM_WERROR=ON \
+  -DTUNEFARM_SANITIZE=ON -DTUNEFARM_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$JOBS"
+echo "== tunefarm: tests under ASan + UBSan"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$JOBS" -E 'CrossKernels'
+echo "== tunefarm: all tests passed"
