@@ -27,19 +27,7 @@ class NoOpRemover : public IRMutator {
     return IfThenElse::Make(op->condition, t, e, op->likely);
   }
   Stmt Visit_(const Block* op, const Stmt& self) override {
-    std::vector<Stmt> out;
-    bool changed = false;
-    for (const Stmt& s : op->stmts) {
-      Stmt m = Mutate(s);
-      changed |= !m.same_as(s);
-      if (IsNoOp(m)) {
-        changed = true;
-        continue;
-      }
-      out.push_back(m);
-    }
-    if (!changed) return self;
-    return out.empty() ? MakeNoOp() : Block::Make(std::move(out));
+    return MutateBlockDroppingNoOps(op, self, [this](const Stmt& x) { return Mutate(x); });
   }
   Stmt Visit_(const Allocate* op, const Stmt& self) override {
     Stmt body = Mutate(op->body);

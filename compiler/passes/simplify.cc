@@ -23,6 +23,22 @@ bool IsNoOp(const Stmt& s) {
 }
 Stmt MakeNoOp() { return Evaluate::Make(Expr(0)); }
 
+Stmt MutateBlockDroppingNoOps(const Block* op, const Stmt& self, const std::function<Stmt(const Stmt&)>& mutate) {
+  std::vector<Stmt> out;
+  bool changed = false;
+  for (const Stmt& s : op->stmts) {
+    Stmt m = mutate(s);
+    changed |= !m.same_as(s);
+    if (IsNoOp(m)) {
+      changed = true;
+      continue;
+    }
+    out.push_back(m);
+  }
+  if (!changed) return self;
+  return out.empty() ? MakeNoOp() : Block::Make(std::move(out));
+}
+
 namespace {
 
 int64_t FloorDiv(int64_t a, int64_t b) {
@@ -341,20 +357,7 @@ class Simplifier : public IRMutator {
   }
 
   Stmt Visit_(const Block* op, const Stmt& self) override {
-    std::vector<Stmt> out;
-    bool changed = false;
-    for (const Stmt& s : op->stmts) {
-      Stmt m = Mutate(s);
-      changed |= !m.same_as(s);
-      if (IsNoOp(m)) {
-        changed = true;
-        continue;
-      }
-      out.push_back(m);
-    }
-    if (!changed) return self;
-    if (out.empty()) return MakeNoOp();
-    return Block::Make(std::move(out));
+    return MutateBlockDroppingNoOps(op, self, [this](const Stmt& x) { return Mutate(x); });
   }
 
   Stmt Visit_(const Allocate* op, const Stmt& self) override {

@@ -8,6 +8,8 @@
 #ifndef TUNEFARM_COMPILER_PASSES_SIMPLIFY_H_
 #define TUNEFARM_COMPILER_PASSES_SIMPLIFY_H_
 
+#include <functional>
+
 #include "compiler/arith/int_bounds.h"
 #include "compiler/ir/ir.h"
 
@@ -19,6 +21,11 @@ ir::Expr Simplify(const ir::Expr& e, const arith::VarBounds& bounds = {});
 // True for statements that do nothing (Evaluate of a constant, empty blocks).
 bool IsNoOp(const ir::Stmt& s);
 ir::Stmt MakeNoOp();
+
+// Mutates every statement of a block, dropping those that become no-ops; returns self when nothing
+// changed (shared by the passes that clean blocks up).
+ir::Stmt MutateBlockDroppingNoOps(const ir::Block* op, const ir::Stmt& self,
+                                  const std::function<ir::Stmt(const ir::Stmt&)>& mutate);
 
 }  // namespace tunefarm::passes
 

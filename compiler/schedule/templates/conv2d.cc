@@ -98,7 +98,6 @@ class Conv2dNCHWc final : public OpTemplate {
     const int64_t reg_n = cfg.Inner("tile_ow"), oh_tile = cfg.Inner("tile_oh");
     const int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
     const int64_t oh = c.out_height(), ow = c.out_width();
-    const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
     const int64_t ic_chunks = c.in_channels / ic_bn, oc_chunks = c.out_channels / oc_bn;
     const int64_t icc_per_group = cg / ic_bn, occ_per_group = kg / oc_bn;
 
@@ -107,27 +106,9 @@ class Conv2dNCHWc final : public OpTemplate {
     Tensor kernel = te::Placeholder("kernel", {oc_chunks, icc_per_group, c.kernel_h, c.kernel_w, ic_bn, oc_bn});
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    Tensor bias, residual;
-    if (ep.bias) {
-      bias = te::Placeholder("bias", {oc_chunks, oc_bn});
-      def.args.push_back(bias);
-      def.roles.push_back(BufferRole::kBias);
-    }
-    if (ep.residual) {
-      residual = te::Placeholder("residual", {c.batch, oc_chunks, oh, ow, oc_bn});
-      def.args.push_back(residual);
-      def.roles.push_back(BufferRole::kResidual);
-    }
-
-    bool padded = hp != c.height || wp != c.width;
-    Tensor input = data;
-    if (padded) {
-      input = te::Compute("pad", {c.batch, ic_chunks, hp, wp, ic_bn}, [&](const std::vector<Expr>& i) {
-        Expr h = i[2] - Expr(c.pad_top), x = i[3] - Expr(c.pad_left);
-        Expr inside = h >= Expr(0) && h < Expr(c.height) && x >= Expr(0) && x < Expr(c.width);
-        return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x, i[4]}), Expr(0.0f));
-      });
-    }
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {oc_chunks, oc_bn}, {c.batch, oc_chunks, oh, ow, oc_bn}, &def);
+    Tensor input = PadNCHWc(data, c);
+    const bool padded = input != data;
     auto ric = te::MakeIterVar("ic", icc_per_group, true);
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
     auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
@@ -142,15 +123,10 @@ class Conv2dNCHWc final : public OpTemplate {
           return te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}) *
                  te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]});
         });
-    bool has_epilogue = ep.bias || ep.residual || ep.activation != Activation::kNone;
-    Tensor out = conv;
-    if (has_epilogue) {
-      out = te::Compute("out", {c.batch, oc_chunks, oh, ow, oc_bn}, [&](const std::vector<Expr>& i) {
-        Expr b = ep.bias ? te::Read(bias, {i[1], i[4]}) : Expr();
-        Expr r = ep.residual ? te::Read(residual, i) : Expr();
-        return ApplyEpilogue(te::Read(conv, i), ep, b, r);
-      });
-    }
+    const bool has_epilogue = HasEpilogue(ep);
+    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
+      return std::vector<Expr>{i[1], i[4]};
+    }) : conv;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 

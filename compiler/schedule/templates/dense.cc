@@ -24,37 +24,17 @@ Status CheckDense(const Workload& w, const char* name) {
   return Status::OK();
 }
 
-struct DenseArgs {
-  Tensor data, bias, residual;
-};
-
-DenseArgs DeclareArgs(const DenseParams& d, const Epilogue& ep, KernelDef* def, const Tensor& weight) {
-  DenseArgs a;
-  a.data = te::Placeholder("data", {d.batch, d.in_features});
-  def->args = {a.data, weight};
+// data [N, K], then the weight, then the epilogue's bias [O] and residual [N, O].
+std::pair<Tensor, EpilogueArgs> DeclareArgs(const DenseParams& d, const Epilogue& ep, KernelDef* def, const Tensor& weight) {
+  Tensor data = te::Placeholder("data", {d.batch, d.in_features});
+  def->args = {data, weight};
   def->roles = {BufferRole::kInput, BufferRole::kWeight};
-  if (ep.bias) {
-    a.bias = te::Placeholder("bias", {d.out_features});
-    def->args.push_back(a.bias);
-    def->roles.push_back(BufferRole::kBias);
-  }
-  if (ep.residual) {
-    a.residual = te::Placeholder("residual", {d.batch, d.out_features});
-    def->args.push_back(a.residual);
-    def->roles.push_back(BufferRole::kResidual);
-  }
-  return a;
+  return {data, DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, def)};
 }
 
-Tensor EpilogueStage(const Tensor& dense, const DenseParams& d, const Epilogue& ep, const DenseArgs& a) {
-  return te::Compute("out", {d.batch, d.out_features}, [&](const std::vector<Expr>& i) {
-    Expr b = ep.bias ? te::Read(a.bias, {i[1]}) : Expr();
-    Expr r = ep.residual ? te::Read(a.residual, i) : Expr();
-    return ApplyEpilogue(te::Read(dense, i), ep, b, r);
-  });
+Tensor EpilogueStage(const Tensor& dense, const Epilogue& ep, const EpilogueArgs& a) {
+  return FusedEpilogue(dense, ep, a, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[1]}; });
 }
-
-bool HasEpilogue(const Epilogue& ep) { return ep.bias || ep.residual || ep.activation != Activation::kNone; }
 
 class DensePack final : public OpTemplate {
  public:
@@ -87,14 +67,16 @@ class DensePack final : public OpTemplate {
     const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
     KernelDef def;
     Tensor weight = te::Placeholder("weight", {o_chunks, d.in_features, o_bn});
-    DenseArgs a = DeclareArgs(d, ep, &def, weight);
+    auto declared = DeclareArgs(d, ep, &def, weight);
+    const Tensor data = declared.first;
+    const EpilogueArgs epi = declared.second;
     auto rk = te::MakeIterVar("k", d.in_features, true);
     Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk},
                                      [&](const std::vector<Expr>& i) {
-                                       return te::Read(a.data, {i[0], te::AxisExpr(rk)}) *
+                                       return te::Read(data, {i[0], te::AxisExpr(rk)}) *
                                               te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
                                      });
-    Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, d, ep, a) : dense;
+    Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, ep, epi) : dense;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 
@@ -142,19 +124,21 @@ class DenseNoPack final : public OpTemplate {
     const int64_t k_chunks = d.in_features / k_bn;
     KernelDef def;
     Tensor weight = te::Placeholder("weight", {d.out_features, d.in_features});
-    DenseArgs a = DeclareArgs(d, ep, &def, weight);
+    auto declared = DeclareArgs(d, ep, &def, weight);
+    const Tensor data = declared.first;
+    const EpilogueArgs epi = declared.second;
     // partial[n, o, kv] = sum over ko of data[n, ko*k_bn + kv] * W[o, ko*k_bn + kv]: k_bn lanes of
     // independent partial sums; the final reduction adds the lanes.
     auto rko = te::MakeIterVar("ko", k_chunks, true);
     Tensor partial = te::ComputeReduce("partial", {d.batch, d.out_features, k_bn}, te::ReduceKind::kSum, {rko},
                                        [&](const std::vector<Expr>& i) {
                                          Expr k = te::AxisExpr(rko) * Expr(k_bn) + i[2];
-                                         return te::Read(a.data, {i[0], k}) * te::Read(weight, {i[1], k});
+                                         return te::Read(data, {i[0], k}) * te::Read(weight, {i[1], k});
                                        });
     auto rkv = te::MakeIterVar("kv", k_bn, true);
     Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rkv},
                                      [&](const std::vector<Expr>& i) { return te::Read(partial, {i[0], i[1], te::AxisExpr(rkv)}); });
-    Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, d, ep, a) : dense;
+    Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, ep, epi) : dense;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 
@@ -169,7 +153,6 @@ class DenseNoPack final : public OpTemplate {
     p.compute_at(dstage, HasEpilogue(ep) ? dstage.axes[1] : oi);
     p.reorder({p.axes[0], p.axes[1], rko, p.axes[2]});
     p.vectorize(p.axes[2]);
-    (void)t;
     return def;
   }
 };

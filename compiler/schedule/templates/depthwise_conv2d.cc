@@ -70,33 +70,15 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     const Conv2dParams& c = w.conv;
     const int64_t c_bn = cfg.Inner("tile_c"), reg_n = cfg.Inner("tile_ow");
     const int64_t chunks = c.in_channels / c_bn, oh = c.out_height(), ow = c.out_width();
-    const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
 
     KernelDef def;
     Tensor data = te::Placeholder("data", {c.batch, chunks, c.height, c.width, c_bn});
     Tensor kernel = te::Placeholder("kernel", {chunks, c.kernel_h, c.kernel_w, c_bn});
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    Tensor bias, residual;
-    if (ep.bias) {
-      bias = te::Placeholder("bias", {chunks, c_bn});
-      def.args.push_back(bias);
-      def.roles.push_back(BufferRole::kBias);
-    }
-    if (ep.residual) {
-      residual = te::Placeholder("residual", {c.batch, chunks, oh, ow, c_bn});
-      def.args.push_back(residual);
-      def.roles.push_back(BufferRole::kResidual);
-    }
-    bool padded = hp != c.height || wp != c.width;
-    Tensor input = data;
-    if (padded) {
-      input = te::Compute("pad", {c.batch, chunks, hp, wp, c_bn}, [&](const std::vector<Expr>& i) {
-        Expr h = i[2] - Expr(c.pad_top), x = i[3] - Expr(c.pad_left);
-        Expr inside = h >= Expr(0) && h < Expr(c.height) && x >= Expr(0) && x < Expr(c.width);
-        return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x, i[4]}), Expr(0.0f));
-      });
-    }
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {chunks, c_bn}, {c.batch, chunks, oh, ow, c_bn}, &def);
+    Tensor input = PadNCHWc(data, c);
+    const bool padded = input != data;
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
     auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
     Tensor conv = te::ComputeReduce(
@@ -105,15 +87,10 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
           Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
           return te::Read(input, {i[0], i[1], ih, iw, i[4]}) * te::Read(kernel, {i[1], te::AxisExpr(rkh), te::AxisExpr(rkw), i[4]});
         });
-    bool has_epilogue = ep.bias || ep.residual || ep.activation != Activation::kNone;
-    Tensor out = conv;
-    if (has_epilogue) {
-      out = te::Compute("out", {c.batch, chunks, oh, ow, c_bn}, [&](const std::vector<Expr>& i) {
-        Expr b = ep.bias ? te::Read(bias, {i[1], i[4]}) : Expr();
-        Expr r = ep.residual ? te::Read(residual, i) : Expr();
-        return ApplyEpilogue(te::Read(conv, i), ep, b, r);
-      });
-    }
+    const bool has_epilogue = HasEpilogue(ep);
+    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
+      return std::vector<Expr>{i[1], i[4]};
+    }) : conv;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 

@@ -40,6 +40,44 @@ void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, i
   }
 }
 
+EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_shape, std::vector<int64_t> out_shape,
+                                 KernelDef* def) {
+  EpilogueArgs a;
+  if (e.bias) {
+    a.bias = te::Placeholder("bias", std::move(bias_shape));
+    def->args.push_back(a.bias);
+    def->roles.push_back(BufferRole::kBias);
+  }
+  if (e.residual) {
+    a.residual = te::Placeholder("residual", std::move(out_shape));
+    def->args.push_back(a.residual);
+    def->roles.push_back(BufferRole::kResidual);
+  }
+  return a;
+}
+
+bool HasEpilogue(const Epilogue& e) { return e.bias || e.residual || e.activation != Activation::kNone; }
+
+ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
+                         const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index) {
+  return te::Compute("out", acc->shape, [&](const std::vector<ir::Expr>& i) {
+    ir::Expr b = e.bias ? te::Read(args.bias, bias_index(i)) : ir::Expr();
+    ir::Expr r = e.residual ? te::Read(args.residual, i) : ir::Expr();
+    return ApplyEpilogue(te::Read(acc, i), e, b, r);
+  });
+}
+
+ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c) {
+  const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
+  if (hp == c.height && wp == c.width) return data;
+  const auto& s = data->shape;
+  return te::Compute("pad", {s[0], s[1], hp, wp, s[4]}, [&](const std::vector<ir::Expr>& i) {
+    ir::Expr h = i[2] - ir::Expr(c.pad_top), x = i[3] - ir::Expr(c.pad_left);
+    ir::Expr inside = h >= ir::Expr(0) && h < ir::Expr(c.height) && x >= ir::Expr(0) && x < ir::Expr(c.width);
+    return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x, i[4]}), ir::Expr(0.0f));
+  });
+}
+
 Status CheckConv2d(const Workload& w, const char* name) {
   const Conv2dParams& c = w.conv;
   std::string where = std::string(name) + " workload " + w.Key();

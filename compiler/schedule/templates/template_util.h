@@ -3,9 +3,11 @@
 #define TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_TEMPLATE_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "compiler/ir/ir_operators.h"
+#include "compiler/schedule/op_template.h"
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/workload.h"
 
@@ -27,6 +29,21 @@ ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices);
 void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, int lanes);
 
 Status CheckConv2d(const Workload& w, const char* template_name);
+
+// The epilogue's extra arguments, appended to def->args after data and weights: bias of
+// bias_shape, residual of the output's shape.
+struct EpilogueArgs {
+  ir::Tensor bias, residual;
+};
+EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_shape, std::vector<int64_t> out_shape,
+                                 KernelDef* def);
+bool HasEpilogue(const Epilogue& e);
+// out[i] = epilogue(acc[i]); bias read at bias_index(i).
+ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
+                         const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index);
+
+// The zero-padded input of an NCHW[x]c convolution (data itself when there is no padding).
+ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
 
 }  // namespace tunefarm::compiler
 
