@@ -35,7 +35,9 @@ class Conv2dNCHWc final : public OpTemplate {
     space.DefineAnnotate("parallel", {"oc_oh", "oc"});
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
     space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
-    space.FilterKnob("tile_ic", [](const std::vector<int64_t>& f) { return f.back() <= 64; });
+    // Input-channel blocks of 1-2 leave the inner loop too short to amortize its loads.
+    int64_t cg = c.in_channels / c.groups;
+    space.FilterKnob("tile_ic", [cg](const std::vector<int64_t>& f) { return f.back() <= 64 && (cg < 4 || f.back() >= 4); });
     int lanes = t.vector_lanes;
     int64_t kg = c.out_channels / c.groups, ow = c.out_width();
     // Output-channel blocks are whole vectors whenever the channel count allows it: a partial
@@ -161,7 +163,9 @@ class Conv2dNCHWc final : public OpTemplate {
     if (padded) {
       te::Stage& p = s[input];
       if (cfg.Annotation("pad_at") == "tile") {
-        p.compute_at(a, an);
+        // Inside the input-channel-chunk loop: each step pads only the rows and columns of one
+        // chunk that the tile reads, which then stay in L1 for the kh/kw/icb loops.
+        p.compute_at(a, aic);
         if (ic_bn >= 4) p.vectorize(p.axes[4]);
       } else {
         auto pf = p.fuse(p.fuse(p.axes[0], p.axes[1]), p.axes[2]);
