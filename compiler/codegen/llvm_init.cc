@@ -1,5 +1,6 @@
 #include "compiler/codegen/llvm_init.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "compiler/codegen/llvm_headers.h"
@@ -23,14 +24,28 @@ Result<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const std::stri
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) return Status::InvalidArgument("unknown target triple '" + triple + "': " + error);
+  // Validate CPU and features against a generic subtarget first: LLVM itself only prints a
+  // warning to stderr for unknown names and carries on.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(triple, "", ""));
+  if (!generic) return Status::InvalidArgument("LLVM has no subtarget information for " + triple);
+  if (!cpu.empty() && cpu != "generic" && !generic->isCPUStringValid(cpu)) {
+    return Status::InvalidArgument("unknown CPU '" + cpu + "' for triple " + triple);
+  }
+  auto known = generic->getAllProcessorFeatures();
+  llvm::SmallVector<llvm::StringRef, 16> parts;
+  llvm::StringRef(features).split(parts, ',', -1, false);
+  for (llvm::StringRef f : parts) {
+    if (f[0] != '+' && f[0] != '-') {
+      return Status::InvalidArgument("feature '" + f.str() + "' must start with + or - (e.g. -mattr=+avx2)");
+    }
+    llvm::StringRef name = f.drop_front();
+    bool found = std::any_of(known.begin(), known.end(), [&](const auto& kv) { return name == kv.Key; });
+    if (!found) return Status::InvalidArgument("unknown feature '" + name.str() + "' for triple " + triple);
+  }
   llvm::TargetOptions options;
   auto* tm = target->createTargetMachine(triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
                                          llvm::CodeGenOptLevel::Aggressive);
   if (!tm) return Status::InvalidArgument("LLVM cannot create a target machine for " + triple);
-  if (!cpu.empty() && cpu != "generic" && !tm->getMCSubtargetInfo()->isCPUStringValid(cpu)) {
-    delete tm;
-    return Status::InvalidArgument("unknown CPU '" + cpu + "' for triple " + triple);
-  }
   return std::unique_ptr<llvm::TargetMachine>(tm);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 namespace tunefarm::runtime {
 namespace {
@@ -17,10 +18,6 @@ constexpr uint32_t kMaxCount = 1u << 20;
 template <typename T>
 void Put(std::ofstream& out, T v) {
   out.write(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-template <typename T>
-bool Get(std::ifstream& in, T* v) {
-  return bool(in.read(reinterpret_cast<char*>(v), sizeof(*v)));
 }
 }  // namespace
 
@@ -44,41 +41,82 @@ Status WriteKernelCases(const std::string& path, const std::vector<KernelCase>& 
   return Status::OK();
 }
 
-Result<std::vector<KernelCase>> ReadKernelCases(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open kernel cases " + path);
+namespace {
+// Reads little-endian fields from a byte string, never past its end.
+class Cursor {
+ public:
+  explicit Cursor(const std::string& bytes) : bytes_(bytes) {}
+  template <typename T>
+  bool Get(T* v) {
+    if (remaining() < sizeof(T)) return false;
+    std::memcpy(v, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool Read(void* dst, size_t n) {
+    if (remaining() < n) return false;
+    std::memcpy(dst, bytes_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  size_t remaining() const { return bytes_.size() - pos_; }
+
+ private:
+  const std::string& bytes_;
+  size_t pos_ = 0;
+};
+}  // namespace
+
+Result<std::vector<KernelCase>> ParseKernelCases(const std::string& bytes, const std::string& what) {
+  Cursor in(bytes);
   char magic[4];
   uint32_t version = 0, count = 0;
-  if (!in.read(magic, 4) || std::memcmp(magic, kMagic, 4) != 0) {
-    return Status::Corruption(path + ": not a kernel case file (bad magic)");
+  if (!in.Read(magic, 4) || std::memcmp(magic, kMagic, 4) != 0) {
+    return Status::Corruption(what + ": not a kernel case file (bad magic)");
   }
-  if (!Get(in, &version) || version != kVersion) {
-    return Status::Corruption(path + ": unsupported kernel case version " + std::to_string(version));
+  if (!in.Get(&version) || version != kVersion) {
+    return Status::Corruption(what + ": unsupported kernel case version " + std::to_string(version));
   }
-  if (!Get(in, &count) || count > kMaxCount) return Status::Corruption(path + ": bad case count");
+  // Every case needs at least 8 bytes: a count larger than that is a corrupt header.
+  if (!in.Get(&count) || count > kMaxCount || count > in.remaining() / 8) {
+    return Status::Corruption(what + ": bad case count");
+  }
   std::vector<KernelCase> cases(count);
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t name_len = 0, nbuf = 0;
-    if (!Get(in, &name_len) || name_len > 4096) return Status::Corruption(path + ": bad name length in case " + std::to_string(i));
+    if (!in.Get(&name_len) || name_len > 4096) {
+      return Status::Corruption(what + ": bad name length in case " + std::to_string(i));
+    }
     cases[i].kernel_name.resize(name_len);
-    if (!in.read(cases[i].kernel_name.data(), name_len) || !Get(in, &nbuf) || nbuf > 64) {
-      return Status::Corruption(path + ": truncated case " + std::to_string(i));
+    if (!in.Read(cases[i].kernel_name.data(), name_len) || !in.Get(&nbuf) || nbuf > 64) {
+      return Status::Corruption(what + ": truncated case " + std::to_string(i));
     }
     cases[i].buffers.resize(nbuf);
     for (auto& b : cases[i].buffers) {
       uint8_t is_out = 0;
       uint64_t n = 0;
-      if (!Get(in, &is_out) || !Get(in, &n) || n > kMaxElements) {
-        return Status::Corruption(path + ": bad buffer header in case " + std::to_string(i));
+      if (!in.Get(&is_out) || !in.Get(&n) || n > kMaxElements) {
+        return Status::Corruption(what + ": bad buffer header in case " + std::to_string(i));
+      }
+      // Check the size against the bytes left before allocating: a hostile count must not
+      // trigger a multi-gigabyte allocation.
+      if (n * sizeof(float) > in.remaining()) {
+        return Status::Corruption(what + ": truncated buffer in case " + std::to_string(i));
       }
       b.is_output = is_out != 0;
       b.data.resize(n);
-      if (!in.read(reinterpret_cast<char*>(b.data.data()), std::streamsize(n * sizeof(float)))) {
-        return Status::Corruption(path + ": truncated buffer in case " + std::to_string(i));
-      }
+      in.Read(b.data.data(), n * sizeof(float));
     }
   }
   return cases;
+}
+
+Result<std::vector<KernelCase>> ReadKernelCases(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open kernel cases " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ParseKernelCases(ss.str(), path);
 }
 
 double MaxRelativeError(const std::vector<float>& actual, const std::vector<float>& expected) {

@@ -49,6 +49,22 @@ TEST(KernelCases, CorruptFilesAreReportedNotCrashed) {
   EXPECT_NE(r.status().message().find("truncated buffer"), std::string::npos) << r.status().ToString();
 }
 
+TEST(KernelCases, HostileSizesAreRejectedBeforeAllocating) {
+  std::string bytes("TFKC", 4);
+  auto put32 = [&](uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
+  put32(1);  // version
+  put32(1);  // one case
+  put32(1);
+  bytes += "k";
+  put32(1);          // one buffer
+  bytes += '\0';     // input
+  uint64_t n = uint64_t(1) << 30;  // 4 GiB of floats claimed, none present
+  bytes.append(reinterpret_cast<const char*>(&n), 8);
+  auto r = ParseKernelCases(bytes, "hostile");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "hostile: truncated buffer in case 0");
+}
+
 TEST(KernelCases, RelativeError) {
   EXPECT_DOUBLE_EQ(MaxRelativeError({1, 2}, {1, 2}), 0.0);
   EXPECT_NEAR(MaxRelativeError({1, 2.1f}, {1, 2}), 0.05, 1e-6);

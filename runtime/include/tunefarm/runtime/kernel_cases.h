@@ -26,6 +26,8 @@ struct KernelCase {
 
 Status WriteKernelCases(const std::string& path, const std::vector<KernelCase>& cases);
 Result<std::vector<KernelCase>> ReadKernelCases(const std::string& path);
+// The same from the file's bytes; `what` names the source in errors.
+Result<std::vector<KernelCase>> ParseKernelCases(const std::string& bytes, const std::string& what);
 
 // max|actual - expected| / max(max|expected|, 1e-6).
 double MaxRelativeError(const std::vector<float>& actual, const std::vector<float>& expected);

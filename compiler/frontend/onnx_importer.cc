@@ -1,0 +1,249 @@
+#include "compiler/frontend/onnx_importer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <onnx/onnx_pb.h>
+#pragma GCC diagnostic pop
+
+namespace tunefarm::frontend {
+namespace {
+
+using graph::Attribute;
+using graph::ConstantData;
+using graph::DataType;
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open ONNX file " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<DataType> ConvertType(int32_t onnx_type, const std::string& what) {
+  switch (onnx_type) {
+    case onnx::TensorProto::FLOAT: return DataType::kFloat32;
+    case onnx::TensorProto::INT64: return DataType::kInt64;
+    case onnx::TensorProto::INT32: return DataType::kInt32;
+    case onnx::TensorProto::BOOL: return DataType::kBool;
+    case onnx::TensorProto::INT8: return DataType::kInt8;
+    case onnx::TensorProto::UINT8: return DataType::kUInt8;
+    default:
+      return Status::InvalidArgument(what + " has unsupported element type " +
+                                     onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type)) +
+                                     " (supported: float32, int64, int32, int8, uint8, bool)");
+  }
+}
+
+Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    return Status::InvalidArgument(what + " stores its data externally, which is not supported");
+  }
+  ConstantData c;
+  TUNEFARM_ASSIGN_OR_RETURN(c.dtype, ConvertType(t.data_type(), what));
+  for (int64_t d : t.dims()) {
+    if (d < 0) return Status::InvalidArgument(what + " has a negative dimension");
+    c.shape.push_back(d);
+  }
+  const int64_t n = c.num_elements();
+  const std::string& raw = t.raw_data();
+  auto bad_size = [&](size_t got) {
+    return Status::InvalidArgument(what + " holds " + std::to_string(got) + " elements, its shape needs " + std::to_string(n));
+  };
+  switch (c.dtype) {
+    case DataType::kFloat32:
+      if (!raw.empty()) {
+        if (raw.size() != size_t(n) * 4) return bad_size(raw.size() / 4);
+        c.f32.resize(size_t(n));
+        std::memcpy(c.f32.data(), raw.data(), raw.size());
+      } else {
+        if (t.float_data_size() != n) return bad_size(size_t(t.float_data_size()));
+        c.f32.assign(t.float_data().begin(), t.float_data().end());
+      }
+      break;
+    case DataType::kInt64:
+      if (!raw.empty()) {
+        if (raw.size() != size_t(n) * 8) return bad_size(raw.size() / 8);
+        c.i64.resize(size_t(n));
+        std::memcpy(c.i64.data(), raw.data(), raw.size());
+      } else {
+        if (t.int64_data_size() != n) return bad_size(size_t(t.int64_data_size()));
+        c.i64.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    case DataType::kInt32:
+    case DataType::kInt8:
+    case DataType::kUInt8:
+    case DataType::kBool: {
+      size_t width = c.dtype == DataType::kInt32 ? 4 : 1;
+      if (!raw.empty()) {
+        if (raw.size() != size_t(n) * width) return bad_size(raw.size() / width);
+        c.i64.resize(size_t(n));
+        for (int64_t i = 0; i < n; ++i) {
+          if (width == 4) {
+            int32_t v;
+            std::memcpy(&v, raw.data() + i * 4, 4);
+            c.i64[size_t(i)] = v;
+          } else if (c.dtype == DataType::kInt8) {
+            c.i64[size_t(i)] = static_cast<int8_t>(raw[size_t(i)]);
+          } else if (c.dtype == DataType::kUInt8) {
+            c.i64[size_t(i)] = static_cast<uint8_t>(raw[size_t(i)]);
+          } else {
+            c.i64[size_t(i)] = raw[size_t(i)] != 0;
+          }
+        }
+      } else {
+        if (t.int32_data_size() != n) return bad_size(size_t(t.int32_data_size()));
+        c.i64.assign(t.int32_data().begin(), t.int32_data().end());
+      }
+      break;
+    }
+  }
+  return c;
+}
+
+Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::string& what) {
+  Attribute out;
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: out.kind = Attribute::kInt; out.i = a.i(); break;
+    case onnx::AttributeProto::FLOAT: out.kind = Attribute::kFloat; out.f = a.f(); break;
+    case onnx::AttributeProto::INTS:
+      out.kind = Attribute::kInts;
+      out.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::FLOATS:
+      out.kind = Attribute::kFloats;
+      out.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::STRING: out.kind = Attribute::kString; out.s = a.s(); break;
+    case onnx::AttributeProto::TENSOR: {
+      out.kind = Attribute::kTensor;
+      TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(a.t(), what + " attribute '" + a.name() + "'"));
+      out.tensor = std::make_shared<const ConstantData>(std::move(c));
+      break;
+    }
+    default:
+      return Status::InvalidArgument(what + ": attribute '" + a.name() + "' has a type the importer does not read (" +
+                                     onnx::AttributeProto::AttributeType_Name(a.type()) + ")");
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& SupportedOnnxOps() {
+  static const std::vector<std::string> kOps = {
+      "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant", "Conv", "Div", "Dropout", "Flatten",
+      "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "MatMul", "MaxPool",
+      "Mul", "Pad", "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub",
+      "Tanh", "Transpose", "Unsqueeze"};
+  return kOps;
+}
+
+Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    return Status::InvalidArgument("malformed ONNX model " + what + ": not a serialized ModelProto");
+  }
+  graph::Graph g;
+  for (const auto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = op.version();
+  }
+  if (model.opset_import_size() == 0) g.opset = 1;
+  if (g.opset < kMinOnnxOpset || g.opset > kMaxOnnxOpset) {
+    return Status::InvalidArgument("ONNX model " + what + " uses opset " + std::to_string(g.opset) +
+                                   "; supported opsets are " + std::to_string(kMinOnnxOpset) + "-" +
+                                   std::to_string(kMaxOnnxOpset));
+  }
+  const onnx::GraphProto& gp = model.graph();
+  std::unordered_map<std::string, int> by_name;
+  for (const auto& init : gp.initializer()) {
+    TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, "initializer '" + init.name() + "'"));
+    by_name[init.name()] = g.AddConstant(init.name(), std::move(c));
+  }
+  for (const auto& in : gp.input()) {
+    if (by_name.count(in.name())) continue;  // an initializer listed as input (older exporters)
+    graph::Value v;
+    v.name = in.name();
+    if (!in.type().has_tensor_type()) return Status::InvalidArgument("graph input '" + in.name() + "' is not a tensor");
+    const auto& tt = in.type().tensor_type();
+    TUNEFARM_ASSIGN_OR_RETURN(v.dtype, ConvertType(tt.elem_type(), "graph input '" + in.name() + "'"));
+    v.shape_known = tt.has_shape();
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value()) {
+        v.shape.push_back(d.dim_value());
+      } else {
+        v.shape.push_back(-1);
+        v.shape_known = false;
+      }
+    }
+    int idx = g.AddValue(std::move(v));
+    by_name[in.name()] = idx;
+    g.inputs.push_back(idx);
+  }
+  const auto& supported = SupportedOnnxOps();
+  for (const auto& np : gp.node()) {
+    graph::Node n;
+    n.name = np.name();
+    n.op_type = np.op_type();
+    std::string who = "node '" + (np.name().empty() ? (np.output_size() ? np.output(0) : std::string("?")) : np.name()) +
+                      "' (op " + np.op_type() + ", opset " + std::to_string(g.opset) + ")";
+    if (!np.domain().empty() && np.domain() != "ai.onnx") {
+      return Status::InvalidArgument(who + ": operator domain '" + np.domain() + "' is not supported");
+    }
+    if (std::find(supported.begin(), supported.end(), np.op_type()) == supported.end()) {
+      return Status::InvalidArgument(who + ": unsupported operator");
+    }
+    for (const auto& in : np.input()) {
+      if (in.empty()) {
+        n.inputs.push_back(-1);
+        continue;
+      }
+      auto it = by_name.find(in);
+      if (it == by_name.end()) {
+        return Status::InvalidArgument(who + ": input '" + in + "' is not a graph input, initializer or earlier output");
+      }
+      n.inputs.push_back(it->second);
+    }
+    for (const auto& a : np.attribute()) {
+      TUNEFARM_ASSIGN_OR_RETURN(Attribute attr, ConvertAttribute(a, who));
+      n.attrs[a.name()] = std::move(attr);
+    }
+    int node_index = int(g.nodes.size());
+    for (const auto& out : np.output()) {
+      graph::Value v;
+      v.name = out;
+      v.producer = node_index;
+      int idx = g.AddValue(std::move(v));
+      if (!out.empty()) by_name[out] = idx;
+      n.outputs.push_back(idx);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  for (const auto& out : gp.output()) {
+    auto it = by_name.find(out.name());
+    if (it == by_name.end()) return Status::InvalidArgument("graph output '" + out.name() + "' is never produced");
+    g.outputs.push_back(it->second);
+  }
+  return g;
+}
+
+Result<graph::Graph> ImportOnnxFile(const std::string& path) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  return ImportOnnxBytes(bytes, path);
+}
+
+Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  onnx::TensorProto t;
+  if (!t.ParseFromString(bytes)) return Status::InvalidArgument("malformed ONNX tensor " + path + ": not a TensorProto");
+  return ConvertTensor(t, "tensor " + path);
+}
+
+}  // namespace tunefarm::frontend

@@ -1,0 +1,31 @@
+// ONNX importer: a ModelProto (opsets 1-17 of the default domain; 7-17 is what exporters of the
+// supported models produce) -> graph::Graph.
+//
+// Contract: every operator of the model must be one the importer claims (SupportedOnnxOps(),
+// docs/onnx_support.md); anything else — an unknown or unsupported operator, a non-default
+// domain, an attribute or tensor type it cannot read, a dangling input — is an InvalidArgument
+// naming the node, its op type and the opset. Shapes are taken from the model's declared inputs;
+// InferShapes (graph/passes) fills in the rest.
+#ifndef TUNEFARM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
+#define TUNEFARM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace tunefarm::frontend {
+
+constexpr int64_t kMinOnnxOpset = 1;
+constexpr int64_t kMaxOnnxOpset = 17;
+
+Result<graph::Graph> ImportOnnxFile(const std::string& path);
+Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what);
+// A serialized onnx::TensorProto (e.g. test_data_set_0/input_0.pb) as constant data.
+Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path);
+
+const std::vector<std::string>& SupportedOnnxOps();
+
+}  // namespace tunefarm::frontend
+
+#endif  // TUNEFARM_COMPILER_FRONTEND_ONNX_IMPORTER_H_

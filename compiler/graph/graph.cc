@@ -1,0 +1,93 @@
+#include "compiler/graph/graph.h"
+
+#include <sstream>
+
+namespace tunefarm::graph {
+
+const char* DataTypeName(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return "float32";
+    case DataType::kInt64: return "int64";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt8: return "int8";
+    case DataType::kUInt8: return "uint8";
+    case DataType::kBool: return "bool";
+  }
+  return "?";
+}
+
+int64_t ConstantData::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+int64_t Node::GetInt(const std::string& name, int64_t def) const {
+  auto it = attrs.find(name);
+  return it != attrs.end() && it->second.kind == Attribute::kInt ? it->second.i : def;
+}
+float Node::GetFloat(const std::string& name, float def) const {
+  auto it = attrs.find(name);
+  return it != attrs.end() && it->second.kind == Attribute::kFloat ? it->second.f : def;
+}
+std::vector<int64_t> Node::GetInts(const std::string& name, std::vector<int64_t> def) const {
+  auto it = attrs.find(name);
+  return it != attrs.end() && it->second.kind == Attribute::kInts ? it->second.ints : def;
+}
+std::string Node::GetString(const std::string& name, const std::string& def) const {
+  auto it = attrs.find(name);
+  return it != attrs.end() && it->second.kind == Attribute::kString ? it->second.s : def;
+}
+
+int Graph::AddValue(Value v) {
+  values.push_back(std::move(v));
+  return int(values.size()) - 1;
+}
+
+int Graph::AddConstant(const std::string& name, ConstantData data) {
+  Value v;
+  v.name = name;
+  v.dtype = data.dtype;
+  v.shape = data.shape;
+  v.shape_known = true;
+  v.constant = std::make_shared<const ConstantData>(std::move(data));
+  return AddValue(std::move(v));
+}
+
+std::string Graph::Describe(const Node& n) const {
+  return "node '" + (n.name.empty() ? (n.outputs.empty() ? std::string("?") : values[size_t(n.outputs[0])].name) : n.name) +
+         "' (" + n.op_type + (opset > 0 ? ", opset " + std::to_string(opset) : std::string()) + ")";
+}
+
+namespace {
+std::string ShapeString(const Value& v) {
+  if (!v.shape_known) return "?";
+  std::string s = "[";
+  for (size_t i = 0; i < v.shape.size(); ++i) s += (i ? "," : "") + std::to_string(v.shape[i]);
+  return s + "]";
+}
+}  // namespace
+
+std::string Graph::ToString() const {
+  std::ostringstream os;
+  for (const Node& n : nodes) {
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const Value& v = values[size_t(n.outputs[i])];
+      os << (i ? ", " : "") << v.name << ":" << ShapeString(v);
+    }
+    os << " = " << n.op_type << "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      os << (i ? ", " : "");
+      if (n.inputs[i] < 0) {
+        os << "_";
+        continue;
+      }
+      const Value& v = values[size_t(n.inputs[i])];
+      os << (v.constant ? "const " : "") << v.name;
+    }
+    os << ")\n";
+  }
+  return os.str();
+}
+
+}  // namespace tunefarm::graph

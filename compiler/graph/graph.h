@@ -1,0 +1,88 @@
+// Graph IR: the model-level dataflow graph the frontends produce and the graph passes rewrite.
+//
+// A Graph owns Values (tensors: graph inputs, constants, node outputs) and Nodes (operators, in
+// topological order). Nodes refer to values by index; an optional input that is absent is -1.
+// Constants carry their data; every value carries a dtype and, once shapes are inferred, a shape.
+// Operator names and attributes follow ONNX (Conv, Gemm, Relu, ...), so importers translate
+// little and the graph stays readable in dumps.
+//
+// Thread safety: a Graph is a plain value; no internal synchronization.
+#ifndef TUNEFARM_COMPILER_GRAPH_GRAPH_H_
+#define TUNEFARM_COMPILER_GRAPH_GRAPH_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::graph {
+
+enum class DataType { kFloat32, kInt64, kInt32, kInt8, kUInt8, kBool };
+const char* DataTypeName(DataType t);
+
+// Constant tensor data, row-major. Exactly one of the vectors is used, per dtype: float32 ->
+// f32, the integer types and bool -> i64 (widened).
+struct ConstantData {
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<float> f32;
+  std::vector<int64_t> i64;
+  int64_t num_elements() const;
+};
+
+struct Attribute {
+  enum Kind { kInt, kFloat, kInts, kFloats, kString, kTensor } kind = kInt;
+  int64_t i = 0;
+  float f = 0;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::string s;
+  std::shared_ptr<const ConstantData> tensor;
+};
+
+struct Value {
+  std::string name;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  bool shape_known = false;
+  int producer = -1;                              // node index, -1 for inputs and constants
+  std::shared_ptr<const ConstantData> constant;   // set for constants
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::vector<int> inputs;   // value indices, -1 = omitted optional input
+  std::vector<int> outputs;  // value indices
+  std::map<std::string, Attribute> attrs;
+
+  // Attribute accessors with defaults; a wrong attribute kind reads as absent.
+  int64_t GetInt(const std::string& name, int64_t def) const;
+  float GetFloat(const std::string& name, float def) const;
+  std::vector<int64_t> GetInts(const std::string& name, std::vector<int64_t> def = {}) const;
+  std::string GetString(const std::string& name, const std::string& def) const;
+  bool Has(const std::string& name) const { return attrs.count(name) > 0; }
+};
+
+class Graph {
+ public:
+  std::vector<Value> values;
+  std::vector<Node> nodes;     // topological order
+  std::vector<int> inputs;     // runtime inputs (not constants)
+  std::vector<int> outputs;
+  int64_t opset = 0;           // of the default ONNX domain; 0 when built in code
+
+  int AddValue(Value v);
+  int AddConstant(const std::string& name, ConstantData data);
+  // "node 'conv1' (Conv)": how errors name a node.
+  std::string Describe(const Node& n) const;
+  // One line per node: outputs = op(inputs) with shapes.
+  std::string ToString() const;
+};
+
+}  // namespace tunefarm::graph
+
+#endif  // TUNEFARM_COMPILER_GRAPH_GRAPH_H_

@@ -1,0 +1,192 @@
+// ONNX import and shape inference: error messages, the reference models of ../shared/models (skip
+// when absent), and inferred output shapes against Debian's libonnx-testdata (skip when absent).
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <onnx/onnx_pb.h>
+#pragma GCC diagnostic pop
+
+#include "compiler/frontend/onnx_importer.h"
+#include "compiler/graph/passes/infer_shapes.h"
+
+namespace tunefarm::frontend {
+namespace {
+
+bool Exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string SharedModels() {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/../shared/models/";
+}
+
+onnx::ModelProto OneNodeModel(const std::string& op, int64_t opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* os = m.add_opset_import();
+  os->set_domain("");
+  os->set_version(opset);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 3, 8, 8}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto* node = g->add_node();
+  node->set_name("n0");
+  node->set_op_type(op);
+  node->add_input("x");
+  node->add_output("y");
+  g->add_output()->set_name("y");
+  return m;
+}
+
+void ExpectError(const Status& s, const std::string& part) {
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
+}
+
+TEST(OnnxImport, ErrorsNameTheNodeOpAndOpset) {
+  ExpectError(ImportOnnxBytes("definitely not protobuf \xff\xff", "bad.onnx").status(), "malformed ONNX model bad.onnx");
+  EXPECT_EQ(ImportOnnxFile("/nonexistent.onnx").status().code(), StatusCode::kNotFound);
+
+  auto m = OneNodeModel("NonMaxSuppression", 13);
+  ExpectError(ImportOnnxBytes(m.SerializeAsString(), "m").status(), "node 'n0' (op NonMaxSuppression, opset 13): unsupported operator");
+
+  auto newer = OneNodeModel("Relu", 19);
+  ExpectError(ImportOnnxBytes(newer.SerializeAsString(), "m").status(), "uses opset 19; supported opsets are 1-17");
+
+  auto dangling = OneNodeModel("Relu", 13);
+  dangling.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");
+  ExpectError(ImportOnnxBytes(dangling.SerializeAsString(), "m").status(), "input 'nowhere' is not a graph input");
+
+  auto domain = OneNodeModel("Relu", 13);
+  domain.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+  ExpectError(ImportOnnxBytes(domain.SerializeAsString(), "m").status(), "operator domain 'com.microsoft'");
+
+  auto f16 = OneNodeModel("Relu", 13);
+  f16.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT16);
+  ExpectError(ImportOnnxBytes(f16.SerializeAsString(), "m").status(), "unsupported element type FLOAT16");
+}
+
+TEST(OnnxImport, ShapeErrorsNameTheNode) {
+  auto m = OneNodeModel("Conv", 13);
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {4, 5, 3, 3}) w->add_dims(d);  // 5 input channels, the input has 3
+  for (int i = 0; i < 4 * 5 * 9; ++i) w->add_float_data(0.0f);
+  m.mutable_graph()->mutable_node(0)->add_input("w");
+  auto g = ImportOnnxBytes(m.SerializeAsString(), "m");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ExpectError(graph::InferShapes(&*g), "node 'n0' (Conv, opset 13): input channels 3 do not match weight [4,5,3,3]");
+
+  auto bad_init = m;
+  bad_init.mutable_graph()->mutable_initializer(0)->clear_float_data();
+  ExpectError(ImportOnnxBytes(bad_init.SerializeAsString(), "m").status(), "initializer 'w' holds 0 elements, its shape needs 180");
+}
+
+TEST(OnnxImport, ReferenceModelsInferToTheirOutputShape) {
+  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+    std::string path = SharedModels() + name + ".onnx";
+    if (!Exists(path)) GTEST_SKIP() << path << " not present";
+    auto g = ImportOnnxFile(path);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_TRUE(graph::InferShapes(&*g).ok());
+    ASSERT_EQ(g->outputs.size(), 1u);
+    EXPECT_EQ(g->values[size_t(g->outputs[0])].shape, (std::vector<int64_t>{1, 1000})) << name;
+  }
+}
+
+// Shape inference over libonnx-testdata: for every test whose operators are all claimed, the
+// inferred output shapes must equal the expected outputs' shapes. Reports pass/total per op.
+TEST(OnnxImport, ShapeInferenceMatchesOnnxBackendTests) {
+  const std::string root = "/usr/share/libonnx-testdata/data/node/";
+  DIR* dir = opendir(root.c_str());
+  if (!dir) GTEST_SKIP() << root << " not present (apt install libonnx-testdata)";
+  std::vector<std::string> tests;
+  while (dirent* e = readdir(dir)) {
+    if (std::string(e->d_name).rfind("test_", 0) == 0) tests.push_back(e->d_name);
+  }
+  closedir(dir);
+  std::sort(tests.begin(), tests.end());
+  std::map<std::string, std::pair<int, int>> per_op;  // op -> (passed, total)
+  int passed = 0, total = 0;
+  std::vector<std::string> failures;
+  const auto& claimed = SupportedOnnxOps();
+  for (const auto& t : tests) {
+    std::string dirpath = root + t + "/";
+    onnx::ModelProto m;
+    {
+      FILE* f = std::fopen((dirpath + "model.onnx").c_str(), "rb");
+      if (!f) continue;
+      std::string bytes;
+      char buf[65536];
+      for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) bytes.append(buf, n);
+      std::fclose(f);
+      if (!m.ParseFromString(bytes)) continue;
+    }
+    bool all_claimed = m.graph().node_size() > 0;
+    for (const auto& n : m.graph().node()) {
+      all_claimed = all_claimed && std::find(claimed.begin(), claimed.end(), n.op_type()) != claimed.end();
+    }
+    if (!all_claimed) continue;
+    std::string op = m.graph().node(m.graph().node_size() - 1).op_type();
+    ++total;
+    ++per_op[op].second;
+    auto g = ImportOnnxFile(dirpath + "model.onnx");
+    bool ok = g.ok();
+    std::string why = ok ? "" : g.status().message();
+    if (ok) {
+      // Inputs without declared shapes take the shapes of the test's input data.
+      for (size_t i = 0; i < g->inputs.size(); ++i) {
+        auto data = ReadOnnxTensorFile(dirpath + "test_data_set_0/input_" + std::to_string(i) + ".pb");
+        if (data.ok()) {
+          auto& v = g->values[size_t(g->inputs[i])];
+          v.shape = data->shape;
+          v.shape_known = true;
+          // Integer inputs are shape operands (starts, axes, split sizes): the runner feeds them
+          // as the constants a deployed model would have.
+          if (data->dtype != graph::DataType::kFloat32) v.constant = std::make_shared<const graph::ConstantData>(*data);
+        }
+      }
+      Status s = graph::InferShapes(&*g);
+      ok = s.ok();
+      why = s.message();
+      for (size_t i = 0; ok && i < g->outputs.size(); ++i) {
+        auto expected = ReadOnnxTensorFile(dirpath + "test_data_set_0/output_" + std::to_string(i) + ".pb");
+        if (!expected.ok()) continue;
+        if (g->values[size_t(g->outputs[i])].shape != expected->shape) {
+          ok = false;
+          why = "output " + std::to_string(i) + " shape differs";
+        }
+      }
+    }
+    if (ok) {
+      ++passed;
+      ++per_op[op].first;
+    } else {
+      failures.push_back(t + ": " + why);
+    }
+  }
+  std::string report;
+  for (const auto& [op, pt] : per_op) report += op + " " + std::to_string(pt.first) + "/" + std::to_string(pt.second) + "  ";
+  std::printf("shape inference on ONNX backend tests: %d/%d passed\n%s\n", passed, total, report.c_str());
+  for (const auto& f : failures) std::printf("  %s\n", f.c_str());
+  ASSERT_GT(total, 100);
+  EXPECT_GE(double(passed), 0.95 * total);
+}
+
+}  // namespace
+}  // namespace tunefarm::frontend
