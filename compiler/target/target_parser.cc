@@ -67,7 +67,7 @@ bool Target::is_arm() const {
 std::string Target::ToString() const {
   if (kind == "cuda") return "cuda -arch=" + arch;
   std::string s = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
-  if (!features.empty()) s += " -mattr=" + features;
+  if (!features.empty() && !detected_features) s += " -mattr=" + features;
   if (!model.empty()) s += " -model=" + model;
   return s;
 }
@@ -79,6 +79,7 @@ Target HostTarget() {
   t.triple = llvm::Triple::normalize(llvm::sys::getProcessTriple());
   t.cpu = llvm::sys::getHostCPUName().str();
   t.features = HostFeatures();
+  t.detected_features = true;
   t.keys = {"cpu"};
   t.is_host = true;
   Status s = Validate(&t);
@@ -146,6 +147,7 @@ Result<Target> ParseTarget(std::string_view text) {
       cpu_given = true;
     } else if (name == "mattr") {
       t.features = value;
+      t.detected_features = false;
     } else if (name == "model") {
       t.model = value;
     } else if (name == "keys") {
@@ -157,13 +159,14 @@ Result<Target> ParseTarget(std::string_view text) {
   }
   if (t.kind == "cuda") return t;
 
-  std::string host_triple = llvm::Triple::normalize(llvm::sys::getProcessTriple());
-  t.is_host = t.triple == host_triple;
+  llvm::Triple host(llvm::sys::getProcessTriple()), mine(t.triple);
+  t.is_host = mine.getArch() == host.getArch() && mine.getOS() == host.getOS();
   if (explicit_triple && !t.is_host && !cpu_given && t.model.empty()) t.cpu = "generic";
   if ((head == "llvm" || head == "native") && cpu_given) {
     // An explicit CPU replaces the host's: its features come from the CPU, not from detection.
     bool features_given = std::any_of(tokens.begin(), tokens.end(), [](const std::string& s) { return s.rfind("-mattr=", 0) == 0; });
     if (!features_given) t.features.clear();
+    t.detected_features = false;
   }
   if (t.is_host && t.is_arm()) t.keys = {"arm_cpu", "cpu"};
   if (head == "llvm" && explicit_triple && !t.is_host && t.is_arm()) t.keys = {"arm_cpu", "cpu"};

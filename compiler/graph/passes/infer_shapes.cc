@@ -63,6 +63,23 @@ class NodeInference {
     return Status::OK();
   }
 
+  // Records the resolved window attributes on the node (auto_pad becomes explicit pads), so later
+  // passes read one form.
+  void Canonicalize(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                    const std::vector<int64_t>& dil, const std::vector<int64_t>& pads) {
+    auto set = [&](const char* name, const std::vector<int64_t>& v) {
+      Attribute a;
+      a.kind = Attribute::kInts;
+      a.ints = v;
+      n_.attrs[name] = a;
+    };
+    set("kernel_shape", kernel);
+    set("strides", strides);
+    set("dilations", dil);
+    set("pads", pads);
+    n_.attrs.erase("auto_pad");
+  }
+
   Status Conv();
   Status Pool(bool is_max);
   Status Gemm();
@@ -129,6 +146,7 @@ Status NodeInference::Conv() {
   std::vector<int64_t> pads;
   Status s = ResolvePads(n_, {x[2], x[3]}, kernel, strides, dil, &pads);
   if (!s.ok()) return Fail(s.message());
+  Canonicalize(kernel, strides, dil, pads);
   std::vector<int64_t> out = {x[0], w[0], 0, 0};
   for (int i = 0; i < 2; ++i) {
     auto o = WindowOut(x[size_t(2 + i)], kernel[size_t(i)], strides[size_t(i)], dil[size_t(i)], pads[size_t(i)], pads[size_t(2 + i)], false);
@@ -150,6 +168,7 @@ Status NodeInference::Pool(bool is_max) {
   std::vector<int64_t> pads;
   Status s = ResolvePads(n_, std::vector<int64_t>(x.begin() + 2, x.end()), kernel, strides, dil, &pads);
   if (!s.ok()) return Fail(s.message());
+  Canonicalize(kernel, strides, dil, pads);
   bool ceil_mode = n_.GetInt("ceil_mode", 0) != 0;
   std::vector<int64_t> out = {x[0], x[1]};
   for (size_t i = 0; i < sp; ++i) {

@@ -30,6 +30,9 @@ struct Target {
   // float32 lanes of the widest vector the target computes with: 16 AVX-512, 8 AVX2, 4 NEON/SSE.
   int vector_lanes = 4;
   bool is_host = false;  // kernels can be JIT-compiled and run in this process
+  // The features were detected on this machine (native/llvm without -mcpu/-mattr): the canonical
+  // string then names only the CPU, not the detected feature list.
+  bool detected_features = false;
 
   // Canonical string; ParseTarget(ToString()) gives back an equal target.
   std::string ToString() const;

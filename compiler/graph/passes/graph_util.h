@@ -1,0 +1,17 @@
+// Small helpers shared by graph passes.
+#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
+#define TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
+
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace tunefarm::graph {
+
+// How many node inputs read each value (graph outputs not counted).
+std::vector<int> CountUses(const Graph& g);
+bool IsGraphOutput(const Graph& g, int value);
+
+}  // namespace tunefarm::graph
+
+#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_

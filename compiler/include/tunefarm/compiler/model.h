@@ -1,0 +1,31 @@
+// Models: loading (ONNX files), graph optimization and task extraction.
+//
+// A Task is one distinct tunable workload of a model on a target (template + workload key),
+// with how often the model runs it: what `tunefarm tasks` lists and the tuner tunes.
+#ifndef TUNEFARM_COMPILER_MODEL_H_
+#define TUNEFARM_COMPILER_MODEL_H_
+
+#include <string>
+#include <vector>
+
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::compiler {
+
+struct Task {
+  Workload workload;
+  int count = 0;                    // occurrences in the model
+  double flops = 0;                 // per occurrence
+  int64_t config_space_size = 0;    // on the target
+  std::vector<std::string> nodes;   // the model nodes that run it
+};
+
+// Imports MODEL (an .onnx path), infers shapes, folds batch norms into convolutions, removes dead
+// nodes, and lists the tunable tasks in first-occurrence order. Errors name the model and node.
+Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target);
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_MODEL_H_

@@ -1,0 +1,119 @@
+// Graph passes: batch-norm folding, dead-node removal, task extraction.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cmath>
+
+#include "compiler/graph/passes/fold_batch_norm.h"
+#include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/graph/passes/remove_dead_nodes.h"
+#include "tunefarm/compiler/model.h"
+
+namespace tunefarm::graph {
+namespace {
+
+ConstantData Floats(std::vector<int64_t> shape, std::vector<float> v) { return {DataType::kFloat32, shape, v, {}}; }
+
+// x[1,1,2,2] -> Conv(w[2,1,1,1], b) -> BatchNorm -> Relu -> y
+Graph ConvBnRelu() {
+  Graph g;
+  g.opset = 13;
+  Value x;
+  x.name = "x";
+  x.shape = {1, 1, 2, 2};
+  x.shape_known = true;
+  int xi = g.AddValue(x);
+  g.inputs.push_back(xi);
+  int w = g.AddConstant("w", Floats({2, 1, 1, 1}, {2.0f, -1.0f}));
+  int b = g.AddConstant("b", Floats({2}, {0.5f, 0.25f}));
+  int gamma = g.AddConstant("gamma", Floats({2}, {1.0f, 3.0f}));
+  int beta = g.AddConstant("beta", Floats({2}, {0.1f, -0.2f}));
+  int mean = g.AddConstant("mean", Floats({2}, {0.3f, 0.0f}));
+  int var = g.AddConstant("var", Floats({2}, {4.0f, 1.0f}));
+  auto add_node = [&](const std::string& op, std::vector<int> in, const std::string& out) {
+    Value v;
+    v.name = out;
+    v.producer = int(g.nodes.size());
+    int o = g.AddValue(v);
+    Node n;
+    n.name = out;
+    n.op_type = op;
+    n.inputs = std::move(in);
+    n.outputs = {o};
+    g.nodes.push_back(n);
+    return o;
+  };
+  int c = add_node("Conv", {xi, w, b}, "conv");
+  int bn = add_node("BatchNormalization", {c, gamma, beta, mean, var}, "bn");
+  g.nodes.back().attrs["epsilon"] = Attribute{Attribute::kFloat, 0, 0.0f, {}, {}, "", nullptr};
+  int y = add_node("Relu", {bn}, "y");
+  g.outputs.push_back(y);
+  return g;
+}
+
+TEST(FoldBatchNorm, FoldsScaleAndShiftIntoTheConv) {
+  Graph g = ConvBnRelu();
+  ASSERT_TRUE(InferShapes(&g).ok());
+  EXPECT_EQ(FoldBatchNorm(&g), 1);
+  EXPECT_EQ(RemoveDeadNodes(&g), 1);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  const Node& conv = g.nodes[0];
+  EXPECT_EQ(conv.op_type, "Conv");
+  EXPECT_EQ(g.values[size_t(conv.outputs[0])].name, "bn");  // consumers keep reading "bn"
+  const auto& w = g.values[size_t(conv.inputs[1])].constant->f32;
+  const auto& b = g.values[size_t(conv.inputs[2])].constant->f32;
+  // s = gamma / sqrt(var): {0.5, 3}; w' = w * s; b' = (b - mean) * s + beta
+  EXPECT_FLOAT_EQ(w[0], 1.0f);
+  EXPECT_FLOAT_EQ(w[1], -3.0f);
+  EXPECT_FLOAT_EQ(b[0], (0.5f - 0.3f) * 0.5f + 0.1f);
+  EXPECT_FLOAT_EQ(b[1], 0.25f * 3.0f - 0.2f);
+  EXPECT_EQ(g.nodes[1].op_type, "Relu");
+  EXPECT_EQ(g.nodes[1].inputs[0], conv.outputs[0]);
+  EXPECT_EQ(g.values[size_t(g.outputs[0])].name, "y");
+}
+
+TEST(FoldBatchNorm, LeavesSharedConvOutputsAlone) {
+  Graph g = ConvBnRelu();
+  g.outputs.push_back(g.nodes[0].outputs[0]);  // the conv output is also a graph output
+  ASSERT_TRUE(InferShapes(&g).ok());
+  EXPECT_EQ(FoldBatchNorm(&g), 0);
+  EXPECT_EQ(RemoveDeadNodes(&g), 0);
+  EXPECT_EQ(g.nodes.size(), 3u);
+}
+
+bool Exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasks) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  std::string path = std::string(src ? src : ".") + "/../shared/models/resnet18.onnx";
+  if (!Exists(path)) GTEST_SKIP() << path << " not present";
+  auto tasks = compiler::ExtractTasks(path, compiler::HostTarget());
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_EQ(tasks->size(), 12u);
+  int convs = 0, dense = 0;
+  double flops = 0;
+  for (const auto& t : *tasks) {
+    convs += t.workload.template_name == "conv2d_nchwc" ? t.count : 0;
+    dense += t.workload.template_name == "dense_pack" ? t.count : 0;
+    flops += t.flops * t.count;
+    EXPECT_GT(t.config_space_size, 0);
+  }
+  EXPECT_EQ(convs, 20);  // 17 3x3/7x7 convs + 3 downsampling 1x1 convs
+  EXPECT_EQ(dense, 1);
+  EXPECT_NEAR(flops / 1e9, 3.63, 0.01);
+  EXPECT_EQ((*tasks)[1].workload.Key(), "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
+  EXPECT_EQ((*tasks)[1].count, 4);
+}
+
+TEST(ExtractTasks, ErrorsNameTheModel) {
+  auto tasks = compiler::ExtractTasks("/nonexistent/model.onnx", compiler::HostTarget());
+  ASSERT_FALSE(tasks.ok());
+  EXPECT_NE(tasks.status().message().find("cannot open ONNX file /nonexistent/model.onnx"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tunefarm::graph

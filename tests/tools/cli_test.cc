@@ -1,0 +1,61 @@
+// The tunefarm CLI as a user runs it: exit codes and the one-line messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string output;
+};
+
+CliRun Tunefarm(const std::string& args) {
+  std::string cmd = std::string(TUNEFARM_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  CliRun r{-1, ""};
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(Cli, HelpListsCommands) {
+  CliRun r = Tunefarm("help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("tasks"), std::string::npos);
+}
+
+TEST(Cli, UserErrorsAreOneClearMessage) {
+  CliRun unknown = Tunefarm("frobnicate");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.output.find("unknown command 'frobnicate'"), std::string::npos);
+  CliRun missing = Tunefarm("tasks /nonexistent.onnx");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.output, "tunefarm tasks: cannot open ONNX file /nonexistent.onnx\n");
+  CliRun bad_target = Tunefarm("tasks x.onnx --target nonsense");
+  EXPECT_EQ(bad_target.code, 1);
+  EXPECT_NE(bad_target.output.find("unknown target kind 'nonsense'"), std::string::npos);
+  CliRun bad_flag = Tunefarm("tasks x.onnx --frob 1");
+  EXPECT_EQ(bad_flag.code, 2);
+  EXPECT_NE(bad_flag.output.find("unknown flag --frob"), std::string::npos);
+}
+
+TEST(Cli, TasksOfTheReferenceModel) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  std::string model = std::string(src ? src : ".") + "/../shared/models/resnet18.onnx";
+  if (FILE* f = fopen(model.c_str(), "rb")) {
+    fclose(f);
+  } else {
+    GTEST_SKIP() << model << " not present";
+  }
+  CliRun r = Tunefarm("tasks " + model + " --json");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"workload\": \"dense_pack|N1_I512|O1000|NC|float32\""), std::string::npos) << r.output;
+}
+
+}  // namespace
