@@ -24,7 +24,7 @@ constexpr Tag kTags[] = {
     {"x86-avx512", "x86_64-unknown-linux-gnu", "skylake-avx512", "", "cpu"},
 };
 
-std::vector<std::string> SplitComma(const std::string& s) {  // NOLINT(misc-unused)
+std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
   std::string item;
