@@ -54,6 +54,7 @@ class Cursor {
     return true;
   }
   bool Read(void* dst, size_t n) {
+    if (n == 0) return true;  // dst may be null (an empty vector's data()), which memcpy forbids
     if (remaining() < n) return false;
     std::memcpy(dst, bytes_.data() + pos_, n);
     pos_ += n;
