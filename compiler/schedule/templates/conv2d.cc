@@ -162,16 +162,9 @@ class Conv2dNCHWc final : public OpTemplate {
 
     if (padded) {
       te::Stage& p = s[input];
-      if (cfg.Annotation("pad_at") == "tile") {
-        // Inside the input-channel-chunk loop: each step pads only the rows and columns of one
-        // chunk that the tile reads, which then stay in L1 for the kh/kw/icb loops.
-        p.compute_at(a, aic);
-        if (ic_bn >= 4) p.vectorize(p.axes[4]);
-      } else {
-        auto pf = p.fuse(p.fuse(p.axes[0], p.axes[1]), p.axes[2]);
-        p.parallel(pf);
-        if (ic_bn >= 4) p.vectorize(p.axes[4]);
-      }
+      // Per tile, inside the input-channel-chunk loop: each step pads only the rows and columns of
+      // one chunk that the tile reads, which then stay in L1 for the kh/kw/icb loops.
+      SchedulePadding(p, cfg.Annotation("pad_at") == "tile", a, aic, ic_bn);
     }
     return def;
   }

@@ -118,12 +118,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
 
     if (padded) {
       te::Stage& p = s[input];
-      if (cfg.Annotation("pad_at") == "tile") {
-        p.compute_at(a, an);
-      } else {
-        p.parallel(p.fuse(p.fuse(p.axes[0], p.axes[1]), p.axes[2]));
-      }
-      if (c_bn >= 4) p.vectorize(p.axes[4]);
+      SchedulePadding(p, cfg.Annotation("pad_at") == "tile", a, an, c_bn);
     }
     return def;
   }

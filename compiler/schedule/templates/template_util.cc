@@ -78,6 +78,15 @@ ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c) {
   });
 }
 
+void SchedulePadding(te::Stage& pad, bool attach, te::Stage& consumer, const te::IterVar& at, int64_t block) {
+  if (attach) {
+    pad.compute_at(consumer, at);
+  } else {
+    pad.parallel(pad.fuse(pad.fuse(pad.axes[0], pad.axes[1]), pad.axes[2]));
+  }
+  if (block >= 4) pad.vectorize(pad.axes[4]);
+}
+
 Status CheckConv2d(const Workload& w, const char* name) {
   const Conv2dParams& c = w.conv;
   std::string where = std::string(name) + " workload " + w.Key();

@@ -45,6 +45,11 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
 // The zero-padded input of an NCHW[x]c convolution (data itself when there is no padding).
 ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
 
+// Schedules the padding stage: inside `consumer` at loop `at` when attach is set (only the region
+// the consumer reads there), else once up front with its outer loops fused and parallel. The
+// channel block is vectorized when it is at least 4 wide.
+void SchedulePadding(te::Stage& pad, bool attach, te::Stage& consumer, const te::IterVar& at, int64_t block);
+
 }  // namespace tunefarm::compiler
 
 #endif  // TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_TEMPLATE_UTIL_H_
