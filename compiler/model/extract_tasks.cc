@@ -1,7 +1,7 @@
 // Task extraction: convolutions and dense layers of an imported, optimized graph -> Tasks.
 #include <map>
 
-#include "compiler/frontend/onnx_importer.h"
+#include "compiler/frontend/zoo.h"
 #include "compiler/graph/passes/fold_batch_norm.h"
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/graph/passes/remove_dead_nodes.h"
@@ -41,7 +41,7 @@ Result<bool> NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload*
 }  // namespace
 
 Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target) {
-  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::ImportOnnxFile(model));
+  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model));
   TUNEFARM_RETURN_IF_ERROR(graph::InferShapes(&g).WithContext(model));
   graph::FoldBatchNorm(&g);
   graph::RemoveDeadNodes(&g);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "compiler/frontend/zoo.h"
 #include "compiler/graph/passes/fold_batch_norm.h"
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/graph/passes/remove_dead_nodes.h"
@@ -109,10 +110,45 @@ TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasks) {
   EXPECT_EQ((*tasks)[1].count, 4);
 }
 
+TEST(Zoo, EveryModelInfersToImageNetLogits) {
+  // (name, tasks, MFLOP of the tuned ops per inference): the textbook sizes of each network.
+  const struct {
+    const char* name;
+    size_t tasks;
+    double mflop;
+  } kModels[] = {{"resnet-18", 12, 3628.1}, {"resnet-34", 12, 7327.5}, {"resnet-50", 24, 8178.4},
+                 {"mobilenet-v1", 20, 1137.5}, {"mobilenet-v2", 31, 601.5}, {"vgg-16", 12, 30940.5},
+                 {"squeezenet-1.1", 18, 698.3}};
+  for (const auto& m : kModels) {
+    auto g = frontend::ZooModel(m.name);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_TRUE(InferShapes(&*g).ok()) << m.name;
+    EXPECT_EQ(g->values[size_t(g->outputs[0])].shape, (std::vector<int64_t>{1, 1000})) << m.name;
+    auto tasks = compiler::ExtractTasks(m.name, compiler::HostTarget());
+    ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+    EXPECT_EQ(tasks->size(), m.tasks) << m.name;
+    double flops = 0;
+    for (const auto& t : *tasks) flops += t.flops * t.count;
+    EXPECT_NEAR(flops / 1e6, m.mflop, 0.1) << m.name;
+  }
+  // Deterministic weights: two builds are identical.
+  auto a = frontend::ZooModel("mobilenet-v2"), b = frontend::ZooModel("mobilenet-v2");
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->values.size(), b->values.size());
+  for (size_t i = 0; i < a->values.size(); ++i) {
+    if (a->values[i].constant) {
+      EXPECT_EQ(a->values[i].constant->f32, b->values[i].constant->f32);
+    }
+  }
+}
+
 TEST(ExtractTasks, ErrorsNameTheModel) {
-  auto tasks = compiler::ExtractTasks("/nonexistent/model.onnx", compiler::HostTarget());
-  ASSERT_FALSE(tasks.ok());
-  EXPECT_NE(tasks.status().message().find("cannot open ONNX file /nonexistent/model.onnx"), std::string::npos);
+  auto unknown = compiler::ExtractTasks("resnet-19", compiler::HostTarget());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("model 'resnet-19' is neither a file nor a zoo model (resnet-18, "),
+            std::string::npos)
+      << unknown.status().message();
+
 }
 
 }  // namespace

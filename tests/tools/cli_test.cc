@@ -36,7 +36,12 @@ TEST(Cli, UserErrorsAreOneClearMessage) {
   EXPECT_NE(unknown.output.find("unknown command 'frobnicate'"), std::string::npos);
   CliRun missing = Tunefarm("tasks /nonexistent.onnx");
   EXPECT_EQ(missing.code, 1);
-  EXPECT_EQ(missing.output, "tunefarm tasks: cannot open ONNX file /nonexistent.onnx\n");
+  EXPECT_NE(missing.output.find("tunefarm tasks: model '/nonexistent.onnx' is neither a file nor a zoo model"),
+            std::string::npos)
+      << missing.output;
+  CliRun zoo = Tunefarm("tasks squeezenet-1.1");
+  EXPECT_EQ(zoo.code, 0) << zoo.output;
+  EXPECT_NE(zoo.output.find("18 tasks for squeezenet-1.1"), std::string::npos) << zoo.output;
   CliRun bad_target = Tunefarm("tasks x.onnx --target nonsense");
   EXPECT_EQ(bad_target.code, 1);
   EXPECT_NE(bad_target.output.find("unknown target kind 'nonsense'"), std::string::npos);

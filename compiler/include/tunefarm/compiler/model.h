@@ -22,7 +22,7 @@ struct Task {
   std::vector<std::string> nodes;   // the model nodes that run it
 };
 
-// Imports MODEL (an .onnx path), infers shapes, folds batch norms into convolutions, removes dead
+// Loads MODEL (an .onnx path or a zoo name such as resnet-18), infers shapes, folds batch norms into convolutions, removes dead
 // nodes, and lists the tunable tasks in first-occurrence order. Errors name the model and node.
 Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target);
 
