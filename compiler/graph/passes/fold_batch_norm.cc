@@ -11,9 +11,10 @@ int FoldBatchNorm(Graph* g) {
   int folded = 0;
   for (Node& bn : g->nodes) {
     if (bn.op_type != "BatchNormalization" || bn.inputs.size() < 5 || bn.GetInt("training_mode", 0) != 0) continue;
-    const Value& x = g->values[size_t(bn.inputs[0])];
-    if (x.producer < 0 || uses[size_t(bn.inputs[0])] != 1 || IsGraphOutput(*g, bn.inputs[0])) continue;
-    Node& conv = g->nodes[size_t(x.producer)];
+    // An index, not a reference: AddConstant below grows g->values.
+    const int conv_index = g->values[size_t(bn.inputs[0])].producer;
+    if (conv_index < 0 || uses[size_t(bn.inputs[0])] != 1 || IsGraphOutput(*g, bn.inputs[0])) continue;
+    Node& conv = g->nodes[size_t(conv_index)];
     if (conv.op_type != "Conv" || conv.inputs.size() < 2) continue;
     auto constant = [&](int idx) { return idx >= 0 ? g->values[size_t(idx)].constant : nullptr; };
     auto w = constant(conv.inputs[1]);
@@ -44,7 +45,7 @@ int FoldBatchNorm(Graph* g) {
     else conv.inputs.push_back(b_idx);
     // The conv now writes the batch norm's output value; the batch norm becomes dead.
     int out = bn.outputs[0];
-    g->values[size_t(out)].producer = x.producer;
+    g->values[size_t(out)].producer = conv_index;
     conv.outputs[0] = out;
     bn.op_type = "Identity";  // removed by RemoveDeadNodes: nothing reads its (old) input anymore
     bn.inputs = {bn.inputs[0]};
