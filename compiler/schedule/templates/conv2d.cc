@@ -137,16 +137,7 @@ class Conv2dNCHWc final : public OpTemplate {
     // The accumulator tile: the conv itself when an epilogue stage consumes it, else a cache.
     Tensor acc = has_epilogue ? conv : s.cache_write(conv);
     te::Stage& o = s[out];
-    auto n = o.axes[0], occ = o.axes[1], ohx = o.axes[2], owx = o.axes[3], ocb = o.axes[4];
-    auto [oho, ohi] = o.split(ohx, oh_tile);
-    auto [owo, owi] = o.split(owx, reg_n);
-    o.reorder({n, occ, oho, owo, ohi, owi, ocb});
-    auto fused = o.fuse(n, occ);
-    if (cfg.Annotation("parallel") == "oc_oh") fused = o.fuse(fused, oho);
-    o.parallel(fused);
-    o.unroll(ohi);
-    o.unroll(owi);
-    VectorizeByLanes(o, ocb, oc_bn, t.vector_lanes);
+    auto owo = ScheduleConvOutputTiles(o, oh_tile, reg_n, cfg.Annotation("parallel") == "oc_oh", oc_bn, t.vector_lanes);
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);

@@ -98,14 +98,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     te::Schedule& s = *def.schedule;
     Tensor acc = has_epilogue ? conv : s.cache_write(conv);
     te::Stage& o = s[out];
-    auto n = o.axes[0], cc = o.axes[1], ohx = o.axes[2], owx = o.axes[3], cb = o.axes[4];
-    auto [owo, owi] = o.split(owx, reg_n);
-    o.reorder({n, cc, ohx, owo, owi, cb});
-    auto fused = o.fuse(n, cc);
-    if (cfg.Annotation("parallel") == "c_oh") fused = o.fuse(fused, ohx);
-    o.parallel(fused);
-    o.unroll(owi);
-    VectorizeByLanes(o, cb, c_bn, t.vector_lanes);
+    auto owo = ScheduleConvOutputTiles(o, 1, reg_n, cfg.Annotation("parallel") == "c_oh", c_bn, t.vector_lanes);
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);

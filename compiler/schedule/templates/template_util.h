@@ -45,6 +45,13 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
 // The zero-padded input of an NCHW[x]c convolution (data itself when there is no padding).
 ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
 
+// Schedules the output stage of an NCHW[x]c convolution (axes n, c-chunk, oh, ow, c-block): tiles
+// of oh_tile x ow_tile positions, the parallel loop over (n, c-chunk) -- and the row tiles too when
+// parallel_rows --, the tile unrolled and the channel block vectorized. Returns the ow-tile loop,
+// where the accumulator stage is computed.
+te::IterVar ScheduleConvOutputTiles(te::Stage& out, int64_t oh_tile, int64_t ow_tile, bool parallel_rows,
+                                    int64_t block, int lanes);
+
 // Schedules the padding stage: inside `consumer` at loop `at` when attach is set (only the region
 // the consumer reads there), else once up front with its outer loops fused and parallel. The
 // channel block is vectorized when it is at least 4 wide.
