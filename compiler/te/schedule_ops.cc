@@ -32,7 +32,10 @@ Region FullRegion(const Tensor& t) {
 }
 
 Expr Identity(ReduceKind kind, Type t) {
-  if (kind == ReduceKind::kMax) return ir::FloatImm::Make(t, -std::numeric_limits<float>::infinity());
+  if (kind == ReduceKind::kMax && t.is_float()) return ir::FloatImm::Make(t, -std::numeric_limits<float>::infinity());
+  if (kind == ReduceKind::kMax) {
+    return ir::IntImm::Make(t, t.code == Type::kUInt ? 0 : -(int64_t(1) << (t.bits - 1)));
+  }
   return t.is_float() ? ir::FloatImm::Make(t, 0.0) : ir::IntImm::Make(t, 0);
 }
 

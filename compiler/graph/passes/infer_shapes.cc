@@ -65,6 +65,14 @@ class NodeInference {
 
   // Records the resolved window attributes on the node (auto_pad becomes explicit pads), so later
   // passes read one form.
+  // Records a value the lowering needs in canonical form (negative indices resolved, defaults
+  // filled in) as an ints attribute; names starting with '_' are tunefarm's own.
+  void SetInts(const char* name, const std::vector<int64_t>& v) {
+    Attribute a;
+    a.kind = Attribute::kInts;
+    a.ints = v;
+    n_.attrs[name] = a;
+  }
   void Canonicalize(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                     const std::vector<int64_t>& dil, const std::vector<int64_t>& pads) {
     auto set = [&](const char* name, const std::vector<int64_t>& v) {
@@ -258,6 +266,7 @@ Status NodeInference::Concat() {
   if (!n_.Has("axis")) return Fail("missing attribute 'axis'");
   const auto& first = In(0).shape;
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, Axis(n_.GetInt("axis", 0), first.size()));
+  SetInts("_axis", {axis});
   std::vector<int64_t> out = first;
   out[size_t(axis)] = 0;
   bool all_const = true;
@@ -296,6 +305,8 @@ Status NodeInference::Split() {
   if (parts.size() != n_.outputs.size() || std::accumulate(parts.begin(), parts.end(), int64_t(0)) != in[size_t(axis)]) {
     return Fail("split sizes do not add up to the axis extent " + std::to_string(in[size_t(axis)]));
   }
+  SetInts("_split", parts);
+  SetInts("_axis", {axis});
   for (size_t i = 0; i < parts.size(); ++i) {
     std::vector<int64_t> s = in;
     s[size_t(axis)] = parts[i];
@@ -348,6 +359,8 @@ Status NodeInference::Slice() {
     begin[size_t(ax)] = s;
     step[size_t(ax)] = st;
   }
+  SetInts("_begin", begin);
+  SetInts("_step", step);
   if (In(0).constant && in.size() == 1 && In(0).dtype != DataType::kFloat32) {
     ConstantData c{In(0).dtype, out, {}, {}};
     for (int64_t i = 0; i < out[0]; ++i) c.i64.push_back(In(0).constant->i64[size_t(begin[0] + i * step[0])]);
@@ -387,6 +400,7 @@ Status NodeInference::Pad() {
   if (pads.size() != 2 * in.size()) return Fail("pads has " + std::to_string(pads.size()) + " values for rank " + std::to_string(in.size()));
   std::string mode = n_.GetString("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge") return Fail("unsupported pad mode '" + mode + "'");
+  SetInts("_pads", pads);
   std::vector<int64_t> out = in;
   for (size_t i = 0; i < in.size(); ++i) out[i] += pads[i] + pads[i + in.size()];
   SetOut(0, In(0).dtype, out);
@@ -396,6 +410,7 @@ Status NodeInference::Pad() {
 Status NodeInference::Gather() {
   const auto& data = In(0).shape;
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, Axis(n_.GetInt("axis", 0), data.size()));
+  SetInts("_axis", {axis});
   const auto& idx = In(1).shape;
   std::vector<int64_t> out(data.begin(), data.begin() + axis);
   out.insert(out.end(), idx.begin(), idx.end());
@@ -466,6 +481,11 @@ Status NodeInference::ReduceMean() {
     TUNEFARM_ASSIGN_OR_RETURN(int64_t ax, Axis(a, in.size()));
     reduce[size_t(ax)] = true;
   }
+  std::vector<int64_t> reduced_axes;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (reduce[i]) reduced_axes.push_back(int64_t(i));
+  }
+  SetInts("_axes", reduced_axes);
   std::vector<int64_t> out;
   for (size_t i = 0; i < in.size(); ++i) {
     if (!reduce[i]) out.push_back(in[i]);

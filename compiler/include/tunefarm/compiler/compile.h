@@ -1,0 +1,47 @@
+// Compiling a model into a deployable artifact (what `tunefarm compile` does; TVM's relay.build
+// + export_library).
+//
+// The pipeline: import (ONNX file or zoo name) -> shape inference -> graph optimizations by opt
+// level -> lowering every node to kernels (tunable ones with the best config the ConfigSource
+// knows, else the fallback config and one warning line per workload) -> LLVM -> one shared library
+// for the target, linked with its toolchain -> runtime::Artifact.
+//
+// Opt levels (docs/architecture.md, "Model compiler"):
+//   0  every node its own kernel, activations in NCHW between kernels (the reference)
+//   1  + batch-norm folding and dead-node removal
+//   2  + epilogue fusion (conv/dense + bias + residual add + activation in one kernel)
+//   3  + layout planning: activations stay in NCHW[x]c between kernels that accept it
+#ifndef TUNEFARM_COMPILER_COMPILE_H_
+#define TUNEFARM_COMPILER_COMPILE_H_
+
+#include <functional>
+#include <string>
+
+#include "tunefarm/compiler/config_source.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/runtime/artifact.h"
+
+namespace tunefarm::compiler {
+
+struct CompileOptions {
+  int opt_level = 3;
+  const ConfigSource* configs = nullptr;  // null: fallback configs only
+  // Receives each warning line (a workload without a record); default: stderr.
+  std::function<void(const std::string&)> warn;
+  // Link through the target's gcc driver instead of binutils ld (see BuildOptions).
+  bool toolchain_linker = false;
+};
+
+struct CompileStats {
+  int kernels = 0;
+  int tunable_kernels = 0;
+  int from_records = 0;
+  double optimize_ms = 0, lower_ms = 0, codegen_ms = 0, link_ms = 0, total_ms = 0;
+};
+
+Result<runtime::Artifact> CompileModel(const std::string& model, const Target& target, const CompileOptions& options,
+                                       CompileStats* stats = nullptr);
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_COMPILE_H_

@@ -1,0 +1,35 @@
+// ConfigSource: where the model compiler gets the config of each tunable kernel (apply history
+// best). The records database (records.h) is the implementation users have; tests and tools may
+// provide others. A workload the source does not know compiles with its template's fallback config.
+//
+// Thread safety: implementations must allow concurrent Best calls.
+#ifndef TUNEFARM_COMPILER_CONFIG_SOURCE_H_
+#define TUNEFARM_COMPILER_CONFIG_SOURCE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::compiler {
+
+struct BestConfig {
+  int64_t config_index = -1;
+  double cost_ms = 0;        // its measured mean time
+  std::string config_json;   // the config as recorded; must equal the space's point at config_index
+  std::string matched_on;    // "target", "model" (same device model) or "keys" (a shared target key)
+};
+
+class ConfigSource {
+ public:
+  virtual ~ConfigSource() = default;
+  // The best measured config of workload_key for target; NotFound when there is none.
+  virtual Result<BestConfig> Best(const std::string& workload_key, const Target& target) const = 0;
+  // For messages: "records database ./tunefarm.db".
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_CONFIG_SOURCE_H_

@@ -1,0 +1,147 @@
+// The model compiler's driver: graph passes by opt level, lowering, parallel codegen, linking.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "compiler/codegen/codegen_llvm.h"
+#include "compiler/codegen/object_emitter.h"
+#include "compiler/frontend/zoo.h"
+#include "compiler/graph/passes/fold_batch_norm.h"
+#include "compiler/graph/passes/fuse_epilogues.h"
+#include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/graph/passes/remove_dead_nodes.h"
+#include "compiler/model/compile_graph.h"
+#include "compiler/model/lower_graph.h"
+#include "compiler/passes/lower.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string SymbolFor(size_t index, const std::string& op) {
+  std::string s = "tf_k" + std::to_string(index) + "_";
+  for (char c : op) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Lowers and compiles the kernels into objects, split across the machine's cores (each LLVM
+// context is independent), then links one shared library.
+Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const CompileOptions& options, CompileStats* stats) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<KernelSource> sources(plan->kernels.size());
+  for (size_t i = 0; i < plan->kernels.size(); ++i) {
+    PlannedKernel& k = plan->kernels[i];
+    std::string symbol = SymbolFor(i, k.op);
+    sources[i].func = passes::Lower(*k.def.schedule, k.def.args, symbol);
+    sources[i].metadata_json = "{\"symbol\":\"" + symbol + "\",\"op\":\"" + k.op + "\"}";
+    runtime::ArtifactKernel ak;
+    ak.symbol = symbol;
+    ak.op = k.op;
+    ak.args = k.args;
+    ak.workload = k.workload;
+    ak.config_index = k.config_index;
+    ak.config_source = k.config_source;
+    plan->artifact.kernels.push_back(std::move(ak));
+  }
+  stats->lower_ms = MsSince(t0);
+  if (sources.empty()) return std::string();
+
+  t0 = std::chrono::steady_clock::now();
+  const size_t parts = std::min<size_t>(sources.size(), std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
+  std::vector<std::vector<KernelSource>> chunks(parts);
+  for (size_t i = 0; i < sources.size(); ++i) chunks[i % parts].push_back(std::move(sources[i]));
+  std::vector<Result<std::string>> objects(parts, Status::Internal("not built"));
+  std::vector<std::thread> workers;
+  for (size_t p = 0; p < parts; ++p) {
+    workers.emplace_back([&, p] { objects[p] = EmitObject(chunks[p], target); });
+  }
+  for (auto& w : workers) w.join();
+  stats->codegen_ms = MsSince(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  static std::atomic<int> counter{0};
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string base = std::string(tmpdir ? tmpdir : "/tmp") + "/tunefarm-compile-" + std::to_string(getpid()) + "-" +
+                     std::to_string(counter++);
+  std::vector<std::string> paths;
+  Status status = Status::OK();
+  for (size_t p = 0; p < parts && status.ok(); ++p) {
+    if (!objects[p].ok()) {
+      status = objects[p].status();
+      break;
+    }
+    paths.push_back(base + "-" + std::to_string(p) + ".o");
+    std::ofstream out(paths.back(), std::ios::binary);
+    out.write(objects[p]->data(), std::streamsize(objects[p]->size()));
+    if (!out) status = Status::IOError("cannot write " + paths.back());
+  }
+  std::string so_path = base + ".so";
+  if (status.ok()) status = LinkSharedLibrary(paths, target, so_path, options.toolchain_linker);
+  Result<std::string> library = status.ok() ? ReadFile(so_path) : Result<std::string>(status);
+  for (const auto& p : paths) std::remove(p.c_str());
+  std::remove(so_path.c_str());
+  stats->link_ms = MsSince(t0);
+  return library;
+}
+
+}  // namespace
+
+Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_name, const Target& target,
+                                       const CompileOptions& options, CompileStats* stats_out) {
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return Status::InvalidArgument("opt level " + std::to_string(options.opt_level) + " is not one of 0, 1, 2, 3");
+  }
+  if (target.kind != "llvm") {
+    return Status::Unimplemented("compiling models for target kind '" + target.kind + "' is not available yet");
+  }
+  CompileStats stats;
+  auto start = std::chrono::steady_clock::now();
+  TUNEFARM_RETURN_IF_ERROR(graph::InferShapes(&g).WithContext(model_name));
+  if (options.opt_level >= 1) graph::FoldBatchNorm(&g);
+  if (options.opt_level >= 2) graph::FuseEpilogues(&g);
+  graph::RemoveDeadNodes(&g);
+  stats.optimize_ms = MsSince(start);
+
+  LowerGraphOptions lower;
+  lower.plan_layouts = options.opt_level >= 3;
+  lower.configs = options.configs;
+  lower.warn = options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  auto plan = LowerGraph(g, target, lower);
+  if (!plan.ok()) return plan.status().WithContext(model_name);
+  TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, options, &stats));
+  runtime::Artifact artifact = std::move(plan->artifact);
+  artifact.library = std::move(library);
+  artifact.model = model_name;
+  artifact.opt_level = options.opt_level;
+  stats.kernels = int(artifact.kernels.size());
+  stats.tunable_kernels = plan->tunable_kernels;
+  stats.from_records = plan->from_records;
+  stats.total_ms = MsSince(start);
+  if (stats_out) *stats_out = stats;
+  TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
+  return artifact;
+}
+
+Result<runtime::Artifact> CompileModel(const std::string& model, const Target& target, const CompileOptions& options,
+                                       CompileStats* stats) {
+  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model));
+  return CompileGraph(std::move(g), model, target, options, stats);
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,35 @@
+#include "compiler/model/node_workload.h"
+
+namespace tunefarm::compiler {
+
+bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
+  auto value = [&](size_t i) -> const graph::Value& { return g.values[size_t(n.inputs[i])]; };
+  if (n.op_type == "Conv") {
+    if (n.inputs.size() < 2 || !value(1).constant || value(0).dtype != graph::DataType::kFloat32) return false;
+    auto x = value(0).shape, k = value(1).shape;
+    if (x.size() != 4 || k.size() != 4) return false;
+    auto pads = n.GetInts("pads"), strides = n.GetInts("strides"), dil = n.GetInts("dilations");
+    if (pads.size() != 4 || strides.size() != 2 || dil.size() != 2) return false;
+    int64_t groups = n.GetInt("group", 1);
+    *w = Conv2dWorkload(x[0], x[1], x[2], x[3], k[0], k[2], k[3], strides[0], pads[0], dil[0], groups);
+    w->conv.stride_w = strides[1];
+    w->conv.pad_left = pads[1];
+    w->conv.pad_bottom = pads[2];
+    w->conv.pad_right = pads[3];
+    w->conv.dilation_w = dil[1];
+    return true;
+  }
+  bool gemm = n.op_type == "Gemm", matmul = n.op_type == "MatMul";
+  if ((gemm || matmul) && n.inputs.size() >= 2 && value(1).constant && value(0).shape.size() == 2 &&
+      value(1).shape.size() == 2 && value(0).dtype == graph::DataType::kFloat32) {
+    if (gemm && n.GetInt("transA", 0)) return false;  // a transposed activation: not a dense layer
+    bool trans_b = gemm && n.GetInt("transB", 0);
+    auto a = value(0).shape, b = value(1).shape;
+    int64_t in = trans_b ? b[1] : b[0], out = trans_b ? b[0] : b[1];
+    *w = DenseWorkload(a[0], in, out);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,85 @@
+// Untuned linear algebra: batched matmul, general Gemm, direct NCHW convolution.
+#include "compiler/ir/ir_operators.h"
+#include "compiler/ops/ops.h"
+#include "compiler/schedule/templates/template_util.h"
+#include "tunefarm/runtime/check.h"
+
+namespace tunefarm::ops {
+
+Tensor MatMul(const Tensor& a, const Tensor& b) {
+  std::vector<int64_t> as = a->shape, bs = b->shape;
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  TUNEFARM_CHECK(bs[bs.size() - 2] == k);
+  std::vector<int64_t> abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
+  std::vector<int64_t> batch = BroadcastShape(abatch.empty() ? std::vector<int64_t>{1} : abatch,
+                                              bbatch.empty() ? std::vector<int64_t>{1} : bbatch);
+  if (abatch.empty() && bbatch.empty()) batch.clear();
+  std::vector<int64_t> shape = batch;
+  if (!a_vec) shape.push_back(m);
+  if (!b_vec) shape.push_back(n);
+  auto rk = te::MakeIterVar("k", k, true);
+  return te::ComputeReduce(a->name + ".matmul", shape, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
+    const size_t nb = batch.size();
+    Expr row = a_vec ? Expr(0) : i[nb], col = b_vec ? Expr(0) : i[nb + (a_vec ? 0 : 1)];
+    auto operand_index = [&](const std::vector<int64_t>& own_batch, Expr r, Expr c, bool vec, bool is_a) {
+      std::vector<Expr> idx;
+      size_t offset = nb - own_batch.size();
+      for (size_t d = 0; d < own_batch.size(); ++d) idx.push_back(own_batch[d] == 1 ? Expr(0) : i[offset + d]);
+      if (is_a) {
+        if (!vec) idx.push_back(r);
+        idx.push_back(c);
+      } else {
+        idx.push_back(r);
+        if (!vec) idx.push_back(c);
+      }
+      return idx;
+    };
+    Expr kk = te::AxisExpr(rk);
+    return te::Read(a, operand_index(abatch, row, kk, a_vec, true)) * te::Read(b, operand_index(bbatch, kk, col, b_vec, false));
+  });
+}
+
+Tensor Gemm(const Tensor& a, const Tensor& b, const Tensor& c, bool trans_a, bool trans_b, float alpha, float beta) {
+  const int64_t m = trans_a ? a->shape[1] : a->shape[0], k = trans_a ? a->shape[0] : a->shape[1];
+  const int64_t n = trans_b ? b->shape[0] : b->shape[1];
+  auto rk = te::MakeIterVar("k", k, true);
+  Tensor prod = te::ComputeReduce(a->name + ".gemm", {m, n}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
+    Expr kk = te::AxisExpr(rk);
+    Expr av = trans_a ? te::Read(a, {kk, i[0]}) : te::Read(a, {i[0], kk});
+    Expr bv = trans_b ? te::Read(b, {i[1], kk}) : te::Read(b, {kk, i[1]});
+    return av * bv;
+  });
+  return te::Compute(a->name + ".gemm_out", {m, n}, [&](const std::vector<Expr>& i) {
+    Expr v = te::Read(prod, i);
+    if (alpha != 1.0f) v = v * Expr(alpha);
+    if (!c || beta == 0.0f) return v;
+    std::vector<Expr> idx;
+    size_t offset = 2 - c->shape.size();
+    for (size_t d = 0; d < c->shape.size(); ++d) idx.push_back(c->shape[d] == 1 ? Expr(0) : i[offset + d]);
+    Expr cv = te::Read(c, idx);
+    return v + (beta == 1.0f ? cv : cv * Expr(beta));
+  });
+}
+
+Tensor Conv2dDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
+                    const std::vector<int64_t>& out_shape) {
+  const int64_t cg = w->shape[1], kg = out_shape[1] / p.groups;
+  auto rc = te::MakeIterVar("rc", cg, true), rh = te::MakeIterVar("rh", w->shape[2], true),
+       rw = te::MakeIterVar("rw", w->shape[3], true);
+  Tensor conv = te::ComputeReduce(x->name + ".conv", out_shape, te::ReduceKind::kSum, {rc, rh, rw}, [&](const std::vector<Expr>& i) {
+    Expr c = (i[1] / Expr(kg)) * Expr(cg) + te::AxisExpr(rc);
+    Expr ih = i[2] * Expr(p.strides[0]) + te::AxisExpr(rh) * Expr(p.dilations[0]) - Expr(p.pads_begin[0]);
+    Expr iw = i[3] * Expr(p.strides[1]) + te::AxisExpr(rw) * Expr(p.dilations[1]) - Expr(p.pads_begin[1]);
+    Expr inside = ih >= Expr(0) && ih < Expr(x->shape[2]) && iw >= Expr(0) && iw < Expr(x->shape[3]);
+    Expr xv = ir::select(inside, compiler::ClampedRead(x, {i[0], c, ih, iw}), Expr(0.0f));
+    return xv * te::Read(w, {i[1], te::AxisExpr(rc), te::AxisExpr(rh), te::AxisExpr(rw)});
+  });
+  if (!bias) return conv;
+  return te::Compute(x->name + ".conv_bias", out_shape,
+                     [&](const std::vector<Expr>& i) { return te::Read(conv, i) + te::Read(bias, {i[1]}); });
+}
+
+}  // namespace tunefarm::ops

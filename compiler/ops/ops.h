@@ -1,0 +1,101 @@
+// The untuned operators of a model as tensor expressions: what TVM's TOPI is to Relay.
+//
+// Every function returns the compute definition of one operator over its input tensors (usually
+// placeholders); ScheduleGeneric (generic_schedule.cc) turns any set of them into loops. The model
+// compiler calls these for everything that is not a tunable template (conv2d, dense), and for the
+// layout conversions between kernels. Shapes are static; the caller has validated attributes (the
+// graph's shape inference did), so a violated precondition here is a bug and fails a check.
+//
+// Layout-aware operators take `spatial_axes`: the dimensions of the input that are pooled over,
+// so one definition serves NCHW ([2, 3]), NCW ([2]), NCDHW ([2, 3, 4]) and NCHW[x]c ([2, 3]).
+#ifndef TUNEFARM_COMPILER_OPS_OPS_H_
+#define TUNEFARM_COMPILER_OPS_OPS_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "compiler/te/schedule.h"
+#include "tunefarm/compiler/target.h"
+
+namespace tunefarm::ops {
+
+using ir::Expr;
+using ir::Tensor;
+
+// --- element-wise -----------------------------------------------------------------------------
+enum class UnaryKind { kIdentity, kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kClip };
+struct UnaryParams {
+  UnaryKind kind = UnaryKind::kIdentity;
+  float alpha = 0, beta = 0;         // LeakyRelu alpha; HardSigmoid alpha, beta
+  float lo = -3.4e38f, hi = 3.4e38f;  // Clip bounds
+};
+Expr ApplyUnary(const Expr& x, const UnaryParams& p);
+Tensor Unary(const Tensor& x, const UnaryParams& p);
+
+enum class BinaryKind { kAdd, kSub, kMul, kDiv };
+// Numpy broadcasting over the tensors' shapes (right-aligned; a dimension of 1 broadcasts).
+Tensor Binary(const Tensor& a, const Tensor& b, BinaryKind kind);
+std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
+// (x - mean) / sqrt(var + eps) * scale + bias, per channel (axis 1).
+Tensor BatchNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var,
+                 float epsilon);
+
+// --- data movement -------------------------------------------------------------------------
+// The same elements in row-major order under a new shape (also a plain copy).
+Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape);
+Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm);
+// out[i] = x[start + i * step] per dimension; out_shape from shape inference.
+Tensor StridedSlice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                    const std::vector<int64_t>& out_shape);
+Tensor Concat(const std::vector<Tensor>& inputs, int64_t axis);
+enum class PadMode { kConstant, kEdge, kReflect };
+Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end, PadMode mode,
+           float value);
+// out = x.take(indices, axis) with indices an int64 tensor of in-range (non-negative) values.
+Tensor Gather(const Tensor& x, const Tensor& indices, int64_t axis);
+
+// Activation layouts: block 0 is plain N C H W; block b > 0 is N C/b H W b (C % b == 0).
+// Converts a 4-D activation between blocks; logical_shape is N C H W.
+Tensor ChangeLayout(const Tensor& x, const std::vector<int64_t>& logical_shape, int64_t from_block,
+                    int64_t to_block);
+std::vector<int64_t> PhysicalShape(const std::vector<int64_t>& logical_shape, int64_t block);
+
+// --- reductions -----------------------------------------------------------------------------
+struct PoolParams {
+  bool is_max = true;
+  std::vector<int64_t> spatial_axes, kernel, strides, pads_begin, pads_end, dilations;
+  bool count_include_pad = false;  // average pooling
+};
+// out_shape from shape inference (ceil mode included); padding never counts for max.
+Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& out_shape);
+// Mean over spatial_axes, which stay as extent-1 dimensions.
+Tensor GlobalAveragePool(const Tensor& x, const std::vector<int64_t>& spatial_axes);
+Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims);
+// Normalized exponentials over axes [first_axis, last_axis] (a range, for the opset < 13 form
+// that flattens the trailing axes).
+Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis);
+
+// --- linear algebra (untuned forms; dense layers with constant weights use dense_pack) ---------
+// Batched matrix product with numpy semantics (1-D operands promoted, batch dims broadcast).
+Tensor MatMul(const Tensor& a, const Tensor& b);
+// alpha * op(A) op(B) + beta * C, C broadcast to [M, N] (c may be null).
+Tensor Gemm(const Tensor& a, const Tensor& b, const Tensor& c, bool trans_a, bool trans_b, float alpha, float beta);
+// Direct NCHW convolution for the shapes the templates reject; bias may be null.
+struct ConvParams {
+  std::vector<int64_t> strides, pads_begin, dilations;
+  int64_t groups = 1;
+};
+Tensor Conv2dDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
+                    const std::vector<int64_t>& out_shape);
+
+// --- schedules ------------------------------------------------------------------------------
+// Loops for any of the definitions above: every stage at root, its outer data axes fused into one
+// parallel loop when there is enough work, the innermost data axis vectorized in pieces that
+// divide it (reduce axes moved outside it).
+std::unique_ptr<te::Schedule> ScheduleGeneric(const std::vector<Tensor>& outputs, const compiler::Target& target);
+
+}  // namespace tunefarm::ops
+
+#endif  // TUNEFARM_COMPILER_OPS_OPS_H_

@@ -1,0 +1,254 @@
+#include "tunefarm/runtime/artifact.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace tunefarm::runtime {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'F', 'A', 'R', 'T', 'I', 'F', '1'};
+// A sanity bound on any one section: larger is corruption, not a model.
+constexpr uint64_t kMaxSection = uint64_t(1) << 36;
+
+const char* KindName(ArtifactTensor::Kind k) {
+  switch (k) {
+    case ArtifactTensor::kInput: return "input";
+    case ArtifactTensor::kOutput: return "output";
+    case ArtifactTensor::kParam: return "param";
+    case ArtifactTensor::kIntermediate: return "intermediate";
+  }
+  return "intermediate";
+}
+
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(char((v >> (8 * i)) & 0xff));
+}
+
+Status Corrupt(const std::string& why) { return Status::Corruption("corrupt artifact: " + why); }
+
+}  // namespace
+
+const char* ElementTypeName(ElementType t) {
+  switch (t) {
+    case ElementType::kFloat32: return "float32";
+    case ElementType::kInt64: return "int64";
+    case ElementType::kInt32: return "int32";
+    case ElementType::kInt8: return "int8";
+    case ElementType::kUInt8: return "uint8";
+    case ElementType::kBool: return "bool";
+  }
+  return "float32";
+}
+
+Result<ElementType> ParseElementType(const std::string& name) {
+  for (ElementType t : {ElementType::kFloat32, ElementType::kInt64, ElementType::kInt32, ElementType::kInt8,
+                        ElementType::kUInt8, ElementType::kBool}) {
+    if (name == ElementTypeName(t)) return t;
+  }
+  return Status::InvalidArgument("unknown element type '" + name + "'");
+}
+
+int ElementSize(ElementType t) {
+  switch (t) {
+    case ElementType::kFloat32:
+    case ElementType::kInt32: return 4;
+    case ElementType::kInt64: return 8;
+    default: return 1;
+  }
+}
+
+int64_t ArtifactTensor::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Status Artifact::Validate() const {
+  const int nt = int(tensors.size());
+  for (int i = 0; i < nt; ++i) {
+    const ArtifactTensor& t = tensors[size_t(i)];
+    int64_t n = 1;
+    for (int64_t d : t.shape) {
+      if (d < 0 || d > (int64_t(1) << 40) || (d > 0 && n > (int64_t(1) << 40) / d)) {
+        return Corrupt("tensor '" + t.name + "' has an invalid shape");
+      }
+      n *= d;
+    }
+    if (t.kind == ArtifactTensor::kParam &&
+        (t.param_offset < 0 || uint64_t(t.param_offset) + uint64_t(t.bytes()) > params.size())) {
+      return Corrupt("parameter '" + t.name + "' lies outside the parameter section");
+    }
+    if (t.view_of >= 0) {
+      if (t.view_of >= nt || tensors[size_t(t.view_of)].view_of >= 0 || tensors[size_t(t.view_of)].bytes() != t.bytes()) {
+        return Corrupt("tensor '" + t.name + "' is a view of an invalid tensor");
+      }
+    }
+  }
+  for (const auto& k : kernels) {
+    if (k.symbol.empty()) return Corrupt("a kernel without a symbol");
+    for (int a : k.args) {
+      if (a < 0 || a >= nt) return Corrupt("kernel '" + k.symbol + "' refers to tensor " + std::to_string(a));
+    }
+  }
+  for (const auto* list : {&inputs, &outputs}) {
+    for (int a : *list) {
+      if (a < 0 || a >= nt) return Corrupt("an input or output refers to tensor " + std::to_string(a));
+    }
+  }
+  if (library.empty() && !kernels.empty()) return Corrupt("no kernel library");
+  return Status::OK();
+}
+
+std::string Artifact::MetadataJson() const {
+  nlohmann::ordered_json j;
+  j["format_version"] = kArtifactFormatVersion;
+  j["target"] = target;
+  j["model"] = model;
+  j["opt_level"] = opt_level;
+  nlohmann::ordered_json ts = nlohmann::ordered_json::array();
+  for (const auto& t : tensors) {
+    nlohmann::ordered_json e;
+    e["name"] = t.name;
+    e["kind"] = KindName(t.kind);
+    e["dtype"] = ElementTypeName(t.dtype);
+    e["shape"] = t.shape;
+    if (t.kind == ArtifactTensor::kParam) e["offset"] = t.param_offset;
+    if (t.view_of >= 0) e["view_of"] = t.view_of;
+    ts.push_back(e);
+  }
+  j["tensors"] = ts;
+  nlohmann::ordered_json ks = nlohmann::ordered_json::array();
+  for (const auto& k : kernels) {
+    nlohmann::ordered_json e;
+    e["symbol"] = k.symbol;
+    e["op"] = k.op;
+    e["args"] = k.args;
+    if (!k.workload.empty()) {
+      e["workload"] = k.workload;
+      e["config_index"] = k.config_index;
+      e["config_source"] = k.config_source;
+    }
+    ks.push_back(e);
+  }
+  j["kernels"] = ks;
+  j["inputs"] = inputs;
+  j["outputs"] = outputs;
+  return j.dump(1);
+}
+
+std::string Artifact::Serialize() const {
+  std::string out(kMagic, sizeof(kMagic));
+  std::string meta = MetadataJson();
+  for (const std::string* section : std::initializer_list<const std::string*>{&meta, &params, &library}) {
+    PutU64(&out, section->size());
+    out += *section;
+  }
+  return out;
+}
+
+Result<Artifact> Artifact::Parse(const std::string& bytes) {
+  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, 7) != 0) {
+    return Status::InvalidArgument("not a tunefarm artifact (bad magic)");
+  }
+  if (bytes[7] != kMagic[7]) {
+    return Status::FailedPrecondition(std::string("artifact container version ") + bytes[7] +
+                                      " is newer than this runtime (1); rebuild it or update tunefarm");
+  }
+  size_t pos = sizeof(kMagic);
+  std::string sections[3];
+  const char* names[3] = {"metadata", "parameter", "library"};
+  for (int s = 0; s < 3; ++s) {
+    if (bytes.size() - pos < 8) return Corrupt(std::string("truncated before the ") + names[s] + " section");
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(bytes[pos + size_t(i)])) << (8 * i);
+    pos += 8;
+    if (n > kMaxSection || n > bytes.size() - pos) return Corrupt(std::string("truncated ") + names[s] + " section");
+    sections[s] = bytes.substr(pos, size_t(n));
+    pos += size_t(n);
+  }
+  nlohmann::json j = nlohmann::json::parse(sections[0], nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Corrupt("metadata is not a JSON object");
+  Artifact a;
+  try {
+    int version = j.at("format_version").get<int>();
+    if (version > kArtifactFormatVersion) {
+      return Status::FailedPrecondition("artifact format version " + std::to_string(version) +
+                                        " is newer than this runtime (" + std::to_string(kArtifactFormatVersion) + ")");
+    }
+    a.target = j.at("target").get<std::string>();
+    a.model = j.value("model", "");
+    a.opt_level = j.value("opt_level", 3);
+    for (const auto& e : j.at("tensors")) {
+      ArtifactTensor t;
+      t.name = e.at("name").get<std::string>();
+      std::string kind = e.at("kind").get<std::string>();
+      if (kind == "input") t.kind = ArtifactTensor::kInput;
+      else if (kind == "output") t.kind = ArtifactTensor::kOutput;
+      else if (kind == "param") t.kind = ArtifactTensor::kParam;
+      else if (kind == "intermediate") t.kind = ArtifactTensor::kIntermediate;
+      else return Corrupt("tensor '" + t.name + "' has unknown kind '" + kind + "'");
+      auto dt = ParseElementType(e.at("dtype").get<std::string>());
+      if (!dt.ok()) return Corrupt(dt.status().message());
+      t.dtype = *dt;
+      t.shape = e.at("shape").get<std::vector<int64_t>>();
+      t.param_offset = e.value("offset", int64_t(0));
+      t.view_of = e.value("view_of", -1);
+      a.tensors.push_back(std::move(t));
+    }
+    for (const auto& e : j.at("kernels")) {
+      ArtifactKernel k;
+      k.symbol = e.at("symbol").get<std::string>();
+      k.op = e.value("op", "");
+      k.args = e.at("args").get<std::vector<int>>();
+      k.workload = e.value("workload", "");
+      k.config_index = e.value("config_index", int64_t(-1));
+      k.config_source = e.value("config_source", "");
+      a.kernels.push_back(std::move(k));
+    }
+    a.inputs = j.at("inputs").get<std::vector<int>>();
+    a.outputs = j.at("outputs").get<std::vector<int>>();
+  } catch (const nlohmann::json::exception& e) {
+    // nlohmann reports type and missing-key errors only by exception; they end here.
+    return Corrupt(std::string("metadata: ") + e.what());
+  }
+  a.params = std::move(sections[1]);
+  a.library = std::move(sections[2]);
+  TUNEFARM_RETURN_IF_ERROR(a.Validate());
+  return a;
+}
+
+Status Artifact::WriteFile(const std::string& path) const {
+  std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    std::string bytes = Serialize();
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::IOError("cannot write " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Result<Artifact> Artifact::ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open artifact " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto a = Parse(ss.str());
+  if (!a.ok()) return a.status().WithContext(path);
+  return a;
+}
+
+}  // namespace tunefarm::runtime

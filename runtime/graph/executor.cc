@@ -1,0 +1,225 @@
+#include "tunefarm/runtime/executor.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "tunefarm/runtime/thread_pool.h"
+
+namespace tunefarm::runtime {
+namespace {
+
+constexpr size_t kAlign = 64;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+uint8_t* AllocAligned(size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, kAlign, std::max<size_t>(AlignUp(bytes), kAlign)) != 0) return nullptr;
+  return static_cast<uint8_t*>(p);
+}
+
+// The library travels inside the artifact; dlopen needs a file. An anonymous memory file keeps
+// it off the disk; where memfd_create is missing, a temporary file is unlinked right after loading.
+class LibraryFile {
+ public:
+  ~LibraryFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Status Create(const std::string& bytes) {
+    fd_ = int(memfd_create("tunefarm-kernels", MFD_CLOEXEC));
+    if (fd_ >= 0) {
+      path_ = "/proc/self/fd/" + std::to_string(fd_);
+    } else {
+      const char* dir = std::getenv("TMPDIR");
+      std::string templ = std::string(dir ? dir : "/tmp") + "/tunefarm-kernels-XXXXXX";
+      fd_ = mkstemp(templ.data());
+      if (fd_ < 0) return Status::IOError(std::string("cannot create a file for the kernel library: ") + std::strerror(errno));
+      path_ = templ;
+      unlink_after_load_ = true;
+    }
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) return Status::IOError(std::string("cannot write the kernel library: ") + std::strerror(errno));
+      done += size_t(n);
+    }
+    return Status::OK();
+  }
+  const std::string& path() const { return path_; }
+  void Loaded() {
+    if (unlink_after_load_) unlink(path_.c_str());
+  }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+  bool unlink_after_load_ = false;
+};
+
+}  // namespace
+
+int64_t TensorInfo::bytes() const {
+  int64_t n = ElementSize(dtype);
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+void Executor::AlignedFree::operator()(void* p) const { std::free(p); }
+
+Executor::~Executor() = default;
+
+void Executor::SetNumThreads(int n) { ThreadPool::SetGlobalThreads(n); }
+
+Result<std::unique_ptr<Executor>> Executor::LoadFile(const std::string& path) {
+  TUNEFARM_ASSIGN_OR_RETURN(Artifact a, Artifact::ReadFile(path));
+  auto e = Load(std::move(a));
+  if (!e.ok()) return e.status().WithContext(path);
+  return e;
+}
+
+Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
+  TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
+  std::unique_ptr<Executor> e(new Executor());
+  e->artifact_ = std::move(artifact);
+  const Artifact& a = e->artifact_;
+  if (!a.kernels.empty()) {
+    // The memory file must stay open while the library is loaded: dlopen matches libraries by
+    // path first, and a reused descriptor number would otherwise alias another artifact's kernels.
+    auto file = std::make_shared<LibraryFile>();
+    TUNEFARM_RETURN_IF_ERROR(file->Create(a.library));
+    auto lib = KernelLibrary::Open(file->path());
+    file->Loaded();
+    if (!lib.ok()) {
+      return Status::InvalidArgument("the artifact's kernel library (target " + a.target +
+                                     ") does not load on this machine: " + lib.status().message());
+    }
+    e->library_ = std::move(*lib);
+    e->library_file_ = file;
+    for (const auto& k : a.kernels) {
+      TUNEFARM_ASSIGN_OR_RETURN(TunefarmKernelFn fn, e->library_->Lookup(k.symbol));
+      e->fns_.push_back(fn);
+    }
+  }
+  TUNEFARM_RETURN_IF_ERROR(e->Plan());
+  return e;
+}
+
+Status Executor::Plan() {
+  const Artifact& a = artifact_;
+  const size_t nt = a.tensors.size(), nk = a.kernels.size();
+  auto base = [&](size_t t) { return a.tensors[t].view_of >= 0 ? size_t(a.tensors[t].view_of) : t; };
+
+  params_.reset(AllocAligned(a.params.size()));
+  if (!params_) return Status::Internal("out of memory for parameters");
+  std::memcpy(params_.get(), a.params.data(), a.params.size());
+
+  // Lifetimes of intermediate storage, in kernel steps; outputs that view it keep it to the end.
+  std::vector<int64_t> first(nt, -1), last(nt, -1);
+  for (size_t k = 0; k < nk; ++k) {
+    for (int arg : a.kernels[k].args) {
+      size_t b = base(size_t(arg));
+      if (first[b] < 0) first[b] = int64_t(k);
+      last[b] = int64_t(k);
+    }
+  }
+  for (int out : a.outputs) last[base(size_t(out))] = int64_t(nk);
+
+  struct Block {
+    size_t tensor, offset, size;
+  };
+  std::vector<size_t> order;
+  for (size_t t = 0; t < nt; ++t) {
+    if (a.tensors[t].view_of < 0 && a.tensors[t].kind == ArtifactTensor::kIntermediate && first[t] >= 0) order.push_back(t);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return a.tensors[x].bytes() > a.tensors[y].bytes(); });
+  std::vector<Block> placed;
+  std::vector<size_t> offset(nt, 0);
+  for (size_t t : order) {
+    size_t size = AlignUp(size_t(a.tensors[t].bytes()));
+    std::vector<const Block*> live;
+    for (const Block& b : placed) {
+      if (first[b.tensor] <= last[t] && first[t] <= last[b.tensor]) live.push_back(&b);
+    }
+    std::sort(live.begin(), live.end(), [](const Block* x, const Block* y) { return x->offset < y->offset; });
+    size_t at = 0;
+    for (const Block* b : live) {
+      if (at + size <= b->offset) break;
+      at = std::max(at, b->offset + b->size);
+    }
+    placed.push_back({t, at, size});
+    offset[t] = at;
+    arena_size_ = std::max(arena_size_, at + size);
+  }
+  arena_.reset(AllocAligned(arena_size_));
+  if (!arena_) return Status::Internal("out of memory for the activation arena (" + std::to_string(arena_size_) + " bytes)");
+
+  tensor_ptrs_.assign(nt, nullptr);
+  peak_bytes_ = int64_t(arena_size_);
+  for (size_t t = 0; t < nt; ++t) {
+    const ArtifactTensor& tensor = a.tensors[t];
+    if (tensor.view_of >= 0) continue;
+    switch (tensor.kind) {
+      case ArtifactTensor::kParam: tensor_ptrs_[t] = params_.get() + tensor.param_offset; break;
+      case ArtifactTensor::kIntermediate: tensor_ptrs_[t] = arena_.get() + offset[t]; break;
+      case ArtifactTensor::kInput:
+      case ArtifactTensor::kOutput: {
+        io_buffers_.emplace_back(AllocAligned(size_t(tensor.bytes())));
+        if (!io_buffers_.back()) return Status::Internal("out of memory for tensor '" + tensor.name + "'");
+        std::memset(io_buffers_.back().get(), 0, size_t(tensor.bytes()));
+        tensor_ptrs_[t] = io_buffers_.back().get();
+        peak_bytes_ += int64_t(AlignUp(size_t(tensor.bytes())));
+        break;
+      }
+    }
+  }
+  for (size_t t = 0; t < nt; ++t) {
+    if (a.tensors[t].view_of >= 0) tensor_ptrs_[t] = tensor_ptrs_[base(t)];
+  }
+  for (const auto& k : a.kernels) {
+    std::vector<void*> args;
+    for (int arg : k.args) args.push_back(tensor_ptrs_[size_t(arg)]);
+    kernel_args_.push_back(std::move(args));
+  }
+  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].dtype, a.tensors[size_t(i)].shape});
+  for (int o : a.outputs) output_info_.push_back({a.tensors[size_t(o)].name, a.tensors[size_t(o)].dtype, a.tensors[size_t(o)].shape});
+  return Status::OK();
+}
+
+Status Executor::SetInput(const std::string& name, const void* data, size_t bytes) {
+  for (size_t i = 0; i < input_info_.size(); ++i) {
+    if (input_info_[i].name == name) return SetInput(i, data, bytes);
+  }
+  std::string known;
+  for (const auto& in : input_info_) known += (known.empty() ? "" : ", ") + in.name;
+  return Status::InvalidArgument("the model has no input '" + name + "' (inputs: " + known + ")");
+}
+
+Status Executor::SetInput(size_t index, const void* data, size_t bytes) {
+  if (index >= input_info_.size()) return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
+  const TensorInfo& info = input_info_[index];
+  if (int64_t(bytes) != info.bytes()) {
+    return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(info.bytes()) + " bytes, got " +
+                                   std::to_string(bytes));
+  }
+  std::memcpy(tensor_ptrs_[size_t(artifact_.inputs[index])], data, bytes);
+  return Status::OK();
+}
+
+Status Executor::Run() {
+  for (size_t k = 0; k < fns_.size(); ++k) {
+    int32_t rc = fns_[k](kernel_args_[k].data());
+    if (rc != 0) {
+      return Status::Internal("kernel " + artifact_.kernels[k].symbol + " (" + artifact_.kernels[k].op + ") failed with code " +
+                              std::to_string(rc));
+    }
+  }
+  return Status::OK();
+}
+
+const void* Executor::Output(size_t index) const { return tensor_ptrs_[size_t(artifact_.outputs[index])]; }
+
+}  // namespace tunefarm::runtime

@@ -1,0 +1,73 @@
+// Artifact: one file holding a compiled model -- the kernels' shared library for the target, the
+// graph (tensors and the ordered kernel calls), the parameters, and metadata. docs/formats/artifact.md
+// is the specification; this is its reader and writer.
+//
+// Layout (little-endian):
+//   "TFARTIF1"                        8-byte magic; the digit is the container version
+//   u64 n, n bytes                    metadata, UTF-8 JSON (format_version, target, tensors, ...)
+//   u64 n, n bytes                    parameters: each param tensor's bytes at its "offset"
+//   u64 n, n bytes                    the kernels' ELF shared library
+// Reading validates everything a later step relies on (sizes, tensor references, offsets inside
+// the blob) so a truncated or corrupt file is a Corruption status naming the problem, never a crash.
+#ifndef TUNEFARM_RUNTIME_ARTIFACT_H_
+#define TUNEFARM_RUNTIME_ARTIFACT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::runtime {
+
+inline constexpr int kArtifactFormatVersion = 1;
+
+// Element types, as ONNX spells them in lower case.
+enum class ElementType { kFloat32, kInt64, kInt32, kInt8, kUInt8, kBool };
+const char* ElementTypeName(ElementType t);
+Result<ElementType> ParseElementType(const std::string& name);
+int ElementSize(ElementType t);
+
+struct ArtifactTensor {
+  enum Kind { kInput, kOutput, kParam, kIntermediate };
+  std::string name;
+  Kind kind = kIntermediate;
+  ElementType dtype = ElementType::kFloat32;
+  std::vector<int64_t> shape;
+  int64_t param_offset = 0;  // kParam: byte offset in the parameter blob
+  int view_of = -1;          // >= 0: shares that tensor's storage (same byte size; reshapes)
+  int64_t num_elements() const;
+  int64_t bytes() const { return num_elements() * ElementSize(dtype); }
+};
+
+struct ArtifactKernel {
+  std::string symbol;
+  std::string op;                 // what it computes, for profiles and errors: "conv2d_nchwc+bias+relu"
+  std::vector<int> args;          // tensor indices in the kernel's argument order
+  std::string workload;           // tunable kernels: the workload key ...
+  int64_t config_index = -1;      // ... the config it was built with ...
+  std::string config_source;      // ... and where that came from: "records" or "fallback"
+};
+
+struct Artifact {
+  std::string target;
+  std::string model;
+  int opt_level = 3;
+  std::vector<ArtifactTensor> tensors;
+  std::vector<ArtifactKernel> kernels;
+  std::vector<int> inputs, outputs;  // tensor indices, in the model's order
+  std::string params;                // the parameter blob
+  std::string library;               // ELF shared library bytes
+
+  Status Validate() const;
+  std::string MetadataJson() const;
+  std::string Serialize() const;
+  static Result<Artifact> Parse(const std::string& bytes);
+
+  Status WriteFile(const std::string& path) const;  // atomically: temp file + rename
+  static Result<Artifact> ReadFile(const std::string& path);
+};
+
+}  // namespace tunefarm::runtime
+
+#endif  // TUNEFARM_RUNTIME_ARTIFACT_H_

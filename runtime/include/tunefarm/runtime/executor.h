@@ -1,0 +1,78 @@
+// Executor: runs a compiled model (an Artifact) -- the graph executor deployed on boards.
+//
+// Load plans storage once: graph inputs and outputs get their own buffers, parameters are used in
+// place from the artifact, and every intermediate tensor gets an offset in one arena where tensors
+// whose lifetimes do not overlap share bytes (greedy by size, like TFLite's planner). Run is then a
+// plain loop over the kernels. peak_bytes() is the arena plus the input and output buffers.
+//
+// Thread safety: one Run at a time per Executor; kernels use the process-wide thread pool
+// (SetNumThreads).
+#ifndef TUNEFARM_RUNTIME_EXECUTOR_H_
+#define TUNEFARM_RUNTIME_EXECUTOR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/runtime/artifact.h"
+#include "tunefarm/runtime/kernel_library.h"
+
+namespace tunefarm::runtime {
+
+struct TensorInfo {
+  std::string name;
+  ElementType dtype;
+  std::vector<int64_t> shape;
+  int64_t bytes() const;
+};
+
+class Executor {
+ public:
+  static Result<std::unique_ptr<Executor>> Load(Artifact artifact);
+  static Result<std::unique_ptr<Executor>> LoadFile(const std::string& path);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const std::vector<TensorInfo>& inputs() const { return input_info_; }
+  const std::vector<TensorInfo>& outputs() const { return output_info_; }
+  const Artifact& artifact() const { return artifact_; }
+
+  // Copies data into input `name`; InvalidArgument naming the input when the name is unknown or
+  // the byte count does not match its shape.
+  Status SetInput(const std::string& name, const void* data, size_t bytes);
+  Status SetInput(size_t index, const void* data, size_t bytes);
+  Status Run();
+  // The output's bytes, valid until the next Run.
+  const void* Output(size_t index) const;
+
+  int64_t peak_bytes() const { return peak_bytes_; }
+  int64_t arena_bytes() const { return int64_t(arena_size_); }
+  int64_t param_bytes() const { return int64_t(artifact_.params.size()); }
+
+  static void SetNumThreads(int n);
+
+ private:
+  Executor() = default;
+  Status Plan();
+
+  Artifact artifact_;
+  std::shared_ptr<void> library_file_;  // keeps the library's file open while it is loaded
+  std::unique_ptr<KernelLibrary> library_;
+  std::vector<TunefarmKernelFn> fns_;
+  std::vector<void*> tensor_ptrs_;               // per tensor, after planning
+  std::vector<std::vector<void*>> kernel_args_;  // per kernel
+  struct AlignedFree {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<uint8_t, AlignedFree> arena_;
+  size_t arena_size_ = 0;
+  std::vector<std::unique_ptr<uint8_t, AlignedFree>> io_buffers_;
+  std::unique_ptr<uint8_t, AlignedFree> params_;
+  std::vector<TensorInfo> input_info_, output_info_;
+  int64_t peak_bytes_ = 0;
+};
+
+}  // namespace tunefarm::runtime
+
+#endif  // TUNEFARM_RUNTIME_EXECUTOR_H_

@@ -1,0 +1,32 @@
+// What `tunefarm run` (and the board-side `tunefarm-run`, which has no compiler) does: load an
+// artifact, feed inputs from .npy files (random when absent), run it repeat times, print the
+// latency summary and the top-5 classes, optionally write the outputs. Returns the exit code:
+// 0 ok, 1 a user error (printed to stderr as one line), 2 usage.
+#ifndef TUNEFARM_RUNTIME_RUN_TOOL_H_
+#define TUNEFARM_RUNTIME_RUN_TOOL_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tunefarm::runtime {
+
+struct RunToolOptions {
+  std::string artifact;
+  std::vector<std::pair<std::string, std::string>> inputs;  // NAME=FILE.npy
+  std::string output;  // .npy path for output 0; outputs k > 0 go to PATH with _k before .npy
+  int repeat = 10;
+  int threads = 1;
+  bool json = false;
+  std::string program = "tunefarm run";  // prefix of error messages
+};
+
+int RunTool(const RunToolOptions& options);
+
+// Parses the shared flags (--input NAME=FILE, --output F, --repeat N, --threads N, --json) after
+// the artifact path; on a usage error prints it and returns false.
+bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* options);
+
+}  // namespace tunefarm::runtime
+
+#endif  // TUNEFARM_RUNTIME_RUN_TOOL_H_

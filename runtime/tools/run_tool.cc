@@ -1,0 +1,199 @@
+#include "tunefarm/runtime/run_tool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "tunefarm/runtime/executor.h"
+#include "tunefarm/runtime/npy.h"
+
+namespace tunefarm::runtime {
+namespace {
+
+const char* kUsage =
+    "usage: tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N] [--json]";
+
+int Fail(const RunToolOptions& o, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", o.program.c_str(), message.c_str());
+  return 1;
+}
+
+std::string ShapeStr(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+bool ParseInt(const std::string& s, int lo, int hi, int* out) {
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < lo || v > hi) return false;
+  *out = int(v);
+  return true;
+}
+
+}  // namespace
+
+bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* o) {
+  auto usage = [&](const std::string& why) {
+    std::fprintf(stderr, "%s: %s\n%s\n", o->program.c_str(), why.c_str(), kUsage);
+    return false;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") {
+      o->json = true;
+      continue;
+    }
+    if (a.rfind("--", 0) != 0) {
+      if (!o->artifact.empty()) return usage("more than one ARTIFACT given");
+      o->artifact = a;
+      continue;
+    }
+    if (i + 1 >= args.size()) return usage("flag " + a + " needs a value");
+    const std::string& v = args[++i];
+    if (a == "--input") {
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return usage("--input takes NAME=FILE.npy, got '" + v + "'");
+      o->inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--output") {
+      o->output = v;
+    } else if (a == "--repeat") {
+      if (!ParseInt(v, 1, 1000000, &o->repeat)) return usage("--repeat takes an integer in [1, 1000000], got '" + v + "'");
+    } else if (a == "--threads") {
+      if (!ParseInt(v, 1, 1024, &o->threads)) return usage("--threads takes an integer in [1, 1024], got '" + v + "'");
+    } else {
+      return usage("unknown flag " + a);
+    }
+  }
+  if (o->artifact.empty()) return usage("expected an ARTIFACT");
+  return true;
+}
+
+int RunTool(const RunToolOptions& o) {
+  Executor::SetNumThreads(o.threads);
+  auto loaded = Executor::LoadFile(o.artifact);
+  if (!loaded.ok()) return Fail(o, loaded.status().message());
+  Executor& ex = **loaded;
+
+  std::vector<bool> fed(ex.inputs().size(), false);
+  for (const auto& [name, path] : o.inputs) {
+    size_t index = ex.inputs().size();
+    for (size_t i = 0; i < ex.inputs().size(); ++i) {
+      if (ex.inputs()[i].name == name) index = i;
+    }
+    if (index == ex.inputs().size()) {
+      std::string known;
+      for (const auto& in : ex.inputs()) known += (known.empty() ? "" : ", ") + in.name;
+      return Fail(o, "the model has no input '" + name + "' (inputs: " + known + ")");
+    }
+    auto array = ReadNpy(path);
+    if (!array.ok()) return Fail(o, array.status().message());
+    const TensorInfo& info = ex.inputs()[index];
+    if (array->shape != info.shape || array->dtype != info.dtype) {
+      return Fail(o, "input '" + name + "' expects " + ElementTypeName(info.dtype) + " " + ShapeStr(info.shape) + ", " + path +
+                         " holds " + ElementTypeName(array->dtype) + " " + ShapeStr(array->shape));
+    }
+    Status s = ex.SetInput(index, array->data.data(), array->data.size());
+    if (!s.ok()) return Fail(o, s.message());
+    fed[index] = true;
+  }
+  std::mt19937 rng(0);
+  for (size_t i = 0; i < fed.size(); ++i) {
+    if (fed[i]) continue;
+    const TensorInfo& info = ex.inputs()[i];
+    std::string bytes(size_t(info.bytes()), '\0');
+    if (info.dtype == ElementType::kFloat32) {
+      std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+      for (size_t k = 0; k < bytes.size() / 4; ++k) {
+        float v = dist(rng);
+        std::memcpy(&bytes[k * 4], &v, 4);
+      }
+    }
+    if (!o.json) std::printf("input '%s' %s: no --input given, using uniform random values in [0, 1)\n", info.name.c_str(), ShapeStr(info.shape).c_str());
+    Status s = ex.SetInput(i, bytes.data(), bytes.size());
+    if (!s.ok()) return Fail(o, s.message());
+  }
+
+  Status warm = ex.Run();  // also the run whose outputs are reported
+  if (!warm.ok()) return Fail(o, warm.message());
+  std::vector<double> ms;
+  for (int r = 0; r < o.repeat; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    Status s = ex.Run();
+    auto t1 = std::chrono::steady_clock::now();
+    if (!s.ok()) return Fail(o, s.message());
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size());
+  double median = sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  double var = 0;
+  for (double v : ms) var += (v - mean) * (v - mean);
+  double stddev = std::sqrt(var / double(ms.size()));
+
+  // Top-5 of a 1000-way float output (ImageNet classifiers).
+  std::vector<std::pair<float, int>> top;
+  if (!ex.outputs().empty() && ex.outputs()[0].dtype == ElementType::kFloat32 && ex.outputs()[0].bytes() == 4000) {
+    const float* y = static_cast<const float*>(ex.Output(0));
+    for (int c = 0; c < 1000; ++c) top.emplace_back(y[c], c);
+    std::partial_sort(top.begin(), top.begin() + 5, top.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    top.resize(5);
+  }
+  if (!o.output.empty()) {
+    for (size_t k = 0; k < ex.outputs().size(); ++k) {
+      std::string path = o.output;
+      if (k > 0) {
+        size_t dot = path.rfind(".npy");
+        path = (dot == std::string::npos ? path : path.substr(0, dot)) + "_" + std::to_string(k) + ".npy";
+      }
+      const TensorInfo& info = ex.outputs()[k];
+      NpyArray a{info.dtype, info.shape, std::string(static_cast<const char*>(ex.Output(k)), size_t(info.bytes()))};
+      Status s = WriteNpy(path, a);
+      if (!s.ok()) return Fail(o, s.message());
+    }
+  }
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["artifact"] = o.artifact;
+    j["target"] = ex.artifact().target;
+    j["threads"] = o.threads;
+    j["repeat"] = o.repeat;
+    j["mean_ms"] = mean;
+    j["median_ms"] = median;
+    j["min_ms"] = sorted.front();
+    j["max_ms"] = sorted.back();
+    j["std_ms"] = stddev;
+    j["peak_bytes"] = ex.peak_bytes();
+    j["param_bytes"] = ex.param_bytes();
+    if (!top.empty()) {
+      nlohmann::ordered_json t = nlohmann::ordered_json::array();
+      for (auto& [score, cls] : top) t.push_back({{"class", cls}, {"score", score}});
+      j["top5"] = t;
+    }
+    std::printf("%s\n", j.dump(1).c_str());
+    return 0;
+  }
+  std::printf("%s: %s, %zu kernels, %d thread%s, activations %.2f MiB (peak with inputs/outputs %.2f MiB), params %.2f MiB\n",
+              o.artifact.c_str(), ex.artifact().target.c_str(), ex.artifact().kernels.size(), o.threads, o.threads == 1 ? "" : "s",
+              double(ex.arena_bytes()) / (1 << 20), double(ex.peak_bytes()) / (1 << 20), double(ex.param_bytes()) / (1 << 20));
+  std::printf("Execution time summary (%d runs):\n", o.repeat);
+  std::printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)\n");
+  std::printf("%10.4f %13.4f %11.4f %12.4f %12.4f\n", mean, median, sorted.back(), sorted.front(), stddev);
+  if (!top.empty()) {
+    std::printf("Top 5 classes:");
+    for (auto& [score, cls] : top) std::printf("  %d (%.4g)", cls, double(score));
+    std::printf("\n");
+  }
+  if (!o.output.empty()) std::printf("outputs written to %s\n", o.output.c_str());
+  return 0;
+}
+
+}  // namespace tunefarm::runtime

@@ -1,0 +1,103 @@
+// The model compiler end to end: compile -> artifact -> runtime executor, checked against the
+// PyTorch outputs of ../shared/models (skip when absent) and, for the zoo, against the same graph
+// compiled at opt level 0 (no folding, fusion or layout planning).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "tunefarm/compiler/compile.h"
+#include "tunefarm/runtime/executor.h"
+#include "tunefarm/runtime/npy.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+bool Exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string SharedModels() {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/../shared/models/";
+}
+
+// max|y - ref| / max|ref|
+double RelativeError(const float* y, const float* ref, size_t n) {
+  double diff = 0, mag = 0;
+  for (size_t i = 0; i < n; ++i) {
+    diff = std::max(diff, double(std::fabs(y[i] - ref[i])));
+    mag = std::max(mag, double(std::fabs(ref[i])));
+  }
+  return diff / mag;
+}
+
+std::vector<float> RunArtifact(runtime::Artifact artifact, const std::vector<float>& input) {
+  auto ex = runtime::Executor::Load(std::move(artifact));
+  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+  if (!ex.ok()) return {};
+  EXPECT_TRUE((*ex)->SetInput(0, input.data(), input.size() * 4).ok());
+  Status s = (*ex)->Run();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  const auto& out = (*ex)->outputs()[0];
+  const float* y = static_cast<const float*>((*ex)->Output(0));
+  return std::vector<float>(y, y + out.bytes() / 4);
+}
+
+CompileOptions Quiet(int opt_level) {
+  CompileOptions o;
+  o.opt_level = opt_level;
+  o.warn = [](const std::string&) {};
+  return o;
+}
+
+TEST(ModelCompile, ReferenceModelsMatchPyTorch) {
+  runtime::Executor::SetNumThreads(2);
+  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+    const std::string base = SharedModels() + name;
+    if (!Exists(base + ".onnx")) GTEST_SKIP() << base << ".onnx not present";
+    auto input = runtime::ReadNpy(base + "_input.npy");
+    auto ref = runtime::ReadNpy(base + "_output.npy");
+    ASSERT_TRUE(input.ok() && ref.ok());
+    std::vector<float> x(input->data.size() / 4);
+    std::memcpy(x.data(), input->data.data(), input->data.size());
+    for (int level : {3, 0}) {
+      auto artifact = CompileModel(base + ".onnx", HostTarget(), Quiet(level));
+      ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+      std::vector<float> y = RunArtifact(std::move(*artifact), x);
+      ASSERT_EQ(y.size() * 4, ref->data.size());
+      double err = RelativeError(y.data(), reinterpret_cast<const float*>(ref->data.data()), y.size());
+      std::printf("%s opt level %d vs PyTorch: max rel error %.3g\n", name, level, err);
+      EXPECT_LE(err, 1e-4) << name << " at opt level " << level;
+    }
+  }
+}
+
+TEST(ModelCompile, ZooModelsMatchTheirUnoptimizedCompile) {
+  runtime::Executor::SetNumThreads(2);
+  for (const char* name : {"resnet-18", "resnet-34", "resnet-50", "mobilenet-v1", "mobilenet-v2", "squeezenet-1.1", "vgg-16"}) {
+    auto optimized = CompileModel(name, HostTarget(), Quiet(3));
+    ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+    auto reference = CompileModel(name, HostTarget(), Quiet(0));
+    ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+    const auto& in = optimized->tensors[size_t(optimized->inputs[0])];
+    std::vector<float> x(size_t(in.num_elements()));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& v : x) v = dist(rng);
+    size_t opt_kernels = optimized->kernels.size(), ref_kernels = reference->kernels.size();
+    std::vector<float> y = RunArtifact(std::move(*optimized), x);
+    std::vector<float> r = RunArtifact(std::move(*reference), x);
+    ASSERT_EQ(y.size(), r.size());
+    double err = RelativeError(y.data(), r.data(), y.size());
+    std::printf("%s: opt level 3 (%zu kernels) vs 0 (%zu kernels): max rel error %.3g\n", name, opt_kernels, ref_kernels, err);
+    EXPECT_LE(err, 1e-4) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler

@@ -1,0 +1,150 @@
+// tunefarm records list|best|stats|export|import [--records DB] [--workload KEY] [--target T] [--json]
+//   export [-o FILE]   JSON lines to FILE or stdout      import FILE   JSON lines into the DB
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/records_option.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/tuner/records.h"
+
+namespace tunefarm::cli {
+namespace {
+
+const char* kUsage =
+    "usage: tunefarm records list|best|stats|export|import [--records DB] [--workload KEY] [--target T] [--json]\n"
+    "       tunefarm records export [-o FILE]      tunefarm records import FILE";
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tunefarm records: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int RecordsCommand(const Args& args) {
+  for (const auto& [flag, value] : args.flags) {
+    if (flag != "--records" && flag != "--workload" && flag != "--target" && flag != "--json" && flag != "-o") {
+      std::fprintf(stderr, "tunefarm records: unknown flag %s\n%s\n", flag.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (args.positional.empty()) {
+    std::fprintf(stderr, "tunefarm records: expected a subcommand\n%s\n", kUsage);
+    return 2;
+  }
+  const std::string sub = args.positional[0];
+  const bool importing = sub == "import";
+  if (sub != "list" && sub != "best" && sub != "stats" && sub != "export" && !importing) {
+    std::fprintf(stderr, "tunefarm records: unknown subcommand '%s'\n%s\n", sub.c_str(), kUsage);
+    return 2;
+  }
+  if (args.positional.size() != (importing ? 2u : 1u)) {
+    std::fprintf(stderr, "tunefarm records: wrong number of arguments\n%s\n", kUsage);
+    return 2;
+  }
+  const std::string path = args.Get("--records", kDefaultRecordsDb);
+  // Import creates the database; every other subcommand reads an existing one.
+  auto db = tuner::RecordsDb::Open(path, importing ? tuner::RecordsDb::Mode::kCreate : tuner::RecordsDb::Mode::kMustExist);
+  if (!db.ok()) return Fail(db.status().message());
+  const bool json = args.Has("--json");
+
+  if (importing) {
+    std::ifstream in(args.positional[1]);
+    if (!in) return Fail("cannot open " + args.positional[1]);
+    auto added = (*db)->ImportJsonLines(in);
+    if (!added.ok()) return Fail(args.positional[1] + ": " + added.status().message() + " (nothing imported)");
+    std::printf("imported %lld trials into %s\n", static_cast<long long>(*added), path.c_str());
+    return 0;
+  }
+  if (sub == "export") {
+    std::string out_path = args.Get("-o", "");
+    std::ofstream file;
+    if (!out_path.empty()) {
+      file.open(out_path, std::ios::trunc);
+      if (!file) return Fail("cannot write " + out_path);
+    }
+    Status s = (*db)->ExportJsonLines(out_path.empty() ? std::cout : file);
+    if (!s.ok()) return Fail(s.message());
+    return 0;
+  }
+  auto trials = (*db)->List(args.Get("--workload", ""));
+  if (!trials.ok()) return Fail(trials.status().message());
+  if (sub == "list") {
+    if (json) {
+      for (const auto& t : *trials) std::printf("%s\n", t.ToJson().c_str());
+      return 0;
+    }
+    std::printf("%6s  %-9s %10s %10s  %-8s %s\n", "id", "status", "mean ms", "GFLOPS", "config", "workload / target");
+    for (const auto& t : *trials) {
+      double gflops = t.status == "ok" && t.mean_ms > 0 ? t.flops / (t.mean_ms * 1e6) : 0;
+      std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(), t.mean_ms,
+                  gflops, static_cast<long long>(t.config_index), t.workload_key.c_str(), t.target.c_str(),
+                  t.error_message.empty() ? "" : "  ", t.error_message.c_str());
+    }
+    return 0;
+  }
+  // best and stats group by (workload, target).
+  struct Group {
+    int64_t trials = 0, ok = 0;
+    std::map<std::string, int64_t> errors;
+    const tuner::TrialRecord* best = nullptr;
+  };
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::string target_filter;
+  if (args.Has("--target")) {
+    auto t = compiler::ParseTarget(args.Get("--target", ""));
+    if (!t.ok()) return Fail(t.status().message());
+    target_filter = t->ToString();
+  }
+  for (const auto& t : *trials) {
+    if (!target_filter.empty() && t.target != target_filter) continue;
+    Group& g = groups[{t.workload_key, t.target}];
+    ++g.trials;
+    if (t.status == "ok") {
+      ++g.ok;
+      if (!g.best || t.mean_ms < g.best->mean_ms) g.best = &t;
+    } else {
+      ++g.errors[t.status];
+    }
+  }
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& [key, g] : groups) {
+    nlohmann::ordered_json e;
+    e["workload"] = key.first;
+    e["target"] = key.second;
+    e["trials"] = g.trials;
+    e["ok"] = g.ok;
+    if (g.best) {
+      e["best_config_index"] = g.best->config_index;
+      e["best_mean_ms"] = g.best->mean_ms;
+      e["best_gflops"] = g.best->flops / (g.best->mean_ms * 1e6);
+    }
+    if (sub == "stats") e["errors"] = g.errors;
+    out.push_back(e);
+  }
+  if (json) {
+    std::printf("%s\n", out.dump(1).c_str());
+    return 0;
+  }
+  for (const auto& e : out) {
+    std::printf("%s on %s: %lld trials, %lld ok", e["workload"].get<std::string>().c_str(), e["target"].get<std::string>().c_str(),
+                static_cast<long long>(e["trials"].get<int64_t>()), static_cast<long long>(e["ok"].get<int64_t>()));
+    if (e.contains("best_mean_ms")) {
+      std::printf(", best config %lld: %.4f ms (%.2f GFLOPS)", static_cast<long long>(e["best_config_index"].get<int64_t>()),
+                  e["best_mean_ms"].get<double>(), e["best_gflops"].get<double>());
+    }
+    if (e.contains("errors")) {
+      for (const auto& [type, count] : e["errors"].items()) std::printf(", %s: %lld", type.c_str(), static_cast<long long>(count.get<int64_t>()));
+    }
+    std::printf("\n");
+  }
+  if (out.empty()) std::printf("no records%s in %s\n", target_filter.empty() ? "" : (" for " + target_filter).c_str(), path.c_str());
+  return 0;
+}
+
+}  // namespace tunefarm::cli

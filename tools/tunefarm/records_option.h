@@ -1,0 +1,20 @@
+// The --records flag as every command reads it (../shared/ARCHITECTURE.md, "CLI"): empty means
+// ./tunefarm.db when it exists (and says so), "none" means no records, a path must exist.
+#ifndef TUNEFARM_TOOLS_TUNEFARM_RECORDS_OPTION_H_
+#define TUNEFARM_TOOLS_TUNEFARM_RECORDS_OPTION_H_
+
+#include <memory>
+#include <string>
+
+#include "tunefarm/compiler/config_source.h"
+
+namespace tunefarm::cli {
+
+inline constexpr const char* kDefaultRecordsDb = "./tunefarm.db";
+
+// Null when compiling with fallback configs only.
+Result<std::unique_ptr<compiler::ConfigSource>> OpenRecordsForCompile(const std::string& flag);
+
+}  // namespace tunefarm::cli
+
+#endif  // TUNEFARM_TOOLS_TUNEFARM_RECORDS_OPTION_H_

@@ -1,0 +1,100 @@
+// RecordsDb: the SQLite records database -- every tuning trial, the tuning jobs, and the
+// best-config query the compiler's apply-history-best uses. docs/formats/records_db.md is the
+// schema's specification.
+//
+// Contract: the schema is versioned with PRAGMA user_version and upgraded by ordered migrations on
+// open; a database from a newer tunefarm is refused before anything is written. WAL mode; every
+// write is its own BEGIN IMMEDIATE transaction, so a crash loses at most the trial being written,
+// and several processes may write concurrently (busy timeout 5 s). Errors name the database file.
+// Thread safety: one RecordsDb per thread (SQLite connections are not shared).
+#ifndef TUNEFARM_TUNER_RECORDS_H_
+#define TUNEFARM_TUNER_RECORDS_H_
+
+#include <istream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tunefarm/runtime/result.h"
+
+struct sqlite3;
+
+namespace tunefarm::tuner {
+
+inline constexpr int kRecordsSchemaVersion = 1;
+
+// Outcomes of a trial; "ok" has costs, every other has a message.
+// ok | instantiation_error | compile_error | runtime_error | timeout | wrong_answer | bad_request
+struct TrialRecord {
+  int64_t id = 0;             // assigned by the database
+  std::string uid;            // globally unique; import skips trials already present
+  std::string workload_key;
+  std::string template_name;
+  double flops = 0;
+  std::string target;         // canonical target string
+  std::string target_model;   // device model (may be empty)
+  std::string target_keys;    // comma-separated keys, e.g. "cpu" or "arm_cpu,cpu"
+  int64_t config_index = -1;
+  std::string config_json;
+  std::string status = "ok";
+  std::string error_message;
+  std::vector<double> costs_ms;  // per repeat
+  double mean_ms = 0;
+  int threads = 1;
+  std::string device_key, device_info;
+  double build_ms = 0, run_ms = 0;
+  int64_t job_id = 0;         // 0: none
+  std::string created_at;     // ISO 8601 UTC, set by the database
+
+  std::string ToJson() const;
+  // InvalidArgument naming the missing or mistyped field.
+  static Result<TrialRecord> FromJson(const std::string& line);
+};
+
+struct TargetMatch {
+  std::string target, model;
+  std::vector<std::string> keys;
+};
+
+class RecordsDb {
+ public:
+  enum class Mode { kCreate, kMustExist };
+  static Result<std::unique_ptr<RecordsDb>> Open(const std::string& path, Mode mode);
+  ~RecordsDb();
+  RecordsDb(const RecordsDb&) = delete;
+  RecordsDb& operator=(const RecordsDb&) = delete;
+
+  const std::string& path() const { return path_; }
+  Result<int> SchemaVersion();
+
+  Status AddTrial(TrialRecord* trial);  // sets id, uid (if empty), created_at
+  // The fastest successful trial of workload_key for the target: same target string first, then
+  // same device model, then a shared key. *matched_on says which ("target", "model", "keys"); the
+  // caller checks that the config still means the same point of its space (config_json).
+  Result<std::optional<TrialRecord>> Best(const std::string& workload_key, const TargetMatch& target,
+                                          std::string* matched_on = nullptr);
+  // Trials in insertion order, optionally of one workload (empty: all).
+  Result<std::vector<TrialRecord>> List(const std::string& workload_key = "", int64_t limit = -1);
+  Result<int64_t> CountTrials();
+
+  Status ExportJsonLines(std::ostream& out);
+  // All or nothing: one transaction; a malformed line is an error naming its line number.
+  // Returns the number of trials added (duplicates by uid are skipped).
+  Result<int64_t> ImportJsonLines(std::istream& in);
+
+ private:
+  RecordsDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Status Migrate();
+  Status Exec(const std::string& sql);
+  void Rollback();
+  Status Error(const std::string& what);
+  Status Insert(const TrialRecord& t, bool ignore_duplicates, bool* inserted);
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace tunefarm::tuner
+
+#endif  // TUNEFARM_TUNER_RECORDS_H_

@@ -1,0 +1,20 @@
+#include "tuner/records/records_config_source.h"
+
+namespace tunefarm::tuner {
+
+Result<compiler::BestConfig> RecordsConfigSource::Best(const std::string& workload_key,
+                                                       const compiler::Target& target) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  TargetMatch match{target.ToString(), target.model, target.keys};
+  std::string matched_on;
+  TUNEFARM_ASSIGN_OR_RETURN(auto best, db_->Best(workload_key, match, &matched_on));
+  if (!best) return Status::NotFound("no record for " + workload_key);
+  compiler::BestConfig out;
+  out.config_index = best->config_index;
+  out.cost_ms = best->mean_ms;
+  out.config_json = best->config_json;
+  out.matched_on = matched_on;
+  return out;
+}
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,26 @@
+// RecordsConfigSource: the compiler's ConfigSource over a records database (apply history best).
+#ifndef TUNEFARM_TUNER_RECORDS_RECORDS_CONFIG_SOURCE_H_
+#define TUNEFARM_TUNER_RECORDS_RECORDS_CONFIG_SOURCE_H_
+
+#include <memory>
+#include <mutex>
+
+#include "tunefarm/compiler/config_source.h"
+#include "tunefarm/tuner/records.h"
+
+namespace tunefarm::tuner {
+
+class RecordsConfigSource final : public compiler::ConfigSource {
+ public:
+  explicit RecordsConfigSource(std::unique_ptr<RecordsDb> db) : db_(std::move(db)) {}
+  Result<compiler::BestConfig> Best(const std::string& workload_key, const compiler::Target& target) const override;
+  std::string Describe() const override { return "records database " + db_->path(); }
+
+ private:
+  mutable std::mutex mu_;  // one SQLite connection, shared by the compiler's threads
+  std::unique_ptr<RecordsDb> db_;
+};
+
+}  // namespace tunefarm::tuner
+
+#endif  // TUNEFARM_TUNER_RECORDS_RECORDS_CONFIG_SOURCE_H_

@@ -1,0 +1,421 @@
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tunefarm/tuner/records.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+// Migration k takes the schema from version k to k+1. Append only: a released migration never
+// changes, so every database reaches the same schema by the same steps.
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string> kMigrations = {
+      R"sql(
+CREATE TABLE workloads (
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  template TEXT NOT NULL,
+  flops REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE targets (
+  id INTEGER PRIMARY KEY,
+  target TEXT NOT NULL UNIQUE,
+  model TEXT NOT NULL DEFAULT '',
+  keys TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY,
+  spec TEXT NOT NULL,
+  state TEXT NOT NULL,
+  progress TEXT NOT NULL DEFAULT '{}',
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  target_id INTEGER NOT NULL REFERENCES targets(id),
+  config_index INTEGER NOT NULL,
+  config_json TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  error_message TEXT NOT NULL DEFAULT '',
+  costs_ms TEXT NOT NULL DEFAULT '[]',
+  mean_ms REAL,
+  threads INTEGER NOT NULL DEFAULT 1,
+  device_key TEXT NOT NULL DEFAULT '',
+  device_info TEXT NOT NULL DEFAULT '',
+  build_ms REAL NOT NULL DEFAULT 0,
+  run_ms REAL NOT NULL DEFAULT 0,
+  job_id INTEGER,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX trials_by_workload_target ON trials(workload_id, target_id, status, mean_ms);
+CREATE INDEX trials_by_job ON trials(job_id);
+)sql",
+  };
+  return kMigrations;
+}
+
+std::string NewUid() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", (unsigned long long)rng(), (unsigned long long)rng());
+  return buf;
+}
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql) { rc_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& Bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, double v) {
+    sqlite3_bind_double(s_, i, v);
+    return *this;
+  }
+  Stmt& BindNull(int i) {
+    sqlite3_bind_null(s_, i);
+    return *this;
+  }
+  int Step() { return sqlite3_step(s_); }
+  std::string Text(int c) const {
+    const unsigned char* t = sqlite3_column_text(s_, c);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+  int64_t Int(int c) const { return sqlite3_column_int64(s_, c); }
+  double Double(int c) const { return sqlite3_column_double(s_, c); }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+const char* kSelectTrial =
+    "SELECT t.id, t.uid, w.key, w.template, w.flops, g.target, g.model, g.keys, t.config_index, t.config_json, t.status,"
+    " t.error_message, t.costs_ms, t.mean_ms, t.threads, t.device_key, t.device_info, t.build_ms, t.run_ms,"
+    " IFNULL(t.job_id, 0), t.created_at FROM trials t JOIN workloads w ON w.id = t.workload_id"
+    " JOIN targets g ON g.id = t.target_id ";
+
+TrialRecord ReadTrial(const Stmt& s) {
+  TrialRecord t;
+  t.id = s.Int(0);
+  t.uid = s.Text(1);
+  t.workload_key = s.Text(2);
+  t.template_name = s.Text(3);
+  t.flops = s.Double(4);
+  t.target = s.Text(5);
+  t.target_model = s.Text(6);
+  t.target_keys = s.Text(7);
+  t.config_index = s.Int(8);
+  t.config_json = s.Text(9);
+  t.status = s.Text(10);
+  t.error_message = s.Text(11);
+  nlohmann::json costs = nlohmann::json::parse(s.Text(12), nullptr, false);
+  if (costs.is_array()) {
+    for (const auto& c : costs) {
+      if (c.is_number()) t.costs_ms.push_back(c.get<double>());
+    }
+  }
+  t.mean_ms = s.Double(13);
+  t.threads = int(s.Int(14));
+  t.device_key = s.Text(15);
+  t.device_info = s.Text(16);
+  t.build_ms = s.Double(17);
+  t.run_ms = s.Double(18);
+  t.job_id = s.Int(19);
+  t.created_at = s.Text(20);
+  return t;
+}
+
+}  // namespace
+
+std::string TrialRecord::ToJson() const {
+  nlohmann::ordered_json j;
+  j["uid"] = uid;
+  j["workload"] = workload_key;
+  j["template"] = template_name;
+  j["flops"] = flops;
+  j["target"] = target;
+  j["target_model"] = target_model;
+  j["target_keys"] = target_keys;
+  j["config_index"] = config_index;
+  j["config"] = config_json;
+  j["status"] = status;
+  j["error_message"] = error_message;
+  j["costs_ms"] = costs_ms;
+  j["mean_ms"] = mean_ms;
+  j["threads"] = threads;
+  j["device_key"] = device_key;
+  j["device_info"] = device_info;
+  j["build_ms"] = build_ms;
+  j["run_ms"] = run_ms;
+  j["job_id"] = job_id;
+  j["created_at"] = created_at;
+  return j.dump();
+}
+
+Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::InvalidArgument("not a JSON object");
+  TrialRecord t;
+  auto str = [&](const char* key, std::string* out, bool required) -> Status {
+    if (!j.contains(key)) return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
+    if (!j[key].is_string()) return Status::InvalidArgument(std::string("field '") + key + "' must be a string");
+    *out = j[key].get<std::string>();
+    return Status::OK();
+  };
+  auto num = [&](const char* key, double* out, bool required) -> Status {
+    if (!j.contains(key)) return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
+    if (!j[key].is_number()) return Status::InvalidArgument(std::string("field '") + key + "' must be a number");
+    *out = j[key].get<double>();
+    return Status::OK();
+  };
+  TUNEFARM_RETURN_IF_ERROR(str("workload", &t.workload_key, true));
+  TUNEFARM_RETURN_IF_ERROR(str("target", &t.target, true));
+  TUNEFARM_RETURN_IF_ERROR(str("status", &t.status, true));
+  TUNEFARM_RETURN_IF_ERROR(str("uid", &t.uid, false));
+  TUNEFARM_RETURN_IF_ERROR(str("template", &t.template_name, false));
+  TUNEFARM_RETURN_IF_ERROR(str("target_model", &t.target_model, false));
+  TUNEFARM_RETURN_IF_ERROR(str("target_keys", &t.target_keys, false));
+  TUNEFARM_RETURN_IF_ERROR(str("config", &t.config_json, false));
+  TUNEFARM_RETURN_IF_ERROR(str("error_message", &t.error_message, false));
+  TUNEFARM_RETURN_IF_ERROR(str("device_key", &t.device_key, false));
+  TUNEFARM_RETURN_IF_ERROR(str("device_info", &t.device_info, false));
+  TUNEFARM_RETURN_IF_ERROR(str("created_at", &t.created_at, false));
+  double index = -1, threads = 1, job = 0;
+  TUNEFARM_RETURN_IF_ERROR(num("config_index", &index, true));
+  TUNEFARM_RETURN_IF_ERROR(num("flops", &t.flops, false));
+  TUNEFARM_RETURN_IF_ERROR(num("mean_ms", &t.mean_ms, false));
+  TUNEFARM_RETURN_IF_ERROR(num("threads", &threads, false));
+  TUNEFARM_RETURN_IF_ERROR(num("build_ms", &t.build_ms, false));
+  TUNEFARM_RETURN_IF_ERROR(num("run_ms", &t.run_ms, false));
+  TUNEFARM_RETURN_IF_ERROR(num("job_id", &job, false));
+  if (index < 0 || index != double(int64_t(index))) return Status::InvalidArgument("field 'config_index' must be a non-negative integer");
+  t.config_index = int64_t(index);
+  t.threads = int(threads);
+  t.job_id = int64_t(job);
+  if (j.contains("costs_ms")) {
+    if (!j["costs_ms"].is_array()) return Status::InvalidArgument("field 'costs_ms' must be an array");
+    for (const auto& c : j["costs_ms"]) {
+      if (!c.is_number()) return Status::InvalidArgument("field 'costs_ms' must hold numbers");
+      t.costs_ms.push_back(c.get<double>());
+    }
+  }
+  if (t.status == "ok" && !(t.mean_ms > 0)) return Status::InvalidArgument("a trial with status 'ok' needs mean_ms > 0");
+  return t;
+}
+
+Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& path, Mode mode) {
+  struct stat st;
+  if (mode == Mode::kMustExist && stat(path.c_str(), &st) != 0) {
+    return Status::NotFound("records database " + path + " does not exist");
+  }
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return Status::IOError("cannot open records database " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::unique_ptr<RecordsDb> r(new RecordsDb(db, path));
+  TUNEFARM_RETURN_IF_ERROR(r->Migrate());
+  return r;
+}
+
+RecordsDb::~RecordsDb() { sqlite3_close(db_); }
+
+Status RecordsDb::Error(const std::string& what) {
+  return Status::IOError("records database " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+}
+
+// On an error path the first error is what the caller reports; a failed rollback adds nothing
+// (SQLite rolls back an open transaction when the connection closes).
+void RecordsDb::Rollback() { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+
+Status RecordsDb::Exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Status::IOError("records database " + path_ + ": " + msg);
+  }
+  return Status::OK();
+}
+
+Result<int> RecordsDb::SchemaVersion() {
+  Stmt s(db_, "PRAGMA user_version");
+  if (!s.ok() || s.Step() != SQLITE_ROW) {
+    int code = sqlite3_errcode(db_);
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
+      return Status::Corruption("records database " + path_ + " is not a SQLite database or is damaged (" + sqlite3_errmsg(db_) + ")");
+    }
+    return Error("cannot read the schema version");
+  }
+  return int(s.Int(0));
+}
+
+Status RecordsDb::Migrate() {
+  // Read the version before writing anything: a newer database must stay untouched.
+  TUNEFARM_ASSIGN_OR_RETURN(int version, SchemaVersion());
+  const auto& migrations = Migrations();
+  if (version > int(migrations.size())) {
+    return Status::FailedPrecondition("records database " + path_ + " has schema version " + std::to_string(version) +
+                                      ", newer than this tunefarm understands (" + std::to_string(migrations.size()) +
+                                      "); use a newer tunefarm");
+  }
+  Stmt wal(db_, "PRAGMA journal_mode=WAL");
+  if (!wal.ok() || wal.Step() != SQLITE_ROW) return Error("cannot enable WAL");
+  TUNEFARM_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON"));
+  for (int v = version; v < int(migrations.size()); ++v) {
+    TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    // Another process may have migrated while we waited for the lock.
+    auto now = SchemaVersion();
+    if (!now.ok() || *now > v) {
+      Rollback();
+      if (!now.ok()) return now.status();
+      continue;
+    }
+    Status s = Exec(migrations[size_t(v)]);
+    if (s.ok()) s = Exec("PRAGMA user_version = " + std::to_string(v + 1));
+    if (!s.ok()) {
+      Rollback();
+      return s;
+    }
+    TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
+  }
+  return Status::OK();
+}
+
+Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, bool* inserted) {
+  Stmt w(db_, "INSERT INTO workloads(key, template, flops) VALUES(?, ?, ?) ON CONFLICT(key) DO NOTHING");
+  w.Bind(1, t.workload_key).Bind(2, t.template_name).Bind(3, t.flops);
+  if (w.Step() != SQLITE_DONE) return Error("cannot store workload");
+  Stmt g(db_, "INSERT INTO targets(target, model, keys) VALUES(?, ?, ?) ON CONFLICT(target) DO NOTHING");
+  g.Bind(1, t.target).Bind(2, t.target_model).Bind(3, t.target_keys);
+  if (g.Step() != SQLITE_DONE) return Error("cannot store target");
+  nlohmann::json costs = t.costs_ms;
+  std::string sql = std::string("INSERT ") + (ignore_duplicates ? "OR IGNORE " : "") +
+                    "INTO trials(uid, workload_id, target_id, config_index, config_json, status, error_message, costs_ms,"
+                    " mean_ms, threads, device_key, device_info, build_ms, run_ms, job_id, created_at) VALUES(?,"
+                    " (SELECT id FROM workloads WHERE key = ?), (SELECT id FROM targets WHERE target = ?), ?, ?, ?, ?, ?, ?, ?,"
+                    " ?, ?, ?, ?, ?, COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))";
+  Stmt s(db_, sql);
+  if (!s.ok()) return Error("cannot prepare insert");
+  s.Bind(1, t.uid).Bind(2, t.workload_key).Bind(3, t.target).Bind(4, t.config_index).Bind(5, t.config_json);
+  s.Bind(6, t.status).Bind(7, t.error_message).Bind(8, costs.dump());
+  if (t.status == "ok") s.Bind(9, t.mean_ms);
+  else s.BindNull(9);
+  s.Bind(10, int64_t(t.threads)).Bind(11, t.device_key).Bind(12, t.device_info).Bind(13, t.build_ms).Bind(14, t.run_ms);
+  if (t.job_id > 0) s.Bind(15, t.job_id);
+  else s.BindNull(15);
+  s.Bind(16, t.created_at);
+  if (s.Step() != SQLITE_DONE) return Error("cannot store trial");
+  if (inserted) *inserted = sqlite3_changes(db_) > 0;
+  return Status::OK();
+}
+
+Status RecordsDb::AddTrial(TrialRecord* t) {
+  if (t->uid.empty()) t->uid = NewUid();
+  TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status s = Insert(*t, false, nullptr);
+  if (!s.ok()) {
+    Rollback();
+    return s;
+  }
+  t->id = sqlite3_last_insert_rowid(db_);
+  TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
+  return Status::OK();
+}
+
+Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_key, const TargetMatch& target,
+                                                   std::string* matched_on) {
+  std::string order = " AND t.status = 'ok' AND t.mean_ms IS NOT NULL ORDER BY t.mean_ms ASC, t.id ASC LIMIT 1";
+  struct Step {
+    const char* name;
+    std::string where;
+    std::string arg;
+  };
+  std::vector<Step> steps = {{"target", "WHERE w.key = ?1 AND g.target = ?2", target.target}};
+  if (!target.model.empty()) steps.push_back({"model", "WHERE w.key = ?1 AND g.model = ?2", target.model});
+  for (const auto& k : target.keys) {
+    steps.push_back({"keys", "WHERE w.key = ?1 AND (',' || g.keys || ',') LIKE ('%,' || ?2 || ',%')", k});
+  }
+  for (const auto& step : steps) {
+    Stmt s(db_, std::string(kSelectTrial) + step.where + order);
+    if (!s.ok()) return Error("cannot query best trial");
+    s.Bind(1, workload_key).Bind(2, step.arg);
+    int rc = s.Step();
+    if (rc == SQLITE_ROW) {
+      if (matched_on) *matched_on = step.name;
+      return std::optional<TrialRecord>(ReadTrial(s));
+    }
+    if (rc != SQLITE_DONE) return Error("cannot query best trial");
+  }
+  return std::optional<TrialRecord>();
+}
+
+Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit) {
+  Stmt s(db_, std::string(kSelectTrial) + (workload_key.empty() ? "WHERE ?1 = ''" : "WHERE w.key = ?1") + " ORDER BY t.id LIMIT ?2");
+  if (!s.ok()) return Error("cannot list trials");
+  s.Bind(1, workload_key).Bind(2, limit);
+  std::vector<TrialRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadTrial(s));
+  if (rc != SQLITE_DONE) return Error("cannot list trials");
+  return out;
+}
+
+Result<int64_t> RecordsDb::CountTrials() {
+  Stmt s(db_, "SELECT COUNT(*) FROM trials");
+  if (!s.ok() || s.Step() != SQLITE_ROW) return Error("cannot count trials");
+  return s.Int(0);
+}
+
+Status RecordsDb::ExportJsonLines(std::ostream& out) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto trials, List());
+  for (const auto& t : trials) out << t.ToJson() << "\n";
+  if (!out) return Status::IOError("cannot write the export");
+  return Status::OK();
+}
+
+Result<int64_t> RecordsDb::ImportJsonLines(std::istream& in) {
+  std::vector<TrialRecord> trials;
+  std::string line;
+  for (int64_t n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto t = TrialRecord::FromJson(line);
+    if (!t.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + t.status().message());
+    if (t->uid.empty()) t->uid = NewUid();
+    trials.push_back(std::move(*t));
+  }
+  TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  int64_t added = 0;
+  for (const auto& t : trials) {
+    bool inserted = false;
+    Status s = Insert(t, true, &inserted);
+    if (!s.ok()) {
+      Rollback();
+      return s;
+    }
+    added += inserted ? 1 : 0;
+  }
+  TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
+  return added;
+}
+
+}  // namespace tunefarm::tuner
