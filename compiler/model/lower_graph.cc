@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/model/node_workload.h"
+#include "compiler/ir/ir_operators.h"
 #include "compiler/ops/ops.h"
 #include "tunefarm/compiler/kernel.h"
 
@@ -100,6 +101,7 @@ class GraphLowering {
   std::vector<ValueState> values_;
   ModelPlan plan_;
   std::set<std::string> warned_;
+  Status emit_error_;  // the first kernel whose type did not match its output (see Emit)
 };
 
 int GraphLowering::NewTensor(const std::string& name, ArtifactTensor::Kind kind, ElementType dtype, std::vector<int64_t> shape) {
@@ -170,7 +172,14 @@ int GraphLowering::Emit(const std::string& op, const std::vector<int>& inputs, c
     ph.push_back(te::Placeholder("in" + std::to_string(k), T(inputs[k]).shape, ToIRType(T(inputs[k]).dtype)));
   }
   ir::Tensor out = fn(ph);
+  if (out->dtype != ToIRType(out_dtype) && emit_error_.ok()) {
+    // A definition that computes another type than the graph says: refuse rather than let the
+    // kernel write past a buffer sized for the graph's type.
+    emit_error_ = Status::Unimplemented(op + " on " + runtime::ElementTypeName(out_dtype) + " tensors is not supported (its kernel computes " +
+                                        out->dtype.ToString() + ")");
+  }
   int id = NewTensor(out_name, ArtifactTensor::kIntermediate, out_dtype, out->shape);
+  if (out->NumElements() == 0) return id;  // nothing to compute into an empty tensor
   PlannedKernel k;
   k.op = op;
   k.def.schedule = ops::ScheduleGeneric({out}, target_);
@@ -221,6 +230,7 @@ Result<ModelPlan> GraphLowering::Run() {
     for (int o : n.outputs) all_constant = all_constant && V(o).constant != nullptr;
     if (all_constant) continue;  // folded by shape inference; read as parameters
     TUNEFARM_RETURN_IF_ERROR(LowerNode(n));
+    if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());
   }
   TUNEFARM_RETURN_IF_ERROR(LowerOutputs());
   return std::move(plan_);
@@ -403,12 +413,42 @@ Status GraphLowering::LowerUnary(const Node& n) {
     p.kind = ops::UnaryKind::kClip;
     p.lo = n.GetFloat("min", p.lo);
     p.hi = n.GetFloat("max", p.hi);
+    std::vector<int> bound_inputs;  // bounds computed at run time: read from their tensors
     for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
       if (n.inputs[i] < 0) continue;
       const auto& c = V(n.inputs[i]).constant;
-      if (!c || c->num_elements() != 1) return Fail(n, "Clip bounds must be constant scalars");
+      if (!c) {
+        if (V(n.inputs[i]).shape.size() > 1 || (V(n.inputs[i]).shape.size() == 1 && V(n.inputs[i]).shape[0] != 1)) {
+          return Fail(n, "Clip bounds must be scalars");
+        }
+        bound_inputs.push_back(int(i));
+        continue;
+      }
+      if (c->num_elements() != 1) return Fail(n, "Clip bounds must be scalars");
       float v = c->dtype == DataType::kFloat32 ? c->f32[0] : float(c->i64[0]);
       (i == 1 ? p.lo : p.hi) = v;
+    }
+    if (!bound_inputs.empty()) {
+      std::vector<int> in;
+      TUNEFARM_ASSIGN_OR_RETURN(int x, Get(n.inputs[0], 0));
+      in.push_back(x);
+      for (int i : bound_inputs) {
+        TUNEFARM_ASSIGN_OR_RETURN(int t, Get(n.inputs[size_t(i)], 0));
+        in.push_back(t);
+      }
+      const ops::UnaryParams fixed = p;
+      int t = Emit(op, in, [&](const std::vector<ir::Tensor>& ts) {
+        return te::Compute(ts[0]->name + ".clip", ts[0]->shape, [&](const std::vector<ir::Expr>& i) {
+          ir::Expr v = ops::ApplyUnary(te::Read(ts[0], i), fixed);
+          for (size_t b = 0; b < bound_inputs.size(); ++b) {
+            ir::Expr bound = ops::ReadScalar(ts[1 + b]);
+            v = bound_inputs[b] == 1 ? ir::max(v, bound) : ir::min(v, bound);  // NOLINT
+          }
+          return v;
+        });
+      }, ToElementType(V(n.outputs[0]).dtype), V(n.outputs[0]).name);
+      Define(n.outputs[0], t, 0);
+      return Status::OK();
     }
   }
   const int in = n.inputs[0];
@@ -609,16 +649,23 @@ Status GraphLowering::LowerGeneric(const Node& n) {
     std::vector<int64_t> begin(pads.begin(), pads.begin() + int64_t(rank)), end(pads.begin() + int64_t(rank), pads.end());
     std::string mode = n.GetString("mode", "constant");
     float value = n.GetFloat("value", 0.0f);
+    int value_tensor = -1;  // a fill computed at run time
     if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
       const auto& c = V(n.inputs[2]).constant;
-      if (!c) return Fail(n, "a pad value that is not a constant");
-      value = c->dtype == DataType::kFloat32 ? c->f32.at(0) : float(c->i64.at(0));
+      if (c) {
+        value = c->dtype == DataType::kFloat32 ? c->f32.at(0) : float(c->i64.at(0));
+      } else {
+        TUNEFARM_ASSIGN_OR_RETURN(value_tensor, plain(2));
+      }
     }
     for (int64_t p : pads) {
       if (p < 0) return Fail(n, "negative pads (cropping) are not supported");
     }
     ops::PadMode m = mode == "edge" ? ops::PadMode::kEdge : mode == "reflect" ? ops::PadMode::kReflect : ops::PadMode::kConstant;
     TUNEFARM_ASSIGN_OR_RETURN(int x, plain(0));
+    if (value_tensor >= 0) {
+      return emit({x, value_tensor}, [=](const std::vector<ir::Tensor>& i) { return ops::Pad(i[0], begin, end, m, value, i[1]); });
+    }
     return emit({x}, [=](const std::vector<ir::Tensor>& i) { return ops::Pad(i[0], begin, end, m, value); });
   }
   if (op == "Gather") {
@@ -642,7 +689,7 @@ Status GraphLowering::LowerGeneric(const Node& n) {
       cp.strides = n.GetInts("strides");
       cp.dilations = n.GetInts("dilations");
       auto pads = n.GetInts("pads");
-      cp.pads_begin = {pads.at(0), pads.at(1)};
+      cp.pads_begin.assign(pads.begin(), pads.begin() + int64_t(pads.size() / 2));
       cp.groups = n.GetInt("group", 1);
     }
     const bool ta = n.GetInt("transA", 0) != 0, tb = n.GetInt("transB", 0) != 0;
@@ -650,7 +697,7 @@ Status GraphLowering::LowerGeneric(const Node& n) {
     auto shape = out.shape;
     return emit(in, [=](const std::vector<ir::Tensor>& i) {
       ir::Tensor c = has_c ? i[2] : ir::Tensor();
-      ir::Tensor t = op == "Conv"   ? ops::Conv2dDirect(i[0], i[1], c, cp, shape)
+      ir::Tensor t = op == "Conv"   ? ops::ConvDirect(i[0], i[1], c, cp, shape)
                      : op == "Gemm" ? ops::Gemm(i[0], i[1], c, ta, tb, alpha, beta)
                                     : ops::MatMul(i[0], i[1]);
       if (op == "MatMul" && has_c) t = ops::Binary(t, c, ops::BinaryKind::kAdd);

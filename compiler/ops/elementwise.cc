@@ -1,4 +1,7 @@
 // Element-wise operators: activations, broadcasting arithmetic, inference batch normalization.
+#include <algorithm>
+#include <cmath>
+
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ops/ops.h"
 #include "tunefarm/runtime/check.h"
@@ -31,7 +34,15 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
     case UnaryKind::kHardSigmoid: return ir::min(ir::max(x * F(p.alpha) + F(p.beta), F(0.0f)), F(1.0f));
     case UnaryKind::kHardSwish: return x * ir::min(ir::max(x * F(1.0f / 6.0f) + F(0.5f), F(0.0f)), F(1.0f));
     case UnaryKind::kTanh: return ir::Call::Make(x.type(), "tanh", {x});
-    case UnaryKind::kClip: return ir::min(ir::max(x, F(p.lo)), F(p.hi));
+    case UnaryKind::kClip: {
+      if (x.type().is_float()) return ir::min(ir::max(x, F(p.lo)), F(p.hi));
+      // Integer tensors: the bounds clamped to the type's range, as integers of its type.
+      const ir::Type t = x.type().element_of();
+      const double lo_t = t.code == ir::Type::kUInt ? 0.0 : -std::ldexp(1.0, t.bits - 1);
+      const double hi_t = std::ldexp(1.0, t.code == ir::Type::kUInt ? t.bits : t.bits - 1) - 1;
+      auto bound = [&](float v) { return ir::IntImm::Make(t, int64_t(std::max(lo_t, std::min(hi_t, double(v))))); };
+      return ir::min(ir::max(x, bound(p.lo)), bound(p.hi));
+    }
   }
   return x;
 }

@@ -64,18 +64,25 @@ Tensor Gemm(const Tensor& a, const Tensor& b, const Tensor& c, bool trans_a, boo
   });
 }
 
-Tensor Conv2dDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
-                    const std::vector<int64_t>& out_shape) {
+Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
+                  const std::vector<int64_t>& out_shape) {
+  const size_t sp = x->shape.size() - 2;
   const int64_t cg = w->shape[1], kg = out_shape[1] / p.groups;
-  auto rc = te::MakeIterVar("rc", cg, true), rh = te::MakeIterVar("rh", w->shape[2], true),
-       rw = te::MakeIterVar("rw", w->shape[3], true);
-  Tensor conv = te::ComputeReduce(x->name + ".conv", out_shape, te::ReduceKind::kSum, {rc, rh, rw}, [&](const std::vector<Expr>& i) {
-    Expr c = (i[1] / Expr(kg)) * Expr(cg) + te::AxisExpr(rc);
-    Expr ih = i[2] * Expr(p.strides[0]) + te::AxisExpr(rh) * Expr(p.dilations[0]) - Expr(p.pads_begin[0]);
-    Expr iw = i[3] * Expr(p.strides[1]) + te::AxisExpr(rw) * Expr(p.dilations[1]) - Expr(p.pads_begin[1]);
-    Expr inside = ih >= Expr(0) && ih < Expr(x->shape[2]) && iw >= Expr(0) && iw < Expr(x->shape[3]);
-    Expr xv = ir::select(inside, compiler::ClampedRead(x, {i[0], c, ih, iw}), Expr(0.0f));
-    return xv * te::Read(w, {i[1], te::AxisExpr(rc), te::AxisExpr(rh), te::AxisExpr(rw)});
+  std::vector<te::IterVar> raxes = {te::MakeIterVar("rc", cg, true)};
+  for (size_t d = 0; d < sp; ++d) raxes.push_back(te::MakeIterVar("r" + std::to_string(d), w->shape[2 + d], true));
+  Tensor conv = te::ComputeReduce(x->name + ".conv", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> xi = {i[0], (i[1] / Expr(kg)) * Expr(cg) + te::AxisExpr(raxes[0])};
+    std::vector<Expr> wi = {i[1], te::AxisExpr(raxes[0])};
+    Expr inside;
+    for (size_t d = 0; d < sp; ++d) {
+      Expr pos = i[2 + d] * Expr(p.strides[d]) + te::AxisExpr(raxes[1 + d]) * Expr(p.dilations[d]) - Expr(p.pads_begin[d]);
+      Expr ok = pos >= Expr(0) && pos < Expr(x->shape[2 + d]);
+      inside = inside.defined() ? (inside && ok) : ok;
+      xi.push_back(pos);
+      wi.push_back(te::AxisExpr(raxes[1 + d]));
+    }
+    Expr xv = ir::select(inside, compiler::ClampedRead(x, xi), Expr(0.0f));
+    return xv * te::Read(w, wi);
   });
   if (!bias) return conv;
   return te::Compute(x->name + ".conv_bias", out_shape,

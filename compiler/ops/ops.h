@@ -51,8 +51,11 @@ Tensor StridedSlice(const Tensor& x, const std::vector<int64_t>& starts, const s
                     const std::vector<int64_t>& out_shape);
 Tensor Concat(const std::vector<Tensor>& inputs, int64_t axis);
 enum class PadMode { kConstant, kEdge, kReflect };
+// The constant fill is `value`, or the single element of value_tensor when that is given.
 Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end, PadMode mode,
-           float value);
+           float value, const Tensor& value_tensor = Tensor());
+// The single element of a tensor of any rank (a runtime scalar operand).
+Expr ReadScalar(const Tensor& t);
 // out = x.take(indices, axis) with indices an int64 tensor of in-range (non-negative) values.
 Tensor Gather(const Tensor& x, const Tensor& indices, int64_t axis);
 
@@ -82,12 +85,13 @@ Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis);
 Tensor MatMul(const Tensor& a, const Tensor& b);
 // alpha * op(A) op(B) + beta * C, C broadcast to [M, N] (c may be null).
 Tensor Gemm(const Tensor& a, const Tensor& b, const Tensor& c, bool trans_a, bool trans_b, float alpha, float beta);
-// Direct NCHW convolution for the shapes the templates reject; bias may be null.
+// Direct convolution over any number of spatial axes (N C D... layout) for what the templates do
+// not cover (1-D and 3-D convolutions, runtime weights); bias may be null.
 struct ConvParams {
   std::vector<int64_t> strides, pads_begin, dilations;
   int64_t groups = 1;
 };
-Tensor Conv2dDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
+Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
                     const std::vector<int64_t>& out_shape);
 
 // --- schedules ------------------------------------------------------------------------------

@@ -64,8 +64,10 @@ Tensor Concat(const std::vector<Tensor>& inputs, int64_t axis) {
   });
 }
 
+Expr ReadScalar(const Tensor& t) { return te::Read(t, std::vector<Expr>(t->shape.size(), Expr(0))); }
+
 Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end, PadMode mode,
-           float value) {
+           float value, const Tensor& value_tensor) {
   std::vector<int64_t> shape = x->shape;
   for (size_t d = 0; d < shape.size(); ++d) shape[d] += begin[d] + end[d];
   return te::Compute(x->name + ".pad", shape, [&](const std::vector<Expr>& i) {
@@ -86,7 +88,8 @@ Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector
     }
     Expr v = compiler::ClampedRead(x, idx);
     if (mode != PadMode::kConstant || !inside.defined()) return v;
-    Expr fill = x->dtype.is_float() ? Expr(value) : ir::cast(x->dtype, Expr(int64_t(value)));
+    Expr fill = value_tensor ? ReadScalar(value_tensor)
+                : x->dtype.is_float() ? Expr(value) : ir::cast(x->dtype, Expr(int64_t(value)));
     return ir::select(inside, v, fill);
   });
 }
@@ -101,7 +104,8 @@ Tensor Gather(const Tensor& x, const Tensor& indices, int64_t axis) {
     std::vector<Expr> at(i.begin() + axis, i.begin() + axis + int64_t(r));
     Expr k = te::Read(indices, at);
     if (k.type() != ir::Type::Int(64)) k = ir::cast(ir::Type::Int(64), k);
-    idx.push_back(k);
+    const int64_t n = x->shape[size_t(axis)];
+    idx.push_back(ir::select(k < Expr(0), k + Expr(n), k));  // negative indices count from the end
     idx.insert(idx.end(), i.begin() + axis + int64_t(r), i.end());
     return te::Read(x, idx);
   });

@@ -140,26 +140,31 @@ Status ResolvePads(const Node& n, const std::vector<int64_t>& in, const std::vec
 }
 
 Status NodeInference::Conv() {
-  TUNEFARM_RETURN_IF_ERROR(NeedRank(0, 4, "Conv"));
-  TUNEFARM_RETURN_IF_ERROR(NeedRank(1, 4, "Conv weight"));
   const auto& x = In(0).shape;
   const auto& w = In(1).shape;
+  if (x.size() < 3 || x.size() > 5) return Fail("Conv needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
+  if (w.size() != x.size()) return Fail("Conv weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
+  const size_t sp = x.size() - 2;
   int64_t group = n_.GetInt("group", 1);
   if (group < 1 || x[1] != w[1] * group || w[0] % group != 0) {
     return Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " + std::to_string(group));
   }
-  std::vector<int64_t> kernel = n_.GetInts("kernel_shape", {w[2], w[3]});
-  std::vector<int64_t> strides = n_.GetInts("strides", {1, 1}), dil = n_.GetInts("dilations", {1, 1});
-  if (kernel.size() != 2 || strides.size() != 2 || dil.size() != 2) return Fail("only 2-D convolutions are supported");
+  std::vector<int64_t> kernel = n_.GetInts("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
+  std::vector<int64_t> strides = n_.GetInts("strides", std::vector<int64_t>(sp, 1)),
+                       dil = n_.GetInts("dilations", std::vector<int64_t>(sp, 1));
+  if (kernel.size() != sp || strides.size() != sp || dil.size() != sp) {
+    return Fail("kernel_shape, strides and dilations must have " + std::to_string(sp) + " values");
+  }
+  if (!std::equal(kernel.begin(), kernel.end(), w.begin() + 2)) return Fail("kernel_shape " + ShapeStr(kernel) + " differs from the weight " + ShapeStr(w));
   std::vector<int64_t> pads;
-  Status s = ResolvePads(n_, {x[2], x[3]}, kernel, strides, dil, &pads);
+  Status s = ResolvePads(n_, std::vector<int64_t>(x.begin() + 2, x.end()), kernel, strides, dil, &pads);
   if (!s.ok()) return Fail(s.message());
   Canonicalize(kernel, strides, dil, pads);
-  std::vector<int64_t> out = {x[0], w[0], 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    auto o = WindowOut(x[size_t(2 + i)], kernel[size_t(i)], strides[size_t(i)], dil[size_t(i)], pads[size_t(i)], pads[size_t(2 + i)], false);
+  std::vector<int64_t> out = {x[0], w[0]};
+  for (size_t i = 0; i < sp; ++i) {
+    auto o = WindowOut(x[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[sp + i], false);
     if (!o.ok()) return Fail(o.status().message());
-    out[size_t(2 + i)] = *o;
+    out.push_back(*o);
   }
   SetOut(0, DataType::kFloat32, out);
   return Status::OK();
@@ -184,7 +189,7 @@ Status NodeInference::Pool(bool is_max) {
     if (!o.ok()) return Fail(o.status().message());
     out.push_back(*o);
   }
-  SetOut(0, DataType::kFloat32, out);
+  SetOut(0, In(0).dtype, out);
   if (is_max && n_.outputs.size() > 1) SetOut(1, DataType::kInt64, out);  // the argmax indices
   return Status::OK();
 }

@@ -1,0 +1,168 @@
+// ONNX conformance on values: every test of Debian's libonnx-testdata (node and pytorch-converted
+// suites) whose operators the importer claims is compiled (opt level 3, host), run by the runtime
+// executor on the test's inputs, and compared with its expected outputs (|y - ref| <= 1e-5 +
+// 1e-3 |ref| for floats, as ONNX's backend runner; exact for integers). Prints pass/total per op
+// (the test's last node) and every failure with its reason; skips when the data is absent.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <onnx/onnx_pb.h>
+#pragma GCC diagnostic pop
+
+#include "compiler/frontend/onnx_importer.h"
+#include "compiler/model/compile_graph.h"
+#include "tunefarm/runtime/executor.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+const char* kRoot = "/usr/share/libonnx-testdata/data/";
+
+std::vector<std::string> ListTests(const std::string& dir) {
+  std::vector<std::string> tests;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return tests;
+  while (dirent* e = readdir(d)) {
+    if (std::string(e->d_name).rfind("test_", 0) == 0) tests.push_back(e->d_name);
+  }
+  closedir(d);
+  std::sort(tests.begin(), tests.end());
+  return tests;
+}
+
+// The op the test is about (its last node), or "" when some op is not claimed.
+std::string ClaimedOp(const std::string& model_path) {
+  FILE* f = std::fopen(model_path.c_str(), "rb");
+  if (!f) return "";
+  std::string bytes;
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) bytes.append(buf, n);
+  std::fclose(f);
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes) || m.graph().node_size() == 0) return "";
+  const auto& claimed = frontend::SupportedOnnxOps();
+  for (const auto& n : m.graph().node()) {
+    if (std::find(claimed.begin(), claimed.end(), n.op_type()) == claimed.end()) return "";
+  }
+  return m.graph().node(m.graph().node_size() - 1).op_type();
+}
+
+std::string Bytes(const graph::ConstantData& c, runtime::ElementType dt) {
+  std::string out;
+  if (c.dtype == graph::DataType::kFloat32) return std::string(reinterpret_cast<const char*>(c.f32.data()), c.f32.size() * 4);
+  for (int64_t v : c.i64) {
+    if (runtime::ElementSize(dt) == 8) out.append(reinterpret_cast<const char*>(&v), 8);
+    else if (runtime::ElementSize(dt) == 4) {
+      int32_t x = int32_t(v);
+      out.append(reinterpret_cast<const char*>(&x), 4);
+    } else {
+      out.push_back(char(v));
+    }
+  }
+  return out;
+}
+
+// "" when the output matches, else why not.
+std::string Compare(const void* data, const runtime::TensorInfo& info, const graph::ConstantData& ref) {
+  if (info.shape != ref.shape) return "output shape differs";
+  if (ref.dtype == graph::DataType::kFloat32) {
+    if (info.dtype != runtime::ElementType::kFloat32) return "output dtype differs";
+    const float* y = static_cast<const float*>(data);
+    for (size_t i = 0; i < ref.f32.size(); ++i) {
+      const float r = ref.f32[i];
+      if (std::isnan(r) != std::isnan(y[i]) || std::fabs(y[i] - r) > 1e-5f + 1e-3f * std::fabs(r)) {
+        return "value " + std::to_string(i) + " is " + std::to_string(y[i]) + ", expected " + std::to_string(r);
+      }
+    }
+    return "";
+  }
+  std::string expected = Bytes(ref, info.dtype);
+  if (int64_t(expected.size()) != info.bytes() || std::memcmp(expected.data(), data, expected.size()) != 0) return "integer values differ";
+  return "";
+}
+
+// Compiles and runs one test directory; "" on success.
+std::string RunOne(const std::string& dir) {
+  auto g = frontend::ImportOnnxFile(dir + "model.onnx");
+  if (!g.ok()) return g.status().message();
+  std::vector<graph::ConstantData> feeds;
+  std::vector<int> runtime_inputs;
+  for (size_t i = 0; i < g->inputs.size(); ++i) {
+    auto data = frontend::ReadOnnxTensorFile(dir + "test_data_set_0/input_" + std::to_string(i) + ".pb");
+    if (!data.ok()) return "input " + std::to_string(i) + ": " + data.status().message();
+    auto& v = g->values[size_t(g->inputs[i])];
+    v.shape = data->shape;
+    v.shape_known = true;
+    // Integer inputs are shape operands (starts, axes, split sizes, indices): fed as the constants
+    // a deployed model has.
+    if (data->dtype != graph::DataType::kFloat32) {
+      v.constant = std::make_shared<const graph::ConstantData>(*data);
+    } else {
+      feeds.push_back(*data);
+      runtime_inputs.push_back(g->inputs[i]);
+    }
+  }
+  g->inputs = runtime_inputs;
+  CompileOptions options;
+  options.warn = [](const std::string&) {};
+  auto artifact = CompileGraph(std::move(*g), dir, HostTarget(), options);
+  if (!artifact.ok()) return artifact.status().message();
+  auto ex = runtime::Executor::Load(std::move(*artifact));
+  if (!ex.ok()) return ex.status().message();
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    std::string bytes = Bytes(feeds[i], (*ex)->inputs()[i].dtype);
+    Status s = (*ex)->SetInput(i, bytes.data(), bytes.size());
+    if (!s.ok()) return s.message();
+  }
+  Status s = (*ex)->Run();
+  if (!s.ok()) return s.message();
+  for (size_t o = 0; o < (*ex)->outputs().size(); ++o) {
+    auto ref = frontend::ReadOnnxTensorFile(dir + "test_data_set_0/output_" + std::to_string(o) + ".pb");
+    if (!ref.ok()) return "expected output " + std::to_string(o) + ": " + ref.status().message();
+    std::string why = Compare((*ex)->Output(o), (*ex)->outputs()[o], *ref);
+    if (!why.empty()) return "output " + std::to_string(o) + ": " + why;
+  }
+  return "";
+}
+
+TEST(OnnxConformance, ClaimedOperatorsMatchTheBackendTestData) {
+  int passed = 0, total = 0;
+  std::map<std::string, std::pair<int, int>> per_op;
+  std::vector<std::string> failures;
+  for (const char* suite : {"node", "pytorch-converted"}) {
+    const std::string root = std::string(kRoot) + suite + "/";
+    for (const auto& t : ListTests(root)) {
+      const std::string dir = root + t + "/";
+      const char* only = std::getenv("TUNEFARM_CONFORMANCE_ONLY");
+      if (only && t.find(only) == std::string::npos) continue;
+      std::string op = ClaimedOp(dir + "model.onnx");
+      if (op.empty()) continue;
+      ++total;
+      ++per_op[op].second;
+      if (std::getenv("TUNEFARM_CONFORMANCE_VERBOSE")) std::fprintf(stderr, "%s\n", dir.c_str());
+      std::string why = RunOne(dir);
+      if (why.empty()) {
+        ++passed;
+        ++per_op[op].first;
+      } else {
+        failures.push_back(std::string(suite) + "/" + t + ": " + why);
+      }
+    }
+  }
+  if (total == 0) GTEST_SKIP() << kRoot << " not present (apt install libonnx-testdata)";
+  std::printf("ONNX conformance (values): %d/%d passed (%.1f%%)\n", passed, total, 100.0 * passed / total);
+  for (const auto& [op, pt] : per_op) std::printf("  %-20s %d/%d\n", op.c_str(), pt.first, pt.second);
+  for (const auto& f : failures) std::printf("  FAIL %s\n", f.c_str());
+  EXPECT_GE(double(passed), 0.95 * total);
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler
