@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -216,6 +217,17 @@ Status Executor::Run() {
       return Status::Internal("kernel " + artifact_.kernels[k].symbol + " (" + artifact_.kernels[k].op + ") failed with code " +
                               std::to_string(rc));
     }
+  }
+  return Status::OK();
+}
+
+Status Executor::RunProfiled(std::vector<double>* kernel_ms) {
+  kernel_ms->resize(fns_.size(), 0.0);
+  for (size_t k = 0; k < fns_.size(); ++k) {
+    auto t0 = std::chrono::steady_clock::now();
+    int32_t rc = fns_[k](kernel_args_[k].data());
+    (*kernel_ms)[k] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (rc != 0) return Status::Internal("kernel " + artifact_.kernels[k].symbol + " failed with code " + std::to_string(rc));
   }
   return Status::OK();
 }

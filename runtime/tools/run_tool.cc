@@ -17,7 +17,7 @@ namespace tunefarm::runtime {
 namespace {
 
 const char* kUsage =
-    "usage: tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N] [--json]";
+    "usage: tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N] [--json] [--profile]";
 
 int Fail(const RunToolOptions& o, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", o.program.c_str(), message.c_str());
@@ -47,8 +47,8 @@ bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* o) {
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--json") {
-      o->json = true;
+    if (a == "--json" || a == "--profile") {
+      (a == "--json" ? o->json : o->profile) = true;
       continue;
     }
     if (a.rfind("--", 0) != 0) {
@@ -130,6 +130,24 @@ int RunTool(const RunToolOptions& o) {
     auto t1 = std::chrono::steady_clock::now();
     if (!s.ok()) return Fail(o, s.message());
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  if (o.profile && !o.json) {
+    std::vector<double> kernel_ms;
+    for (int r = 0; r < o.repeat; ++r) {
+      Status s = ex.RunProfiled(&kernel_ms);
+      if (!s.ok()) return Fail(o, s.message());
+    }
+    double total = 0;
+    for (double& v : kernel_ms) total += (v /= o.repeat);
+    std::vector<size_t> order(kernel_ms.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernel_ms[a] > kernel_ms[b]; });
+    std::printf("Per-kernel time (mean of %d runs), slowest first:\n", o.repeat);
+    for (size_t k : order) {
+      const auto& kernel = ex.artifact().kernels[k];
+      std::printf("%9.4f ms %5.1f%%  %-40s %s%s\n", kernel_ms[k], 100.0 * kernel_ms[k] / total, kernel.op.c_str(),
+                  kernel.workload.c_str(), kernel.config_source == "fallback" ? " (fallback)" : "");
+    }
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());

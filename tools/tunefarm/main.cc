@@ -27,8 +27,8 @@ const std::vector<Command>& Commands() {
        "list the tunable tasks (conv2d, depthwise, dense workloads) of a model", &TasksCommand, {"--json"}},
       {"compile", "tunefarm compile MODEL --target T [--records DB|none] [--opt-level 0-3] -o OUT",
        "compile a model (ONNX file or zoo name) into one deployable artifact", &CompileCommand, {}},
-      {"run", "tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N] [--json]",
-       "run a compiled artifact: latency summary, top-5 classes, outputs as .npy", &RunCommand, {"--json"}},
+      {"run", "tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N] [--json] [--profile]",
+       "run a compiled artifact: latency summary, top-5 classes, outputs as .npy", &RunCommand, {"--json", "--profile"}},
       {"records", "tunefarm records list|best|stats|export|import [--records DB] [--workload KEY] [--target T] [--json]",
        "inspect the records database; move trials between machines as JSON lines", &RecordsCommand, {"--json"}},
   };

@@ -60,30 +60,26 @@ class Conv2dNCHWc final : public OpTemplate {
     const Conv2dParams& c = w.conv;
     int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
     int64_t lanes = t.vector_lanes;
-    int64_t ic_bn = LargestDivisorAtMost(cg, lanes);
-    // Several output-channel vectors per tile: each broadcast input then feeds `vectors` FMAs, so
-    // the loads stop competing with the FMAs for issue slots (one vector: one load per FMA).
-    int64_t vectors = 1;
-    for (int64_t v : {4, 3, 2}) {
-      if (kg % (v * lanes) == 0 && v * lanes <= 64) {
-        vectors = v;
-        break;
-      }
-    }
+    // Two output-channel vectors per tile: each broadcast input then feeds two FMAs (one vector:
+    // a load per FMA), and the tile can still be two rows high. Input blocks use the same width,
+    // so in a model the output of one conv is the input layout of the next (no layout change).
+    int64_t vectors = kg % (2 * lanes) == 0 ? 2 : 1;
     int64_t oc_bn = kg % lanes == 0 ? vectors * lanes : LargestDivisorAtMost(kg, lanes);
-    if (kg % lanes != 0) vectors = 1;
-    int64_t ow = c.out_width();
+    int64_t ic_bn = LargestDivisorAtMost(cg, 2 * lanes);
+    int64_t ow = c.out_width(), oh = c.out_height();
     int64_t budget = std::min<int64_t>(MaxAccumulators(t) / vectors, 32);
     int64_t reg_n = LargestDivisorAtMost(ow, budget);
     if (reg_n * 2 < budget && ow > budget) {  // awkward width: a power-of-two tile, guarded tail
       reg_n = 1;
       while (reg_n * 2 <= budget) reg_n *= 2;
     }
+    // Narrow maps (7x7, 14x14): the row tile is too short to hide the FMA latency; add a row.
+    int64_t oh_tile = (reg_n * 2 <= budget && oh >= 2) ? 2 : 1;
     std::vector<std::pair<std::string, std::vector<int64_t>>> v = {
         {"tile_ic", {cg / ic_bn, ic_bn}},
         {"tile_oc", {kg / oc_bn, oc_bn}},
         {"tile_ow", {(ow + reg_n - 1) / reg_n, reg_n}},
-        {"tile_oh", {c.out_height(), 1}},
+        {"tile_oh", {(oh + oh_tile - 1) / oh_tile, oh_tile}},
         // Unrolling kw lets LLVM share input broadcasts across kw steps (same address at stride 1),
         // which keeps them all live and spills the register tile: a kw loop is the safe default.
         {"unroll_kw", {0}},

@@ -9,7 +9,7 @@ int RunCommand(const Args& args) {
   std::vector<std::string> argv = args.positional;
   for (const auto& [flag, value] : args.flags) {
     argv.push_back(flag);
-    if (flag != "--json") argv.push_back(value);
+    if (flag != "--json" && flag != "--profile") argv.push_back(value);
   }
   runtime::RunToolOptions options;
   if (!runtime::ParseRunToolArgs(argv, &options)) return 2;

@@ -43,6 +43,8 @@ class Executor {
   Status SetInput(const std::string& name, const void* data, size_t bytes);
   Status SetInput(size_t index, const void* data, size_t bytes);
   Status Run();
+  // Run, adding each kernel's wall time in milliseconds to (*kernel_ms)[k] (resized as needed).
+  Status RunProfiled(std::vector<double>* kernel_ms);
   // The output's bytes, valid until the next Run.
   const void* Output(size_t index) const;
 

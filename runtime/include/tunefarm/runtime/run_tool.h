@@ -18,12 +18,13 @@ struct RunToolOptions {
   int repeat = 10;
   int threads = 1;
   bool json = false;
+  bool profile = false;  // per-kernel time table
   std::string program = "tunefarm run";  // prefix of error messages
 };
 
 int RunTool(const RunToolOptions& options);
 
-// Parses the shared flags (--input NAME=FILE, --output F, --repeat N, --threads N, --json) after
+// Parses the shared flags (--input NAME=FILE, --output F, --repeat N, --threads N, --json, --profile) after
 // the artifact path; on a usage error prints it and returns false.
 bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* options);
 
