@@ -65,7 +65,7 @@ bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* o) {
     } else if (a == "--output") {
       o->output = v;
     } else if (a == "--repeat") {
-      if (!ParseInt(v, 1, 1000000, &o->repeat)) return usage("--repeat takes an integer in [1, 1000000], got '" + v + "'");
+      if (!ParseInt(v, 0, 1000000, &o->repeat)) return usage("--repeat takes an integer in [0, 1000000], got '" + v + "'");
     } else if (a == "--threads") {
       if (!ParseInt(v, 1, 1024, &o->threads)) return usage("--threads takes an integer in [1, 1024], got '" + v + "'");
     } else {
@@ -149,6 +149,7 @@ int RunTool(const RunToolOptions& o) {
                   kernel.workload.c_str(), kernel.config_source == "fallback" ? " (fallback)" : "");
     }
   }
+  if (ms.empty()) ms.push_back(0);  // --repeat 0: the one run that produces the outputs, untimed
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size());
@@ -202,9 +203,11 @@ int RunTool(const RunToolOptions& o) {
   std::printf("%s: %s, %zu kernels, %d thread%s, activations %.2f MiB (peak with inputs/outputs %.2f MiB), params %.2f MiB\n",
               o.artifact.c_str(), ex.artifact().target.c_str(), ex.artifact().kernels.size(), o.threads, o.threads == 1 ? "" : "s",
               double(ex.arena_bytes()) / (1 << 20), double(ex.peak_bytes()) / (1 << 20), double(ex.param_bytes()) / (1 << 20));
-  std::printf("Execution time summary (%d runs):\n", o.repeat);
-  std::printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)\n");
-  std::printf("%10.4f %13.4f %11.4f %12.4f %12.4f\n", mean, median, sorted.back(), sorted.front(), stddev);
+  if (o.repeat > 0) {
+    std::printf("Execution time summary (%d runs):\n", o.repeat);
+    std::printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)\n");
+    std::printf("%10.4f %13.4f %11.4f %12.4f %12.4f\n", mean, median, sorted.back(), sorted.front(), stddev);
+  }
   if (!top.empty()) {
     std::printf("Top 5 classes:");
     for (auto& [score, cls] : top) std::printf("  %d (%.4g)", cls, double(score));

@@ -15,7 +15,7 @@ struct RunToolOptions {
   std::string artifact;
   std::vector<std::pair<std::string, std::string>> inputs;  // NAME=FILE.npy
   std::string output;  // .npy path for output 0; outputs k > 0 go to PATH with _k before .npy
-  int repeat = 10;
+  int repeat = 10;  // timed runs after the first; 0: run once, no timing
   int threads = 1;
   bool json = false;
   bool profile = false;  // per-kernel time table
