@@ -278,8 +278,10 @@ Status RecordsDb::Migrate() {
                                       ", newer than this tunefarm understands (" + std::to_string(migrations.size()) +
                                       "); use a newer tunefarm");
   }
-  Stmt wal(db_, "PRAGMA journal_mode=WAL");
-  if (!wal.ok() || wal.Step() != SQLITE_ROW) return Error("cannot enable WAL");
+  {
+    Stmt wal(db_, "PRAGMA journal_mode=WAL");  // finalized before any transaction below
+    if (!wal.ok() || wal.Step() != SQLITE_ROW) return Error("cannot enable WAL");
+  }
   TUNEFARM_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON"));
   for (int v = version; v < int(migrations.size()); ++v) {
     TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));

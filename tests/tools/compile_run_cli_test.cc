@@ -1,0 +1,224 @@
+// tunefarm compile / run / records as a user runs them: every bad input gives one clear message
+// and a non-zero exit, and touches no stored data (no artifact written, records untouched).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tunefarm/compiler/kernel.h"
+#include "tunefarm/compiler/target.h"
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string output;
+};
+
+CliRun Tunefarm(const std::string& args) {
+  std::string cmd = std::string(TUNEFARM_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  CliRun r{-1, ""};
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool Exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+// A float32 .npy of the given shape, all zeros.
+std::string Npy(const std::string& shape, size_t elements) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  return out + header + std::string(elements * 4, '\0');
+}
+
+class CompileRunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "tunefarm_cli_" + std::to_string(getpid()) + "/";
+    ASSERT_EQ(system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str()), 0);
+  }
+  void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
+  std::string dir_;
+};
+
+TEST_F(CompileRunCli, MalformedOrTruncatedOnnxIsOneErrorAndWritesNothing) {
+  WriteAll(dir_ + "garbage.onnx", std::string("\x08\x07\xff\xff\xff garbage, not protobuf", 30));
+  CliRun r = Tunefarm("compile " + dir_ + "garbage.onnx --records none -o " + dir_ + "out.tfa");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("malformed ONNX model " + dir_ + "garbage.onnx"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(dir_ + "out.tfa"));
+
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  std::string model = std::string(src ? src : ".") + "/../shared/models/mobilenet_v2.onnx";
+  if (!Exists(model)) GTEST_SKIP() << model << " not present (truncation case)";
+  std::string bytes = ReadAll(model);
+  WriteAll(dir_ + "truncated.onnx", bytes.substr(0, bytes.size() / 2));
+  WriteAll(dir_ + "out.tfa", "an earlier artifact");
+  r = Tunefarm("compile " + dir_ + "truncated.onnx --records none -o " + dir_ + "out.tfa");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("malformed ONNX model " + dir_ + "truncated.onnx"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadAll(dir_ + "out.tfa"), "an earlier artifact");  // untouched
+}
+
+TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
+  CliRun c = Tunefarm("compile squeezenet-1.1 --records none --opt-level 3 -o " + dir_ + "sq.tfa");
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("compiled squeezenet-1.1 for llvm"), std::string::npos) << c.output;
+  // Fallback configs: exactly one warning line per distinct workload.
+  CliRun tasks = Tunefarm("tasks squeezenet-1.1 --json");
+  size_t workloads = 0;
+  for (size_t at = 0; (at = tasks.output.find("\"workload\"", at)) != std::string::npos; ++at) ++workloads;
+  size_t warnings = 0;
+  for (size_t at = 0; (at = c.output.find("warning: no tuning record for ", at)) != std::string::npos; ++at) ++warnings;
+  EXPECT_EQ(warnings, workloads);
+  EXPECT_GT(workloads, 0u);
+
+  CliRun run = Tunefarm("run " + dir_ + "sq.tfa --repeat 3 --json");
+  ASSERT_EQ(run.code, 0) << run.output;
+  for (const char* key : {"\"mean_ms\"", "\"median_ms\"", "\"min_ms\"", "\"std_ms\"", "\"top5\""}) {
+    EXPECT_NE(run.output.find(key), std::string::npos) << key << "\n" << run.output;
+  }
+  CliRun text = Tunefarm("run " + dir_ + "sq.tfa --repeat 2");
+  EXPECT_NE(text.output.find("mean (ms)   median (ms)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("Top 5 classes:"), std::string::npos) << text.output;
+
+  WriteAll(dir_ + "good.npy", Npy("(1, 3, 224, 224)", 3 * 224 * 224));
+  WriteAll(dir_ + "small.npy", Npy("(1, 3, 32, 32)", 3 * 32 * 32));
+  CliRun ok = Tunefarm("run " + dir_ + "sq.tfa --input data=" + dir_ + "good.npy --output " + dir_ + "y.npy --repeat 1");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_TRUE(Exists(dir_ + "y.npy"));
+  CliRun wrong_name = Tunefarm("run " + dir_ + "sq.tfa --input image=" + dir_ + "good.npy");
+  EXPECT_EQ(wrong_name.code, 1);
+  EXPECT_NE(wrong_name.output.find("tunefarm run: the model has no input 'image' (inputs: data)"), std::string::npos) << wrong_name.output;
+  CliRun wrong_shape = Tunefarm("run " + dir_ + "sq.tfa --input data=" + dir_ + "small.npy");
+  EXPECT_EQ(wrong_shape.code, 1);
+  EXPECT_NE(wrong_shape.output.find("input 'data' expects float32 [1, 3, 224, 224], " + dir_ + "small.npy holds float32 [1, 3, 32, 32]"),
+            std::string::npos)
+      << wrong_shape.output;
+  WriteAll(dir_ + "truncated.tfa", ReadAll(dir_ + "sq.tfa").substr(0, 4000));
+  CliRun truncated = Tunefarm("run " + dir_ + "truncated.tfa");
+  EXPECT_EQ(truncated.code, 1);
+  EXPECT_NE(truncated.output.find("corrupt artifact: truncated"), std::string::npos) << truncated.output;
+  CliRun bad_level = Tunefarm("compile squeezenet-1.1 --opt-level 7 -o " + dir_ + "x.tfa");
+  EXPECT_EQ(bad_level.code, 2);
+  EXPECT_NE(bad_level.output.find("--opt-level takes 0, 1, 2 or 3, got '7'"), std::string::npos);
+}
+
+TEST_F(CompileRunCli, RecordsDatabaseErrorsTouchNothing) {
+  CliRun missing = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "nope.db -o " + dir_ + "x.tfa");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.output.find("records database " + dir_ + "nope.db does not exist"), std::string::npos) << missing.output;
+  EXPECT_FALSE(Exists(dir_ + "nope.db"));
+  EXPECT_FALSE(Exists(dir_ + "x.tfa"));
+
+  // A database from a newer tunefarm: refused before anything is written to it.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ + "newer.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE future(x); PRAGMA user_version = 99;", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string before = ReadAll(dir_ + "newer.db");
+  CliRun newer = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "newer.db -o " + dir_ + "x.tfa");
+  EXPECT_EQ(newer.code, 1);
+  EXPECT_NE(newer.output.find("has schema version 99, newer than this tunefarm understands (1)"), std::string::npos) << newer.output;
+  EXPECT_EQ(ReadAll(dir_ + "newer.db"), before);
+  EXPECT_FALSE(Exists(dir_ + "newer.db-wal"));
+  CliRun newer_import = Tunefarm("records import /dev/null --records " + dir_ + "newer.db");
+  EXPECT_EQ(newer_import.code, 1);
+  EXPECT_EQ(ReadAll(dir_ + "newer.db"), before);
+
+  WriteAll(dir_ + "garbage.db", std::string(4096, 'x'));
+  CliRun garbage = Tunefarm("records list --records " + dir_ + "garbage.db");
+  EXPECT_EQ(garbage.code, 1);
+  EXPECT_NE(garbage.output.find("is not a SQLite database"), std::string::npos) << garbage.output;
+  EXPECT_EQ(ReadAll(dir_ + "garbage.db"), std::string(4096, 'x'));
+}
+
+TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
+  using namespace tunefarm::compiler;  // NOLINT
+  Target host = HostTarget();
+  Workload w = Conv2dWorkload(1, 64, 8, 8, 64, 3, 3, 1, 1);  // squeezenet-1.1 has none; use its first conv
+  CliRun tasks = Tunefarm("tasks squeezenet-1.1 --json");
+  size_t at = tasks.output.find("\"workload\": \"");
+  ASSERT_NE(at, std::string::npos) << tasks.output;
+  at += 13;
+  std::string key = tasks.output.substr(at, tasks.output.find('"', at) - at);
+  auto parsed = Workload::FromKey(key);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  w = *parsed;
+  auto space = GetConfigSpace(w, host);
+  ASSERT_TRUE(space.ok());
+  auto fallback = FallbackConfigIndex(w, host);
+  ASSERT_TRUE(fallback.ok());
+  int64_t index = -1;
+  for (int64_t i = 0; i < space->size() && index < 0; ++i) {
+    auto c = space->Get(i);
+    if (c.ok() && space->IsValid(*c) && i != *fallback) index = i;
+  }
+  ASSERT_GE(index, 0);
+  std::string config = space->Get(index)->ToJson();
+  std::string escaped;
+  for (char ch : config) escaped += ch == '"' ? std::string("\\\"") : std::string(1, ch);
+  std::string line = "{\"workload\":\"" + key + "\",\"target\":\"" + host.ToString() + "\",\"status\":\"ok\",\"config_index\":" +
+                     std::to_string(index) + ",\"config\":\"" + escaped + "\",\"mean_ms\":0.5,\"costs_ms\":[0.5]}";
+  WriteAll(dir_ + "records.jsonl", line + "\n");
+  CliRun imported = Tunefarm("records import " + dir_ + "records.jsonl --records " + dir_ + "t.db");
+  ASSERT_EQ(imported.code, 0) << imported.output;
+  EXPECT_NE(imported.output.find("imported 1 trials"), std::string::npos) << imported.output;
+  CliRun again = Tunefarm("records import " + dir_ + "records.jsonl --records " + dir_ + "t.db");
+  EXPECT_NE(again.output.find("imported 1 trials"), std::string::npos) << "no uid: a new trial each time\n" << again.output;
+
+  CliRun c = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "t.db -o " + dir_ + "sq.tfa");
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_EQ(c.output.find("no tuning record for " + key + " "), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("from records"), std::string::npos);
+  EXPECT_NE(c.output.find(", 1 from records)"), std::string::npos) << c.output;
+
+  // Export then import into a fresh database keeps every trial once (uids).
+  CliRun exported = Tunefarm("records export --records " + dir_ + "t.db -o " + dir_ + "export.jsonl");
+  ASSERT_EQ(exported.code, 0) << exported.output;
+  CliRun moved = Tunefarm("records import " + dir_ + "export.jsonl --records " + dir_ + "copy.db");
+  EXPECT_NE(moved.output.find("imported 2 trials"), std::string::npos) << moved.output;
+  CliRun dup = Tunefarm("records import " + dir_ + "export.jsonl --records " + dir_ + "copy.db");
+  EXPECT_NE(dup.output.find("imported 0 trials"), std::string::npos) << dup.output;
+
+  WriteAll(dir_ + "bad.jsonl", line + "\n{\"target\":\"x\",\"status\":\"ok\",\"config_index\":1}\n");
+  CliRun bad = Tunefarm("records import " + dir_ + "bad.jsonl --records " + dir_ + "copy.db");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.output.find("line 2: missing field 'workload' (nothing imported)"), std::string::npos) << bad.output;
+  CliRun stats = Tunefarm("records stats --records " + dir_ + "copy.db --json");
+  EXPECT_NE(stats.output.find("\"trials\": 2"), std::string::npos) << stats.output;
+}
+
+}  // namespace

@@ -1,0 +1,113 @@
+// The records database: schema and migrations, every trial kept, the best-config query's matching
+// order (target, then device model, then a shared key), and import/export.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "tunefarm/tuner/records.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+class RecordsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "tunefarm_records_" + std::to_string(getpid()) + ".db";
+    std::remove(path_.c_str());
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
+  }
+  TrialRecord Trial(const std::string& target, const std::string& model, const std::string& keys, int64_t config,
+                    double ms, const std::string& status = "ok") {
+    TrialRecord t;
+    t.workload_key = "conv2d_nchwc|W";
+    t.template_name = "conv2d_nchwc";
+    t.flops = 1e9;
+    t.target = target;
+    t.target_model = model;
+    t.target_keys = keys;
+    t.config_index = config;
+    t.status = status;
+    t.mean_ms = ms;
+    if (status != "ok") t.error_message = "boom";
+    return t;
+  }
+  std::string path_;
+};
+
+TEST_F(RecordsTest, KeepsEveryTrialAndFindsTheBestByTargetThenModelThenKey) {
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(*(*db)->SchemaVersion(), kRecordsSchemaVersion);
+  std::vector<TrialRecord> trials = {
+      Trial("llvm -mcpu=a", "", "cpu", 1, 3.0),          Trial("llvm -mcpu=a", "", "cpu", 2, 2.0),
+      Trial("llvm -mcpu=a", "", "cpu", 3, 0.0, "timeout"), Trial("llvm -model=pi", "pi", "arm_cpu,cpu", 4, 1.0),
+      Trial("llvm -mcpu=b", "", "gpu", 5, 0.5)};
+  for (auto& t : trials) ASSERT_TRUE((*db)->AddTrial(&t).ok());
+  EXPECT_EQ(*(*db)->CountTrials(), 5);  // failures are kept too
+
+  std::string on;
+  auto exact = (*db)->Best("conv2d_nchwc|W", {"llvm -mcpu=a", "", {"cpu"}}, &on);
+  ASSERT_TRUE(exact.ok() && exact->has_value());
+  EXPECT_EQ((*exact)->config_index, 2);  // the fastest ok trial; the failed one never wins
+  EXPECT_EQ(on, "target");
+  auto by_model = (*db)->Best("conv2d_nchwc|W", {"llvm -model=pi -mattr=+neon", "pi", {"arm_cpu", "cpu"}}, &on);
+  ASSERT_TRUE(by_model.ok() && by_model->has_value());
+  EXPECT_EQ((*by_model)->config_index, 4);
+  EXPECT_EQ(on, "model");
+  auto by_key = (*db)->Best("conv2d_nchwc|W", {"llvm -mcpu=c", "", {"cpu"}}, &on);
+  ASSERT_TRUE(by_key.ok() && by_key->has_value());
+  EXPECT_EQ((*by_key)->config_index, 4);  // fastest among targets sharing the key "cpu"
+  EXPECT_EQ(on, "keys");
+  auto none = (*db)->Best("conv2d_nchwc|W", {"cuda", "", {"cuda"}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_F(RecordsTest, ExportImportRoundTripsAndRejectsMalformedLinesAtomically) {
+  std::string exported;
+  {
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok());
+    for (int i = 0; i < 3; ++i) {
+      TrialRecord t = Trial("llvm", "", "cpu", i, 1.0 + i);
+      t.costs_ms = {1.0 + i, 1.1 + i};
+      ASSERT_TRUE((*db)->AddTrial(&t).ok());
+    }
+    std::ostringstream out;
+    ASSERT_TRUE((*db)->ExportJsonLines(out).ok());
+    exported = out.str();
+  }
+  TearDown();
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  std::istringstream in(exported);
+  auto added = (*db)->ImportJsonLines(in);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(*added, 3);
+  auto list = (*db)->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[2].costs_ms, (std::vector<double>{3.0, 3.1}));
+
+  std::istringstream bad(exported + "{\"workload\": 3}\n");
+  auto rejected = (*db)->ImportJsonLines(bad);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_NE(rejected.status().message().find("line 4: field 'workload' must be a string"), std::string::npos)
+      << rejected.status().ToString();
+  EXPECT_EQ(*(*db)->CountTrials(), 3);
+}
+
+TEST_F(RecordsTest, MustExistModeDoesNotCreate) {
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("does not exist"), std::string::npos);
+  FILE* f = std::fopen(path_.c_str(), "rb");
+  EXPECT_EQ(f, nullptr);
+  if (f) std::fclose(f);
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
