@@ -60,12 +60,13 @@ class Conv2dNCHWc final : public OpTemplate {
     const Conv2dParams& c = w.conv;
     int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
     int64_t lanes = t.vector_lanes;
-    // Two output-channel vectors per tile: each broadcast input then feeds two FMAs (one vector:
-    // a load per FMA), and the tile can still be two rows high. Input blocks use the same width,
-    // so in a model the output of one conv is the input layout of the next (no layout change).
-    int64_t vectors = kg % (2 * lanes) == 0 ? 2 : 1;
-    int64_t oc_bn = kg % lanes == 0 ? vectors * lanes : LargestDivisorAtMost(kg, lanes);
-    int64_t ic_bn = LargestDivisorAtMost(cg, 2 * lanes);
+    // Up to two output-channel vectors per tile: each broadcast input then feeds two FMAs (one
+    // vector: a load per FMA), and the tile can still be two rows high. Blocks follow the channel
+    // counts alone (FallbackChannelBlock), so in a model one conv's output is the next one's input
+    // layout.
+    int64_t oc_bn = FallbackChannelBlock(kg, int(lanes));
+    int64_t vectors = oc_bn % lanes == 0 ? oc_bn / lanes : 1;
+    int64_t ic_bn = FallbackChannelBlock(cg, int(lanes));
     int64_t ow = c.out_width(), oh = c.out_height();
     int64_t budget = std::min<int64_t>(MaxAccumulators(t) / vectors, 32);
     int64_t reg_n = LargestDivisorAtMost(ow, budget);

@@ -4,6 +4,8 @@
 //
 //   data [N, C/c_bn, H, W, c_bn]   kernel [C/c_bn, KH, KW, c_bn]   bias [C/c_bn, c_bn]
 //   residual, out [N, C/c_bn, OH, OW, c_bn]
+#include <algorithm>
+
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/templates/template_util.h"
 
@@ -50,12 +52,18 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
   Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
     const Conv2dParams& c = w.conv;
     int64_t lanes = t.vector_lanes;
-    int64_t c_bn = c.in_channels % lanes == 0 ? lanes : LargestDivisorAtMost(c.in_channels, lanes);
+    int64_t c_bn = FallbackChannelBlock(c.in_channels, int(lanes));
     int64_t ow = c.out_width();
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
     int64_t input_bytes = c.batch * c.in_channels * c.height * c.width * 4;
-    int64_t reg_n = LargestDivisorAtMost(ow, 8);
-    if (reg_n < 4 && ow > 8) reg_n = 8;
+    // Up to 8 output columns per tile, as many as the register file holds at this block width.
+    const int64_t vectors = (c_bn + lanes - 1) / lanes;
+    const int64_t cap = std::max<int64_t>(1, std::min<int64_t>(8, MaxAccumulators(t) / vectors));
+    int64_t reg_n = LargestDivisorAtMost(ow, cap);
+    if (reg_n < 4 && ow > cap) {  // awkward width: a power-of-two tile (a candidate of the split), guarded tail
+      reg_n = 1;
+      while (reg_n * 2 <= cap) reg_n *= 2;
+    }
     return space.FromValues({{"tile_c", {c.in_channels / c_bn, c_bn}},
                              {"tile_ow", {(ow + reg_n - 1) / reg_n, reg_n}},
                              {"unroll_kw", {1}},

@@ -11,6 +11,12 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t limit) {
   return 1;
 }
 
+int64_t FallbackChannelBlock(int64_t channels, int lanes) {
+  if (channels % (2 * lanes) == 0) return 2 * lanes;
+  if (channels % lanes == 0) return lanes;
+  return LargestDivisorAtMost(channels, lanes);
+}
+
 ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual) {
   if (e.bias) v = v + bias;
   if (e.residual) v = v + residual;

@@ -16,6 +16,12 @@ namespace tunefarm::compiler {
 // Largest divisor of n that is <= limit (at least 1).
 int64_t LargestDivisorAtMost(int64_t n, int64_t limit);
 
+// The channel block the fallback configs use for a tensor of `channels` channels: two vectors when
+// they divide it, else one, else the largest divisor below a vector. A function of the channel
+// count alone, so the conv (or depthwise conv) that writes a tensor and every one that reads it
+// agree on its layout and a model needs no layout change between them.
+int64_t FallbackChannelBlock(int64_t channels, int lanes);
+
 // value + bias + residual, then the activation (what Epilogue documents).
 ir::Expr ApplyEpilogue(ir::Expr value, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual);
 

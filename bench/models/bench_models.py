@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Whole-model latency: tunefarm (fallback configs, no records) interleaved in one run with ONNX
+Runtime (npm onnxruntime-node) and PyTorch (Debian python3-torch) where installed; compile time of
+resnet-50; peak runtime memory. Writes bench/results/models.json and prints a Markdown table.
+
+    bench/models/bench_models.py [--rounds 5] [--repeat 20] [--build build]
+
+Each round runs every (model, threads, runtime) once for `repeat` timed runs after warm-up, the
+runtimes in rotating order; the figures are the median over rounds of each round's median, and the
+minimum over all runs. Timings on a shared 2-core machine are noisy: compare within one run."""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODELS = os.path.join(ROOT, "..", "shared", "models")
+
+
+def run_json(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out[out.index("{"):])
+
+
+def have_ort():
+    if os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node")):
+        return True
+    if not shutil.which("npm"):
+        return False
+    print("installing onnxruntime-node (npm, --ignore-scripts) into bench/models/node_modules ...", file=sys.stderr)
+    r = subprocess.run(["npm", "install", "--no-save", "--ignore-scripts", "--prefix", HERE, "onnxruntime-node"],
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+# Debian's python3-torch lives under the system interpreter (not a pyenv/virtualenv one).
+TORCH_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def have_torch():
+    return subprocess.run([TORCH_PYTHON, "-c", "import torch, torchvision"], capture_output=True).returncode == 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "models.json"))
+    args = ap.parse_args()
+    cli = os.path.join(args.build, "bin", "tunefarm")
+    work = os.path.join(args.build, "bench-models")
+    os.makedirs(work, exist_ok=True)
+    models = [m for m in ("resnet18", "mobilenet_v2") if os.path.exists(os.path.join(MODELS, m + ".onnx"))]
+    if not models:
+        sys.exit("bench_models: ../shared/models is not present")
+    ort, torch = have_ort(), have_torch()
+    print(f"runtimes: tunefarm, {'onnxruntime-node' if ort else 'no ONNX Runtime'}, {'PyTorch' if torch else 'no PyTorch'}",
+          file=sys.stderr)
+
+    artifacts = {}
+    for m in models:
+        artifacts[m] = os.path.join(work, m + ".tfa")
+        subprocess.run([cli, "compile", os.path.join(MODELS, m + ".onnx"), "--records", "none", "-o", artifacts[m]],
+                       check=True, capture_output=True)
+
+    # Compile time of resnet-50 (zoo), best of 3 wall-clock runs of the CLI.
+    compile_s = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([cli, "compile", "resnet-50", "--records", "none", "-o", os.path.join(work, "resnet50.tfa")],
+                       check=True, capture_output=True)
+        compile_s.append(time.perf_counter() - t0)
+
+    runners = {"tunefarm": lambda m, t: run_json([cli, "run", artifacts[m], "--threads", str(t), "--repeat", str(args.repeat), "--json"])}
+    if ort:
+        runners["onnxruntime"] = lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), os.path.join(MODELS, m + ".onnx"),
+                                                        str(t), str(args.repeat)])
+    if torch:
+        runners["pytorch"] = lambda m, t: run_json([TORCH_PYTHON, os.path.join(HERE, "torch_bench.py"), m, str(t), str(args.repeat)])
+    names = list(runners)
+    samples = {}
+    for r in range(args.rounds):
+        for m in models:
+            for t in (1, 2):
+                order = names[r % len(names):] + names[:r % len(names)]
+                for name in order:
+                    res = runners[name](m, t)
+                    samples.setdefault((m, t, name), []).append(res)
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+
+    # Peak memory of the runtime: planned bytes (activations + I/O) and the process's max RSS.
+    memory = {}
+    for m in models:
+        info = run_json([cli, "run", artifacts[m], "--repeat", "1", "--json"])
+        rss = None
+        if os.path.exists("/usr/bin/time"):
+            p = subprocess.run(["/usr/bin/time", "-f", "%M", os.path.join(args.build, "bin", "tunefarm-run"), artifacts[m], "--repeat", "1"],
+                               capture_output=True, text=True)
+            rss = int(p.stderr.strip().splitlines()[-1]) * 1024
+        memory[m] = {"planned_peak_bytes": info["peak_bytes"], "param_bytes": info["param_bytes"], "max_rss_bytes": rss}
+
+    result = {"rounds": args.rounds, "repeat": args.repeat, "resnet50_compile_s_best_of_3": min(compile_s),
+              "latency": [], "memory": memory}
+    for (m, t, name), runs in sorted(samples.items()):
+        result["latency"].append({"model": m, "threads": t, "runtime": name,
+                                  "median_ms": statistics.median(x["median_ms"] for x in runs),
+                                  "min_ms": min(x["min_ms"] for x in runs)})
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(result, f, indent=1)
+
+    print("| model | threads | " + " | ".join(f"{n} median / min (ms)" for n in names) + (" | tunefarm / ORT |" if ort else " |"))
+    print("|---|---|" + "---|" * len(names) + ("---|" if ort else ""))
+    for m in models:
+        for t in (1, 2):
+            row = {e["runtime"]: e for e in result["latency"] if e["model"] == m and e["threads"] == t}
+            cells = [f"{row[n]['median_ms']:.2f} / {row[n]['min_ms']:.2f}" for n in names]
+            ratio = f" | {row['tunefarm']['median_ms'] / row['onnxruntime']['median_ms']:.2f}x" if ort else ""
+            print(f"| {m} | {t} | " + " | ".join(cells) + ratio + " |")
+    print(f"\nresnet-50 compile (CLI wall clock, best of 3): {min(compile_s):.2f} s")
+    for m, mem in memory.items():
+        rss = f", max RSS {mem['max_rss_bytes'] / 2**20:.1f} MiB" if mem["max_rss_bytes"] else ""
+        print(f"{m}: planned activations+I/O {mem['planned_peak_bytes'] / 2**20:.2f} MiB, params {mem['param_bytes'] / 2**20:.1f} MiB{rss}")
+
+
+if __name__ == "__main__":
+    main()
