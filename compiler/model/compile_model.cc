@@ -16,6 +16,7 @@
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/graph/passes/remove_dead_nodes.h"
 #include "compiler/model/compile_graph.h"
+#include "compiler/model/fold_constants.h"
 #include "compiler/model/lower_graph.h"
 #include "compiler/passes/lower.h"
 
@@ -113,7 +114,10 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   CompileStats stats;
   auto start = std::chrono::steady_clock::now();
   TUNEFARM_RETURN_IF_ERROR(graph::InferShapes(&g).WithContext(model_name));
-  if (options.opt_level >= 1) graph::FoldBatchNorm(&g);
+  if (options.opt_level >= 1) {
+    TUNEFARM_RETURN_IF_ERROR(FoldConstants(&g).status());
+    graph::FoldBatchNorm(&g);
+  }
   if (options.opt_level >= 2) graph::FuseEpilogues(&g);
   graph::RemoveDeadNodes(&g);
   stats.optimize_ms = MsSince(start);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/model/compile_graph.h"
 #include "tunefarm/compiler/compile.h"
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/npy.h"
@@ -96,6 +97,45 @@ TEST(ModelCompile, ZooModelsMatchTheirUnoptimizedCompile) {
     double err = RelativeError(y.data(), r.data(), y.size());
     std::printf("%s: opt level 3 (%zu kernels) vs 0 (%zu kernels): max rel error %.3g\n", name, opt_kernels, ref_kernels, err);
     EXPECT_LE(err, 1e-4) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler
+
+namespace tunefarm::compiler {
+namespace {
+
+// y = x + (c1 * c2): opt level 1 folds the product into one constant at compile time.
+TEST(ModelCompile, ConstantFoldingEvaluatesConstantSubgraphs) {
+  graph::Graph g;
+  g.opset = 13;
+  graph::Value x;
+  x.name = "x";
+  x.shape = {2, 3};
+  x.shape_known = true;
+  int xi = g.AddValue(x);
+  g.inputs = {xi};
+  int c1 = g.AddConstant("c1", graph::ConstantData{graph::DataType::kFloat32, {3}, {1.0f, 2.0f, 3.0f}, {}});
+  int c2 = g.AddConstant("c2", graph::ConstantData{graph::DataType::kFloat32, {3}, {2.0f, 2.0f, 0.5f}, {}});
+  graph::Value d;
+  d.name = "d";
+  int di = g.AddValue(d);
+  graph::Value y;
+  y.name = "y";
+  int yi = g.AddValue(y);
+  g.nodes.push_back(graph::Node{"mul", "Mul", {c1, c2}, {di}, {}});
+  g.nodes.push_back(graph::Node{"add", "Add", {xi, di}, {yi}, {}});
+  g.values[size_t(di)].producer = 0;
+  g.values[size_t(yi)].producer = 1;
+  g.outputs = {yi};
+  for (int level : {0, 1}) {
+    auto artifact = CompileGraph(g, "folding", HostTarget(), Quiet(level));
+    ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+    EXPECT_EQ(artifact->kernels.size(), level == 0 ? 2u : 1u) << "opt level " << level;
+    std::vector<float> in = {0, 1, 2, 3, 4, 5};
+    std::vector<float> out = RunArtifact(std::move(*artifact), in);
+    EXPECT_EQ(out, (std::vector<float>{2, 5, 3.5f, 5, 8, 6.5f})) << "opt level " << level;
   }
 }
 

@@ -7,8 +7,9 @@
 // for the target, linked with its toolchain -> runtime::Artifact.
 //
 // Opt levels (docs/architecture.md, "Model compiler"):
-//   0  every node its own kernel, activations in NCHW between kernels (the reference)
-//   1  + batch-norm folding and dead-node removal
+//   0  every node its own kernel, activations in NCHW between kernels (the reference); shape
+//      chains are folded at every level (shapes are static)
+//   1  + constant folding and batch-norm folding
 //   2  + epilogue fusion (conv/dense + bias + residual add + activation in one kernel)
 //   3  + layout planning: activations stay in NCHW[x]c between kernels that accept it
 #ifndef TUNEFARM_COMPILER_COMPILE_H_
