@@ -242,11 +242,18 @@ Status Artifact::WriteFile(const std::string& path) const {
 }
 
 Result<Artifact> Artifact::ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open artifact " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto a = Parse(ss.str());
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::NotFound("cannot open artifact " + path);
+  std::string bytes;
+  if (std::fseek(f, 0, SEEK_END) == 0) {
+    long size = std::ftell(f);
+    if (size > 0) bytes.resize(size_t(size));
+    std::rewind(f);
+  }
+  size_t got = bytes.empty() ? 0 : std::fread(&bytes[0], 1, bytes.size(), f);
+  std::fclose(f);
+  bytes.resize(got);
+  auto a = Parse(bytes);
   if (!a.ok()) return a.status().WithContext(path);
   return a;
 }

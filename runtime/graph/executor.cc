@@ -106,6 +106,10 @@ Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
     }
   }
   TUNEFARM_RETURN_IF_ERROR(e->Plan());
+  // Both now live elsewhere (the aligned parameter copy, the loaded library): keep one copy.
+  e->param_bytes_ = int64_t(e->artifact_.params.size());
+  std::string().swap(e->artifact_.params);
+  std::string().swap(e->artifact_.library);
   return e;
 }
 

@@ -36,6 +36,7 @@ class Executor {
 
   const std::vector<TensorInfo>& inputs() const { return input_info_; }
   const std::vector<TensorInfo>& outputs() const { return output_info_; }
+  // The artifact's metadata (its parameter and library sections are released after loading).
   const Artifact& artifact() const { return artifact_; }
 
   // Copies data into input `name`; InvalidArgument naming the input when the name is unknown or
@@ -50,7 +51,7 @@ class Executor {
 
   int64_t peak_bytes() const { return peak_bytes_; }
   int64_t arena_bytes() const { return int64_t(arena_size_); }
-  int64_t param_bytes() const { return int64_t(artifact_.params.size()); }
+  int64_t param_bytes() const { return param_bytes_; }
 
   static void SetNumThreads(int n);
 
@@ -73,6 +74,7 @@ class Executor {
   std::unique_ptr<uint8_t, AlignedFree> params_;
   std::vector<TensorInfo> input_info_, output_info_;
   int64_t peak_bytes_ = 0;
+  int64_t param_bytes_ = 0;
 };
 
 }  // namespace tunefarm::runtime
