@@ -74,7 +74,7 @@ class CompileRunCli : public ::testing::Test {
 };
 
 TEST_F(CompileRunCli, MalformedOrTruncatedOnnxIsOneErrorAndWritesNothing) {
-  WriteAll(dir_ + "garbage.onnx", std::string("\x08\x07\xff\xff\xff garbage, not protobuf", 30));
+  WriteAll(dir_ + "garbage.onnx", std::string("\x08\x07\xff\xff\xff garbage, not protobuf"));
   CliRun r = Tunefarm("compile " + dir_ + "garbage.onnx --records none -o " + dir_ + "out.tfa");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("malformed ONNX model " + dir_ + "garbage.onnx"), std::string::npos) << r.output;
