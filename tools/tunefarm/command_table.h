@@ -33,6 +33,7 @@ int TasksCommand(const Args& args);
 int CompileCommand(const Args& args);
 int RunCommand(const Args& args);
 int RecordsCommand(const Args& args);
+int TrackerCommand(const Args& args);
 
 }  // namespace tunefarm::cli
 

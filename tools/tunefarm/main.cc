@@ -31,6 +31,8 @@ const std::vector<Command>& Commands() {
        "run a compiled artifact: latency summary, top-5 classes, outputs as .npy", &RunCommand, {"--json", "--profile"}},
       {"records", "tunefarm records list|best|stats|export|import [--records DB] [--workload KEY] [--target T] [--json]",
        "inspect the records database; move trials between machines as JSON lines", &RecordsCommand, {"--json"}},
+      {"tracker", "tunefarm tracker status --tracker HOST:PORT [--token-file PATH] [--json]",
+       "the farm as the tracker sees it: servers, devices, leases, queues per key", &TrackerCommand, {"--json"}},
   };
   return kCommands;
 }
@@ -40,7 +42,7 @@ namespace {
 void PrintHelp() {
   std::printf("usage: tunefarm COMMAND [ARGS]\n\ncommands:\n");
   for (const Command& c : Commands()) std::printf("  %-8s %s\n           %s\n", c.name, c.help, c.usage);
-  std::printf("\nThe tune and tracker commands arrive with their issues.\n");
+  std::printf("\nThe tune command arrives with the tuner issue.\n");
 }
 
 }  // namespace

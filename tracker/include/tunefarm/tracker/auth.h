@@ -1,0 +1,30 @@
+// The farm's shared token: read from --token-file PATH or $TUNEFARM_TOKEN (never a command-line
+// literal: it would show in `ps`), sent by clients as "authorization: Bearer TOKEN" metadata and
+// checked by every service before anything else (docs/security.md).
+#ifndef TUNEFARM_TRACKER_AUTH_H_
+#define TUNEFARM_TRACKER_AUTH_H_
+
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::tracker {
+
+// token_file empty: $TUNEFARM_TOKEN. InvalidArgument when neither gives a token of 16+ bytes.
+Result<std::string> LoadToken(const std::string& token_file);
+
+void AttachToken(grpc::ClientContext* context, const std::string& token);
+
+// OK, or UNAUTHENTICATED (logged to stderr with the peer address) when the call lacks the token.
+grpc::Status CheckToken(const grpc::ServerContext* context, const std::string& token, const char* method);
+
+// Message size cap on both ends of every farm channel (a kernel batch fits well within it).
+inline constexpr int kMaxMessageBytes = 96 << 20;
+
+std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address);
+
+}  // namespace tunefarm::tracker
+
+#endif  // TUNEFARM_TRACKER_AUTH_H_

@@ -1,0 +1,74 @@
+// rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N]
+// Serves tunefarm.v1.Tracker. The bind address is explicit (no default); PORT 0 picks a free port,
+// and the first line printed says which: "rpc_tracker listening on HOST:PORT".
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "tunefarm/tracker/auth.h"
+#include "tunefarm/tracker/tracker_service.h"
+
+namespace {
+
+const char* kUsage = "usage: rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N]   (token: --token-file or $TUNEFARM_TOKEN)";
+volatile std::sig_atomic_t g_stop = 0;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string listen, token_file;
+  int64_t heartbeat_ms = 1000;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "rpc_tracker: %s needs a value\n%s\n", a.c_str(), kUsage);
+      return 2;
+    }
+    std::string v = argv[++i];
+    if (a == "--listen") listen = v;
+    else if (a == "--token-file") token_file = v;
+    else if (a == "--heartbeat-ms") heartbeat_ms = std::atoll(v.c_str());
+    else {
+      std::fprintf(stderr, "rpc_tracker: unknown flag %s\n%s\n", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (listen.empty() || heartbeat_ms < 10) {
+    std::fprintf(stderr, "rpc_tracker: --listen HOST:PORT is required and --heartbeat-ms must be >= 10\n%s\n", kUsage);
+    return 2;
+  }
+  auto token = tunefarm::tracker::LoadToken(token_file);
+  if (!token.ok()) {
+    std::fprintf(stderr, "rpc_tracker: %s\n", token.status().message().c_str());
+    return 1;
+  }
+  tunefarm::tracker::TrackerCore core({heartbeat_ms, 3}, tunefarm::tracker::SteadyClock());
+  tunefarm::tracker::TrackerService service(&core, *token);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(tunefarm::tracker::kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(tunefarm::tracker::kMaxMessageBytes);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::fprintf(stderr, "rpc_tracker: cannot listen on %s\n", listen.c_str());
+    return 1;
+  }
+  std::string host = listen.substr(0, listen.rfind(':'));
+  std::printf("rpc_tracker listening on %s:%d\n", host.c_str(), port);
+  std::fflush(stdout);
+  std::signal(SIGTERM, [](int) { g_stop = 1; });
+  std::signal(SIGINT, [](int) { g_stop = 1; });
+  // Time-based transitions (lost servers, expired leases, deadlines) happen even when no call comes.
+  while (!g_stop) {
+    core.Tick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, heartbeat_ms / 2)));
+  }
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  return 0;
+}
