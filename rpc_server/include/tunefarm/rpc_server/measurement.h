@@ -1,0 +1,92 @@
+// Measuring one compiled kernel, isolated: the part of rpc_server that needs no gRPC, so it also
+// builds for the boards with the runtime alone.
+//
+// The server (parent) validates a MeasureSpec, writes the library and the spec into a private
+// temporary directory, and runs `tunefarm-measure-child` there under a wall-clock timeout; the
+// child sets its own address-space limit, loads the library, fills the inputs with seeded random
+// values, runs the timing protocol (MeasureInProcess) and writes its outcome. A child that dies by
+// a signal, exits without an outcome or outlives the timeout costs exactly this one measurement.
+//
+// Timing protocol (TVM's time_evaluator): one warm-up call (its outputs are checked against the
+// expected outputs when given); then rounds of `number` calls, `number` grown until a round lasts
+// min_repeat_ms; `repeat` rounds reported as mean ms per call; `cooldown_ms` between rounds;
+// with flush_cache, every argument but the first is flushed from the caches before each call
+// (calls then timed one by one, the flush outside the timer).
+#ifndef TUNEFARM_RPC_SERVER_MEASUREMENT_H_
+#define TUNEFARM_RPC_SERVER_MEASUREMENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm::rpc_server {
+
+struct ArgSpec {
+  std::vector<int64_t> shape;
+  std::string dtype = "float32";
+  std::string role = "input";  // input, weight, bias, residual, output
+  int64_t num_elements() const;
+};
+
+struct TimingParams {
+  int number = 10, repeat = 3, min_repeat_ms = 0, cooldown_ms = 0;
+  bool flush_cache = false;
+  int timeout_ms = 10000;
+  int64_t memory_limit_bytes = 0;  // 0: the server's default
+};
+
+struct MeasureSpec {
+  std::string symbol;
+  std::vector<ArgSpec> args;
+  TimingParams timing;
+  uint64_t seed = 0;
+  std::vector<float> expected_outputs;  // empty: no check
+  float tolerance = 1e-4f;
+  int threads = 1;
+};
+
+enum class OutcomeKind { kOk, kInstantiation, kCompile, kRuntimeCrash, kTimeout, kWrongAnswer, kBadRequest };
+const char* OutcomeKindName(OutcomeKind k);
+
+struct MeasureOutcome {
+  OutcomeKind kind = OutcomeKind::kOk;
+  std::string message;
+  int signal = 0;
+  std::vector<double> costs_ms;
+  int number = 0;
+  double run_ms = 0;
+  int threads = 1;
+};
+
+// Limits of the protocol (measure.proto); BadRequest outcomes name the violated one.
+inline constexpr size_t kMaxLibraryBytes = size_t(64) << 20;
+inline constexpr int kMaxArgs = 16;
+
+// "" when valid, else the message of a BAD_REQUEST outcome.
+std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes);
+// "" when the library is an ELF shared object for this machine's architecture, else why not
+// (truncated, not ELF, built for another architecture).
+std::string CheckLibraryArchitecture(const std::string& bytes);
+
+// The files the parent and the child exchange (line-based text; floats as hex bytes).
+std::string SerializeSpec(const MeasureSpec& spec);
+Result<MeasureSpec> ParseSpec(const std::string& text);
+std::string SerializeOutcome(const MeasureOutcome& o);
+Result<MeasureOutcome> ParseOutcome(const std::string& text);
+
+// In the child process: load, run and time. Never returns kTimeout (the parent enforces it).
+// Creates loaded_marker (when not empty) once the library is loaded and its symbol found.
+MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSpec& spec,
+                                const std::string& loaded_marker = "");
+
+// In the parent: validates the spec (kBadRequest) and the library's architecture (kCompile), then
+// runs the child binary on (library bytes, spec) in a private temp dir under tmp_root, removed
+// afterwards. spec.timing.memory_limit_bytes is the child's address-space limit (0: none).
+MeasureOutcome MeasureIsolated(const std::string& child_binary, const std::string& tmp_root, const std::string& library,
+                               const MeasureSpec& spec);
+
+}  // namespace tunefarm::rpc_server
+
+#endif  // TUNEFARM_RPC_SERVER_MEASUREMENT_H_

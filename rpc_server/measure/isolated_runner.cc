@@ -1,0 +1,124 @@
+// The parent side: a private directory, the child under a timeout, the outcome collected.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tunefarm/rpc_server/measurement.h"
+
+extern char** environ;
+
+namespace tunefarm::rpc_server {
+namespace {
+
+bool WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  return bool(out);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Removes the private directory and what the child left in it (flat: the child writes no subdirs).
+void RemoveDir(const std::string& dir) {
+  for (const char* name : {"/kernel.so", "/spec.txt", "/outcome.txt", "/child.log", "/loaded"}) unlink((dir + name).c_str());
+  rmdir(dir.c_str());
+}
+
+MeasureOutcome Fail(OutcomeKind kind, const std::string& message, int signal = 0) {
+  MeasureOutcome o;
+  o.kind = kind;
+  o.message = message;
+  o.signal = signal;
+  return o;
+}
+
+}  // namespace
+
+MeasureOutcome MeasureIsolated(const std::string& child_binary, const std::string& tmp_root, const std::string& library,
+                               const MeasureSpec& spec) {
+  // Everything checkable without running anything is checked here, so a hostile request costs
+  // neither a process nor a file.
+  std::string bad = ValidateSpec(spec, library.size(), spec.timing.memory_limit_bytes);
+  if (!bad.empty()) return Fail(OutcomeKind::kBadRequest, bad);
+  std::string wrong = CheckLibraryArchitecture(library);
+  if (!wrong.empty()) return Fail(OutcomeKind::kCompile, wrong);
+  std::string templ = tmp_root + "/tunefarm-measure-XXXXXX";
+  if (!mkdtemp(templ.data())) return Fail(OutcomeKind::kRuntimeCrash, std::string("cannot create a work directory: ") + std::strerror(errno));
+  const std::string dir = templ;
+  chmod(dir.c_str(), 0700);
+  if (!WriteFile(dir + "/kernel.so", library) || !WriteFile(dir + "/spec.txt", SerializeSpec(spec))) {
+    RemoveDir(dir);
+    return Fail(OutcomeKind::kRuntimeCrash, "cannot write the work directory " + dir);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, (dir + "/child.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> argv_s = {child_binary, dir};
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, child_binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    RemoveDir(dir);
+    return Fail(OutcomeKind::kRuntimeCrash, "cannot start " + child_binary + ": " + std::strerror(rc));
+  }
+  // Wait with the deadline: short sleeps first (most kernels take milliseconds), backing off.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec.timing.timeout_ms);
+  int status = 0;
+  bool timed_out = false;
+  auto nap = std::chrono::microseconds(50);
+  while (true) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(2000));
+  }
+  MeasureOutcome outcome;
+  if (timed_out) {
+    outcome = Fail(OutcomeKind::kTimeout, "the measurement exceeded its timeout of " + std::to_string(spec.timing.timeout_ms) + " ms");
+  } else if (WIFSIGNALED(status) && access((dir + "/loaded").c_str(), F_OK) != 0) {
+    int sig = WTERMSIG(status);
+    outcome = Fail(OutcomeKind::kCompile, std::string("the kernel library could not be loaded: the loader died with signal ") +
+                                              std::to_string(sig) + " (" + strsignal(sig) + ")", sig);
+  } else if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    outcome = Fail(OutcomeKind::kRuntimeCrash, std::string("the kernel crashed with signal ") + std::to_string(sig) + " (" +
+                                                   strsignal(sig) + ")", sig);
+  } else {
+    auto parsed = ParseOutcome(ReadFile(dir + "/outcome.txt"));
+    if (parsed.ok()) {
+      outcome = *parsed;
+    } else {
+      std::string log = ReadFile(dir + "/child.log").substr(0, 512);
+      outcome = Fail(OutcomeKind::kRuntimeCrash, "the measurement exited with status " + std::to_string(WEXITSTATUS(status)) +
+                                                     " and no result" + (log.empty() ? "" : ": " + log));
+    }
+  }
+  RemoveDir(dir);
+  return outcome;
+}
+
+}  // namespace tunefarm::rpc_server

@@ -1,0 +1,37 @@
+// tunefarm-measure-child DIR: the isolated process rpc_server starts for each kernel. Reads
+// DIR/spec.txt, limits its own address space, measures DIR/kernel.so, writes DIR/outcome.txt.
+// A crash or a kill leaves no outcome: the parent reports it (measurement.h).
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tunefarm/rpc_server/measurement.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: tunefarm-measure-child DIR (started by rpc_server)\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  std::ifstream in(dir + "/spec.txt");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto spec = tunefarm::rpc_server::ParseSpec(ss.str());
+  tunefarm::rpc_server::MeasureOutcome outcome;
+  if (!spec.ok()) {
+    outcome.kind = tunefarm::rpc_server::OutcomeKind::kBadRequest;
+    outcome.message = spec.status().message();
+  } else {
+    if (spec->timing.memory_limit_bytes > 0) {
+      // Before the kernel's library is even loaded: its allocations count against the limit.
+      rlimit lim{rlim_t(spec->timing.memory_limit_bytes), rlim_t(spec->timing.memory_limit_bytes)};
+      setrlimit(RLIMIT_AS, &lim);
+    }
+    outcome = tunefarm::rpc_server::MeasureInProcess(dir + "/kernel.so", *spec, dir + "/loaded");
+  }
+  std::ofstream out(dir + "/outcome.txt", std::ios::trunc);
+  out << tunefarm::rpc_server::SerializeOutcome(outcome);
+  return out ? 0 : 1;
+}

@@ -1,0 +1,146 @@
+// Measuring kernels in isolated children: a real compiled conv kernel is timed and checked, and
+// every hostile case costs exactly one failed measurement of the right type: a kernel that
+// segfaults, one that never returns, one that allocates 64 GiB, garbage and wrong-architecture
+// libraries, absurd timing parameters.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/kernel_reference.h"
+#include "tunefarm/compiler/kernel.h"
+#include "tunefarm/rpc_server/measurement.h"
+
+namespace tunefarm::rpc_server {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Measurement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "tunefarm_measure_" + std::to_string(getpid());
+    ASSERT_EQ(system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str()), 0);
+  }
+  void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
+
+  // A hostile "kernel" compiled from C with the host compiler.
+  std::string HostileLibrary(const std::string& name, const std::string& body) {
+    const std::string c = dir_ + "/" + name + ".c", so = dir_ + "/" + name + ".so";
+    std::ofstream(c) << "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\nint32_t kernel(void* const* args) {\n"
+                     << body << "\n}\n";
+    EXPECT_EQ(system(("cc -O1 -shared -fPIC -o " + so + " " + c).c_str()), 0);
+    return ReadFile(so);
+  }
+
+  MeasureSpec Spec(int timeout_ms = 5000) {
+    MeasureSpec s;
+    s.symbol = "kernel";
+    s.args = {ArgSpec{{1024}, "float32", "input"}, ArgSpec{{1024}, "float32", "output"}};
+    s.timing.number = 2;
+    s.timing.repeat = 2;
+    s.timing.timeout_ms = timeout_ms;
+    s.timing.memory_limit_bytes = int64_t(2) << 30;
+    return s;
+  }
+  MeasureOutcome Run(const std::string& lib, const MeasureSpec& spec) {
+    return MeasureIsolated(MEASURE_CHILD, dir_, lib, spec);
+  }
+  std::string dir_;
+};
+
+TEST_F(Measurement, CompiledConvKernelIsTimedAndChecked) {
+  compiler::KernelSpec k;
+  k.workload = compiler::Conv2dWorkload(1, 16, 14, 14, 32, 3, 3, 1, 1);
+  k.target = compiler::HostTarget();
+  k.symbol = "conv";
+  std::vector<compiler::KernelInfo> infos;
+  const std::string so = dir_ + "/conv.so";
+  ASSERT_TRUE(compiler::BuildSharedLibrary({k}, so, &infos).ok());
+  MeasureSpec spec = Spec();
+  spec.symbol = "conv";
+  spec.args.clear();
+  for (const auto& b : infos[0].buffers) spec.args.push_back(ArgSpec{b.shape, "float32", b.role});
+  spec.timing.min_repeat_ms = 20;
+  MeasureOutcome ok = Run(ReadFile(so), spec);
+  ASSERT_EQ(ok.kind, OutcomeKind::kOk) << ok.message;
+  ASSERT_EQ(ok.costs_ms.size(), 2u);
+  EXPECT_GT(ok.costs_ms[0], 0.0);
+  EXPECT_GT(ok.number, 2);                       // grown until a round lasts min_repeat_ms...
+  EXPECT_GE(ok.number * ok.costs_ms[0], 10.0);   // ...give or take the machine's noise
+
+  int64_t outputs = spec.args.back().num_elements();
+  spec.expected_outputs.assign(size_t(outputs), 123.0f);  // wrong on purpose
+  MeasureOutcome wrong = Run(ReadFile(so), spec);
+  EXPECT_EQ(wrong.kind, OutcomeKind::kWrongAnswer) << wrong.message;
+  EXPECT_NE(wrong.message.find("max relative error"), std::string::npos);
+}
+
+TEST_F(Measurement, CrashingHangingAndGreedyKernelsCostOneTrialEach) {
+  MeasureOutcome segv = Run(HostileLibrary("segv", "volatile float* p = 0; p[7] = 1; return 0;"), Spec());
+  EXPECT_EQ(segv.kind, OutcomeKind::kRuntimeCrash);
+  EXPECT_EQ(segv.signal, 11);
+  EXPECT_NE(segv.message.find("crashed with signal 11"), std::string::npos) << segv.message;
+
+  MeasureOutcome hang = Run(HostileLibrary("hang", "volatile int x = 1; while (x) {} return 0;"), Spec(500));
+  EXPECT_EQ(hang.kind, OutcomeKind::kTimeout);
+  EXPECT_EQ(hang.message, "the measurement exceeded its timeout of 500 ms");
+
+#if !defined(__SANITIZE_ADDRESS__)
+  // 64 GiB against a 2 GiB address-space limit: malloc fails and the kernel dereferences NULL.
+  MeasureOutcome greedy = Run(HostileLibrary("greedy", "float* p = (float*)malloc((size_t)64 << 30);"
+                                                       "memset(p, 1, (size_t)64 << 30); return p == 0;"),
+                              Spec());
+  EXPECT_EQ(greedy.kind, OutcomeKind::kRuntimeCrash) << greedy.message;
+#endif
+
+  MeasureOutcome code = Run(HostileLibrary("code", "return 7;"), Spec());
+  EXPECT_EQ(code.kind, OutcomeKind::kRuntimeCrash);
+  EXPECT_EQ(code.message, "the kernel returned error code 7");
+}
+
+TEST_F(Measurement, HostileRequestsAreTypedErrors) {
+  const std::string good = HostileLibrary("fine", "return 0;");
+  MeasureOutcome garbage = Run(std::string(4096, 'x'), Spec());
+  EXPECT_EQ(garbage.kind, OutcomeKind::kCompile);
+  EXPECT_EQ(garbage.message, "the kernel library is not an ELF file (truncated or garbage)");
+  MeasureOutcome truncated = Run(good.substr(0, 40), Spec());
+  EXPECT_EQ(truncated.kind, OutcomeKind::kCompile);
+  MeasureOutcome half = Run(good.substr(0, good.size() / 2), Spec());
+  EXPECT_EQ(half.kind, OutcomeKind::kCompile) << half.message << " signal " << half.signal;
+  std::string arm = good;
+  arm[18] = char(183);  // e_machine = EM_AARCH64
+  arm[19] = 0;
+  MeasureOutcome wrong_arch = Run(arm, Spec());
+  EXPECT_EQ(wrong_arch.kind, OutcomeKind::kCompile);
+  EXPECT_EQ(wrong_arch.message, "the kernel library is built for aarch64, this server runs x86_64");
+
+  MeasureSpec zero = Spec();
+  zero.timing.number = 0;
+  EXPECT_EQ(Run(good, zero).message, "timing.number must be in [1, 10000], got 0");
+  MeasureSpec huge = Spec();
+  huge.timing.repeat = 1000000000;
+  EXPECT_EQ(Run(good, huge).kind, OutcomeKind::kBadRequest);
+  MeasureSpec symbol = Spec();
+  symbol.symbol = "rm -rf /";
+  EXPECT_EQ(Run(good, symbol).message, "symbol 'rm -rf /' is not a C identifier");
+  MeasureSpec missing = Spec();
+  missing.symbol = "nope";
+  MeasureOutcome absent = Run(good, missing);
+  EXPECT_EQ(absent.kind, OutcomeKind::kCompile);
+  EXPECT_EQ(absent.message, "the library exports no kernel 'nope'");
+  MeasureSpec big = Spec();
+  big.args[0].shape = {int64_t(1) << 30, 16};
+  EXPECT_EQ(Run(good, big).kind, OutcomeKind::kBadRequest);
+  // Nothing left behind in the work root.
+  EXPECT_EQ(system(("test -z \"$(ls -A " + dir_ + " | grep tunefarm-measure)\"").c_str()), 0);
+}
+
+}  // namespace
+}  // namespace tunefarm::rpc_server
