@@ -230,6 +230,22 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
     EXPECT_EQ(server->Measure(&ctx, v1::MeasureRequest(), &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   }
   EXPECT_FALSE(servers_[0]->WaitForLine("refused Measure", 5000).empty());
+
+  // An oversized message (100 MiB, above the 96 MiB cap) is refused by gRPC before it is
+  // buffered, and the server keeps serving.
+  {
+    auto uncapped = v1::Measure::NewStub(grpc::CreateChannel(server_addresses_[0], grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    tracker::AttachToken(&ctx, kToken);
+    v1::MeasureRequest huge;
+    huge.add_kernels()->set_library(std::string(size_t(100) << 20, 'x'));
+    v1::MeasureResponse resp;
+    EXPECT_EQ(uncapped->Measure(&ctx, huge, &resp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
+  MeasureClient after({tracker_address_, "cpu", kToken, "after", 0, 60000});
+  auto ok = after.Measure({quick}, 10000);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ((*ok)[0].kind, OutcomeKind::kOk);
 }
 
 }  // namespace
