@@ -23,22 +23,30 @@ PACKAGES=(
   # Raspberry Pi cross builds, run under emulation in tests
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
 )
+# The board-side farm (rpc_server) cross-built for aarch64 links Debian's multiarch gRPC; the
+# emulated Raspberry Pi test runs it under qemu. Always --no-install-recommends for foreign
+# packages: with recommends, apt removes build-essential (../shared/DEPENDENCIES.md §7).
+FOREIGN_ARCH=arm64
+FOREIGN_PACKAGES=(libgrpc++-dev:arm64 libprotobuf-dev:arm64)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 missing=()
-for p in "${PACKAGES[@]}"; do
+for p in "${PACKAGES[@]}" "${FOREIGN_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup.sh: all ${#PACKAGES[@]} packages already installed"
+  echo "setup.sh: all $(( ${#PACKAGES[@]} + ${#FOREIGN_PACKAGES[@]} )) packages already installed"
   exit 0
 fi
 
+if ! dpkg --print-foreign-architectures | grep -qx "$FOREIGN_ARCH"; then
+  $SUDO dpkg --add-architecture "$FOREIGN_ARCH"
+fi
 echo "setup.sh: installing ${#missing[@]} packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q

@@ -48,8 +48,8 @@ MeasureOutcome Fail(OutcomeKind kind, const std::string& message, int signal = 0
 
 }  // namespace
 
-MeasureOutcome MeasureIsolated(const std::string& child_binary, const std::string& tmp_root, const std::string& library,
-                               const MeasureSpec& spec) {
+MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, const std::string& tmp_root,
+                               const std::string& library, const MeasureSpec& spec) {
   // Everything checkable without running anything is checked here, so a hostile request costs
   // neither a process nor a file.
   std::string bad = ValidateSpec(spec, library.size(), spec.timing.memory_limit_bytes);
@@ -68,12 +68,14 @@ MeasureOutcome MeasureIsolated(const std::string& child_binary, const std::strin
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, (dir + "/child.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<std::string> argv_s = {child_binary, dir};
+  std::vector<std::string> argv_s = child_command;
+  argv_s.push_back(dir);
+  const std::string& child_binary = argv_s[0];
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, child_binary.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, child_binary.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     RemoveDir(dir);

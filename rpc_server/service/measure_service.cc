@@ -53,7 +53,7 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
     } else if (ctx->IsCancelled()) {
       return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
     } else {
-      o = MeasureIsolated(options_.child_binary, options_.tmp_root, k.library(), spec);
+      o = MeasureIsolated(options_.child_command, options_.tmp_root, k.library(), spec);
     }
     auto* r = resp->add_results();
     for (double c : o.costs_ms) r->add_costs_ms(c);

@@ -24,7 +24,8 @@ namespace {
 
 const char* kUsage =
     "usage: rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]\n"
-    "                  [--memory-limit-mb N] [--child PATH] [--tmp DIR]   (token: --token-file or $TUNEFARM_TOKEN)";
+    "                  [--memory-limit-mb N] [--child PATH] [--child-launcher CMD] [--tmp DIR]\n"
+    "  (token: --token-file or $TUNEFARM_TOKEN; --child-launcher: an emulator for the child, e.g. qemu-aarch64)";
 std::atomic<bool> g_stop{false};
 
 // What this machine is, for the tracker's status.
@@ -58,7 +59,7 @@ std::string SelfDir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tracker, key, listen, token_file, child, tmp = "/tmp";
+  std::string tracker, key, listen, token_file, child, launcher, tmp = "/tmp";
   int threads = 1;
   int64_t memory_mb = 4096;
   for (int i = 1; i < argc; ++i) {
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads") threads = std::atoi(v.c_str());
     else if (a == "--memory-limit-mb") memory_mb = std::atoll(v.c_str());
     else if (a == "--child") child = v;
+    else if (a == "--child-launcher") launcher = v;
     else if (a == "--tmp") tmp = v;
     else {
       std::fprintf(stderr, "rpc_server: unknown flag %s\n%s\n", a.c_str(), kUsage);
@@ -92,12 +94,14 @@ int main(int argc, char** argv) {
   }
   tunefarm::rpc_server::ServerOptions options;
   options.token = *token;
-  options.child_binary = child.empty() ? SelfDir() + "/tunefarm-measure-child" : child;
+  const std::string child_binary = child.empty() ? SelfDir() + "/tunefarm-measure-child" : child;
+  if (!launcher.empty()) options.child_command.push_back(launcher);
+  options.child_command.push_back(child_binary);
   options.tmp_root = tmp;
   options.threads = threads;
   options.memory_limit_bytes = memory_mb << 20;
-  if (access(options.child_binary.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "rpc_server: cannot run the measurement child %s (--child PATH)\n", options.child_binary.c_str());
+  if (access(child_binary.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "rpc_server: cannot run the measurement child %s (--child PATH)\n", child_binary.c_str());
     return 1;
   }
   tunefarm::rpc_server::MeasureService service(options);

@@ -50,7 +50,7 @@ class Measurement : public ::testing::Test {
     return s;
   }
   MeasureOutcome Run(const std::string& lib, const MeasureSpec& spec) {
-    return MeasureIsolated(MEASURE_CHILD, dir_, lib, spec);
+    return MeasureIsolated({MEASURE_CHILD}, dir_, lib, spec);
   }
   std::string dir_;
 };

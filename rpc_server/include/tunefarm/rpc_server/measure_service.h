@@ -15,7 +15,7 @@ namespace tunefarm::rpc_server {
 
 struct ServerOptions {
   std::string token;
-  std::string child_binary;   // tunefarm-measure-child
+  std::vector<std::string> child_command;  // tunefarm-measure-child, optionally after a launcher
   std::string tmp_root = "/tmp";
   int threads = 1;            // every measurement runs with this many threads
   int64_t memory_limit_bytes = int64_t(4) << 30;  // default address-space limit of a child

@@ -84,8 +84,10 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
 // In the parent: validates the spec (kBadRequest) and the library's architecture (kCompile), then
 // runs the child binary on (library bytes, spec) in a private temp dir under tmp_root, removed
 // afterwards. spec.timing.memory_limit_bytes is the child's address-space limit (0: none).
-MeasureOutcome MeasureIsolated(const std::string& child_binary, const std::string& tmp_root, const std::string& library,
-                               const MeasureSpec& spec);
+// child_command: the child binary, optionally preceded by a launcher (an emulator such as
+// qemu-aarch64 when the server itself runs emulated).
+MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, const std::string& tmp_root,
+                               const std::string& library, const MeasureSpec& spec);
 
 }  // namespace tunefarm::rpc_server
 
