@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake ninja-build pkgconf git ca-certificates ccache
+  build-essential cmake ninja-build pkgconf git ca-certificates openssl ccache
   clang-format clang-tidy
   # kernel compiler
   llvm-19-dev lld-19
@@ -26,7 +26,9 @@ PACKAGES=(
 # The board-side farm (rpc_server) cross-built for aarch64 links Debian's multiarch gRPC; the
 # emulated Raspberry Pi test runs it under qemu. Always --no-install-recommends for foreign
 # packages: with recommends, apt removes build-essential (../shared/DEPENDENCIES.md §7).
-FOREIGN_ARCH=arm64
+# (armhf works the same way with libgrpc++-dev:armhf; not installed by default: the Debian security
+# mirror's armhf index was inconsistent on 2026-11-22 and would fail every apt-get update.)
+FOREIGN_ARCHS=(arm64)
 FOREIGN_PACKAGES=(libgrpc++-dev:arm64 libprotobuf-dev:arm64)
 
 SUDO=""
@@ -44,12 +46,19 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-if ! dpkg --print-foreign-architectures | grep -qx "$FOREIGN_ARCH"; then
-  $SUDO dpkg --add-architecture "$FOREIGN_ARCH"
-fi
+for arch in "${FOREIGN_ARCHS[@]}"; do
+  if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    $SUDO dpkg --add-architecture "$arch"
+  fi
+done
 echo "setup.sh: installing ${#missing[@]} packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
+# A mirror in the middle of a sync serves inconsistent indexes for a moment: retry.
+for attempt in 1 2 3; do
+  if $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q; then break; fi
+  if [ "$attempt" = 3 ]; then echo "setup.sh: apt-get update failed 3 times" >&2; exit 1; fi
+  sleep 15
+done
 # --force-unsafe-io: dpkg's per-file fsync triples install time (../shared/DEPENDENCIES.md);
 # a crash mid-install is recoverable by re-running this script.
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \

@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     auto start = Clock::now();
     for (int c = 0; c < clients; ++c) {
       threads.emplace_back([&] {
-        rpc_server::MeasureClient client({tracker_addr, key, kToken, "bench", 0, 60000});
+        rpc_server::MeasureClient client({tracker_addr, key, kToken, "bench", 0, 60000, {}});
         while (Seconds(start) < seconds) {
           auto r = client.Measure(batch, 30000);
           if (r.ok()) done += int64_t(r->size());

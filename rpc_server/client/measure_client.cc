@@ -46,7 +46,7 @@ MeasureClient::~MeasureClient() { Release(); }
 void MeasureClient::Release() { lease_.reset(); }
 
 Status MeasureClient::AcquireLease(int64_t deadline_ms) {
-  auto tracker = v1::Tracker::NewStub(tracker::FarmChannel(options_.tracker));
+  auto tracker = v1::Tracker::NewStub(tracker::FarmChannel(options_.tracker, options_.tls));
   auto lease = std::make_unique<Lease>();
   tracker::AttachToken(&lease->ctx, options_.token);
   v1::LeaseRequest req;
@@ -60,7 +60,7 @@ Status MeasureClient::AcquireLease(int64_t deadline_ms) {
   while (lease->stream->Read(&update)) {
     if (!update.has_granted()) continue;  // queued: our position changed
     lease->grant = update.granted();
-    lease->server = v1::Measure::NewStub(tracker::FarmChannel(lease->grant.server_address()));
+    lease->server = v1::Measure::NewStub(tracker::FarmChannel(lease->grant.server_address(), options_.tls));
     lease_ = std::move(lease);
     return Status::OK();
   }

@@ -25,6 +25,7 @@ namespace {
 const char* kUsage =
     "usage: rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]\n"
     "                  [--memory-limit-mb N] [--child PATH] [--child-launcher CMD] [--tmp DIR]\n"
+    "                  [--tls-cert PEM --tls-key PEM --tls-ca PEM]   (mutual TLS, towards clients and the tracker)\n"
     "  (token: --token-file or $TUNEFARM_TOKEN; --child-launcher: an emulator for the child, e.g. qemu-aarch64)";
 std::atomic<bool> g_stop{false};
 
@@ -59,7 +60,7 @@ std::string SelfDir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tracker, key, listen, token_file, child, launcher, tmp = "/tmp";
+  std::string tracker, key, listen, token_file, child, launcher, tmp = "/tmp", tls_cert, tls_key, tls_ca;
   int threads = 1;
   int64_t memory_mb = 4096;
   for (int i = 1; i < argc; ++i) {
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
     else if (a == "--child") child = v;
     else if (a == "--child-launcher") launcher = v;
     else if (a == "--tmp") tmp = v;
+    else if (a == "--tls-cert") tls_cert = v;
+    else if (a == "--tls-key") tls_key = v;
+    else if (a == "--tls-ca") tls_ca = v;
     else {
       std::fprintf(stderr, "rpc_server: unknown flag %s\n%s\n", a.c_str(), kUsage);
       return 2;
@@ -90,6 +94,12 @@ int main(int argc, char** argv) {
   auto token = tunefarm::tracker::LoadToken(token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n", token.status().message().c_str());
+    return 1;
+  }
+  auto tls = tunefarm::tracker::LoadTlsFlags(tls_cert, tls_key, tls_ca);
+  auto credentials = tls.ok() ? tunefarm::tracker::FarmServerCredentials(*tls) : tls.status();
+  if (!credentials.ok()) {
+    std::fprintf(stderr, "rpc_server: %s\n", credentials.status().message().c_str());
     return 1;
   }
   tunefarm::rpc_server::ServerOptions options;
@@ -107,7 +117,7 @@ int main(int argc, char** argv) {
   tunefarm::rpc_server::MeasureService service(options);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(tunefarm::tracker::kMaxMessageBytes);
   builder.SetMaxSendMessageSize(tunefarm::tracker::kMaxMessageBytes);
   builder.RegisterService(&service);
@@ -122,7 +132,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, [](int) { g_stop = true; });
   std::signal(SIGINT, [](int) { g_stop = true; });
 
-  auto stub = tunefarm::v1::Tracker::NewStub(tunefarm::tracker::FarmChannel(tracker));
+  auto stub = tunefarm::v1::Tracker::NewStub(tunefarm::tracker::FarmChannel(tracker, *tls));
   const tunefarm::v1::DeviceInfo device = Describe(threads);
   std::string server_id;
   int64_t heartbeat_ms = 1000, backoff_ms = 100;

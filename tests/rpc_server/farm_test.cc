@@ -105,7 +105,7 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
   conv.spec.timing.number = 5;
   conv.spec.timing.repeat = 3;
 
-  MeasureClient client({tracker_address_, "cpu", kToken, "farm-test", 0, 60000});
+  MeasureClient client({tracker_address_, "cpu", kToken, "farm-test", 0, 60000, {}});
   auto results = client.Measure({conv, conv, conv}, 30000);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   ASSERT_EQ(results->size(), 3u);
@@ -151,6 +151,42 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
   EXPECT_EQ(Status().servers_size(), 2);
 }
 
+TEST_F(Farm, HostileKernelsCostOneTrialEachAndTheServerKeepsServing) {
+  auto hostile = [&](const std::string& name, const std::string& body) {
+    const std::string c = dir_ + "/" + name + ".c", so = dir_ + "/" + name + ".so";
+    std::ofstream(c) << "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\nint32_t kernel(void* const* a) {" << body << "}\n";
+    EXPECT_EQ(system(("cc -O1 -shared -fPIC -o " + so + " " + c).c_str()), 0);
+    MeasureInput in = SlowKernel(0);
+    in.library = ReadFile(so);
+    in.spec.timing.timeout_ms = 1000;
+    return in;
+  };
+  std::vector<MeasureInput> batch = {
+      hostile("segv", "volatile float* p = 0; p[3] = 1; return 0;"),
+      hostile("hang", "volatile int x = 1; while (x) {} return 0;"),
+#if !defined(__SANITIZE_ADDRESS__)
+      hostile("greedy", "char* p = (char*)malloc((size_t)64 << 30); memset(p, 1, (size_t)64 << 30); return p == 0;"),
+#endif
+      SlowKernel(0)};
+  batch[1].spec.timing.timeout_ms = 1000;
+  MeasureClient client({tracker_address_, "cpu", kToken, "hostile", 0, 60000, {}});
+  auto r = client.Measure(batch, 60000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), batch.size());
+  EXPECT_EQ((*r)[0].kind, OutcomeKind::kRuntimeCrash);
+  EXPECT_EQ((*r)[0].signal, 11);
+  EXPECT_EQ((*r)[1].kind, OutcomeKind::kTimeout);
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_EQ((*r)[2].kind, OutcomeKind::kRuntimeCrash) << (*r)[2].message;
+#endif
+  EXPECT_EQ(r->back().kind, OutcomeKind::kOk) << r->back().message;
+  EXPECT_EQ(client.attempts_last_batch(), 1);  // one server, one pass: nothing retried
+  auto again = client.Measure({SlowKernel(0)}, 10000);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].kind, OutcomeKind::kOk);
+  EXPECT_EQ(Status().servers_size(), 3);
+}
+
 TEST_F(Farm, ServersReRegisterAfterTheTrackerRestarts) {
   ASSERT_EQ(Status().servers_size(), 3);
   const std::string address = tracker_address_;
@@ -175,10 +211,10 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   std::vector<std::unique_ptr<MeasureClient>> holders;
   MeasureInput quick = SlowKernel(0);
   for (int i = 0; i < 3; ++i) {
-    holders.push_back(std::make_unique<MeasureClient>(MeasureClientOptions{tracker_address_, "cpu", kToken, "holder", 0, 60000}));
+    holders.push_back(std::make_unique<MeasureClient>(MeasureClientOptions{tracker_address_, "cpu", kToken, "holder", 0, 60000, {}}));
     ASSERT_TRUE(holders.back()->Measure({quick}, 10000).ok());
   }
-  const int kRequests = 24;
+  const int kRequests = 200;
   std::mutex mu;
   std::vector<int> order;
   std::vector<std::thread> waiters;
@@ -242,7 +278,7 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
     v1::MeasureResponse resp;
     EXPECT_EQ(uncapped->Measure(&ctx, huge, &resp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   }
-  MeasureClient after({tracker_address_, "cpu", kToken, "after", 0, 60000});
+  MeasureClient after({tracker_address_, "cpu", kToken, "after", 0, 60000, {}});
   auto ok = after.Measure({quick}, 10000);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ((*ok)[0].kind, OutcomeKind::kOk);

@@ -31,7 +31,7 @@ const std::vector<Command>& Commands() {
        "run a compiled artifact: latency summary, top-5 classes, outputs as .npy", &RunCommand, {"--json", "--profile"}},
       {"records", "tunefarm records list|best|stats|export|import [--records DB] [--workload KEY] [--target T] [--json]",
        "inspect the records database; move trials between machines as JSON lines", &RecordsCommand, {"--json"}},
-      {"tracker", "tunefarm tracker status --tracker HOST:PORT [--token-file PATH] [--json]",
+      {"tracker", "tunefarm tracker status --tracker HOST:PORT [--token-file PATH] [--tls-cert PEM --tls-key PEM --tls-ca PEM] [--json]",
        "the farm as the tracker sees it: servers, devices, leases, queues per key", &TrackerCommand, {"--json"}},
   };
   return kCommands;

@@ -43,11 +43,51 @@ grpc::Status CheckToken(const grpc::ServerContext* context, const std::string& t
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong farm token");
 }
 
-std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address) {
+namespace {
+
+Result<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument(std::string("cannot read ") + flag + " " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().find("-----BEGIN") == std::string::npos) {
+    return Status::InvalidArgument(std::string(flag) + " " + path + " is not a PEM file");
+  }
+  return ss.str();
+}
+
+}  // namespace
+
+Result<TlsFiles> LoadTlsFlags(const std::string& cert, const std::string& key, const std::string& ca) {
+  if (cert.empty() && key.empty() && ca.empty()) return TlsFiles();
+  if (cert.empty() || key.empty() || ca.empty()) {
+    return Status::InvalidArgument("mutual TLS needs all of --tls-cert, --tls-key and --tls-ca");
+  }
+  TlsFiles tls;
+  TUNEFARM_ASSIGN_OR_RETURN(tls.cert, ReadPem(cert, "--tls-cert"));
+  TUNEFARM_ASSIGN_OR_RETURN(tls.key, ReadPem(key, "--tls-key"));
+  TUNEFARM_ASSIGN_OR_RETURN(tls.ca, ReadPem(ca, "--tls-ca"));
+  return tls;
+}
+
+Result<std::shared_ptr<grpc::ServerCredentials>> FarmServerCredentials(const TlsFiles& tls) {
+  if (!tls.enabled()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_root_certs = tls.ca;
+  options.pem_key_cert_pairs.push_back({tls.key, tls.cert});
+  return grpc::SslServerCredentials(options);
+}
+
+std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const TlsFiles& tls) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  if (!tls.enabled()) return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = tls.ca;
+  options.pem_private_key = tls.key;
+  options.pem_cert_chain = tls.cert;
+  return grpc::CreateCustomChannel(address, grpc::SslCredentials(options), args);
 }
 
 }  // namespace tunefarm::tracker

@@ -14,13 +14,15 @@
 
 namespace {
 
-const char* kUsage = "usage: rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N]   (token: --token-file or $TUNEFARM_TOKEN)";
+const char* kUsage =
+    "usage: rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N] [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
+    "  (token: --token-file or $TUNEFARM_TOKEN; with the --tls-* files, mutual TLS: clients need a certificate from the CA)";
 volatile std::sig_atomic_t g_stop = 0;
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen, token_file;
+  std::string listen, token_file, tls_cert, tls_key, tls_ca;
   int64_t heartbeat_ms = 1000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -32,6 +34,9 @@ int main(int argc, char** argv) {
     if (a == "--listen") listen = v;
     else if (a == "--token-file") token_file = v;
     else if (a == "--heartbeat-ms") heartbeat_ms = std::atoll(v.c_str());
+    else if (a == "--tls-cert") tls_cert = v;
+    else if (a == "--tls-key") tls_key = v;
+    else if (a == "--tls-ca") tls_ca = v;
     else {
       std::fprintf(stderr, "rpc_tracker: unknown flag %s\n%s\n", a.c_str(), kUsage);
       return 2;
@@ -46,11 +51,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rpc_tracker: %s\n", token.status().message().c_str());
     return 1;
   }
+  auto tls = tunefarm::tracker::LoadTlsFlags(tls_cert, tls_key, tls_ca);
+  auto credentials = tls.ok() ? tunefarm::tracker::FarmServerCredentials(*tls) : tls.status();
+  if (!credentials.ok()) {
+    std::fprintf(stderr, "rpc_tracker: %s\n", credentials.status().message().c_str());
+    return 1;
+  }
   tunefarm::tracker::TrackerCore core({heartbeat_ms, 3}, tunefarm::tracker::SteadyClock());
   tunefarm::tracker::TrackerService service(&core, *token);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(tunefarm::tracker::kMaxMessageBytes);
   builder.SetMaxSendMessageSize(tunefarm::tracker::kMaxMessageBytes);
   builder.RegisterService(&service);

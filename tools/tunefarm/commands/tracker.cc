@@ -12,9 +12,10 @@
 namespace tunefarm::cli {
 
 int TrackerCommand(const Args& args) {
-  const char* usage = "usage: tunefarm tracker status --tracker HOST:PORT [--token-file PATH] [--json]";
+  const char* usage =
+      "usage: tunefarm tracker status --tracker HOST:PORT [--token-file PATH] [--tls-cert PEM --tls-key PEM --tls-ca PEM] [--json]";
   for (const auto& [flag, value] : args.flags) {
-    if (flag != "--tracker" && flag != "--token-file" && flag != "--json") {
+    if (flag != "--tracker" && flag != "--token-file" && flag != "--json" && flag.rfind("--tls-", 0) != 0) {
       std::fprintf(stderr, "tunefarm tracker: unknown flag %s\n%s\n", flag.c_str(), usage);
       return 2;
     }
@@ -28,8 +29,13 @@ int TrackerCommand(const Args& args) {
     std::fprintf(stderr, "tunefarm tracker: %s\n", token.status().message().c_str());
     return 1;
   }
+  auto tls = tracker::LoadTlsFlags(args.Get("--tls-cert", ""), args.Get("--tls-key", ""), args.Get("--tls-ca", ""));
+  if (!tls.ok()) {
+    std::fprintf(stderr, "tunefarm tracker: %s\n", tls.status().message().c_str());
+    return 1;
+  }
   const std::string address = args.Get("--tracker", "");
-  auto stub = v1::Tracker::NewStub(tracker::FarmChannel(address));
+  auto stub = v1::Tracker::NewStub(tracker::FarmChannel(address, *tls));
   grpc::ClientContext ctx;
   tracker::AttachToken(&ctx, *token);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));

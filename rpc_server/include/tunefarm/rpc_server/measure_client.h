@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/tracker/auth.h"
 #include "tunefarm/runtime/result.h"
 
 namespace tunefarm::rpc_server {
@@ -29,6 +30,7 @@ struct MeasureClientOptions {
   std::string client_name = "tunefarm";
   int priority = 0;
   int64_t lease_ms = 60000;
+  tracker::TlsFiles tls;  // mutual TLS towards the tracker and the servers, when enabled
 };
 
 class MeasureClient {

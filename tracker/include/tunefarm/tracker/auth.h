@@ -23,7 +23,18 @@ grpc::Status CheckToken(const grpc::ServerContext* context, const std::string& t
 // Message size cap on both ends of every farm channel (a kernel batch fits well within it).
 inline constexpr int kMaxMessageBytes = 96 << 20;
 
-std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address);
+// Optional mutual TLS: PEM files of this party's certificate and key and of the CA that signs every
+// party of the farm. Empty cert: plain TCP (token only; trusted networks).
+struct TlsFiles {
+  std::string cert, key, ca;
+  bool enabled() const { return !cert.empty(); }
+};
+// InvalidArgument naming the flag when only some files are given or one cannot be read.
+Result<TlsFiles> LoadTlsFlags(const std::string& cert, const std::string& key, const std::string& ca);
+// Servers require and verify a client certificate signed by the CA when TLS is on.
+Result<std::shared_ptr<grpc::ServerCredentials>> FarmServerCredentials(const TlsFiles& tls);
+
+std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const TlsFiles& tls = TlsFiles());
 
 }  // namespace tunefarm::tracker
 

@@ -1,0 +1,61 @@
+// Mutual TLS on the farm (optional, for untrusted networks): with certificates from a test CA, a
+// client with a CA-signed certificate reaches rpc_tracker; a plain-TCP client and a TLS client
+// without a certificate do not. Skips when the openssl command is missing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/process.h"
+#include "tunefarm/tracker/auth.h"
+#include "tunefarm/v1/tracker.grpc.pb.h"
+
+namespace tunefarm::tracker {
+namespace {
+
+const char* kToken = "tls-test-token-0123456789";
+
+TEST(MutualTls, OnlyClientsWithACertificateFromTheCaGetIn) {
+  if (system("openssl version > /dev/null 2>&1") != 0) GTEST_SKIP() << "openssl not installed";
+  const std::string dir = ::testing::TempDir() + "tunefarm_tls_" + std::to_string(getpid());
+  const std::string q = " > /dev/null 2>&1";
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir + " && cd " + dir +
+                    " && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext"
+                    " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=test-ca" + q +
+                    " && openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost" + q +
+                    " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1"
+                    " -extfile san.ext" + q +
+                    " && openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=client" + q +
+                    " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1" + q)
+                       .c_str()),
+            0);
+  tunefarm::testing::ChildProcess tracker;
+  ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--tls-cert", dir + "/server.pem", "--tls-key",
+                             dir + "/server.key", "--tls-ca", dir + "/ca.pem"},
+                            {std::string("TUNEFARM_TOKEN=") + kToken}));
+  const std::string address = tunefarm::testing::AddressFromLine(tracker.WaitForLine("listening on", 10000));
+  ASSERT_FALSE(address.empty());
+
+  auto status = [&](std::shared_ptr<grpc::Channel> channel) {
+    auto stub = v1::Tracker::NewStub(channel);
+    grpc::ClientContext ctx;
+    AttachToken(&ctx, kToken);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    v1::FarmStatusResponse resp;
+    return stub->FarmStatus(&ctx, v1::FarmStatusRequest(), &resp);
+  };
+  auto tls = LoadTlsFlags(dir + "/client.pem", dir + "/client.key", dir + "/ca.pem");
+  ASSERT_TRUE(tls.ok()) << tls.status().ToString();
+  grpc::Status ok = status(FarmChannel(address, *tls));
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_FALSE(status(FarmChannel(address)).ok());  // plain TCP
+  grpc::SslCredentialsOptions no_cert;
+  no_cert.pem_root_certs = tls->ca;
+  EXPECT_FALSE(status(grpc::CreateChannel(address, grpc::SslCredentials(no_cert))).ok());  // TLS, no client certificate
+
+  auto partial = LoadTlsFlags(dir + "/client.pem", "", "");
+  ASSERT_FALSE(partial.ok());
+  EXPECT_EQ(partial.status().message(), "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca");
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
+}  // namespace
+}  // namespace tunefarm::tracker
