@@ -13,6 +13,7 @@
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/ir/ir_printer.h"
 #include "compiler/schedule/op_template.h"
+#include "compiler/schedule/templates/template_util.h"
 #include "tunefarm/compiler/kernel.h"
 
 namespace tunefarm::compiler {
@@ -161,6 +162,16 @@ Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& targ
   ConfigSpace space = tmpl->Space(workload, target);
   TUNEFARM_ASSIGN_OR_RETURN(Config c, tmpl->Fallback(workload, target, space));
   return c.index();
+}
+
+bool KeepsModelLayout(const Workload& w, const Target& t, const Config& c) {
+  const Conv2dParams& p = w.conv;
+  if (w.template_name == "conv2d_nchwc") {
+    return c.Inner("tile_ic") == FallbackChannelBlock(p.in_channels / p.groups, t.vector_lanes) &&
+           c.Inner("tile_oc") == FallbackChannelBlock(p.out_channels / p.groups, t.vector_lanes);
+  }
+  if (w.template_name == "depthwise_conv2d_nchwc") return c.Inner("tile_c") == FallbackChannelBlock(p.in_channels, t.vector_lanes);
+  return true;  // dense: activations are plain matrices whatever the config
 }
 
 Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& options) {

@@ -30,6 +30,7 @@ struct Command {
 const std::vector<Command>& Commands();
 
 int TasksCommand(const Args& args);
+int TuneCommand(const Args& args);
 int CompileCommand(const Args& args);
 int RunCommand(const Args& args);
 int RecordsCommand(const Args& args);

@@ -23,6 +23,9 @@ std::string Args::Get(const std::string& flag, const std::string& def) const {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
+      {"tune", "tunefarm tune MODEL --target T [--trials N] [--tuner xgb|ga|random|grid] [--early-stopping N] [--records DB] "
+               "[--local | --tracker HOST:PORT --key KEY] [--threads N]",
+       "tune every task of a model; every trial goes to the records database (run again to resume)", &TuneCommand, {"--local"}},
       {"tasks", "tunefarm tasks MODEL [--target T] [--json]",
        "list the tunable tasks (conv2d, depthwise, dense workloads) of a model", &TasksCommand, {"--json"}},
       {"compile", "tunefarm compile MODEL --target T [--records DB|none] [--opt-level 0-3] -o OUT",
@@ -42,7 +45,7 @@ namespace {
 void PrintHelp() {
   std::printf("usage: tunefarm COMMAND [ARGS]\n\ncommands:\n");
   for (const Command& c : Commands()) std::printf("  %-8s %s\n           %s\n", c.name, c.help, c.usage);
-  std::printf("\nThe tune command arrives with the tuner issue.\n");
+  std::printf("\ntuner-daemon and the end-to-end main job arrive with the rest of the tuner issue.\n");
 }
 
 }  // namespace

@@ -58,6 +58,10 @@ struct KernelInfo {
 Result<ConfigSpace> GetConfigSpace(const Workload& workload, const Target& target);
 // The template's heuristic config (index into GetConfigSpace's space).
 Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& target);
+// Whether a config reads and writes activations in the layouts the model compiler plans for
+// untuned models (channel blocks chosen from the channel count alone), so using it in a model
+// adds no layout transform. `tunefarm tune` searches these configs only.
+bool KeepsModelLayout(const Workload& workload, const Target& target, const Config& config);
 
 struct BuildOptions {
   // Dumps the lowered IR after the named pass ("all": every pass) to *dump.

@@ -1,0 +1,124 @@
+// The tuner: every strategy proposes each config at most once and only layout-keeping ones; a
+// model-based search learns (beats random on a synthetic objective); TuneTask commits every trial
+// and a second run resumes without re-measuring.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <set>
+
+#include "tunefarm/tuner/tuner.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+compiler::Workload SmallConv() { return compiler::Conv2dWorkload(1, 32, 14, 14, 64, 3, 3, 1, 1); }
+
+TEST(Search, StrategiesNeverRepeatAndOnlyProposeAcceptedConfigs) {
+  const compiler::Target host = compiler::HostTarget();
+  const compiler::Workload w = SmallConv();
+  auto space = compiler::GetConfigSpace(w, host);
+  ASSERT_TRUE(space.ok());
+  for (const char* name : {"random", "grid", "ga", "xgb"}) {
+    SearchOptions o;
+    o.seed = 1;
+    o.accept = [&](const compiler::Config& c) { return compiler::KeepsModelLayout(w, host, c); };
+    auto s = MakeSearch(name, *space, o);
+    ASSERT_TRUE(s.ok());
+    std::set<int64_t> seen;
+    for (int round = 0; round < 5; ++round) {
+      auto batch = (*s)->NextBatch(16);
+      ASSERT_FALSE(batch.empty()) << name;
+      std::vector<double> g;
+      for (int64_t c : batch) {
+        EXPECT_TRUE(seen.insert(c).second) << name << " proposed config " << c << " twice";
+        auto cfg = space->Get(c);
+        ASSERT_TRUE(cfg.ok());
+        EXPECT_TRUE(space->IsValid(*cfg));
+        EXPECT_TRUE(compiler::KeepsModelLayout(w, host, *cfg)) << name;
+        g.push_back(double(c % 97));
+      }
+      (*s)->Update(batch, g);
+    }
+  }
+  auto bad = MakeSearch("anneal", *space, SearchOptions());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "unknown tuner 'anneal' (xgb, ga, random, grid)");
+}
+
+TEST(Search, XgbLearnsASyntheticObjectiveFasterThanRandom) {
+  const compiler::Target host = compiler::HostTarget();
+  auto space = compiler::GetConfigSpace(SmallConv(), host);
+  ASSERT_TRUE(space.ok());
+  // A smooth function of the features with one best region.
+  auto objective = [&](int64_t index) {
+    auto c = space->Get(index);
+    auto f = ConfigFeatures(*space, *c);
+    double v = 0;
+    for (size_t i = 0; i < f.size(); ++i) v -= std::pow(f[i] - 1.5 * double(i % 3), 2);
+    return 100.0 + v;
+  };
+  auto best_after = [&](const char* name, int seed) {
+    SearchOptions o;
+    o.seed = uint64_t(seed);
+    auto s = MakeSearch(name, *space, o);
+    double best = -1e30;
+    for (int round = 0; round < 6; ++round) {
+      auto batch = (*s)->NextBatch(16);
+      std::vector<double> g;
+      for (int64_t c : batch) {
+        g.push_back(objective(c));
+        best = std::max(best, g.back());
+      }
+      (*s)->Update(batch, g);
+    }
+    return best;
+  };
+  double xgb = 0, random = 0;
+  for (int seed = 0; seed < 3; ++seed) {
+    xgb += best_after("xgb", seed);
+    random += best_after("random", seed);
+  }
+  EXPECT_GT(xgb, random) << "xgb " << xgb / 3 << " vs random " << random / 3;
+}
+
+TEST(Tune, TrialsAreCommittedAndARerunResumesWithoutRemeasuring) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_tune_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  auto db = RecordsDb::Open(dir + "/t.db", RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  LocalMeasurer local(MEASURE_CHILD, dir, 1);
+  TuneOptions o;
+  o.tuner = "random";
+  o.trials = 8;
+  o.batch = 4;
+  o.timing.number = 2;
+  o.timing.repeat = 1;
+  o.tmp_root = dir;
+  const compiler::Workload w = SmallConv();
+  const compiler::Target host = compiler::HostTarget();
+  auto first = TuneTask(w, host, o, local, **db, 1, 1, nullptr);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->trials, 8);
+  EXPECT_GT(first->best_gflops, 0.0);
+  EXPECT_GT(first->fallback_gflops, 0.0);  // the fallback config is always measured
+  EXPECT_EQ(*(*db)->CountTrials(), 8);
+
+  o.trials = 12;
+  auto second = TuneTask(w, host, o, local, **db, 1, 1, nullptr);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->resumed, 8);
+  EXPECT_EQ(second->trials, 4);  // only the missing ones
+  auto all = (*db)->List(w.Key());
+  ASSERT_TRUE(all.ok());
+  std::set<int64_t> distinct;
+  for (const auto& t : *all) EXPECT_TRUE(distinct.insert(t.config_index).second) << "config " << t.config_index << " measured twice";
+  EXPECT_EQ(distinct.size(), 12u);
+  auto third = TuneTask(w, host, o, local, **db, 1, 1, nullptr);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->trials, 0);
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
