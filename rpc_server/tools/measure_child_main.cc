@@ -3,6 +3,8 @@
 // A crash or a kill leaves no outcome: the parent reports it (measurement.h).
 #include <sys/resource.h>
 
+#include <csignal>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -14,6 +16,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: tunefarm-measure-child DIR (started by rpc_server)\n");
     return 2;
   }
+  // A kernel that crashes must kill this process with its signal, which the parent reports
+  // (RUNTIME_CRASH, signal N): no handler of ours or of a sanitizer runtime may turn it into an exit.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
   const std::string dir = argv[1];
   std::ifstream in(dir + "/spec.txt");
   std::stringstream ss;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/test_files.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
 #include "tunefarm/compiler/compile.h"
@@ -18,15 +19,8 @@
 namespace tunefarm::compiler {
 namespace {
 
-bool Exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
-std::string SharedModels() {
-  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/../shared/models/";
-}
+using tunefarm::testing::Exists;
+inline std::string SharedModels() { return tunefarm::testing::SharedModelsDir(); }
 
 // max|y - ref| / max|ref|
 double RelativeError(const float* y, const float* ref, size_t n) {

@@ -14,21 +14,15 @@
 #include <onnx/onnx_pb.h>
 #pragma GCC diagnostic pop
 
+#include "common/test_files.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/graph/passes/infer_shapes.h"
 
 namespace tunefarm::frontend {
 namespace {
 
-bool Exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
-std::string SharedModels() {
-  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/../shared/models/";
-}
+using tunefarm::testing::Exists;
+inline std::string SharedModels() { return tunefarm::testing::SharedModelsDir(); }
 
 onnx::ModelProto OneNodeModel(const std::string& op, int64_t opset) {
   onnx::ModelProto m;

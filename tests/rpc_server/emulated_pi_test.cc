@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/process.h"
+#include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/rpc_server/measure_client.h"
 
@@ -20,17 +21,9 @@ namespace {
 
 const char* kToken = "pi-test-token-0123456789";
 
-bool Exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
+using tunefarm::testing::Exists;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using tunefarm::testing::ReadFile;
 
 TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   const std::string farm = TUNEFARM_FARM_AARCH64_DIR;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/process.h"
+#include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/rpc_server/measure_client.h"
 #include "tunefarm/tracker/auth.h"
@@ -25,12 +26,7 @@ namespace {
 const char* kToken = "farm-test-token-0123456789";
 constexpr int kHeartbeatMs = 200;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using tunefarm::testing::ReadFile;
 
 class Farm : public ::testing::Test {
  protected:

@@ -9,18 +9,14 @@
 #include <sstream>
 
 #include "common/kernel_reference.h"
+#include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/rpc_server/measurement.h"
 
 namespace tunefarm::rpc_server {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using tunefarm::testing::ReadFile;
 
 class Measurement : public ::testing::Test {
  protected:

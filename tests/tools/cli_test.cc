@@ -1,28 +1,15 @@
 // The tunefarm CLI as a user runs it: exit codes and the one-line messages.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <string>
+
+#include "common/test_files.h"
 
 namespace {
 
-struct CliRun {
-  int code;
-  std::string output;
-};
+using CliRun = tunefarm::testing::CommandResult;
 
-CliRun Tunefarm(const std::string& args) {
-  std::string cmd = std::string(TUNEFARM_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  CliRun r{-1, ""};
-  if (!p) return r;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+CliRun Tunefarm(const std::string& args) { return tunefarm::testing::RunCommand(std::string(TUNEFARM_CLI) + " " + args); }
 
 TEST(Cli, HelpListsCommands) {
   CliRun r = Tunefarm("help");

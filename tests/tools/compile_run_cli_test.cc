@@ -11,44 +11,18 @@
 #include <sstream>
 #include <string>
 
+#include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/target.h"
 
 namespace {
 
-struct CliRun {
-  int code;
-  std::string output;
-};
+using CliRun = tunefarm::testing::CommandResult;
+using tunefarm::testing::Exists;
+using tunefarm::testing::ReadFile;
+using tunefarm::testing::WriteFile;
 
-CliRun Tunefarm(const std::string& args) {
-  std::string cmd = std::string(TUNEFARM_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  CliRun r{-1, ""};
-  if (!p) return r;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-bool Exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
+CliRun Tunefarm(const std::string& args) { return tunefarm::testing::RunCommand(std::string(TUNEFARM_CLI) + " " + args); }
 
 // A float32 .npy of the given shape, all zeros.
 std::string Npy(const std::string& shape, size_t elements) {
@@ -74,7 +48,7 @@ class CompileRunCli : public ::testing::Test {
 };
 
 TEST_F(CompileRunCli, MalformedOrTruncatedOnnxIsOneErrorAndWritesNothing) {
-  WriteAll(dir_ + "garbage.onnx", std::string("\x08\x07\xff\xff\xff garbage, not protobuf"));
+  WriteFile(dir_ + "garbage.onnx", std::string("\x08\x07\xff\xff\xff garbage, not protobuf"));
   CliRun r = Tunefarm("compile " + dir_ + "garbage.onnx --records none -o " + dir_ + "out.tfa");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("malformed ONNX model " + dir_ + "garbage.onnx"), std::string::npos) << r.output;
@@ -83,13 +57,13 @@ TEST_F(CompileRunCli, MalformedOrTruncatedOnnxIsOneErrorAndWritesNothing) {
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   std::string model = std::string(src ? src : ".") + "/../shared/models/mobilenet_v2.onnx";
   if (!Exists(model)) GTEST_SKIP() << model << " not present (truncation case)";
-  std::string bytes = ReadAll(model);
-  WriteAll(dir_ + "truncated.onnx", bytes.substr(0, bytes.size() / 2));
-  WriteAll(dir_ + "out.tfa", "an earlier artifact");
+  std::string bytes = ReadFile(model);
+  WriteFile(dir_ + "truncated.onnx", bytes.substr(0, bytes.size() / 2));
+  WriteFile(dir_ + "out.tfa", "an earlier artifact");
   r = Tunefarm("compile " + dir_ + "truncated.onnx --records none -o " + dir_ + "out.tfa");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("malformed ONNX model " + dir_ + "truncated.onnx"), std::string::npos) << r.output;
-  EXPECT_EQ(ReadAll(dir_ + "out.tfa"), "an earlier artifact");  // untouched
+  EXPECT_EQ(ReadFile(dir_ + "out.tfa"), "an earlier artifact");  // untouched
 }
 
 TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
@@ -114,8 +88,8 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
   EXPECT_NE(text.output.find("mean (ms)   median (ms)"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("Top 5 classes:"), std::string::npos) << text.output;
 
-  WriteAll(dir_ + "good.npy", Npy("(1, 3, 224, 224)", 3 * 224 * 224));
-  WriteAll(dir_ + "small.npy", Npy("(1, 3, 32, 32)", 3 * 32 * 32));
+  WriteFile(dir_ + "good.npy", Npy("(1, 3, 224, 224)", 3 * 224 * 224));
+  WriteFile(dir_ + "small.npy", Npy("(1, 3, 32, 32)", 3 * 32 * 32));
   CliRun ok = Tunefarm("run " + dir_ + "sq.tfa --input data=" + dir_ + "good.npy --output " + dir_ + "y.npy --repeat 1");
   EXPECT_EQ(ok.code, 0) << ok.output;
   EXPECT_TRUE(Exists(dir_ + "y.npy"));
@@ -127,7 +101,7 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
   EXPECT_NE(wrong_shape.output.find("input 'data' expects float32 [1, 3, 224, 224], " + dir_ + "small.npy holds float32 [1, 3, 32, 32]"),
             std::string::npos)
       << wrong_shape.output;
-  WriteAll(dir_ + "truncated.tfa", ReadAll(dir_ + "sq.tfa").substr(0, 4000));
+  WriteFile(dir_ + "truncated.tfa", ReadFile(dir_ + "sq.tfa").substr(0, 4000));
   CliRun truncated = Tunefarm("run " + dir_ + "truncated.tfa");
   EXPECT_EQ(truncated.code, 1);
   EXPECT_NE(truncated.output.find("corrupt artifact: truncated"), std::string::npos) << truncated.output;
@@ -148,21 +122,21 @@ TEST_F(CompileRunCli, RecordsDatabaseErrorsTouchNothing) {
   ASSERT_EQ(sqlite3_open((dir_ + "newer.db").c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE future(x); PRAGMA user_version = 99;", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
-  const std::string before = ReadAll(dir_ + "newer.db");
+  const std::string before = ReadFile(dir_ + "newer.db");
   CliRun newer = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "newer.db -o " + dir_ + "x.tfa");
   EXPECT_EQ(newer.code, 1);
   EXPECT_NE(newer.output.find("has schema version 99, newer than this tunefarm understands (1)"), std::string::npos) << newer.output;
-  EXPECT_EQ(ReadAll(dir_ + "newer.db"), before);
+  EXPECT_EQ(ReadFile(dir_ + "newer.db"), before);
   EXPECT_FALSE(Exists(dir_ + "newer.db-wal"));
   CliRun newer_import = Tunefarm("records import /dev/null --records " + dir_ + "newer.db");
   EXPECT_EQ(newer_import.code, 1);
-  EXPECT_EQ(ReadAll(dir_ + "newer.db"), before);
+  EXPECT_EQ(ReadFile(dir_ + "newer.db"), before);
 
-  WriteAll(dir_ + "garbage.db", std::string(4096, 'x'));
+  WriteFile(dir_ + "garbage.db", std::string(4096, 'x'));
   CliRun garbage = Tunefarm("records list --records " + dir_ + "garbage.db");
   EXPECT_EQ(garbage.code, 1);
   EXPECT_NE(garbage.output.find("is not a SQLite database"), std::string::npos) << garbage.output;
-  EXPECT_EQ(ReadAll(dir_ + "garbage.db"), std::string(4096, 'x'));
+  EXPECT_EQ(ReadFile(dir_ + "garbage.db"), std::string(4096, 'x'));
 }
 
 TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
@@ -192,7 +166,7 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   for (char ch : config) escaped += ch == '"' ? std::string("\\\"") : std::string(1, ch);
   std::string line = "{\"workload\":\"" + key + "\",\"target\":\"" + host.ToString() + "\",\"status\":\"ok\",\"config_index\":" +
                      std::to_string(index) + ",\"config\":\"" + escaped + "\",\"mean_ms\":0.5,\"costs_ms\":[0.5]}";
-  WriteAll(dir_ + "records.jsonl", line + "\n");
+  WriteFile(dir_ + "records.jsonl", line + "\n");
   CliRun imported = Tunefarm("records import " + dir_ + "records.jsonl --records " + dir_ + "t.db");
   ASSERT_EQ(imported.code, 0) << imported.output;
   EXPECT_NE(imported.output.find("imported 1 trials"), std::string::npos) << imported.output;
@@ -213,7 +187,7 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   CliRun dup = Tunefarm("records import " + dir_ + "export.jsonl --records " + dir_ + "copy.db");
   EXPECT_NE(dup.output.find("imported 0 trials"), std::string::npos) << dup.output;
 
-  WriteAll(dir_ + "bad.jsonl", line + "\n{\"target\":\"x\",\"status\":\"ok\",\"config_index\":1}\n");
+  WriteFile(dir_ + "bad.jsonl", line + "\n{\"target\":\"x\",\"status\":\"ok\",\"config_index\":1}\n");
   CliRun bad = Tunefarm("records import " + dir_ + "bad.jsonl --records " + dir_ + "copy.db");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.output.find("line 2: missing field 'workload' (nothing imported)"), std::string::npos) << bad.output;

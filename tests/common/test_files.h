@@ -1,0 +1,59 @@
+// Small helpers the integration tests share: files, the shared reference models, running a
+// command and capturing its output.
+#ifndef TUNEFARM_TESTS_COMMON_TEST_FILES_H_
+#define TUNEFARM_TESTS_COMMON_TEST_FILES_H_
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace tunefarm::testing {
+
+inline bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+// ../shared/models/ beside the source tree (tests skip when it is absent).
+inline std::string SharedModelsDir() {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/../shared/models/";
+}
+
+struct CommandResult {
+  int code = -1;  // exit status, -1 when the command did not exit normally
+  std::string output;
+};
+
+// Runs a shell command, stdout and stderr together.
+inline CommandResult RunCommand(const std::string& command) {
+  CommandResult r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace tunefarm::testing
+
+#endif  // TUNEFARM_TESTS_COMMON_TEST_FILES_H_
