@@ -111,7 +111,7 @@ Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler:
     std::vector<int64_t> configs;
     if (need_fallback) {  // measured first: the baseline of the summary's speedup
       configs.push_back(fallback);
-      search->MarkMeasured({fallback}, {0.0});
+      search->Reserve({fallback});
       need_fallback = false;
       --n;
     }

@@ -36,6 +36,9 @@ class SearchStrategy {
   virtual std::vector<int64_t> NextBatch(int n) = 0;
   // Results of measured configs (GFLOP/s; 0 for a failed trial).
   virtual void Update(const std::vector<int64_t>& configs, const std::vector<double>& gflops) = 0;
+  // Configs the caller measures itself (the fallback baseline): never proposed; results come
+  // through Update like any other.
+  void Reserve(const std::vector<int64_t>& configs) { proposed_.insert(configs.begin(), configs.end()); }
   // Configs measured before this run (resume, transfer): never proposed, learned from.
   void MarkMeasured(const std::vector<int64_t>& configs, const std::vector<double>& gflops) {
     for (int64_t c : configs) proposed_.insert(c);
