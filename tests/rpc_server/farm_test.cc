@@ -123,27 +123,34 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
       if (s.server_id() == first_server && s.address() == server_addresses_[i]) victim = i;
     }
   }
+  // The killer also watches status from the moment of the kill until the server is gone.
+  double gone_after_ms = -1;
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     servers_[victim]->Kill(SIGKILL);
+    const auto killed_at = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(5)) {
+      bool present = false;
+      const v1::FarmStatusResponse now = Status();
+      for (const auto& s : now.servers()) present = present || s.server_id() == first_server;
+      if (!present) {
+        gone_after_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - killed_at).count();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   });
   auto failover = client.Measure({SlowKernel(1500)}, 30000);
   killer.join();
-  auto killed_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(failover.ok()) << failover.status().ToString();
   EXPECT_EQ((*failover)[0].kind, OutcomeKind::kOk) << (*failover)[0].message;
   EXPECT_NE(client.server_id(), first_server);
   EXPECT_GE(client.attempts_last_batch(), 2);
   servers_[victim]->Wait();
-  // Gone from status within 3 heartbeat periods (plus the tracker's tick).
-  bool gone = false;
-  while (!gone && std::chrono::steady_clock::now() - killed_at < std::chrono::milliseconds(3 * kHeartbeatMs + 300)) {
-    gone = true;
-    const v1::FarmStatusResponse now = Status();
-    for (const auto& s : now.servers()) gone = gone && s.server_id() != first_server;
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_TRUE(gone);
+  // Gone from status within 3 heartbeat periods of the kill (plus the tracker's tick and a poll).
+  std::printf("killed server left the tracker's status %.0f ms after SIGKILL (heartbeat %d ms)\n", gone_after_ms, kHeartbeatMs);
+  EXPECT_GE(gone_after_ms, 0.0);
+  EXPECT_LT(gone_after_ms, 3 * kHeartbeatMs + 250);  // slack: the tracker's 50 ms tick, polling, a loaded CI
   EXPECT_EQ(Status().servers_size(), 2);
 }
 
