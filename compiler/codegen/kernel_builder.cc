@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/codegen/object_emitter.h"
+#include "compiler/features/loop_nest_features.h"
 #include "compiler/ir/ir_printer.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/templates/template_util.h"
@@ -64,6 +65,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   lower_options.dump_after = options.dump_after;
   lower_options.dump = options.dump;
   lower_options.timings = options.pass_times ? &timings : nullptr;
+  lower_options.stop_after = options.stop_after;
   Lowered out;
   out.source.func = passes::Lower(*def.schedule, def.args, symbol, lower_options);
   if (options.pass_times) {
@@ -178,6 +180,15 @@ Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& op
   TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
   return l.info;
 }
+
+Result<std::vector<float>> LoopNestFeatures(const KernelSpec& spec) {
+  BuildOptions options;
+  options.stop_after = "partition_loops";
+  TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
+  return features::ExtractLoopNestFeatures(l.source.func.body);
+}
+
+int LoopNestFeatureCount() { return features::LoopNestFeatureCount(); }
 
 Result<std::string> LoweredIR(const KernelSpec& spec) {
   TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, {}));

@@ -72,6 +72,7 @@ LoweredFunc Lower(const te::Schedule& schedule, const std::vector<ir::Tensor>& a
     if (options.dump && (options.dump_after == "all" || options.dump_after == step.name)) {
       *options.dump << "// ---- " << name << " after " << step.name << "\n" << stmt;
     }
+    if (options.stop_after == step.name) break;
   }
   func.body = stmt;
   return func;

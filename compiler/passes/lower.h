@@ -32,6 +32,9 @@ struct LowerOptions {
   std::ostream* dump = nullptr;
   // When set, receives one entry per pass in order.
   std::vector<PassTiming>* timings = nullptr;
+  // Stops after the pass with this name (empty: run them all); the tuner's loop-nest features
+  // read the nest before unrolling.
+  std::string stop_after;
 };
 
 // The pass names, in order, as dump_after accepts them.

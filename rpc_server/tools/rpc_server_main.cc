@@ -97,9 +97,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto tls = tunefarm::tracker::LoadTlsFlags(tls_cert, tls_key, tls_ca);
-  auto credentials = tls.ok() ? tunefarm::tracker::FarmServerCredentials(*tls) : tls.status();
-  if (!credentials.ok()) {
-    std::fprintf(stderr, "rpc_server: %s\n", credentials.status().message().c_str());
+  if (!tls.ok()) {
+    std::fprintf(stderr, "rpc_server: %s\n", tls.status().message().c_str());
     return 1;
   }
   tunefarm::rpc_server::ServerOptions options;
@@ -115,20 +114,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   tunefarm::rpc_server::MeasureService service(options);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(listen, *credentials, &port);
-  builder.SetMaxReceiveMessageSize(tunefarm::tracker::kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(tunefarm::tracker::kMaxMessageBytes);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    std::fprintf(stderr, "rpc_server: cannot listen on %s\n", listen.c_str());
+  auto started = tunefarm::tracker::StartFarmServer("rpc_server", listen, *tls, {&service});
+  if (!started.ok()) {
+    std::fprintf(stderr, "rpc_server: %s\n", started.status().message().c_str());
     return 1;
   }
-  const std::string address = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(port);
-  std::printf("rpc_server listening on %s\n", address.c_str());
-  std::fflush(stdout);
+  std::unique_ptr<grpc::Server> server = std::move(started->server);
+  const std::string address = started->address;
   std::signal(SIGTERM, [](int) { g_stop = true; });
   std::signal(SIGINT, [](int) { g_stop = true; });
 

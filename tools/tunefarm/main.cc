@@ -23,9 +23,11 @@ std::string Args::Get(const std::string& flag, const std::string& def) const {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"tune", "tunefarm tune MODEL --target T [--trials N] [--tuner xgb|ga|random|grid] [--early-stopping N] [--records DB] "
-               "[--local | --tracker HOST:PORT --key KEY] [--threads N]",
-       "tune every task of a model; every trial goes to the records database (run again to resume)", &TuneCommand, {"--local"}},
+      {"tune", "tunefarm tune MODEL --target T [--trials N | --total-trials N [--scheduler gradient|round-robin]] "
+               "[--tuner xgb|ga|random|grid] [--early-stopping N] [--time-limit S] [--records DB] "
+               "[--local | --tracker HOST:PORT --key KEY] [--threads N] [--daemon HOST:PORT]",
+       "tune every task of a model; every trial goes to the records database (run again to resume)", &TuneCommand,
+       {"--local", "--no-transfer"}},
       {"tasks", "tunefarm tasks MODEL [--target T] [--json]",
        "list the tunable tasks (conv2d, depthwise, dense workloads) of a model", &TasksCommand, {"--json"}},
       {"compile", "tunefarm compile MODEL --target T [--records DB|none] [--opt-level 0-3] -o OUT",

@@ -90,4 +90,22 @@ std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const Tls
   return grpc::CreateCustomChannel(address, grpc::SslCredentials(options), args);
 }
 
+Result<FarmServer> StartFarmServer(const std::string& name, const std::string& listen, const TlsFiles& tls,
+                                   const std::vector<grpc::Service*>& services) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto credentials, FarmServerCredentials(tls));
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, credentials, &port);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  for (grpc::Service* s : services) builder.RegisterService(s);
+  FarmServer out;
+  out.server = builder.BuildAndStart();
+  if (!out.server || port == 0) return Status::IOError("cannot listen on " + listen);
+  out.address = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(port);
+  std::printf("%s listening on %s\n", name.c_str(), out.address.c_str());
+  std::fflush(stdout);
+  return out;
+}
+
 }  // namespace tunefarm::tracker

@@ -52,27 +52,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto tls = tunefarm::tracker::LoadTlsFlags(tls_cert, tls_key, tls_ca);
-  auto credentials = tls.ok() ? tunefarm::tracker::FarmServerCredentials(*tls) : tls.status();
-  if (!credentials.ok()) {
-    std::fprintf(stderr, "rpc_tracker: %s\n", credentials.status().message().c_str());
+  if (!tls.ok()) {
+    std::fprintf(stderr, "rpc_tracker: %s\n", tls.status().message().c_str());
     return 1;
   }
   tunefarm::tracker::TrackerCore core({heartbeat_ms, 3}, tunefarm::tracker::SteadyClock());
   tunefarm::tracker::TrackerService service(&core, *token);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(listen, *credentials, &port);
-  builder.SetMaxReceiveMessageSize(tunefarm::tracker::kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(tunefarm::tracker::kMaxMessageBytes);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    std::fprintf(stderr, "rpc_tracker: cannot listen on %s\n", listen.c_str());
+  auto started = tunefarm::tracker::StartFarmServer("rpc_tracker", listen, *tls, {&service});
+  if (!started.ok()) {
+    std::fprintf(stderr, "rpc_tracker: %s\n", started.status().message().c_str());
     return 1;
   }
-  std::string host = listen.substr(0, listen.rfind(':'));
-  std::printf("rpc_tracker listening on %s:%d\n", host.c_str(), port);
-  std::fflush(stdout);
+  std::unique_ptr<grpc::Server> server = std::move(started->server);
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });
   // Time-based transitions (lost servers, expired leases, deadlines) happen even when no call comes.

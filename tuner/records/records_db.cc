@@ -382,6 +382,75 @@ Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key
   return out;
 }
 
+Result<std::vector<TrialRecord>> RecordsDb::ListSimilar(const std::string& template_name, const std::string& target,
+                                                        const std::string& except_workload, int64_t limit) {
+  Stmt s(db_, std::string(kSelectTrial) +
+                  "WHERE w.template = ?1 AND g.target = ?2 AND w.key != ?3 AND t.status = 'ok' ORDER BY t.id DESC LIMIT ?4");
+  if (!s.ok()) return Error("cannot list similar trials");
+  s.Bind(1, template_name).Bind(2, target).Bind(3, except_workload).Bind(4, limit);
+  std::vector<TrialRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadTrial(s));
+  if (rc != SQLITE_DONE) return Error("cannot list similar trials");
+  return out;
+}
+
+Result<int64_t> RecordsDb::AddJob(const std::string& spec_json) {
+  TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Stmt s(db_, "INSERT INTO jobs(spec, state) VALUES(?1, 'queued')");
+  if (s.ok()) s.Bind(1, spec_json);
+  if (!s.ok() || s.Step() != SQLITE_DONE) {
+    Rollback();
+    return Error("cannot add a job");
+  }
+  TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
+  return int64_t(sqlite3_last_insert_rowid(db_));
+}
+
+Status RecordsDb::UpdateJob(int64_t id, const std::string& state, const std::string& progress_json) {
+  Stmt s(db_,
+         "UPDATE jobs SET state = ?2, progress = ?3, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
+  if (!s.ok()) return Error("cannot update job " + std::to_string(id));
+  s.Bind(1, id).Bind(2, state).Bind(3, progress_json);
+  if (s.Step() != SQLITE_DONE) return Error("cannot update job " + std::to_string(id));
+  if (sqlite3_changes(db_) == 0) return Status::NotFound("no job " + std::to_string(id) + " in " + path_);
+  return Status::OK();
+}
+
+namespace {
+JobRecord ReadJob(const Stmt& s) {
+  JobRecord j;
+  j.id = s.Int(0);
+  j.spec_json = s.Text(1);
+  j.state = s.Text(2);
+  j.progress_json = s.Text(3);
+  j.created_at = s.Text(4);
+  j.updated_at = s.Text(5);
+  return j;
+}
+constexpr const char* kSelectJob = "SELECT id, spec, state, progress, created_at, updated_at FROM jobs ";
+}  // namespace
+
+Result<std::vector<JobRecord>> RecordsDb::ListJobs() {
+  Stmt s(db_, std::string(kSelectJob) + "ORDER BY id");
+  if (!s.ok()) return Error("cannot list jobs");
+  std::vector<JobRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadJob(s));
+  if (rc != SQLITE_DONE) return Error("cannot list jobs");
+  return out;
+}
+
+Result<JobRecord> RecordsDb::GetJob(int64_t id) {
+  Stmt s(db_, std::string(kSelectJob) + "WHERE id = ?1");
+  if (!s.ok()) return Error("cannot read job " + std::to_string(id));
+  s.Bind(1, id);
+  int rc = s.Step();
+  if (rc == SQLITE_ROW) return ReadJob(s);
+  if (rc == SQLITE_DONE) return Status::NotFound("no job " + std::to_string(id) + " in " + path_);
+  return Error("cannot read job " + std::to_string(id));
+}
+
 Result<int64_t> RecordsDb::CountTrials() {
   Stmt s(db_, "SELECT COUNT(*) FROM trials");
   if (!s.ok() || s.Step() != SQLITE_ROW) return Error("cannot count trials");

@@ -7,6 +7,8 @@
 
 #include "tunefarm/tuner/search.h"
 
+#include "tunefarm/tuner/features.h"
+
 namespace tunefarm::tuner {
 namespace {
 
@@ -155,7 +157,9 @@ class XgbModel {
   ~XgbModel() {
     if (booster_) XGBoosterFree(booster_);
   }
-  bool Fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y, const std::string& objective) {
+  // groups: row counts of consecutive rank groups (one per workload); empty: one group.
+  bool Fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y, const std::string& objective,
+           const std::vector<unsigned>& groups = {}) {
     if (booster_) XGBoosterFree(booster_);
     booster_ = nullptr;
     const size_t d = x[0].size();
@@ -165,8 +169,8 @@ class XgbModel {
     if (XGDMatrixCreateFromMat(flat.data(), x.size(), d, NAN, &m) != 0) return false;
     XGDMatrixSetFloatInfo(m, "label", y.data(), y.size());
     if (objective == "rank") {
-      unsigned group = unsigned(x.size());
-      XGDMatrixSetUIntInfo(m, "group", &group, 1);
+      std::vector<unsigned> g = groups.empty() ? std::vector<unsigned>{unsigned(x.size())} : groups;
+      XGDMatrixSetUIntInfo(m, "group", g.data(), g.size());
     }
     XGBoosterCreate(&m, 1, &booster_);
     XGBoosterSetParam(booster_, "objective", objective == "rank" ? "rank:pairwise" : "reg:squarederror");
@@ -200,7 +204,9 @@ class XgbModel {
 
 class XgbSearch : public SearchStrategy {
  public:
-  XgbSearch(const ConfigSpace& space, const SearchOptions& o) : space_(space), options_(o), rng_(o.seed) {}
+  XgbSearch(const ConfigSpace& space, const SearchOptions& o) : space_(space), options_(o), rng_(o.seed) {
+    FitModel();  // transfer data alone already ranks the first batch
+  }
 
   std::vector<int64_t> NextBatch(int n) override {
     std::vector<int64_t> out;
@@ -223,31 +229,63 @@ class XgbSearch : public SearchStrategy {
 
   void Update(const std::vector<int64_t>& configs, const std::vector<double>& gflops) override {
     for (size_t i = 0; i < configs.size(); ++i) {
-      auto c = space_.Get(configs[i]);
-      if (!c.ok()) continue;
-      x_.push_back(ConfigFeatures(space_, *c));
+      if (configs[i] < 0 || configs[i] >= space_.size()) continue;
+      measured_.push_back(configs[i]);
       y_.push_back(float(gflops[i]));
       best_.emplace_back(gflops[i], configs[i]);
     }
     std::sort(best_.rbegin(), best_.rend());
-    if (x_.size() >= 8) {
-      // Labels scaled to [0, 1] by the best so far (as AutoTVM does), so rank and regression see
-      // the same scale across tasks.
-      float top = *std::max_element(y_.begin(), y_.end());
-      std::vector<float> y = y_;
-      if (top > 0) {
-        for (float& v : y) v /= top;
-      }
-      model_.Fit(x_, y, options_.xgb_objective);
-    }
+    FitModel();
   }
 
  private:
+  void FitModel() {
+    const bool own = measured_.size() >= 8;
+    if (!own && options_.transfer.empty()) return;
+    std::vector<std::vector<float>> x;
+    std::vector<float> y;
+    std::vector<unsigned> groups;
+    for (const auto& g : options_.transfer) {
+      if (g.x.empty() || g.x[0].size() != FeatureWidth()) continue;
+      x.insert(x.end(), g.x.begin(), g.x.end());
+      y.insert(y.end(), g.y.begin(), g.y.end());
+      groups.push_back(unsigned(g.x.size()));
+    }
+    if (own) {
+      // Labels scaled to [0, 1] by the best so far (as AutoTVM does), so rank and regression see
+      // the same scale across tasks and transfer groups.
+      auto rows = Features(measured_);
+      float top = *std::max_element(y_.begin(), y_.end());
+      for (size_t i = 0; i < rows.size(); ++i) {
+        x.push_back(std::move(rows[i]));
+        y.push_back(top > 0 ? y_[i] / top : y_[i]);
+      }
+      groups.push_back(unsigned(rows.size()));
+    }
+    if (!x.empty()) model_.Fit(x, y, options_.xgb_objective, groups);
+  }
+
+  size_t FeatureWidth() {
+    if (options_.features) return options_.features->Width();
+    auto c = space_.Get(0);
+    return c.ok() ? ConfigFeatures(space_, *c).size() : 0;
+  }
+
+  std::vector<std::vector<float>> Features(const std::vector<int64_t>& configs) {
+    if (options_.features) return options_.features->Get(configs);
+    std::vector<std::vector<float>> x;
+    for (int64_t c : configs) {
+      auto cfg = space_.Get(c);
+      x.push_back(cfg.ok() ? ConfigFeatures(space_, *cfg) : std::vector<float>(FeatureWidth(), 0.0f));
+    }
+    return x;
+  }
+
   // Simulated annealing on the model's predictions: walkers start at the best measured configs,
   // mutate one knob per step, accept by the Metropolis rule as the temperature falls; returns the
   // best unmeasured configs seen, best first.
   std::vector<int64_t> Anneal(int keep) {
-    const int walkers = 64, steps = 40;
+    const int walkers = 64, steps = options_.anneal_steps;
     std::vector<int64_t> points;
     for (size_t i = 0; i < best_.size() && int(points.size()) < walkers / 2; ++i) points.push_back(best_[i].second);
     while (int(points.size()) < walkers) {
@@ -285,20 +323,13 @@ class XgbSearch : public SearchStrategy {
     return out;
   }
 
-  std::vector<float> Score(const std::vector<int64_t>& configs) {
-    std::vector<std::vector<float>> x;
-    for (int64_t c : configs) {
-      auto cfg = space_.Get(c);
-      x.push_back(cfg.ok() ? ConfigFeatures(space_, *cfg) : std::vector<float>(x_.empty() ? 1 : x_[0].size(), 0.0f));
-    }
-    return model_.Predict(x);
-  }
+  std::vector<float> Score(const std::vector<int64_t>& configs) { return model_.Predict(Features(configs)); }
 
   const ConfigSpace& space_;
   SearchOptions options_;
   std::mt19937_64 rng_;
   XgbModel model_;
-  std::vector<std::vector<float>> x_;
+  std::vector<int64_t> measured_;
   std::vector<float> y_;
   std::vector<std::pair<double, int64_t>> best_;
 };

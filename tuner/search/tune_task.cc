@@ -3,10 +3,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "tunefarm/tuner/features.h"
 #include "tunefarm/tuner/tuner.h"
 
 namespace tunefarm::tuner {
@@ -65,21 +69,127 @@ Result<std::vector<rpc_server::MeasureOutcome>> LocalMeasurer::Measure(const std
   return out;
 }
 
-Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target, const TuneOptions& options,
-                             Measurer& measurer, RecordsDb& db, int task_index, int task_count,
-                             const std::function<void(const TaskProgress&)>& progress) {
+std::string FormatProgress(const TaskProgress& p) {
+  char buf[160];
+  const bool global = p.total_budget > 0;
+  std::snprintf(buf, sizeof(buf), "[Task %2d/%2d]  Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%d/%d) | %.2f s", p.task,
+                p.tasks, p.current_gflops, p.best_gflops, global ? p.total_done : p.done, global ? p.total_budget : p.budget,
+                p.elapsed_s);
+  return buf;
+}
+
+Result<std::vector<rpc_server::MeasureOutcome>> FairMeasurer::Measure(const std::vector<rpc_server::MeasureInput>& batch) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t ticket = next_ticket_++;
+  turn_.wait(lock, [&] { return serving_ == ticket; });
+  lock.unlock();
+  auto result = inner_->Measure(batch);
+  lock.lock();
+  ++serving_;
+  turn_.notify_all();
+  return result;
+}
+
+struct TaskTuner::State {
+  compiler::Workload workload;
+  compiler::Target target;
+  TuneOptions options;
+  Measurer* measurer;
+  RecordsDb* db;
+  compiler::ConfigSpace space;
+  explicit State(compiler::ConfigSpace sp) : space(std::move(sp)) {}
+  std::shared_ptr<TaskFeatures> features;
+  std::unique_ptr<SearchStrategy> search;
+  int64_t fallback = -1;
+  bool need_fallback = false;
+  std::string target_string, target_keys;
+  double flops = 0;
+  int task_index = 0, task_count = 0;
+  Clock::time_point start;
+};
+
+TaskTuner::TaskTuner(std::unique_ptr<State> state) : state_(std::move(state)) {}
+TaskTuner::~TaskTuner() = default;
+
+namespace {
+
+// Transfer learning: the database's successful trials of other workloads of the same template on
+// the same target, as feature rows grouped by workload with labels scaled by each one's best.
+std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload& workload, const compiler::Target& target,
+                                                       RecordsDb& db, int jobs) {
+  std::vector<SearchOptions::TransferGroup> groups;
+  auto similar = db.ListSimilar(workload.template_name, target.ToString(), workload.Key(), 2000);
+  if (!similar.ok() || similar->empty()) return groups;
+  std::map<std::string, std::vector<const TrialRecord*>> by_workload;
+  for (const auto& t : *similar) {
+    if (t.mean_ms > 0) by_workload[t.workload_key].push_back(&t);
+  }
+  for (const auto& [key, trials] : by_workload) {
+    auto w = compiler::Workload::FromKey(key);
+    if (!w.ok() || trials.size() < 8) continue;
+    auto space = compiler::GetConfigSpace(*w, target);
+    if (!space.ok()) continue;
+    TaskFeatures features(*w, target, *space, jobs);
+    std::vector<int64_t> configs;
+    std::vector<float> gflops;
+    std::set<int64_t> seen;
+    for (const TrialRecord* t : trials) {
+      if (!seen.insert(t->config_index).second || configs.size() >= 256) continue;
+      configs.push_back(t->config_index);
+      gflops.push_back(float(t->flops / (t->mean_ms * 1e6)));
+    }
+    float top = *std::max_element(gflops.begin(), gflops.end());
+    SearchOptions::TransferGroup g;
+    g.x = features.Get(configs);
+    for (float v : gflops) g.y.push_back(top > 0 ? v / top : 0.0f);
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& workload, const compiler::Target& target,
+                                                     const TuneOptions& options, Measurer& measurer, RecordsDb& db,
+                                                     int task_index, int task_count) {
   TUNEFARM_ASSIGN_OR_RETURN(compiler::ConfigSpace space, compiler::GetConfigSpace(workload, target));
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t fallback, compiler::FallbackConfigIndex(workload, target));
+  auto st = std::make_unique<State>(std::move(space));
+  st->workload = workload;
+  st->target = target;
+  st->options = options;
+  st->measurer = &measurer;
+  st->db = &db;
+  st->task_index = task_index;
+  st->task_count = task_count;
+  TUNEFARM_ASSIGN_OR_RETURN(st->fallback, compiler::FallbackConfigIndex(workload, target));
+  st->target_string = target.ToString();
+  for (size_t k = 0; k < target.keys.size(); ++k) st->target_keys += (k ? "," : "") + target.keys[k];
+  st->flops = workload.Flops();
   SearchOptions so;
   so.seed = options.seed + uint64_t(task_index) * 7919;
+  so.xgb_objective = options.xgb_objective;
   // Tuned kernels must fit the model's activation layouts: a faster kernel that needs a layout
   // transform on each side loses more than it gains (TVM solves this with a graph tuner).
-  so.accept = [&workload, &target](const compiler::Config& c) { return compiler::KeepsModelLayout(workload, target, c); };
-  TUNEFARM_ASSIGN_OR_RETURN(auto search, MakeSearch(options.tuner, space, so));
-  const std::string target_string = target.ToString();
-  const double flops = workload.Flops();
-  TaskSummary summary;
+  if (options.keep_model_layout) {
+    so.accept = [workload, target](const compiler::Config& c) { return compiler::KeepsModelLayout(workload, target, c); };
+  }
+  int transfer_rows = 0;
+  if (options.tuner == "xgb") {
+    st->features = std::make_shared<TaskFeatures>(workload, target, st->space, options.build_jobs);
+    so.features = st->features;
+    if (options.transfer) {
+      so.transfer = TransferData(workload, target, db, options.build_jobs);
+      for (const auto& g : so.transfer) transfer_rows += int(g.x.size());
+    }
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(st->search, MakeSearch(options.tuner, st->space, so));
+
+  std::unique_ptr<TaskTuner> tuner(new TaskTuner(std::move(st)));
+  State& s = *tuner->state_;
+  TaskSummary& summary = tuner->summary_;
   summary.workload = workload;
+  summary.transfer_rows = transfer_rows;
+  tuner->budget_ = options.trials;
 
   // Resume: what the database already holds for this workload on this target.
   TUNEFARM_ASSIGN_OR_RETURN(auto previous, db.List(workload.Key()));
@@ -87,120 +197,139 @@ Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler:
   std::vector<double> seen_gflops;
   std::set<int64_t> measured;
   for (const auto& t : previous) {
-    if (t.target != target_string || measured.count(t.config_index)) continue;
+    if (t.target != s.target_string || measured.count(t.config_index)) continue;
     measured.insert(t.config_index);
-    double g = t.status == "ok" && t.mean_ms > 0 ? flops / (t.mean_ms * 1e6) : 0.0;
+    double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
     seen.push_back(t.config_index);
     seen_gflops.push_back(g);
     if (g > summary.best_gflops) {
       summary.best_gflops = g;
       summary.best_config = t.config_index;
     }
-    if (t.config_index == fallback) summary.fallback_gflops = g;
+    if (t.config_index == s.fallback) summary.fallback_gflops = g;
   }
-  if (!seen.empty()) search->MarkMeasured(seen, seen_gflops);
+  if (!seen.empty()) s.search->MarkMeasured(seen, seen_gflops);
   summary.resumed = int(seen.size());
+  tuner->done_ = summary.resumed;
+  s.need_fallback = !measured.count(s.fallback);
+  s.start = Clock::now();
+  tuner->finished_ = tuner->done_ >= tuner->budget_;
+  return tuner;
+}
 
-  auto start = Clock::now();
-  int done = summary.resumed, since_best = 0;
-  bool need_fallback = !measured.count(fallback);
-  while (done < options.trials) {
-    if (options.early_stopping > 0 && since_best >= options.early_stopping) break;
-    if (options.stop && options.stop->load()) break;
-    int n = std::min(options.batch, options.trials - done);
-    std::vector<int64_t> configs;
-    if (need_fallback) {  // measured first: the baseline of the summary's speedup
-      configs.push_back(fallback);
-      search->Reserve({fallback});
-      need_fallback = false;
-      --n;
-    }
-    for (int64_t c : search->NextBatch(n)) configs.push_back(c);
-    if (configs.empty()) break;  // the space is exhausted
+TaskProgress TaskTuner::progress() const {
+  return TaskProgress{state_->task_index, state_->task_count, done_, budget_, last_batch_best_, summary_.best_gflops,
+                      std::chrono::duration<double>(Clock::now() - state_->start).count()};
+}
 
-    // Build in parallel, each candidate its own library.
-    std::vector<Built> built(configs.size());
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> workers;
-    for (int j = 0; j < std::max(1, options.build_jobs); ++j) {
-      workers.emplace_back([&] {
-        for (size_t i; (i = next++) < configs.size();) built[i] = BuildOne(workload, target, configs[i], options.tmp_root);
-      });
-    }
-    for (auto& w : workers) w.join();
+Result<int> TaskTuner::RunBatch(int n) {
+  State& s = *state_;
+  const TuneOptions& options = s.options;
+  if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
+  if (finished_) return 0;
+  n = std::min(n > 0 ? n : options.batch, budget_ - done_);
+  std::vector<int64_t> configs;
+  if (s.need_fallback) {  // measured first: the baseline of the summary's speedup
+    configs.push_back(s.fallback);
+    s.search->Reserve({s.fallback});
+    s.need_fallback = false;
+    --n;
+  }
+  for (int64_t c : s.search->NextBatch(n)) configs.push_back(c);
+  if (configs.empty()) {  // the space is exhausted
+    finished_ = true;
+    return 0;
+  }
 
-    std::vector<rpc_server::MeasureInput> inputs;
-    std::vector<size_t> input_of;
-    for (size_t i = 0; i < built.size(); ++i) {
-      if (built[i].library.empty()) continue;
-      rpc_server::MeasureInput in;
-      in.library = built[i].library;
-      in.spec.symbol = "candidate";
-      for (const auto& b : built[i].info.buffers) in.spec.args.push_back(rpc_server::ArgSpec{b.shape, "float32", b.role});
-      in.spec.timing = options.timing;
-      in.spec.seed = uint64_t(configs[i]);
-      input_of.push_back(i);
-      inputs.push_back(std::move(in));
-    }
-    std::vector<rpc_server::MeasureOutcome> outcomes;
-    if (!inputs.empty()) {
-      TUNEFARM_ASSIGN_OR_RETURN(outcomes, measurer.Measure(inputs));
-    }
-    std::vector<double> gflops(configs.size(), 0.0);
-    double batch_best = 0;
-    for (size_t i = 0; i < built.size(); ++i) {
-      TrialRecord t;
-      t.workload_key = workload.Key();
-      t.template_name = workload.template_name;
-      t.flops = flops;
-      t.target = target_string;
-      t.target_model = target.model;
-      for (size_t k = 0; k < target.keys.size(); ++k) t.target_keys += (k ? "," : "") + target.keys[k];
-      t.config_index = configs[i];
-      auto cfg = space.Get(configs[i]);
-      t.config_json = cfg.ok() ? cfg->ToJson() : "";
-      t.threads = options.threads;
-      t.device_key = measurer.device_key();
-      t.build_ms = built[i].build_ms;
-      if (built[i].library.empty()) {
-        t.status = built[i].status;
-        t.error_message = built[i].message;
-      } else {
-        size_t k = size_t(std::find(input_of.begin(), input_of.end(), i) - input_of.begin());
-        const auto& o = outcomes[k];
-        t.status = rpc_server::OutcomeKindName(o.kind);
-        t.error_message = o.message;
-        t.costs_ms = o.costs_ms;
-        t.run_ms = o.run_ms;
-        if (o.kind == rpc_server::OutcomeKind::kOk && !o.costs_ms.empty()) {
-          double mean = 0;
-          for (double c : o.costs_ms) mean += c;
-          t.mean_ms = mean / double(o.costs_ms.size());
-          gflops[i] = flops / (t.mean_ms * 1e6);
-        }
+  // Build in parallel, each candidate its own library.
+  std::vector<Built> built(configs.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  for (int j = 0; j < std::max(1, options.build_jobs); ++j) {
+    workers.emplace_back([&] {
+      for (size_t i; (i = next++) < configs.size();) built[i] = BuildOne(s.workload, s.target, configs[i], options.tmp_root);
+    });
+  }
+  for (auto& w : workers) w.join();
+
+  std::vector<rpc_server::MeasureInput> inputs;
+  std::vector<size_t> input_of(built.size(), SIZE_MAX);
+  for (size_t i = 0; i < built.size(); ++i) {
+    if (built[i].library.empty()) continue;
+    rpc_server::MeasureInput in;
+    in.library = built[i].library;
+    in.spec.symbol = "candidate";
+    for (const auto& b : built[i].info.buffers) in.spec.args.push_back(rpc_server::ArgSpec{b.shape, "float32", b.role});
+    in.spec.timing = options.timing;
+    in.spec.seed = uint64_t(configs[i]);
+    input_of[i] = inputs.size();
+    inputs.push_back(std::move(in));
+  }
+  std::vector<rpc_server::MeasureOutcome> outcomes;
+  if (!inputs.empty()) {
+    TUNEFARM_ASSIGN_OR_RETURN(outcomes, s.measurer->Measure(inputs));
+  }
+  std::vector<double> gflops(configs.size(), 0.0);
+  last_batch_best_ = 0;
+  for (size_t i = 0; i < built.size(); ++i) {
+    TrialRecord t;
+    t.workload_key = s.workload.Key();
+    t.template_name = s.workload.template_name;
+    t.flops = s.flops;
+    t.target = s.target_string;
+    t.target_model = s.target.model;
+    t.target_keys = s.target_keys;
+    t.config_index = configs[i];
+    auto cfg = s.space.Get(configs[i]);
+    t.config_json = cfg.ok() ? cfg->ToJson() : "";
+    t.threads = options.threads;
+    t.device_key = s.measurer->device_key();
+    t.build_ms = built[i].build_ms;
+    t.job_id = options.job_id;
+    if (built[i].library.empty()) {
+      t.status = built[i].status;
+      t.error_message = built[i].message;
+    } else {
+      const auto& o = outcomes[input_of[i]];
+      t.status = rpc_server::OutcomeKindName(o.kind);
+      t.error_message = o.message;
+      t.costs_ms = o.costs_ms;
+      t.run_ms = o.run_ms;
+      if (o.kind == rpc_server::OutcomeKind::kOk && !o.costs_ms.empty()) {
+        double mean = 0;
+        for (double c : o.costs_ms) mean += c;
+        t.mean_ms = mean / double(o.costs_ms.size());
+        gflops[i] = s.flops / (t.mean_ms * 1e6);
       }
-      TUNEFARM_RETURN_IF_ERROR(db.AddTrial(&t));  // committed as it completes
-      if (t.status != "ok") ++summary.errors[t.status];
-      if (configs[i] == fallback) summary.fallback_gflops = gflops[i];
-      batch_best = std::max(batch_best, gflops[i]);
-      ++summary.trials;
-      ++done;
-      if (gflops[i] > summary.best_gflops) {
-        summary.best_gflops = gflops[i];
-        summary.best_config = configs[i];
-        since_best = 0;
-      } else {
-        ++since_best;
-      }
     }
-    search->Update(configs, gflops);
-    if (progress) {
-      TaskProgress p{task_index, task_count, done, options.trials, batch_best, summary.best_gflops,
-                     std::chrono::duration<double>(Clock::now() - start).count()};
-      progress(p);
+    TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t));  // committed as it completes
+    if (t.status != "ok") ++summary_.errors[t.status];
+    if (configs[i] == s.fallback) summary_.fallback_gflops = gflops[i];
+    last_batch_best_ = std::max(last_batch_best_, gflops[i]);
+    ++summary_.trials;
+    ++done_;
+    if (gflops[i] > summary_.best_gflops) {
+      summary_.best_gflops = gflops[i];
+      summary_.best_config = configs[i];
+      since_best_ = 0;
+    } else {
+      ++since_best_;
     }
   }
-  return summary;
+  s.search->Update(configs, gflops);
+  if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
+  return int(configs.size());
+}
+
+Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target, const TuneOptions& options,
+                             Measurer& measurer, RecordsDb& db, int task_index, int task_count,
+                             const std::function<void(const TaskProgress&)>& progress) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto tuner, TaskTuner::Create(workload, target, options, measurer, db, task_index, task_count));
+  while (!tuner->finished() && !(options.stop && options.stop->load())) {
+    TUNEFARM_ASSIGN_OR_RETURN(int n, tuner->RunBatch());
+    if (n > 0 && progress) progress(tuner->progress());
+  }
+  return tuner->summary();
 }
 
 }  // namespace tunefarm::tuner

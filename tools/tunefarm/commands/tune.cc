@@ -1,15 +1,22 @@
-// tunefarm tune MODEL --target T [--trials N] [--tuner xgb|ga|random|grid] [--early-stopping N]
+// tunefarm tune MODEL --target T [--trials N | --total-trials N [--scheduler gradient|round-robin]]
+//                [--tuner xgb|ga|random|grid] [--early-stopping N] [--time-limit SECONDS] [--no-transfer]
 //                [--records DB] [--local | --tracker HOST:PORT --key KEY] [--threads N] [--token-file PATH]
+//                [--daemon HOST:PORT]
 // Tunes every task of the model, committing each trial to the records database as it completes;
 // the same command again resumes without re-measuring. Ctrl-C stops after the batch in flight.
+// With --daemon the job goes to a tuner-daemon (tune_daemon_client.cc) and its progress streams back.
 #include <unistd.h>
 
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
+#include <thread>
 #include <set>
 #include <cstdio>
 
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/records_option.h"
+#include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/compiler/model.h"
 #include "tunefarm/tracker/auth.h"
 #include "tunefarm/tuner/tuner.h"
@@ -36,12 +43,28 @@ bool ParsePositive(const std::string& s, int* out) {
 
 }  // namespace
 
+static void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
+  std::printf("\n%-6s %-8s %8s %10s %10s %8s  %s\n", "task", "trials", "resumed", "best", "fallback", "speedup",
+              "errors / workload");
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    const auto& s = summaries[i];
+    std::string errors;
+    for (const auto& [kind, n] : s.errors) errors += kind + ":" + std::to_string(n) + " ";
+    std::printf("%-6zu %-8d %8d %10.2f %10.2f %7.2fx  %s%s\n", i + 1, s.trials, s.resumed, s.best_gflops, s.fallback_gflops,
+                s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(), s.workload.Key().c_str());
+  }
+}
+
 int TuneCommand(const Args& args) {
   const char* usage =
-      "usage: tunefarm tune MODEL --target T [--trials N] [--tuner xgb|ga|random|grid] [--early-stopping N]\n"
-      "                     [--records DB] [--local | --tracker HOST:PORT --key KEY] [--threads N] [--token-file PATH]";
-  static const std::set<std::string> kFlags = {"--target", "--trials", "--tuner", "--early-stopping", "--records", "--local",
-                                               "--tracker", "--key", "--threads", "--token-file", "--seed"};
+      "usage: tunefarm tune MODEL --target T [--trials N | --total-trials N [--scheduler gradient|round-robin]]\n"
+      "                     [--tuner xgb|ga|random|grid] [--early-stopping N] [--time-limit SECONDS] [--no-transfer]\n"
+      "                     [--records DB] [--local | --tracker HOST:PORT --key KEY] [--threads N] [--token-file PATH]\n"
+      "                     [--daemon HOST:PORT]";
+  static const std::set<std::string> kFlags = {"--target", "--trials", "--total-trials", "--scheduler", "--tuner",
+                                               "--early-stopping", "--time-limit", "--no-transfer", "--records",
+                                               "--local", "--tracker", "--key", "--threads", "--token-file", "--seed",
+                                               "--daemon"};
   for (const auto& [flag, value] : args.flags) {
     if (!kFlags.count(flag)) {
       std::fprintf(stderr, "tunefarm tune: unknown flag %s\n%s\n", flag.c_str(), usage);
@@ -53,10 +76,29 @@ int TuneCommand(const Args& args) {
     return 2;
   }
   tuner::TuneOptions options;
-  int threads = 1, trials = 64, early = 0, seed = 0;
+  int threads = 1, trials = 64, total = 0, early = 0, seed = 0, time_limit = 0;
   if (!ParsePositive(args.Get("--trials", "64"), &trials) || trials < 1 || !ParsePositive(args.Get("--threads", "1"), &threads) ||
-      threads < 1 || !ParsePositive(args.Get("--early-stopping", "0"), &early) || !ParsePositive(args.Get("--seed", "0"), &seed)) {
-    std::fprintf(stderr, "tunefarm tune: --trials, --threads, --early-stopping and --seed take non-negative integers\n%s\n", usage);
+      threads < 1 || !ParsePositive(args.Get("--early-stopping", "0"), &early) || !ParsePositive(args.Get("--seed", "0"), &seed) ||
+      !ParsePositive(args.Get("--total-trials", "0"), &total) || !ParsePositive(args.Get("--time-limit", "0"), &time_limit)) {
+    std::fprintf(stderr,
+                 "tunefarm tune: --trials, --total-trials, --threads, --early-stopping, --time-limit and --seed take "
+                 "non-negative integers\n%s\n", usage);
+    return 2;
+  }
+  if (args.Has("--trials") && args.Has("--total-trials")) {
+    std::fprintf(stderr, "tunefarm tune: give --trials (per task) or --total-trials (over all tasks), not both\n%s\n", usage);
+    return 2;
+  }
+  tuner::ScheduleOptions schedule;
+  if (total > 0) {
+    schedule.total_trials = total;
+    schedule.strategy = args.Get("--scheduler", "gradient");
+    if (schedule.strategy != "gradient" && schedule.strategy != "round-robin") {
+      std::fprintf(stderr, "tunefarm tune: unknown --scheduler '%s' (gradient, round-robin)\n", schedule.strategy.c_str());
+      return 2;
+    }
+  } else if (args.Has("--scheduler")) {
+    std::fprintf(stderr, "tunefarm tune: --scheduler needs --total-trials\n%s\n", usage);
     return 2;
   }
   options.trials = trials;
@@ -64,6 +106,15 @@ int TuneCommand(const Args& args) {
   options.early_stopping = early;
   options.seed = uint64_t(seed);
   options.tuner = args.Get("--tuner", "xgb");
+  options.transfer = !args.Has("--no-transfer");
+  if (args.Has("--daemon")) {
+    if (args.Has("--records") || args.Has("--local") || args.Has("--time-limit")) {
+      std::fprintf(stderr, "tunefarm tune: with --daemon the daemon owns the records (--records, --local and "
+                           "--time-limit do not apply)\n%s\n", usage);
+      return 2;
+    }
+    return TuneThroughDaemon(args, options, schedule);
+  }
   const bool farm = args.Has("--tracker");
   if (farm && (args.Has("--local") || args.Get("--key", "").empty())) {
     std::fprintf(stderr, "tunefarm tune: --tracker needs --key and excludes --local\n%s\n", usage);
@@ -105,38 +156,59 @@ int TuneCommand(const Args& args) {
   }
   options.stop = &g_stop;
   std::signal(SIGINT, [](int) { g_stop = true; });
+  std::atomic<bool> timed_out{false};
+  std::thread timer;
+  std::mutex timer_mu;
+  std::condition_variable timer_cv;
+  bool finished = false;
+  if (time_limit > 0) {  // --time-limit: stop like Ctrl-C once the time is up
+    timer = std::thread([&] {
+      std::unique_lock<std::mutex> lock(timer_mu);
+      if (!timer_cv.wait_for(lock, std::chrono::seconds(time_limit), [&] { return finished; })) {
+        timed_out = true;
+        g_stop = true;
+      }
+    });
+  }
   const bool tty = isatty(fileno(stdout));
-  std::printf("tuning %zu tasks of %s on %s with %s, %d trials each; records: %s\n", tasks->size(), args.positional[0].c_str(),
-              target->ToString().c_str(), options.tuner.c_str(), trials, db_path.c_str());
-  std::vector<tuner::TaskSummary> summaries;
-  for (size_t i = 0; i < tasks->size() && !g_stop; ++i) {
-    auto summary = tuner::TuneTask((*tasks)[i].workload, *target, options, *measurer, **db, int(i + 1), int(tasks->size()),
-                                   [&](const tuner::TaskProgress& p) {
-                                     std::printf("%s[Task %2d/%2d]  Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%d/%d) | %.2f s%s",
-                                                 tty ? "\r" : "", p.task, p.tasks, p.current_gflops, p.best_gflops, p.done,
-                                                 p.budget, p.elapsed_s, tty ? "" : "\n");
-                                     std::fflush(stdout);
-                                   });
-    if (tty) std::printf("\n");
-    if (!summary.ok()) {
-      std::fprintf(stderr, "tunefarm tune: task %zu (%s): %s\n", i + 1, (*tasks)[i].workload.Key().c_str(),
-                   summary.status().message().c_str());
-      return 1;
+  std::string budget = total > 0 ? std::to_string(total) + " trials in all (" + schedule.strategy + " scheduler)"
+                                 : std::to_string(trials) + " trials each";
+  if (time_limit > 0) budget += ", at most " + std::to_string(time_limit) + " s";
+  std::printf("tuning %zu tasks of %s on %s with %s, %s; records: %s\n", tasks->size(), args.positional[0].c_str(),
+              target->ToString().c_str(), options.tuner.c_str(), budget.c_str(), db_path.c_str());
+  std::vector<tuner::ScheduledTask> scheduled;
+  for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count});
+  int last_task = 0;
+  auto summaries = tuner::TuneTasks(scheduled, *target, options, schedule, *measurer, **db, [&](const tuner::TaskProgress& p) {
+    // On a terminal the line is rewritten in place while one task runs; a new task starts a new line.
+    if (tty && last_task && p.task != last_task) std::printf("\n");
+    last_task = p.task;
+    std::printf("%s%s%s", tty ? "\r" : "", tuner::FormatProgress(p).c_str(), tty ? "" : "\n");
+    std::fflush(stdout);
+  });
+  if (tty && last_task) std::printf("\n");
+  if (timer.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(timer_mu);
+      finished = true;
     }
-    summaries.push_back(*summary);
+    timer_cv.notify_all();
+    timer.join();
   }
-  std::printf("\n%-6s %-8s %8s %10s %10s %8s  %s\n", "task", "trials", "resumed", "best", "fallback", "speedup", "errors / workload");
-  for (size_t i = 0; i < summaries.size(); ++i) {
-    const auto& s = summaries[i];
-    std::string errors;
-    for (const auto& [kind, n] : s.errors) errors += kind + ":" + std::to_string(n) + " ";
-    std::printf("%-6zu %-8d %8d %10.2f %10.2f %7.2fx  %s%s\n", i + 1, s.trials, s.resumed, s.best_gflops, s.fallback_gflops,
-                s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(), s.workload.Key().c_str());
+  if (!summaries.ok()) {
+    std::fprintf(stderr, "tunefarm tune: %s\n", summaries.status().message().c_str());
+    return 1;
   }
-  if (g_stop) std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n", db_path.c_str());
+  PrintSummaryTable(*summaries);
+  if (g_stop && !timed_out) {
+    std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n", db_path.c_str());
+  } else if (timed_out) {
+    std::printf("stopped at the time limit (%d s); run again to go on (every finished trial is in %s)\n", time_limit,
+                db_path.c_str());
+  }
   std::printf("records: %s (compile with: tunefarm compile %s --target \"%s\" --records %s -o OUT)\n", db_path.c_str(),
               args.positional[0].c_str(), target->ToString().c_str(), db_path.c_str());
-  return g_stop ? 130 : 0;
+  return g_stop && !timed_out ? 130 : 0;
 }
 
 }  // namespace tunefarm::cli

@@ -72,12 +72,21 @@ struct BuildOptions {
   // Shared libraries are linked with the target toolchain's binutils ld; this links through its
   // gcc driver instead (cc, aarch64-linux-gnu-gcc, arm-linux-gnueabihf-gcc), adding libm.
   bool toolchain_linker = false;
+  // Stops lowering after the named pass (LoopNestFeatures; not for building).
+  std::string stop_after;
 };
 
 // Lowers a spec (validating workload, config index and target) and describes it.
 Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& options = {});
 // The final lowered loop nest as text.
 Result<std::string> LoweredIR(const KernelSpec& spec);
+
+// The tuner's loop-nest features of a spec (compiler/features/loop_nest_features.h): a vector of
+// LoopNestFeatureCount() floats, the same length for every kernel; the layout changes only with
+// kLoopNestFeatureVersion. About 10x cheaper than a full lowering (it stops before unrolling).
+inline constexpr int kLoopNestFeatureVersion = 1;
+Result<std::vector<float>> LoopNestFeatures(const KernelSpec& spec);
+int LoopNestFeatureCount();
 
 // Kernels compiled into this process (host targets only).
 class JitModule {

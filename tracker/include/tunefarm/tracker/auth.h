@@ -4,7 +4,9 @@
 #ifndef TUNEFARM_TRACKER_AUTH_H_
 #define TUNEFARM_TRACKER_AUTH_H_
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -35,6 +37,17 @@ Result<TlsFiles> LoadTlsFlags(const std::string& cert, const std::string& key, c
 Result<std::shared_ptr<grpc::ServerCredentials>> FarmServerCredentials(const TlsFiles& tls);
 
 std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const TlsFiles& tls = TlsFiles());
+
+// Starts a farm service the way every farm process does: credentials from the TLS files, the
+// message caps, the services registered; then prints "<name> listening on HOST:PORT" (PORT is the
+// one picked when `listen` asks for port 0) and flushes, the line tests and scripts wait for.
+// IOError (unavailable) naming the address when it cannot listen.
+struct FarmServer {
+  std::unique_ptr<grpc::Server> server;
+  std::string address;  // HOST:PORT actually bound
+};
+Result<FarmServer> StartFarmServer(const std::string& name, const std::string& listen, const TlsFiles& tls,
+                                   const std::vector<grpc::Service*>& services);
 
 }  // namespace tunefarm::tracker
 

@@ -53,6 +53,14 @@ struct TrialRecord {
   static Result<TrialRecord> FromJson(const std::string& line);
 };
 
+// A tuning job of tuner-daemon: its spec and progress as JSON (the daemon's proto messages in
+// their JSON form), and its state: queued | running | done | failed | cancelled.
+struct JobRecord {
+  int64_t id = 0;
+  std::string spec_json, state, progress_json = "{}";
+  std::string created_at, updated_at;
+};
+
 struct TargetMatch {
   std::string target, model;
   std::vector<std::string> keys;
@@ -77,7 +85,18 @@ class RecordsDb {
                                           std::string* matched_on = nullptr);
   // Trials in insertion order, optionally of one workload (empty: all).
   Result<std::vector<TrialRecord>> List(const std::string& workload_key = "", int64_t limit = -1);
+  // Successful trials of other workloads of a template on one target, newest first (transfer
+  // learning).
+  Result<std::vector<TrialRecord>> ListSimilar(const std::string& template_name, const std::string& target,
+                                               const std::string& except_workload, int64_t limit);
   Result<int64_t> CountTrials();
+
+  // Jobs: created queued; unfinished ones (queued, running) are what a restarted daemon resumes.
+  Result<int64_t> AddJob(const std::string& spec_json);
+  Status UpdateJob(int64_t id, const std::string& state, const std::string& progress_json);
+  Result<std::vector<JobRecord>> ListJobs();
+  // NotFound naming the id.
+  Result<JobRecord> GetJob(int64_t id);
 
   Status ExportJsonLines(std::ostream& out);
   // All or nothing: one transaction; a malformed line is an error naming its line number.

@@ -24,9 +24,11 @@
 
 namespace tunefarm::tuner {
 
-// Feature vector of a config (version kFeatureVersion): per knob, log2 of each split factor, the
-// choice index of reorders and annotations, the value of others.
-inline constexpr int kFeatureVersion = 1;
+class TaskFeatures;  // features.h
+
+// Knob features of a config: per knob, log2 of each split factor, the choice index of reorders
+// and annotations, the value of others. The cost model's full vector (features.h) appends the
+// loop-nest features.
 std::vector<float> ConfigFeatures(const compiler::ConfigSpace& space, const compiler::Config& config);
 
 class SearchStrategy {
@@ -56,6 +58,17 @@ struct SearchOptions {
   double epsilon = 0.05;               // xgb: share of each batch drawn at random
   // When set, only configs it accepts are proposed (tune: KeepsModelLayout).
   std::function<bool(const compiler::Config&)> accept;
+  // xgb: the feature source (knob + loop-nest features); knob features alone when unset.
+  std::shared_ptr<TaskFeatures> features;
+  int anneal_steps = 40;
+  // xgb transfer learning: measured rows of other workloads of the same template on the same
+  // target, one group per workload, labels scaled to [0, 1] by that workload's best. The model is
+  // trained on them before this task has data of its own, and keeps them as extra rank groups.
+  struct TransferGroup {
+    std::vector<std::vector<float>> x;
+    std::vector<float> y;
+  };
+  std::vector<TransferGroup> transfer;
 };
 
 // name: random | grid | ga | xgb. InvalidArgument naming the name otherwise.

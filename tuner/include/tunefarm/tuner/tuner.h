@@ -6,6 +6,8 @@
 #define TUNEFARM_TUNER_TUNER_H_
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,16 +57,37 @@ class FarmMeasurer final : public Measurer {
   rpc_server::MeasureClient client_;
 };
 
+// Shares one measurer between several tuning jobs fairly: batches are measured one at a time in
+// the order they arrive (a ticket queue), so jobs alternate instead of one starving the others.
+class FairMeasurer final : public Measurer {
+ public:
+  explicit FairMeasurer(std::unique_ptr<Measurer> inner) : inner_(std::move(inner)) {}
+  Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) override;
+  std::string device_key() const override { return inner_->device_key(); }
+
+ private:
+  std::unique_ptr<Measurer> inner_;
+  std::mutex mu_;
+  std::condition_variable turn_;
+  uint64_t next_ticket_ = 0, serving_ = 0;
+};
+
 struct TuneOptions {
   std::string tuner = "xgb";
+  std::string xgb_objective = "rank";  // rank | reg
   int trials = 64;           // distinct configs per task, including those already in the database
   int batch = 16;            // configs built and measured together
   int early_stopping = 0;    // stop a task after this many trials without a better config (0: never)
   uint64_t seed = 0;
   int build_jobs = 2;
   int threads = 1;           // recorded with every trial (the measurer runs with it)
+  bool transfer = true;
+  // Only configs that keep the model compiler's activation layouts (KeepsModelLayout): what a
+  // model's tuning wants. Off: the template's whole space (kernel benchmarks).
+  bool keep_model_layout = true;      // xgb: warm-start from the database's records of similar workloads
   rpc_server::TimingParams timing;  // default: number 10, repeat 3
   std::string tmp_root = "/tmp";
+  int64_t job_id = 0;        // recorded with every trial (tuner-daemon jobs)
   const std::atomic<bool>* stop = nullptr;  // set (Ctrl-C): finish the batch in flight, then return
 };
 
@@ -73,7 +96,12 @@ struct TaskProgress {
   int done = 0, budget = 0;  // trials measured for the task, including resumed ones
   double current_gflops = 0, best_gflops = 0;
   double elapsed_s = 0;
+  int total_done = 0, total_budget = 0;  // under a global budget (ScheduleOptions::total_trials)
 };
+
+// AutoTVM's progress line: "[Task  1/12]  Current/Best:   17.48/  22.69 GFLOPS | Progress: (12/200) | 11.75 s"
+// (under a global budget, Progress counts every task's trials against it).
+std::string FormatProgress(const TaskProgress& p);
 
 struct TaskSummary {
   compiler::Workload workload;
@@ -81,12 +109,62 @@ struct TaskSummary {
   double best_gflops = 0, fallback_gflops = 0;
   int64_t best_config = -1;
   std::map<std::string, int> errors;  // by status
+  int transfer_rows = 0;              // xgb: rows of similar workloads the model started from
 };
 
-// Tunes one workload; progress after every batch.
+// One task's tuning state: resumes from the database on Create, then measures batch by batch.
+// The scheduler (TuneTasks) interleaves several; TuneTask runs one to its budget.
+class TaskTuner {
+ public:
+  static Result<std::unique_ptr<TaskTuner>> Create(const compiler::Workload& workload, const compiler::Target& target,
+                                                   const TuneOptions& options, Measurer& measurer, RecordsDb& db,
+                                                   int task_index, int task_count);
+  ~TaskTuner();
+  // Builds, measures and records one batch of at most n trials (n <= 0: options.batch), never
+  // past the budget. Returns the trials measured (0 when finished()).
+  Result<int> RunBatch(int n = 0);
+  // Budget reached, early stopping hit, or the space exhausted.
+  bool finished() const { return finished_; }
+  int done() const { return done_; }
+  int budget() const { return budget_; }
+  void set_budget(int budget) { budget_ = budget; }
+  const TaskSummary& summary() const { return summary_; }
+  TaskProgress progress() const;
+
+ private:
+  struct State;
+  explicit TaskTuner(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+  TaskSummary summary_;
+  int done_ = 0, budget_ = 0, since_best_ = 0;
+  bool finished_ = false;
+  double last_batch_best_ = 0;
+};
+
+// Tunes one workload to options.trials; progress after every batch.
 Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target, const TuneOptions& options,
                              Measurer& measurer, RecordsDb& db, int task_index, int task_count,
                              const std::function<void(const TaskProgress&)>& progress);
+
+// Several tasks of a model under one budget (tunefarm tune, tuner-daemon).
+struct ScheduleOptions {
+  // sequential: each task to options.trials in turn (--trials). With total_trials:
+  //   round-robin: one batch per task in turn;
+  //   gradient: after one batch each, the task whose share of the model's latency
+  //             (occurrences x flops / best GFLOP/s) is expected to drop fastest (as Ansor's
+  //             task scheduler), with 5% random picks.
+  std::string strategy = "sequential";
+  int total_trials = 0;  // measured trials over all tasks, including resumed ones
+};
+
+struct ScheduledTask {
+  compiler::Workload workload;
+  int weight = 1;  // occurrences in the model
+};
+
+Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tasks, const compiler::Target& target,
+                                           const TuneOptions& options, const ScheduleOptions& schedule, Measurer& measurer,
+                                           RecordsDb& db, const std::function<void(const TaskProgress&)>& progress);
 
 }  // namespace tunefarm::tuner
 

@@ -1,0 +1,205 @@
+// bench_tuning: tuning curves -- best GFLOP/s after 16, 32, ..., N trials for each tuner on
+// ResNet-18 tasks of ../shared/ANCHORS.md (default 2, 5, 8, 11), with the local runner and the
+// timing protocol the issue names (number 10, repeat 3), and the tuning throughput (measured
+// configs per second including builds and model refits).
+//
+//   bench_tuning [--tasks 2,5,8,11] [--tuners xgb,ga,random] [--trials 512] [--seed S]
+//                [--threads 1] [--json PATH] [--keep-records DB]
+//
+// Each (task, tuner) run starts from an empty records database (no resume, no transfer), so runs
+// are independent; --keep-records also copies every xgb trial into DB for later benches.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/kernels/workloads.h"
+#include "tunefarm/tuner/tuner.h"
+
+namespace tunefarm::bench {
+namespace {
+
+struct Options {
+  std::vector<int> tasks = {2, 5, 8, 11};
+  std::vector<std::string> tuners = {"xgb", "ga", "random"};
+  int trials = 512;
+  uint64_t seed = 2026;
+  int threads = 1;
+  std::string json_path, keep_records;
+};
+
+std::string SelfDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string p(buf, size_t(std::max<ssize_t>(n, 0)));
+  return p.substr(0, p.rfind('/'));
+}
+
+template <typename T>
+std::vector<T> SplitList(const std::string& s, T (*parse)(const std::string&)) {
+  std::vector<T> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(parse(item));
+  return out;
+}
+
+int Run(const Options& opt) {
+  const compiler::Target target = compiler::HostTarget();
+  std::vector<BenchWorkload> all = BenchWorkloads();
+  char dir_template[] = "/tmp/tunefarm_bench_tuning_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (!dir) {
+    std::fprintf(stderr, "bench_tuning: cannot create a temp directory\n");
+    return 1;
+  }
+  tuner::LocalMeasurer measurer(SelfDir() + "/tunefarm-measure-child", dir, opt.threads);
+  std::unique_ptr<tuner::RecordsDb> keep;
+  if (!opt.keep_records.empty()) {
+    auto db = tuner::RecordsDb::Open(opt.keep_records, tuner::RecordsDb::Mode::kCreate);
+    if (!db.ok()) {
+      std::fprintf(stderr, "bench_tuning: %s\n", db.status().message().c_str());
+      return 1;
+    }
+    keep = std::move(*db);
+  }
+  std::vector<int> checkpoints;
+  for (int c = 16; c <= opt.trials; c *= 2) checkpoints.push_back(c);
+  std::printf("bench_tuning: target %s, %d thread(s), %d trials, number 10 repeat 3, seed %llu\n", target.cpu.c_str(),
+              opt.threads, opt.trials, (unsigned long long)opt.seed);
+  std::fflush(stdout);
+  std::printf("%-12s %-7s", "task", "tuner");
+  for (int c : checkpoints) std::printf(" %7d", c);
+  std::printf(" %8s %9s\n", "seconds", "configs/s");
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int task : opt.tasks) {
+    if (task < 1 || task > 12) {
+      std::fprintf(stderr, "bench_tuning: task %d is not one of ResNet-18's 12 tasks\n", task);
+      return 2;
+    }
+    const BenchWorkload& bw = all[size_t(task - 1)];
+    for (const std::string& name : opt.tuners) {
+      const std::string db_path = std::string(dir) + "/" + bw.label + "." + name + ".db";
+      auto db = tuner::RecordsDb::Open(db_path, tuner::RecordsDb::Mode::kCreate);
+      if (!db.ok()) {
+        std::fprintf(stderr, "bench_tuning: %s\n", db.status().message().c_str());
+        return 1;
+      }
+      tuner::TuneOptions o;
+      o.tuner = name;
+      o.trials = opt.trials;
+      o.seed = opt.seed;
+      o.threads = opt.threads;
+      o.tmp_root = dir;
+      o.transfer = false;
+      o.keep_model_layout = false;  // the kernel's whole space, as AutoTVM's task tuning
+      auto t0 = std::chrono::steady_clock::now();
+      auto tt = tuner::TaskTuner::Create(bw.workload, target, o, measurer, **db, task, 12);
+      if (!tt.ok()) {
+        std::fprintf(stderr, "bench_tuning: %s: %s\n", bw.label.c_str(), tt.status().message().c_str());
+        return 1;
+      }
+      std::vector<std::pair<int, double>> curve;  // (trials, best GFLOP/s) after each batch
+      while (!(*tt)->finished()) {
+        auto n = (*tt)->RunBatch();
+        if (!n.ok()) {
+          std::fprintf(stderr, "bench_tuning: %s: %s\n", bw.label.c_str(), n.status().message().c_str());
+          return 1;
+        }
+        if (*n == 0) break;
+        curve.push_back({(*tt)->done(), (*tt)->summary().best_gflops});
+      }
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const int done = (*tt)->done();
+      std::printf("%-12s %-7s", bw.label.c_str(), name.c_str());
+      nlohmann::ordered_json best_at = nlohmann::ordered_json::object();
+      for (int c : checkpoints) {
+        double best = 0;
+        for (const auto& [n, g] : curve) {
+          if (n <= c) best = g;
+        }
+        best_at[std::to_string(c)] = best;
+        std::printf(" %7.1f", best);
+      }
+      std::printf(" %8.1f %9.2f\n", seconds, done / seconds);
+      std::fflush(stdout);
+      nlohmann::ordered_json curve_json = nlohmann::ordered_json::array();
+      for (const auto& [n, g] : curve) curve_json.push_back({n, g});
+      const auto& s = (*tt)->summary();
+      out.push_back({{"task", task}, {"label", bw.label}, {"workload", bw.workload.Key()}, {"tuner", name},
+                     {"trials", done}, {"seconds", seconds}, {"configs_per_second", done / seconds},
+                     {"fallback_gflops", s.fallback_gflops}, {"best_config", s.best_config}, {"best_at", best_at},
+                     {"curve", curve_json}, {"errors", s.errors}});
+      if (keep && name == "xgb") {
+        auto trials = (*db)->List();
+        if (trials.ok()) {
+          for (auto t : *trials) {
+            t.id = 0;
+            (void)keep->AddTrial(&t);
+          }
+        }
+      }
+      db->reset();
+      unlink(db_path.c_str());
+      unlink((db_path + "-wal").c_str());
+      unlink((db_path + "-shm").c_str());
+    }
+  }
+  rmdir(dir);
+  if (!opt.json_path.empty()) {
+    std::ofstream f(opt.json_path);
+    f << out.dump(1) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "bench_tuning: cannot write %s\n", opt.json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int ParseInt(const std::string& s) { return std::atoi(s.c_str()); }
+std::string ParseString(const std::string& s) { return s; }
+
+}  // namespace
+}  // namespace tunefarm::bench
+
+int main(int argc, char** argv) {
+  using namespace tunefarm::bench;  // NOLINT
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help") {
+      std::printf("usage: bench_tuning [--tasks 2,5,8,11] [--tuners xgb,ga,random] [--trials 512] [--seed S]\n"
+                  "                    [--threads 1] [--json PATH] [--keep-records DB]\n");
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "bench_tuning: %s needs a value\n", flag.c_str());
+      return 2;
+    }
+    std::string v = argv[++i];
+    if (flag == "--tasks") opt.tasks = SplitList<int>(v, ParseInt);
+    else if (flag == "--tuners") opt.tuners = SplitList<std::string>(v, ParseString);
+    else if (flag == "--trials") opt.trials = std::atoi(v.c_str());
+    else if (flag == "--seed") opt.seed = std::strtoull(v.c_str(), nullptr, 10);
+    else if (flag == "--threads") opt.threads = std::atoi(v.c_str());
+    else if (flag == "--json") opt.json_path = v;
+    else if (flag == "--keep-records") opt.keep_records = v;
+    else {
+      std::fprintf(stderr, "bench_tuning: unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  if (opt.trials < 16 || opt.threads < 1) {
+    std::fprintf(stderr, "bench_tuning: --trials must be >= 16 and --threads >= 1\n");
+    return 2;
+  }
+  return Run(opt);
+}

@@ -1,0 +1,92 @@
+#include "tools/tunefarm/commands/tune_daemon_client.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+#include "tunefarm/tracker/auth.h"
+#include "tunefarm/v1/tuner.grpc.pb.h"
+
+namespace tunefarm::cli {
+
+int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
+  const std::string daemon = args.Get("--daemon", "");
+  auto token = tracker::LoadToken(args.Get("--token-file", ""));
+  if (!token.ok()) {
+    std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
+    return 1;
+  }
+  v1::TuningJobSpec spec;
+  // A model path is resolved here: the daemon runs elsewhere in the file system.
+  std::string model = args.positional[0];
+  char resolved[PATH_MAX];
+  if (access(model.c_str(), R_OK) == 0 && realpath(model.c_str(), resolved)) model = resolved;
+  spec.set_model(model);
+  spec.set_target(args.Get("--target", "native"));
+  spec.set_tuner(options.tuner);
+  if (schedule.total_trials > 0) {
+    spec.set_total_trials(schedule.total_trials);
+    spec.set_scheduler(schedule.strategy);
+  } else {
+    spec.set_trials_per_task(options.trials);
+  }
+  spec.set_early_stopping(options.early_stopping);
+  spec.set_threads(options.threads);
+  spec.set_seed(options.seed);
+  spec.set_tracker(args.Get("--tracker", ""));
+  spec.set_key(args.Get("--key", ""));
+
+  auto stub = v1::TunerDaemon::NewStub(tracker::FarmChannel(daemon));
+  v1::SubmitJobRequest req;
+  *req.mutable_spec() = spec;
+  v1::SubmitJobResponse resp;
+  grpc::ClientContext submit_ctx;
+  tracker::AttachToken(&submit_ctx, *token);
+  submit_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status s = stub->SubmitJob(&submit_ctx, req, &resp);
+  if (!s.ok()) {
+    std::fprintf(stderr, "tunefarm tune: tuner-daemon at %s: %s\n", daemon.c_str(), s.error_message().c_str());
+    return 1;
+  }
+  const int64_t id = resp.job().id();
+  std::printf("submitted job %lld to tuner-daemon at %s (%s on %s); progress follows, Ctrl-C leaves it running\n",
+              (long long)id, daemon.c_str(), model.c_str(), spec.target().c_str());
+  std::fflush(stdout);
+
+  grpc::ClientContext watch_ctx;
+  tracker::AttachToken(&watch_ctx, *token);
+  v1::WatchJobRequest watch;
+  watch.set_job_id(id);
+  auto reader = stub->WatchJob(&watch_ctx, watch);
+  v1::JobEvent event;
+  v1::TuningJob last = resp.job();
+  std::string last_line;
+  while (reader->Read(&event)) {
+    last = event.job();
+    if (!event.line().empty() && event.line() != last_line) {
+      std::printf("%s\n", event.line().c_str());
+      std::fflush(stdout);
+      last_line = event.line();
+    }
+  }
+  s = reader->Finish();
+  if (!s.ok()) {
+    std::fprintf(stderr, "tunefarm tune: lost the progress stream of job %lld: %s\n", (long long)id, s.error_message().c_str());
+    return 1;
+  }
+  std::printf("\n%-6s %-8s %10s %10s  %s\n", "task", "trials", "best", "fallback", "workload");
+  for (int i = 0; i < last.tasks_size(); ++i) {
+    const auto& t = last.tasks(i);
+    std::printf("%-6d %-8d %10.2f %10.2f  %s\n", i + 1, t.trials(), t.best_gflops(), t.fallback_gflops(), t.workload().c_str());
+  }
+  std::printf("job %lld %s: %d trials\n", (long long)id, last.state().c_str(), last.trials_done());
+  if (last.state() == "failed") {
+    std::fprintf(stderr, "tunefarm tune: job %lld failed: %s\n", (long long)id, last.message().c_str());
+    return 1;
+  }
+  return last.state() == "cancelled" ? 130 : 0;
+}
+
+}  // namespace tunefarm::cli

@@ -1,0 +1,16 @@
+// `tunefarm tune --daemon HOST:PORT`: submits the tuning job to a tuner-daemon and streams its
+// progress until the job ends. Ctrl-C leaves the job running on the daemon.
+#ifndef TUNEFARM_TOOLS_TUNEFARM_COMMANDS_TUNE_DAEMON_CLIENT_H_
+#define TUNEFARM_TOOLS_TUNEFARM_COMMANDS_TUNE_DAEMON_CLIENT_H_
+
+#include "tools/tunefarm/command_table.h"
+#include "tunefarm/tuner/tuner.h"
+
+namespace tunefarm::cli {
+
+// Exit code: 0 done, 1 failed or unreachable, 130 cancelled.
+int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule);
+
+}  // namespace tunefarm::cli
+
+#endif  // TUNEFARM_TOOLS_TUNEFARM_COMMANDS_TUNE_DAEMON_CLIENT_H_

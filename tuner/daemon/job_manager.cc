@@ -1,0 +1,296 @@
+#include "tuner/daemon/job_manager.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include "tunefarm/compiler/model.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+bool Final(const std::string& state) { return state == "done" || state == "failed" || state == "cancelled"; }
+
+std::string ToJson(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
+  return out;
+}
+
+// Defaults filled in and every field checked; InvalidArgument naming the field.
+Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
+  if (spec->model().empty()) return Status::InvalidArgument("job spec: model is empty (a zoo name or an ONNX path)");
+  if (spec->target().empty()) spec->set_target("native");
+  auto target = compiler::ParseTarget(spec->target());
+  if (!target.ok()) return Status::InvalidArgument("job spec: " + target.status().message());
+  if (spec->tuner().empty()) spec->set_tuner("xgb");
+  static const std::set<std::string> kTuners = {"xgb", "ga", "random", "grid"};
+  if (!kTuners.count(spec->tuner())) {
+    return Status::InvalidArgument("job spec: unknown tuner '" + spec->tuner() + "' (xgb, ga, random, grid)");
+  }
+  if (spec->trials_per_task() < 0 || spec->trials_per_task() > 1000000 || spec->total_trials() < 0 ||
+      spec->total_trials() > 10000000 || spec->early_stopping() < 0 || spec->threads() < 0 || spec->threads() > 1024) {
+    return Status::InvalidArgument("job spec: trials_per_task, total_trials, early_stopping and threads must be in range");
+  }
+  if (spec->trials_per_task() == 0 && spec->total_trials() == 0) spec->set_trials_per_task(64);
+  if (spec->threads() == 0) spec->set_threads(1);
+  if (spec->total_trials() > 0) {
+    if (spec->scheduler().empty()) spec->set_scheduler("gradient");
+    if (spec->scheduler() != "gradient" && spec->scheduler() != "round-robin") {
+      return Status::InvalidArgument("job spec: unknown scheduler '" + spec->scheduler() + "' (gradient, round-robin)");
+    }
+  }
+  if (!spec->tracker().empty() && spec->key().empty()) return Status::InvalidArgument("job spec: tracker without key");
+  const bool farm = !spec->tracker().empty() || !daemon.tracker.empty();
+  if (!farm && !target->is_host) {
+    return Status::InvalidArgument("job spec: target " + target->ToString() +
+                                   " does not run on the daemon's machine and the daemon has no --tracker");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+struct JobManager::Job {
+  v1::TuningJob proto;
+  uint64_t version = 0;
+  std::string line;
+  std::atomic<bool> stop{false};
+  bool cancel_requested = false;
+  std::thread thread;
+};
+
+Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
+  std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
+  TUNEFARM_ASSIGN_OR_RETURN(m->db_, RecordsDb::Open(m->options_.records, RecordsDb::Mode::kCreate));
+  TUNEFARM_ASSIGN_OR_RETURN(auto stored, m->db_->ListJobs());
+  std::vector<std::shared_ptr<Job>> resume;
+  std::lock_guard<std::mutex> lock(m->mu_);
+  for (const auto& r : stored) {
+    auto job = std::make_shared<Job>();
+    if (!google::protobuf::util::JsonStringToMessage(r.progress_json, &job->proto).ok()) job->proto.Clear();
+    v1::TuningJobSpec spec;
+    if (!google::protobuf::util::JsonStringToMessage(r.spec_json, &spec).ok()) {
+      job->proto.set_state("failed");
+      job->proto.set_message("stored job spec is not valid JSON: " + r.spec_json.substr(0, 200));
+    } else {
+      *job->proto.mutable_spec() = spec;
+      job->proto.set_state(r.state);
+    }
+    job->proto.set_id(r.id);
+    job->proto.set_created_at(r.created_at);
+    job->proto.set_updated_at(r.updated_at);
+    m->jobs_[r.id] = job;
+    if (!Final(job->proto.state())) resume.push_back(job);
+  }
+  for (const auto& job : resume) {
+    job->proto.set_state("queued");
+    job->line = "resumed after a daemon restart";
+    m->Launch(job);
+  }
+  return m;
+}
+
+JobManager::~JobManager() {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    for (auto& [id, job] : jobs_) {
+      job->stop = true;
+      jobs.push_back(job);
+    }
+    changed_.notify_all();
+  }
+  for (auto& job : jobs) {
+    if (job->thread.joinable()) job->thread.join();
+  }
+}
+
+void JobManager::Persist(Job& job) {
+  v1::TuningJob progress = job.proto;
+  progress.clear_spec();
+  Status s = db_->UpdateJob(job.proto.id(), job.proto.state(), ToJson(progress));
+  if (!s.ok()) std::fprintf(stderr, "tuner-daemon: job %lld: %s\n", (long long)job.proto.id(), s.message().c_str());
+  ++job.version;
+  changed_.notify_all();
+}
+
+void JobManager::Launch(const std::shared_ptr<Job>& job) {
+  job->thread = std::thread([this, job] { RunJob(job); });
+}
+
+Result<v1::TuningJob> JobManager::Submit(const v1::TuningJobSpec& request) {
+  v1::TuningJobSpec spec = request;
+  TUNEFARM_RETURN_IF_ERROR(Normalize(&spec, options_));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutting_down_) return Status::FailedPrecondition("the daemon is shutting down");
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(ToJson(spec)));
+  auto job = std::make_shared<Job>();
+  job->proto.set_id(id);
+  *job->proto.mutable_spec() = spec;
+  job->proto.set_state("queued");
+  jobs_[id] = job;
+  Persist(*job);
+  Launch(job);
+  return job->proto;
+}
+
+std::vector<v1::TuningJob> JobManager::List() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<v1::TuningJob> out;
+  for (const auto& [id, job] : jobs_) out.push_back(job->proto);
+  return out;
+}
+
+Result<v1::TuningJob> JobManager::Get(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
+  return it->second->proto;
+}
+
+Result<v1::TuningJob> JobManager::Cancel(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
+  Job& job = *it->second;
+  if (!Final(job.proto.state())) {
+    job.cancel_requested = true;
+    job.stop = true;
+    job.line = "cancelling after the batch in flight";
+    ++job.version;
+    changed_.notify_all();
+  }
+  return job.proto;
+}
+
+Result<bool> JobManager::WaitForChange(int64_t id, uint64_t* version, v1::TuningJob* out, std::string* line,
+                                       int timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
+  std::shared_ptr<Job> job = it->second;
+  bool changed = changed_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return job->version != *version; });
+  if (!changed) return false;
+  *version = job->version;
+  *out = job->proto;
+  *line = job->line;
+  return true;
+}
+
+Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
+  const std::string tracker = spec.tracker().empty() ? options_.tracker : spec.tracker();
+  const std::string key = spec.tracker().empty() ? options_.key : spec.key();
+  const std::string id = tracker.empty() ? "local/" + std::to_string(spec.threads()) : tracker + "/" + key;
+  auto& m = measurers_[id];
+  if (!m) {
+    std::unique_ptr<Measurer> inner;
+    if (tracker.empty()) {
+      inner = std::make_unique<LocalMeasurer>(options_.measure_child, options_.tmp_root, spec.threads());
+    } else {
+      inner = std::make_unique<FarmMeasurer>(
+          rpc_server::MeasureClientOptions{tracker, key, options_.token, "tuner-daemon", 0, 600000, options_.tls});
+    }
+    m = std::make_unique<FairMeasurer>(std::move(inner));
+  }
+  return m.get();
+}
+
+void JobManager::RunJob(const std::shared_ptr<Job>& job) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return running_ < options_.max_running || job->stop; });
+  if (job->stop) {
+    if (job->cancel_requested) {
+      job->proto.set_state("cancelled");
+      Persist(*job);
+    }
+    return;
+  }
+  ++running_;
+  job->proto.set_state("running");
+  Persist(*job);
+  const v1::TuningJobSpec spec = job->proto.spec();
+  auto measurer = MeasurerFor(spec);
+  lock.unlock();
+
+  auto finish = [&](const std::string& state, const std::string& message) {
+    std::lock_guard<std::mutex> l(mu_);
+    --running_;
+    job->proto.set_state(state);
+    if (!message.empty()) job->proto.set_message(message);
+    job->line = message;
+    Persist(*job);
+  };
+  auto db = RecordsDb::Open(options_.records, RecordsDb::Mode::kCreate);  // this thread's connection
+  if (!db.ok()) return finish("failed", db.status().message());
+  auto target = compiler::ParseTarget(spec.target());
+  if (!target.ok()) return finish("failed", target.status().message());
+  auto tasks = compiler::ExtractTasks(spec.model(), *target);
+  if (!tasks.ok()) return finish("failed", tasks.status().message());
+  if (!measurer.ok()) return finish("failed", measurer.status().message());
+
+  TuneOptions o;
+  o.tuner = spec.tuner();
+  o.trials = spec.trials_per_task() > 0 ? spec.trials_per_task() : 64;
+  o.early_stopping = spec.early_stopping();
+  o.seed = spec.seed();
+  o.threads = spec.threads();
+  o.build_jobs = options_.build_jobs;
+  o.tmp_root = options_.tmp_root;
+  o.job_id = job->proto.id();
+  o.stop = &job->stop;
+  ScheduleOptions schedule;
+  if (spec.total_trials() > 0) {
+    schedule.strategy = spec.scheduler();
+    schedule.total_trials = spec.total_trials();
+  }
+  std::vector<ScheduledTask> scheduled;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    job->proto.clear_tasks();
+    for (const auto& t : *tasks) {
+      scheduled.push_back({t.workload, t.count});
+      job->proto.add_tasks()->set_workload(t.workload.Key());
+    }
+    job->proto.set_trials_budget(schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()));
+    Persist(*job);
+  }
+  auto summaries = TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
+    std::lock_guard<std::mutex> l(mu_);
+    v1::TaskStatus* t = job->proto.mutable_tasks(p.task - 1);
+    t->set_trials(p.done);
+    t->set_best_gflops(p.best_gflops);
+    int total = p.total_budget > 0 ? p.total_done : 0;
+    if (p.total_budget == 0) {
+      for (const auto& ts : job->proto.tasks()) total += ts.trials();
+    }
+    job->proto.set_trials_done(total);
+    job->line = FormatProgress(p);
+    job->proto.set_message(job->line);
+    Persist(*job);
+  });
+  if (!summaries.ok()) return finish("failed", summaries.status().message());
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    int total = 0;
+    for (size_t i = 0; i < summaries->size() && int(i) < job->proto.tasks_size(); ++i) {
+      const TaskSummary& s = (*summaries)[i];
+      v1::TaskStatus* t = job->proto.mutable_tasks(int(i));
+      t->set_trials(s.trials + s.resumed);
+      t->set_best_gflops(s.best_gflops);
+      t->set_fallback_gflops(s.fallback_gflops);
+      total += s.trials + s.resumed;
+    }
+    job->proto.set_trials_done(total);
+  }
+  if (job->stop && !job->cancel_requested) {
+    // The daemon is stopping: the job stays `running` in the database and resumes on restart.
+    std::lock_guard<std::mutex> l(mu_);
+    --running_;
+    return;
+  }
+  finish(job->cancel_requested ? "cancelled" : "done", job->cancel_requested ? "cancelled" : "finished");
+}
+
+}  // namespace tunefarm::tuner

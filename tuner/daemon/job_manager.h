@@ -1,0 +1,73 @@
+// JobManager: tuner-daemon's jobs. A job tunes every task of one model for one target under its
+// budget (tuner.h's TuneTasks); jobs and their progress live in the records database's `jobs`
+// table, so a daemon started again on the same database resumes every job that was queued or
+// running -- their finished trials are in the database, so nothing is measured twice.
+//
+// Contract: Submit validates the spec (target, tuner, budgets) before anything is stored. At most
+// max_running jobs tune at once; they share one measurer per (tracker, key) -- or the local runner
+// -- through a FairMeasurer, so their batches alternate. Cancel stops a job after its batch in
+// flight. Destruction stops every job the same way and leaves them `running` in the database (to
+// be resumed), never `cancelled`.
+// Thread safety: every method may be called from any thread (gRPC handlers).
+#ifndef TUNEFARM_TUNER_DAEMON_JOB_MANAGER_H_
+#define TUNEFARM_TUNER_DAEMON_JOB_MANAGER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "tunefarm/tracker/auth.h"
+#include "tunefarm/tuner/tuner.h"
+#include "tunefarm/v1/tuner.pb.h"
+
+namespace tunefarm::tuner {
+
+struct DaemonOptions {
+  std::string records;        // the records database (jobs and trials)
+  std::string tracker, key;   // default runner: the farm; empty tracker: local
+  std::string token;          // farm token for the tracker
+  tracker::TlsFiles tls;
+  std::string measure_child;  // local runner's tunefarm-measure-child
+  std::string tmp_root = "/tmp";
+  int max_running = 2;
+  int build_jobs = 2;
+};
+
+class JobManager {
+ public:
+  static Result<std::unique_ptr<JobManager>> Start(DaemonOptions options);
+  ~JobManager();
+
+  Result<v1::TuningJob> Submit(const v1::TuningJobSpec& spec);
+  std::vector<v1::TuningJob> List();
+  Result<v1::TuningJob> Get(int64_t id);
+  Result<v1::TuningJob> Cancel(int64_t id);
+  // Waits up to timeout_ms for the job to change after *version; returns false on timeout. On a
+  // change, *job and *line (the latest progress line) are filled and *version advances.
+  Result<bool> WaitForChange(int64_t id, uint64_t* version, v1::TuningJob* job, std::string* line, int timeout_ms);
+
+ private:
+  struct Job;
+  explicit JobManager(DaemonOptions options) : options_(std::move(options)) {}
+  void Launch(const std::shared_ptr<Job>& job);
+  void RunJob(const std::shared_ptr<Job>& job);
+  Result<Measurer*> MeasurerFor(const v1::TuningJobSpec& spec);
+  void Persist(Job& job);  // with mu_ held
+
+  DaemonOptions options_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::unique_ptr<RecordsDb> db_;  // guarded by mu_
+  std::map<int64_t, std::shared_ptr<Job>> jobs_;
+  std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_;
+  int running_ = 0;
+  bool shutting_down_ = false;
+};
+
+}  // namespace tunefarm::tuner
+
+#endif  // TUNEFARM_TUNER_DAEMON_JOB_MANAGER_H_

@@ -1,0 +1,29 @@
+// TunerDaemonService: the gRPC face of JobManager (proto/tunefarm/v1/tuner.proto). Every call is
+// checked against the farm token first; spec errors come back as INVALID_ARGUMENT naming the
+// field, unknown job ids as NOT_FOUND.
+#ifndef TUNEFARM_TUNER_DAEMON_TUNER_DAEMON_SERVICE_H_
+#define TUNEFARM_TUNER_DAEMON_TUNER_DAEMON_SERVICE_H_
+
+#include <string>
+
+#include "tuner/daemon/job_manager.h"
+#include "tunefarm/v1/tuner.grpc.pb.h"
+
+namespace tunefarm::tuner {
+
+class TunerDaemonService final : public v1::TunerDaemon::Service {
+ public:
+  TunerDaemonService(JobManager* jobs, std::string token) : jobs_(jobs), token_(std::move(token)) {}
+  grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req, v1::SubmitJobResponse* resp) override;
+  grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req, v1::ListJobsResponse* resp) override;
+  grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req, grpc::ServerWriter<v1::JobEvent>* out) override;
+  grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req, v1::CancelJobResponse* resp) override;
+
+ private:
+  JobManager* jobs_;
+  std::string token_;
+};
+
+}  // namespace tunefarm::tuner
+
+#endif  // TUNEFARM_TUNER_DAEMON_TUNER_DAEMON_SERVICE_H_
