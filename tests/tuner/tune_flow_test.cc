@@ -1,0 +1,313 @@
+// End-to-end tuning with real processes: `tunefarm tune` killed with SIGKILL and run again, the
+// tuner-daemon's job API (submit, watch, list, cancel, errors) and a daemon killed mid-job and
+// started again, tuning through rpc_tracker + 2 rpc_servers and through the emulated rasp4b
+// server (qemu; skipped when missing), each followed by a compile that uses the records.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+#include <thread>
+
+#include "common/local_farm.h"
+#include "common/process.h"
+#include "common/small_model.h"
+#include "common/test_files.h"
+#include "tunefarm/tracker/auth.h"
+#include "tunefarm/tuner/records.h"
+#include "tunefarm/v1/tuner.grpc.pb.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+using tunefarm::testing::ChildProcess;
+using tunefarm::testing::RunCommand;
+
+const char* kToken = "tune-flow-test-token-0123456789";
+
+class TuneFlow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "tunefarm_tune_flow_" + std::to_string(getpid());
+    ASSERT_EQ(system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str()), 0);
+    model_ = dir_ + "/small.onnx";
+    ASSERT_TRUE(tunefarm::testing::WriteSmallCnnOnnx(model_));
+  }
+  void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
+
+  // The CLI as argv (no shell in between, so a signal reaches tunefarm itself).
+  bool StartCli(ChildProcess* p, std::vector<std::string> args) const {
+    args.insert(args.begin(), TUNEFARM_CLI);
+    return p->Start(args, {std::string("TUNEFARM_TOKEN=") + kToken, "TMPDIR=" + dir_});
+  }
+  std::string Cli(const std::string& args) const {
+    return std::string("TUNEFARM_TOKEN=") + kToken + " TMPDIR=" + dir_ + " " + TUNEFARM_CLI + " " + args;
+  }
+
+  // Distinct (workload, config) pairs, and whether any pair was stored twice.
+  struct Counts {
+    size_t trials = 0, distinct = 0;
+    std::map<std::string, size_t> per_workload;
+    std::set<std::string> device_keys, targets;
+  };
+  static Counts Count(const std::string& db_path) {
+    Counts c;
+    auto db = RecordsDb::Open(db_path, RecordsDb::Mode::kMustExist);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    if (!db.ok()) return c;
+    auto all = (*db)->List();
+    EXPECT_TRUE(all.ok());
+    std::set<std::pair<std::string, int64_t>> seen;
+    for (const auto& t : *all) {
+      ++c.trials;
+      if (seen.insert({t.workload_key, t.config_index}).second) ++c.per_workload[t.workload_key];
+      c.device_keys.insert(t.device_key);
+      c.targets.insert(t.target);
+    }
+    c.distinct = seen.size();
+    return c;
+  }
+
+  std::string dir_, model_;
+};
+
+TEST_F(TuneFlow, KilledTuneResumesToTheSameDistinctConfigsWithoutDuplicates) {
+  const std::string flags = " --total-trials 40 --seed 3 --threads 1";
+  // Reference: the same tuning, never interrupted.
+  auto ref = RunCommand(Cli("tune " + model_ + flags + " --records " + dir_ + "/ref.db"));
+  ASSERT_EQ(ref.code, 0) << ref.output;
+  const Counts expected = Count(dir_ + "/ref.db");
+  EXPECT_EQ(expected.trials, expected.distinct);
+  EXPECT_EQ(expected.per_workload.size(), 2u) << ref.output;  // the conv2d and the dense
+
+  ChildProcess tune;
+  ASSERT_TRUE(StartCli(&tune, {"tune", model_, "--total-trials", "40", "--seed", "3", "--threads", "1", "--records",
+                               dir_ + "/killed.db"}));
+  ASSERT_FALSE(tune.WaitForLine("Progress:", 120000).empty()) << "no progress line";
+  tune.Kill(SIGKILL);
+  tune.Wait();
+  const Counts partial = Count(dir_ + "/killed.db");
+  EXPECT_GT(partial.trials, 0u);
+  EXPECT_LT(partial.trials, expected.trials) << "killed after it finished: nothing was resumed";
+
+  auto rerun = RunCommand(Cli("tune " + model_ + flags + " --records " + dir_ + "/killed.db"));
+  ASSERT_EQ(rerun.code, 0) << rerun.output;
+  EXPECT_NE(rerun.output.find("resumed"), std::string::npos);
+  const Counts resumed = Count(dir_ + "/killed.db");
+  EXPECT_EQ(resumed.distinct, expected.distinct);
+  EXPECT_EQ(resumed.trials, resumed.distinct) << "a config was measured twice";
+  EXPECT_EQ(resumed.per_workload, expected.per_workload);
+}
+
+// The daemon's job API over gRPC.
+class DaemonClient {
+ public:
+  explicit DaemonClient(const std::string& address)
+      : stub_(v1::TunerDaemon::NewStub(tracker::FarmChannel(address))) {}
+  grpc::Status Submit(const v1::TuningJobSpec& spec, v1::TuningJob* job, const std::string& token = kToken) {
+    grpc::ClientContext ctx;
+    tracker::AttachToken(&ctx, token);
+    v1::SubmitJobRequest req;
+    *req.mutable_spec() = spec;
+    v1::SubmitJobResponse resp;
+    grpc::Status s = stub_->SubmitJob(&ctx, req, &resp);
+    *job = resp.job();
+    return s;
+  }
+  std::vector<v1::TuningJob> List() {
+    grpc::ClientContext ctx;
+    tracker::AttachToken(&ctx, kToken);
+    v1::ListJobsResponse resp;
+    EXPECT_TRUE(stub_->ListJobs(&ctx, v1::ListJobsRequest(), &resp).ok());
+    return {resp.jobs().begin(), resp.jobs().end()};
+  }
+  grpc::Status Cancel(int64_t id, v1::TuningJob* job) {
+    grpc::ClientContext ctx;
+    tracker::AttachToken(&ctx, kToken);
+    v1::CancelJobRequest req;
+    req.set_job_id(id);
+    v1::CancelJobResponse resp;
+    grpc::Status s = stub_->CancelJob(&ctx, req, &resp);
+    *job = resp.job();
+    return s;
+  }
+  // Streams the job's events until it ends; returns them.
+  std::vector<v1::JobEvent> Watch(int64_t id, grpc::Status* status) {
+    grpc::ClientContext ctx;
+    tracker::AttachToken(&ctx, kToken);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
+    v1::WatchJobRequest req;
+    req.set_job_id(id);
+    auto reader = stub_->WatchJob(&ctx, req);
+    std::vector<v1::JobEvent> events;
+    v1::JobEvent e;
+    while (reader->Read(&e)) events.push_back(e);
+    *status = reader->Finish();
+    return events;
+  }
+
+ private:
+  std::unique_ptr<v1::TunerDaemon::Stub> stub_;
+};
+
+std::string StartDaemon(ChildProcess* daemon, const std::string& db, const std::string& dir, int max_running = 2) {
+  if (!daemon->Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", db, "--max-running", std::to_string(max_running)},
+                     {std::string("TUNEFARM_TOKEN=") + kToken, "TMPDIR=" + dir})) {
+    return "";
+  }
+  return tunefarm::testing::AddressFromLine(daemon->WaitForLine("listening on", 20000));
+}
+
+TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
+  ChildProcess daemon;
+  const std::string address = StartDaemon(&daemon, dir_ + "/daemon.db", dir_);
+  ASSERT_FALSE(address.empty());
+  DaemonClient client(address);
+  v1::TuningJob job;
+
+  v1::TuningJobSpec bad;
+  bad.set_model(model_);
+  bad.set_target("llvm -mcpu=no-such-cpu");
+  grpc::Status s = client.Submit(bad, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("no-such-cpu"), std::string::npos) << s.error_message();
+  bad.set_target("native");
+  bad.set_tuner("anneal");
+  s = client.Submit(bad, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("unknown tuner 'anneal'"), std::string::npos) << s.error_message();
+  EXPECT_EQ(client.Submit(bad, &job, "wrong-token-0123456789abcdef").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+
+  v1::TuningJobSpec spec;
+  spec.set_model(model_);
+  spec.set_total_trials(12);
+  ASSERT_TRUE(client.Submit(spec, &job).ok());
+  const int64_t id = job.id();
+  auto events = client.Watch(id, &s);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().job().state(), "done") << events.back().job().message();
+  EXPECT_EQ(events.back().job().trials_done(), 12);
+  bool progress_line = false;
+  for (const auto& e : events) progress_line = progress_line || e.line().find("Progress: (") != std::string::npos;
+  EXPECT_TRUE(progress_line);
+
+  // A second job cancelled right away ends `cancelled`; both are listed.
+  spec.set_total_trials(400);
+  ASSERT_TRUE(client.Submit(spec, &job).ok());
+  v1::TuningJob cancelled;
+  ASSERT_TRUE(client.Cancel(job.id(), &cancelled).ok());
+  events = client.Watch(job.id(), &s);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().job().state(), "cancelled");
+  EXPECT_LT(events.back().job().trials_done(), 400);
+  auto jobs = client.List();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].state(), "done");
+  EXPECT_EQ(client.Cancel(999, &cancelled).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // Every trial of the jobs carries its job id.
+  const Counts counts = Count(dir_ + "/daemon.db");
+  EXPECT_EQ(counts.trials, counts.distinct);
+  daemon.Kill(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+TEST_F(TuneFlow, DaemonKilledMidJobResumesItAfterRestart) {
+  const std::string db = dir_ + "/daemon.db";
+  // Reference: the same job in a daemon never interrupted.
+  v1::TuningJobSpec spec;
+  spec.set_model(model_);
+  spec.set_total_trials(40);
+  spec.set_seed(5);
+  Counts expected;
+  {
+    ChildProcess daemon;
+    const std::string address = StartDaemon(&daemon, dir_ + "/ref.db", dir_);
+    ASSERT_FALSE(address.empty());
+    DaemonClient client(address);
+    v1::TuningJob job;
+    ASSERT_TRUE(client.Submit(spec, &job).ok());
+    grpc::Status s;
+    auto events = client.Watch(job.id(), &s);
+    ASSERT_FALSE(events.empty());
+    ASSERT_EQ(events.back().job().state(), "done");
+    expected = Count(dir_ + "/ref.db");
+  }
+
+  // `tunefarm tune --daemon` submits and streams; the daemon is SIGKILLed after the first batch.
+  ChildProcess daemon;
+  std::string address = StartDaemon(&daemon, db, dir_);
+  ASSERT_FALSE(address.empty());
+  ChildProcess submit;
+  ASSERT_TRUE(StartCli(&submit, {"tune", model_, "--daemon", address, "--total-trials", "40", "--seed", "5"}));
+  ASSERT_FALSE(submit.WaitForLine("Progress:", 120000).empty());
+  daemon.Kill(SIGKILL);
+  daemon.Wait();
+  EXPECT_NE(submit.Wait(), 0);  // its progress stream broke
+  const Counts partial = Count(db);
+  EXPECT_GT(partial.trials, 0u);
+  EXPECT_LT(partial.trials, expected.trials);
+
+  // Started again on the same database, the daemon resumes the job by itself.
+  ChildProcess restarted;
+  address = StartDaemon(&restarted, db, dir_);
+  ASSERT_FALSE(address.empty());
+  DaemonClient client(address);
+  auto jobs = client.List();
+  ASSERT_EQ(jobs.size(), 1u);
+  grpc::Status s;
+  auto events = client.Watch(jobs[0].id(), &s);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().job().state(), "done") << events.back().job().message();
+  const Counts resumed = Count(db);
+  EXPECT_EQ(resumed.distinct, expected.distinct);
+  EXPECT_EQ(resumed.trials, resumed.distinct) << "a config was measured twice";
+  EXPECT_EQ(resumed.per_workload, expected.per_workload);
+}
+
+TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
+  tunefarm::testing::LocalFarm farm(kToken);
+  ASSERT_EQ(farm.StartTracker(RPC_TRACKER), "");
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(farm.StartServer({RPC_SERVER, MEASURE_CHILD, "x86-test", dir_, ""}), "");
+  const std::string db = dir_ + "/farm.db";
+  auto r = RunCommand(Cli("tune " + model_ + " --trials 8 --tracker " + farm.tracker_address() + " --key x86-test --records " + db));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Counts c = Count(db);
+  EXPECT_EQ(c.per_workload.size(), 2u);
+  EXPECT_EQ(c.trials, 16u);
+  EXPECT_EQ(c.device_keys, std::set<std::string>{"x86-test"});
+  ASSERT_EQ(c.targets.size(), 1u);
+  EXPECT_NE(c.targets.begin()->find("x86_64"), std::string::npos);
+  auto compiled = RunCommand(Cli("compile " + model_ + " --records " + db + " -o " + dir_ + "/small.tfa"));
+  ASSERT_EQ(compiled.code, 0) << compiled.output;
+  EXPECT_EQ(compiled.output.find("no tuning record"), std::string::npos) << compiled.output;  // every task tuned
+  auto ran = RunCommand(Cli("run " + dir_ + "/small.tfa"));
+  EXPECT_EQ(ran.code, 0) << ran.output;
+}
+
+TEST_F(TuneFlow, TunesThroughTheEmulatedRasp4bServerThenCompilesForIt) {
+  const std::string farm_dir = TUNEFARM_FARM_AARCH64_DIR;
+  if (!tunefarm::testing::Exists(farm_dir + "/rpc_server")) GTEST_SKIP() << "cross-built aarch64 rpc_server missing";
+  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "qemu-aarch64 not installed";
+  tunefarm::testing::LocalFarm farm(kToken);
+  ASSERT_EQ(farm.StartTracker(RPC_TRACKER), "");
+  ASSERT_EQ(farm.StartServer({farm_dir + "/rpc_server", farm_dir + "/tunefarm-measure-child", "rasp4b", dir_, "qemu-aarch64", 60000}),
+            "");
+  const std::string db = dir_ + "/pi.db";
+  auto r = RunCommand(Cli("tune " + model_ + " --target rasp4b --trials 4 --tracker " + farm.tracker_address() +
+                          " --key rasp4b --records " + db));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Counts c = Count(db);
+  EXPECT_EQ(c.per_workload.size(), 2u);
+  EXPECT_EQ(c.device_keys, std::set<std::string>{"rasp4b"});
+  ASSERT_EQ(c.targets.size(), 1u);
+  EXPECT_NE(c.targets.begin()->find("aarch64"), std::string::npos) << *c.targets.begin();
+  auto compiled = RunCommand(Cli("compile " + model_ + " --target rasp4b --records " + db + " -o " + dir_ + "/pi.tfa"));
+  ASSERT_EQ(compiled.code, 0) << compiled.output;
+  EXPECT_EQ(compiled.output.find("no tuning record"), std::string::npos) << compiled.output;
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
