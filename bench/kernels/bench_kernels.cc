@@ -2,7 +2,11 @@
 // and the best of K random valid configs, interleaved in one run with oneDNN and an FMA-peak
 // microbenchmark.
 //
-//   bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S]
+//   bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S] [--records DB]
+//
+// With --records, the second column is the tuned kernel instead: the three fastest configs the
+// records database holds for each workload on this target are re-timed and the best kept (what
+// apply-history-best would pick, checked against measurement noise).
 //
 // Every candidate goes the way a tuning trial goes: codegen to an object, link to a shared
 // library with the host toolchain, dlopen, time. The codegen+link time of each is reported.
@@ -27,6 +31,7 @@
 #include "bench/kernels/workloads.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/kernel_library.h"
+#include "tunefarm/tuner/records.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -40,7 +45,26 @@ struct Options {
   std::string json_path;
   std::string filter;
   uint64_t seed = 2026;
+  std::string records;
 };
+
+// The fastest distinct successful configs of a workload on the target in the records database.
+std::vector<int64_t> TopRecordedConfigs(tuner::RecordsDb& db, const compiler::Workload& w, const compiler::Target& target,
+                                        size_t n) {
+  std::vector<std::pair<double, int64_t>> ok;
+  auto trials = db.List(w.Key());
+  if (!trials.ok()) return {};
+  for (const auto& t : *trials) {
+    if (t.status == "ok" && t.mean_ms > 0 && t.target == target.ToString()) ok.emplace_back(t.mean_ms, t.config_index);
+  }
+  std::sort(ok.begin(), ok.end());
+  std::vector<int64_t> out;
+  for (const auto& [ms, c] : ok) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    if (out.size() == n) break;
+  }
+  return out;
+}
 
 // One built candidate: its library, entry point and argument buffers.
 struct Candidate {
@@ -93,10 +117,24 @@ int Run(const Options& opt) {
     return 1;
   }
   double peak = MeasureFmaPeakGflops(opt.threads);
-  std::printf("bench_kernels: target %s, %d thread(s), K=%d random configs, FMA peak %.1f GFLOP/s\n",
-              target.cpu.c_str(), opt.threads, opt.k, peak);
-  std::printf("%-28s %9s %10s %10s %10s %8s %8s %7s\n", "workload", "MFLOP", "fallback", "best-rand", "oneDNN",
-              "fb/dnn", "best/dnn", "%peak");
+  std::unique_ptr<tuner::RecordsDb> records;
+  if (!opt.records.empty()) {
+    auto db = tuner::RecordsDb::Open(opt.records, tuner::RecordsDb::Mode::kMustExist);
+    if (!db.ok()) {
+      std::fprintf(stderr, "bench_kernels: %s\n", db.status().message().c_str());
+      return 1;
+    }
+    records = std::move(*db);
+  }
+  if (records) {
+    std::printf("bench_kernels: target %s, %d thread(s), tuned configs from %s, FMA peak %.1f GFLOP/s\n",
+                target.cpu.c_str(), opt.threads, opt.records.c_str(), peak);
+  } else {
+    std::printf("bench_kernels: target %s, %d thread(s), K=%d random configs, FMA peak %.1f GFLOP/s\n",
+                target.cpu.c_str(), opt.threads, opt.k, peak);
+  }
+  std::printf("%-28s %9s %10s %10s %10s %8s %8s %7s\n", "workload", "MFLOP", "fallback", records ? "tuned" : "best-rand",
+              "oneDNN", "fb/dnn", records ? "tun/dnn" : "best/dnn", "%peak");
 
   std::mt19937_64 rng(opt.seed);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -118,13 +156,23 @@ int Run(const Options& opt) {
     // so one lucky or unlucky quick sample does not decide which random config is "best".
     constexpr size_t kFinalists = 3;
     std::vector<std::pair<double, std::unique_ptr<Candidate>>> finalists;
-    for (int i = 0; i < opt.k; ++i) {
-      auto cfg = space->RandomValid(rng);
-      if (!cfg.ok()) break;
-      spec.config_index = cfg->index();
+    std::vector<int64_t> recorded;
+    if (records) {
+      recorded = TopRecordedConfigs(*records, bw.workload, target, kFinalists);
+      if (recorded.empty()) std::fprintf(stderr, "bench_kernels: %s: no tuning record; using the fallback\n", bw.label.c_str());
+    }
+    const int candidates = records ? int(recorded.size()) : opt.k;
+    for (int i = 0; i < candidates; ++i) {
+      if (records) {
+        spec.config_index = recorded[size_t(i)];
+      } else {
+        auto cfg = space->RandomValid(rng);
+        if (!cfg.ok()) break;
+        spec.config_index = cfg->index();
+      }
       auto cand = Build(spec, dir, serial++);
       if (!cand.ok()) {
-        std::fprintf(stderr, "bench_kernels: %s config %lld: %s\n", bw.label.c_str(), (long long)cfg->index(),
+        std::fprintf(stderr, "bench_kernels: %s config %lld: %s\n", bw.label.c_str(), (long long)spec.config_index,
                      cand.status().ToString().c_str());
         return 1;
       }
@@ -168,18 +216,18 @@ int Run(const Options& opt) {
                    {"label", bw.label},
                    {"flops", flops},
                    {"fallback_gflops", g_fb},
-                   {"best_random_gflops", g_best},
+                   {records ? "tuned_gflops" : "best_random_gflops", g_best},
                    {"onednn_gflops", g_dnn},
                    {"peak_gflops", peak},
                    {"fallback_config", fb->info.config_json},
-                   {"best_random_config", best ? best->info.config_json : std::string()}});
+                   {records ? "tuned_config" : "best_random_config", best ? best->info.config_json : std::string()}});
   }
   if (sum_flops > 0) {
     double g_fb = sum_flops / sum_fb / 1e9, g_best = sum_flops / sum_best / 1e9, g_dnn = sum_flops / sum_dnn / 1e9;
     std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", "resnet18 conv sum (t1-t11)",
                 sum_flops / 1e6, g_fb, g_best, g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * g_best / peak);
-    std::printf("resnet18 conv sum time: fallback %.3f ms, best-of-%d %.3f ms, oneDNN %.3f ms\n", sum_fb * 1e3, opt.k,
-                sum_best * 1e3, sum_dnn * 1e3);
+    std::printf("resnet18 conv sum time: fallback %.3f ms, %s %.3f ms, oneDNN %.3f ms\n", sum_fb * 1e3,
+                records ? "tuned" : ("best-of-" + std::to_string(opt.k)).c_str(), sum_best * 1e3, sum_dnn * 1e3);
   }
   std::printf("codegen+link per candidate: median %.1f ms, over %zu candidates\n", Median(build_times),
               build_times.size());
@@ -203,7 +251,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help") {
-      std::printf("usage: bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S]\n");
+      std::printf("usage: bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S] [--records DB]\n");
       return 0;
     }
     if (i + 1 >= argc) {
@@ -216,6 +264,7 @@ int main(int argc, char** argv) {
     else if (flag == "--json") opt.json_path = v;
     else if (flag == "--filter") opt.filter = v;
     else if (flag == "--seed") opt.seed = std::strtoull(v, nullptr, 10);
+    else if (flag == "--records") opt.records = v;
     else {
       std::fprintf(stderr, "bench_kernels: unknown flag %s\n", flag.c_str());
       return 2;

@@ -43,6 +43,22 @@ def have_ort():
 TORCH_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
+def read_npy_f32(path):
+    """The float32 values of a little-endian .npy file (no numpy needed)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError(f"{path}: not an .npy file")
+    header_len = struct.unpack("<H", data[8:10])[0] if data[6] == 1 else struct.unpack("<I", data[8:12])[0]
+    start = (10 if data[6] == 1 else 12) + header_len
+    header = data[start - header_len:start].decode("latin1")
+    if "<f4" not in header:
+        raise ValueError(f"{path}: expected float32 data, header {header}")
+    n = (len(data) - start) // 4
+    return struct.unpack(f"<{n}f", data[start:start + 4 * n])
+
+
 def have_torch():
     return subprocess.run([TORCH_PYTHON, "-c", "import torch, torchvision"], capture_output=True).returncode == 0
 
@@ -53,6 +69,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "models.json"))
+    ap.add_argument("--records", help="also run each model compiled with this records database (tuned), and check "
+                    "its output against the PyTorch reference")
     args = ap.parse_args()
     cli = os.path.join(args.build, "bin", "tunefarm")
     work = os.path.join(args.build, "bench-models")
@@ -70,6 +88,20 @@ def main():
         subprocess.run([cli, "compile", os.path.join(MODELS, m + ".onnx"), "--records", "none", "-o", artifacts[m]],
                        check=True, capture_output=True)
 
+    accuracy = {}
+    if args.records:
+        for m in models:
+            artifacts[m + ".tuned"] = os.path.join(work, m + ".tuned.tfa")
+            p = subprocess.run([cli, "compile", os.path.join(MODELS, m + ".onnx"), "--records", args.records, "-o",
+                                artifacts[m + ".tuned"]], check=True, capture_output=True, text=True)
+            print(p.stdout.strip().splitlines()[-1], file=sys.stderr)
+            out = os.path.join(work, m + ".tuned.out.npy")
+            subprocess.run([cli, "run", artifacts[m + ".tuned"], "--input", "data=" + os.path.join(MODELS, m + "_input.npy"),
+                            "--output", out], check=True, capture_output=True)
+            y, ref = read_npy_f32(out), read_npy_f32(os.path.join(MODELS, m + "_output.npy"))
+            accuracy[m] = max(abs(a - b) for a, b in zip(y, ref)) / max(abs(b) for b in ref)
+            print(f"{m} tuned vs PyTorch: max|y-yref|/max|yref| = {accuracy[m]:.2e}", file=sys.stderr)
+
     # Compile time of resnet-50 (zoo), best of 3 wall-clock runs of the CLI.
     compile_s = []
     for _ in range(3):
@@ -79,6 +111,9 @@ def main():
         compile_s.append(time.perf_counter() - t0)
 
     runners = {"tunefarm": lambda m, t: run_json([cli, "run", artifacts[m], "--threads", str(t), "--repeat", str(args.repeat), "--json"])}
+    if args.records:
+        runners["tunefarm-tuned"] = lambda m, t: run_json([cli, "run", artifacts[m + ".tuned"], "--threads", str(t), "--repeat",
+                                                           str(args.repeat), "--json"])
     if ort:
         runners["onnxruntime"] = lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), os.path.join(MODELS, m + ".onnx"),
                                                         str(t), str(args.repeat)])
@@ -107,7 +142,7 @@ def main():
         memory[m] = {"planned_peak_bytes": info["peak_bytes"], "param_bytes": info["param_bytes"], "max_rss_bytes": rss}
 
     result = {"rounds": args.rounds, "repeat": args.repeat, "resnet50_compile_s_best_of_3": min(compile_s),
-              "latency": [], "memory": memory}
+              "latency": [], "memory": memory, "records": args.records, "tuned_rel_error_vs_pytorch": accuracy}
     for (m, t, name), runs in sorted(samples.items()):
         result["latency"].append({"model": m, "threads": t, "runtime": name,
                                   "median_ms": statistics.median(x["median_ms"] for x in runs),
@@ -116,13 +151,17 @@ def main():
     with open(args.json, "w") as f:
         json.dump(result, f, indent=1)
 
-    print("| model | threads | " + " | ".join(f"{n} median / min (ms)" for n in names) + (" | tunefarm / ORT |" if ort else " |"))
-    print("|---|---|" + "---|" * len(names) + ("---|" if ort else ""))
+    tuned = args.records is not None
+    print("| model | threads | " + " | ".join(f"{n} median / min (ms)" for n in names) + (" | tunefarm / ORT |" if ort else " |") +
+          (" ORT / tuned |" if ort and tuned else ""))
+    print("|---|---|" + "---|" * len(names) + ("---|" if ort else "") + ("---|" if ort and tuned else ""))
     for m in models:
         for t in (1, 2):
             row = {e["runtime"]: e for e in result["latency"] if e["model"] == m and e["threads"] == t}
             cells = [f"{row[n]['median_ms']:.2f} / {row[n]['min_ms']:.2f}" for n in names]
             ratio = f" | {row['tunefarm']['median_ms'] / row['onnxruntime']['median_ms']:.2f}x" if ort else ""
+            if ort and tuned:  # >= 1.0x: the tuned model is at least as fast as ONNX Runtime
+                ratio += f" | {row['onnxruntime']['median_ms'] / row['tunefarm-tuned']['median_ms']:.2f}x"
             print(f"| {m} | {t} | " + " | ".join(cells) + ratio + " |")
     print(f"\nresnet-50 compile (CLI wall clock, best of 3): {min(compile_s):.2f} s")
     for m, mem in memory.items():

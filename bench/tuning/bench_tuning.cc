@@ -128,7 +128,9 @@ int Run(const Options& opt) {
         best_at[std::to_string(c)] = best;
         std::printf(" %7.1f", best);
       }
-      std::printf(" %8.1f %9.2f\n", seconds, done / seconds);
+      const auto& sm = (*tt)->summary();
+      std::printf(" %8.1f %9.2f  (search %.1f s, build %.1f s, measure %.1f s)\n", seconds, done / seconds, sm.search_s,
+                  sm.build_s, sm.measure_s);
       std::fflush(stdout);
       nlohmann::ordered_json curve_json = nlohmann::ordered_json::array();
       for (const auto& [n, g] : curve) curve_json.push_back({n, g});
@@ -136,7 +138,8 @@ int Run(const Options& opt) {
       out.push_back({{"task", task}, {"label", bw.label}, {"workload", bw.workload.Key()}, {"tuner", name},
                      {"trials", done}, {"seconds", seconds}, {"configs_per_second", done / seconds},
                      {"fallback_gflops", s.fallback_gflops}, {"best_config", s.best_config}, {"best_at", best_at},
-                     {"curve", curve_json}, {"errors", s.errors}});
+                     {"curve", curve_json}, {"errors", s.errors},
+                     {"time_s", {{"search", s.search_s}, {"build", s.build_s}, {"measure", s.measure_s}, {"record", s.record_s}}}});
       if (keep && name == "xgb") {
         auto trials = (*db)->List();
         if (trials.ok()) {

@@ -235,11 +235,14 @@ Result<int> TaskTuner::RunBatch(int n) {
     s.need_fallback = false;
     --n;
   }
+  auto t_search = Clock::now();
   for (int64_t c : s.search->NextBatch(n)) configs.push_back(c);
+  summary_.search_s += MsSince(t_search) / 1e3;
   if (configs.empty()) {  // the space is exhausted
     finished_ = true;
     return 0;
   }
+  auto t_build = Clock::now();
 
   // Build in parallel, each candidate its own library.
   std::vector<Built> built(configs.size());
@@ -251,6 +254,7 @@ Result<int> TaskTuner::RunBatch(int n) {
     });
   }
   for (auto& w : workers) w.join();
+  summary_.build_s += MsSince(t_build) / 1e3;
 
   std::vector<rpc_server::MeasureInput> inputs;
   std::vector<size_t> input_of(built.size(), SIZE_MAX);
@@ -266,9 +270,12 @@ Result<int> TaskTuner::RunBatch(int n) {
     inputs.push_back(std::move(in));
   }
   std::vector<rpc_server::MeasureOutcome> outcomes;
+  auto t_measure = Clock::now();
   if (!inputs.empty()) {
     TUNEFARM_ASSIGN_OR_RETURN(outcomes, s.measurer->Measure(inputs));
   }
+  summary_.measure_s += MsSince(t_measure) / 1e3;
+  auto t_record = Clock::now();
   std::vector<double> gflops(configs.size(), 0.0);
   last_batch_best_ = 0;
   for (size_t i = 0; i < built.size(); ++i) {
@@ -316,7 +323,10 @@ Result<int> TaskTuner::RunBatch(int n) {
       ++since_best_;
     }
   }
-  s.search->Update(configs, gflops);
+  summary_.record_s += MsSince(t_record) / 1e3;
+  t_search = Clock::now();
+  s.search->Update(configs, gflops);  // refits the cost model
+  summary_.search_s += MsSince(t_search) / 1e3;
   if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
   return int(configs.size());
 }

@@ -110,6 +110,9 @@ struct TaskSummary {
   int64_t best_config = -1;
   std::map<std::string, int> errors;  // by status
   int transfer_rows = 0;              // xgb: rows of similar workloads the model started from
+  // Where the time went (this run): proposing configs (model fits, annealing, features),
+  // building candidates (wall clock of the parallel builds), measuring, recording.
+  double search_s = 0, build_s = 0, measure_s = 0, record_s = 0;
 };
 
 // One task's tuning state: resumes from the database on Create, then measures batch by batch.
