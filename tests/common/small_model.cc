@@ -43,7 +43,7 @@ void SetTensorType(onnx::ValueInfoProto* v, const std::string& name, const std::
 
 }  // namespace
 
-bool WriteSmallCnnOnnx(const std::string& path) {
+bool WriteSmallCnnOnnx(const std::string& path, int in_channels, int out_channels) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("tunefarm tests");
@@ -53,10 +53,10 @@ bool WriteSmallCnnOnnx(const std::string& path) {
   auto* g = m.mutable_graph();
   g->set_name("small_cnn");
   std::mt19937 rng(7);
-  SetTensorType(g->add_input(), "input", {1, 16, 14, 14});
-  AddInitializer(g, "conv.w", {32, 16, 3, 3}, &rng);
-  AddInitializer(g, "conv.b", {32}, &rng);
-  AddInitializer(g, "fc.w", {10, 32}, &rng);
+  SetTensorType(g->add_input(), "input", {1, in_channels, 14, 14});
+  AddInitializer(g, "conv.w", {out_channels, in_channels, 3, 3}, &rng);
+  AddInitializer(g, "conv.b", {out_channels}, &rng);
+  AddInitializer(g, "fc.w", {10, out_channels}, &rng);
   AddInitializer(g, "fc.b", {10}, &rng);
   auto* conv = AddNode(g, "Conv", {"input", "conv.w", "conv.b"}, "conv");
   auto* ks = conv->add_attribute();

@@ -214,6 +214,49 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   EXPECT_EQ(daemon.Wait(), 0);
 }
 
+TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {
+  const std::string other = dir_ + "/other.onnx";
+  ASSERT_TRUE(tunefarm::testing::WriteSmallCnnOnnx(other, 24, 48));  // no workload in common with model_
+  ChildProcess daemon;
+  const std::string address = StartDaemon(&daemon, dir_ + "/fair.db", dir_);
+  ASSERT_FALSE(address.empty());
+  DaemonClient client(address);
+  v1::TuningJobSpec a, b;
+  a.set_model(model_);
+  a.set_total_trials(48);
+  b = a;
+  b.set_model(other);
+  v1::TuningJob ja, jb;
+  ASSERT_TRUE(client.Submit(a, &ja).ok());
+  ASSERT_TRUE(client.Submit(b, &jb).ok());
+  grpc::Status s;
+  EXPECT_EQ(client.Watch(ja.id(), &s).back().job().state(), "done");
+  EXPECT_EQ(client.Watch(jb.id(), &s).back().job().state(), "done");
+  // Both jobs measured on the one local runner at the same time: in the first half of all trials
+  // (in commit order) each job has a fair share, not one job first and the other after.
+  auto db = RecordsDb::Open(dir_ + "/fair.db", RecordsDb::Mode::kMustExist);
+  ASSERT_TRUE(db.ok());
+  auto trials = (*db)->List();
+  ASSERT_TRUE(trials.ok());
+  std::map<int64_t, int> all, first_half;
+  for (const auto& t : *trials) ++all[t.job_id];
+  for (size_t i = 0; i < trials->size() / 2; ++i) ++first_half[(*trials)[i].job_id];
+  ASSERT_EQ(all.size(), 2u);
+  const int smaller = std::min(all[ja.id()], all[jb.id()]);
+  ASSERT_GE(smaller, 16);
+  EXPECT_GE(first_half[ja.id()], smaller / 4) << "job " << ja.id() << " starved";
+  EXPECT_GE(first_half[jb.id()], smaller / 4) << "job " << jb.id() << " starved";
+
+  // A third job on the same model as a running one waits for it instead of measuring the same configs.
+  a.set_total_trials(64);
+  v1::TuningJob j1, j2;
+  ASSERT_TRUE(client.Submit(a, &j1).ok());
+  ASSERT_TRUE(client.Submit(a, &j2).ok());
+  EXPECT_EQ(client.Watch(j2.id(), &s).back().job().state(), "done");
+  const Counts counts = Count(dir_ + "/fair.db");
+  EXPECT_EQ(counts.trials, counts.distinct) << "two jobs measured the same config";
+}
+
 TEST_F(TuneFlow, DaemonKilledMidJobResumesItAfterRestart) {
   const std::string db = dir_ + "/daemon.db";
   // Reference: the same job in a daemon never interrupted.

@@ -199,7 +199,24 @@ Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
 
 void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return running_ < options_.max_running || job->stop; });
+  const v1::TuningJobSpec spec = job->proto.spec();
+  lock.unlock();
+  // Tasks first (outside the lock: importing a model takes a while), to know what the job touches.
+  auto target = compiler::ParseTarget(spec.target());
+  Result<std::vector<compiler::Task>> tasks = target.ok() ? compiler::ExtractTasks(spec.model(), *target)
+                                                         : Result<std::vector<compiler::Task>>(target.status());
+  std::vector<std::string> keys;
+  if (tasks.ok()) {
+    for (const auto& t : *tasks) keys.push_back(t.workload.Key() + " @ " + target->ToString());
+  }
+  auto overlaps = [&] {
+    for (const auto& k : keys) {
+      if (busy_.count(k)) return true;
+    }
+    return false;
+  };
+  lock.lock();
+  changed_.wait(lock, [&] { return (running_ < options_.max_running && !overlaps()) || job->stop; });
   if (job->stop) {
     if (job->cancel_requested) {
       job->proto.set_state("cancelled");
@@ -208,15 +225,21 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
     return;
   }
   ++running_;
+  busy_.insert(keys.begin(), keys.end());
   job->proto.set_state("running");
   Persist(*job);
-  const v1::TuningJobSpec spec = job->proto.spec();
   auto measurer = MeasurerFor(spec);
   lock.unlock();
 
+  // Leaves the running set (with mu_ held) and wakes jobs waiting for a slot or a workload.
+  auto leave = [&] {
+    --running_;
+    for (const auto& k : keys) busy_.erase(busy_.find(k));
+    changed_.notify_all();
+  };
   auto finish = [&](const std::string& state, const std::string& message) {
     std::lock_guard<std::mutex> l(mu_);
-    --running_;
+    leave();
     job->proto.set_state(state);
     if (!message.empty()) job->proto.set_message(message);
     job->line = message;
@@ -224,9 +247,6 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   };
   auto db = RecordsDb::Open(options_.records, RecordsDb::Mode::kCreate);  // this thread's connection
   if (!db.ok()) return finish("failed", db.status().message());
-  auto target = compiler::ParseTarget(spec.target());
-  if (!target.ok()) return finish("failed", target.status().message());
-  auto tasks = compiler::ExtractTasks(spec.model(), *target);
   if (!tasks.ok()) return finish("failed", tasks.status().message());
   if (!measurer.ok()) return finish("failed", measurer.status().message());
 
@@ -287,7 +307,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   if (job->stop && !job->cancel_requested) {
     // The daemon is stopping: the job stays `running` in the database and resumes on restart.
     std::lock_guard<std::mutex> l(mu_);
-    --running_;
+    leave();
     return;
   }
   finish(job->cancel_requested ? "cancelled" : "done", job->cancel_requested ? "cancelled" : "finished");

@@ -5,7 +5,8 @@
 //
 // Contract: Submit validates the spec (target, tuner, budgets) before anything is stored. At most
 // max_running jobs tune at once; they share one measurer per (tracker, key) -- or the local runner
-// -- through a FairMeasurer, so their batches alternate. Cancel stops a job after its batch in
+// -- through a FairMeasurer, so their batches alternate. Two jobs that share a workload on a target
+// never run at once (both would measure the same configs): the later one waits. Cancel stops a job after its batch in
 // flight. Destruction stops every job the same way and leaves them `running` in the database (to
 // be resumed), never `cancelled`.
 // Thread safety: every method may be called from any thread (gRPC handlers).
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -65,6 +67,7 @@ class JobManager {
   std::map<int64_t, std::shared_ptr<Job>> jobs_;
   std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_;
   int running_ = 0;
+  std::multiset<std::string> busy_;  // "workload key @ target" of running jobs' tasks
   bool shutting_down_ = false;
 };
 
