@@ -207,6 +207,16 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   EXPECT_EQ(jobs[0].state(), "done");
   EXPECT_EQ(client.Cancel(999, &cancelled).error_code(), grpc::StatusCode::NOT_FOUND);
 
+  // The same through `tunefarm jobs`.
+  auto listed = RunCommand(Cli("jobs list --daemon " + address));
+  EXPECT_EQ(listed.code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("done"), std::string::npos) << listed.output;
+  EXPECT_NE(listed.output.find("cancelled"), std::string::npos) << listed.output;
+  auto missing = RunCommand(Cli("jobs cancel 999 --daemon " + address));
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.output.find("no job 999"), std::string::npos) << missing.output;
+  EXPECT_EQ(RunCommand(Cli("jobs pause 1 --daemon " + address)).code, 2);
+
   // Every trial of the jobs carries its job id.
   const Counts counts = Count(dir_ + "/daemon.db");
   EXPECT_EQ(counts.trials, counts.distinct);

@@ -35,6 +35,7 @@ int CompileCommand(const Args& args);
 int RunCommand(const Args& args);
 int RecordsCommand(const Args& args);
 int TrackerCommand(const Args& args);
+int JobsCommand(const Args& args);
 
 }  // namespace tunefarm::cli
 

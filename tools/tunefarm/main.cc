@@ -28,6 +28,8 @@ const std::vector<Command>& Commands() {
                "[--local | --tracker HOST:PORT --key KEY] [--threads N] [--daemon HOST:PORT]",
        "tune every task of a model; every trial goes to the records database (run again to resume)", &TuneCommand,
        {"--local", "--no-transfer"}},
+      {"jobs", "tunefarm jobs list|watch|cancel --daemon HOST:PORT [JOB_ID] [--token-file PATH] [--json]",
+       "list, follow or cancel the tuning jobs of a tuner-daemon", &JobsCommand, {"--json"}},
       {"tasks", "tunefarm tasks MODEL [--target T] [--json]",
        "list the tunable tasks (conv2d, depthwise, dense workloads) of a model", &TasksCommand, {"--json"}},
       {"compile", "tunefarm compile MODEL --target T [--records DB|none] [--opt-level 0-3] -o OUT",
