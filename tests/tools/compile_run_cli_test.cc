@@ -67,10 +67,16 @@ TEST_F(CompileRunCli, MalformedOrTruncatedOnnxIsOneErrorAndWritesNothing) {
 }
 
 TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
-  CliRun c = Tunefarm("compile squeezenet-1.1 --records none --opt-level 3 -o " + dir_ + "sq.tfa");
+  // --records none asks for the fallback configs: no warnings.
+  CliRun none = Tunefarm("compile squeezenet-1.1 --records none --opt-level 3 -o " + dir_ + "sq.tfa");
+  ASSERT_EQ(none.code, 0) << none.output;
+  EXPECT_EQ(none.output.find("warning:"), std::string::npos) << none.output;
+  // A records database without records for the model: exactly one warning line per distinct workload.
+  WriteFile(dir_ + "empty.jsonl", "");
+  ASSERT_EQ(Tunefarm("records import " + dir_ + "empty.jsonl --records " + dir_ + "empty.db").code, 0);
+  CliRun c = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "empty.db --opt-level 3 -o " + dir_ + "sq.tfa");
   ASSERT_EQ(c.code, 0) << c.output;
   EXPECT_NE(c.output.find("compiled squeezenet-1.1 for llvm"), std::string::npos) << c.output;
-  // Fallback configs: exactly one warning line per distinct workload.
   CliRun tasks = Tunefarm("tasks squeezenet-1.1 --json");
   size_t workloads = 0;
   for (size_t at = 0; (at = tasks.output.find("\"workload\"", at)) != std::string::npos; ++at) ++workloads;
