@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/local_farm.h"
 #include "common/process.h"
 #include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
@@ -33,20 +34,15 @@ TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "qemu-aarch64 not installed";
   const std::string dir = ::testing::TempDir() + "tunefarm_pi_" + std::to_string(getpid());
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
-  const std::vector<std::string> env = {std::string("TUNEFARM_TOKEN=") + kToken};
 
-  tunefarm::testing::ChildProcess tracker;
-  ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "1000"}, env));
-  const std::string tracker_address = tunefarm::testing::AddressFromLine(tracker.WaitForLine("listening on", 10000));
-  ASSERT_FALSE(tracker_address.empty());
   // Multiarch programs run under plain qemu-aarch64 (libc6:arm64 provides the loader); the server
   // starts each measurement child through qemu too.
-  tunefarm::testing::ChildProcess pi;
-  ASSERT_TRUE(pi.Start({"/usr/bin/timeout", "300", "qemu-aarch64", farm + "/rpc_server", "--tracker", tracker_address, "--key",
-                        "rasp4b", "--listen", "127.0.0.1:0", "--tmp", dir, "--child-launcher", "qemu-aarch64", "--child",
-                        farm + "/tunefarm-measure-child"},
-                       env));
-  ASSERT_FALSE(pi.WaitForLine("registered with", 60000).empty()) << "the emulated rpc_server did not register";
+  tunefarm::testing::LocalFarm processes(kToken);
+  ASSERT_EQ(processes.StartTracker(RPC_TRACKER), "");
+  ASSERT_EQ(processes.StartServer({farm + "/rpc_server", farm + "/tunefarm-measure-child", "rasp4b", dir, "qemu-aarch64", 60000}),
+            "")
+      << "the emulated rpc_server did not register";
+  const std::string tracker_address = processes.tracker_address();
 
   // A dense layer: the same buffers on both targets (unblocked), each with its target's own config.
   compiler::KernelSpec spec;
@@ -106,8 +102,8 @@ TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   ASSERT_TRUE(wrong.ok()) << wrong.status().ToString();
   EXPECT_EQ((*wrong)[0].kind, OutcomeKind::kWrongAnswer) << (*wrong)[0].message;
   client.Release();
-  pi.Kill(SIGTERM);
-  pi.Wait();
+  processes.server(0).Kill(SIGTERM);
+  processes.server(0).Wait();
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/local_farm.h"
 #include "common/process.h"
 #include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
@@ -33,32 +34,13 @@ class Farm : public ::testing::Test {
   void SetUp() override {
     dir_ = ::testing::TempDir() + "tunefarm_farm_" + std::to_string(getpid());
     ASSERT_EQ(system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str()), 0);
-    StartTracker("127.0.0.1:0");
-    for (int i = 0; i < 3; ++i) StartServer("cpu");
-    for (auto& s : servers_) ASSERT_FALSE(s->WaitForLine("registered with", 10000).empty());
+    ASSERT_EQ(farm_.StartTracker(RPC_TRACKER, kHeartbeatMs), "");
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(farm_.StartServer({RPC_SERVER, MEASURE_CHILD, "cpu", dir_, ""}), "");
   }
   void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
 
-  void StartTracker(const std::string& listen) {
-    tracker_ = std::make_unique<tunefarm::testing::ChildProcess>();
-    ASSERT_TRUE(tracker_->Start({RPC_TRACKER, "--listen", listen, "--heartbeat-ms", std::to_string(kHeartbeatMs)},
-                                {std::string("TUNEFARM_TOKEN=") + kToken}));
-    std::string line = tracker_->WaitForLine("listening on", 10000);
-    ASSERT_FALSE(line.empty());
-    tracker_address_ = tunefarm::testing::AddressFromLine(line);
-  }
-  void StartServer(const std::string& key) {
-    auto s = std::make_unique<tunefarm::testing::ChildProcess>();
-    ASSERT_TRUE(s->Start({RPC_SERVER, "--tracker", tracker_address_, "--key", key, "--listen", "127.0.0.1:0", "--tmp", dir_,
-                          "--child", MEASURE_CHILD},
-                         {std::string("TUNEFARM_TOKEN=") + kToken}));
-    std::string line = s->WaitForLine("listening on", 10000);
-    ASSERT_FALSE(line.empty());
-    server_addresses_.push_back(tunefarm::testing::AddressFromLine(line));
-    servers_.push_back(std::move(s));
-  }
   v1::FarmStatusResponse Status() {
-    auto stub = v1::Tracker::NewStub(tracker::FarmChannel(tracker_address_));
+    auto stub = v1::Tracker::NewStub(tracker::FarmChannel(farm_.tracker_address()));
     grpc::ClientContext ctx;
     tracker::AttachToken(&ctx, kToken);
     v1::FarmStatusResponse resp;
@@ -80,10 +62,8 @@ class Farm : public ::testing::Test {
     return in;
   }
 
-  std::string dir_, tracker_address_;
-  std::unique_ptr<tunefarm::testing::ChildProcess> tracker_;
-  std::vector<std::unique_ptr<tunefarm::testing::ChildProcess>> servers_;
-  std::vector<std::string> server_addresses_;
+  std::string dir_;
+  tunefarm::testing::LocalFarm farm_{kToken};
 };
 
 TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
@@ -101,7 +81,7 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
   conv.spec.timing.number = 5;
   conv.spec.timing.repeat = 3;
 
-  MeasureClient client({tracker_address_, "cpu", kToken, "farm-test", 0, 60000, {}});
+  MeasureClient client({farm_.tracker_address(), "cpu", kToken, "farm-test", 0, 60000, {}});
   auto results = client.Measure({conv, conv, conv}, 30000);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   ASSERT_EQ(results->size(), 3u);
@@ -118,16 +98,16 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
   // Kill the leased server while it measures a 1.5 s kernel: the batch completes elsewhere.
   size_t victim = 0;
   const v1::FarmStatusResponse before = Status();
-  for (size_t i = 0; i < servers_.size(); ++i) {
+  for (size_t i = 0; i < farm_.server_addresses().size(); ++i) {
     for (const auto& s : before.servers()) {
-      if (s.server_id() == first_server && s.address() == server_addresses_[i]) victim = i;
+      if (s.server_id() == first_server && s.address() == farm_.server_addresses()[i]) victim = i;
     }
   }
   // The killer also watches status from the moment of the kill until the server is gone.
   double gone_after_ms = -1;
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    servers_[victim]->Kill(SIGKILL);
+    farm_.server(victim).Kill(SIGKILL);
     const auto killed_at = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(5)) {
       bool present = false;
@@ -146,7 +126,7 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
   EXPECT_EQ((*failover)[0].kind, OutcomeKind::kOk) << (*failover)[0].message;
   EXPECT_NE(client.server_id(), first_server);
   EXPECT_GE(client.attempts_last_batch(), 2);
-  servers_[victim]->Wait();
+  farm_.server(victim).Wait();
   // Gone from status within 3 heartbeat periods of the kill (plus the tracker's tick and a poll).
   std::printf("killed server left the tracker's status %.0f ms after SIGKILL (heartbeat %d ms)\n", gone_after_ms, kHeartbeatMs);
   EXPECT_GE(gone_after_ms, 0.0);
@@ -172,7 +152,7 @@ TEST_F(Farm, HostileKernelsCostOneTrialEachAndTheServerKeepsServing) {
 #endif
       SlowKernel(0)};
   batch[1].spec.timing.timeout_ms = 1000;
-  MeasureClient client({tracker_address_, "cpu", kToken, "hostile", 0, 60000, {}});
+  MeasureClient client({farm_.tracker_address(), "cpu", kToken, "hostile", 0, 60000, {}});
   auto r = client.Measure(batch, 60000);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->size(), batch.size());
@@ -192,11 +172,11 @@ TEST_F(Farm, HostileKernelsCostOneTrialEachAndTheServerKeepsServing) {
 
 TEST_F(Farm, ServersReRegisterAfterTheTrackerRestarts) {
   ASSERT_EQ(Status().servers_size(), 3);
-  const std::string address = tracker_address_;
-  tracker_->Kill(SIGKILL);
-  tracker_->Wait();
+  const std::string address = farm_.tracker_address();
+  farm_.tracker().Kill(SIGKILL);
+  farm_.tracker().Wait();
   auto restarted = std::chrono::steady_clock::now();
-  StartTracker(address);  // same port: the servers know only this address
+  ASSERT_EQ(farm_.StartTracker(RPC_TRACKER, kHeartbeatMs, address), "");  // same port: the servers know only this address
   int seen = 0;
   while (seen < 3 && std::chrono::steady_clock::now() - restarted < std::chrono::seconds(10)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -214,14 +194,14 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   std::vector<std::unique_ptr<MeasureClient>> holders;
   MeasureInput quick = SlowKernel(0);
   for (int i = 0; i < 3; ++i) {
-    holders.push_back(std::make_unique<MeasureClient>(MeasureClientOptions{tracker_address_, "cpu", kToken, "holder", 0, 60000, {}}));
+    holders.push_back(std::make_unique<MeasureClient>(MeasureClientOptions{farm_.tracker_address(), "cpu", kToken, "holder", 0, 60000, {}}));
     ASSERT_TRUE(holders.back()->Measure({quick}, 10000).ok());
   }
   const int kRequests = 200;
   std::mutex mu;
   std::vector<int> order;
   std::vector<std::thread> waiters;
-  auto stub = v1::Tracker::NewStub(tracker::FarmChannel(tracker_address_));
+  auto stub = v1::Tracker::NewStub(tracker::FarmChannel(farm_.tracker_address()));
   for (int i = 0; i < kRequests; ++i) {
     int prio = (i * 7) % 3;  // 0, 1, 2 interleaved
     waiters.emplace_back([&, i, prio] {
@@ -261,19 +241,19 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   EXPECT_EQ(order, expected);
 
   // No token, or a wrong one: refused by the servers as by the tracker.
-  auto server = v1::Measure::NewStub(tracker::FarmChannel(server_addresses_[0]));
+  auto server = v1::Measure::NewStub(tracker::FarmChannel(farm_.server_addresses()[0]));
   for (const char* token : {static_cast<const char*>(nullptr), "wrong-token-0123456789"}) {
     grpc::ClientContext ctx;
     if (token) tracker::AttachToken(&ctx, token);
     v1::MeasureResponse resp;
     EXPECT_EQ(server->Measure(&ctx, v1::MeasureRequest(), &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   }
-  EXPECT_FALSE(servers_[0]->WaitForLine("refused Measure", 5000).empty());
+  EXPECT_FALSE(farm_.server(0).WaitForLine("refused Measure", 5000).empty());
 
   // An oversized message (100 MiB, above the 96 MiB cap) is refused by gRPC before it is
   // buffered, and the server keeps serving.
   {
-    auto uncapped = v1::Measure::NewStub(grpc::CreateChannel(server_addresses_[0], grpc::InsecureChannelCredentials()));
+    auto uncapped = v1::Measure::NewStub(grpc::CreateChannel(farm_.server_addresses()[0], grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
     tracker::AttachToken(&ctx, kToken);
     v1::MeasureRequest huge;
@@ -281,7 +261,7 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
     v1::MeasureResponse resp;
     EXPECT_EQ(uncapped->Measure(&ctx, huge, &resp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   }
-  MeasureClient after({tracker_address_, "cpu", kToken, "after", 0, 60000, {}});
+  MeasureClient after({farm_.tracker_address(), "cpu", kToken, "after", 0, 60000, {}});
   auto ok = after.Measure({quick}, 10000);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ((*ok)[0].kind, OutcomeKind::kOk);
