@@ -35,12 +35,6 @@ struct Options {
   std::string json_path, keep_records;
 };
 
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string p(buf, size_t(std::max<ssize_t>(n, 0)));
-  return p.substr(0, p.rfind('/'));
-}
 
 template <typename T>
 std::vector<T> SplitList(const std::string& s, T (*parse)(const std::string&)) {
@@ -60,7 +54,7 @@ int Run(const Options& opt) {
     std::fprintf(stderr, "bench_tuning: cannot create a temp directory\n");
     return 1;
   }
-  tuner::LocalMeasurer measurer(SelfDir() + "/tunefarm-measure-child", dir, opt.threads);
+  tuner::LocalMeasurer measurer(rpc_server::DefaultMeasureChild(), dir, opt.threads);
   std::unique_ptr<tuner::RecordsDb> keep;
   if (!opt.keep_records.empty()) {
     auto db = tuner::RecordsDb::Open(opt.keep_records, tuner::RecordsDb::Mode::kCreate);

@@ -123,4 +123,11 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   return outcome;
 }
 
+std::string DefaultMeasureChild() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string self = n > 0 ? std::string(buf, size_t(n)) : "./program";
+  return self.substr(0, self.rfind('/')) + "/tunefarm-measure-child";
+}
+
 }  // namespace tunefarm::rpc_server

@@ -49,13 +49,6 @@ tunefarm::v1::DeviceInfo Describe(int threads) {
   return d;
 }
 
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, size_t(n));
-  return path.substr(0, path.rfind('/'));
-}
 
 }  // namespace
 
@@ -103,7 +96,7 @@ int main(int argc, char** argv) {
   }
   tunefarm::rpc_server::ServerOptions options;
   options.token = *token;
-  const std::string child_binary = child.empty() ? SelfDir() + "/tunefarm-measure-child" : child;
+  const std::string child_binary = child.empty() ? tunefarm::rpc_server::DefaultMeasureChild() : child;
   if (!launcher.empty()) options.child_command.push_back(launcher);
   options.child_command.push_back(child_binary);
   options.tmp_root = tmp;

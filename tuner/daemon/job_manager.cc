@@ -7,8 +7,6 @@
 namespace tunefarm::tuner {
 namespace {
 
-bool Final(const std::string& state) { return state == "done" || state == "failed" || state == "cancelled"; }
-
 std::string ToJson(const google::protobuf::Message& m) {
   std::string out;
   google::protobuf::util::JsonPrintOptions o;
@@ -51,6 +49,8 @@ Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
 
 }  // namespace
 
+bool IsFinalJobState(const std::string& state) { return state == "done" || state == "failed" || state == "cancelled"; }
+
 struct JobManager::Job {
   v1::TuningJob proto;
   uint64_t version = 0;
@@ -81,7 +81,7 @@ Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
     job->proto.set_created_at(r.created_at);
     job->proto.set_updated_at(r.updated_at);
     m->jobs_[r.id] = job;
-    if (!Final(job->proto.state())) resume.push_back(job);
+    if (!IsFinalJobState(job->proto.state())) resume.push_back(job);
   }
   for (const auto& job : resume) {
     job->proto.set_state("queued");
@@ -155,7 +155,7 @@ Result<v1::TuningJob> JobManager::Cancel(int64_t id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
   Job& job = *it->second;
-  if (!Final(job.proto.state())) {
+  if (!IsFinalJobState(job.proto.state())) {
     job.cancel_requested = true;
     job.stop = true;
     job.line = "cancelling after the batch in flight";

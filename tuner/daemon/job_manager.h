@@ -28,6 +28,9 @@
 
 namespace tunefarm::tuner {
 
+// done, failed and cancelled end a job; queued and running do not.
+bool IsFinalJobState(const std::string& state);
+
 struct DaemonOptions {
   std::string records;        // the records database (jobs and trials)
   std::string tracker, key;   // default runner: the farm; empty tracker: local

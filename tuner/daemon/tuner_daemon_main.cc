@@ -21,12 +21,6 @@ const char* kUsage =
     "  (token: --token-file or $TUNEFARM_TOKEN; it guards the job API and is sent to the tracker)";
 volatile std::sig_atomic_t g_stop = 0;
 
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string p(buf, size_t(std::max<ssize_t>(n, 0)));
-  return p.substr(0, p.rfind('/'));
-}
 
 }  // namespace
 
@@ -76,7 +70,7 @@ int main(int argc, char** argv) {
   }
   options.token = *token;
   options.tls = *tls;
-  options.measure_child = SelfDir() + "/tunefarm-measure-child";
+  options.measure_child = tunefarm::rpc_server::DefaultMeasureChild();
   const char* tmp = std::getenv("TMPDIR");
   if (tmp) options.tmp_root = tmp;
   auto jobs = tunefarm::tuner::JobManager::Start(options);

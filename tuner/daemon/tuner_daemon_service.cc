@@ -14,8 +14,6 @@ grpc::Status ToGrpc(const Status& s) {
   return grpc::Status(code, s.message());
 }
 
-bool Final(const std::string& state) { return state == "done" || state == "failed" || state == "cancelled"; }
-
 }  // namespace
 
 grpc::Status TunerDaemonService::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
@@ -46,7 +44,7 @@ grpc::Status TunerDaemonService::WatchJob(grpc::ServerContext* ctx, const v1::Wa
   std::string state = first->state();
   // The first wait returns at once with the current version (0 is never a job's version after
   // it was stored), then each change is one event; the stream ends after a final state.
-  while (!Final(state) && !ctx->IsCancelled()) {
+  while (!IsFinalJobState(state) && !ctx->IsCancelled()) {
     v1::TuningJob job;
     std::string line;
     auto changed = jobs_->WaitForChange(req->job_id(), &version, &job, &line, 500);

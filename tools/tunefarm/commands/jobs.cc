@@ -7,6 +7,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/tracker/auth.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -85,19 +86,8 @@ int JobsCommand(const Args& args) {
     std::printf("job %lld: cancelling (it stops after the batch in flight)\n", (long long)id);
     return 0;
   }
-  v1::WatchJobRequest req;
-  req.set_job_id(id);
-  auto reader = stub->WatchJob(&ctx, req);
-  v1::JobEvent e;
-  std::string last;
   v1::TuningJob job;
-  while (reader->Read(&e)) {
-    job = e.job();
-    if (!e.line().empty() && e.line() != last) std::printf("%s\n", e.line().c_str());
-    last = e.line();
-    std::fflush(stdout);
-  }
-  grpc::Status s = reader->Finish();
+  grpc::Status s = StreamJobProgress(*stub, *token, id, &job);
   if (!s.ok()) return fail(s);
   std::printf("job %lld %s: %d trials\n", (long long)id, job.state().c_str(), job.trials_done());
   return job.state() == "done" ? 0 : 1;

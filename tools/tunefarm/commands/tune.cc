@@ -26,12 +26,6 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string p(buf, size_t(std::max<ssize_t>(n, 0)));
-  return p.substr(0, p.rfind('/'));
-}
 
 bool ParsePositive(const std::string& s, int* out) {
   char* end = nullptr;
@@ -152,7 +146,7 @@ int TuneCommand(const Args& args) {
         rpc_server::MeasureClientOptions{args.Get("--tracker", ""), args.Get("--key", ""), *token, "tunefarm tune", 0, 600000, {}});
   } else {
     const char* tmp = std::getenv("TMPDIR");
-    measurer = std::make_unique<tuner::LocalMeasurer>(SelfDir() + "/tunefarm-measure-child", tmp ? tmp : "/tmp", threads);
+    measurer = std::make_unique<tuner::LocalMeasurer>(rpc_server::DefaultMeasureChild(), tmp ? tmp : "/tmp", threads);
   }
   options.stop = &g_stop;
   std::signal(SIGINT, [](int) { g_stop = true; });

@@ -7,9 +7,27 @@
 #include <cstdlib>
 
 #include "tunefarm/tracker/auth.h"
-#include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
+
+grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& token, int64_t id, v1::TuningJob* last) {
+  grpc::ClientContext ctx;
+  tracker::AttachToken(&ctx, token);
+  v1::WatchJobRequest req;
+  req.set_job_id(id);
+  auto reader = stub.WatchJob(&ctx, req);
+  v1::JobEvent event;
+  std::string last_line;
+  while (reader->Read(&event)) {
+    *last = event.job();
+    if (!event.line().empty() && event.line() != last_line) {
+      std::printf("%s\n", event.line().c_str());
+      std::fflush(stdout);
+      last_line = event.line();
+    }
+  }
+  return reader->Finish();
+}
 
 int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
   const std::string daemon = args.Get("--daemon", "");
@@ -55,23 +73,8 @@ int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const
               (long long)id, daemon.c_str(), model.c_str(), spec.target().c_str());
   std::fflush(stdout);
 
-  grpc::ClientContext watch_ctx;
-  tracker::AttachToken(&watch_ctx, *token);
-  v1::WatchJobRequest watch;
-  watch.set_job_id(id);
-  auto reader = stub->WatchJob(&watch_ctx, watch);
-  v1::JobEvent event;
   v1::TuningJob last = resp.job();
-  std::string last_line;
-  while (reader->Read(&event)) {
-    last = event.job();
-    if (!event.line().empty() && event.line() != last_line) {
-      std::printf("%s\n", event.line().c_str());
-      std::fflush(stdout);
-      last_line = event.line();
-    }
-  }
-  s = reader->Finish();
+  s = StreamJobProgress(*stub, *token, id, &last);
   if (!s.ok()) {
     std::fprintf(stderr, "tunefarm tune: lost the progress stream of job %lld: %s\n", (long long)id, s.error_message().c_str());
     return 1;

@@ -3,12 +3,19 @@
 #ifndef TUNEFARM_TOOLS_TUNEFARM_COMMANDS_TUNE_DAEMON_CLIENT_H_
 #define TUNEFARM_TOOLS_TUNEFARM_COMMANDS_TUNE_DAEMON_CLIENT_H_
 
+#include <string>
+
 #include "tools/tunefarm/command_table.h"
 #include "tunefarm/tuner/tuner.h"
+#include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
 
 // Exit code: 0 done, 1 failed or unreachable, 130 cancelled.
+// Follows a job's WatchJob stream, printing each new progress line, until the job ends; *last gets
+// the job as the final event described it.
+grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& token, int64_t id, v1::TuningJob* last);
+
 int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule);
 
 }  // namespace tunefarm::cli

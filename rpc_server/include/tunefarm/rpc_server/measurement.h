@@ -89,6 +89,10 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
 MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, const std::string& tmp_root,
                                const std::string& library, const MeasureSpec& spec);
 
+// tunefarm-measure-child beside the running program (every program that measures is installed
+// next to it: build/bin/, /usr/local/bin/).
+std::string DefaultMeasureChild();
+
 }  // namespace tunefarm::rpc_server
 
 #endif  // TUNEFARM_RPC_SERVER_MEASUREMENT_H_
