@@ -6,6 +6,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compiler/operators/registry.h"
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include <onnx/onnx_pb.h>
@@ -138,11 +140,7 @@ Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::str
 }  // namespace
 
 const std::vector<std::string>& SupportedOnnxOps() {
-  static const std::vector<std::string> kOps = {
-      "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant", "Conv", "Div", "Dropout", "Flatten",
-      "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "MatMul", "MaxPool",
-      "Mul", "Pad", "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub",
-      "Tanh", "Transpose", "Unsqueeze"};
+  static const std::vector<std::string> kOps = operators::OperatorNames();
   return kOps;
 }
 
@@ -187,7 +185,6 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     by_name[in.name()] = idx;
     g.inputs.push_back(idx);
   }
-  const auto& supported = SupportedOnnxOps();
   for (const auto& np : gp.node()) {
     graph::Node n;
     n.name = np.name();
@@ -197,9 +194,8 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     if (!np.domain().empty() && np.domain() != "ai.onnx") {
       return Status::InvalidArgument(who + ": operator domain '" + np.domain() + "' is not supported");
     }
-    if (std::find(supported.begin(), supported.end(), np.op_type()) == supported.end()) {
-      return Status::InvalidArgument(who + ": unsupported operator");
-    }
+    const operators::OperatorDef* def = operators::FindOperator(np.op_type());
+    if (!def) return Status::InvalidArgument(who + ": unsupported operator");
     for (const auto& in : np.input()) {
       if (in.empty()) {
         n.inputs.push_back(-1);
@@ -225,6 +221,7 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
       n.outputs.push_back(idx);
     }
     g.nodes.push_back(std::move(n));
+    TUNEFARM_RETURN_IF_ERROR(operators::CheckAttributes(g, g.nodes.back(), *def));
   }
   for (const auto& out : gp.output()) {
     auto it = by_name.find(out.name());

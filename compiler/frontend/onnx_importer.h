@@ -1,8 +1,8 @@
-// ONNX importer: a ModelProto (opsets 1-17 of the default domain; 7-17 is what exporters of the
-// supported models produce) -> graph::Graph.
+// ONNX importer: a ModelProto (opsets 1-21 of the default domain: torch.onnx.export writes 7-17,
+// current PyTorch exporters 18-20) -> graph::Graph.
 //
-// Contract: every operator of the model must be one the importer claims (SupportedOnnxOps(),
-// docs/onnx_support.md); anything else — an unknown or unsupported operator, a non-default
+// Contract: every operator of the model must be in the operator registry (SupportedOnnxOps(),
+// docs/onnx_support.md), with attributes its row lists; anything else — an unknown or unsupported operator, a non-default
 // domain, an attribute or tensor type it cannot read, a dangling input — is an InvalidArgument
 // naming the node, its op type and the opset. Shapes are taken from the model's declared inputs;
 // InferShapes (graph/passes) fills in the rest.
@@ -17,7 +17,7 @@
 namespace tunefarm::frontend {
 
 constexpr int64_t kMinOnnxOpset = 1;
-constexpr int64_t kMaxOnnxOpset = 17;
+constexpr int64_t kMaxOnnxOpset = 21;
 
 Result<graph::Graph> ImportOnnxFile(const std::string& path);
 Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what);

@@ -52,12 +52,21 @@ struct Value {
   std::shared_ptr<const ConstantData> constant;   // set for constants
 };
 
+// What graph fusion folded into a convolution or dense node after its main computation (bias and
+// residual are its inputs 2 and 3): the activation, applied last. Set by FuseEpilogues.
+enum class FusedActivation { kNone, kRelu, kClip };
+struct NodeEpilogue {
+  FusedActivation activation = FusedActivation::kNone;
+  float clip_min = 0, clip_max = 0;  // kClip only (relu6 is a clip to [0, 6])
+};
+
 struct Node {
   std::string name;
   std::string op_type;
   std::vector<int> inputs;   // value indices, -1 = omitted optional input
   std::vector<int> outputs;  // value indices
-  std::map<std::string, Attribute> attrs;
+  std::map<std::string, Attribute> attrs;  // as the model gave them (ONNX names)
+  NodeEpilogue epilogue;
 
   // Attribute accessors with defaults; a wrong attribute kind reads as absent.
   int64_t GetInt(const std::string& name, int64_t def) const;

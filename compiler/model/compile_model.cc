@@ -11,13 +11,9 @@
 #include "compiler/codegen/codegen_llvm.h"
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/frontend/zoo.h"
-#include "compiler/graph/passes/fold_batch_norm.h"
-#include "compiler/graph/passes/fuse_epilogues.h"
-#include "compiler/graph/passes/infer_shapes.h"
-#include "compiler/graph/passes/remove_dead_nodes.h"
 #include "compiler/model/compile_graph.h"
-#include "compiler/model/fold_constants.h"
 #include "compiler/model/lower_graph.h"
+#include "compiler/model/optimize.h"
 #include "compiler/passes/lower.h"
 
 namespace tunefarm::compiler {
@@ -105,21 +101,12 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
 
 Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_name, const Target& target,
                                        const CompileOptions& options, CompileStats* stats_out) {
-  if (options.opt_level < 0 || options.opt_level > 3) {
-    return Status::InvalidArgument("opt level " + std::to_string(options.opt_level) + " is not one of 0, 1, 2, 3");
-  }
   if (target.kind != "llvm") {
     return Status::Unimplemented("compiling models for target kind '" + target.kind + "' is not available yet");
   }
   CompileStats stats;
   auto start = std::chrono::steady_clock::now();
-  TUNEFARM_RETURN_IF_ERROR(graph::InferShapes(&g).WithContext(model_name));
-  if (options.opt_level >= 1) {
-    TUNEFARM_RETURN_IF_ERROR(FoldConstants(&g).status());
-    graph::FoldBatchNorm(&g);
-  }
-  if (options.opt_level >= 2) graph::FuseEpilogues(&g);
-  graph::RemoveDeadNodes(&g);
+  TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target).WithContext(model_name));
   stats.optimize_ms = MsSince(start);
 
   LowerGraphOptions lower;

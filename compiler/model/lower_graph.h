@@ -26,6 +26,7 @@ struct PlannedKernel {
   KernelDef def;          // schedule and arguments
   std::vector<int> args;  // artifact tensor per def.args entry
   std::string workload;   // tunable kernels only
+  std::string node;       // the graph node it computes (tunable kernels)
   int64_t config_index = -1;
   std::string config_source;
 };

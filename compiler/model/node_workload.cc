@@ -23,6 +23,17 @@ bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
   if ((gemm || matmul) && n.inputs.size() >= 2 && value(1).constant && value(0).shape.size() == 2 &&
       value(1).shape.size() == 2 && value(0).dtype == graph::DataType::kFloat32) {
     if (gemm && n.GetInt("transA", 0)) return false;  // a transposed activation: not a dense layer
+    if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      // C becomes the template's per-output-channel bias (alpha and beta scale the packed
+      // parameters at compile time), so it must be a constant that broadcasts along rows.
+      const graph::Value& c = value(2);
+      const int64_t out_features = n.GetInt("transB", 0) ? value(1).shape[0] : value(1).shape[1];
+      if (!c.constant || c.constant->dtype != graph::DataType::kFloat32 || c.shape.size() > 2) return false;
+      if (c.constant->num_elements() != 1 && (c.shape.empty() || c.shape.back() != out_features ||
+                                              c.constant->num_elements() != out_features)) {
+        return false;
+      }
+    }
     bool trans_b = gemm && n.GetInt("transB", 0);
     auto a = value(0).shape, b = value(1).shape;
     int64_t in = trans_b ? b[1] : b[0], out = trans_b ? b[0] : b[1];

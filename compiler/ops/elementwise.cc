@@ -11,6 +11,24 @@ namespace {
 
 Expr F(float v) { return Expr(v); }
 
+Expr Intrinsic(const char* name, const Expr& x) { return ir::Call::Make(x.type(), name, {x}); }
+
+// erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): exp is the only transcendental, so
+// it vectorizes like the other activations.
+Expr Erf(const Expr& x) {
+  Expr a = Intrinsic("fabs", x);
+  Expr t = F(1.0f) / (F(1.0f) + F(0.3275911f) * a);
+  Expr poly = t * (F(0.254829592f) + t * (F(-0.284496736f) + t * (F(1.421413741f) + t * (F(-1.453152027f) + t * F(1.061405429f)))));
+  Expr y = F(1.0f) - poly * Intrinsic("exp", F(0.0f) - a * a);
+  return ir::select(x < F(0.0f), F(0.0f) - y, y);
+}
+
+Expr Tanh(const Expr& x) { return ir::Call::Make(x.type(), "tanh", {x}); }
+
+Expr IsTrue(const Expr& x) { return x.type().is_float() ? x != F(0.0f) : x != ir::cast(x.type(), Expr(int64_t(0))); }
+Expr AsBool(const Expr& c) { return ir::select(c, ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(1))),
+                                               ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(0)))); }
+
 Expr Sigmoid(const Expr& x) {
   return F(1.0f) / (F(1.0f) + ir::Call::Make(x.type(), "exp", {F(0.0f) - x}));
 }
@@ -33,7 +51,19 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
     case UnaryKind::kSigmoid: return Sigmoid(x);
     case UnaryKind::kHardSigmoid: return ir::min(ir::max(x * F(p.alpha) + F(p.beta), F(0.0f)), F(1.0f));
     case UnaryKind::kHardSwish: return x * ir::min(ir::max(x * F(1.0f / 6.0f) + F(0.5f), F(0.0f)), F(1.0f));
-    case UnaryKind::kTanh: return ir::Call::Make(x.type(), "tanh", {x});
+    case UnaryKind::kTanh: return Tanh(x);
+    case UnaryKind::kExp: return Intrinsic("exp", x);
+    case UnaryKind::kLog: return Intrinsic("log", x);
+    case UnaryKind::kSqrt: return Intrinsic("sqrt", x);
+    case UnaryKind::kReciprocal: return F(1.0f) / x;
+    case UnaryKind::kNeg: return x.type().is_float() ? F(0.0f) - x : ir::cast(x.type(), Expr(int64_t(0))) - x;
+    case UnaryKind::kAbs: return x.type().is_float() ? Intrinsic("fabs", x) : ir::max(x, ir::cast(x.type(), Expr(int64_t(0))) - x);
+    case UnaryKind::kFloor: return Intrinsic("floor", x);
+    case UnaryKind::kErf: return Erf(x);
+    case UnaryKind::kGelu: return F(0.5f) * x * (F(1.0f) + Erf(x * F(0.70710678118654752f)));
+    case UnaryKind::kGeluTanh:
+      return F(0.5f) * x * (F(1.0f) + Tanh(F(0.79788456080286536f) * (x + F(0.044715f) * x * x * x)));
+    case UnaryKind::kNot: return AsBool(!IsTrue(x));
     case UnaryKind::kClip: {
       if (x.type().is_float()) return ir::min(ir::max(x, F(p.lo)), F(p.hi));
       // Integer tensors: the bounds clamped to the type's range, as integers of its type.
@@ -63,18 +93,55 @@ std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::ve
   return out;
 }
 
+Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
+  switch (kind) {
+    case BinaryKind::kAdd: return x + y;
+    case BinaryKind::kSub: return x - y;
+    case BinaryKind::kMul: return x * y;
+    case BinaryKind::kDiv: {
+      if (x.type().is_float()) return x / y;
+      // The IR divides integers by flooring; ONNX truncates toward zero.
+      Expr q = x / y;
+      Expr zero = ir::cast(x.type(), Expr(int64_t(0)));
+      return ir::select(x % y != zero && ((x < zero) != (y < zero)), q + ir::cast(x.type(), Expr(int64_t(1))), q);
+    }
+    case BinaryKind::kPow: return Intrinsic("exp", y * Intrinsic("log", x));
+    case BinaryKind::kMax: return ir::max(x, y);
+    case BinaryKind::kMin: return ir::min(x, y);
+    case BinaryKind::kEqual: return AsBool(x == y);
+    case BinaryKind::kLess: return AsBool(x < y);
+    case BinaryKind::kGreater: return AsBool(x > y);
+    case BinaryKind::kAnd: return AsBool(IsTrue(x) && IsTrue(y));
+    case BinaryKind::kOr: return AsBool(IsTrue(x) || IsTrue(y));
+  }
+  return x;
+}
+
 Tensor Binary(const Tensor& a, const Tensor& b, BinaryKind kind) {
   std::vector<int64_t> shape = BroadcastShape(a->shape, b->shape);
   return te::Compute(a->name + ".bin", shape, [&](const std::vector<Expr>& i) {
-    Expr x = te::Read(a, BroadcastIndex(a->shape, i)), y = te::Read(b, BroadcastIndex(b->shape, i));
-    switch (kind) {
-      case BinaryKind::kAdd: return x + y;
-      case BinaryKind::kSub: return x - y;
-      case BinaryKind::kMul: return x * y;
-      case BinaryKind::kDiv: break;
-    }
-    return x / y;
+    return ApplyBinary(te::Read(a, BroadcastIndex(a->shape, i)), te::Read(b, BroadcastIndex(b->shape, i)), kind);
   });
+}
+
+Tensor Where(const Tensor& cond, const Tensor& x, const Tensor& y) {
+  std::vector<int64_t> shape = BroadcastShape(BroadcastShape(cond->shape, x->shape), y->shape);
+  return te::Compute(x->name + ".where", shape, [&](const std::vector<Expr>& i) {
+    return ir::select(IsTrue(te::Read(cond, BroadcastIndex(cond->shape, i))), te::Read(x, BroadcastIndex(x->shape, i)),
+                      te::Read(y, BroadcastIndex(y->shape, i)));
+  });
+}
+
+Tensor Cast(const Tensor& x, ir::Type t, bool to_bool) {
+  return te::Compute(x->name + ".cast", x->shape, [&](const std::vector<Expr>& i) {
+    Expr v = te::Read(x, i);
+    return to_bool ? AsBool(IsTrue(v)) : ir::cast(t, v);
+  });
+}
+
+Tensor Expand(const Tensor& x, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out = BroadcastShape(x->shape, shape);
+  return te::Compute(x->name + ".expand", out, [&](const std::vector<Expr>& i) { return te::Read(x, BroadcastIndex(x->shape, i)); });
 }
 
 Tensor BatchNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var,

@@ -24,7 +24,10 @@ using ir::Expr;
 using ir::Tensor;
 
 // --- element-wise -----------------------------------------------------------------------------
-enum class UnaryKind { kIdentity, kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kClip };
+enum class UnaryKind {
+  kIdentity, kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kClip,
+  kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kErf, kGelu, kGeluTanh, kNot
+};
 struct UnaryParams {
   UnaryKind kind = UnaryKind::kIdentity;
   float alpha = 0, beta = 0;         // LeakyRelu alpha; HardSigmoid alpha, beta
@@ -33,9 +36,18 @@ struct UnaryParams {
 Expr ApplyUnary(const Expr& x, const UnaryParams& p);
 Tensor Unary(const Tensor& x, const UnaryParams& p);
 
-enum class BinaryKind { kAdd, kSub, kMul, kDiv };
+enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr };
 // Numpy broadcasting over the tensors' shapes (right-aligned; a dimension of 1 broadcasts).
+// Comparisons and logic produce bool (a uint8 of 0/1). Integer division truncates toward zero
+// (ONNX's Div on integers).
 Tensor Binary(const Tensor& a, const Tensor& b, BinaryKind kind);
+Expr ApplyBinary(Expr x, Expr y, BinaryKind kind);
+// cond ? x : y with broadcasting.
+Tensor Where(const Tensor& cond, const Tensor& x, const Tensor& y);
+// x converted to t (float -> integer truncates); to_bool: x != 0 as a bool byte.
+Tensor Cast(const Tensor& x, ir::Type t, bool to_bool);
+// x broadcast to shape (numpy rules, ONNX Expand: the result shape is the broadcast of both).
+Tensor Expand(const Tensor& x, const std::vector<int64_t>& shape);
 std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
 // (x - mean) / sqrt(var + eps) * scale + bias, per channel (axis 1).
@@ -50,7 +62,7 @@ Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm);
 Tensor StridedSlice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
                     const std::vector<int64_t>& out_shape);
 Tensor Concat(const std::vector<Tensor>& inputs, int64_t axis);
-enum class PadMode { kConstant, kEdge, kReflect };
+enum class PadMode { kConstant, kEdge, kReflect, kWrap };
 // The constant fill is `value`, or the single element of value_tensor when that is given.
 Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end, PadMode mode,
            float value, const Tensor& value_tensor = Tensor());
@@ -76,6 +88,11 @@ Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& ou
 // Mean over spatial_axes, which stay as extent-1 dimensions.
 Tensor GlobalAveragePool(const Tensor& x, const std::vector<int64_t>& spatial_axes);
 Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims);
+enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare };
+Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op);
+// (x - mean) / sqrt(var + eps) * scale + bias over axes [axis, rank); scale and bias have the
+// trailing shape (bias may be null).
+Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t axis, float epsilon);
 // Normalized exponentials over axes [first_axis, last_axis] (a range, for the opset < 13 form
 // that flattens the trailing axes).
 Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis);

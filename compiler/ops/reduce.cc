@@ -59,7 +59,16 @@ Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& ou
       Expr end = start + Expr((p.kernel[d] - 1) * p.dilations[d] + 1);
       int64_t lo = p.count_include_pad ? -p.pads_begin[d] : 0;
       int64_t hi = p.count_include_pad ? n + p.pads_end[d] : n;
-      count = count * (ir::min(end, Expr(hi)) - ir::max(start, Expr(lo)));
+      if (p.dilations[d] == 1) {
+        count = count * (ir::min(end, Expr(hi)) - ir::max(start, Expr(lo)));
+        continue;
+      }
+      // Dilated windows (opset 19): taps k in [0, K) with lo <= start + k * dil < hi. The IR's
+      // integer division floors, so ceil(a / d) = -floor(-a / d).
+      const Expr dil(p.dilations[d]);
+      Expr k_min = ir::max(Expr(0) - (start - Expr(lo)) / dil, Expr(0));
+      Expr k_max = ir::min((Expr(hi - 1) - start) / dil, Expr(p.kernel[d] - 1));
+      count = count * ir::max(k_max - k_min + Expr(1), Expr(0));
     }
     return ToFloat(count);
   });
@@ -98,6 +107,73 @@ Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdi
     return te::Read(x, idx);
   });
   return DivideBy(sum, x->name + ".mean", [&](const std::vector<Expr>&) { return Expr(float(count)); });
+}
+
+Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op) {
+  if (op == ReduceOp::kMean) return ReduceMean(x, axes, keepdims);
+  std::vector<bool> reduced(x->shape.size(), false);
+  for (int64_t a : axes) reduced[size_t(a)] = true;
+  std::vector<int64_t> shape;
+  std::vector<te::IterVar> raxes;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    if (reduced[d]) {
+      raxes.push_back(te::MakeIterVar("r" + std::to_string(d), x->shape[d], true));
+      if (keepdims) shape.push_back(1);
+    } else {
+      shape.push_back(x->shape[d]);
+    }
+  }
+  // min(x) = -max(-x): the IR reduces by sum and max only.
+  const bool negate = op == ReduceOp::kMin;
+  auto negated = [&](const Expr& e) { return x->dtype.is_float() ? Expr(0.0f) - e : ir::cast(x->dtype, Expr(int64_t(0))) - e; };
+  Tensor r = te::ComputeReduce(x->name + ".reduce", shape, op == ReduceOp::kMax || negate ? te::ReduceKind::kMax : te::ReduceKind::kSum,
+                               raxes, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> idx;
+    size_t out_d = 0, r_i = 0;
+    for (size_t d = 0; d < x->shape.size(); ++d) {
+      if (reduced[d]) {
+        idx.push_back(te::AxisExpr(raxes[r_i++]));
+        if (keepdims) ++out_d;
+      } else {
+        idx.push_back(i[out_d++]);
+      }
+    }
+    Expr v = te::Read(x, idx);
+    if (op == ReduceOp::kSumSquare) return v * v;
+    return negate ? negated(v) : v;
+  });
+  if (!negate) return r;
+  return te::Compute(x->name + ".min", shape, [&](const std::vector<Expr>& i) { return negated(te::Read(r, i)); });
+}
+
+Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t axis, float epsilon) {
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < int64_t(x->shape.size()); ++d) axes.push_back(d);
+  Tensor mean = ReduceMean(x, axes, true);
+  Tensor centered = te::Compute(x->name + ".centered", x->shape, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> m = i;
+    for (int64_t d : axes) m[size_t(d)] = Expr(0);
+    return te::Read(x, i) - te::Read(mean, m);
+  });
+  Tensor var = ReduceMean(te::Compute(x->name + ".sq", x->shape, [&](const std::vector<Expr>& i) {
+                            Expr c = te::Read(centered, i);
+                            return c * c;
+                          }),
+                          axes, true);
+  auto trailing = [&](const Tensor& t, const std::vector<Expr>& i) {
+    std::vector<Expr> idx(i.end() - int64_t(t->shape.size()), i.end());
+    for (size_t d = 0; d < idx.size(); ++d) {
+      if (t->shape[d] == 1) idx[d] = Expr(0);
+    }
+    return te::Read(t, idx);
+  };
+  return te::Compute(x->name + ".layernorm", x->shape, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> m = i;
+    for (int64_t d : axes) m[size_t(d)] = Expr(0);
+    Expr inv = Expr(1.0f) / ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(var, m) + Expr(epsilon)});
+    Expr y = te::Read(centered, i) * inv * trailing(scale, i);
+    return bias ? y + trailing(bias, i) : y;
+  });
 }
 
 Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {

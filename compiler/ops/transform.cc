@@ -82,6 +82,8 @@ Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector
         if (mode == PadMode::kReflect) {
           r = ir::select(r < Expr(0), Expr(0) - r, r);
           r = ir::select(r >= Expr(n), Expr(2 * (n - 1)) - r, r);
+        } else if (mode == PadMode::kWrap) {
+          r = r % Expr(n);  // the IR's integer modulo floors: -1 -> n - 1
         }
       }
       idx.push_back(r);

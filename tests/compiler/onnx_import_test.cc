@@ -15,6 +15,7 @@
 #pragma GCC diagnostic pop
 
 #include "common/test_files.h"
+#include "compiler/onnx_expected_failures.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/graph/passes/infer_shapes.h"
 
@@ -58,8 +59,8 @@ TEST(OnnxImport, ErrorsNameTheNodeOpAndOpset) {
   auto m = OneNodeModel("NonMaxSuppression", 13);
   ExpectError(ImportOnnxBytes(m.SerializeAsString(), "m").status(), "node 'n0' (op NonMaxSuppression, opset 13): unsupported operator");
 
-  auto newer = OneNodeModel("Relu", 19);
-  ExpectError(ImportOnnxBytes(newer.SerializeAsString(), "m").status(), "uses opset 19; supported opsets are 1-17");
+  auto newer = OneNodeModel("Relu", 22);
+  ExpectError(ImportOnnxBytes(newer.SerializeAsString(), "m").status(), "uses opset 22; supported opsets are 1-21");
 
   auto dangling = OneNodeModel("Relu", 13);
   dangling.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");
@@ -167,11 +168,16 @@ TEST(OnnxImport, ShapeInferenceMatchesOnnxBackendTests) {
         }
       }
     }
+    const auto& expected = tunefarm::testing::ExpectedShapeFailures();
+    auto listed = expected.find(t);
     if (ok) {
       ++passed;
       ++per_op[op].first;
+      if (listed != expected.end()) ADD_FAILURE() << t << " is on the expected-failure list but passes: take it off";
     } else {
       failures.push_back(t + ": " + why);
+      if (listed == expected.end()) ADD_FAILURE() << "unexpected failure " << t << ": " << why;
+      else if (why.find(listed->second) == std::string::npos) ADD_FAILURE() << t << " fails for another reason: " << why;
     }
   }
   std::string report;
@@ -179,7 +185,7 @@ TEST(OnnxImport, ShapeInferenceMatchesOnnxBackendTests) {
   std::printf("shape inference on ONNX backend tests: %d/%d passed\n%s\n", passed, total, report.c_str());
   for (const auto& f : failures) std::printf("  %s\n", f.c_str());
   ASSERT_GT(total, 100);
-  EXPECT_GE(double(passed), 0.95 * total);
+  EXPECT_GE(passed, 369) << "fewer cases pass than when the expected-failure list was written";
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ const std::vector<Command>& Commands() {
        {"--local", "--no-transfer"}},
       {"jobs", "tunefarm jobs list|watch|cancel --daemon HOST:PORT [JOB_ID] [--token-file PATH] [--json]",
        "list, follow or cancel the tuning jobs of a tuner-daemon", &JobsCommand, {"--json"}},
-      {"tasks", "tunefarm tasks MODEL [--target T] [--json]",
+      {"ops", "tunefarm ops [--markdown]", "list the ONNX operators tunefarm compiles", &OpsCommand, {"--markdown"}},
+      {"tasks", "tunefarm tasks MODEL [--target T] [--opt-level 0-3] [--json]",
        "list the tunable tasks (conv2d, depthwise, dense workloads) of a model", &TasksCommand, {"--json"}},
       {"compile", "tunefarm compile MODEL --target T [--records DB|none] [--opt-level 0-3] -o OUT",
        "compile a model (ONNX file or zoo name) into one deployable artifact", &CompileCommand, {}},
@@ -49,7 +50,6 @@ namespace {
 void PrintHelp() {
   std::printf("usage: tunefarm COMMAND [ARGS]\n\ncommands:\n");
   for (const Command& c : Commands()) std::printf("  %-8s %s\n           %s\n", c.name, c.help, c.usage);
-  std::printf("\ntuner-daemon and the end-to-end main job arrive with the rest of the tuner issue.\n");
 }
 
 }  // namespace

@@ -43,18 +43,7 @@ std::vector<float> PerChannel(const Value& c, int64_t channels, size_t rank) {
   return out;
 }
 
-void SetString(Node* n, const char* name, const std::string& v) {
-  Attribute a;
-  a.kind = Attribute::kString;
-  a.s = v;
-  n->attrs[name] = a;
-}
-void SetFloat(Node* n, const char* name, float v) {
-  Attribute a;
-  a.kind = Attribute::kFloat;
-  a.f = v;
-  n->attrs[name] = a;
-}
+bool HasActivation(const Node& n) { return n.epilogue.activation != FusedActivation::kNone; }
 
 }  // namespace
 
@@ -62,7 +51,7 @@ int FuseEpilogues(Graph* g) {
   int absorbed = 0;
   for (size_t ni = 0; ni < g->nodes.size(); ++ni) {
     const int64_t channels = OutputChannels(*g, g->nodes[ni]);
-    if (channels == 0 || !g->nodes[ni].GetString("_activation", "").empty()) continue;
+    if (channels == 0 || HasActivation(g->nodes[ni])) continue;
     const size_t rank = g->values[size_t(g->nodes[ni].outputs[0])].shape.size();
     std::vector<int> uses = CountUses(*g);
     std::map<int, std::vector<size_t>> readers;
@@ -82,7 +71,7 @@ int FuseEpilogues(Graph* g) {
         int other = next.inputs[0] == out ? next.inputs[1] : next.inputs[0];
         const Value& ov = g->values[size_t(other)];
         std::vector<float> bias = PerChannel(ov, channels, rank);
-        if (!bias.empty() && !has_residual && g->nodes[ni].GetString("_activation", "").empty()) {
+        if (!bias.empty() && !has_residual && !HasActivation(g->nodes[ni])) {
           Node& n = g->nodes[ni];
           if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
             const auto& old = g->values[size_t(n.inputs[2])].constant;
@@ -103,7 +92,7 @@ int FuseEpilogues(Graph* g) {
           absorbed_next = true;
         }
       } else if (next.op_type == "Relu") {
-        SetString(&g->nodes[ni], "_activation", "relu");
+        g->nodes[ni].epilogue.activation = FusedActivation::kRelu;
         absorbed_next = true;
       } else if (next.op_type == "Clip") {
         float lo = next.GetFloat("min", -3.4e38f), hi = next.GetFloat("max", 3.4e38f);
@@ -118,9 +107,7 @@ int FuseEpilogues(Graph* g) {
           (i == 1 ? lo : hi) = c->f32[0];
         }
         if (constant_bounds) {
-          SetString(&g->nodes[ni], "_activation", lo == 0.0f && hi == 6.0f ? "relu6" : "clip");
-          SetFloat(&g->nodes[ni], "_clip_min", lo);
-          SetFloat(&g->nodes[ni], "_clip_max", hi);
+          g->nodes[ni].epilogue = NodeEpilogue{FusedActivation::kClip, lo, hi};
           absorbed_next = true;
         }
       }
@@ -135,7 +122,7 @@ int FuseEpilogues(Graph* g) {
       next.outputs.clear();
       ++absorbed;
       uses = CountUses(*g);
-      if (!g->nodes[ni].GetString("_activation", "").empty()) break;
+      if (HasActivation(g->nodes[ni])) break;
     }
     // The fused node runs where its last absorbed node ran: a residual may be computed between
     // the conv and the add (ResNet's downsample branch).

@@ -1,4 +1,4 @@
-// tunefarm tasks MODEL [--target T] [--json]
+// tunefarm tasks MODEL [--target T] [--opt-level 0-3] [--json]
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -9,9 +9,9 @@
 namespace tunefarm::cli {
 
 int TasksCommand(const Args& args) {
-  const char* usage = "usage: tunefarm tasks MODEL [--target T] [--json]";
+  const char* usage = "usage: tunefarm tasks MODEL [--target T] [--opt-level 0-3] [--json]";
   for (const auto& [flag, value] : args.flags) {
-    if (flag != "--target" && flag != "--json") {
+    if (flag != "--target" && flag != "--json" && flag != "--opt-level") {
       std::fprintf(stderr, "tunefarm tasks: unknown flag %s\n%s\n", flag.c_str(), usage);
       return 2;
     }
@@ -25,7 +25,13 @@ int TasksCommand(const Args& args) {
     std::fprintf(stderr, "tunefarm tasks: %s\n", target.status().message().c_str());
     return 1;
   }
-  auto tasks = compiler::ExtractTasks(args.positional[0], *target);
+  // The same graph pipeline as `tunefarm compile --opt-level N`: the tasks are the kernels it tunes.
+  const std::string level = args.Get("--opt-level", "3");
+  if (level.size() != 1 || level[0] < '0' || level[0] > '3') {
+    std::fprintf(stderr, "tunefarm tasks: --opt-level must be 0, 1, 2 or 3, got '%s'\n", level.c_str());
+    return 2;
+  }
+  auto tasks = compiler::ExtractTasks(args.positional[0], *target, level[0] - '0');
   if (!tasks.ok()) {
     std::fprintf(stderr, "tunefarm tasks: %s\n", tasks.status().message().c_str());
     return 1;

@@ -22,9 +22,11 @@ struct Task {
   std::vector<std::string> nodes;   // the model nodes that run it
 };
 
-// Loads MODEL (an .onnx path or a zoo name such as resnet-18), infers shapes, folds batch norms into convolutions, removes dead
-// nodes, and lists the tunable tasks in first-occurrence order. Errors name the model and node.
-Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target);
+// Loads MODEL (an .onnx path or a zoo name such as resnet-18), runs the compiler's graph pipeline
+// and lowering at opt_level (as `tunefarm compile -O` does; default 3) without generating code,
+// and lists the plan's tunable kernels as tasks in first-occurrence order: exactly the workloads
+// `compile` would look up in the records. Errors name the model and node.
+Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target, int opt_level = 3);
 
 }  // namespace tunefarm::compiler
 

@@ -1,0 +1,68 @@
+#include "compiler/model/optimize.h"
+
+#include <chrono>
+#include <functional>
+
+#include "compiler/graph/passes/fold_batch_norm.h"
+#include "compiler/graph/passes/fuse_epilogues.h"
+#include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/graph/passes/remove_dead_nodes.h"
+#include "compiler/model/fold_constants.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+struct GraphPass {
+  const char* name;
+  int min_opt_level;
+  std::function<Result<int>(graph::Graph*)> run;
+};
+
+const std::vector<GraphPass>& Passes() {
+  static const std::vector<GraphPass> kPasses = {
+      {"infer_shapes", 0, [](graph::Graph* g) -> Result<int> {
+         TUNEFARM_RETURN_IF_ERROR(graph::InferShapes(g));
+         return -1;
+       }},
+      // Before batch-norm folding: a weight computed from constants (Transpose, Mul) must be a
+      // constant for the conv it feeds to be folded and tuned.
+      {"fold_constants", 1, [](graph::Graph* g) { return FoldConstants(g); }},
+      {"fold_batch_norm", 1, [](graph::Graph* g) -> Result<int> { return graph::FoldBatchNorm(g); }},
+      {"fuse_epilogues", 2, [](graph::Graph* g) -> Result<int> { return graph::FuseEpilogues(g); }},
+      {"remove_dead_nodes", 0, [](graph::Graph* g) -> Result<int> { return graph::RemoveDeadNodes(g); }},
+  };
+  return kPasses;
+}
+
+}  // namespace
+
+const std::vector<std::string>& GraphPassNames() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const GraphPass& p : Passes()) names.push_back(p.name);
+    return names;
+  }();
+  return kNames;
+}
+
+Status Optimize(graph::Graph* g, int opt_level, const Target& target, const OptimizeOptions& options) {
+  (void)target;  // the passes are target-independent today; GPU fusion will read it
+  if (opt_level < 0 || opt_level > 3) {
+    return Status::InvalidArgument("opt level " + std::to_string(opt_level) + " is not one of 0, 1, 2, 3");
+  }
+  for (const GraphPass& pass : Passes()) {
+    if (opt_level < pass.min_opt_level) continue;
+    const auto start = std::chrono::steady_clock::now();
+    TUNEFARM_ASSIGN_OR_RETURN(int changed, pass.run(g));
+    if (options.timings) {
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      options.timings->push_back({pass.name, ms, changed});
+    }
+    if (options.dump && (options.dump_after == "all" || options.dump_after == pass.name)) {
+      *options.dump << "// ---- graph after " << pass.name << "\n" << g->ToString();
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,393 @@
+// Element-wise operators: activations and math (unary), broadcasting arithmetic, comparisons and
+// logic (binary), Where, Cast. Unary operators and per-channel binary operators keep the blocked
+// NCHW[x]c layout of their input, so a chain of them between convolutions costs no conversion.
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/ir/ir_operators.h"
+#include "compiler/operators/constant_eval.h"
+#include "compiler/operators/infer_context.h"
+#include "compiler/operators/lower_context.h"
+#include "compiler/operators/registry.h"
+#include "compiler/ops/ops.h"
+
+namespace tunefarm::operators {
+namespace {
+
+using graph::Attribute;
+using graph::ConstantData;
+using graph::DataType;
+using graph::Node;
+using Fold = Result<std::vector<ConstantData>>;
+
+constexpr auto kInt = Attribute::kInt;
+constexpr auto kFloat = Attribute::kFloat;
+constexpr auto kString = Attribute::kString;
+
+// --- unary ----------------------------------------------------------------------------------
+struct UnaryEntry {
+  const char* op;
+  ops::UnaryKind kind;
+  bool float_only;
+};
+constexpr UnaryEntry kUnary[] = {
+    {"Relu", ops::UnaryKind::kRelu, false},          {"LeakyRelu", ops::UnaryKind::kLeakyRelu, true},
+    {"Sigmoid", ops::UnaryKind::kSigmoid, true},     {"HardSigmoid", ops::UnaryKind::kHardSigmoid, true},
+    {"HardSwish", ops::UnaryKind::kHardSwish, true}, {"Tanh", ops::UnaryKind::kTanh, true},
+    {"Clip", ops::UnaryKind::kClip, false},          {"Exp", ops::UnaryKind::kExp, true},
+    {"Log", ops::UnaryKind::kLog, true},             {"Sqrt", ops::UnaryKind::kSqrt, true},
+    {"Reciprocal", ops::UnaryKind::kReciprocal, true}, {"Neg", ops::UnaryKind::kNeg, false},
+    {"Abs", ops::UnaryKind::kAbs, false},            {"Floor", ops::UnaryKind::kFloor, true},
+    {"Erf", ops::UnaryKind::kErf, true},             {"Gelu", ops::UnaryKind::kGelu, true},
+    {"Not", ops::UnaryKind::kNot, false},
+};
+
+const UnaryEntry& UnaryFor(const std::string& op) {
+  return *std::find_if(std::begin(kUnary), std::end(kUnary), [&](const UnaryEntry& e) { return op == e.op; });
+}
+
+Result<ops::UnaryParams> ParseUnary(const NodeView& v) {
+  const Node& n = v.node();
+  ops::UnaryParams p;
+  p.kind = UnaryFor(n.op_type).kind;
+  if (n.op_type == "LeakyRelu") p.alpha = n.GetFloat("alpha", 0.01f);
+  if (n.op_type == "HardSigmoid") {
+    p.alpha = n.GetFloat("alpha", 0.2f);
+    p.beta = n.GetFloat("beta", 0.5f);
+  }
+  if (n.op_type == "Gelu") {
+    const std::string approx = n.GetString("approximate", "none");
+    if (approx != "none" && approx != "tanh") return v.Fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
+    if (approx == "tanh") p.kind = ops::UnaryKind::kGeluTanh;
+  }
+  if (n.op_type == "Clip") {
+    p.lo = n.GetFloat("min", p.lo);
+    p.hi = n.GetFloat("max", p.hi);
+    for (size_t i = 1; i < 3; ++i) {
+      if (!v.HasInput(i) || !v.In(i).constant) continue;  // a runtime bound is read by the kernel
+      TUNEFARM_ASSIGN_OR_RETURN(auto bound, v.OptionalConstScalar(i, i == 1 ? "min" : "max"));
+      (i == 1 ? p.lo : p.hi) = *bound;
+    }
+  }
+  return p;
+}
+
+Status InferUnary(InferContext& cx) {
+  const UnaryEntry& e = UnaryFor(cx.node().op_type);
+  if (e.float_only && cx.In(0).dtype != DataType::kFloat32) {
+    return cx.Fail(std::string(e.op) + " takes float32 tensors, got " + graph::DataTypeName(cx.In(0).dtype));
+  }
+  if (e.kind == ops::UnaryKind::kNot && cx.In(0).dtype != DataType::kBool) return cx.Fail("Not takes bool tensors");
+  for (size_t i = 1; i < cx.num_inputs(); ++i) {
+    if (cx.HasInput(i) && Product(cx.Shape(i)) != 1) return cx.Fail("Clip bounds must be scalars");
+  }
+  TUNEFARM_RETURN_IF_ERROR(ParseUnary(cx).status());
+  cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
+  return Status::OK();
+}
+
+// Only what is exact in float (or integer) arithmetic folds; transcendental functions run in the
+// kernel, whose approximations may differ from libm in the last bit.
+Fold FoldUnary(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(ops::UnaryParams p, ParseUnary(cx));
+  const DataType dt = cx.In(0).dtype;
+  std::function<double(double)> f;
+  switch (p.kind) {
+    case ops::UnaryKind::kRelu: f = [](double x) { return x > 0 ? x : 0.0; }; break;
+    case ops::UnaryKind::kNeg: f = [](double x) { return -x; }; break;
+    case ops::UnaryKind::kAbs: f = [](double x) { return std::fabs(x); }; break;
+    case ops::UnaryKind::kFloor: f = [](double x) { return std::floor(x); }; break;
+    case ops::UnaryKind::kSqrt: f = [](double x) { return double(std::sqrt(float(x))); }; break;
+    case ops::UnaryKind::kReciprocal: f = [](double x) { return double(1.0f / float(x)); }; break;
+    case ops::UnaryKind::kNot: f = [](double x) { return x == 0 ? 1.0 : 0.0; }; break;
+    case ops::UnaryKind::kClip: f = [p](double x) { return std::min(double(p.hi), std::max(double(p.lo), x)); }; break;
+    default: return Status::Unimplemented("not folded");
+  }
+  if (dt != DataType::kFloat32 && p.kind != ops::UnaryKind::kClip) {
+    return std::vector<ConstantData>{MapBroadcastInt(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<int64_t>& v) {
+      return int64_t(f(double(v[0])));
+    })};
+  }
+  return std::vector<ConstantData>{MapBroadcast(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<double>& v) { return f(v[0]); })};
+}
+
+Status LowerUnary(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(ops::UnaryParams p, ParseUnary(NodeView(cx.graph(), n)));
+  std::vector<size_t> runtime_bounds;  // Clip bounds computed at run time: read from their tensors
+  for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+    if (n.inputs[i] >= 0 && !cx.V(n.inputs[i]).constant) runtime_bounds.push_back(i);
+  }
+  if (!runtime_bounds.empty()) {
+    std::vector<size_t> inputs = {0};
+    inputs.insert(inputs.end(), runtime_bounds.begin(), runtime_bounds.end());
+    return cx.EmitPlain(n, inputs, [p, runtime_bounds](const std::vector<ir::Tensor>& ts) {
+      return te::Compute(ts[0]->name + ".clip", ts[0]->shape, [&](const std::vector<ir::Expr>& i) {
+        ir::Expr v = ops::ApplyUnary(te::Read(ts[0], i), p);
+        for (size_t b = 0; b < runtime_bounds.size(); ++b) {
+          const ir::Expr bound = ops::ReadScalar(ts[1 + b]);
+          v = runtime_bounds[b] == 1 ? ir::max(v, bound) : ir::min(v, bound);  // NOLINT
+        }
+        return v;
+      });
+    });
+  }
+  const int in = n.inputs[0];
+  const int64_t block = cx.Preferred(in);
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(in, block));
+  const int t = cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], p); }, cx.OutType(n),
+                        cx.V(n.outputs[0]).name);
+  cx.Define(n.outputs[0], t, block);
+  return Status::OK();
+}
+
+// --- binary ---------------------------------------------------------------------------------
+struct BinaryEntry {
+  const char* op;
+  ops::BinaryKind kind;
+  bool to_bool;     // comparisons and logic produce bool
+  bool bool_input;  // And, Or
+};
+constexpr BinaryEntry kBinary[] = {
+    {"Add", ops::BinaryKind::kAdd, false, false},     {"Sub", ops::BinaryKind::kSub, false, false},
+    {"Mul", ops::BinaryKind::kMul, false, false},     {"Div", ops::BinaryKind::kDiv, false, false},
+    {"Pow", ops::BinaryKind::kPow, false, false},     {"Max", ops::BinaryKind::kMax, false, false},
+    {"Min", ops::BinaryKind::kMin, false, false},     {"Equal", ops::BinaryKind::kEqual, true, false},
+    {"Less", ops::BinaryKind::kLess, true, false},    {"Greater", ops::BinaryKind::kGreater, true, false},
+    {"And", ops::BinaryKind::kAnd, true, true},       {"Or", ops::BinaryKind::kOr, true, true},
+};
+
+const BinaryEntry& BinaryFor(const std::string& op) {
+  return *std::find_if(std::begin(kBinary), std::end(kBinary), [&](const BinaryEntry& e) { return op == e.op; });
+}
+
+Status InferBinary(InferContext& cx) {
+  const BinaryEntry& e = BinaryFor(cx.node().op_type);
+  const bool variadic = e.kind == ops::BinaryKind::kMax || e.kind == ops::BinaryKind::kMin;
+  if (variadic) {  // Max and Min take one or more inputs
+    std::vector<int64_t> shape = cx.Shape(0);
+    for (size_t i = 1; i < cx.num_inputs(); ++i) {
+      if (!cx.HasInput(i) || cx.In(i).dtype != cx.In(0).dtype) return cx.Fail("inputs must be present and of one type");
+      auto s = graph::BroadcastShapes(shape, cx.Shape(i));
+      if (!s.ok()) return cx.Fail(s.status().message());
+      shape = *s;
+    }
+    cx.SetOut(0, cx.In(0).dtype, shape);
+    return Status::OK();
+  }
+  if (cx.num_inputs() != 2 || !cx.HasInput(1)) return cx.Fail("takes exactly two inputs");
+  // Pow's exponent may have another type (integer exponents of float bases).
+  if (e.kind != ops::BinaryKind::kPow && cx.In(0).dtype != cx.In(1).dtype) {
+    return cx.Fail(std::string("operands have different types: ") + graph::DataTypeName(cx.In(0).dtype) + " and " +
+                   graph::DataTypeName(cx.In(1).dtype));
+  }
+  if (e.kind == ops::BinaryKind::kPow && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Pow takes a float32 base");
+  auto s = graph::BroadcastShapes(cx.Shape(0), cx.Shape(1));
+  if (!s.ok()) return cx.Fail(s.status().message());
+  cx.SetOut(0, e.to_bool ? DataType::kBool : cx.In(0).dtype, *s);
+  return Status::OK();
+}
+
+Fold FoldBinary(InferContext& cx) {
+  const BinaryEntry& e = BinaryFor(cx.node().op_type);
+  if (cx.num_inputs() != 2) return Status::Unimplemented("not folded");
+  const DataType in_t = cx.In(0).dtype, out_t = cx.Out(0).dtype;
+  const std::vector<const ConstantData*> inputs = {&cx.Const(0), &cx.Const(1)};
+  if (in_t != DataType::kFloat32) {
+    if (e.kind == ops::BinaryKind::kPow) return Status::Unimplemented("not folded");
+    for (int64_t d : cx.Const(1).i64) {
+      if (d == 0 && e.kind == ops::BinaryKind::kDiv) return cx.Fail("integer division by zero");
+    }
+    return std::vector<ConstantData>{MapBroadcastInt(out_t, cx.Out(0).shape, inputs, [&](const std::vector<int64_t>& v) -> int64_t {
+      const int64_t a = v[0], b = v[1];
+      switch (e.kind) {
+        case ops::BinaryKind::kAdd: return int64_t(uint64_t(a) + uint64_t(b));
+        case ops::BinaryKind::kSub: return int64_t(uint64_t(a) - uint64_t(b));
+        case ops::BinaryKind::kMul: return int64_t(uint64_t(a) * uint64_t(b));
+        case ops::BinaryKind::kDiv: return (a == INT64_MIN && b == -1) ? a : a / b;  // truncates, as the kernel
+        case ops::BinaryKind::kMax: return std::max(a, b);
+        case ops::BinaryKind::kMin: return std::min(a, b);
+        case ops::BinaryKind::kEqual: return a == b;
+        case ops::BinaryKind::kLess: return a < b;
+        case ops::BinaryKind::kGreater: return a > b;
+        case ops::BinaryKind::kAnd: return a && b;
+        case ops::BinaryKind::kOr: return a || b;
+        case ops::BinaryKind::kPow: break;
+      }
+      return 0;
+    })};
+  }
+  if (e.kind == ops::BinaryKind::kPow) return Status::Unimplemented("not folded");
+  return std::vector<ConstantData>{MapBroadcast(out_t, cx.Out(0).shape, inputs, [&](const std::vector<double>& v) -> double {
+    const float a = float(v[0]), b = float(v[1]);
+    switch (e.kind) {
+      case ops::BinaryKind::kAdd: return a + b;
+      case ops::BinaryKind::kSub: return a - b;
+      case ops::BinaryKind::kMul: return a * b;
+      case ops::BinaryKind::kDiv: return a / b;
+      case ops::BinaryKind::kMax: return std::max(a, b);
+      case ops::BinaryKind::kMin: return std::min(a, b);
+      case ops::BinaryKind::kEqual: return a == b;
+      case ops::BinaryKind::kLess: return a < b;
+      case ops::BinaryKind::kGreater: return a > b;
+      case ops::BinaryKind::kAnd: return a != 0 && b != 0;
+      case ops::BinaryKind::kOr: return a != 0 || b != 0;
+      case ops::BinaryKind::kPow: break;
+    }
+    return 0;
+  })};
+}
+
+// Blocked when one operand lives blocked and the other either has its shape or is a float
+// constant that broadcasts per channel (packed to the blocked shape at compile time).
+Status LowerBinary(LowerContext& cx, const Node& n) {
+  const ops::BinaryKind kind = BinaryFor(n.op_type).kind;
+  if (n.inputs.size() != 2) {  // variadic Max/Min: one kernel over all inputs
+    std::vector<size_t> inputs;
+    for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(i);
+    const auto shape = cx.V(n.outputs[0]).shape;
+    return cx.EmitPlain(n, inputs, [kind, shape](const std::vector<ir::Tensor>& ts) {
+      ir::Tensor acc = ops::Expand(ts[0], shape);
+      for (size_t i = 1; i < ts.size(); ++i) acc = ops::Binary(acc, ts[i], kind);
+      return acc;
+    });
+  }
+  const int a = n.inputs[0], b = n.inputs[1];
+  const auto& out_shape = cx.V(n.outputs[0]).shape;
+  int64_t block = 0;
+  int ta = -1, tb = -1;
+  for (int primary : {a, b}) {
+    const int other = primary == a ? b : a;
+    const int64_t k = cx.V(primary).constant ? 0 : cx.Preferred(primary);
+    if (k == 0 || block != 0 || cx.V(primary).shape != out_shape) continue;
+    const graph::Value& ov = cx.V(other);
+    int t_other = -1;
+    if (!ov.constant && ov.shape == out_shape) {
+      TUNEFARM_ASSIGN_OR_RETURN(t_other, cx.Get(other, k));
+    } else if (ov.constant && ov.constant->dtype == DataType::kFloat32 && ov.shape.size() <= 4) {
+      // Right-aligned against N C H W: only the channel axis may exceed 1.
+      bool per_channel = true;
+      for (size_t i = 0; i < ov.shape.size(); ++i) {
+        const size_t axis = 4 - ov.shape.size() + i;
+        per_channel = per_channel && (ov.shape[i] == 1 || (axis == 1 && ov.shape[i] == out_shape[1]));
+      }
+      if (!per_channel) continue;
+      const int64_t channels = out_shape[1];
+      std::vector<float> packed(static_cast<size_t>(channels));
+      for (int64_t c = 0; c < channels; ++c) packed[size_t(c)] = ov.constant->f32[ov.constant->f32.size() == 1 ? 0 : size_t(c)];
+      t_other = cx.ParamFloats(ov.name + ".nchw" + std::to_string(k) + "c", {1, channels / k, 1, 1, k}, packed);
+    } else {
+      continue;
+    }
+    TUNEFARM_ASSIGN_OR_RETURN(int t_primary, cx.Get(primary, k));
+    block = k;
+    ta = primary == a ? t_primary : t_other;
+    tb = primary == a ? t_other : t_primary;
+  }
+  if (block == 0) {
+    TUNEFARM_ASSIGN_OR_RETURN(ta, cx.Get(a, 0));
+    TUNEFARM_ASSIGN_OR_RETURN(tb, cx.Get(b, 0));
+  }
+  const int t = cx.Emit(n.op_type, {ta, tb}, [kind](const std::vector<ir::Tensor>& i) { return ops::Binary(i[0], i[1], kind); },
+                        cx.OutType(n), cx.V(n.outputs[0]).name);
+  cx.Define(n.outputs[0], t, block);
+  return Status::OK();
+}
+
+// --- Where, Cast ----------------------------------------------------------------------------
+Status InferWhere(InferContext& cx) {
+  if (cx.num_inputs() != 3) return cx.Fail("takes three inputs");
+  if (cx.In(1).dtype != cx.In(2).dtype) return cx.Fail("X and Y have different types");
+  auto s = graph::BroadcastShapes(cx.Shape(0), cx.Shape(1));
+  if (s.ok()) s = graph::BroadcastShapes(*s, cx.Shape(2));
+  if (!s.ok()) return cx.Fail(s.status().message());
+  cx.SetOut(0, cx.In(1).dtype, *s);
+  return Status::OK();
+}
+
+Fold FoldWhere(InferContext& cx) {
+  const std::vector<const ConstantData*> in = {&cx.Const(0), &cx.Const(1), &cx.Const(2)};
+  if (cx.Out(0).dtype != DataType::kFloat32) {
+    return std::vector<ConstantData>{MapBroadcastInt(cx.Out(0).dtype, cx.Out(0).shape, in,
+                                                     [](const std::vector<int64_t>& v) { return v[0] ? v[1] : v[2]; })};
+  }
+  // The condition is bool (i64 storage), the values float.
+  ConstantData cond_as_float = *in[0];
+  cond_as_float.f32.assign(cond_as_float.i64.begin(), cond_as_float.i64.end());
+  cond_as_float.dtype = DataType::kFloat32;
+  return std::vector<ConstantData>{MapBroadcast(DataType::kFloat32, cx.Out(0).shape, {&cond_as_float, in[1], in[2]},
+                                                [](const std::vector<double>& v) { return v[0] != 0 ? v[1] : v[2]; })};
+}
+
+Status LowerWhere(LowerContext& cx, const Node& n) {
+  return cx.EmitPlain(n, {0, 1, 2}, [](const std::vector<ir::Tensor>& i) { return ops::Where(i[0], i[1], i[2]); });
+}
+
+Result<DataType> CastTarget(const NodeView& v) {
+  if (!v.node().Has("to")) return v.Fail("missing required attribute 'to'");
+  // ONNX TensorProto.DataType numbers.
+  switch (v.node().GetInt("to", 0)) {
+    case 1: return DataType::kFloat32;
+    case 2: return DataType::kUInt8;
+    case 3: return DataType::kInt8;
+    case 6: return DataType::kInt32;
+    case 7: return DataType::kInt64;
+    case 9: return DataType::kBool;
+    default:
+      return v.Fail("cast to element type " + std::to_string(v.node().GetInt("to", 0)) +
+                    " is not supported (float32, int64, int32, int8, uint8, bool)");
+  }
+}
+
+Status InferCast(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(DataType to, CastTarget(cx));
+  cx.SetOut(0, to, cx.Shape(0));
+  return Status::OK();
+}
+
+Fold FoldCast(InferContext& cx) {
+  const DataType to = cx.Out(0).dtype;
+  if (to == DataType::kFloat32 || cx.In(0).dtype == DataType::kFloat32) {
+    return std::vector<ConstantData>{MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<double>& v) { return v[0]; })};
+  }
+  return std::vector<ConstantData>{MapBroadcastInt(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<int64_t>& v) { return v[0]; })};
+}
+
+Status LowerCast(LowerContext& cx, const Node& n) {
+  const ElementType to = cx.OutType(n);
+  const ir::Type t = ToIRType(to);
+  const bool to_bool = to == ElementType::kBool;
+  if (cx.V(n.inputs[0]).dtype == cx.V(n.outputs[0]).dtype) {  // a no-op cast is a view
+    TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
+    cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);
+    return Status::OK();
+  }
+  return cx.EmitPlain(n, {0}, [t, to_bool](const std::vector<ir::Tensor>& i) { return ops::Cast(i[0], t, to_bool); });
+}
+
+}  // namespace
+
+std::vector<OperatorDef> ElementwiseOperators() {
+  std::vector<OperatorDef> ops = {
+      {"LeakyRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, ""},
+      {"HardSigmoid", "elementwise", {{"alpha", kFloat}, {"beta", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, ""},
+      {"Clip", "elementwise", {{"min", kFloat}, {"max", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr,
+       "bounds: attributes before opset 11, inputs from 11 (constant or runtime scalars)"},
+      {"Gelu", "elementwise", {{"approximate", kString}}, InferUnary, FoldUnary, LowerUnary, nullptr, "opset 20; erf or tanh form"},
+      {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, ""},
+      {"Cast", "elementwise", {{"to", kInt, true}, {"saturate", kInt}}, InferCast, FoldCast, LowerCast, nullptr,
+       "float32, int64, int32, int8, uint8, bool; saturate (opset 19) only concerns float8"},
+  };
+  for (const UnaryEntry& e : kUnary) {
+    const std::string op = e.op;
+    if (op == "LeakyRelu" || op == "HardSigmoid" || op == "Clip" || op == "Gelu") continue;  // listed above with attributes
+    ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, e.float_only ? "float32" : ""});
+  }
+  for (const BinaryEntry& e : kBinary) {
+    ops.push_back({e.op, "elementwise", {{"broadcast", kInt}, {"axis", kInt}}, InferBinary, FoldBinary, LowerBinary, nullptr,
+                   "numpy broadcasting (legacy broadcast/axis attributes must describe the same)"});
+  }
+  return ops;
+}
+
+}  // namespace tunefarm::operators

@@ -1,0 +1,94 @@
+// LowerContext: the state of lowering one graph into a ModelPlan, as operators' lowering functions
+// see it (model/lower_graph.cc drives it; the registry's lower_cpu functions call into it).
+//
+// Tensors: every graph value gets artifact tensors, one per layout it is needed in (block 0 is
+// plain N C H W, block b > 0 is NCHW[b]c); Get(value, block) returns the tensor of a value in a
+// layout, emitting one layout-change kernel the first time a layout is asked for. Define records
+// the tensor an operator computed for its output. Emit adds one untuned kernel (a compute
+// definition from compiler/ops scheduled by ScheduleGeneric). Tunable kernels (conv2d, dense)
+// are added by nn_ops.cc through ChooseConfig and AddKernel.
+#ifndef TUNEFARM_COMPILER_OPERATORS_LOWER_CONTEXT_H_
+#define TUNEFARM_COMPILER_OPERATORS_LOWER_CONTEXT_H_
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "compiler/model/lower_graph.h"
+
+namespace tunefarm::operators {
+
+using TensorFn = std::function<ir::Tensor(const std::vector<ir::Tensor>&)>;
+using runtime::ArtifactTensor;
+using runtime::ElementType;
+
+ElementType ToElementType(graph::DataType t);
+ir::Type ToIRType(ElementType t);
+
+class LowerContext {
+ public:
+  LowerContext(const graph::Graph& g, const compiler::Target& t, const compiler::LowerGraphOptions& o)
+      : g_(g), target_(t), options_(o), values_(g.values.size()) {}
+
+  Result<compiler::ModelPlan> Run();
+
+  // --- what operators read ---
+  const graph::Graph& graph() const { return g_; }
+  const compiler::Target& target() const { return target_; }
+  bool plan_layouts() const { return options_.plan_layouts; }
+  const graph::Value& V(int value) const { return g_.values[size_t(value)]; }
+  const ArtifactTensor& T(int id) const { return plan_.artifact.tensors[size_t(id)]; }
+  ElementType OutType(const graph::Node& n, size_t k = 0) const { return ToElementType(V(n.outputs[k]).dtype); }
+  Status Fail(const graph::Node& n, const std::string& why) const {
+    return Status::Unimplemented(g_.Describe(n) + ": " + why);
+  }
+
+  // --- tensors ---
+  int NewTensor(const std::string& name, ArtifactTensor::Kind kind, ElementType dtype, std::vector<int64_t> shape);
+  int AddParam(const std::string& name, ElementType dtype, std::vector<int64_t> shape, const void* data, size_t bytes);
+  int ParamFromConstant(const std::string& name, const graph::ConstantData& c);
+  int ParamFloats(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v) {
+    return AddParam(name, ElementType::kFloat32, std::move(shape), v.data(), v.size() * 4);
+  }
+  // A tensor sharing `tensor`'s storage under another shape (reshapes cost nothing).
+  int View(int tensor, const std::vector<int64_t>& shape, const std::string& name);
+  void Define(int value, int tensor, int64_t block) {
+    values_[size_t(value)].by_block[block] = tensor;
+    values_[size_t(value)].home_block = block;
+  }
+  // The tensor of a value in a layout, converting (once) when needed.
+  Result<int> Get(int value, int64_t block);
+  // The layout a layout-agnostic consumer reads a value in.
+  int64_t Preferred(int value) const { return options_.plan_layouts ? values_[size_t(value)].home_block : 0; }
+
+  // --- kernels ---
+  int Emit(const std::string& op, const std::vector<int>& inputs, const TensorFn& fn, ElementType out_dtype,
+           const std::string& out_name);
+  // The common case: node inputs `inputs` read in plain layout, one kernel, output 0 defined plain.
+  Status EmitPlain(const graph::Node& n, const std::vector<size_t>& inputs, const TensorFn& fn);
+  // The record's config index for a tunable workload, else the fallback (one warning per workload).
+  Result<int64_t> ChooseConfig(const compiler::Workload& w, std::string* source);
+  void AddTunableKernel(compiler::PlannedKernel k);
+
+ private:
+  struct ValueState {
+    std::map<int64_t, int> by_block;  // layout block -> tensor
+    int64_t home_block = 0;
+  };
+  Status LowerOutputs();
+
+  const graph::Graph& g_;
+  const compiler::Target& target_;
+  const compiler::LowerGraphOptions& options_;
+  std::vector<ValueState> values_;
+  compiler::ModelPlan plan_;
+  std::set<std::string> warned_;
+  Status emit_error_;  // the first kernel whose type did not match its output (see Emit)
+};
+
+}  // namespace tunefarm::operators
+
+#endif  // TUNEFARM_COMPILER_OPERATORS_LOWER_CONTEXT_H_

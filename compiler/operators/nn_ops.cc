@@ -1,0 +1,522 @@
+// Neural-network operators: Conv, Gemm, MatMul (tunable templates where the workload fits, a
+// direct untuned kernel otherwise), pooling, normalization, Softmax, Dropout.
+#include <algorithm>
+
+#include "compiler/ir/ir_operators.h"
+#include "compiler/model/node_workload.h"
+#include "compiler/operators/constant_eval.h"
+#include "compiler/operators/infer_context.h"
+#include "compiler/operators/lower_context.h"
+#include "compiler/operators/registry.h"
+#include "compiler/ops/ops.h"
+#include "compiler/schedule/op_template.h"
+#include "tunefarm/compiler/kernel.h"
+
+namespace tunefarm::operators {
+namespace {
+
+using graph::Attribute;
+using graph::DataType;
+using graph::Node;
+
+constexpr auto kInt = Attribute::kInt;
+constexpr auto kInts = Attribute::kInts;
+constexpr auto kFloat = Attribute::kFloat;
+constexpr auto kString = Attribute::kString;
+
+// --- windows (Conv, pooling) ----------------------------------------------------------------
+// Output extent of a windowed op along one spatial axis.
+Result<int64_t> WindowOut(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad_begin, int64_t pad_end,
+                          bool ceil_mode) {
+  const int64_t eff = dil * (k - 1) + 1;
+  const int64_t span = in + pad_begin + pad_end - eff;
+  if (k < 1 || dil < 1) return Status::InvalidArgument("kernel and dilation must be positive");
+  if (span < 0 || stride < 1) return Status::InvalidArgument("window larger than the padded input");
+  return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+}
+
+// Resolves ONNX auto_pad into explicit pads [begin..., end...].
+Status ResolvePads(const Node& n, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
+                   const std::vector<int64_t>& strides, const std::vector<int64_t>& dil, std::vector<int64_t>* pads) {
+  const size_t sp = kernel.size();
+  const std::string auto_pad = n.GetString("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") {
+    *pads = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
+    if (pads->size() != 2 * sp) return Status::InvalidArgument("pads must have " + std::to_string(2 * sp) + " values");
+    for (int64_t p : *pads) {
+      if (p < 0) return Status::InvalidArgument("negative pads");
+    }
+    return Status::OK();
+  }
+  pads->assign(2 * sp, 0);
+  if (auto_pad == "VALID") return Status::OK();
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return Status::InvalidArgument("unsupported auto_pad '" + auto_pad + "'");
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t out = (in[i] + strides[i] - 1) / strides[i];
+    const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1 - in[i]);
+    const int64_t small = total / 2, big = total - small;
+    (*pads)[i] = auto_pad == "SAME_UPPER" ? small : big;
+    (*pads)[i + sp] = auto_pad == "SAME_UPPER" ? big : small;
+  }
+  return Status::OK();
+}
+
+// Writes the resolved window back as plain attributes (auto_pad becomes explicit pads), so the
+// lowering and the workload read one form.
+void Canonicalize(Node* n, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                  const std::vector<int64_t>& dil, const std::vector<int64_t>& pads) {
+  auto set = [&](const char* name, const std::vector<int64_t>& v) {
+    Attribute a;
+    a.kind = Attribute::kInts;
+    a.ints = v;
+    n->attrs[name] = a;
+  };
+  set("kernel_shape", kernel);
+  set("strides", strides);
+  set("dilations", dil);
+  set("pads", pads);
+  n->attrs.erase("auto_pad");
+}
+
+// Kernel, strides, dilations, pads; checks and canonicalizes; returns the output's spatial extents.
+Result<std::vector<int64_t>> InferWindow(InferContext& cx, std::vector<int64_t> kernel, bool dilated, bool ceil_mode) {
+  const auto& x = cx.Shape(0);
+  const size_t sp = x.size() - 2;
+  std::vector<int64_t> strides = cx.node().GetInts("strides", std::vector<int64_t>(sp, 1));
+  std::vector<int64_t> dil = dilated ? cx.node().GetInts("dilations", std::vector<int64_t>(sp, 1)) : std::vector<int64_t>(sp, 1);
+  if (kernel.size() != sp || strides.size() != sp || dil.size() != sp) {
+    return cx.Fail("kernel_shape, strides and dilations must have " + std::to_string(sp) + " values");
+  }
+  std::vector<int64_t> pads;
+  Status s = ResolvePads(cx.node(), std::vector<int64_t>(x.begin() + 2, x.end()), kernel, strides, dil, &pads);
+  if (!s.ok()) return cx.Fail(s.message());
+  Canonicalize(&cx.mutable_node(), kernel, strides, dil, pads);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < sp; ++i) {
+    auto o = WindowOut(x[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[sp + i], ceil_mode);
+    if (!o.ok()) return cx.Fail(o.status().message());
+    out.push_back(*o);
+  }
+  return out;
+}
+
+// --- Conv -----------------------------------------------------------------------------------
+Status InferConv(InferContext& cx) {
+  const auto& x = cx.Shape(0);
+  if (!cx.HasInput(1)) return cx.Fail("missing the weight input");
+  const auto& w = cx.Shape(1);
+  if (x.size() < 3 || x.size() > 5) return cx.Fail("Conv needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
+  if (w.size() != x.size()) return cx.Fail("Conv weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
+  const int64_t group = cx.node().GetInt("group", 1);
+  if (group < 1 || x[1] != w[1] * group || w[0] % group != 0) {
+    return cx.Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " + std::to_string(group));
+  }
+  if (cx.HasInput(2) && (cx.Shape(2).size() != 1 || cx.Shape(2)[0] != w[0])) {
+    return cx.Fail("bias " + ShapeStr(cx.Shape(2)) + " must be [" + std::to_string(w[0]) + "]");
+  }
+  std::vector<int64_t> kernel = cx.node().GetInts("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
+  if (kernel.size() == w.size() - 2 && !std::equal(kernel.begin(), kernel.end(), w.begin() + 2)) {
+    return cx.Fail("kernel_shape " + ShapeStr(kernel) + " differs from the weight " + ShapeStr(w));
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> spatial, InferWindow(cx, kernel, true, false));
+  std::vector<int64_t> out = {x[0], w[0]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  cx.SetOut(0, DataType::kFloat32, out);
+  return Status::OK();
+}
+
+// The untuned activation a fused node applies last.
+ops::UnaryParams FusedActivation(const Node& n) {
+  ops::UnaryParams p;
+  if (n.epilogue.activation == graph::FusedActivation::kRelu) p.kind = ops::UnaryKind::kRelu;
+  if (n.epilogue.activation == graph::FusedActivation::kClip) {
+    p.kind = ops::UnaryKind::kClip;
+    p.lo = n.epilogue.clip_min;
+    p.hi = n.epilogue.clip_max;
+  }
+  return p;
+}
+
+compiler::Epilogue TemplateEpilogue(const Node& n) {
+  compiler::Epilogue ep;
+  ep.bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  ep.residual = n.inputs.size() > 3 && n.inputs[3] >= 0;
+  switch (n.epilogue.activation) {
+    case graph::FusedActivation::kNone: break;
+    case graph::FusedActivation::kRelu: ep.activation = compiler::Activation::kRelu; break;
+    case graph::FusedActivation::kClip:
+      ep.activation = n.epilogue.clip_min == 0.0f && n.epilogue.clip_max == 6.0f ? compiler::Activation::kRelu6
+                                                                                  : compiler::Activation::kClip;
+      ep.clip_min = n.epilogue.clip_min;
+      ep.clip_max = n.epilogue.clip_max;
+      break;
+  }
+  return ep;
+}
+
+// Conv weights [K, C/groups, KH, KW] packed to the template's layout (see the templates' headers).
+std::vector<float> PackConvWeights(const graph::ConstantData& wc, const compiler::KernelDef& def, bool depthwise) {
+  const int64_t ic_bn = def.args[0]->shape.back(), oc_bn = def.args.back()->shape.back();
+  const auto& ws = wc.shape;
+  const int64_t kh = ws[2], kw = ws[3], cg = ws[1];
+  std::vector<float> packed(size_t(def.args[1]->NumElements()));
+  for (int64_t k = 0; k < ws[0]; ++k) {
+    for (int64_t c = 0; c < cg; ++c) {
+      for (int64_t h = 0; h < kh; ++h) {
+        for (int64_t x = 0; x < kw; ++x) {
+          const float v = wc.f32[size_t(((k * cg + c) * kh + h) * kw + x)];
+          const size_t at = depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
+                                      : size_t(((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn +
+                                               (c % ic_bn) * oc_bn + k % oc_bn);
+          packed[at] = v;
+        }
+      }
+    }
+  }
+  return packed;
+}
+
+// A convolution or dense layer through its tunable template.
+Status LowerTemplate(LowerContext& cx, const Node& n, const compiler::Workload& w) {
+  std::string source;
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t index, cx.ChooseConfig(w, &source));
+  TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.template_name));
+  compiler::ConfigSpace space = tmpl->Space(w, cx.target());
+  TUNEFARM_ASSIGN_OR_RETURN(compiler::Config cfg, space.Get(index));
+  const compiler::Epilogue ep = TemplateEpilogue(n);
+  compiler::KernelDef def = tmpl->Instantiate(w, ep, cfg, cx.target());
+  const graph::ConstantData& wc = *cx.V(n.inputs[1]).constant;
+  const ir::Tensor& out_t = def.args.back();
+  const bool is_conv = n.op_type == "Conv";
+  // Gemm's alpha scales the packed weights and beta the bias: the kernel computes alpha A B + beta C.
+  const float alpha = n.op_type == "Gemm" ? n.GetFloat("alpha", 1.0f) : 1.0f;
+  const float beta = n.op_type == "Gemm" ? n.GetFloat("beta", 1.0f) : 1.0f;
+  const int64_t channels = is_conv ? wc.shape[0] : w.dense.out_features;
+  std::vector<float> bias;
+  if (ep.bias) {
+    const auto& b = *cx.V(n.inputs[2]).constant;
+    for (int64_t k = 0; k < channels; ++k) bias.push_back(beta * b.f32[b.f32.size() == 1 ? 0 : size_t(k)]);
+  }
+  const int64_t block = is_conv ? out_t->shape.back() : 0;
+  std::vector<int> args;
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], is_conv ? def.args[0]->shape.back() : 0));
+  args.push_back(x);
+  std::vector<float> packed;
+  if (is_conv) {
+    packed = PackConvWeights(wc, def, w.template_name == "depthwise_conv2d_nchwc");
+  } else {
+    const bool trans_b = n.op_type == "Gemm" && n.GetInt("transB", 0);
+    const int64_t in = w.dense.in_features, outf = w.dense.out_features;
+    const auto& ps = def.args[1]->shape;
+    packed.assign(size_t(def.args[1]->NumElements()), 0.0f);
+    for (int64_t o = 0; o < outf; ++o) {
+      for (int64_t k = 0; k < in; ++k) {
+        const float v = alpha * (trans_b ? wc.f32[size_t(o * in + k)] : wc.f32[size_t(k * outf + o)]);
+        if (ps.size() == 3) packed[size_t(((o / ps[2]) * in + k) * ps[2] + o % ps[2])] = v;  // dense_pack
+        else packed[size_t(o * in + k)] = v;                                                 // dense_nopack
+      }
+    }
+  }
+  args.push_back(cx.ParamFloats(cx.V(n.inputs[1]).name + ".packed", def.args[1]->shape, packed));
+  if (ep.bias) args.push_back(cx.ParamFloats(cx.V(n.inputs[2]).name, def.args[2]->shape, bias));
+  if (ep.residual) {
+    TUNEFARM_ASSIGN_OR_RETURN(int r, cx.Get(n.inputs[3], block));
+    args.push_back(r);
+  }
+  const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, ElementType::kFloat32, out_t->shape);
+  args.push_back(out);
+  cx.Define(n.outputs[0], out, block);
+  compiler::PlannedKernel k;
+  k.op = w.template_name + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
+  k.def = std::move(def);
+  k.args = std::move(args);
+  k.workload = w.Key();
+  k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
+  k.config_index = index;
+  k.config_source = source;
+  cx.AddTunableKernel(std::move(k));
+  return Status::OK();
+}
+
+// Conv, Gemm and MatMul: the template when the node's workload has a config space on the target,
+// else the untuned form with whatever FuseEpilogues attached.
+Status LowerLinear(LowerContext& cx, const Node& n) {
+  compiler::Workload w;
+  if (compiler::NodeWorkload(cx.graph(), n, &w) && compiler::GetConfigSpace(w, cx.target()).ok()) {
+    return LowerTemplate(cx, n, w);
+  }
+  const std::string op = n.op_type;
+  std::vector<size_t> inputs;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] >= 0) inputs.push_back(i);
+  }
+  const bool has_c = n.inputs.size() > 2 && n.inputs[2] >= 0, has_res = n.inputs.size() > 3 && n.inputs[3] >= 0;
+  const ops::UnaryParams act = FusedActivation(n);
+  ops::ConvParams cp;
+  if (op == "Conv") {
+    cp.strides = n.GetInts("strides");
+    cp.dilations = n.GetInts("dilations");
+    const auto pads = n.GetInts("pads");
+    cp.pads_begin.assign(pads.begin(), pads.begin() + int64_t(pads.size() / 2));
+    cp.groups = n.GetInt("group", 1);
+  }
+  const bool ta = n.GetInt("transA", 0) != 0, tb = n.GetInt("transB", 0) != 0;
+  const float alpha = n.GetFloat("alpha", 1.0f), beta = n.GetFloat("beta", 1.0f);
+  const auto shape = cx.V(n.outputs[0]).shape;
+  return cx.EmitPlain(n, inputs, [=](const std::vector<ir::Tensor>& i) {
+    const ir::Tensor c = has_c ? i[2] : ir::Tensor();
+    ir::Tensor t = op == "Conv"   ? ops::ConvDirect(i[0], i[1], c, cp, shape)
+                   : op == "Gemm" ? ops::Gemm(i[0], i[1], c, ta, tb, alpha, beta)
+                                  : ops::MatMul(i[0], i[1]);
+    if (op == "MatMul" && has_c) t = ops::Binary(t, c, ops::BinaryKind::kAdd);
+    if (has_res) t = ops::Binary(t, i.back(), ops::BinaryKind::kAdd);
+    if (act.kind != ops::UnaryKind::kIdentity) t = ops::Unary(t, act);
+    return t;
+  });
+}
+
+// --- Gemm, MatMul ---------------------------------------------------------------------------
+Status InferGemm(InferContext& cx) {
+  TUNEFARM_RETURN_IF_ERROR(cx.NeedRank(0, 2, "Gemm"));
+  TUNEFARM_RETURN_IF_ERROR(cx.NeedRank(1, 2, "Gemm B"));
+  auto a = cx.Shape(0), b = cx.Shape(1);
+  if (cx.node().GetInt("transA", 0)) std::swap(a[0], a[1]);
+  if (cx.node().GetInt("transB", 0)) std::swap(b[0], b[1]);
+  if (a[1] != b[0]) return cx.Fail("inner dimensions differ: " + ShapeStr(a) + " x " + ShapeStr(b));
+  cx.SetOut(0, DataType::kFloat32, {a[0], b[1]});
+  return Status::OK();
+}
+
+Status InferMatMul(InferContext& cx) {
+  auto a = cx.Shape(0), b = cx.Shape(1);
+  if (a.empty() || b.empty()) return cx.Fail("MatMul of a scalar");
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  if (a.back() != b[b.size() - 2]) return cx.Fail("inner dimensions differ: " + ShapeStr(cx.Shape(0)) + " x " + ShapeStr(cx.Shape(1)));
+  std::vector<int64_t> ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  const size_t rank = std::max(ba.size(), bb.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i + ba.size() >= rank ? ba[i + ba.size() - rank] : 1, y = i + bb.size() >= rank ? bb[i + bb.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1) return cx.Fail("batch dimensions " + ShapeStr(ba) + " and " + ShapeStr(bb) + " do not broadcast");
+    out[i] = x == 1 ? y : x;
+  }
+  if (!a1) out.push_back(a[a.size() - 2]);
+  if (!b1) out.push_back(b.back());
+  cx.SetOut(0, DataType::kFloat32, out);
+  return Status::OK();
+}
+
+// --- pooling --------------------------------------------------------------------------------
+Status InferPool(InferContext& cx) {
+  const bool is_max = cx.node().op_type == "MaxPool";
+  const auto& x = cx.Shape(0);
+  if (x.size() < 3) return cx.Fail(cx.node().op_type + " needs an input of rank >= 3 (N, C, spatial...), got " + ShapeStr(x));
+  const bool dilated = is_max || cx.opset() >= 19;
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> spatial,
+                            InferWindow(cx, cx.node().GetInts("kernel_shape"), dilated, cx.node().GetInt("ceil_mode", 0) != 0));
+  std::vector<int64_t> out = {x[0], x[1]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  cx.SetOut(0, cx.In(0).dtype, out);
+  if (is_max && cx.num_outputs() > 1) cx.SetOut(1, DataType::kInt64, out);  // the argmax indices
+  return Status::OK();
+}
+
+Status InferGlobalPool(InferContext& cx) {
+  const auto& x = cx.Shape(0);
+  if (x.size() < 3) return cx.Fail(cx.node().op_type + " needs an input of rank >= 3, got " + ShapeStr(x));
+  std::vector<int64_t> out = {x[0], x[1]};
+  out.resize(x.size(), 1);
+  cx.SetOut(0, cx.In(0).dtype, out);
+  return Status::OK();
+}
+
+Status LowerPool(LowerContext& cx, const Node& n) {
+  if (n.outputs.size() > 1) return cx.Fail(n, "the Indices output of MaxPool is not supported");
+  const int in = n.inputs[0];
+  const auto& xs = cx.V(in).shape;
+  const int64_t block = xs.size() == 4 ? cx.Preferred(in) : 0;
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(in, block));
+  std::vector<int64_t> spatial;
+  for (size_t d = 2; d < (block ? 4 : xs.size()); ++d) spatial.push_back(int64_t(d));
+  const auto out_shape = ops::PhysicalShape(cx.V(n.outputs[0]).shape, block);
+  TensorFn fn;
+  if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
+    const bool is_max = n.op_type == "GlobalMaxPool";
+    fn = [spatial, is_max](const std::vector<ir::Tensor>& i) {
+      return is_max ? ops::Reduce(i[0], spatial, true, ops::ReduceOp::kMax) : ops::GlobalAveragePool(i[0], spatial);
+    };
+  } else {
+    ops::PoolParams p;
+    p.is_max = n.op_type == "MaxPool";
+    p.spatial_axes = spatial;
+    p.kernel = n.GetInts("kernel_shape");
+    p.strides = n.GetInts("strides");
+    p.dilations = n.GetInts("dilations");
+    const auto pads = n.GetInts("pads");
+    p.pads_begin.assign(pads.begin(), pads.begin() + int64_t(spatial.size()));
+    p.pads_end.assign(pads.begin() + int64_t(spatial.size()), pads.end());
+    p.count_include_pad = n.GetInt("count_include_pad", 0) != 0;
+    fn = [p, out_shape](const std::vector<ir::Tensor>& i) { return ops::Pool(i[0], p, out_shape); };
+  }
+  const int t = cx.Emit(n.op_type, {x}, fn, cx.OutType(n), cx.V(n.outputs[0]).name);
+  cx.Define(n.outputs[0], t, block);
+  return Status::OK();
+}
+
+// --- normalization, Softmax, Dropout --------------------------------------------------------
+Status InferBatchNorm(InferContext& cx) {
+  if (cx.num_inputs() < 5) return cx.Fail("needs 5 inputs (X, scale, B, mean, var)");
+  const auto& x = cx.Shape(0);
+  if (x.size() < 2) return cx.Fail("needs an input of rank >= 2, got " + ShapeStr(x));
+  for (size_t i = 1; i < 5; ++i) {
+    if (cx.Shape(i) != std::vector<int64_t>{x[1]}) return cx.Fail("input " + std::to_string(i) + " must be [" + std::to_string(x[1]) + "]");
+  }
+  cx.SetOut(0, cx.In(0).dtype, x);
+  // Training-mode BatchNormalization also returns the running mean and variance, shaped [C].
+  for (size_t i = 1; i < cx.num_outputs(); ++i) cx.SetOut(i, DataType::kFloat32, cx.Shape(1));
+  return Status::OK();
+}
+
+Status LowerBatchNorm(LowerContext& cx, const Node& n) {
+  if (n.outputs.size() > 1 || n.GetInt("training_mode", 0)) return cx.Fail(n, "training-mode BatchNormalization is not supported");
+  const float eps = n.GetFloat("epsilon", 1e-5f);
+  return cx.EmitPlain(n, {0, 1, 2, 3, 4},
+                      [eps](const std::vector<ir::Tensor>& i) { return ops::BatchNorm(i[0], i[1], i[2], i[3], i[4], eps); });
+}
+
+Result<int64_t> LayerNormAxis(const NodeView& v) { return v.Axis(v.node().GetInt("axis", -1), v.Shape(0).size()); }
+
+Status InferLayerNorm(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, LayerNormAxis(cx));
+  const auto& x = cx.Shape(0);
+  const std::vector<int64_t> trailing(x.begin() + axis, x.end());
+  for (size_t i = 1; i < 3; ++i) {
+    if (!cx.HasInput(i)) continue;
+    const auto& s = cx.Shape(i);
+    if (s.size() > trailing.size()) return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " has a higher rank than " + ShapeStr(trailing));
+    for (size_t d = 0; d < s.size(); ++d) {
+      const int64_t t = trailing[trailing.size() - s.size() + d];
+      if (s[d] != t && s[d] != 1) return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " does not broadcast to " + ShapeStr(trailing));
+    }
+  }
+  cx.SetOut(0, cx.In(0).dtype, x);
+  // Mean and InvStdDev: the input's shape with the normalized axes kept as 1.
+  std::vector<int64_t> stats(x.begin(), x.begin() + axis);
+  stats.resize(x.size(), 1);
+  for (size_t k = 1; k < cx.num_outputs() && k < 3; ++k) cx.SetOut(k, DataType::kFloat32, stats);
+  return Status::OK();
+}
+
+Status LowerLayerNorm(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, LayerNormAxis(NodeView(cx.graph(), n)));
+  const float eps = n.GetFloat("epsilon", 1e-5f);
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  std::vector<size_t> inputs = {0, 1};
+  if (has_bias) inputs.push_back(2);
+  TUNEFARM_RETURN_IF_ERROR(cx.EmitPlain(n, inputs, [=](const std::vector<ir::Tensor>& i) {
+    return ops::LayerNorm(i[0], i[1], has_bias ? i[2] : ir::Tensor(), axis, eps);
+  }));
+  // The optional statistics outputs, each its own small kernel.
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < int64_t(cx.V(n.inputs[0]).shape.size()); ++d) axes.push_back(d);
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
+  for (size_t k = 1; k < n.outputs.size() && k < 3; ++k) {
+    if (n.outputs[k] < 0) continue;
+    const bool inv_std = k == 2;
+    const int t = cx.Emit(n.op_type, {x}, [=](const std::vector<ir::Tensor>& i) {
+      ir::Tensor mean = ops::ReduceMean(i[0], axes, true);
+      if (!inv_std) return mean;
+      ir::Tensor centered = te::Compute("centered", i[0]->shape, [&](const std::vector<ir::Expr>& idx) {
+        std::vector<ir::Expr> m = idx;
+        for (int64_t d : axes) m[size_t(d)] = ir::Expr(0);
+        return te::Read(i[0], idx) - te::Read(mean, m);
+      });
+      ir::Tensor var = ops::Reduce(centered, axes, true, ops::ReduceOp::kSumSquare);
+      const float count = float(Product(i[0]->shape, size_t(axes[0]), i[0]->shape.size()));
+      return te::Compute("inv_std_dev", var->shape, [&](const std::vector<ir::Expr>& idx) {
+        return ir::Expr(1.0f) / ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(var, idx) / ir::Expr(count) + ir::Expr(eps)});
+      });
+    }, ElementType::kFloat32, cx.V(n.outputs[k]).name);
+    cx.Define(n.outputs[k], t, 0);
+  }
+  return Status::OK();
+}
+
+Status InferSameShape(InferContext& cx) {
+  cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
+  return Status::OK();
+}
+
+Status LowerSoftmax(LowerContext& cx, const Node& n) {
+  const graph::Graph& g = cx.graph();
+  const int64_t rank = int64_t(cx.V(n.outputs[0]).shape.size());
+  int64_t axis = n.GetInt("axis", g.opset >= 13 ? -1 : 1);
+  if (axis < -rank || axis >= rank) return Status::InvalidArgument(g.Describe(n) + ": axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += rank;
+  // Before opset 13 Softmax normalizes over the flattened axes [axis, rank).
+  const int64_t last = g.opset >= 13 ? axis : rank - 1;
+  return cx.EmitPlain(n, {0}, [axis, last](const std::vector<ir::Tensor>& i) { return ops::Softmax(i[0], axis, last); });
+}
+
+Status InferDropout(InferContext& cx) {
+  cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
+  if (cx.num_outputs() > 1) cx.SetOut(1, DataType::kBool, cx.Shape(0));
+  return Status::OK();
+}
+
+Status LowerDropout(LowerContext& cx, const Node& n) {
+  bool training = false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    const auto& c = cx.V(n.inputs[2]).constant;
+    if (!c) return cx.Fail(n, "a training_mode input that is not a constant");
+    training = c->i64.size() == 1 && c->i64[0] != 0;
+  }
+  float ratio = n.GetFloat("ratio", 0.5f);
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0 && cx.V(n.inputs[1]).constant) ratio = cx.V(n.inputs[1]).constant->f32.at(0);
+  if (training && ratio > 0.0f) return cx.Fail(n, "Dropout in training mode draws random masks; only inference is supported");
+  if (n.outputs.size() > 1) {
+    const graph::Value& mask = cx.V(n.outputs[1]);
+    std::vector<uint8_t> ones(size_t(Product(mask.shape)), 1);
+    cx.Define(n.outputs[1], cx.AddParam(mask.name, ElementType::kBool, mask.shape, ones.data(), ones.size()), 0);
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
+  const graph::Value& out = cx.V(n.outputs[0]);
+  cx.Define(n.outputs[0], cx.View(x, out.shape, out.name), 0);
+  return Status::OK();
+}
+
+}  // namespace
+
+std::vector<OperatorDef> NnOperators() {
+  const std::vector<AttrSpec> window = {{"auto_pad", kString}, {"kernel_shape", kInts}, {"pads", kInts}, {"strides", kInts}};
+  auto with = [&](std::vector<AttrSpec> extra) {
+    extra.insert(extra.begin(), window.begin(), window.end());
+    return extra;
+  };
+  return {
+      {"Conv", "nn", with({{"dilations", kInts}, {"group", kInt}}), InferConv, nullptr, LowerLinear, nullptr,
+       "1-D to 3-D; 2-D with constant weights uses the conv2d/depthwise templates, the rest a direct kernel"},
+      {"Gemm", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}}, InferGemm,
+       nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)"},
+      {"MatMul", "nn", {}, InferMatMul, nullptr, LowerLinear, nullptr, "2-D with a constant B uses the dense template; batched forms broadcast"},
+      {"MaxPool", "nn", with({{"ceil_mode", kInt}, {"dilations", kInts}, {"storage_order", kInt}}), InferPool, nullptr, LowerPool,
+       nullptr, "the Indices output is not supported"},
+      {"AveragePool", "nn", with({{"ceil_mode", kInt}, {"count_include_pad", kInt}, {"dilations", kInts}}), InferPool, nullptr,
+       LowerPool, nullptr, "dilations from opset 19"},
+      {"GlobalAveragePool", "nn", {}, InferGlobalPool, nullptr, LowerPool, nullptr, ""},
+      {"GlobalMaxPool", "nn", {}, InferGlobalPool, nullptr, LowerPool, nullptr, ""},
+      {"BatchNormalization", "nn",
+       {{"epsilon", kFloat}, {"momentum", kFloat}, {"spatial", kInt}, {"is_test", kInt}, {"consumed_inputs", kInts}, {"training_mode", kInt}},
+       InferBatchNorm, nullptr, LowerBatchNorm, nullptr, "inference mode; folded into a preceding Conv from opt level 1"},
+      {"LayerNormalization", "nn", {{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}}, InferLayerNorm, nullptr,
+       LowerLayerNorm, nullptr, "the Mean/InvStdDev outputs are not supported"},
+      {"Softmax", "nn", {{"axis", kInt}}, InferSameShape, nullptr, LowerSoftmax, nullptr,
+       "before opset 13 over the flattened trailing axes"},
+      {"Dropout", "nn", {{"ratio", kFloat}, {"is_test", kInt}, {"seed", kInt}, {"consumed_inputs", kInts}}, InferDropout, nullptr,
+       LowerDropout, nullptr, "inference only (the identity; the mask is all ones)"},
+  };
+}
+
+}  // namespace tunefarm::operators

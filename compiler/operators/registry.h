@@ -1,0 +1,77 @@
+// The operator registry: the one table that says, per ONNX operator, what tunefarm reads and does.
+//
+// Each row (an OperatorDef) holds the operator's attributes (name, kind, whether required) checked
+// at import, its shape/type inference, an optional constant evaluator (shape arithmetic such as
+// Shape -> Gather -> Div -> Slice folds while shapes are inferred), and its lowering per target
+// kind. The importer's claimed list, the docs table (docs/onnx_support.md) and `tunefarm ops`
+// come from this table, so adding an operator is one row plus its functions, in the family file
+// that holds its relatives (elementwise_ops.cc, nn_ops.cc, tensor_ops.cc, reduce_ops.cc), and its
+// tests (docs/adding_an_operator.md).
+//
+// The table is built once, on first use, from the family files' rows; it is immutable afterwards
+// and safe to read from any thread.
+#ifndef TUNEFARM_COMPILER_OPERATORS_REGISTRY_H_
+#define TUNEFARM_COMPILER_OPERATORS_REGISTRY_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace tunefarm::operators {
+
+class InferContext;  // operators/infer_context.h
+class LowerContext;  // operators/lower_context.h
+
+struct AttrSpec {
+  AttrSpec(const char* n, graph::Attribute::Kind k, bool r = false) : name(n), kind(k), required(r) {}
+  const char* name;
+  graph::Attribute::Kind kind;
+  bool required;
+};
+
+using InferFn = Status (*)(InferContext& cx);
+// Computes the node's outputs when every input is a constant (already shape-inferred); only
+// exact operations (integer arithmetic, data movement, IEEE float ops done in float), so a folded
+// value equals what the kernel would compute.
+using FoldFn = Result<std::vector<graph::ConstantData>> (*)(InferContext& cx);
+using LowerFn = Status (*)(LowerContext& cx, const graph::Node& n);
+
+struct OperatorDef {
+  const char* name;            // the ONNX op type
+  const char* family;          // the file that defines it: elementwise, nn, tensor, reduce
+  std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
+  InferFn infer = nullptr;
+  FoldFn fold = nullptr;        // null: never folded during inference
+  LowerFn lower_cpu = nullptr;  // target kind "llvm"
+  LowerFn lower_cuda = nullptr;  // target kind "cuda" (null: not on the GPU yet)
+  const char* notes = "";       // limits and forms, for the docs table
+  // Folds constants of any size: views (Reshape, Squeeze...) cost nothing to fold, and a weight
+  // behind one must stay a constant for the conv/dense templates at every opt level.
+  bool fold_any_size = false;
+};
+
+// The row for an op type, or null.
+const OperatorDef* FindOperator(std::string_view op_type);
+// Every row, sorted by name.
+const std::vector<const OperatorDef*>& AllOperators();
+// The claimed op types, sorted.
+std::vector<std::string> OperatorNames();
+
+// Checks a node's attributes against its row: unknown attributes, wrong kinds and missing
+// required ones are InvalidArgument naming the node, op and opset.
+Status CheckAttributes(const graph::Graph& g, const graph::Node& n, const OperatorDef& def);
+
+// The markdown table of docs/onnx_support.md ("| op | family | attributes | notes |" rows).
+std::string OperatorTableMarkdown();
+
+// Family tables (one per *_ops.cc file); the registry concatenates them.
+std::vector<OperatorDef> ElementwiseOperators();
+std::vector<OperatorDef> NnOperators();
+std::vector<OperatorDef> TensorOperators();
+std::vector<OperatorDef> ReduceOperators();
+
+}  // namespace tunefarm::operators
+
+#endif  // TUNEFARM_COMPILER_OPERATORS_REGISTRY_H_

@@ -1,0 +1,230 @@
+// The operator registry (one row per ONNX operator) and what depends on it: the importer's claimed
+// list, the docs table, attribute checks with errors naming node, op and opset, and the agreement
+// between `tunefarm tasks` and what `tunefarm compile` tunes (one graph pipeline for both).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "common/onnx_builder.h"
+#include "common/test_files.h"
+#include "compiler/frontend/onnx_importer.h"
+#include "compiler/frontend/zoo.h"
+#include "compiler/model/compile_graph.h"
+#include "compiler/model/extract_tasks.h"
+#include "compiler/operators/registry.h"
+#include "tunefarm/compiler/compile.h"
+#include "tunefarm/compiler/model.h"
+#include "tunefarm/runtime/executor.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+using tunefarm::testing::AttrFloat;
+using tunefarm::testing::AttrInt;
+using tunefarm::testing::AttrInts;
+using tunefarm::testing::AttrString;
+using tunefarm::testing::OnnxBuilder;
+
+TEST(OperatorRegistry, OneRowPerOperatorWithInferenceAndALowering) {
+  std::set<std::string> seen;
+  // Operators whose outputs are always constants (shape inference folds them) need no kernel.
+  const std::set<std::string> always_constant = {"Constant", "ConstantOfShape", "Range", "Shape", "Size"};
+  for (const operators::OperatorDef* d : operators::AllOperators()) {
+    EXPECT_TRUE(seen.insert(d->name).second) << d->name << " is registered twice";
+    EXPECT_NE(d->infer, nullptr) << d->name;
+    if (!always_constant.count(d->name)) {
+      EXPECT_NE(d->lower_cpu, nullptr) << d->name;
+    }
+    EXPECT_EQ(operators::FindOperator(d->name), d);
+  }
+  EXPECT_EQ(operators::FindOperator("NonMaxSuppression"), nullptr);
+  EXPECT_EQ(frontend::SupportedOnnxOps(), operators::OperatorNames());
+  EXPECT_GE(seen.size(), 60u);
+}
+
+TEST(OperatorRegistry, DocsTableIsGeneratedFromTheRegistry) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  const std::string docs = tunefarm::testing::ReadFile(std::string(src) + "/docs/onnx_support.md");
+  const std::string table = operators::OperatorTableMarkdown();
+  EXPECT_NE(docs.find(table), std::string::npos)
+      << "docs/onnx_support.md is out of date; regenerate its table with `tunefarm ops --markdown`:\n"
+      << table;
+}
+
+Status ImportStatus(const OnnxBuilder& b) { return frontend::ImportOnnxBytes(b.Bytes(), "m").status(); }
+
+void ExpectError(const Status& s, const std::string& part) {
+  ASSERT_FALSE(s.ok()) << "expected an error containing: " << part;
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
+}
+
+TEST(OperatorRegistry, AttributeErrorsNameTheNodeOpAndOpset) {
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {1, 3, 8, 8});
+    b.Node("Relu", {"x"}, {"y"}, {AttrInt("alpha", 1)});
+    b.Output("y");
+    ExpectError(ImportStatus(b), "node 'n0' (Relu, opset 13): unknown attribute 'alpha' (Relu takes none)");
+  }
+  {
+    OnnxBuilder b(17);
+    b.Input("x", {1, 3, 8, 8});
+    b.Floats("w", {4, 3, 3, 3}, std::vector<float>(108, 0.5f));
+    b.Node("Conv", {"x", "w"}, {"y"}, {AttrString("group", "1")});
+    b.Output("y");
+    ExpectError(ImportStatus(b), "node 'n0' (Conv, opset 17): attribute 'group' must be an int, got a string");
+  }
+  {
+    OnnxBuilder b(11);
+    b.Input("x", {2, 3});
+    b.Node("Concat", {"x", "x"}, {"y"});
+    b.Output("y");
+    ExpectError(ImportStatus(b), "node 'n0' (Concat, opset 11): missing required attribute 'axis'");
+  }
+  {
+    OnnxBuilder b(19);
+    b.Input("x", {2, 3});
+    b.Node("Cast", {"x"}, {"y"}, {AttrFloat("to", 1.0f)});
+    b.Output("y");
+    ExpectError(ImportStatus(b), "node 'n0' (Cast, opset 19): attribute 'to' must be an int, got a float");
+  }
+  {
+    OnnxBuilder b(17);
+    b.Input("x", {1, 3, 8, 8});
+    b.Node("MaxPool", {"x"}, {"y"}, {AttrInts("kernel_shape", {2, 2}), AttrInts("kernel_size", {2, 2})});
+    b.Output("y");
+    ExpectError(ImportStatus(b), "node 'n0' (MaxPool, opset 17): unknown attribute 'kernel_size' (MaxPool takes auto_pad, kernel_shape");
+  }
+}
+
+// The workloads of the compiled artifact's tunable kernels, with their counts.
+std::map<std::string, int> CompiledWorkloads(const runtime::Artifact& a) {
+  std::map<std::string, int> w;
+  for (const auto& k : a.kernels) {
+    if (!k.workload.empty()) ++w[k.workload];
+  }
+  return w;
+}
+
+std::map<std::string, int> TaskWorkloads(const std::vector<Task>& tasks) {
+  std::map<std::string, int> w;
+  for (const Task& t : tasks) w[t.workload.Key()] += t.count;
+  return w;
+}
+
+CompileOptions Quiet() {
+  CompileOptions o;
+  o.warn = [](const std::string&) {};
+  return o;
+}
+
+// Compiles the graph, extracts its tasks, checks they agree; returns the artifact.
+runtime::Artifact ExpectTasksMatchCompile(const graph::Graph& g, const std::string& name) {
+  auto tasks = ExtractTasks(g, name, HostTarget(), 3);
+  EXPECT_TRUE(tasks.ok()) << tasks.status().ToString();
+  auto artifact = CompileGraph(g, name, HostTarget(), Quiet());
+  EXPECT_TRUE(artifact.ok()) << artifact.status().ToString();
+  if (!tasks.ok() || !artifact.ok()) return {};
+  EXPECT_EQ(TaskWorkloads(*tasks), CompiledWorkloads(*artifact)) << name;
+  return std::move(*artifact);
+}
+
+std::vector<float> RunOne(runtime::Artifact artifact, const std::vector<float>& x) {
+  auto ex = runtime::Executor::Load(std::move(artifact));
+  EXPECT_TRUE(ex.ok());
+  if (!ex.ok()) return {};
+  EXPECT_TRUE((*ex)->SetInput(0, x.data(), x.size() * 4).ok());
+  EXPECT_TRUE((*ex)->Run().ok());
+  const float* y = static_cast<const float*>((*ex)->Output(0));
+  return std::vector<float>(y, y + (*ex)->outputs()[0].bytes() / 4);
+}
+
+// A Gemm with alpha 2 and beta 0.5 is a tuning task and a tunable kernel (alpha and beta are
+// folded into the packed parameters), and computes alpha A B^T + beta C.
+TEST(TaskCompileAgreement, GemmWithAlphaAndBetaIsTunedAndCorrect) {
+  OnnxBuilder b(13);
+  b.Input("x", {2, 16});
+  std::vector<float> w(8 * 16), c(8), x(2 * 16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 11) - 5) * 0.125f;
+  for (size_t i = 0; i < c.size(); ++i) c[i] = float(i) - 3.0f;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 7) - 3) * 0.5f;
+  b.Floats("w", {8, 16}, w);
+  b.Floats("c", {8}, c);
+  b.Node("Gemm", {"x", "w", "c"}, {"y"}, {AttrFloat("alpha", 2.0f), AttrFloat("beta", 0.5f), AttrInt("transB", 1)});
+  b.Output("y");
+  auto g = frontend::ImportOnnxBytes(b.Bytes(), "gemm");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  runtime::Artifact a = ExpectTasksMatchCompile(*g, "gemm");
+  ASSERT_EQ(CompiledWorkloads(a).size(), 1u) << "the Gemm must be a tunable kernel";
+  auto y = RunOne(std::move(a), x);
+  ASSERT_EQ(y.size(), 16u);
+  for (int m = 0; m < 2; ++m) {
+    for (int n = 0; n < 8; ++n) {
+      float ref = 0.5f * c[size_t(n)];
+      for (int k = 0; k < 16; ++k) ref += 2.0f * x[size_t(m * 16 + k)] * w[size_t(n * 16 + k)];
+      EXPECT_NEAR(y[size_t(m * 8 + n)], ref, 1e-4f) << m << "," << n;
+    }
+  }
+}
+
+// A Conv whose weight is Transpose(constant) becomes a task and a tunable kernel (the transpose is
+// folded first), computing the same as the untransposed weight.
+TEST(TaskCompileAgreement, ConvWithTransposedConstantWeightIsTuned) {
+  OnnxBuilder b(13);
+  b.Input("x", {1, 4, 6, 6});
+  std::vector<float> wt(3 * 3 * 4 * 8);  // stored as [KH, KW, C, K]
+  for (size_t i = 0; i < wt.size(); ++i) wt[i] = float(int(i % 13) - 6) * 0.0625f;
+  b.Floats("w_hwck", {3, 3, 4, 8}, wt);
+  b.Node("Transpose", {"w_hwck"}, {"w"}, {AttrInts("perm", {3, 2, 0, 1})});
+  b.Node("Conv", {"x", "w"}, {"y"}, {AttrInts("pads", {1, 1, 1, 1})});
+  b.Output("y");
+  auto g = frontend::ImportOnnxBytes(b.Bytes(), "conv");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  runtime::Artifact a = ExpectTasksMatchCompile(*g, "conv");
+  ASSERT_EQ(CompiledWorkloads(a).size(), 1u) << "the Conv must be a tunable kernel";
+  std::vector<float> x(4 * 36);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 9) - 4) * 0.25f;
+  auto y = RunOne(std::move(a), x);
+  ASSERT_EQ(y.size(), 8u * 36u);
+  for (int k = 0; k < 8; ++k) {
+    for (int h = 0; h < 6; ++h) {
+      for (int w = 0; w < 6; ++w) {
+        float ref = 0;
+        for (int c = 0; c < 4; ++c) {
+          for (int r = 0; r < 3; ++r) {
+            for (int s = 0; s < 3; ++s) {
+              const int ih = h + r - 1, iw = w + s - 1;
+              if (ih < 0 || ih >= 6 || iw < 0 || iw >= 6) continue;
+              ref += x[size_t((c * 6 + ih) * 6 + iw)] * wt[size_t(((r * 3 + s) * 4 + c) * 8 + k)];
+            }
+          }
+        }
+        EXPECT_NEAR(y[size_t((k * 6 + h) * 6 + w)], ref, 1e-4f);
+      }
+    }
+  }
+}
+
+TEST(TaskCompileAgreement, ZooAndReferenceModels) {
+  for (const std::string& name : frontend::ZooModelNames()) {
+    if (name == "vgg-16" || name == "resnet-50" || name == "resnet-34") continue;  // same layers as the others, 10x the weights
+    auto g = frontend::ZooModel(name);
+    ASSERT_TRUE(g.ok()) << name;
+    ExpectTasksMatchCompile(*g, name);
+  }
+  for (const char* model : {"resnet18", "mobilenet_v2"}) {
+    const std::string path = tunefarm::testing::SharedModelsDir() + model + ".onnx";
+    if (!tunefarm::testing::Exists(path)) continue;
+    auto g = frontend::ImportOnnxFile(path);
+    ASSERT_TRUE(g.ok()) << path;
+    ExpectTasksMatchCompile(*g, path);
+  }
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler
