@@ -67,7 +67,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   lower_options.timings = options.pass_times ? &timings : nullptr;
   lower_options.stop_after = options.stop_after;
   Lowered out;
-  out.source.func = passes::Lower(*def.schedule, def.args, symbol, lower_options);
+  out.source.func = passes::Lower(*def.schedule, def.args, symbol, spec.target, lower_options);
   if (options.pass_times) {
     for (const auto& t : timings) options.pass_times->emplace_back(t.pass, t.milliseconds);
   }

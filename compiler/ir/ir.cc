@@ -167,24 +167,42 @@ Stmt ProducerStore::Make(Tensor tensor, Expr value, std::vector<Expr> indices) {
   return Stmt(std::move(n));
 }
 
-Stmt ProducerRealize::Make(Tensor tensor, std::vector<Expr> mins, std::vector<int64_t> extents, Stmt body) {
+Stmt ProducerRealize::Make(Tensor tensor, std::vector<Expr> mins, std::vector<int64_t> extents, Stmt body,
+                           MemoryScope scope) {
   TUNEFARM_CHECK(mins.size() == tensor->shape.size() && extents.size() == mins.size());
   auto n = std::make_shared<ProducerRealize>();
   n->tensor = std::move(tensor);
   n->mins = std::move(mins);
   n->extents = std::move(extents);
   n->body = std::move(body);
+  n->scope = scope;
   return Stmt(std::move(n));
 }
 
-Stmt Allocate::Make(Var buffer, Type element_type, int64_t size, Stmt body) {
+Stmt Allocate::Make(Var buffer, Type element_type, int64_t size, Stmt body, MemoryScope scope) {
   TUNEFARM_CHECK(buffer->type.is_handle() && size > 0);
   auto n = std::make_shared<Allocate>();
   n->buffer = std::move(buffer);
   n->element_type = element_type;
   n->size = size;
   n->body = std::move(body);
+  n->scope = scope;
   return Stmt(std::move(n));
+}
+
+Stmt Barrier::Make(MemoryScope scope) {
+  auto n = std::make_shared<Barrier>();
+  n->scope = scope;
+  return Stmt(std::move(n));
+}
+
+const char* MemoryScopeName(MemoryScope scope) {
+  switch (scope) {
+    case MemoryScope::kGlobal: return "global";
+    case MemoryScope::kShared: return "shared";
+    case MemoryScope::kLocal: return "local";
+  }
+  return "?";
 }
 
 Stmt IfThenElse::Make(Expr condition, Stmt then_case, Stmt else_case, bool likely) {

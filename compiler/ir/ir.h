@@ -250,6 +250,13 @@ enum class ForKind : uint8_t {
   kGpuThreadY,
 };
 const char* ForKindName(ForKind kind);
+// Block and thread loops stay loops whatever their extent (codegen binds them to indices).
+inline bool IsGpuLoop(ForKind kind) { return kind >= ForKind::kGpuBlockX; }
+
+// Where a buffer lives. On CPUs every allocation is kGlobal (stack or heap); GPUs put kShared in
+// the block's shared memory and kLocal in a thread's registers/local memory.
+enum class MemoryScope : uint8_t { kGlobal, kShared, kLocal };
+const char* MemoryScopeName(MemoryScope scope);
 
 struct For : StmtNodeBase<For> {
   TUNEFARM_NODE_TYPE(For);
@@ -283,7 +290,9 @@ struct ProducerRealize : StmtNodeBase<ProducerRealize> {
   std::vector<Expr> mins;
   std::vector<int64_t> extents;
   Stmt body;
-  static Stmt Make(Tensor tensor, std::vector<Expr> mins, std::vector<int64_t> extents, Stmt body);
+  MemoryScope scope;  // carried to the Allocate
+  static Stmt Make(Tensor tensor, std::vector<Expr> mins, std::vector<int64_t> extents, Stmt body,
+                   MemoryScope scope = MemoryScope::kGlobal);
 };
 
 // Scope of a buffer of `size` elements of `element_type`, valid inside body only.
@@ -293,7 +302,17 @@ struct Allocate : StmtNodeBase<Allocate> {
   Type element_type;
   int64_t size;
   Stmt body;
-  static Stmt Make(Var buffer, Type element_type, int64_t size, Stmt body);
+  MemoryScope scope;
+  static Stmt Make(Var buffer, Type element_type, int64_t size, Stmt body, MemoryScope scope = MemoryScope::kGlobal);
+};
+
+// Waits until every thread of the block reaches it and their writes to `scope` memory are visible
+// (CUDA's __syncthreads for kShared). GPU lowering inserts it between a cooperative fetch into
+// shared memory and its readers; CPU code generation refuses it.
+struct Barrier : StmtNodeBase<Barrier> {
+  TUNEFARM_NODE_TYPE(Barrier);
+  MemoryScope scope;
+  static Stmt Make(MemoryScope scope);
 };
 
 struct IfThenElse : StmtNodeBase<IfThenElse> {

@@ -101,14 +101,17 @@ class Tokenizer : public IRVisitor {
   void Visit_(const ProducerRealize* op) override {
     Id(op->tensor.get());
     for (int64_t e : op->extents) tokens.push_back(uint64_t(e));
+    tokens.push_back(uint64_t(op->scope));
     IRVisitor::Visit_(op);
   }
   void Visit_(const Allocate* op) override {
     Bind(op->buffer.get());
     tokens.push_back(uint64_t(op->size));
     tokens.push_back((uint64_t(op->element_type.code) << 8) | op->element_type.bits);
+    tokens.push_back(uint64_t(op->scope));
     IRVisitor::Visit_(op);
   }
+  void Visit_(const Barrier* op) override { tokens.push_back(uint64_t(op->scope)); }
   void Visit_(const IfThenElse* op) override {
     tokens.push_back(op->likely);
     IRVisitor::Visit_(op);

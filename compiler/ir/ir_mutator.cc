@@ -132,12 +132,13 @@ Stmt IRMutator::Visit_(const ProducerRealize* op, const Stmt& self) {
   bool changed = MutateAll(this, op->mins, &mins);
   Stmt b = Mutate(op->body);
   if (!changed && b.same_as(op->body)) return self;
-  return ProducerRealize::Make(op->tensor, std::move(mins), op->extents, b);
+  return ProducerRealize::Make(op->tensor, std::move(mins), op->extents, b, op->scope);
 }
 Stmt IRMutator::Visit_(const Allocate* op, const Stmt& self) {
   Stmt b = Mutate(op->body);
-  return b.same_as(op->body) ? self : Allocate::Make(op->buffer, op->element_type, op->size, b);
+  return b.same_as(op->body) ? self : Allocate::Make(op->buffer, op->element_type, op->size, b, op->scope);
 }
+Stmt IRMutator::Visit_(const Barrier*, const Stmt& self) { return self; }
 Stmt IRMutator::Visit_(const IfThenElse* op, const Stmt& self) {
   Expr c = Mutate(op->condition);
   Stmt t = Mutate(op->then_case), e = Mutate(op->else_case);

@@ -157,7 +157,9 @@ class Printer : public IRVisitor {
   }
   void Visit_(const ProducerRealize* op) override {
     Indent();
-    os_ << "realize " << op->tensor->name << "(";
+    os_ << "realize " << op->tensor->name;
+    if (op->scope != MemoryScope::kGlobal) os_ << " scope=" << MemoryScopeName(op->scope);
+    os_ << "(";
     for (size_t i = 0; i < op->mins.size(); ++i) {
       if (i) os_ << ", ";
       os_ << "[";
@@ -173,8 +175,9 @@ class Printer : public IRVisitor {
   }
   void Visit_(const Allocate* op) override {
     Indent();
-    os_ << "allocate " << op->buffer->name << "[" << op->element_type.ToString() << " * " << op->size
-        << "]\n";
+    os_ << "allocate " << op->buffer->name << "[" << op->element_type.ToString() << " * " << op->size << "]";
+    if (op->scope != MemoryScope::kGlobal) os_ << " scope=" << MemoryScopeName(op->scope);
+    os_ << "\n";
     Visit(op->body);
   }
   void Visit_(const IfThenElse* op) override {
@@ -199,6 +202,10 @@ class Printer : public IRVisitor {
     Indent();
     Visit(op->value);
     os_ << "\n";
+  }
+  void Visit_(const Barrier* op) override {
+    Indent();
+    os_ << "barrier(" << MemoryScopeName(op->scope) << ")\n";
   }
 
  private:

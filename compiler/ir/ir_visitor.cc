@@ -81,6 +81,7 @@ void IRVisitor::Visit_(const IfThenElse* op) {
 }
 void IRVisitor::Visit_(const Block* op) { for (const auto& s : op->stmts) Visit(s); }
 void IRVisitor::Visit_(const Evaluate* op) { Visit(op->value); }
+void IRVisitor::Visit_(const Barrier*) {}
 
 namespace {
 class FnVisitor : public IRVisitor {
@@ -98,7 +99,7 @@ class FnVisitor : public IRVisitor {
 };
 }  // namespace
 
-void PostOrderVisit(const Stmt& s, const std::function<void(const Expr&)>& fn) {
+void PreOrderVisit(const Stmt& s, const std::function<void(const Expr&)>& fn) {
   FnVisitor v(fn);
   v.Visit(s);
 }

@@ -22,8 +22,9 @@ class IRVisitor {
 #include "compiler/ir/ir_nodes.def"
 };
 
-// Calls fn(node) on every expression node in pre-order (statements are descended into).
-void PostOrderVisit(const Stmt& s, const std::function<void(const Expr&)>& fn);
+// Calls fn(node) on every expression node in pre-order: a node before its operands (statements
+// are descended into).
+void PreOrderVisit(const Stmt& s, const std::function<void(const Expr&)>& fn);
 
 }  // namespace tunefarm::ir
 

@@ -1,6 +1,6 @@
-// Task extraction: the tunable kernels of the compiled plan, grouped by workload. The graph goes
-// through the same pipeline as `tunefarm compile` (Optimize + LowerGraph, without code
-// generation), so every task is a kernel the compiler emits and every tunable kernel is a task.
+// Task extraction: the implementations the compiled plan's tunable kernels chose from, grouped by
+// workload. The graph goes through the same pipeline as `tunefarm compile` (Optimize + LowerGraph,
+// without code generation), so the tasks are exactly the workloads compile looks up in the records.
 #include "compiler/model/extract_tasks.h"
 
 #include <map>
@@ -23,22 +23,26 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
   for (const PlannedKernel& k : plan->kernels) {
-    if (k.workload.empty()) continue;
-    auto it = by_key.find(k.workload);
-    if (it == by_key.end()) {
-      TUNEFARM_ASSIGN_OR_RETURN(Workload w, Workload::FromKey(k.workload));
-      auto space = GetConfigSpace(w, target);
-      if (!space.ok()) return space.status().WithContext(model + ": node '" + k.node + "'");
-      Task t;
-      t.workload = w;
-      t.flops = w.Flops();
-      t.config_space_size = space->size();
-      it = by_key.emplace(k.workload, tasks.size()).first;
-      tasks.push_back(std::move(t));
+    // Each implementation the compiler considered for the node is a task of its own.
+    for (size_t c = 0; c < k.candidate_workloads.size(); ++c) {
+      const std::string& key = k.candidate_workloads[c];
+      auto it = by_key.find(key);
+      if (it == by_key.end()) {
+        TUNEFARM_ASSIGN_OR_RETURN(Workload w, Workload::FromKey(key));
+        auto space = GetConfigSpace(w, target);
+        if (!space.ok()) return space.status().WithContext(model + ": node '" + k.node + "'");
+        Task t;
+        t.workload = w;
+        t.flops = w.Flops();
+        t.config_space_size = space->size();
+        t.alternative = c > 0;
+        it = by_key.emplace(key, tasks.size()).first;
+        tasks.push_back(std::move(t));
+      }
+      Task& t = tasks[it->second];
+      ++t.count;
+      t.nodes.push_back(k.node);
     }
-    Task& t = tasks[it->second];
-    ++t.count;
-    t.nodes.push_back(k.node);
   }
   return tasks;
 }

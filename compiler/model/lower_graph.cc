@@ -127,30 +127,47 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
   return id;
 }
 
-Result<int64_t> LowerContext::ChooseConfig(const compiler::Workload& w, std::string* source) {
-  const std::string key = w.Key();
-  if (options_.configs) {
-    auto best = options_.configs->Best(key, target_);
-    if (best.ok()) {
-      auto space = compiler::GetConfigSpace(w, target_);
-      // A record from another target (matched by model or key) counts only where its index means
-      // the same config in this target's space.
-      auto cfg = space.ok() && best->config_index >= 0 && best->config_index < space->size()
-                     ? space->Get(best->config_index)
-                     : Result<compiler::Config>(Status::NotFound(""));
-      if (cfg.ok() && (best->config_json.empty() || cfg->ToJson() == best->config_json) && space->IsValid(*cfg)) {
-        *source = "records";
-        return best->config_index;
-      }
-    } else if (best.status().code() != StatusCode::kNotFound) {
-      return best.status();
+Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compiler::Workload& w) {
+  if (!options_.configs) return std::optional<compiler::BestConfig>();
+  auto best = options_.configs->Best(w.Key(), target_);
+  if (!best.ok()) {
+    if (best.status().code() == StatusCode::kNotFound) return std::optional<compiler::BestConfig>();
+    return best.status();
+  }
+  auto space = compiler::GetConfigSpace(w, target_);
+  // A record from another target (matched by model or key) counts only where its index means the
+  // same config in this target's space.
+  if (!space.ok() || best->config_index < 0 || best->config_index >= space->size()) return std::optional<compiler::BestConfig>();
+  auto cfg = space->Get(best->config_index);
+  if (!cfg.ok() || (!best->config_json.empty() && cfg->ToJson() != best->config_json) || !space->IsValid(*cfg)) {
+    return std::optional<compiler::BestConfig>();
+  }
+  return std::optional<compiler::BestConfig>(*best);
+}
+
+Result<LowerContext::Choice> LowerContext::ChooseImplementation(const std::vector<compiler::Workload>& implementations) {
+  Choice choice;
+  double best_ms = 0;
+  for (const compiler::Workload& w : implementations) {
+    choice.candidates.push_back(w.Key());
+    TUNEFARM_ASSIGN_OR_RETURN(std::optional<compiler::BestConfig> record, Recorded(w));
+    if (record && (choice.config_index < 0 || record->cost_ms < best_ms)) {
+      choice.workload = w;
+      choice.config_index = record->config_index;
+      choice.source = "records";
+      best_ms = record->cost_ms;
     }
   }
+  if (choice.config_index >= 0) return choice;
+  const compiler::Workload& w = implementations.front();
+  const std::string key = w.Key();
   if (warned_.insert(key).second && options_.warn) {
     options_.warn("warning: no tuning record for " + key + " on " + target_.ToString() + "; using the fallback config");
   }
-  *source = "fallback";
-  return compiler::FallbackConfigIndex(w, target_);
+  choice.workload = w;
+  choice.source = "fallback";
+  TUNEFARM_ASSIGN_OR_RETURN(choice.config_index, compiler::FallbackConfigIndex(w, target_));
+  return choice;
 }
 
 Result<compiler::ModelPlan> LowerContext::Run() {

@@ -155,10 +155,17 @@ constexpr BinaryEntry kBinary[] = {
     {"Min", ops::BinaryKind::kMin, false, false},     {"Equal", ops::BinaryKind::kEqual, true, false},
     {"Less", ops::BinaryKind::kLess, true, false},    {"Greater", ops::BinaryKind::kGreater, true, false},
     {"And", ops::BinaryKind::kAnd, true, true},       {"Or", ops::BinaryKind::kOr, true, true},
+    {"Mod", ops::BinaryKind::kMod, false, false},
 };
 
 const BinaryEntry& BinaryFor(const std::string& op) {
   return *std::find_if(std::begin(kBinary), std::end(kBinary), [&](const BinaryEntry& e) { return op == e.op; });
+}
+
+// Mod's fmod attribute picks the sign convention.
+ops::BinaryKind BinaryKindOf(const Node& n) {
+  const ops::BinaryKind kind = BinaryFor(n.op_type).kind;
+  return kind == ops::BinaryKind::kMod && n.GetInt("fmod", 0) != 0 ? ops::BinaryKind::kFmod : kind;
 }
 
 Status InferBinary(InferContext& cx) {
@@ -190,17 +197,18 @@ Status InferBinary(InferContext& cx) {
 
 Fold FoldBinary(InferContext& cx) {
   const BinaryEntry& e = BinaryFor(cx.node().op_type);
+  const ops::BinaryKind kind = BinaryKindOf(cx.node());
   if (cx.num_inputs() != 2) return Status::Unimplemented("not folded");
   const DataType in_t = cx.In(0).dtype, out_t = cx.Out(0).dtype;
   const std::vector<const ConstantData*> inputs = {&cx.Const(0), &cx.Const(1)};
   if (in_t != DataType::kFloat32) {
     if (e.kind == ops::BinaryKind::kPow) return Status::Unimplemented("not folded");
     for (int64_t d : cx.Const(1).i64) {
-      if (d == 0 && e.kind == ops::BinaryKind::kDiv) return cx.Fail("integer division by zero");
+      if (d == 0 && (e.kind == ops::BinaryKind::kDiv || e.kind == ops::BinaryKind::kMod)) return cx.Fail("integer division by zero");
     }
     return std::vector<ConstantData>{MapBroadcastInt(out_t, cx.Out(0).shape, inputs, [&](const std::vector<int64_t>& v) -> int64_t {
       const int64_t a = v[0], b = v[1];
-      switch (e.kind) {
+      switch (kind) {
         case ops::BinaryKind::kAdd: return int64_t(uint64_t(a) + uint64_t(b));
         case ops::BinaryKind::kSub: return int64_t(uint64_t(a) - uint64_t(b));
         case ops::BinaryKind::kMul: return int64_t(uint64_t(a) * uint64_t(b));
@@ -212,6 +220,11 @@ Fold FoldBinary(InferContext& cx) {
         case ops::BinaryKind::kGreater: return a > b;
         case ops::BinaryKind::kAnd: return a && b;
         case ops::BinaryKind::kOr: return a || b;
+        case ops::BinaryKind::kMod: {
+          const int64_t m = (b == -1) ? 0 : a % b;
+          return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
+        }
+        case ops::BinaryKind::kFmod: return (b == -1) ? 0 : a % b;
         case ops::BinaryKind::kPow: break;
       }
       return 0;
@@ -220,7 +233,7 @@ Fold FoldBinary(InferContext& cx) {
   if (e.kind == ops::BinaryKind::kPow) return Status::Unimplemented("not folded");
   return std::vector<ConstantData>{MapBroadcast(out_t, cx.Out(0).shape, inputs, [&](const std::vector<double>& v) -> double {
     const float a = float(v[0]), b = float(v[1]);
-    switch (e.kind) {
+    switch (kind) {
       case ops::BinaryKind::kAdd: return a + b;
       case ops::BinaryKind::kSub: return a - b;
       case ops::BinaryKind::kMul: return a * b;
@@ -232,6 +245,8 @@ Fold FoldBinary(InferContext& cx) {
       case ops::BinaryKind::kGreater: return a > b;
       case ops::BinaryKind::kAnd: return a != 0 && b != 0;
       case ops::BinaryKind::kOr: return a != 0 || b != 0;
+      case ops::BinaryKind::kMod: return a - b * std::floor(a / b);
+      case ops::BinaryKind::kFmod: return std::fmod(a, b);
       case ops::BinaryKind::kPow: break;
     }
     return 0;
@@ -241,7 +256,20 @@ Fold FoldBinary(InferContext& cx) {
 // Blocked when one operand lives blocked and the other either has its shape or is a float
 // constant that broadcasts per channel (packed to the blocked shape at compile time).
 Status LowerBinary(LowerContext& cx, const Node& n) {
-  const ops::BinaryKind kind = BinaryFor(n.op_type).kind;
+  const ops::BinaryKind kind = BinaryKindOf(n);
+  // Pow by a scalar constant: exact multiplications for small integral exponents (LayerNorm's
+  // square as older exporters write it), and the input's blocked layout kept.
+  if (kind == ops::BinaryKind::kPow && cx.V(n.inputs[1]).constant && cx.V(n.inputs[1]).constant->num_elements() == 1 &&
+      cx.V(n.outputs[0]).shape == cx.V(n.inputs[0]).shape) {
+    ops::UnaryParams p;
+    p.kind = ops::UnaryKind::kPowScalar;
+    p.alpha = float(ElementAt(*cx.V(n.inputs[1]).constant, 0));
+    const int64_t block = cx.Preferred(n.inputs[0]);
+    TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], block));
+    cx.Define(n.outputs[0], cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], p); },
+                                    cx.OutType(n), cx.V(n.outputs[0]).name), block);
+    return Status::OK();
+  }
   if (n.inputs.size() != 2) {  // variadic Max/Min: one kernel over all inputs
     std::vector<size_t> inputs;
     for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(i);
@@ -384,8 +412,11 @@ std::vector<OperatorDef> ElementwiseOperators() {
     ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, e.float_only ? "float32" : ""});
   }
   for (const BinaryEntry& e : kBinary) {
-    ops.push_back({e.op, "elementwise", {{"broadcast", kInt}, {"axis", kInt}}, InferBinary, FoldBinary, LowerBinary, nullptr,
-                   "numpy broadcasting (legacy broadcast/axis attributes must describe the same)"});
+    std::vector<AttrSpec> attrs = {{"broadcast", kInt}, {"axis", kInt}};
+    if (e.kind == ops::BinaryKind::kMod) attrs.push_back({"fmod", kInt});
+    ops.push_back({e.op, "elementwise", attrs, InferBinary, FoldBinary, LowerBinary, nullptr,
+                   e.kind == ops::BinaryKind::kMod ? "fmod 0: the divisor's sign (integers), 1: C fmod"
+                                                   : "numpy broadcasting (legacy broadcast/axis attributes must describe the same)"});
   }
   return ops;
 }

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -69,8 +70,15 @@ class LowerContext {
            const std::string& out_name);
   // The common case: node inputs `inputs` read in plain layout, one kernel, output 0 defined plain.
   Status EmitPlain(const graph::Node& n, const std::vector<size_t>& inputs, const TensorFn& fn);
-  // The record's config index for a tunable workload, else the fallback (one warning per workload).
-  Result<int64_t> ChooseConfig(const compiler::Workload& w, std::string* source);
+  // Apply history best across a node's implementations (the default first): the fastest recorded
+  // one with its config, else the default with its fallback config (one warning per workload).
+  struct Choice {
+    compiler::Workload workload;
+    int64_t config_index = -1;
+    std::string source;  // "records" or "fallback"
+    std::vector<std::string> candidates;  // every implementation's key
+  };
+  Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations);
   void AddTunableKernel(compiler::PlannedKernel k);
 
  private:
@@ -79,6 +87,8 @@ class LowerContext {
     int64_t home_block = 0;
   };
   Status LowerOutputs();
+  // The best record of one workload when it is valid in this target's space; nullopt otherwise.
+  Result<std::optional<compiler::BestConfig>> Recorded(const compiler::Workload& w);
 
   const graph::Graph& g_;
   const compiler::Target& target_;

@@ -1,6 +1,8 @@
 // Neural-network operators: Conv, Gemm, MatMul (tunable templates where the workload fits, a
 // direct untuned kernel otherwise), pooling, normalization, Softmax, Dropout.
 #include <algorithm>
+#include <cctype>
+#include <map>
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/model/node_workload.h"
@@ -10,6 +12,7 @@
 #include "compiler/operators/registry.h"
 #include "compiler/ops/ops.h"
 #include "compiler/schedule/op_template.h"
+#include "compiler/schedule/strategy.h"
 #include "tunefarm/compiler/kernel.h"
 
 namespace tunefarm::operators {
@@ -176,10 +179,11 @@ std::vector<float> PackConvWeights(const graph::ConstantData& wc, const compiler
   return packed;
 }
 
-// A convolution or dense layer through its tunable template.
-Status LowerTemplate(LowerContext& cx, const Node& n, const compiler::Workload& w) {
-  std::string source;
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t index, cx.ChooseConfig(w, &source));
+// A convolution or dense layer through the best of its tunable implementations.
+Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler::Workload>& implementations) {
+  TUNEFARM_ASSIGN_OR_RETURN(LowerContext::Choice choice, cx.ChooseImplementation(implementations));
+  const compiler::Workload& w = choice.workload;
+  const int64_t index = choice.config_index;
   TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.template_name));
   compiler::ConfigSpace space = tmpl->Space(w, cx.target());
   TUNEFARM_ASSIGN_OR_RETURN(compiler::Config cfg, space.Get(index));
@@ -233,7 +237,8 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const compiler::Workload& 
   k.workload = w.Key();
   k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
   k.config_index = index;
-  k.config_source = source;
+  k.config_source = choice.source;
+  k.candidate_workloads = std::move(choice.candidates);
   cx.AddTunableKernel(std::move(k));
   return Status::OK();
 }
@@ -242,8 +247,12 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const compiler::Workload& 
 // else the untuned form with whatever FuseEpilogues attached.
 Status LowerLinear(LowerContext& cx, const Node& n) {
   compiler::Workload w;
-  if (compiler::NodeWorkload(cx.graph(), n, &w) && compiler::GetConfigSpace(w, cx.target()).ok()) {
-    return LowerTemplate(cx, n, w);
+  if (compiler::NodeWorkload(cx.graph(), n, &w)) {
+    std::vector<compiler::Workload> implementations;
+    for (const compiler::Workload& impl : compiler::Implementations(w, cx.target())) {
+      if (compiler::GetConfigSpace(impl, cx.target()).ok()) implementations.push_back(impl);
+    }
+    if (!implementations.empty()) return LowerTemplate(cx, n, implementations);
   }
   const std::string op = n.op_type;
   std::vector<size_t> inputs;
@@ -306,6 +315,83 @@ Status InferMatMul(InferContext& cx) {
   if (!b1) out.push_back(b.back());
   cx.SetOut(0, DataType::kFloat32, out);
   return Status::OK();
+}
+
+// --- Einsum -------------------------------------------------------------------------------
+struct EinsumArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+Result<EinsumArgs> ParseEinsum(const NodeView& v) {
+  std::string eq;
+  for (char c : v.node().GetString("equation", "")) {
+    if (c != ' ') eq += c;
+  }
+  if (eq.find("...") != std::string::npos) return v.Fail("equations with an ellipsis are not supported: " + eq);
+  EinsumArgs a;
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    a.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (a.inputs.size() != v.num_inputs()) {
+    return v.Fail("equation '" + eq + "' has " + std::to_string(a.inputs.size()) + " operands for " + std::to_string(v.num_inputs()) + " inputs");
+  }
+  std::map<char, int64_t> extent, count;
+  for (size_t k = 0; k < a.inputs.size(); ++k) {
+    const std::string& labels = a.inputs[k];
+    if (labels.size() != v.Shape(k).size()) {
+      return v.Fail("operand " + std::to_string(k) + " '" + labels + "' does not match its rank " + std::to_string(v.Shape(k).size()));
+    }
+    for (size_t d = 0; d < labels.size(); ++d) {
+      const char c = labels[d];
+      if (!std::isalpha(static_cast<unsigned char>(c))) return v.Fail(std::string("bad label '") + c + "' in '" + eq + "'");
+      if (std::count(labels.begin(), labels.end(), c) > 1) return v.Fail(std::string("repeated label '") + c + "' within an operand (a diagonal) is not supported");
+      auto [it, inserted] = extent.emplace(c, v.Shape(k)[d]);
+      if (!inserted && it->second != v.Shape(k)[d]) {
+        return v.Fail(std::string("label '") + c + "' has extents " + std::to_string(it->second) + " and " + std::to_string(v.Shape(k)[d]));
+      }
+      ++count[c];
+    }
+  }
+  if (arrow != std::string::npos) {
+    a.output = eq.substr(arrow + 2);
+    for (char c : a.output) {
+      if (!extent.count(c)) return v.Fail(std::string("output label '") + c + "' is not in any operand");
+    }
+  } else {
+    for (const auto& [c, n] : count) {  // implicit form: the labels seen once, alphabetically
+      if (n == 1) a.output += c;
+    }
+  }
+  return a;
+}
+
+Status InferEinsum(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(EinsumArgs a, ParseEinsum(cx));
+  std::vector<int64_t> out;
+  for (char c : a.output) {
+    for (size_t k = 0; k < a.inputs.size(); ++k) {
+      const size_t at = a.inputs[k].find(c);
+      if (at != std::string::npos) {
+        out.push_back(cx.Shape(k)[at]);
+        break;
+      }
+    }
+  }
+  cx.SetOut(0, DataType::kFloat32, out);
+  return Status::OK();
+}
+
+Status LowerEinsum(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(EinsumArgs a, ParseEinsum(NodeView(cx.graph(), n)));
+  std::vector<size_t> inputs;
+  for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(i);
+  return cx.EmitPlain(n, inputs, [a](const std::vector<ir::Tensor>& i) { return ops::Einsum(i, a.inputs, a.output); });
 }
 
 // --- pooling --------------------------------------------------------------------------------
@@ -501,6 +587,8 @@ std::vector<OperatorDef> NnOperators() {
       {"Gemm", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}}, InferGemm,
        nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)"},
       {"MatMul", "nn", {}, InferMatMul, nullptr, LowerLinear, nullptr, "2-D with a constant B uses the dense template; batched forms broadcast"},
+      {"Einsum", "nn", {{"equation", kString, true}}, InferEinsum, nullptr, LowerEinsum, nullptr,
+       "explicit and implicit forms; no ellipsis, no repeated label within an operand"},
       {"MaxPool", "nn", with({{"ceil_mode", kInt}, {"dilations", kInts}, {"storage_order", kInt}}), InferPool, nullptr, LowerPool,
        nullptr, "the Indices output is not supported"},
       {"AveragePool", "nn", with({{"ceil_mode", kInt}, {"count_include_pad", kInt}, {"dilations", kInts}}), InferPool, nullptr,

@@ -64,6 +64,18 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
     case UnaryKind::kGeluTanh:
       return F(0.5f) * x * (F(1.0f) + Tanh(F(0.79788456080286536f) * (x + F(0.044715f) * x * x * x)));
     case UnaryKind::kNot: return AsBool(!IsTrue(x));
+    case UnaryKind::kPowScalar: {
+      // Pow by a constant: small integral exponents multiply (exact, and defined for negative
+      // bases), 0.5 is sqrt; anything else goes through exp/log.
+      const float e = p.alpha;
+      if (e == 0.5f) return Intrinsic("sqrt", x);
+      if (e == std::floor(e) && std::fabs(e) <= 8) {
+        Expr r = F(1.0f);
+        for (int k = 0; k < int(std::fabs(e)); ++k) r = k == 0 ? x : r * x;
+        return e < 0 ? F(1.0f) / r : r;
+      }
+      return ApplyBinary(x, F(e), BinaryKind::kPow);
+    }
     case UnaryKind::kClip: {
       if (x.type().is_float()) return ir::min(ir::max(x, F(p.lo)), F(p.hi));
       // Integer tensors: the bounds clamped to the type's range, as integers of its type.
@@ -105,7 +117,16 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
       Expr zero = ir::cast(x.type(), Expr(int64_t(0)));
       return ir::select(x % y != zero && ((x < zero) != (y < zero)), q + ir::cast(x.type(), Expr(int64_t(1))), q);
     }
-    case BinaryKind::kPow: return Intrinsic("exp", y * Intrinsic("log", x));
+    case BinaryKind::kPow: {
+      if (!y.type().is_float()) y = ir::cast(x.type(), y);  // integer exponents of float bases
+      // exp(y log|x|), negated for a negative base with an odd integral exponent; a negative base
+      // with a fractional exponent has no real power (NaN, as in C's powf).
+      Expr magnitude = Intrinsic("exp", y * Intrinsic("log", Intrinsic("fabs", x)));
+      Expr integral = Intrinsic("floor", y) == y;
+      Expr odd = Intrinsic("floor", y * F(0.5f)) * F(2.0f) != y;
+      Expr negative = ir::select(integral, ir::select(odd, F(0.0f) - magnitude, magnitude), F(NAN));
+      return ir::select(x < F(0.0f), negative, magnitude);
+    }
     case BinaryKind::kMax: return ir::max(x, y);
     case BinaryKind::kMin: return ir::min(x, y);
     case BinaryKind::kEqual: return AsBool(x == y);
@@ -113,6 +134,18 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
     case BinaryKind::kGreater: return AsBool(x > y);
     case BinaryKind::kAnd: return AsBool(IsTrue(x) && IsTrue(y));
     case BinaryKind::kOr: return AsBool(IsTrue(x) || IsTrue(y));
+    case BinaryKind::kMod:
+      if (!x.type().is_float()) return x % y;  // the IR's integer modulo floors: the divisor's sign
+      return x - y * Intrinsic("floor", x / y);
+    case BinaryKind::kFmod: {
+      if (!x.type().is_float()) {
+        Expr m = x % y, zero = ir::cast(x.type(), Expr(int64_t(0)));
+        return ir::select(m != zero && ((x < zero) != (y < zero)), m - y, m);
+      }
+      Expr q = x / y;
+      Expr trunc = ir::select(q < F(0.0f), F(0.0f) - Intrinsic("floor", F(0.0f) - q), Intrinsic("floor", q));
+      return x - y * trunc;
+    }
   }
   return x;
 }

@@ -1,4 +1,7 @@
 // Untuned linear algebra: batched matmul, general Gemm, direct NCHW convolution.
+#include <map>
+#include <string>
+
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ops/ops.h"
 #include "compiler/schedule/templates/template_util.h"
@@ -87,6 +90,39 @@ Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
   if (!bias) return conv;
   return te::Compute(x->name + ".conv_bias", out_shape,
                      [&](const std::vector<Expr>& i) { return te::Read(conv, i) + te::Read(bias, {i[1]}); });
+}
+
+Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>& input_labels, const std::string& output_labels) {
+  std::map<char, int64_t> extent;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    for (size_t d = 0; d < input_labels[k].size(); ++d) extent[input_labels[k][d]] = inputs[k]->shape[d];
+  }
+  std::vector<int64_t> shape;
+  for (char c : output_labels) shape.push_back(extent.at(c));
+  // Labels that appear in no output dimension are summed over.
+  std::vector<te::IterVar> raxes;
+  std::map<char, size_t> reduce_at;
+  for (const auto& [c, n] : extent) {
+    if (output_labels.find(c) != std::string::npos) continue;
+    reduce_at[c] = raxes.size();
+    raxes.push_back(te::MakeIterVar(std::string("r_") + c, n, true));
+  }
+  auto body = [&](const std::vector<Expr>& i) {
+    auto index_of = [&](char c) {
+      const size_t at = output_labels.find(c);
+      return at != std::string::npos ? i[at] : te::AxisExpr(raxes[reduce_at.at(c)]);
+    };
+    Expr product;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      std::vector<Expr> idx;
+      for (char c : input_labels[k]) idx.push_back(index_of(c));
+      Expr v = te::Read(inputs[k], idx);
+      product = product.defined() ? product * v : v;
+    }
+    return product;
+  };
+  if (raxes.empty()) return te::Compute(inputs[0]->name + ".einsum", shape, body);
+  return te::ComputeReduce(inputs[0]->name + ".einsum", shape, te::ReduceKind::kSum, raxes, body);
 }
 
 }  // namespace tunefarm::ops

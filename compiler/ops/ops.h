@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "compiler/te/schedule.h"
@@ -26,20 +27,21 @@ using ir::Tensor;
 // --- element-wise -----------------------------------------------------------------------------
 enum class UnaryKind {
   kIdentity, kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kClip,
-  kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kErf, kGelu, kGeluTanh, kNot
+  kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kErf, kGelu, kGeluTanh, kNot,
+  kPowScalar  // x ** alpha
 };
 struct UnaryParams {
   UnaryKind kind = UnaryKind::kIdentity;
-  float alpha = 0, beta = 0;         // LeakyRelu alpha; HardSigmoid alpha, beta
+  float alpha = 0, beta = 0;         // LeakyRelu alpha; HardSigmoid alpha, beta; PowScalar exponent
   float lo = -3.4e38f, hi = 3.4e38f;  // Clip bounds
 };
 Expr ApplyUnary(const Expr& x, const UnaryParams& p);
 Tensor Unary(const Tensor& x, const UnaryParams& p);
 
-enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr };
+enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr, kMod, kFmod };
 // Numpy broadcasting over the tensors' shapes (right-aligned; a dimension of 1 broadcasts).
 // Comparisons and logic produce bool (a uint8 of 0/1). Integer division truncates toward zero
-// (ONNX's Div on integers).
+// (ONNX's Div on integers). kMod takes the divisor's sign (Python), kFmod the dividend's (C fmod).
 Tensor Binary(const Tensor& a, const Tensor& b, BinaryKind kind);
 Expr ApplyBinary(Expr x, Expr y, BinaryKind kind);
 // cond ? x : y with broadcasting.
@@ -100,6 +102,9 @@ Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis);
 // --- linear algebra (untuned forms; dense layers with constant weights use dense_pack) ---------
 // Batched matrix product with numpy semantics (1-D operands promoted, batch dims broadcast).
 Tensor MatMul(const Tensor& a, const Tensor& b);
+// Einstein summation: one label string per input (one letter per dimension, already validated),
+// the output's labels; labels absent from the output are summed over.
+Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>& input_labels, const std::string& output_labels);
 // alpha * op(A) op(B) + beta * C, C broadcast to [M, N] (c may be null).
 Tensor Gemm(const Tensor& a, const Tensor& b, const Tensor& c, bool trans_a, bool trans_b, float alpha, float beta);
 // Direct convolution over any number of spatial axes (N C D... layout) for what the templates do

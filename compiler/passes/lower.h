@@ -10,6 +10,7 @@
 
 #include "compiler/ir/ir.h"
 #include "compiler/te/schedule.h"
+#include "tunefarm/compiler/target.h"
 
 namespace tunefarm::passes {
 
@@ -40,8 +41,10 @@ struct LowerOptions {
 // The pass names, in order, as dump_after accepts them.
 const std::vector<std::string>& LoweringPassNames();
 
+// The pass list depends on the target's kind: CPU kinds ("llvm") run the list in lower.cc; a GPU
+// kind will add its own passes (barrier insertion, host/device split, launch verification) to it.
 LoweredFunc Lower(const te::Schedule& schedule, const std::vector<ir::Tensor>& args, const std::string& name,
-                  const LowerOptions& options = {});
+                  const compiler::Target& target, const LowerOptions& options = {});
 
 }  // namespace tunefarm::passes
 

@@ -33,7 +33,7 @@ class NoOpRemover : public IRMutator {
     Stmt body = Mutate(op->body);
     const VarNode* buf = op->buffer.get();
     if (IsNoOp(body) || !UsesVar(body, [buf](const VarNode* v) { return v == buf; })) return body;
-    return body.same_as(op->body) ? self : Allocate::Make(op->buffer, op->element_type, op->size, body);
+    return body.same_as(op->body) ? self : Allocate::Make(op->buffer, op->element_type, op->size, body, op->scope);
   }
   Stmt Visit_(const LetStmt* op, const Stmt& self) override {
     Stmt body = Mutate(op->body);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "compiler/arith/linear_form.h"
+#include "compiler/ir/ir_equality.h"
 #include "compiler/ir/ir_mutator.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ir/ir_util.h"
@@ -60,8 +61,18 @@ class Simplifier : public IRMutator {
 
   bool IsIntScalar(const Expr& e) { return e.type() == Type::Int(64); }
 
-  // Canonical linear form of an int64 sum/difference/product-by-constant.
+  // Canonical linear form of an int64 sum/difference/product-by-constant; `self` when that is what
+  // it already was, so unchanged arithmetic stays the same node (docs/passes.md).
   Expr Canonical(const Expr& e) { return arith::FromLinearForm(arith::ToLinearForm(e)); }
+  Expr Canonical(const Expr& e, const Expr& self) {
+    Expr c = Canonical(e);
+    return ExprDeepEqual(c, self) ? self : c;
+  }
+  // a op b, reusing self when neither operand changed.
+  template <typename T>
+  Expr Rebuild(const T* op, const Expr& a, const Expr& b, const Expr& self) {
+    return a.same_as(op->a) && b.same_as(op->b) ? self : T::Make(a, b);
+  }
 
   template <typename T, typename F>
   Expr FoldFloat(const T* op, const Expr& a, const Expr& b, F fn, const Expr& self) {
@@ -74,7 +85,7 @@ class Simplifier : public IRMutator {
 
   // Vector algebra shared by Add and Sub: ramp +- ramp, ramp +- broadcast, broadcast +- broadcast.
   template <typename T>
-  Expr VectorAddSub(const Expr& a, const Expr& b, bool is_sub) {
+  Expr VectorAddSub(const T* op, const Expr& a, const Expr& b, bool is_sub, const Expr& self) {
     const auto* ra = a.as<Ramp>();
     const auto* rb = b.as<Ramp>();
     const auto* ba = a.as<Broadcast>();
@@ -84,28 +95,28 @@ class Simplifier : public IRMutator {
     if (ra && bb) return Ramp::Make(combine(ra->base, bb->value), ra->stride, ra->lanes);
     if (ba && rb && !is_sub) return Ramp::Make(combine(ba->value, rb->base), rb->stride, rb->lanes);
     if (ba && bb) return Broadcast::Make(combine(ba->value, bb->value), ba->lanes);
-    return T::Make(a, b);
+    return Rebuild(op, a, b, self);
   }
 
   Expr Visit_(const Add* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
-    if (IsIntScalar(a)) return Canonical(a + b);
+    if (IsIntScalar(a)) return Canonical(a + b, self);
     if (a.type().is_float()) return FoldFloat(op, a, b, [](double x, double y) { return x + y; }, self);
-    if (a.type().is_vector()) return VectorAddSub<Add>(a, b, false);
-    return Add::Make(a, b);
+    if (a.type().is_vector()) return VectorAddSub(op, a, b, false, self);
+    return Rebuild(op, a, b, self);
   }
   Expr Visit_(const Sub* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
-    if (IsIntScalar(a)) return Canonical(a - b);
+    if (IsIntScalar(a)) return Canonical(a - b, self);
     if (a.type().is_float()) return FoldFloat(op, a, b, [](double x, double y) { return x - y; }, self);
-    if (a.type().is_vector()) return VectorAddSub<Sub>(a, b, true);
-    return Sub::Make(a, b);
+    if (a.type().is_vector()) return VectorAddSub(op, a, b, true, self);
+    return Rebuild(op, a, b, self);
   }
   Expr Visit_(const ir::Mul* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
     if (IsIntScalar(a)) {
-      if (AsConstInt(a) || AsConstInt(b)) return Canonical(a * b);
-      return Mul::Make(a, b);
+      if (AsConstInt(a) || AsConstInt(b)) return Canonical(a * b, self);
+      return Rebuild(op, a, b, self);
     }
     if (a.type().is_float()) return FoldFloat(op, a, b, [](double x, double y) { return x * y; }, self);
     if (a.type().is_vector()) {
@@ -117,7 +128,7 @@ class Simplifier : public IRMutator {
       if (ba && rb) return Ramp::Make(Mutate(rb->base * ba->value), Mutate(rb->stride * ba->value), rb->lanes);
       if (ba && bb) return Broadcast::Make(Mutate(ba->value * bb->value), ba->lanes);
     }
-    return Mul::Make(a, b);
+    return Rebuild(op, a, b, self);
   }
 
   // Splits a into (multiples of c) + remainder; returns true when the remainder provably lies in
@@ -329,7 +340,7 @@ class Simplifier : public IRMutator {
     Expr mn = Mutate(op->min), ext = Mutate(op->extent);
     const int64_t* cext = AsConstInt(ext);
     if (cext && *cext <= 0) return MakeNoOp();
-    if (cext && *cext == 1 && op->kind != ForKind::kGpuThreadX && op->kind != ForKind::kGpuBlockX) {
+    if (cext && *cext == 1 && !IsGpuLoop(op->kind)) {
       return Mutate(Substitute(op->body, {{op->var.get(), mn}}));
     }
     IntBound bmin = Bound(mn), bext = Bound(ext);
@@ -363,7 +374,7 @@ class Simplifier : public IRMutator {
   Stmt Visit_(const Allocate* op, const Stmt& self) override {
     Stmt b = Mutate(op->body);
     if (IsNoOp(b)) return MakeNoOp();
-    return b.same_as(op->body) ? self : Allocate::Make(op->buffer, op->element_type, op->size, b);
+    return b.same_as(op->body) ? self : Allocate::Make(op->buffer, op->element_type, op->size, b, op->scope);
   }
 
  private:

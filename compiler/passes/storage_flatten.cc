@@ -68,7 +68,7 @@ class Flattener : public IRMutator {
     buffers_[op->tensor.get()] = {buf, mins, op->extents};
     Stmt body = Mutate(op->body);
     buffers_.erase(op->tensor.get());
-    return Allocate::Make(buf, op->tensor->dtype, size, body);
+    return Allocate::Make(buf, op->tensor->dtype, size, body, op->scope);
   }
 
  private:

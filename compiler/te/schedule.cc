@@ -12,7 +12,7 @@ namespace tunefarm::te {
 
 std::vector<Tensor> ReadTensors(const Expr& body) {
   std::vector<Tensor> out;
-  ir::PostOrderVisit(ir::Evaluate::Make(body), [&](const Expr& e) {
+  ir::PreOrderVisit(ir::Evaluate::Make(body), [&](const Expr& e) {
     if (const auto* p = e.as<ir::ProducerLoad>()) {
       if (std::find(out.begin(), out.end(), p->tensor) == out.end()) out.push_back(p->tensor);
     }

@@ -114,7 +114,7 @@ class StageLowering {
     for (size_t i = 0; i < n; ++i) leaf_pos[s.leaf_order[i]->var.get()] = int(i);
     auto position_of = [&](const Expr& g) {
       int pos = -1;
-      ir::PostOrderVisit(ir::Evaluate::Make(g), [&](const Expr& e) {
+      ir::PreOrderVisit(ir::Evaluate::Make(g), [&](const Expr& e) {
         if (const auto* v = e.as<ir::VarNode>()) {
           auto it = leaf_pos.find(v);
           if (it != leaf_pos.end()) pos = std::max(pos, it->second);
@@ -220,7 +220,7 @@ class StageLowering {
   Region InferRegion(const Tensor& producer, const Stage& s, int l, const NestContext& ctx) {
     Region full = FullRegion(producer);
     std::vector<std::vector<Expr>> accesses;
-    ir::PostOrderVisit(ir::Evaluate::Make(ctx.body), [&](const Expr& e) {
+    ir::PreOrderVisit(ir::Evaluate::Make(ctx.body), [&](const Expr& e) {
       if (const auto* p = e.as<ir::ProducerLoad>(); p && p->tensor == producer) accesses.push_back(p->indices);
     });
     if (accesses.empty()) return full;

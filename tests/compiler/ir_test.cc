@@ -69,7 +69,7 @@ TEST(IR, VisitorSeesEveryNode) {
   Var x = MakeVar("x");
   Expr e = select(AsExpr(x) > 0, AsExpr(x) * 2, min(AsExpr(x), 7));
   int vars = 0, imms = 0;
-  PostOrderVisit(Evaluate::Make(e), [&](const Expr& n) {
+  PreOrderVisit(Evaluate::Make(e), [&](const Expr& n) {
     vars += n.as<VarNode>() != nullptr;
     imms += n.as<IntImm>() != nullptr;
   });

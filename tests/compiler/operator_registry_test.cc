@@ -10,12 +10,14 @@
 
 #include "common/onnx_builder.h"
 #include "common/test_files.h"
+#include "compiler/config_sources.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/extract_tasks.h"
 #include "compiler/operators/registry.h"
 #include "tunefarm/compiler/compile.h"
+#include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
 #include "tunefarm/runtime/executor.h"
 
@@ -111,26 +113,26 @@ std::map<std::string, int> CompiledWorkloads(const runtime::Artifact& a) {
   return w;
 }
 
-std::map<std::string, int> TaskWorkloads(const std::vector<Task>& tasks) {
-  std::map<std::string, int> w;
-  for (const Task& t : tasks) w[t.workload.Key()] += t.count;
-  return w;
-}
-
-CompileOptions Quiet() {
+CompileOptions Quiet(const ConfigSource* configs = nullptr) {
   CompileOptions o;
   o.warn = [](const std::string&) {};
+  o.configs = configs;
   return o;
 }
 
-// Compiles the graph, extracts its tasks, checks they agree; returns the artifact.
+// Compiles the graph, extracts its tasks, checks that the tasks are exactly the workloads the
+// compile looked up in the records (every implementation of every tunable node) and that every
+// kernel it chose is a task; returns the artifact.
 runtime::Artifact ExpectTasksMatchCompile(const graph::Graph& g, const std::string& name) {
   auto tasks = ExtractTasks(g, name, HostTarget(), 3);
   EXPECT_TRUE(tasks.ok()) << tasks.status().ToString();
-  auto artifact = CompileGraph(g, name, HostTarget(), Quiet());
+  tunefarm::testing::LookupRecorder recorder;
+  auto artifact = CompileGraph(g, name, HostTarget(), Quiet(&recorder));
   EXPECT_TRUE(artifact.ok()) << artifact.status().ToString();
   if (!tasks.ok() || !artifact.ok()) return {};
-  EXPECT_EQ(TaskWorkloads(*tasks), CompiledWorkloads(*artifact)) << name;
+  const auto listed = tunefarm::testing::TaskCounts(*tasks);
+  EXPECT_EQ(listed, recorder.lookups()) << name;
+  for (const auto& [key, n] : CompiledWorkloads(*artifact)) EXPECT_EQ(listed.count(key), 1u) << key << " runs but is not a task";
   return std::move(*artifact);
 }
 
@@ -161,6 +163,9 @@ TEST(TaskCompileAgreement, GemmWithAlphaAndBetaIsTunedAndCorrect) {
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   runtime::Artifact a = ExpectTasksMatchCompile(*g, "gemm");
   ASSERT_EQ(CompiledWorkloads(a).size(), 1u) << "the Gemm must be a tunable kernel";
+  auto tasks = ExtractTasks(*g, "gemm", HostTarget(), 3);
+  ASSERT_TRUE(tasks.ok());
+  EXPECT_EQ(tasks->size(), 2u) << "dense_pack and dense_nopack";
   auto y = RunOne(std::move(a), x);
   ASSERT_EQ(y.size(), 16u);
   for (int m = 0; m < 2; ++m) {
@@ -206,6 +211,69 @@ TEST(TaskCompileAgreement, ConvWithTransposedConstantWeightIsTuned) {
         }
         EXPECT_NEAR(y[size_t((k * 6 + h) * 6 + w)], ref, 1e-4f);
       }
+    }
+  }
+}
+
+// Apply history best across implementations: the dense layer runs whichever of dense_pack and
+// dense_nopack has the faster record, with that record's config; without records, the default.
+TEST(Strategy, ApplyHistoryBestPicksTheFastestImplementation) {
+  OnnxBuilder b(13);
+  b.Input("x", {1, 64});
+  std::vector<float> w(32 * 64), x(64);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 9) - 4) * 0.125f;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 5) - 2);
+  b.Floats("w", {64, 32}, w);
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  b.Output("y");
+  auto g = frontend::ImportOnnxBytes(b.Bytes(), "dense");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto tasks = ExtractTasks(*g, "dense", HostTarget(), 3);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_EQ(tasks->size(), 2u);
+  const Workload pack = (*tasks)[0].workload, nopack = (*tasks)[1].workload;
+  EXPECT_EQ(pack.template_name, "dense_pack");
+  EXPECT_EQ(nopack.template_name, "dense_nopack");
+  // A valid index other than the fallback in each space.
+  auto other_valid_index = [](const Workload& wl) {
+    auto space = GetConfigSpace(wl, HostTarget());
+    const int64_t fallback = *FallbackConfigIndex(wl, HostTarget());
+    for (int64_t i = space->size() - 1; i >= 0; --i) {
+      auto c = space->Get(i);
+      if (c.ok() && space->IsValid(*c) && i != fallback) return i;
+    }
+    return int64_t(-1);
+  };
+  const int64_t pack_index = other_valid_index(pack), nopack_index = other_valid_index(nopack);
+  ASSERT_GE(pack_index, 0);
+  ASSERT_GE(nopack_index, 0);
+  std::vector<float> ref(32, 0.0f);
+  for (int n = 0; n < 32; ++n) {
+    for (int k = 0; k < 64; ++k) ref[size_t(n)] += x[size_t(k)] * w[size_t(k * 32 + n)];
+  }
+  for (bool nopack_faster : {true, false}) {
+    tunefarm::testing::FixedConfigs records;
+    records.Add(pack.Key(), pack_index, nopack_faster ? 2.0 : 1.0);
+    records.Add(nopack.Key(), nopack_index, nopack_faster ? 1.0 : 2.0);
+    auto artifact = CompileGraph(*g, "dense", HostTarget(), Quiet(&records));
+    ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+    const runtime::ArtifactKernel* tuned = nullptr;
+    for (const auto& k : artifact->kernels) {
+      if (!k.workload.empty()) tuned = &k;
+    }
+    ASSERT_NE(tuned, nullptr);
+    EXPECT_EQ(tuned->workload, (nopack_faster ? nopack : pack).Key());
+    EXPECT_EQ(tuned->config_index, nopack_faster ? nopack_index : pack_index);
+    EXPECT_EQ(tuned->config_source, "records");
+    auto y = RunOne(std::move(*artifact), x);
+    ASSERT_EQ(y.size(), 32u);
+    for (size_t i = 0; i < 32; ++i) EXPECT_NEAR(y[i], ref[i], 1e-4f) << i;
+  }
+  auto untuned = CompileGraph(*g, "dense", HostTarget(), Quiet());
+  ASSERT_TRUE(untuned.ok());
+  for (const auto& k : untuned->kernels) {
+    if (!k.workload.empty()) {
+      EXPECT_EQ(k.workload, pack.Key()) << "the default implementation without records";
     }
   }
 }

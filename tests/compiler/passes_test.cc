@@ -55,6 +55,28 @@ TEST(Simplify, DropsTrivialLoopsAndBranches) {
   EXPECT_TRUE(IsNoOp(Simplify(dead)));
 }
 
+// docs/passes.md: a pass returns the same node when nothing changed, integer arithmetic included.
+TEST(Simplify, ReturnsTheSameNodeForUnchangedArithmetic) {
+  Var x = MakeVar("x"), y = MakeVar("y"), b = MakeVar("b", Type::Handle());
+  for (Expr e : {AsExpr(x) + 3, AsExpr(x) * 4 + AsExpr(y), AsExpr(x) - AsExpr(y), AsExpr(x) * AsExpr(y)}) {
+    Expr once = Simplify(e);
+    EXPECT_TRUE(Simplify(once).same_as(once)) << ToString(once);
+  }
+  Stmt store = Simplify(Store::Make(b, Expr(1.0f), AsExpr(x) * 8 + 3));
+  EXPECT_TRUE(Simplify(store).same_as(store)) << ToString(store);
+}
+
+// GPU block and thread loops are kept even with one iteration: codegen binds them to indices.
+TEST(Simplify, KeepsGpuLoopsOfExtentOne) {
+  Var i = MakeVar("i"), b = MakeVar("b", Type::Handle());
+  for (ForKind kind : {ForKind::kGpuBlockX, ForKind::kGpuBlockY, ForKind::kGpuThreadX, ForKind::kGpuThreadY}) {
+    Stmt loop = Loop(i, 1, Store::Make(b, Expr(1.0f), AsExpr(i)), kind);
+    const For* f = Simplify(loop).as<For>();
+    ASSERT_NE(f, nullptr) << ForKindName(kind);
+    EXPECT_EQ(f->kind, kind);
+  }
+}
+
 TEST(Simplify, VectorAlgebra) {
   Var x = MakeVar("x");
   Expr e = Broadcast::Make(AsExpr(x) * 16, 16) + Ramp::Make(Expr(0), Expr(1), 16);
@@ -123,6 +145,23 @@ TEST(StorageFlatten, RealizesBecomeOffsetAllocations) {
   EXPECT_IR_EQ(after, expected);
 }
 
+// A realize's memory scope reaches its allocation; scopes and barriers print and compare.
+TEST(StorageFlatten, KeepsTheMemoryScope) {
+  te::Tensor t = te::Compute("t", {8}, [&](const std::vector<Expr>&) { return Expr(1.0f); });
+  Var y = MakeVar("y");
+  Stmt body = Block::Make({ProducerStore::Make(t, Expr(1.0f), {AsExpr(y)}), Barrier::Make(MemoryScope::kShared)});
+  Stmt flat = StorageFlatten(ProducerRealize::Make(t, {Expr(0)}, {8}, body, MemoryScope::kShared), {});
+  const Allocate* a = flat.as<Allocate>();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->scope, MemoryScope::kShared);
+  const std::string text = ToString(flat);
+  EXPECT_NE(text.find("scope=shared"), std::string::npos) << text;
+  EXPECT_NE(text.find("barrier(shared)"), std::string::npos) << text;
+  Stmt global = Allocate::Make(a->buffer, a->element_type, a->size, a->body);
+  EXPECT_FALSE(StructuralEqual(flat, global));
+  EXPECT_TRUE(StructuralEqual(flat, Allocate::Make(a->buffer, a->element_type, a->size, a->body, MemoryScope::kShared)));
+}
+
 TEST(RemoveNoOps, DropsEmptyLoopsAndUnusedAllocations) {
   Var i = MakeVar("i"), b = MakeVar("b", Type::Handle()), unused = MakeVar("u", Type::Handle());
   Stmt keep = Store::Make(b, Expr(1.0f), Expr(0));
@@ -137,7 +176,7 @@ TEST(Lower, DumpsAfterNamedPassesAndTimesEveryPass) {
   s[b].vectorize(s[b].axes[0]);
   std::ostringstream dump;
   std::vector<PassTiming> timings;
-  LoweredFunc f = Lower(s, {a, b}, "double_it", {"storage_flatten", &dump, &timings, ""});
+  LoweredFunc f = Lower(s, {a, b}, "double_it", compiler::HostTarget(), {"storage_flatten", &dump, &timings, ""});
   EXPECT_NE(dump.str().find("after storage_flatten"), std::string::npos);
   EXPECT_NE(dump.str().find("vectorized (b.i, 0, 16)"), std::string::npos) << dump.str();
   ASSERT_EQ(timings.size(), LoweringPassNames().size());

@@ -48,6 +48,9 @@ TEST(Cli, TasksOfTheReferenceModel) {
   CliRun r = Tunefarm("tasks " + model + " --json");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("\"workload\": \"dense_pack|N1_I512|O1000|NC|float32\""), std::string::npos) << r.output;
+  // The dense layer's second implementation is a task of its own, marked as an alternative.
+  EXPECT_NE(r.output.find("\"workload\": \"dense_nopack|N1_I512|O1000|NC|float32\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"alternative\": true"), std::string::npos) << r.output;
 }
 
 }  // namespace

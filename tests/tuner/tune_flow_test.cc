@@ -79,7 +79,7 @@ TEST_F(TuneFlow, KilledTuneResumesToTheSameDistinctConfigsWithoutDuplicates) {
   ASSERT_EQ(ref.code, 0) << ref.output;
   const Counts expected = Count(dir_ + "/ref.db");
   EXPECT_EQ(expected.trials, expected.distinct);
-  EXPECT_EQ(expected.per_workload.size(), 2u) << ref.output;  // the conv2d and the dense
+  EXPECT_EQ(expected.per_workload.size(), 3u) << ref.output;  // the conv2d and the dense (pack and nopack)
 
   ChildProcess tune;
   ASSERT_TRUE(StartCli(&tune, {"tune", model_, "--total-trials", "40", "--seed", "3", "--threads", "1", "--records",
@@ -328,8 +328,8 @@ TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
   auto r = RunCommand(Cli("tune " + model_ + " --trials 8 --tracker " + farm.tracker_address() + " --key x86-test --records " + db));
   ASSERT_EQ(r.code, 0) << r.output;
   const Counts c = Count(db);
-  EXPECT_EQ(c.per_workload.size(), 2u);
-  EXPECT_EQ(c.trials, 16u);
+  EXPECT_EQ(c.per_workload.size(), 3u);  // conv2d, dense_pack, dense_nopack
+  EXPECT_EQ(c.trials, 24u);
   EXPECT_EQ(c.device_keys, std::set<std::string>{"x86-test"});
   ASSERT_EQ(c.targets.size(), 1u);
   EXPECT_NE(c.targets.begin()->find("x86_64"), std::string::npos);
@@ -353,7 +353,7 @@ TEST_F(TuneFlow, TunesThroughTheEmulatedRasp4bServerThenCompilesForIt) {
                           " --key rasp4b --records " + db));
   ASSERT_EQ(r.code, 0) << r.output;
   const Counts c = Count(db);
-  EXPECT_EQ(c.per_workload.size(), 2u);
+  EXPECT_EQ(c.per_workload.size(), 3u);  // conv2d, dense_pack, dense_nopack
   EXPECT_EQ(c.device_keys, std::set<std::string>{"rasp4b"});
   ASSERT_EQ(c.targets.size(), 1u);
   EXPECT_NE(c.targets.begin()->find("aarch64"), std::string::npos) << *c.targets.begin();

@@ -1,5 +1,7 @@
 #include "compiler/schedule/templates/template_util.h"
 
+#include <algorithm>
+
 #include "compiler/te/tensor.h"
 
 namespace tunefarm::compiler {
@@ -14,7 +16,14 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t limit) {
 int64_t FallbackChannelBlock(int64_t channels, int lanes) {
   if (channels % (2 * lanes) == 0) return 2 * lanes;
   if (channels % lanes == 0) return lanes;
-  return LargestDivisorAtMost(channels, lanes);
+  const int64_t below = LargestDivisorAtMost(channels, lanes);
+  if (below >= 4 || channels < 4) return below;
+  // Counts like 58 or 116 (ShuffleNet) have no divisor in [4, lanes]: blocks of 1-2 starve the
+  // conv's inner loop (its space excludes them), so take the smallest divisor in [4, 64].
+  for (int64_t d = 4; d <= std::min<int64_t>(channels, 64); ++d) {
+    if (channels % d == 0) return d;
+  }
+  return below;
 }
 
 ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual) {

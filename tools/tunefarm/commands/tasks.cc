@@ -47,19 +47,20 @@ int TasksCommand(const Args& args) {
                      {"count", t.count},
                      {"flops", t.flops},
                      {"config_space_size", t.config_space_size},
+                     {"alternative", t.alternative},
                      {"nodes", t.nodes}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
   double total = 0;
-  for (const auto& t : *tasks) total += t.flops * t.count;
+  for (const auto& t : *tasks) total += t.alternative ? 0 : t.flops * t.count;
   std::printf("%zu tasks for %s on %s (%.1f MFLOP per inference in tuned ops)\n", tasks->size(),
               args.positional[0].c_str(), target->ToString().c_str(), total / 1e6);
   for (size_t i = 0; i < tasks->size(); ++i) {
     const auto& t = (*tasks)[i];
-    std::printf("[Task %2zu/%2zu] x%-2d %8.1f MFLOP  space %8lld  %s\n", i + 1, tasks->size(), t.count, t.flops / 1e6,
-                (long long)t.config_space_size, t.workload.Key().c_str());
+    std::printf("[Task %2zu/%2zu] x%-2d %8.1f MFLOP  space %8lld  %s%s\n", i + 1, tasks->size(), t.count, t.flops / 1e6,
+                (long long)t.config_space_size, t.workload.Key().c_str(), t.alternative ? "  (alternative implementation)" : "");
   }
   return 0;
 }

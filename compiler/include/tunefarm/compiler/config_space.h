@@ -39,6 +39,10 @@ struct Knob {
 
 class ConfigSpace;
 
+// One point of a ConfigSpace. A Config borrows the space it came from (to name its knobs): it is
+// valid only while that ConfigSpace object is alive and unmoved; keep the space beside its configs
+// (the tuner holds one space per task for the task's lifetime), or keep index() and ask the space
+// again. Copying a Config copies the borrow, not the space.
 class Config {
  public:
   int64_t index() const { return index_; }

@@ -1,7 +1,9 @@
 // Models: loading (ONNX files), graph optimization and task extraction.
 //
 // A Task is one distinct tunable workload of a model on a target (template + workload key),
-// with how often the model runs it: what `tunefarm tasks` lists and the tuner tunes.
+// with how often the model runs it: what `tunefarm tasks` lists and the tuner tunes. An operator
+// with several implementations (dense: dense_pack and dense_nopack) gives one task per
+// implementation; the compiler runs whichever has the fastest record.
 #ifndef TUNEFARM_COMPILER_MODEL_H_
 #define TUNEFARM_COMPILER_MODEL_H_
 
@@ -20,6 +22,9 @@ struct Task {
   double flops = 0;                 // per occurrence
   int64_t config_space_size = 0;    // on the target
   std::vector<std::string> nodes;   // the model nodes that run it
+  // Another implementation of nodes whose default is a different task (its FLOPs are already
+  // counted there: sum only the defaults for the model's total).
+  bool alternative = false;
 };
 
 // Loads MODEL (an .onnx path or a zoo name such as resnet-18), runs the compiler's graph pipeline

@@ -1,0 +1,219 @@
+#include "compiler/codegen/codegen_cpu.h"
+
+#include <unordered_set>
+
+#include "compiler/codegen/codegen_llvm_base.h"
+#include "compiler/ir/ir_visitor.h"
+#include "tunefarm/runtime/kernel_abi.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+using namespace codegen;  // NOLINT(google-build-using-namespace): CodeGenLLVM and the IR's names
+
+// Variables a statement reads that are bound outside it (the closure of an outlined loop body).
+class FreeVarCollector : public IRVisitor {
+ public:
+  std::vector<const VarNode*> free;
+  using IRVisitor::Visit;
+
+ protected:
+  void Use(const VarNode* v) {
+    if (!defined_.count(v) && !seen_.count(v)) {
+      seen_.insert(v);
+      free.push_back(v);
+    }
+  }
+  void Visit_(const VarNode* op) override { Use(op); }
+  void Visit_(const Load* op) override {
+    Use(op->buffer.get());
+    Visit(op->index);
+  }
+  void Visit_(const Store* op) override {
+    Use(op->buffer.get());
+    Visit(op->value);
+    Visit(op->index);
+  }
+  void Visit_(const For* op) override {
+    defined_.insert(op->var.get());
+    IRVisitor::Visit_(op);
+  }
+  void Visit_(const LetStmt* op) override {
+    Visit(op->value);
+    defined_.insert(op->var.get());
+    Visit(op->body);
+  }
+  void Visit_(const Let* op) override {
+    Visit(op->value);
+    defined_.insert(op->var.get());
+    Visit(op->body);
+  }
+  void Visit_(const Allocate* op) override {
+    defined_.insert(op->buffer.get());
+    Visit(op->body);
+  }
+
+ private:
+  std::unordered_set<const VarNode*> defined_, seen_;
+};
+
+class CodeGenCPU final : public CodeGenLLVM {
+ public:
+  CodeGenCPU(llvm::LLVMContext* ctx, llvm::Module* module, const Target& target) : CodeGenLLVM(ctx, module, target) {
+    // The parallel-for slot, shared by every module linked into one library (weak definition).
+    slot_ = new llvm::GlobalVariable(*module_, ptr_, false, llvm::GlobalValue::WeakAnyLinkage,
+                                     llvm::ConstantPointerNull::get(ptr_), TUNEFARM_PARALLEL_SLOT);
+    slot_->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  }
+
+  void AddKernel(const KernelSource& k) override {
+    const auto& f = k.func;
+    kernel_name_ = f.name;
+    parallel_count_ = 0;
+    std::vector<llvm::Type*> params(f.buffers.size(), ptr_);
+    auto* impl_ty = llvm::FunctionType::get(i32_, params, false);
+    auto* impl = llvm::Function::Create(impl_ty, llvm::GlobalValue::InternalLinkage, f.name + ".impl", module_);
+    SetFunctionAttributes(impl);
+    for (size_t i = 0; i < f.buffers.size(); ++i) {
+      impl->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+      impl->getArg(unsigned(i))->setName(f.buffers[i]->name);
+    }
+    BeginFunction(impl);
+    for (size_t i = 0; i < f.buffers.size(); ++i) vars_[f.buffers[i].get()] = impl->getArg(unsigned(i));
+    Emit(f.body);
+    builder_.CreateRet(llvm::ConstantInt::get(i32_, 0));
+    vars_.clear();
+
+    // The packed entry point of the C ABI.
+    auto* entry_ty = llvm::FunctionType::get(i32_, {ptr_}, false);
+    auto* entry = llvm::Function::Create(entry_ty, llvm::GlobalValue::ExternalLinkage, f.name, module_);
+    SetFunctionAttributes(entry);
+    BeginFunction(entry);
+    std::vector<llvm::Value*> args;
+    for (size_t i = 0; i < f.buffers.size(); ++i) {
+      llvm::Value* slot = builder_.CreateConstInBoundsGEP1_64(ptr_, entry->getArg(0), i);
+      args.push_back(builder_.CreateLoad(ptr_, slot));
+    }
+    builder_.CreateRet(builder_.CreateCall(impl, args));
+
+    auto* meta = llvm::ConstantDataArray::getString(ctx_, k.metadata_json, true);
+    auto* gv = new llvm::GlobalVariable(*module_, meta->getType(), true, llvm::GlobalValue::ExternalLinkage, meta,
+                                        f.name + TUNEFARM_METADATA_SUFFIX);
+    gv->setAlignment(llvm::Align(1));
+  }
+
+ private:
+  void SetFunctionAttributes(llvm::Function* fn) override {
+    if (!target_.cpu.empty()) fn->addFnAttr("target-cpu", target_.cpu);
+    if (!target_.features.empty()) fn->addFnAttr("target-features", target_.features);
+    // LLVM prefers 256-bit vectors on AVX-512 cores; the kernels are written for the full width.
+    fn->addFnAttr("prefer-vector-width", std::to_string(target_.vector_lanes * 32));
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+  }
+
+  // Up to kStackAllocBytes on the stack (in the entry block, so SROA/mem2reg can promote
+  // constant-indexed tiles to registers), larger ones on the heap.
+  llvm::Value* EmitAllocation(const Allocate* op) override {
+    TUNEFARM_CHECK_MSG(op->scope == MemoryScope::kGlobal, "shared and local memory scopes need a GPU target");
+    llvm::Type* elem = LLVMType(op->element_type);
+    const int64_t bytes = op->size * op->element_type.bytes();
+    if (bytes > kStackAllocBytes) {
+      llvm::FunctionCallee malloc_fn = module_->getOrInsertFunction("malloc", ptr_, i64_);
+      return builder_.CreateCall(malloc_fn, {llvm::ConstantInt::get(i64_, bytes + 64)});
+    }
+    llvm::IRBuilder<> entry(alloca_block_, alloca_block_->begin());
+    auto* a = entry.CreateAlloca(elem, llvm::ConstantInt::get(i64_, op->size), op->buffer->name);
+    a->setAlignment(llvm::Align(64));
+    return a;
+  }
+  void FreeAllocation(const Allocate* op, llvm::Value* buffer) override {
+    if (op->size * op->element_type.bytes() <= kStackAllocBytes) return;
+    llvm::FunctionCallee free_fn = module_->getOrInsertFunction("free", llvm::Type::getVoidTy(ctx_), ptr_);
+    builder_.CreateCall(free_fn, {buffer});
+  }
+
+  void EmitBarrier(const Barrier*) override { TUNEFARM_CHECK_MSG(false, "barriers need a GPU target"); }
+
+  void EmitSpecialFor(const For* op) override {
+    TUNEFARM_CHECK_MSG(op->kind == ForKind::kParallel, "GPU loop kinds need a GPU target");
+    EmitParallelFor(op);
+  }
+
+  // Outlines the body into NAME.par.K(begin, end, closure) and launches it through the slot.
+  void EmitParallelFor(const For* op) {
+    FreeVarCollector fv;
+    fv.Visit(op->body);
+    std::vector<const VarNode*> captured;
+    std::vector<llvm::Type*> field_types;
+    for (const VarNode* v : fv.free) {
+      if (v == op->var.get()) continue;
+      captured.push_back(v);
+      field_types.push_back(vars_.at(v)->getType());
+    }
+
+    // Pack the closure in the caller; the loop's min rides along as the last field.
+    field_types.push_back(i64_);
+    auto* closure_ty = llvm::StructType::get(ctx_, field_types);
+    llvm::Value* min = Emit(op->min);
+    llvm::Value* extent = Emit(op->extent);
+    llvm::IRBuilder<> entry(alloca_block_, alloca_block_->begin());
+    llvm::Value* closure = entry.CreateAlloca(closure_ty);
+    for (size_t i = 0; i < captured.size(); ++i) {
+      builder_.CreateStore(vars_.at(captured[i]), builder_.CreateStructGEP(closure_ty, closure, unsigned(i)));
+    }
+    builder_.CreateStore(min, builder_.CreateStructGEP(closure_ty, closure, unsigned(captured.size())));
+
+    // The outlined body.
+    auto* body_ty = llvm::FunctionType::get(i32_, {i64_, i64_, ptr_}, false);
+    auto* body_fn = llvm::Function::Create(body_ty, llvm::GlobalValue::InternalLinkage,
+                                           kernel_name_ + ".par." + std::to_string(parallel_count_++), module_);
+    SetFunctionAttributes(body_fn);
+    llvm::Function* saved_fn = function_;
+    llvm::BasicBlock* saved_alloca = alloca_block_;
+    llvm::BasicBlock* saved_block = builder_.GetInsertBlock();
+    auto saved_vars = vars_;
+    vars_.clear();
+    BeginFunction(body_fn);
+    llvm::Value* env = body_fn->getArg(2);
+    for (size_t i = 0; i < captured.size(); ++i) {
+      vars_[captured[i]] = builder_.CreateLoad(field_types[i], builder_.CreateStructGEP(closure_ty, env, unsigned(i)));
+    }
+    llvm::Value* body_min = builder_.CreateLoad(i64_, builder_.CreateStructGEP(closure_ty, env, unsigned(captured.size())));
+    // Iterations [begin, end) of the launch are loop indices min + [begin, end).
+    llvm::Value* begin = builder_.CreateAdd(body_min, body_fn->getArg(0));
+    llvm::Value* end = builder_.CreateAdd(body_min, body_fn->getArg(1));
+    EmitSerialLoop(op->var.get(), begin, end, op->body);
+    builder_.CreateRet(llvm::ConstantInt::get(i32_, 0));
+    function_ = saved_fn;
+    alloca_block_ = saved_alloca;
+    builder_.SetInsertPoint(saved_block);
+    vars_ = std::move(saved_vars);
+
+    // Launch: through the runtime's pool when the loader bound the slot, else inline.
+    llvm::Value* launcher = builder_.CreateLoad(ptr_, slot_);
+    auto* pool_bb = llvm::BasicBlock::Create(ctx_, "par.pool", function_);
+    auto* inline_bb = llvm::BasicBlock::Create(ctx_, "par.inline", function_);
+    auto* done_bb = llvm::BasicBlock::Create(ctx_, "par.done", function_);
+    builder_.CreateCondBr(builder_.CreateIsNull(launcher), inline_bb, pool_bb);
+    builder_.SetInsertPoint(pool_bb);
+    auto* launch_ty = llvm::FunctionType::get(i32_, {i64_, ptr_, ptr_}, false);
+    builder_.CreateCall(launch_ty, launcher, {extent, body_fn, closure});
+    builder_.CreateBr(done_bb);
+    builder_.SetInsertPoint(inline_bb);
+    builder_.CreateCall(body_fn, {llvm::ConstantInt::get(i64_, 0), extent, closure});
+    builder_.CreateBr(done_bb);
+    builder_.SetInsertPoint(done_bb);
+  }
+
+  llvm::GlobalVariable* slot_;
+  std::string kernel_name_;
+  int parallel_count_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenCPU(llvm::LLVMContext* ctx, llvm::Module* module, const Target& target) {
+  return std::make_unique<CodeGenCPU>(ctx, module, target);
+}
+
+}  // namespace tunefarm::compiler

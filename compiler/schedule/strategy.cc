@@ -1,0 +1,53 @@
+#include "compiler/schedule/strategy.h"
+
+#include <algorithm>
+#include <string>
+
+#include "compiler/schedule/op_template.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+bool IsDepthwise(const Workload& w) {
+  const Conv2dParams& c = w.conv;
+  return c.groups > 1 && c.groups == c.in_channels && c.out_channels == c.in_channels;
+}
+bool IsNotDepthwise(const Workload& w) { return !IsDepthwise(w); }
+bool Always(const Workload&) { return true; }
+
+}  // namespace
+
+const std::vector<StrategyRow>& StrategyTable() {
+  static const std::vector<StrategyRow> kRows = {
+      {"conv2d", "llvm", "conv2d_nchwc", IsNotDepthwise},
+      {"conv2d", "llvm", "depthwise_conv2d_nchwc", IsDepthwise},
+      // Packed weights (vectors along the output features) and weights as stored (vectors along k):
+      // which is faster depends on the shape and the machine, so both are tuned.
+      {"dense", "llvm", "dense_pack", Always},
+      {"dense", "llvm", "dense_nopack", Always},
+  };
+  return kRows;
+}
+
+std::vector<Workload> Implementations(const Workload& w, const Target& target) {
+  const auto& rows = StrategyTable();
+  auto own = std::find_if(rows.begin(), rows.end(), [&](const StrategyRow& r) {
+    return w.template_name == r.template_name && target.kind == r.target_kind;
+  });
+  if (own == rows.end()) return {};
+  std::vector<Workload> out;
+  auto add = [&](const StrategyRow& r) {
+    if (!r.applies(w)) return;
+    Workload impl = w;
+    impl.template_name = r.template_name;
+    auto tmpl = FindTemplate(impl.template_name);
+    if (tmpl.ok() && (*tmpl)->Check(impl).ok()) out.push_back(impl);
+  };
+  add(*own);
+  for (const StrategyRow& r : rows) {
+    if (&r != &*own && std::string(r.op) == own->op && target.kind == r.target_kind) add(r);
+  }
+  return out;
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,36 @@
+// The strategy table: per (tunable operator, target kind), the implementations that compute it,
+// each a template with its own workload key, task and config space (TVM's op strategy). A node's
+// workload (from model/node_workload) names its operator's default implementation; Implementations
+// lists every one that applies, the default first. The model compiler looks up the records of all
+// of them and runs the fastest recorded one (the default's fallback config when none is
+// recorded); task extraction lists each as a task.
+//
+// Adding an implementation (Winograd for 3x3 convolutions, a CUDA template) is one row here plus
+// its template (schedule/templates/).
+#ifndef TUNEFARM_COMPILER_SCHEDULE_STRATEGY_H_
+#define TUNEFARM_COMPILER_SCHEDULE_STRATEGY_H_
+
+#include <vector>
+
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
+
+namespace tunefarm::compiler {
+
+struct StrategyRow {
+  const char* op;           // the operator: "conv2d", "dense"
+  const char* target_kind;  // Target::kind: "llvm" (CPUs)
+  const char* template_name;
+  bool (*applies)(const Workload& w);  // on the operator's parameters
+};
+
+const std::vector<StrategyRow>& StrategyTable();
+
+// The implementations of w's operator on target whose rows apply and whose template accepts the
+// workload, as workloads (template_name set), w's own template first. Empty when w's template is
+// in no row for the target's kind.
+std::vector<Workload> Implementations(const Workload& w, const Target& target);
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_SCHEDULE_STRATEGY_H_
