@@ -59,19 +59,6 @@ Status Validate(Target* t) {
 
 }  // namespace
 
-bool Target::is_arm() const {
-  llvm::Triple t(triple);
-  return t.isAArch64() || t.isARM();
-}
-
-std::string Target::ToString() const {
-  if (kind == "cuda") return "cuda -arch=" + arch;
-  std::string s = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
-  if (!features.empty() && !detected_features) s += " -mattr=" + features;
-  if (!model.empty()) s += " -model=" + model;
-  return s;
-}
-
 Target HostTarget() {
   InitializeLLVM();
   Target t;

@@ -1,4 +1,4 @@
-#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/testing/kernel_cases.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/testing/kernel_cases.h"
 #include "tunefarm/runtime/kernel_library.h"
 
 int main(int argc, char** argv) {

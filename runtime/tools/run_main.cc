@@ -1,5 +1,5 @@
 // tunefarm-run: the board-side `tunefarm run` (runtime only: no LLVM, cross-builds for the boards).
-#include "tunefarm/runtime/run_tool.h"
+#include "tunefarm/tools/run_tool.h"
 
 int main(int argc, char** argv) {
   tunefarm::runtime::RunToolOptions options;

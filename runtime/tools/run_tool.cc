@@ -1,4 +1,4 @@
-#include "tunefarm/runtime/run_tool.h"
+#include "tunefarm/tools/run_tool.h"
 
 #include <algorithm>
 #include <chrono>

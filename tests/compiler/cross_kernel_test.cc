@@ -11,7 +11,7 @@
 
 #include "common/kernel_reference.h"
 #include "compiler/codegen/object_emitter.h"
-#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/testing/kernel_cases.h"
 
 namespace tunefarm::compiler {
 namespace {

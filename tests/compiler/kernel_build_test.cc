@@ -5,7 +5,7 @@
 
 #include "common/kernel_reference.h"
 #include "tunefarm/compiler/kernel.h"
-#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/testing/kernel_cases.h"
 #include "tunefarm/runtime/kernel_library.h"
 
 namespace tunefarm::compiler {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/kernel_reference.h"
-#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/testing/kernel_cases.h"
 
 namespace tunefarm::compiler {
 namespace {

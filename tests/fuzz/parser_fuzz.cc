@@ -12,7 +12,7 @@
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload.h"
-#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/testing/kernel_cases.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace tc = tunefarm::compiler;

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "tunefarm/runtime/kernel_cases.h"
+#include "tunefarm/testing/kernel_cases.h"
 #include "tunefarm/runtime/kernel_library.h"
 
 namespace tunefarm::runtime {

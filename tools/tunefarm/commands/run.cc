@@ -1,7 +1,7 @@
 // tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N] [--json]
 // The same driver as the board-side tunefarm-run (runtime/tools/run_tool.cc).
 #include "tools/tunefarm/command_table.h"
-#include "tunefarm/runtime/run_tool.h"
+#include "tunefarm/tools/run_tool.h"
 
 namespace tunefarm::cli {
 

@@ -5,8 +5,8 @@
 //   u32 name_len, name bytes, u32 buffer_count, then per buffer:
 //     u8 is_output, u64 element_count, float32[element_count] data
 //   (inputs: the argument values; outputs: the expected result).
-#ifndef TUNEFARM_RUNTIME_KERNEL_CASES_H_
-#define TUNEFARM_RUNTIME_KERNEL_CASES_H_
+#ifndef TUNEFARM_TESTING_KERNEL_CASES_H_
+#define TUNEFARM_TESTING_KERNEL_CASES_H_
 
 #include <string>
 #include <vector>
@@ -34,4 +34,4 @@ double MaxRelativeError(const std::vector<float>& actual, const std::vector<floa
 
 }  // namespace tunefarm::runtime
 
-#endif  // TUNEFARM_RUNTIME_KERNEL_CASES_H_
+#endif  // TUNEFARM_TESTING_KERNEL_CASES_H_

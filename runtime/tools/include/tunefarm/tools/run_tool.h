@@ -2,8 +2,8 @@
 // artifact, feed inputs from .npy files (random when absent), run it repeat times, print the
 // latency summary and the top-5 classes, optionally write the outputs. Returns the exit code:
 // 0 ok, 1 a user error (printed to stderr as one line), 2 usage.
-#ifndef TUNEFARM_RUNTIME_RUN_TOOL_H_
-#define TUNEFARM_RUNTIME_RUN_TOOL_H_
+#ifndef TUNEFARM_TOOLS_RUN_TOOL_H_
+#define TUNEFARM_TOOLS_RUN_TOOL_H_
 
 #include <string>
 #include <utility>
@@ -30,4 +30,4 @@ bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* opti
 
 }  // namespace tunefarm::runtime
 
-#endif  // TUNEFARM_RUNTIME_RUN_TOOL_H_
+#endif  // TUNEFARM_TOOLS_RUN_TOOL_H_
