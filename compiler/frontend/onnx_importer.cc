@@ -43,9 +43,59 @@ Result<DataType> ConvertType(int32_t onnx_type, const std::string& what) {
   }
 }
 
-Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    return Status::InvalidArgument(what + " stores its data externally, which is not supported");
+// The bytes of a tensor stored in a file beside the model (ONNX external data: models over
+// protobuf's 2 GB limit). The location must be a relative path inside the model's directory.
+Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::string& base_dir, const std::string& what) {
+  if (base_dir.empty()) {
+    return Status::InvalidArgument(what + " stores its data in an external file; import the model from its file so the "
+                                   "data file beside it can be found");
+  }
+  std::string location;
+  uint64_t offset = 0, length = 0;
+  bool has_length = false;
+  for (const auto& kv : t.external_data()) {
+    auto number = [&](uint64_t* out) -> Status {
+      const std::string& v = kv.value();
+      if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos) {
+        return Status::InvalidArgument(what + ": external data " + kv.key() + " '" + v + "' is not a number");
+      }
+      *out = std::stoull(v);
+      return Status::OK();
+    };
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() == "offset") TUNEFARM_RETURN_IF_ERROR(number(&offset));
+    if (kv.key() == "length") {
+      TUNEFARM_RETURN_IF_ERROR(number(&length));
+      has_length = true;
+    }
+  }
+  if (location.empty() || location[0] == '/' || location.find('\0') != std::string::npos ||
+      location == ".." || location.rfind("../", 0) == 0 || location.find("/../") != std::string::npos ||
+      (location.size() >= 3 && location.compare(location.size() - 3, 3, "/..") == 0)) {
+    return Status::InvalidArgument(what + ": external data location '" + location +
+                                   "' must be a relative path inside the model's directory");
+  }
+  const std::string path = base_dir + "/" + location;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return Status::NotFound(what + ": cannot open its external data file " + path);
+  const uint64_t size = uint64_t(in.tellg());
+  if (!has_length) length = size >= offset ? size - offset : 0;
+  if (offset > size || length > size - offset) {
+    return Status::InvalidArgument(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                                   ") lies past the end of " + path + " (" + std::to_string(size) + " bytes)");
+  }
+  std::string bytes(size_t(length), '\0');
+  in.seekg(std::streamoff(offset));
+  in.read(bytes.data(), std::streamsize(length));
+  if (!in) return Status::IOError(what + ": cannot read " + path);
+  return bytes;
+}
+
+Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what, const std::string& base_dir = "") {
+  std::string external;
+  const bool is_external = t.data_location() == onnx::TensorProto::EXTERNAL;
+  if (is_external) {
+    TUNEFARM_ASSIGN_OR_RETURN(external, ReadExternalData(t, base_dir, what));
   }
   ConstantData c;
   TUNEFARM_ASSIGN_OR_RETURN(c.dtype, ConvertType(t.data_type(), what));
@@ -54,7 +104,7 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
     c.shape.push_back(d);
   }
   const int64_t n = c.num_elements();
-  const std::string& raw = t.raw_data();
+  const std::string& raw = is_external ? external : t.raw_data();
   auto bad_size = [&](size_t got) {
     return Status::InvalidArgument(what + " holds " + std::to_string(got) + " elements, its shape needs " + std::to_string(n));
   };
@@ -144,7 +194,7 @@ const std::vector<std::string>& SupportedOnnxOps() {
   return kOps;
 }
 
-Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what) {
+Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what, const std::string& base_dir) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     return Status::InvalidArgument("malformed ONNX model " + what + ": not a serialized ModelProto");
@@ -162,7 +212,7 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
   const onnx::GraphProto& gp = model.graph();
   std::unordered_map<std::string, int> by_name;
   for (const auto& init : gp.initializer()) {
-    TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, "initializer '" + init.name() + "'"));
+    TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, "initializer '" + init.name() + "'", base_dir));
     by_name[init.name()] = g.AddConstant(init.name(), std::move(c));
   }
   for (const auto& in : gp.input()) {
@@ -233,7 +283,8 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
 
 Result<graph::Graph> ImportOnnxFile(const std::string& path) {
   TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  return ImportOnnxBytes(bytes, path);
+  const size_t slash = path.rfind('/');
+  return ImportOnnxBytes(bytes, path, slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash));
 }
 
 Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path) {

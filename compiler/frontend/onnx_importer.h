@@ -20,7 +20,9 @@ constexpr int64_t kMinOnnxOpset = 1;
 constexpr int64_t kMaxOnnxOpset = 21;
 
 Result<graph::Graph> ImportOnnxFile(const std::string& path);
-Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what);
+// base_dir: where tensors stored as external data (models over 2 GB) are found; empty: such
+// tensors are refused. ImportOnnxFile passes the model file's directory.
+Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what, const std::string& base_dir = "");
 // A serialized onnx::TensorProto (e.g. test_data_set_0/input_0.pb) as constant data.
 Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path);
 

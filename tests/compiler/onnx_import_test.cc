@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,9 +16,9 @@
 #pragma GCC diagnostic pop
 
 #include "common/test_files.h"
-#include "compiler/onnx_expected_failures.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/onnx_expected_failures.h"
 
 namespace tunefarm::frontend {
 namespace {
@@ -73,6 +74,55 @@ TEST(OnnxImport, ErrorsNameTheNodeOpAndOpset) {
   auto f16 = OneNodeModel("Relu", 13);
   f16.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT16);
   ExpectError(ImportOnnxBytes(f16.SerializeAsString(), "m").status(), "unsupported element type FLOAT16");
+}
+
+// Tensors stored beside the model (ONNX external data, how models over 2 GB are saved).
+TEST(OnnxImport, ReadsExternalDataBesideTheModelFile) {
+  char tmpl[] = "/tmp/tunefarm-external-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::vector<float> w = {1.5f, -2.0f, 3.25f, 4.0f, 0.5f, -1.0f};
+  tunefarm::testing::WriteFile(dir + "/weights.bin", std::string(8, 'x') + std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
+  auto model = [&](const std::string& location, const std::string& offset, const std::string& length) {
+    onnx::ModelProto m = OneNodeModel("Identity", 13);
+    auto* g = m.mutable_graph();
+    g->clear_input();
+    g->mutable_node(0)->set_input(0, "w");
+    auto* t = g->add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(2);
+    t->add_dims(3);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [k, v] : {std::pair<std::string, std::string>{"location", location}, {"offset", offset}, {"length", length}}) {
+      auto* kv = t->add_external_data();
+      kv->set_key(k);
+      kv->set_value(v);
+    }
+    tunefarm::testing::WriteFile(dir + "/model.onnx", m.SerializeAsString());
+    return m;
+  };
+  model("weights.bin", "8", "24");
+  auto g = ImportOnnxFile(dir + "/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const auto& c = *g->values[size_t(g->nodes[0].inputs[0])].constant;
+  EXPECT_EQ(c.f32, w);
+  // From bytes there is no directory to look in; bad locations and ranges are refused by name.
+  auto m = model("weights.bin", "8", "24");
+  ExpectError(ImportOnnxBytes(m.SerializeAsString(), "m").status(), "initializer 'w' stores its data in an external file");
+  model("/etc/passwd", "0", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "external data location '/etc/passwd' must be a relative path");
+  model("../weights.bin", "0", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "external data location '../weights.bin' must be a relative path");
+  model("weights.bin", "16", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "lies past the end of");
+  model("weights.bin", "8x", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "external data offset '8x' is not a number");
+  model("weights.bin", "8", "20");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "holds 5 elements, its shape needs 6");
+  std::remove((dir + "/model.onnx").c_str());
+  std::remove((dir + "/weights.bin").c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(OnnxImport, ShapeErrorsNameTheNode) {
