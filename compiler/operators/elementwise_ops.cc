@@ -15,15 +15,10 @@
 namespace tunefarm::operators {
 namespace {
 
-using graph::Attribute;
 using graph::ConstantData;
 using graph::DataType;
 using graph::Node;
 using Fold = Result<std::vector<ConstantData>>;
-
-constexpr auto kInt = Attribute::kInt;
-constexpr auto kFloat = Attribute::kFloat;
-constexpr auto kString = Attribute::kString;
 
 // --- unary ----------------------------------------------------------------------------------
 struct UnaryEntry {

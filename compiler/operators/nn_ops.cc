@@ -22,11 +22,6 @@ using graph::Attribute;
 using graph::DataType;
 using graph::Node;
 
-constexpr auto kInt = Attribute::kInt;
-constexpr auto kInts = Attribute::kInts;
-constexpr auto kFloat = Attribute::kFloat;
-constexpr auto kString = Attribute::kString;
-
 // --- windows (Conv, pooling) ----------------------------------------------------------------
 // Output extent of a windowed op along one spatial axis.
 Result<int64_t> WindowOut(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad_begin, int64_t pad_end,

@@ -10,7 +10,6 @@
 namespace tunefarm::operators {
 namespace {
 
-using graph::Attribute;
 using graph::DataType;
 using graph::Node;
 
@@ -100,7 +99,7 @@ std::vector<OperatorDef> ReduceOperators() {
   for (const ReduceEntry& e : kReduce) {
     ops.push_back({e.op,
                    "reduce",
-                   {{"axes", Attribute::kInts}, {"keepdims", Attribute::kInt}, {"noop_with_empty_axes", Attribute::kInt}},
+                   {{"axes", kInts}, {"keepdims", kInt}, {"noop_with_empty_axes", kInt}},
                    InferReduce,
                    nullptr,
                    LowerReduce,

@@ -24,6 +24,14 @@ namespace tunefarm::operators {
 class InferContext;  // operators/infer_context.h
 class LowerContext;  // operators/lower_context.h
 
+// Shorthands for the family tables' attribute kinds.
+inline constexpr graph::Attribute::Kind kInt = graph::Attribute::kInt;
+inline constexpr graph::Attribute::Kind kInts = graph::Attribute::kInts;
+inline constexpr graph::Attribute::Kind kFloat = graph::Attribute::kFloat;
+inline constexpr graph::Attribute::Kind kFloats = graph::Attribute::kFloats;
+inline constexpr graph::Attribute::Kind kString = graph::Attribute::kString;
+inline constexpr graph::Attribute::Kind kTensor = graph::Attribute::kTensor;
+
 struct AttrSpec {
   AttrSpec(const char* n, graph::Attribute::Kind k, bool r = false) : name(n), kind(k), required(r) {}
   const char* name;

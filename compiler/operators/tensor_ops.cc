@@ -17,18 +17,10 @@
 namespace tunefarm::operators {
 namespace {
 
-using graph::Attribute;
 using graph::ConstantData;
 using graph::DataType;
 using graph::Node;
 using Fold = Result<std::vector<ConstantData>>;
-
-constexpr auto kInt = Attribute::kInt;
-constexpr auto kInts = Attribute::kInts;
-constexpr auto kFloat = Attribute::kFloat;
-constexpr auto kFloats = Attribute::kFloats;
-constexpr auto kString = Attribute::kString;
-constexpr auto kTensor = Attribute::kTensor;
 
 // Lowers a node whose output shares its input's storage.
 Status LowerView(LowerContext& cx, const Node& n) {

@@ -78,72 +78,68 @@ Tensor GlobalAveragePool(const Tensor& x, const std::vector<int64_t>& spatial_ax
   return ReduceMean(x, spatial_axes, true);
 }
 
-Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  std::vector<bool> reduced(x->shape.size(), false);
-  for (int64_t a : axes) reduced[size_t(a)] = true;
+namespace {
+
+// The reduction of x over axes: the output shape (reduced axes kept as 1 with keepdims), one
+// reduce axis per reduced dimension, and x's index for an output index and those axes.
+struct Reduction {
   std::vector<int64_t> shape;
   std::vector<te::IterVar> raxes;
-  int64_t count = 1;
-  for (size_t d = 0; d < x->shape.size(); ++d) {
-    if (reduced[d]) {
-      raxes.push_back(te::MakeIterVar("r" + std::to_string(d), x->shape[d], true));
-      count *= x->shape[d];
-      if (keepdims) shape.push_back(1);
-    } else {
-      shape.push_back(x->shape[d]);
+  std::vector<bool> reduced;
+  int64_t count = 1;  // elements reduced into each output
+  bool keepdims;
+
+  Reduction(const Tensor& x, const std::vector<int64_t>& axes, bool keep) : reduced(x->shape.size(), false), keepdims(keep) {
+    for (int64_t a : axes) reduced[size_t(a)] = true;
+    for (size_t d = 0; d < x->shape.size(); ++d) {
+      if (reduced[d]) {
+        raxes.push_back(te::MakeIterVar("r" + std::to_string(d), x->shape[d], true));
+        count *= x->shape[d];
+        if (keepdims) shape.push_back(1);
+      } else {
+        shape.push_back(x->shape[d]);
+      }
     }
   }
-  Tensor sum = te::ComputeReduce(x->name + ".sum", shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
+  std::vector<Expr> InputIndex(const std::vector<Expr>& out) const {
     std::vector<Expr> idx;
     size_t out_d = 0, r = 0;
-    for (size_t d = 0; d < x->shape.size(); ++d) {
+    for (size_t d = 0; d < reduced.size(); ++d) {
       if (reduced[d]) {
         idx.push_back(te::AxisExpr(raxes[r++]));
         if (keepdims) ++out_d;
       } else {
-        idx.push_back(i[out_d++]);
+        idx.push_back(out[out_d++]);
       }
     }
-    return te::Read(x, idx);
-  });
+    return idx;
+  }
+};
+
+}  // namespace
+
+Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  const Reduction red(x, axes, keepdims);
+  Tensor sum = te::ComputeReduce(x->name + ".sum", red.shape, te::ReduceKind::kSum, red.raxes,
+                                 [&](const std::vector<Expr>& i) { return te::Read(x, red.InputIndex(i)); });
+  const int64_t count = red.count;
   return DivideBy(sum, x->name + ".mean", [&](const std::vector<Expr>&) { return Expr(float(count)); });
 }
 
 Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op) {
   if (op == ReduceOp::kMean) return ReduceMean(x, axes, keepdims);
-  std::vector<bool> reduced(x->shape.size(), false);
-  for (int64_t a : axes) reduced[size_t(a)] = true;
-  std::vector<int64_t> shape;
-  std::vector<te::IterVar> raxes;
-  for (size_t d = 0; d < x->shape.size(); ++d) {
-    if (reduced[d]) {
-      raxes.push_back(te::MakeIterVar("r" + std::to_string(d), x->shape[d], true));
-      if (keepdims) shape.push_back(1);
-    } else {
-      shape.push_back(x->shape[d]);
-    }
-  }
+  const Reduction red(x, axes, keepdims);
   // min(x) = -max(-x): the IR reduces by sum and max only.
   const bool negate = op == ReduceOp::kMin;
   auto negated = [&](const Expr& e) { return x->dtype.is_float() ? Expr(0.0f) - e : ir::cast(x->dtype, Expr(int64_t(0))) - e; };
-  Tensor r = te::ComputeReduce(x->name + ".reduce", shape, op == ReduceOp::kMax || negate ? te::ReduceKind::kMax : te::ReduceKind::kSum,
-                               raxes, [&](const std::vector<Expr>& i) {
-    std::vector<Expr> idx;
-    size_t out_d = 0, r_i = 0;
-    for (size_t d = 0; d < x->shape.size(); ++d) {
-      if (reduced[d]) {
-        idx.push_back(te::AxisExpr(raxes[r_i++]));
-        if (keepdims) ++out_d;
-      } else {
-        idx.push_back(i[out_d++]);
-      }
-    }
-    Expr v = te::Read(x, idx);
+  Tensor r = te::ComputeReduce(x->name + ".reduce", red.shape, op == ReduceOp::kMax || negate ? te::ReduceKind::kMax : te::ReduceKind::kSum,
+                               red.raxes, [&](const std::vector<Expr>& i) {
+    Expr v = te::Read(x, red.InputIndex(i));
     if (op == ReduceOp::kSumSquare) return v * v;
     return negate ? negated(v) : v;
   });
   if (!negate) return r;
-  return te::Compute(x->name + ".min", shape, [&](const std::vector<Expr>& i) { return negated(te::Read(r, i)); });
+  return te::Compute(x->name + ".min", red.shape, [&](const std::vector<Expr>& i) { return negated(te::Read(r, i)); });
 }
 
 Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t axis, float epsilon) {
