@@ -88,7 +88,7 @@ bool Exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
-// The 12 tasks of ../shared/ANCHORS.md, then the dense layer's second implementation.
+// ResNet-18's 12 anchor tasks (the ones TVM lists), then the dense layer's second implementation.
 TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasks) {
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   std::string path = std::string(src ? src : ".") + "/../shared/models/resnet18.onnx";

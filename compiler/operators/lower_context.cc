@@ -1,0 +1,232 @@
+#include "compiler/operators/lower_context.h"
+
+#include <cstring>
+
+#include "compiler/ir/ir_operators.h"
+#include "compiler/operators/registry.h"
+#include "compiler/ops/ops.h"
+#include "tunefarm/compiler/kernel.h"
+
+namespace tunefarm::operators {
+
+using graph::DataType;
+using graph::Node;
+
+ElementType ToElementType(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return ElementType::kFloat32;
+    case DataType::kInt64: return ElementType::kInt64;
+    case DataType::kInt32: return ElementType::kInt32;
+    case DataType::kInt8: return ElementType::kInt8;
+    case DataType::kUInt8: return ElementType::kUInt8;
+    case DataType::kBool: return ElementType::kBool;
+  }
+  return ElementType::kFloat32;
+}
+
+// Kernels see bool as its storage byte.
+ir::Type ToIRType(ElementType t) {
+  switch (t) {
+    case ElementType::kFloat32: return ir::Type::Float(32);
+    case ElementType::kInt64: return ir::Type::Int(64);
+    case ElementType::kInt32: return ir::Type::Int(32);
+    case ElementType::kInt8: return ir::Type::Int(8);
+    case ElementType::kUInt8:
+    case ElementType::kBool: return ir::Type{ir::Type::kUInt, 8, 1};
+  }
+  return ir::Type::Float(32);
+}
+
+int LowerContext::NewTensor(const std::string& name, ArtifactTensor::Kind kind, ElementType dtype, std::vector<int64_t> shape) {
+  ArtifactTensor t;
+  t.name = name;
+  t.kind = kind;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  plan_.artifact.tensors.push_back(std::move(t));
+  return int(plan_.artifact.tensors.size() - 1);
+}
+
+int LowerContext::AddParam(const std::string& name, ElementType dtype, std::vector<int64_t> shape, const void* data,
+                            size_t bytes) {
+  std::string& blob = plan_.artifact.params;
+  blob.resize((blob.size() + 63) / 64 * 64, '\0');  // every parameter 64-byte aligned
+  int id = NewTensor(name, ArtifactTensor::kParam, dtype, std::move(shape));
+  plan_.artifact.tensors[size_t(id)].param_offset = int64_t(blob.size());
+  blob.append(static_cast<const char*>(data), bytes);
+  return id;
+}
+
+int LowerContext::ParamFromConstant(const std::string& name, const graph::ConstantData& c) {
+  ElementType dt = ToElementType(c.dtype);
+  if (c.dtype == DataType::kFloat32) return AddParam(name, dt, c.shape, c.f32.data(), c.f32.size() * 4);
+  std::string bytes;
+  for (int64_t v : c.i64) {
+    switch (runtime::ElementSize(dt)) {
+      case 8: bytes.append(reinterpret_cast<const char*>(&v), 8); break;
+      case 4: {
+        int32_t x = int32_t(v);
+        bytes.append(reinterpret_cast<const char*>(&x), 4);
+        break;
+      }
+      default: bytes.push_back(char(v)); break;
+    }
+  }
+  return AddParam(name, dt, c.shape, bytes.data(), bytes.size());
+}
+
+int LowerContext::View(int tensor, const std::vector<int64_t>& shape, const std::string& name) {
+  int base = T(tensor).view_of >= 0 ? T(tensor).view_of : tensor;
+  int id = NewTensor(name, ArtifactTensor::kIntermediate, T(tensor).dtype, shape);
+  plan_.artifact.tensors[size_t(id)].view_of = base;
+  return id;
+}
+
+Result<int> LowerContext::Get(int value, int64_t block) {
+  ValueState& s = values_[size_t(value)];
+  const graph::Value& v = V(value);
+  if (s.by_block.empty() && v.constant) Define(value, ParamFromConstant(v.name, *v.constant), 0);
+  auto it = s.by_block.find(block);
+  if (it != s.by_block.end()) return it->second;
+  if (s.by_block.empty()) return Status::Internal("value '" + v.name + "' is read before it is computed");
+  const int src = s.by_block.at(s.home_block);
+  const int64_t from = s.home_block;
+  int t = Emit("layout_transform", {src},
+               [&](const std::vector<ir::Tensor>& in) { return ops::ChangeLayout(in[0], v.shape, from, block); },
+               T(src).dtype, v.name + (block ? ".nchw" + std::to_string(block) + "c" : ".nchw"));
+  s.by_block[block] = t;
+  return t;
+}
+
+int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, const TensorFn& fn, ElementType out_dtype,
+                        const std::string& out_name) {
+  std::vector<ir::Tensor> ph;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    ph.push_back(te::Placeholder("in" + std::to_string(k), T(inputs[k]).shape, ToIRType(T(inputs[k]).dtype)));
+  }
+  ir::Tensor out = fn(ph);
+  if (out->dtype != ToIRType(out_dtype) && emit_error_.ok()) {
+    // A definition that computes another type than the graph says: refuse rather than let the
+    // kernel write past a buffer sized for the graph's type.
+    emit_error_ = Status::Unimplemented(op + " on " + runtime::ElementTypeName(out_dtype) + " tensors is not supported (its kernel computes " +
+                                        out->dtype.ToString() + ")");
+  }
+  int id = NewTensor(out_name, ArtifactTensor::kIntermediate, out_dtype, out->shape);
+  if (out->NumElements() == 0) return id;  // nothing to compute into an empty tensor
+  compiler::PlannedKernel k;
+  k.op = op;
+  k.def.schedule = ops::ScheduleGeneric({out}, target_);
+  k.def.args = ph;
+  k.def.args.push_back(out);
+  k.def.roles.assign(ph.size(), compiler::BufferRole::kInput);
+  k.def.roles.push_back(compiler::BufferRole::kOutput);
+  k.args = inputs;
+  k.args.push_back(id);
+  plan_.kernels.push_back(std::move(k));
+  return id;
+}
+
+Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compiler::Workload& w) {
+  if (!options_.configs) return std::optional<compiler::BestConfig>();
+  auto best = options_.configs->Best(w.Key(), target_);
+  if (!best.ok()) {
+    if (best.status().code() == StatusCode::kNotFound) return std::optional<compiler::BestConfig>();
+    return best.status();
+  }
+  auto space = compiler::GetConfigSpace(w, target_);
+  // A record from another target (matched by model or key) counts only where its index means the
+  // same config in this target's space.
+  if (!space.ok() || best->config_index < 0 || best->config_index >= space->size()) return std::optional<compiler::BestConfig>();
+  auto cfg = space->Get(best->config_index);
+  if (!cfg.ok() || (!best->config_json.empty() && cfg->ToJson() != best->config_json) || !space->IsValid(*cfg)) {
+    return std::optional<compiler::BestConfig>();
+  }
+  return std::optional<compiler::BestConfig>(*best);
+}
+
+Result<LowerContext::Choice> LowerContext::ChooseImplementation(const std::vector<compiler::Workload>& implementations) {
+  Choice choice;
+  double best_ms = 0;
+  for (const compiler::Workload& w : implementations) {
+    choice.candidates.push_back(w.Key());
+    TUNEFARM_ASSIGN_OR_RETURN(std::optional<compiler::BestConfig> record, Recorded(w));
+    if (record && (choice.config_index < 0 || record->cost_ms < best_ms)) {
+      choice.workload = w;
+      choice.config_index = record->config_index;
+      choice.source = "records";
+      best_ms = record->cost_ms;
+    }
+  }
+  if (choice.config_index >= 0) return choice;
+  const compiler::Workload& w = implementations.front();
+  const std::string key = w.Key();
+  if (warned_.insert(key).second && options_.warn) {
+    options_.warn("warning: no tuning record for " + key + " on " + target_.ToString() + "; using the fallback config");
+  }
+  choice.workload = w;
+  choice.source = "fallback";
+  TUNEFARM_ASSIGN_OR_RETURN(choice.config_index, compiler::FallbackConfigIndex(w, target_));
+  return choice;
+}
+
+Result<compiler::ModelPlan> LowerContext::Run() {
+  plan_.artifact.target = target_.ToString();
+  for (int in : g_.inputs) {
+    const graph::Value& v = V(in);
+    Define(in, NewTensor(v.name, ArtifactTensor::kInput, ToElementType(v.dtype), v.shape), 0);
+    plan_.artifact.inputs.push_back(values_[size_t(in)].by_block[0]);
+  }
+  const bool cuda = target_.kind == "cuda";
+  for (const Node& n : g_.nodes) {
+    bool all_constant = !n.outputs.empty();
+    for (int o : n.outputs) all_constant = all_constant && V(o).constant != nullptr;
+    if (all_constant) continue;  // folded by shape inference; read as parameters
+    const OperatorDef* def = FindOperator(n.op_type);
+    if (!def) return Fail(n, "not in the operator registry");
+    const LowerFn lower = cuda ? def->lower_cuda : def->lower_cpu;
+    if (!lower) return Fail(n, "no lowering for target kind '" + target_.kind + "'");
+    TUNEFARM_RETURN_IF_ERROR(lower(*this, n));
+    if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());
+  }
+  TUNEFARM_RETURN_IF_ERROR(LowerOutputs());
+  return std::move(plan_);
+}
+
+Status LowerContext::EmitPlain(const Node& n, const std::vector<size_t>& inputs, const TensorFn& fn) {
+  std::vector<int> tensors;
+  for (size_t i : inputs) {
+    TUNEFARM_ASSIGN_OR_RETURN(int t, Get(n.inputs[i], 0));
+    tensors.push_back(t);
+  }
+  const graph::Value& out = V(n.outputs[0]);
+  Define(n.outputs[0], Emit(n.op_type, tensors, fn, ToElementType(out.dtype), out.name), 0);
+  return Status::OK();
+}
+
+void LowerContext::AddTunableKernel(compiler::PlannedKernel k) {
+  plan_.tunable_kernels++;
+  if (k.config_source == "records") plan_.from_records++;
+  plan_.kernels.push_back(std::move(k));
+}
+
+Status LowerContext::LowerOutputs() {
+  std::set<int> claimed;
+  for (int out : g_.outputs) {
+    TUNEFARM_ASSIGN_OR_RETURN(int t, Get(out, 0));
+    ArtifactTensor& tensor = plan_.artifact.tensors[size_t(t)];
+    bool own = tensor.kind == ArtifactTensor::kIntermediate && tensor.view_of < 0 && !claimed.count(t);
+    if (!own) {
+      // An output that is an input, a parameter, a view or another output gets its own copy.
+      t = Emit("copy", {t}, [&](const std::vector<ir::Tensor>& in) { return ops::Reshape(in[0], in[0]->shape); },
+               T(t).dtype, V(out).name);
+    }
+    plan_.artifact.tensors[size_t(t)].kind = ArtifactTensor::kOutput;
+    plan_.artifact.tensors[size_t(t)].name = V(out).name;
+    plan_.artifact.tensors[size_t(t)].shape = V(out).shape;
+    claimed.insert(t);
+    plan_.artifact.outputs.push_back(t);
+  }
+  return Status::OK();
+}
+
+}  // namespace tunefarm::operators
