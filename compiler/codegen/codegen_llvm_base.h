@@ -86,11 +86,13 @@ class CodeGenLLVM {
     llvm::Value* v = Emit(op->value);
     Type from = op->value.type(), to = op->type;
     llvm::Type* t = LLVMType(to);
+    // Unsigned types (uint8, bool) convert and widen as unsigned.
+    const bool from_unsigned = from.is_bool() || from.code == Type::kUInt;
     if (from.is_float() && to.is_float()) return builder_.CreateFPCast(v, t);
-    if (from.is_float()) return builder_.CreateFPToSI(v, t);
-    if (to.is_float()) return from.is_bool() ? builder_.CreateUIToFP(v, t) : builder_.CreateSIToFP(v, t);
+    if (from.is_float()) return to.code == Type::kUInt ? builder_.CreateFPToUI(v, t) : builder_.CreateFPToSI(v, t);
+    if (to.is_float()) return from_unsigned ? builder_.CreateUIToFP(v, t) : builder_.CreateSIToFP(v, t);
     if (to.is_bool()) return builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
-    return builder_.CreateIntCast(v, t, !from.is_bool());
+    return builder_.CreateIntCast(v, t, !from_unsigned);
   }
   llvm::Value* Emit_(const Add* op) {
     if (op->type.is_float()) {
@@ -121,6 +123,7 @@ class CodeGenLLVM {
     llvm::Value* a = Emit(op->a);
     llvm::Value* b = Emit(op->b);
     if (op->type.is_float()) return builder_.CreateFDiv(a, b);
+    if (op->type.code == Type::kUInt) return builder_.CreateUDiv(a, b);  // floor = truncation
     // Floor division: truncating division, minus one when the remainder's sign differs from b's.
     llvm::Value* q = builder_.CreateSDiv(a, b);
     llvm::Value* r = builder_.CreateSRem(a, b);
@@ -133,6 +136,7 @@ class CodeGenLLVM {
     llvm::Value* a = Emit(op->a);
     llvm::Value* b = Emit(op->b);
     if (op->type.is_float()) return builder_.CreateFRem(a, b);
+    if (op->type.code == Type::kUInt) return builder_.CreateURem(a, b);
     llvm::Value* r = builder_.CreateSRem(a, b);
     llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
     llvm::Value* fix = builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
@@ -142,20 +146,27 @@ class CodeGenLLVM {
   llvm::Value* Emit_(const ir::Min* op) {
     llvm::Value* a = Emit(op->a);
     llvm::Value* b = Emit(op->b);
-    llvm::Value* c = op->type.is_float() ? builder_.CreateFCmpOLT(a, b) : builder_.CreateICmpSLT(a, b);
+    llvm::Value* c = op->type.is_float()             ? builder_.CreateFCmpOLT(a, b)
+                     : op->type.code == Type::kUInt ? builder_.CreateICmpULT(a, b)
+                                                    : builder_.CreateICmpSLT(a, b);
     return builder_.CreateSelect(c, a, b);
   }
   llvm::Value* Emit_(const ir::Max* op) {
     llvm::Value* a = Emit(op->a);
     llvm::Value* b = Emit(op->b);
-    llvm::Value* c = op->type.is_float() ? builder_.CreateFCmpOGT(a, b) : builder_.CreateICmpSGT(a, b);
+    llvm::Value* c = op->type.is_float()             ? builder_.CreateFCmpOGT(a, b)
+                     : op->type.code == Type::kUInt ? builder_.CreateICmpUGT(a, b)
+                                                    : builder_.CreateICmpSGT(a, b);
     return builder_.CreateSelect(c, a, b);
   }
   template <typename T>
   llvm::Value* Compare(const T* op, llvm::CmpInst::Predicate fp, llvm::CmpInst::Predicate ip) {
     llvm::Value* a = Emit(op->a);
     llvm::Value* b = Emit(op->b);
-    return op->a.type().is_float() ? builder_.CreateFCmp(fp, a, b) : builder_.CreateICmp(ip, a, b);
+    if (op->a.type().is_float()) return builder_.CreateFCmp(fp, a, b);
+    // Unsigned operands compare unsigned (the predicates for == and != are the same).
+    if (op->a.type().code == Type::kUInt) ip = llvm::ICmpInst::getUnsignedPredicate(ip);
+    return builder_.CreateICmp(ip, a, b);
   }
   llvm::Value* Emit_(const EQ* op) { return Compare(op, llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::ICMP_EQ); }
   llvm::Value* Emit_(const NE* op) { return Compare(op, llvm::CmpInst::FCMP_UNE, llvm::CmpInst::ICMP_NE); }

@@ -1,5 +1,9 @@
 #include "compiler/frontend/onnx_importer.h"
 
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -45,7 +49,8 @@ Result<DataType> ConvertType(int32_t onnx_type, const std::string& what) {
 
 // The bytes of a tensor stored in a file beside the model (ONNX external data: models over
 // protobuf's 2 GB limit). The location must be a relative path inside the model's directory.
-Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::string& base_dir, const std::string& what) {
+Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::string& base_dir, uint64_t expected_bytes,
+                                     const std::string& what) {
   if (base_dir.empty()) {
     return Status::InvalidArgument(what + " stores its data in an external file; import the model from its file so the "
                                    "data file beside it can be found");
@@ -75,15 +80,32 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
     return Status::InvalidArgument(what + ": external data location '" + location +
                                    "' must be a relative path inside the model's directory");
   }
+  // The lexical check is not enough: a symbolic link may lead outside the model's directory.
   const std::string path = base_dir + "/" + location;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return Status::NotFound(what + ": cannot open its external data file " + path);
-  const uint64_t size = uint64_t(in.tellg());
+  char dir_real[PATH_MAX], file_real[PATH_MAX];
+  if (!realpath(base_dir.c_str(), dir_real) || !realpath(path.c_str(), file_real)) {
+    return Status::NotFound(what + ": cannot open its external data file " + path);
+  }
+  const std::string inside = std::string(dir_real) + "/";
+  if (std::string(file_real).rfind(inside, 0) != 0) {
+    return Status::InvalidArgument(what + ": external data file " + path + " resolves outside the model's directory");
+  }
+  struct stat st;
+  if (stat(file_real, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(what + ": external data " + path + " is not a regular file");
+  }
+  const uint64_t size = uint64_t(st.st_size);
   if (!has_length) length = size >= offset ? size - offset : 0;
+  if (length != expected_bytes) {
+    return Status::InvalidArgument(what + " holds " + std::to_string(length) + " bytes of external data, its shape and type need " +
+                                   std::to_string(expected_bytes));
+  }
   if (offset > size || length > size - offset) {
     return Status::InvalidArgument(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
                                    ") lies past the end of " + path + " (" + std::to_string(size) + " bytes)");
   }
+  std::ifstream in(file_real, std::ios::binary);
+  if (!in) return Status::NotFound(what + ": cannot open its external data file " + path);
   std::string bytes(size_t(length), '\0');
   in.seekg(std::streamoff(offset));
   in.read(bytes.data(), std::streamsize(length));
@@ -92,18 +114,21 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
 }
 
 Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what, const std::string& base_dir = "") {
+  ConstantData c;
+  TUNEFARM_ASSIGN_OR_RETURN(c.dtype, ConvertType(t.data_type(), what));
+  int64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) return Status::InvalidArgument(what + " has a negative dimension");
+    if (d != 0 && n > (int64_t(1) << 40) / d) return Status::InvalidArgument(what + " has more than 2^40 elements");
+    n *= d;
+    c.shape.push_back(d);
+  }
   std::string external;
   const bool is_external = t.data_location() == onnx::TensorProto::EXTERNAL;
   if (is_external) {
-    TUNEFARM_ASSIGN_OR_RETURN(external, ReadExternalData(t, base_dir, what));
+    const uint64_t width = c.dtype == DataType::kFloat32 || c.dtype == DataType::kInt32 ? 4 : c.dtype == DataType::kInt64 ? 8 : 1;
+    TUNEFARM_ASSIGN_OR_RETURN(external, ReadExternalData(t, base_dir, uint64_t(n) * width, what));
   }
-  ConstantData c;
-  TUNEFARM_ASSIGN_OR_RETURN(c.dtype, ConvertType(t.data_type(), what));
-  for (int64_t d : t.dims()) {
-    if (d < 0) return Status::InvalidArgument(what + " has a negative dimension");
-    c.shape.push_back(d);
-  }
-  const int64_t n = c.num_elements();
   const std::string& raw = is_external ? external : t.raw_data();
   auto bad_size = [&](size_t got) {
     return Status::InvalidArgument(what + " holds " + std::to_string(got) + " elements, its shape needs " + std::to_string(n));

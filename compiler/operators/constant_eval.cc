@@ -52,6 +52,8 @@ graph::ConstantData EmptyConstant(graph::DataType dtype, std::vector<int64_t> sh
 void Append(graph::ConstantData* c, double v) {
   if (c->dtype == graph::DataType::kFloat32) {
     c->f32.push_back(float(v));
+  } else if (c->dtype == graph::DataType::kBool) {
+    c->i64.push_back(v != 0 || std::isnan(v));  // as the kernel's x != 0
   } else {
     // NaN and out-of-range values have no integer: 0, as the cast kernel's saturating convert.
     const bool finite = std::isfinite(v) && std::fabs(v) < 9.2e18;
@@ -87,6 +89,10 @@ graph::ConstantData MapBroadcastInt(graph::DataType dtype, const std::vector<int
     out.i64.push_back(Wrap(dtype, fn(args)));
   });
   return out;
+}
+
+graph::ConstantData BroadcastTo(const graph::ConstantData& in, const std::vector<int64_t>& out_shape) {
+  return Remap(in, out_shape, [&](const std::vector<int64_t>& idx) { return BroadcastFlat(in.shape, idx); });
 }
 
 graph::ConstantData Remap(const graph::ConstantData& in, const std::vector<int64_t>& out_shape,

@@ -28,6 +28,8 @@ graph::ConstantData MapBroadcast(graph::DataType dtype, const std::vector<int64_
 graph::ConstantData MapBroadcastInt(graph::DataType dtype, const std::vector<int64_t>& out_shape,
                                     const std::vector<const graph::ConstantData*>& inputs,
                                     const std::function<int64_t(const std::vector<int64_t>&)>& fn);
+// in broadcast to out_shape (numpy rules), element for element: exact for every type.
+graph::ConstantData BroadcastTo(const graph::ConstantData& in, const std::vector<int64_t>& out_shape);
 // out[i] = in[source(multi-index of i in out_shape)], source returning a flat index into in.
 graph::ConstantData Remap(const graph::ConstantData& in, const std::vector<int64_t>& out_shape,
                           const std::function<int64_t(const std::vector<int64_t>&)>& source);

@@ -99,10 +99,21 @@ Fold FoldUnary(InferContext& cx) {
     case ops::UnaryKind::kClip: f = [p](double x) { return std::min(double(p.hi), std::max(double(p.lo), x)); }; break;
     default: return Status::Unimplemented("not folded");
   }
-  if (dt != DataType::kFloat32 && p.kind != ops::UnaryKind::kClip) {
-    return std::vector<ConstantData>{MapBroadcastInt(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<int64_t>& v) {
-      return int64_t(f(double(v[0])));
-    })};
+  if (dt != DataType::kFloat32) {
+    // Integers stay integers (every int64 exact); the kernel's clip bounds are the float bounds
+    // clamped to the type's range (ops::ApplyUnary), here to int64's.
+    auto bound = [](float v) { return v >= 9.2e18f ? INT64_MAX : v <= -9.2e18f ? INT64_MIN : int64_t(v); };
+    const int64_t lo = bound(p.lo), hi = bound(p.hi);
+    std::function<int64_t(int64_t)> g;
+    switch (p.kind) {
+      case ops::UnaryKind::kRelu: g = [](int64_t x) { return std::max<int64_t>(x, 0); }; break;
+      case ops::UnaryKind::kNeg: g = [](int64_t x) { return int64_t(0 - uint64_t(x)); }; break;
+      case ops::UnaryKind::kAbs: g = [](int64_t x) { return x < 0 ? int64_t(0 - uint64_t(x)) : x; }; break;
+      case ops::UnaryKind::kNot: g = [](int64_t x) { return int64_t(x == 0); }; break;
+      case ops::UnaryKind::kClip: g = [lo, hi](int64_t x) { return std::min(hi, std::max(lo, x)); }; break;
+      default: return Status::Unimplemented("not folded");
+    }
+    return std::vector<ConstantData>{MapBroadcastInt(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<int64_t>& v) { return g(v[0]); })};
   }
   return std::vector<ConstantData>{MapBroadcast(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<double>& v) { return f(v[0]); })};
 }
@@ -184,6 +195,14 @@ Status InferBinary(InferContext& cx) {
                    graph::DataTypeName(cx.In(1).dtype));
   }
   if (e.kind == ops::BinaryKind::kPow && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Pow takes a float32 base");
+  // Before opset 7, broadcast=1 with an axis aligns B at that axis of A; numpy's rule (trailing
+  // alignment) is the same only when the axis is rank(A) - rank(B).
+  const Node& n = cx.node();
+  if (n.GetInt("broadcast", 0) != 0 && n.Has("axis") &&
+      n.GetInt("axis", 0) != int64_t(cx.Shape(0).size()) - int64_t(cx.Shape(1).size())) {
+    return cx.Fail("legacy broadcast of B at axis " + std::to_string(n.GetInt("axis", 0)) +
+                   " is not supported (only trailing alignment, axis = rank(A) - rank(B))");
+  }
   auto s = graph::BroadcastShapes(cx.Shape(0), cx.Shape(1));
   if (!s.ok()) return cx.Fail(s.status().message());
   cx.SetOut(0, e.to_bool ? DataType::kBool : cx.In(0).dtype, *s);
@@ -319,7 +338,8 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
 
 // --- Where, Cast ----------------------------------------------------------------------------
 Status InferWhere(InferContext& cx) {
-  if (cx.num_inputs() != 3) return cx.Fail("takes three inputs");
+  if (cx.num_inputs() != 3 || !cx.HasInput(1) || !cx.HasInput(2)) return cx.Fail("takes three inputs (condition, X, Y)");
+  if (cx.In(0).dtype != DataType::kBool) return cx.Fail(std::string("the condition must be bool, got ") + graph::DataTypeName(cx.In(0).dtype));
   if (cx.In(1).dtype != cx.In(2).dtype) return cx.Fail("X and Y have different types");
   auto s = graph::BroadcastShapes(cx.Shape(0), cx.Shape(1));
   if (s.ok()) s = graph::BroadcastShapes(*s, cx.Shape(2));
@@ -397,7 +417,7 @@ std::vector<OperatorDef> ElementwiseOperators() {
       {"Clip", "elementwise", {{"min", kFloat}, {"max", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr,
        "bounds: attributes before opset 11, inputs from 11 (constant or runtime scalars)"},
       {"Gelu", "elementwise", {{"approximate", kString}}, InferUnary, FoldUnary, LowerUnary, nullptr, "opset 20; erf or tanh form"},
-      {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, ""},
+      {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, "a bool condition", false, 3},
       {"Cast", "elementwise", {{"to", kInt, true}, {"saturate", kInt}}, InferCast, FoldCast, LowerCast, nullptr,
        "float32, int64, int32, int8, uint8, bool; saturate (opset 19) only concerns float8"},
   };

@@ -14,6 +14,16 @@ int64_t Product(const std::vector<int64_t>& s, size_t from, size_t to) {
   return p;
 }
 
+std::optional<int64_t> CheckedElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return std::nullopt;
+    if (d != 0 && n > kMaxTensorElements / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
 void InferContext::SetOut(size_t i, graph::DataType t, std::vector<int64_t> shape) {
   if (i >= mn_.outputs.size() || mn_.outputs[i] < 0) return;
   graph::Value& v = Out(i);

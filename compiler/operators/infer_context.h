@@ -17,6 +17,11 @@ namespace tunefarm::operators {
 std::string ShapeStr(const std::vector<int64_t>& s);
 int64_t Product(const std::vector<int64_t>& s, size_t from, size_t to);
 inline int64_t Product(const std::vector<int64_t>& s) { return Product(s, 0, s.size()); }
+// The element count of a shape, or nullopt when a dimension is negative or the count would exceed
+// kMaxTensorElements (no tensor that large compiles; the check keeps hostile shapes from
+// overflowing the arithmetic).
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+std::optional<int64_t> CheckedElements(const std::vector<int64_t>& shape);
 
 // A read-only view of one node and its inputs: what parse functions shared by an operator's
 // inference, folding and lowering take (each lowers what its inference checked, from one parse).

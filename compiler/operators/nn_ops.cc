@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/model/node_workload.h"
 #include "compiler/operators/constant_eval.h"
@@ -19,6 +20,7 @@ namespace tunefarm::operators {
 namespace {
 
 using graph::Attribute;
+using graph::BroadcastShapes;
 using graph::DataType;
 using graph::Node;
 
@@ -84,6 +86,12 @@ Result<std::vector<int64_t>> InferWindow(InferContext& cx, std::vector<int64_t> 
   std::vector<int64_t> dil = dilated ? cx.node().GetInts("dilations", std::vector<int64_t>(sp, 1)) : std::vector<int64_t>(sp, 1);
   if (kernel.size() != sp || strides.size() != sp || dil.size() != sp) {
     return cx.Fail("kernel_shape, strides and dilations must have " + std::to_string(sp) + " values");
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1) {
+      return cx.Fail("kernel_shape " + ShapeStr(kernel) + ", strides " + ShapeStr(strides) + " and dilations " + ShapeStr(dil) +
+                     " must be positive");
+    }
   }
   std::vector<int64_t> pads;
   Status s = ResolvePads(cx.node(), std::vector<int64_t>(x.begin() + 2, x.end()), kernel, strides, dil, &pads);
@@ -287,6 +295,12 @@ Status InferGemm(InferContext& cx) {
   if (cx.node().GetInt("transA", 0)) std::swap(a[0], a[1]);
   if (cx.node().GetInt("transB", 0)) std::swap(b[0], b[1]);
   if (a[1] != b[0]) return cx.Fail("inner dimensions differ: " + ShapeStr(a) + " x " + ShapeStr(b));
+  if (cx.HasInput(2)) {  // C broadcasts to [M, N]
+    const auto& c = cx.Shape(2);
+    const std::vector<int64_t> mn = {a[0], b[1]};
+    auto s = c.size() <= 2 ? BroadcastShapes(c, mn) : Result<std::vector<int64_t>>(Status::InvalidArgument(""));
+    if (!s.ok() || *s != mn) return cx.Fail("C " + ShapeStr(c) + " does not broadcast to " + ShapeStr(mn));
+  }
   cx.SetOut(0, DataType::kFloat32, {a[0], b[1]});
   return Status::OK();
 }
@@ -332,6 +346,9 @@ Result<EinsumArgs> ParseEinsum(const NodeView& v) {
     a.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
+  }
+  for (size_t k = 0; k < v.num_inputs(); ++k) {
+    if (!v.HasInput(k)) return v.Fail("input " + std::to_string(k) + " is missing");
   }
   if (a.inputs.size() != v.num_inputs()) {
     return v.Fail("equation '" + eq + "' has " + std::to_string(a.inputs.size()) + " operands for " + std::to_string(v.num_inputs()) + " inputs");
@@ -555,7 +572,9 @@ Status LowerDropout(LowerContext& cx, const Node& n) {
     training = c->i64.size() == 1 && c->i64[0] != 0;
   }
   float ratio = n.GetFloat("ratio", 0.5f);
-  if (n.inputs.size() > 1 && n.inputs[1] >= 0 && cx.V(n.inputs[1]).constant) ratio = cx.V(n.inputs[1]).constant->f32.at(0);
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0 && cx.V(n.inputs[1]).constant && cx.V(n.inputs[1]).constant->num_elements() == 1) {
+    ratio = float(ElementAt(*cx.V(n.inputs[1]).constant, 0));
+  }
   if (training && ratio > 0.0f) return cx.Fail(n, "Dropout in training mode draws random masks; only inference is supported");
   if (n.outputs.size() > 1) {
     const graph::Value& mask = cx.V(n.outputs[1]);
@@ -578,10 +597,12 @@ std::vector<OperatorDef> NnOperators() {
   };
   return {
       {"Conv", "nn", with({{"dilations", kInts}, {"group", kInt}}), InferConv, nullptr, LowerLinear, nullptr,
-       "1-D to 3-D; 2-D with constant weights uses the conv2d/depthwise templates, the rest a direct kernel"},
+       "1-D to 3-D; 2-D with constant weights uses the conv2d/depthwise templates, the rest a direct kernel", false, 2},
       {"Gemm", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}}, InferGemm,
-       nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)"},
-      {"MatMul", "nn", {}, InferMatMul, nullptr, LowerLinear, nullptr, "2-D with a constant B uses the dense template; batched forms broadcast"},
+       nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
+       false, 2},
+      {"MatMul", "nn", {}, InferMatMul, nullptr, LowerLinear, nullptr,
+       "2-D with a constant B uses the dense template; batched forms broadcast", false, 2},
       {"Einsum", "nn", {{"equation", kString, true}}, InferEinsum, nullptr, LowerEinsum, nullptr,
        "explicit and implicit forms; no ellipsis, no repeated label within an operand"},
       {"MaxPool", "nn", with({{"ceil_mode", kInt}, {"dilations", kInts}, {"storage_order", kInt}}), InferPool, nullptr, LowerPool,
@@ -592,9 +613,9 @@ std::vector<OperatorDef> NnOperators() {
       {"GlobalMaxPool", "nn", {}, InferGlobalPool, nullptr, LowerPool, nullptr, ""},
       {"BatchNormalization", "nn",
        {{"epsilon", kFloat}, {"momentum", kFloat}, {"spatial", kInt}, {"is_test", kInt}, {"consumed_inputs", kInts}, {"training_mode", kInt}},
-       InferBatchNorm, nullptr, LowerBatchNorm, nullptr, "inference mode; folded into a preceding Conv from opt level 1"},
+       InferBatchNorm, nullptr, LowerBatchNorm, nullptr, "inference mode; folded into a preceding Conv from opt level 1", false, 5},
       {"LayerNormalization", "nn", {{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}}, InferLayerNorm, nullptr,
-       LowerLayerNorm, nullptr, "the Mean/InvStdDev outputs are not supported"},
+       LowerLayerNorm, nullptr, "the optional Mean and InvStdDev outputs are computed by kernels of their own", false, 2},
       {"Softmax", "nn", {{"axis", kInt}}, InferSameShape, nullptr, LowerSoftmax, nullptr,
        "before opset 13 over the flattened trailing axes"},
       {"Dropout", "nn", {{"ratio", kFloat}, {"is_test", kInt}, {"seed", kInt}, {"consumed_inputs", kInts}}, InferDropout, nullptr,

@@ -83,6 +83,12 @@ Status InferReduce(InferContext& cx) {
 
 Status LowerReduce(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ReduceArgs a, ParseReduce(NodeView(cx.graph(), n)));
+  if (a.identity && ReduceFor(n.op_type).kind == ops::ReduceOp::kSumSquare) {  // the square, reduced over nothing
+    ops::UnaryParams square;
+    square.kind = ops::UnaryKind::kPowScalar;
+    square.alpha = 2.0f;
+    return cx.EmitPlain(n, {0}, [square](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], square); });
+  }
   if (a.identity) {
     TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
     cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);

@@ -58,6 +58,8 @@ struct OperatorDef {
   // Folds constants of any size: views (Reshape, Squeeze...) cost nothing to fold, and a weight
   // behind one must stay a constant for the conv/dense templates at every opt level.
   bool fold_any_size = false;
+  // Inputs [0, required_inputs) must be present (not omitted); checked before inference.
+  int required_inputs = 1;
 };
 
 // The row for an op type, or null.

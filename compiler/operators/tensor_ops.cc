@@ -98,6 +98,8 @@ Status InferReshape(InferContext& cx) {
       infer_at = int64_t(i);
     } else if (target[i] < 0) {
       return cx.Fail("negative dimension " + std::to_string(target[i]) + " in the target shape");
+    } else if (target[i] != 0 && known > kMaxTensorElements / target[i]) {
+      return cx.Fail("target shape " + ShapeStr(target) + " holds more than 2^40 elements");
     } else {
       known *= target[i];
     }
@@ -229,27 +231,16 @@ Status InferConcat(InferContext& cx) {
 Fold FoldConcat(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, ConcatAxis(cx));
   const auto& out_shape = cx.Out(0).shape;
-  // Which input and where, for each position along the axis.
-  std::vector<std::pair<size_t, int64_t>> source;
-  for (size_t i = 0; i < cx.num_inputs(); ++i) {
-    for (int64_t k = 0; k < cx.Shape(i)[size_t(axis)]; ++k) source.emplace_back(i, k);
-  }
-  ConstantData out = EmptyConstant(cx.In(0).dtype, out_shape);
   const int64_t outer = Product(out_shape, 0, size_t(axis)), inner = Product(out_shape, size_t(axis) + 1, out_shape.size());
+  ConstantData out = EmptyConstant(cx.In(0).dtype, out_shape);
+  // Each outer slice: every input's rows along the axis in turn, copied element for element.
   for (int64_t o = 0; o < outer; ++o) {
-    for (const auto& [i, k] : source) {
+    for (size_t i = 0; i < cx.num_inputs(); ++i) {
       const ConstantData& c = cx.Const(i);
-      const int64_t base = (o * cx.Shape(i)[size_t(axis)] + k) * inner;
-      for (int64_t j = 0; j < inner; ++j) Append(&out, ElementAt(c, base + j));
-    }
-  }
-  if (out.dtype != DataType::kFloat32) {  // exact int64 values (Append goes through double)
-    out.i64.clear();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (const auto& [i, k] : source) {
-        const int64_t base = (o * cx.Shape(i)[size_t(axis)] + k) * inner;
-        for (int64_t j = 0; j < inner; ++j) out.i64.push_back(cx.Const(i).i64[size_t(base + j)]);
-      }
+      const int64_t rows = cx.Shape(i)[size_t(axis)];
+      const size_t begin = size_t(o * rows * inner), end = begin + size_t(rows * inner);
+      if (out.dtype == DataType::kFloat32) out.f32.insert(out.f32.end(), c.f32.begin() + int64_t(begin), c.f32.begin() + int64_t(end));
+      else out.i64.insert(out.i64.end(), c.i64.begin() + int64_t(begin), c.i64.begin() + int64_t(end));
     }
   }
   return std::vector<ConstantData>{std::move(out)};
@@ -376,14 +367,16 @@ Result<SliceArgs> ParseSlice(const NodeView& v) {
     int64_t s = clamp(starts[i], -dim - 1, dim + 1), e = clamp(ends[i], -dim - 1, dim + 1);
     if (s < 0) s += dim;
     if (e < 0) e += dim;
+    // In 128 bits: steps near INT64_MAX/MIN must not overflow the count.
+    const __int128 step = st;
     if (st > 0) {
       s = clamp(s, 0, dim);
       e = clamp(e, 0, dim);
-      a.out_shape[size_t(ax)] = std::max<int64_t>(0, (e - s + st - 1) / st);
+      a.out_shape[size_t(ax)] = int64_t(std::max<__int128>(0, (__int128(e) - s + step - 1) / step));
     } else {
       s = clamp(s, -1, dim - 1);
       e = clamp(e, -1, dim - 1);
-      a.out_shape[size_t(ax)] = std::max<int64_t>(0, (s - e - st - 1) / -st);
+      a.out_shape[size_t(ax)] = int64_t(std::max<__int128>(0, (__int128(s) - e - step - 1) / -step));
     }
     a.begin[size_t(ax)] = s;
     a.step[size_t(ax)] = st;
@@ -535,22 +528,7 @@ Fold FoldGather(InferContext& cx) {
 Status LowerGather(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
-  // Negative constant indices are made non-negative at compile time (the kernel reads them as is).
-  const graph::Value& iv = cx.V(n.inputs[1]);
-  if (iv.constant) {
-    graph::ConstantData fixed = *iv.constant;
-    for (int64_t& i : fixed.i64) {
-      if (i < 0) i += v.Shape(0)[size_t(axis)];
-    }
-    TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
-    const int idx = cx.ParamFromConstant(iv.name, fixed);
-    const graph::Value& out = cx.V(n.outputs[0]);
-    cx.Define(n.outputs[0],
-              cx.Emit(n.op_type, {x, idx}, [axis](const std::vector<ir::Tensor>& i) { return ops::Gather(i[0], i[1], axis); },
-                      cx.OutType(n), out.name),
-              0);
-    return Status::OK();
-  }
+  // Negative indices count from the end in the kernel itself (ops::Gather).
   return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return ops::Gather(i[0], i[1], axis); });
 }
 
@@ -563,7 +541,7 @@ Status InferExpand(InferContext& cx) {
   for (size_t i = 0; i < rank; ++i) {
     const int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
     const int64_t b = i + shape.size() >= rank ? shape[i + shape.size() - rank] : 1;
-    if (a != b && a != 1 && b != 1) return cx.Fail("cannot expand " + ShapeStr(in) + " to " + ShapeStr(shape));
+    if (b < 0 || (a != b && a != 1 && b != 1)) return cx.Fail("cannot expand " + ShapeStr(in) + " to " + ShapeStr(shape));
     out[i] = a == 1 ? b : a;
   }
   cx.SetOut(0, cx.In(0).dtype, out);
@@ -571,8 +549,7 @@ Status InferExpand(InferContext& cx) {
 }
 
 Fold FoldExpand(InferContext& cx) {
-  return std::vector<ConstantData>{MapBroadcast(cx.In(0).dtype, cx.Out(0).shape, {&cx.Const(0)},
-                                                [](const std::vector<double>& v) { return v[0]; })};
+  return std::vector<ConstantData>{BroadcastTo(cx.Const(0), cx.Out(0).shape)};
 }
 
 Status LowerExpand(LowerContext& cx, const Node& n) {
@@ -586,6 +563,7 @@ Status InferTile(InferContext& cx) {
   if (repeats.size() != out.size()) return cx.Fail("repeats " + ShapeStr(repeats) + " does not match rank " + std::to_string(out.size()));
   for (size_t i = 0; i < out.size(); ++i) {
     if (repeats[i] < 0) return cx.Fail("negative repeat");
+    if (repeats[i] != 0 && out[i] > kMaxTensorElements / repeats[i]) return cx.Fail("repeats " + ShapeStr(repeats) + " make the output too large");
     out[i] *= repeats[i];
   }
   cx.SetOut(0, cx.In(0).dtype, out);
@@ -614,10 +592,15 @@ Status InferConstantOfShape(InferContext& cx) {
     value = *it->second.tensor;
     if (value.num_elements() != 1) return cx.Fail("value must hold one element");
   }
-  const int64_t n = Product(shape);
-  if (n > kMaxInferenceFoldElements) return cx.Fail("output of " + std::to_string(n) + " elements is too large to fill at compile time");
+  const auto n = CheckedElements(shape);
+  if (!n || *n > kMaxInferenceFoldElements) {
+    return cx.Fail("output " + ShapeStr(shape) + " is too large to fill at compile time (at most " +
+                   std::to_string(kMaxInferenceFoldElements) + " elements)");
+  }
   ConstantData out = EmptyConstant(value.dtype, shape);
-  for (int64_t i = 0; i < n; ++i) Append(&out, ElementAt(value, 0));
+  // The value's own storage, repeated: exact for every type.
+  if (value.dtype == DataType::kFloat32) out.f32.assign(size_t(*n), value.f32[0]);
+  else out.i64.assign(size_t(*n), value.i64[0]);
   cx.SetConstOut(0, std::move(out));
   return Status::OK();
 }
@@ -627,6 +610,7 @@ Status InferRange(InferContext& cx) {
     if (!cx.HasInput(i) || !cx.In(i).constant || cx.In(i).constant->num_elements() != 1) {
       return cx.Fail("start, limit and delta must be constant scalars");
     }
+    if (cx.In(i).dtype != cx.In(0).dtype) return cx.Fail("start, limit and delta must have one type");
   }
   const double start = ElementAt(cx.Const(0), 0), limit = ElementAt(cx.Const(1), 0), delta = ElementAt(cx.Const(2), 0);
   if (delta == 0) return cx.Fail("delta 0");
@@ -645,6 +629,8 @@ Status InferRange(InferContext& cx) {
 }
 
 // --- ScatterND ------------------------------------------------------------------------------
+constexpr int64_t kMaxScatterMapElements = int64_t(1) << 24;
+
 // For each output element, the flat index of the update written there (-1: data's own value),
 // from constant indices; later updates of the same element win, as in the reference.
 Result<std::vector<int64_t>> ScatterSources(const NodeView& v) {
@@ -658,6 +644,12 @@ Result<std::vector<int64_t>> ScatterSources(const NodeView& v) {
   if (v.Shape(2) != updates) return v.Fail("updates " + ShapeStr(v.Shape(2)) + " must be " + ShapeStr(updates));
   if (v.node().GetString("reduction", "none") != "none") return v.Fail("only reduction 'none' is supported");
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> idx, v.ConstInts(1, "indices"));
+  // The compile-time map has one entry per data element.
+  const auto elements = CheckedElements(data);
+  if (!elements || *elements > kMaxScatterMapElements) {
+    return v.Fail("data " + ShapeStr(data) + " is too large for ScatterND's compile-time map (at most " +
+                  std::to_string(kMaxScatterMapElements) + " elements)");
+  }
   const int64_t slice = Product(data, size_t(k), data.size());
   std::vector<int64_t> source(size_t(Product(data)), -1);
   for (int64_t t = 0; t < int64_t(idx.size()) / k; ++t) {
@@ -728,7 +720,7 @@ std::vector<OperatorDef> TensorOperators() {
        InferConstant, nullptr, nullptr, nullptr, "sparse and string values are not read"},
       {"ConstantOfShape", "tensor", {{"value", kTensor}}, InferConstantOfShape, nullptr, nullptr, nullptr,
        "the shape must be a constant; filled at compile time"},
-      {"Range", "tensor", {}, InferRange, nullptr, nullptr, nullptr, "constant operands; evaluated at compile time"},
+      {"Range", "tensor", {}, InferRange, nullptr, nullptr, nullptr, "constant operands; evaluated at compile time", false, 3},
       {"Identity", "tensor", {}, InferIdentity, FoldView, LowerView, nullptr, "a view", true},
       {"Shape", "tensor", {{"start", kInt}, {"end", kInt}}, InferShape, nullptr, nullptr, nullptr,
        "always a constant (static shapes)"},
@@ -749,11 +741,11 @@ std::vector<OperatorDef> TensorOperators() {
        "attributes before opset 10, constant inputs from 10; negative steps"},
       {"Pad", "tensor", {{"mode", kString}, {"pads", kInts}, {"value", kFloat}}, InferPad, nullptr, LowerPad, nullptr,
        "constant/edge/reflect, wrap from 19; axes input from 18; the fill may be a runtime scalar; no cropping"},
-      {"Gather", "tensor", {{"axis", kInt}}, InferGather, FoldGather, LowerGather, nullptr, "negative indices"},
-      {"Expand", "tensor", {}, InferExpand, FoldExpand, LowerExpand, nullptr, "the shape must be a constant"},
-      {"Tile", "tensor", {}, InferTile, nullptr, LowerTile, nullptr, "the repeats must be a constant"},
+      {"Gather", "tensor", {{"axis", kInt}}, InferGather, FoldGather, LowerGather, nullptr, "negative indices", false, 2},
+      {"Expand", "tensor", {}, InferExpand, FoldExpand, LowerExpand, nullptr, "the shape must be a constant", false, 2},
+      {"Tile", "tensor", {}, InferTile, nullptr, LowerTile, nullptr, "the repeats must be a constant", false, 2},
       {"ScatterND", "tensor", {{"reduction", kString}}, InferScatterND, FoldScatterND, LowerScatterND, nullptr,
-       "constant indices; reduction 'none'"},
+       "constant indices; reduction 'none'", false, 3},
   };
 }
 

@@ -125,7 +125,8 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
       Expr integral = Intrinsic("floor", y) == y;
       Expr odd = Intrinsic("floor", y * F(0.5f)) * F(2.0f) != y;
       Expr negative = ir::select(integral, ir::select(odd, F(0.0f) - magnitude, magnitude), F(NAN));
-      return ir::select(x < F(0.0f), negative, magnitude);
+      // x ** 0 is 1 for every x, 0 and NaN included (C's powf).
+      return ir::select(y == F(0.0f), F(1.0f), ir::select(x < F(0.0f), negative, magnitude));
     }
     case BinaryKind::kMax: return ir::max(x, y);
     case BinaryKind::kMin: return ir::min(x, y);
@@ -142,9 +143,7 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
         Expr m = x % y, zero = ir::cast(x.type(), Expr(int64_t(0)));
         return ir::select(m != zero && ((x < zero) != (y < zero)), m - y, m);
       }
-      Expr q = x / y;
-      Expr trunc = ir::select(q < F(0.0f), F(0.0f) - Intrinsic("floor", F(0.0f) - q), Intrinsic("floor", q));
-      return x - y * trunc;
+      return x % y;  // the IR's float modulo is C's fmod (LLVM frem): exact, as the fold's std::fmod
     }
   }
   return x;

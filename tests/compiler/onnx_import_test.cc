@@ -119,7 +119,16 @@ TEST(OnnxImport, ReadsExternalDataBesideTheModelFile) {
   model("weights.bin", "8x", "24");
   ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "external data offset '8x' is not a number");
   model("weights.bin", "8", "20");
-  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "holds 5 elements, its shape needs 6");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "holds 20 bytes of external data, its shape and type need 24");
+  // A link out of the model's directory and a directory are refused too.
+  ASSERT_EQ(symlink("/etc/hostname", (dir + "/escape.bin").c_str()), 0);
+  model("escape.bin", "0", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "resolves outside the model's directory");
+  ASSERT_EQ(mkdir((dir + "/sub").c_str(), 0700), 0);
+  model("sub", "0", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "is not a regular file");
+  std::remove((dir + "/escape.bin").c_str());
+  rmdir((dir + "/sub").c_str());
   std::remove((dir + "/model.onnx").c_str());
   std::remove((dir + "/weights.bin").c_str());
   rmdir(dir.c_str());

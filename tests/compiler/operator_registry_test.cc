@@ -13,6 +13,7 @@
 #include "compiler/config_sources.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
+#include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/extract_tasks.h"
 #include "compiler/operators/registry.h"
@@ -101,6 +102,64 @@ TEST(OperatorRegistry, AttributeErrorsNameTheNodeOpAndOpset) {
     b.Node("MaxPool", {"x"}, {"y"}, {AttrInts("kernel_shape", {2, 2}), AttrInts("kernel_size", {2, 2})});
     b.Output("y");
     ExpectError(ImportStatus(b), "node 'n0' (MaxPool, opset 17): unknown attribute 'kernel_size' (MaxPool takes auto_pad, kernel_shape");
+  }
+}
+
+// Inputs that would crash a careless inference (missing, wrong type, absurd sizes) are errors
+// naming the node.
+TEST(OperatorRegistry, HostileNodesAreErrorsNamingTheNode) {
+  auto infer = [](const OnnxBuilder& b) -> Status {
+    auto g = frontend::ImportOnnxBytes(b.Bytes(), "m");
+    if (!g.ok()) return g.status();
+    return graph::InferShapes(&*g);
+  };
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {2, 3});
+    b.Node("MatMul", {"x", ""}, {"y"});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (MatMul, opset 13): missing required input 1");
+  }
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {2, 3});
+    b.Node("Where", {"x", "x", "x"}, {"y"});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (Where, opset 13): the condition must be bool, got float32");
+  }
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {2, 3});
+    b.Ints("shape", {int64_t(1) << 62, 4});
+    b.Node("ConstantOfShape", {"shape"}, {"c"});
+    b.Node("Add", {"x", "c"}, {"y"});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (ConstantOfShape, opset 13): output [4611686018427387904,4] is too large to fill");
+  }
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {1, 3, 8, 8});
+    b.Floats("w", {4, 3, 3, 3}, std::vector<float>(108, 0.5f));
+    b.Node("Conv", {"x", "w"}, {"y"}, {AttrInts("strides", {0, 0}), AttrString("auto_pad", "SAME_UPPER")});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (Conv, opset 13): kernel_shape [3,3], strides [0,0] and dilations [1,1] must be positive");
+  }
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {2, 4});
+    b.Floats("w", {4, 5}, std::vector<float>(20, 0.5f));
+    b.Floats("c", {3}, {1, 2, 3});
+    b.Node("Gemm", {"x", "w", "c"}, {"y"});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (Gemm, opset 13): C [3] does not broadcast to [2,5]");
+  }
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {2, 4});
+    b.Ints("shape", {1 << 30, 1 << 30, 1, 4});
+    b.Node("Expand", {"x", "shape"}, {"y"});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (Expand, opset 13): output 0 shape");
   }
 }
 

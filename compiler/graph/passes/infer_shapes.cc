@@ -43,8 +43,19 @@ Status InferNode(Graph* g, Node* n) {
   for (size_t i = 0; i < n->inputs.size(); ++i) {
     if (cx.HasInput(i) && !cx.In(i).shape_known) return cx.Fail("input '" + cx.In(i).name + "' has an unknown shape");
   }
-  if (n->op_type != "Constant" && !cx.HasInput(0)) return cx.Fail("missing its first input");
+  const int required = n->op_type == "Constant" ? 0 : def->required_inputs;
+  for (int i = 0; i < required; ++i) {
+    if (!cx.HasInput(size_t(i))) return cx.Fail("missing required input " + std::to_string(i));
+  }
+  if (n->outputs.empty() || n->outputs[0] < 0) return cx.Fail("has no output");
   TUNEFARM_RETURN_IF_ERROR(def->infer(cx));
+  for (size_t k = 0; k < n->outputs.size(); ++k) {
+    if (n->outputs[k] < 0 || !cx.Out(k).shape_known) continue;
+    if (!operators::CheckedElements(cx.Out(k).shape)) {
+      return cx.Fail("output " + std::to_string(k) + " shape " + ShapeStr(cx.Out(k).shape) +
+                     " has a negative dimension or more than 2^40 elements");
+    }
+  }
   return FoldIfConstant(*def, cx);
 }
 
