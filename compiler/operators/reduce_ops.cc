@@ -1,4 +1,4 @@
-// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceSumSquare. Axes are an
+// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2. Axes are an
 // attribute until the operator's opset-18 form (ReduceSum: 13), an optional input after.
 #include <algorithm>
 
@@ -21,7 +21,7 @@ struct ReduceEntry {
 constexpr ReduceEntry kReduce[] = {
     {"ReduceMean", ops::ReduceOp::kMean, 18}, {"ReduceSum", ops::ReduceOp::kSum, 13},
     {"ReduceMax", ops::ReduceOp::kMax, 18},   {"ReduceMin", ops::ReduceOp::kMin, 18},
-    {"ReduceSumSquare", ops::ReduceOp::kSumSquare, 18},
+    {"ReduceSumSquare", ops::ReduceOp::kSumSquare, 18}, {"ReduceL2", ops::ReduceOp::kL2, 18},
 };
 
 const ReduceEntry& ReduceFor(const std::string& op) {
@@ -66,6 +66,9 @@ Result<ReduceArgs> ParseReduce(const NodeView& v) {
 
 Status InferReduce(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(ReduceArgs a, ParseReduce(cx));
+  if (ReduceFor(cx.node().op_type).kind == ops::ReduceOp::kL2 && cx.In(0).dtype != DataType::kFloat32) {
+    return cx.Fail(std::string("ReduceL2 takes float32 tensors, got ") + graph::DataTypeName(cx.In(0).dtype));
+  }
   const auto& in = cx.Shape(0);
   std::vector<int64_t> out;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -83,6 +86,11 @@ Status InferReduce(InferContext& cx) {
 
 Status LowerReduce(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ReduceArgs a, ParseReduce(NodeView(cx.graph(), n)));
+  if (a.identity && ReduceFor(n.op_type).kind == ops::ReduceOp::kL2) {  // |x|, reduced over nothing
+    ops::UnaryParams abs;
+    abs.kind = ops::UnaryKind::kAbs;
+    return cx.EmitPlain(n, {0}, [abs](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], abs); });
+  }
   if (a.identity && ReduceFor(n.op_type).kind == ops::ReduceOp::kSumSquare) {  // the square, reduced over nothing
     ops::UnaryParams square;
     square.kind = ops::UnaryKind::kPowScalar;

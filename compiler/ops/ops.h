@@ -90,7 +90,7 @@ Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& ou
 // Mean over spatial_axes, which stay as extent-1 dimensions.
 Tensor GlobalAveragePool(const Tensor& x, const std::vector<int64_t>& spatial_axes);
 Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims);
-enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare };
+enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare, kL2 };
 Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op);
 // (x - mean) / sqrt(var + eps) * scale + bias over axes [axis, rank); scale and bias have the
 // trailing shape (bias may be null).

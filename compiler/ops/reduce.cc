@@ -128,6 +128,12 @@ Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdi
 
 Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op) {
   if (op == ReduceOp::kMean) return ReduceMean(x, axes, keepdims);
+  if (op == ReduceOp::kL2) {  // sqrt of the sum of squares
+    Tensor sum = Reduce(x, axes, keepdims, ReduceOp::kSumSquare);
+    return te::Compute(x->name + ".l2", sum->shape, [&](const std::vector<Expr>& i) {
+      return ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(sum, i)});
+    });
+  }
   const Reduction red(x, axes, keepdims);
   // min(x) = -max(-x): the IR reduces by sum and max only.
   const bool negate = op == ReduceOp::kMin;
