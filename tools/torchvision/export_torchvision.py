@@ -16,8 +16,9 @@ seeded by --seed. Each (model, opset) gets OUT/<model>/opset<N>/{model.onnx, inp
 meta.json}; OUT/manifest.json lists every entry's meta (model, opset, input/output shape, params, onnx
 bytes, export seconds, status: "ok", "skipped: ..." or the error message). meta.json is written last, so a
 rerun skips entries already done (ok or failed; --retry redoes the failed ones) and one model's failure is
-recorded without stopping the rest. Models over the 2 GB protobuf limit fail: the export goes to memory,
-not to a path, so torch does not switch to the external-data format. torch 1.13 cannot export aten::zero
+recorded without stopping the rest. Models whose weights exceed ~1.8 GB (vit_h_14,
+regnet_y_128gf) are exported to a path, so torch writes their weights as ONNX external data beside
+model.onnx; the others go through memory. torch 1.13 cannot export aten::zero
 (swin_v2_*), so a symbolic for it is registered below.
 """
 import argparse
@@ -33,6 +34,9 @@ import warnings
 import numpy as np
 import torch
 import torchvision
+
+# Models whose weights exceed this are exported with external data (protobuf's limit is 2 GB).
+LARGE_MODEL_BYTES = 1800 * 2**20
 
 # Constructor arguments so that construction without pretrained weights works and the graph has one output.
 EXTRA_KWARGS = {
@@ -121,17 +125,24 @@ def export_model(name, opsets, args):
         else:
             meta["output_shape"] = list(y.shape)
             try:
-                buf = io.BytesIO()
                 t0 = time.perf_counter()
+                path = os.path.join(entry_dir, "model.onnx")
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    torch.onnx.export(model, (x,), buf, opset_version=opset, do_constant_folding=True,
-                                      input_names=["data"], output_names=["output"])
+                    if params * 4 < LARGE_MODEL_BYTES:
+                        buf = io.BytesIO()
+                        torch.onnx.export(model, (x,), buf, opset_version=opset, do_constant_folding=True,
+                                          input_names=["data"], output_names=["output"])
+                        with open(path, "wb") as f:
+                            f.write(buf.getbuffer())
+                        del buf
+                    else:
+                        # Over protobuf's 2 GB: exported to a path, torch writes the weights as ONNX
+                        # external data files beside model.onnx (tunefarm's importer reads them).
+                        torch.onnx.export(model, (x,), path, opset_version=opset, do_constant_folding=True,
+                                          input_names=["data"], output_names=["output"])
                 meta["export_seconds"] = round(time.perf_counter() - t0, 2)
-                with open(os.path.join(entry_dir, "model.onnx"), "wb") as f:
-                    f.write(buf.getbuffer())
-                meta["onnx_bytes"] = buf.getbuffer().nbytes
-                del buf
+                meta["onnx_bytes"] = sum(os.path.getsize(os.path.join(entry_dir, f)) for f in os.listdir(entry_dir))
                 np.save(os.path.join(entry_dir, "input.npy"), x.numpy())
                 np.save(os.path.join(entry_dir, "output.npy"), y)
             except Exception as e:  # recorded, and the next export goes on
