@@ -143,20 +143,14 @@ class CodeGenLLVM {
                                           builder_.CreateICmpNE(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero)));
     return builder_.CreateSelect(fix, builder_.CreateAdd(r, b), r);
   }
-  llvm::Value* Emit_(const ir::Min* op) {
-    llvm::Value* a = Emit(op->a);
-    llvm::Value* b = Emit(op->b);
-    llvm::Value* c = op->type.is_float()             ? builder_.CreateFCmpOLT(a, b)
-                     : op->type.code == Type::kUInt ? builder_.CreateICmpULT(a, b)
-                                                    : builder_.CreateICmpSLT(a, b);
-    return builder_.CreateSelect(c, a, b);
-  }
-  llvm::Value* Emit_(const ir::Max* op) {
-    llvm::Value* a = Emit(op->a);
-    llvm::Value* b = Emit(op->b);
-    llvm::Value* c = op->type.is_float()             ? builder_.CreateFCmpOGT(a, b)
-                     : op->type.code == Type::kUInt ? builder_.CreateICmpUGT(a, b)
-                                                    : builder_.CreateICmpSGT(a, b);
+  llvm::Value* Emit_(const ir::Min* op) { return MinMax(op->a, op->b, op->type, true); }
+  llvm::Value* Emit_(const ir::Max* op) { return MinMax(op->a, op->b, op->type, false); }
+  llvm::Value* MinMax(const Expr& ea, const Expr& eb, Type t, bool is_min) {
+    llvm::Value* a = Emit(ea);
+    llvm::Value* b = Emit(eb);
+    llvm::Value* c = t.is_float()             ? builder_.CreateFCmp(is_min ? llvm::CmpInst::FCMP_OLT : llvm::CmpInst::FCMP_OGT, a, b)
+                     : t.code == Type::kUInt ? builder_.CreateICmp(is_min ? llvm::CmpInst::ICMP_ULT : llvm::CmpInst::ICMP_UGT, a, b)
+                                             : builder_.CreateICmp(is_min ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_SGT, a, b);
     return builder_.CreateSelect(c, a, b);
   }
   template <typename T>
