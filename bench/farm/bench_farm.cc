@@ -18,7 +18,7 @@
 
 #include "common/process.h"
 #include "tunefarm/rpc_server/measure_client.h"
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace {
@@ -80,12 +80,12 @@ int main(int argc, char** argv) {
   std::vector<rpc_server::MeasureInput> batch(16, tiny);
 
   // 1. Lease round trips.
-  auto stub = v1::Tracker::NewStub(tracker::FarmChannel(tracker_addr));
+  auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(tracker_addr));
   int leases = 0;
   auto t0 = Clock::now();
   while (Seconds(t0) < seconds) {
     grpc::ClientContext ctx;
-    tracker::AttachToken(&ctx, kToken);
+    farm_net::AttachToken(&ctx, kToken);
     v1::LeaseRequest req;
     req.set_key("one");
     req.set_deadline_ms(10000);
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     v1::ReleaseLeaseRequest rel;
     rel.set_lease_id(u.granted().lease_id());
     grpc::ClientContext rctx;
-    tracker::AttachToken(&rctx, kToken);
+    farm_net::AttachToken(&rctx, kToken);
     v1::ReleaseLeaseResponse rresp;
     stub->ReleaseLease(&rctx, rel, &rresp);
     while (stream->Read(&u)) {
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     auto start = Clock::now();
     for (int c = 0; c < clients; ++c) {
       threads.emplace_back([&] {
-        rpc_server::MeasureClient client({tracker_addr, key, kToken, "bench", 0, 60000, {}});
+        rpc_server::MeasureClient client({tracker_addr, key, kToken, "bench", 0, 60000, {}, {}});
         while (Seconds(start) < seconds) {
           auto r = client.Measure(batch, 30000);
           if (r.ok()) done += int64_t(r->size());

@@ -1,10 +1,12 @@
 #include "tunefarm/rpc_server/measure_client.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/status_grpc.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
@@ -15,6 +17,10 @@ using SteadyClock = std::chrono::steady_clock;
 
 int64_t MsLeft(SteadyClock::time_point deadline) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
+}
+
+std::chrono::system_clock::time_point In(int64_t ms) {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(std::max<int64_t>(1, ms));
 }
 
 OutcomeKind FromProto(v1::MeasureError::Kind k) {
@@ -28,50 +34,7 @@ OutcomeKind FromProto(v1::MeasureError::Kind k) {
   }
 }
 
-}  // namespace
-
-// The lease is the open RequestLease stream: closing it (or the client dying) releases the server.
-struct MeasureClient::Lease {
-  grpc::ClientContext ctx;
-  std::unique_ptr<grpc::ClientReader<v1::LeaseUpdate>> stream;
-  v1::LeaseGranted grant;
-  std::unique_ptr<v1::Measure::Stub> server;
-  ~Lease() { ctx.TryCancel(); }
-};
-
-MeasureClient::MeasureClient(MeasureClientOptions options) : options_(std::move(options)) {}
-
-MeasureClient::~MeasureClient() { Release(); }
-
-void MeasureClient::Release() { lease_.reset(); }
-
-Status MeasureClient::AcquireLease(int64_t deadline_ms) {
-  auto tracker = v1::Tracker::NewStub(tracker::FarmChannel(options_.tracker, options_.tls));
-  auto lease = std::make_unique<Lease>();
-  tracker::AttachToken(&lease->ctx, options_.token);
-  v1::LeaseRequest req;
-  req.set_key(options_.key);
-  req.set_priority(options_.priority);
-  req.set_deadline_ms(std::max<int64_t>(1, deadline_ms));
-  req.set_lease_ms(options_.lease_ms);
-  req.set_client(options_.client_name);
-  lease->stream = tracker->RequestLease(&lease->ctx, req);
-  v1::LeaseUpdate update;
-  while (lease->stream->Read(&update)) {
-    if (!update.has_granted()) continue;  // queued: our position changed
-    lease->grant = update.granted();
-    lease->server = v1::Measure::NewStub(tracker::FarmChannel(lease->grant.server_address(), options_.tls));
-    lease_ = std::move(lease);
-    return Status::OK();
-  }
-  grpc::Status s = lease->stream->Finish();
-  if (s.error_code() == grpc::StatusCode::NOT_FOUND) return Status::NotFound(s.error_message());
-  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return Status::DeadlineExceeded(s.error_message());
-  return Status::IOError("tracker " + options_.tracker + ": " + s.error_message());
-}
-
-Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<MeasureInput>& batch, int64_t deadline_ms) {
-  const auto deadline = SteadyClock::now() + std::chrono::milliseconds(deadline_ms);
+v1::MeasureRequest ToRequest(const std::vector<MeasureInput>& batch) {
   v1::MeasureRequest req;
   for (const auto& in : batch) {
     auto* k = req.add_kernels();
@@ -99,13 +62,217 @@ Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<Mea
     tp->set_timeout_ms(t.timeout_ms);
     tp->set_memory_limit_bytes(t.memory_limit_bytes);
   }
+  return req;
+}
+
+}  // namespace
+
+// A held lease: the open RequestLease stream (closing it releases the server) watched by a reader
+// thread, and a renewer thread. Either marks the lease lost and cancels the call in flight.
+class MeasureClient::Lease {
+ public:
+  Lease(const MeasureClientOptions& options, v1::LeaseGranted grant, std::unique_ptr<v1::Tracker::Stub> tracker,
+        std::unique_ptr<grpc::ClientContext> stream_ctx, std::unique_ptr<grpc::ClientReader<v1::LeaseUpdate>> stream)
+      : options_(options),
+        grant_(std::move(grant)),
+        server_(v1::Measure::NewStub(farm_net::FarmChannel(grant_.server_address(), options.tls))),
+        tracker_(std::move(tracker)),
+        stream_ctx_(std::move(stream_ctx)),
+        stream_(std::move(stream)) {
+    reader_ = std::thread([this] { ReadStream(); });
+    renewer_ = std::thread([this] { RenewLoop(); });
+  }
+
+  ~Lease() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (!lost()) {  // give it back explicitly: a restored lease has no stream to close
+      grpc::ClientContext ctx;
+      farm_net::AttachToken(&ctx, options_.token);
+      ctx.set_deadline(In(1000));
+      v1::ReleaseLeaseRequest req;
+      req.set_lease_id(grant_.lease_id());
+      v1::ReleaseLeaseResponse resp;
+      tracker_->ReleaseLease(&ctx, req, &resp);
+    }
+    stream_ctx_->TryCancel();
+    reader_.join();
+    renewer_.join();
+  }
+
+  const v1::LeaseGranted& grant() const { return grant_; }
+  v1::Measure::Stub* server() { return server_.get(); }
+
+  bool lost() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lost_;
+  }
+  std::string lost_reason() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lost_reason_;
+  }
+  bool server_lost() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return server_lost_;
+  }
+  // The call to cancel when the lease is lost; false when it already is.
+  bool BeginCall(grpc::ClientContext* ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (lost_) return false;
+    in_flight_ = ctx;
+    return true;
+  }
+  void EndCall() {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_ = nullptr;
+  }
+
+ private:
+  void MarkLost(const std::string& reason, bool server_lost) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (lost_) return;
+    lost_ = true;
+    server_lost_ = server_lost;
+    lost_reason_ = reason;
+    if (in_flight_) in_flight_->TryCancel();
+    cv_.notify_all();
+  }
+
+  void ReadStream() {
+    v1::LeaseUpdate update;
+    while (stream_->Read(&update)) {
+      if (!update.has_ended()) continue;
+      const auto reason = update.ended().reason();
+      MarkLost("the tracker ended lease " + grant_.lease_id() + ": " + update.ended().message(),
+               reason == v1::LeaseEnded::SERVER_LOST);
+    }
+    stream_->Finish();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_ && !lost_) {
+      stream_broken_ = true;  // the tracker went away; the lease lives on with its server
+      cv_.notify_all();
+    }
+  }
+
+  void RenewLoop() {
+    const int64_t period = std::max<int64_t>(200, options_.lease_ms / 3);
+    // How long "unknown lease" is tolerated after the tracker went away: servers re-register
+    // (and report their lease) within a few seconds of a restart.
+    constexpr int64_t kRestoreGraceMs = 8000;
+    SteadyClock::time_point unknown_since{};
+    bool unknown = false;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_ && !lost_) {
+      const int64_t wait = stream_broken_ ? std::min<int64_t>(period, 500) : period;
+      cv_.wait_for(lock, std::chrono::milliseconds(wait));
+      if (stopping_ || lost_) break;
+      const bool broken = stream_broken_;
+      lock.unlock();
+      grpc::ClientContext ctx;
+      farm_net::AttachToken(&ctx, options_.token);
+      ctx.set_deadline(In(2000));
+      v1::RenewLeaseRequest req;
+      req.set_lease_id(grant_.lease_id());
+      v1::RenewLeaseResponse resp;
+      grpc::Status s = tracker_->RenewLease(&ctx, req, &resp);
+      if (s.ok()) {
+        unknown = false;
+      } else if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+        if (!broken) {
+          MarkLost("the tracker no longer knows lease " + grant_.lease_id(), false);
+        } else {
+          if (!unknown) unknown_since = SteadyClock::now();
+          unknown = true;
+          if (SteadyClock::now() - unknown_since > std::chrono::milliseconds(kRestoreGraceMs)) {
+            MarkLost("the restarted tracker did not restore lease " + grant_.lease_id(), false);
+          }
+        }
+      }  // Unreachable: keep the lease and try again.
+      lock.lock();
+    }
+  }
+
+  const MeasureClientOptions& options_;
+  const v1::LeaseGranted grant_;
+  std::unique_ptr<v1::Measure::Stub> server_;
+  std::unique_ptr<v1::Tracker::Stub> tracker_;
+  std::unique_ptr<grpc::ClientContext> stream_ctx_;
+  std::unique_ptr<grpc::ClientReader<v1::LeaseUpdate>> stream_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false, lost_ = false, server_lost_ = false, stream_broken_ = false;
+  std::string lost_reason_;
+  grpc::ClientContext* in_flight_ = nullptr;
+  std::thread reader_, renewer_;
+};
+
+MeasureClient::MeasureClient(MeasureClientOptions options) : options_(std::move(options)) {}
+
+MeasureClient::~MeasureClient() { Release(); }
+
+void MeasureClient::Release() { lease_.reset(); }
+
+void MeasureClient::Log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+int64_t MeasureClient::CallBudgetMs(const std::vector<MeasureInput>& batch) {
+  int64_t ms = 2000;
+  for (const auto& in : batch) ms += int64_t(in.spec.timing.timeout_ms) + 1000;
+  return ms;
+}
+
+Status MeasureClient::AcquireLease(int64_t deadline_ms) {
+  const auto deadline = SteadyClock::now() + std::chrono::milliseconds(deadline_ms);
+  int64_t backoff_ms = 100;
+  Status last = Status::DeadlineExceeded("no '" + options_.key + "' lease within " + std::to_string(deadline_ms) + " ms");
+  while (MsLeft(deadline) > 0) {
+    auto tracker = v1::Tracker::NewStub(farm_net::FarmChannel(options_.tracker, options_.tls));
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    farm_net::AttachToken(ctx.get(), options_.token);
+    v1::LeaseRequest req;
+    req.set_key(options_.key);
+    req.set_priority(options_.priority);
+    req.set_deadline_ms(std::max<int64_t>(1, MsLeft(deadline)));
+    req.set_lease_ms(options_.lease_ms);
+    req.set_client(options_.client_name);
+    auto stream = tracker->RequestLease(ctx.get(), req);
+    v1::LeaseUpdate update;
+    while (stream->Read(&update)) {
+      if (!update.has_granted()) continue;  // queued: our position changed
+      lease_ = std::make_unique<Lease>(options_, update.granted(), std::move(tracker), std::move(ctx), std::move(stream));
+      leased_before_ = true;
+      return Status::OK();
+    }
+    const Status s = farm_net::FromGrpcStatus(stream->Finish());
+    const bool retry = s.code() == StatusCode::kUnavailable || (s.code() == StatusCode::kNotFound && leased_before_);
+    if (!retry) return s.code() == StatusCode::kUnavailable ? s.WithContext("tracker " + options_.tracker) : s;
+    last = s.WithContext("tracker " + options_.tracker);
+    Log("cannot lease a '" + options_.key + "' server yet (" + s.message() + "); retrying in " + std::to_string(backoff_ms) + " ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoff_ms, std::max<int64_t>(1, MsLeft(deadline)))));
+    backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
+  }
+  return last;
+}
+
+Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<MeasureInput>& batch, int64_t deadline_ms) {
+  const auto deadline = SteadyClock::now() + std::chrono::milliseconds(deadline_ms);
+  v1::MeasureRequest req = ToRequest(batch);
+  const int64_t call_budget_ms = CallBudgetMs(batch);
   attempts_ = 0;
   Status last = Status::DeadlineExceeded("no server measured the batch within " + std::to_string(deadline_ms) + " ms");
   while (MsLeft(deadline) > 0) {
+    if (lease_ && lease_->lost()) {
+      Log(lease_->lost_reason() + "; measuring elsewhere");
+      if (lease_->server_lost()) failed_servers_.insert(lease_->grant().server_id());
+      lease_.reset();
+    }
     if (!lease_) {
-      Status s = AcquireLease(MsLeft(deadline));
-      if (!s.ok()) return s;
-      if (failed_servers_.count(lease_->grant.server_id())) {
+      TUNEFARM_RETURN_IF_ERROR(AcquireLease(MsLeft(deadline)));
+      if (failed_servers_.count(lease_->grant().server_id())) {
         // The tracker has not dropped a server that just failed us yet: give it back, ask again.
         lease_.reset();
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -113,14 +280,18 @@ Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<Mea
       }
     }
     ++attempts_;
-    req.set_lease_id(lease_->grant.lease_id());
+    req.set_lease_id(lease_->grant().lease_id());
     grpc::ClientContext ctx;
-    tracker::AttachToken(&ctx, options_.token);
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(std::max<int64_t>(1, MsLeft(deadline))));
+    farm_net::AttachToken(&ctx, options_.token);
+    ctx.set_deadline(In(std::min(MsLeft(deadline), call_budget_ms)));
+    if (!lease_->BeginCall(&ctx)) continue;  // lost meanwhile
     v1::MeasureResponse resp;
-    grpc::Status s = lease_->server->Measure(&ctx, req, &resp);
+    grpc::Status s = lease_->server()->Measure(&ctx, req, &resp);
+    lease_->EndCall();
+    const std::string address = lease_->grant().server_address();
     if (s.ok() && resp.results_size() == int(batch.size())) {
-      server_id_ = lease_->grant.server_id();
+      server_id_ = lease_->grant().server_id();
+      lease_id_ = lease_->grant().lease_id();
       std::vector<MeasureOutcome> out;
       for (const auto& r : resp.results()) {
         MeasureOutcome o;
@@ -137,13 +308,30 @@ Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<Mea
       }
       return out;
     }
-    if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED || s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-      return Status::InvalidArgument("server " + lease_->grant.server_address() + " refused the batch: " + s.error_message());
+    if (lease_->lost()) {
+      last = Status::IOError(lease_->lost_reason());
+      continue;  // handled at the top of the loop
     }
-    // The server failed (died, unreachable, overloaded): never again for this client; retry elsewhere.
-    last = Status::IOError("server " + lease_->grant.server_address() + " failed: " + s.error_message());
-    failed_servers_.insert(lease_->grant.server_id());
-    lease_.reset();
+    switch (s.error_code()) {
+      case grpc::StatusCode::UNAUTHENTICATED:
+      case grpc::StatusCode::INVALID_ARGUMENT:
+      case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        return Status::InvalidArgument("server " + address + " refused the batch: " + s.error_message());
+      case grpc::StatusCode::FAILED_PRECONDITION:
+      case grpc::StatusCode::ABORTED:
+        // The server does not (or no longer) serve our lease: lease again; the server is fine.
+        last = Status::FailedPrecondition("server " + address + ": " + s.error_message());
+        Log(last.message() + "; leasing again");
+        lease_.reset();
+        break;
+      default:
+        // The server failed (died, unreachable, frozen past the call's budget): never again for
+        // this client; retry elsewhere.
+        last = Status::IOError("server " + address + " failed: " + s.error_message());
+        Log(last.message() + "; measuring elsewhere");
+        failed_servers_.insert(lease_->grant().server_id());
+        lease_.reset();
+    }
   }
   return last;
 }

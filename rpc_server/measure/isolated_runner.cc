@@ -1,4 +1,5 @@
 // The parent side: a private directory, the child under a timeout, the outcome collected.
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -6,15 +7,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <ctime>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "tunefarm/rpc_server/measurement.h"
-
-extern char** environ;
 
 namespace tunefarm::rpc_server {
 namespace {
@@ -32,10 +35,24 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// Removes the private directory and what the child left in it (flat: the child writes no subdirs).
+constexpr const char* kDirPrefix = "tunefarm-measure-";
+
+// Removes the private directory and whatever the kernel left in it (remove_all does not follow
+// symbolic links out of it).
 void RemoveDir(const std::string& dir) {
-  for (const char* name : {"/kernel.so", "/spec.txt", "/outcome.txt", "/child.log", "/loaded"}) unlink((dir + name).c_str());
-  rmdir(dir.c_str());
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+// The child's whole environment: what loading and sanitizers need, nothing of the server's
+// (its farm token above all). HOME and TMPDIR point into the private directory.
+std::vector<std::string> ChildEnvironment(const std::string& dir) {
+  std::vector<std::string> env = {"HOME=" + dir, "TMPDIR=" + dir};
+  for (const char* name : {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "TZ", "QEMU_LD_PREFIX", "ASAN_OPTIONS",
+                           "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+    if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+  }
+  return env;
 }
 
 MeasureOutcome Fail(OutcomeKind kind, const std::string& message, int signal = 0) {
@@ -56,7 +73,8 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   if (!bad.empty()) return Fail(OutcomeKind::kBadRequest, bad);
   std::string wrong = CheckLibraryArchitecture(library);
   if (!wrong.empty()) return Fail(OutcomeKind::kCompile, wrong);
-  std::string templ = tmp_root + "/tunefarm-measure-XXXXXX";
+  // The server's pid is in the name, so a later server can tell a dead one's leftovers (SweepStale).
+  std::string templ = tmp_root + "/" + kDirPrefix + std::to_string(getpid()) + "-XXXXXX";
   if (!mkdtemp(templ.data())) return Fail(OutcomeKind::kRuntimeCrash, std::string("cannot create a work directory: ") + std::strerror(errno));
   const std::string dir = templ;
   chmod(dir.c_str(), 0700);
@@ -68,6 +86,16 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, (dir + "/child.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  // Its own session and process group: a timeout or the end of the measurement kills the child
+  // and every process it started.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  std::vector<std::string> env_s = ChildEnvironment(dir);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
   std::vector<std::string> argv_s = child_command;
   argv_s.push_back(dir);
   const std::string& child_binary = argv_s[0];
@@ -75,8 +103,9 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, child_binary.c_str(), &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, child_binary.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     RemoveDir(dir);
     return Fail(OutcomeKind::kRuntimeCrash, "cannot start " + child_binary + ": " + std::strerror(rc));
@@ -90,7 +119,7 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (std::chrono::steady_clock::now() >= deadline) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
       timed_out = true;
       break;
@@ -98,6 +127,8 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds(2000));
   }
+  // Whatever the kernel started (a forked sleeper) dies with the measurement.
+  kill(-pid, SIGKILL);
   MeasureOutcome outcome;
   if (timed_out) {
     outcome = Fail(OutcomeKind::kTimeout, "the measurement exceeded its timeout of " + std::to_string(spec.timing.timeout_ms) + " ms");
@@ -121,6 +152,36 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   }
   RemoveDir(dir);
   return outcome;
+}
+
+int SweepStaleMeasureDirs(const std::string& tmp_root) {
+  DIR* d = opendir(tmp_root.c_str());
+  if (!d) return 0;
+  int removed = 0;
+  const std::string prefix = kDirPrefix;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string path = tmp_root + "/" + name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    // "tunefarm-measure-<pid>-XXXXXX": stale when <pid> is gone. The older "tunefarm-measure-XXXXXX"
+    // names carry no pid: stale after an hour (no measurement runs that long).
+    const std::string rest = name.substr(prefix.size());
+    const size_t dash = rest.find('-');
+    bool stale;
+    if (dash != std::string::npos && dash > 0 && rest.find_first_not_of("0123456789") == dash) {
+      const pid_t owner = pid_t(std::atol(rest.substr(0, dash).c_str()));
+      stale = owner != getpid() && kill(owner, 0) != 0 && errno == ESRCH;
+    } else {
+      stale = std::time(nullptr) - st.st_mtime > 3600;
+    }
+    if (!stale) continue;
+    RemoveDir(path);
+    ++removed;
+  }
+  closedir(d);
+  return removed;
 }
 
 std::string DefaultMeasureChild() {

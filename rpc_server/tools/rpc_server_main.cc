@@ -1,12 +1,16 @@
 // rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]
 //            [--memory-limit-mb N] [--child PATH] [--tmp DIR]
-// Serves tunefarm.v1.Measure and keeps itself registered with the tracker: registers with device
-// info, heartbeats, and re-registers with backoff whenever the tracker is unreachable or has
-// forgotten it (a tracker restart needs no manual action). First line: "rpc_server listening on
-// HOST:PORT"; then "registered with HOST:PORT as ID" on every (re)registration.
+// Serves tunefarm.v1.Measure (and the gRPC health service) and keeps itself registered with the
+// tracker through farm_net::Registrar: registers with device info, heartbeats, re-registers with
+// backoff whenever the tracker is unreachable or has forgotten it (reporting the lease it serves,
+// so a tracker restart needs no manual action and double-books nothing), and serves only the
+// lease the tracker names. First line: "rpc_server listening on HOST:PORT"; then "registered
+// with HOST:PORT as ID" on every (re)registration.
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -14,11 +18,11 @@
 #include <string>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-
+#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/farm_net/registrar.h"
+#include "tunefarm/farm_net/server.h"
 #include "tunefarm/rpc_server/measure_service.h"
-#include "tunefarm/tracker/auth.h"
-#include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace {
 
@@ -53,49 +57,38 @@ tunefarm::v1::DeviceInfo Describe(int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tracker, key, listen, token_file, child, launcher, tmp = "/tmp", tls_cert, tls_key, tls_ca;
+  tunefarm::farm_net::CommonDaemonFlags common;
+  std::string tracker, key, child, launcher, tmp = "/tmp";
   int threads = 1;
   int64_t memory_mb = 4096;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "rpc_server: %s needs a value\n%s\n", a.c_str(), kUsage);
-      return 2;
-    }
-    std::string v = argv[++i];
-    if (a == "--tracker") tracker = v;
-    else if (a == "--key") key = v;
-    else if (a == "--listen") listen = v;
-    else if (a == "--token-file") token_file = v;
-    else if (a == "--threads") threads = std::atoi(v.c_str());
-    else if (a == "--memory-limit-mb") memory_mb = std::atoll(v.c_str());
-    else if (a == "--child") child = v;
-    else if (a == "--child-launcher") launcher = v;
-    else if (a == "--tmp") tmp = v;
-    else if (a == "--tls-cert") tls_cert = v;
-    else if (a == "--tls-key") tls_key = v;
-    else if (a == "--tls-ca") tls_ca = v;
-    else {
-      std::fprintf(stderr, "rpc_server: unknown flag %s\n%s\n", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (tracker.empty() || key.empty() || listen.empty() || threads < 1 || memory_mb < 16) {
-    std::fprintf(stderr, "rpc_server: --tracker, --key and --listen are required; --threads >= 1, --memory-limit-mb >= 16\n%s\n", kUsage);
+  tunefarm::farm_net::FlagSet flags(kUsage);
+  tunefarm::farm_net::AddCommonDaemonFlags(flags, &common);
+  flags.String("--tracker", &tracker, true);
+  flags.String("--key", &key, true);
+  flags.Int("--threads", &threads, 1, 1024);
+  flags.Int("--memory-limit-mb", &memory_mb, 16, int64_t(1) << 30);
+  flags.String("--child", &child);
+  flags.String("--child-launcher", &launcher);
+  flags.String("--tmp", &tmp);
+  if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
+    std::fprintf(stderr, "rpc_server: %s\n%s\n", s.message().c_str(), kUsage);
     return 2;
   }
-  auto token = tunefarm::tracker::LoadToken(token_file);
+  if (flags.help()) {
+    std::printf("%s\n", kUsage);
+    return 0;
+  }
+  auto token = tunefarm::farm_net::LoadToken(common.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n", token.status().message().c_str());
     return 1;
   }
-  auto tls = tunefarm::tracker::LoadTlsFlags(tls_cert, tls_key, tls_ca);
+  auto tls = tunefarm::farm_net::LoadTlsFlags(common.tls_cert, common.tls_key, common.tls_ca);
   if (!tls.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n", tls.status().message().c_str());
     return 1;
   }
   tunefarm::rpc_server::ServerOptions options;
-  options.token = *token;
   const std::string child_binary = child.empty() ? tunefarm::rpc_server::DefaultMeasureChild() : child;
   if (!launcher.empty()) options.child_command.push_back(launcher);
   options.child_command.push_back(child_binary);
@@ -106,64 +99,48 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rpc_server: cannot run the measurement child %s (--child PATH)\n", child_binary.c_str());
     return 1;
   }
-  tunefarm::rpc_server::MeasureService service(options);
-  auto started = tunefarm::tracker::StartFarmServer("rpc_server", listen, *tls, {&service});
+  struct stat tmp_stat;
+  if (stat(tmp.c_str(), &tmp_stat) != 0 || !S_ISDIR(tmp_stat.st_mode) || access(tmp.c_str(), W_OK | X_OK) != 0) {
+    std::fprintf(stderr, "rpc_server: --tmp %s is not a writable directory\n", tmp.c_str());
+    return 1;
+  }
+  if (int swept = tunefarm::rpc_server::SweepStaleMeasureDirs(tmp); swept > 0) {
+    std::printf("removed %d measurement directories left in %s by servers that died\n", swept, tmp.c_str());
+  }
+
+  // The registrar needs the bound address, the service needs the registrar: the service is
+  // registered first and the registrar started once the port is known.
+  auto link = tunefarm::farm_net::GrpcTrackerLink(tracker, *tls, *token);
+  tunefarm::farm_net::RegistrarOptions reg_options;
+  reg_options.key = key;
+  reg_options.device = Describe(threads);
+  // The address is set once the port is bound; Step() is not called before that.
+  auto registrar = std::make_unique<tunefarm::farm_net::Registrar>(reg_options, link.get(), tunefarm::farm_net::SteadyMs);
+  tunefarm::rpc_server::MeasureService service(options, registrar.get());
+  auto started = tunefarm::farm_net::StartFarmServer(
+      {"rpc_server", common.listen, *tls, *token, tunefarm::farm_net::kMeasureMessageCap}, {&service});
   if (!started.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n", started.status().message().c_str());
     return 1;
   }
-  std::unique_ptr<grpc::Server> server = std::move(started->server);
-  const std::string address = started->address;
+  registrar->set_address(started->address);
+  registrar->set_measurements_done([&service] { return service.measurements_done(); });
+  const auto* farm_server = &*started;
+  service.set_unauthenticated_counter([farm_server] { return farm_server->refused_calls(); });
+  registrar->set_log([&tracker](const std::string& line) {
+    if (line.rfind("registered as ", 0) == 0) {
+      std::printf("registered with %s as %s\n", tracker.c_str(), line.substr(14).c_str());
+    } else {
+      std::printf("%s\n", line.c_str());
+    }
+    std::fflush(stdout);
+  });
   std::signal(SIGTERM, [](int) { g_stop = true; });
   std::signal(SIGINT, [](int) { g_stop = true; });
-
-  auto stub = tunefarm::v1::Tracker::NewStub(tunefarm::tracker::FarmChannel(tracker, *tls));
-  const tunefarm::v1::DeviceInfo device = Describe(threads);
-  std::string server_id;
-  int64_t heartbeat_ms = 1000, backoff_ms = 100;
   while (!g_stop) {
-    if (server_id.empty()) {
-      grpc::ClientContext ctx;
-      tunefarm::tracker::AttachToken(&ctx, *token);
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-      tunefarm::v1::RegisterRequest req;
-      req.set_key(key);
-      req.set_address(address);
-      *req.mutable_device() = device;
-      tunefarm::v1::RegisterResponse resp;
-      grpc::Status s = stub->Register(&ctx, req, &resp);
-      if (s.ok()) {
-        server_id = resp.server_id();
-        heartbeat_ms = std::max(10, resp.heartbeat_interval_ms());
-        backoff_ms = 100;
-        service.set_server_id(server_id);
-        std::printf("registered with %s as %s\n", tracker.c_str(), server_id.c_str());
-        std::fflush(stdout);
-      } else {
-        if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED || s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-          std::fprintf(stderr, "rpc_server: the tracker refused registration: %s\n", s.error_message().c_str());
-        }
-        // Exponential backoff, capped: a restarting tracker is found again within ~2 s.
-        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-        backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
-        continue;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(heartbeat_ms));
-    grpc::ClientContext ctx;
-    tunefarm::tracker::AttachToken(&ctx, *token);
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(std::max<int64_t>(500, heartbeat_ms)));
-    tunefarm::v1::HeartbeatRequest req;
-    req.set_server_id(server_id);
-    req.set_measurements_done(service.measurements_done());
-    tunefarm::v1::HeartbeatResponse resp;
-    grpc::Status s = stub->Heartbeat(&ctx, req, &resp);
-    if (!s.ok() || !resp.known()) {
-      std::printf("lost the tracker (%s); registering again\n", s.ok() ? "it forgot this server" : s.error_message().c_str());
-      std::fflush(stdout);
-      server_id.clear();
-    }
+    const int64_t wait_ms = registrar->Step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp<int64_t>(wait_ms, 1, 100)));
   }
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  started->Shutdown();
   return 0;
 }

@@ -89,7 +89,7 @@ TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   ASSERT_EQ((*fn)(args.data()), 0);
   in.spec.expected_outputs = buffers.back();
 
-  MeasureClient client({tracker_address, "rasp4b", kToken, "pi-test", 0, 300000, {}});
+  MeasureClient client({tracker_address, "rasp4b", kToken, "pi-test", 0, 300000, {}, {}});
   auto results = client.Measure({in}, 240000);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   ASSERT_EQ(results->size(), 1u);

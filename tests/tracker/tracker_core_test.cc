@@ -11,7 +11,7 @@ namespace {
 class TrackerCoreTest : public ::testing::Test {
  protected:
   int64_t now_ = 1000;
-  TrackerCore core_{TrackerOptions{100, 3}, [this] { return now_; }};
+  TrackerCore core_{TrackerOptions{100, 3, {}}, [this] { return now_; }};
 };
 
 TEST_F(TrackerCoreTest, RequestForUnknownKeyFailsFast) {
@@ -59,14 +59,14 @@ TEST_F(TrackerCoreTest, DeadlinesExpiryAndLostServers) {
   EXPECT_EQ(core_.Poll(*first).kind, RequestState::kGranted);
   EXPECT_EQ(core_.Poll(*second).kind, RequestState::kQueued);
   now_ += 260;
-  ASSERT_TRUE(core_.Heartbeat(*server, 3));
+  ASSERT_TRUE(core_.Heartbeat(server->server_id, 3).known);
   RequestState late = core_.Poll(*second);
   EXPECT_EQ(late.kind, RequestState::kFailed);
   EXPECT_EQ(late.failure.code(), StatusCode::kDeadlineExceeded);
   // Not renewed: the lease expires and the server is free again.
   for (int i = 0; i < 8; ++i) {
     now_ += 100;
-    ASSERT_TRUE(core_.Heartbeat(*server, 3));
+    ASSERT_TRUE(core_.Heartbeat(server->server_id, 3).known);
   }
   RequestState expired = core_.Poll(*first);
   EXPECT_EQ(expired.kind, RequestState::kEnded);
@@ -81,7 +81,7 @@ TEST_F(TrackerCoreTest, DeadlinesExpiryAndLostServers) {
   EXPECT_EQ(lost.kind, RequestState::kEnded);
   EXPECT_EQ(lost.end, LeaseEnd::kServerLost);
   EXPECT_TRUE(core_.GetStatus().servers.empty());
-  EXPECT_FALSE(core_.Heartbeat(*server, 3));  // must register again
+  EXPECT_FALSE(core_.Heartbeat(server->server_id, 3).known);  // must register again
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "common/process.h"
 #include "common/small_model.h"
 #include "common/test_files.h"
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 #include "tunefarm/tuner/records.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -104,10 +104,10 @@ TEST_F(TuneFlow, KilledTuneResumesToTheSameDistinctConfigsWithoutDuplicates) {
 class DaemonClient {
  public:
   explicit DaemonClient(const std::string& address)
-      : stub_(v1::TunerDaemon::NewStub(tracker::FarmChannel(address))) {}
+      : stub_(v1::TunerDaemon::NewStub(farm_net::FarmChannel(address))) {}
   grpc::Status Submit(const v1::TuningJobSpec& spec, v1::TuningJob* job, const std::string& token = kToken) {
     grpc::ClientContext ctx;
-    tracker::AttachToken(&ctx, token);
+    farm_net::AttachToken(&ctx, token);
     v1::SubmitJobRequest req;
     *req.mutable_spec() = spec;
     v1::SubmitJobResponse resp;
@@ -117,14 +117,14 @@ class DaemonClient {
   }
   std::vector<v1::TuningJob> List() {
     grpc::ClientContext ctx;
-    tracker::AttachToken(&ctx, kToken);
+    farm_net::AttachToken(&ctx, kToken);
     v1::ListJobsResponse resp;
     EXPECT_TRUE(stub_->ListJobs(&ctx, v1::ListJobsRequest(), &resp).ok());
     return {resp.jobs().begin(), resp.jobs().end()};
   }
   grpc::Status Cancel(int64_t id, v1::TuningJob* job) {
     grpc::ClientContext ctx;
-    tracker::AttachToken(&ctx, kToken);
+    farm_net::AttachToken(&ctx, kToken);
     v1::CancelJobRequest req;
     req.set_job_id(id);
     v1::CancelJobResponse resp;
@@ -135,7 +135,7 @@ class DaemonClient {
   // Streams the job's events until it ends; returns them.
   std::vector<v1::JobEvent> Watch(int64_t id, grpc::Status* status) {
     grpc::ClientContext ctx;
-    tracker::AttachToken(&ctx, kToken);
+    farm_net::AttachToken(&ctx, kToken);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
     v1::WatchJobRequest req;
     req.set_job_id(id);

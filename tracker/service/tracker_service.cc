@@ -1,21 +1,143 @@
 #include "tunefarm/tracker/tracker_service.h"
 
-#include "tunefarm/tracker/auth.h"
+#include <memory>
+#include <mutex>
+
+#include "tunefarm/farm_net/status_grpc.h"
 
 namespace tunefarm::tracker {
+namespace {
 
-grpc::Status ToGrpc(const Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument: code = grpc::StatusCode::INVALID_ARGUMENT; break;
-    case StatusCode::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
-    case StatusCode::kDeadlineExceeded: code = grpc::StatusCode::DEADLINE_EXCEEDED; break;
-    case StatusCode::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
-    default: break;
-  }
-  return grpc::Status(code, s.message());
+using farm_net::ToGrpcStatus;
+
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const grpc::Status& status) {
+  auto* reactor = ctx->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
 }
+
+v1::ServerLease ToProto(const LeaseInfo& lease) {
+  v1::ServerLease out;
+  out.set_lease_id(lease.lease_id);
+  out.set_client(lease.client);
+  out.set_lease_ms(lease.lease_ms);
+  return out;
+}
+
+v1::LeaseEnded::Reason ToProto(LeaseEnd end) {
+  switch (end) {
+    case LeaseEnd::kReleased: return v1::LeaseEnded::RELEASED;
+    case LeaseEnd::kExpired: return v1::LeaseEnded::EXPIRED;
+    case LeaseEnd::kServerLost: return v1::LeaseEnded::SERVER_LOST;
+    case LeaseEnd::kNone: break;
+  }
+  return v1::LeaseEnded::REASON_UNSPECIFIED;
+}
+
+// One RequestLease stream: Queued updates while the position changes, Granted, then Ended. Woken
+// by the core's change events; one write in flight at a time.
+class LeaseStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {
+ public:
+  LeaseStream(TrackerCore* core, int64_t request_id) : core_(core), id_(request_id), shared_(std::make_shared<Shared>()) {
+    shared_->stream = this;
+    std::weak_ptr<Shared> weak = shared_;
+    subscription_ = core_->Subscribe([weak] {
+      if (auto shared = weak.lock()) {
+        std::lock_guard<std::mutex> lock(shared->mu);
+        if (shared->stream) shared->stream->PumpLocked();
+      }
+    });
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    PumpLocked();
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    writing_ = false;
+    if (!ok) {
+      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+    } else if (ended_sent_) {
+      FinishLocked(grpc::Status::OK);
+    } else {
+      PumpLocked();
+    }
+  }
+
+  void OnCancel() override {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+  }
+
+  void OnDone() override {
+    {
+      std::lock_guard<std::mutex> lock(shared_->mu);
+      shared_->stream = nullptr;
+    }
+    core_->Unsubscribe(subscription_);
+    core_->Forget(id_);  // a closed stream releases its lease
+    delete this;
+  }
+
+ private:
+  struct Shared {
+    std::mutex mu;
+    LeaseStream* stream = nullptr;
+  };
+
+  void PumpLocked() {
+    if (writing_ || finished_) return;
+    RequestState s = core_->Poll(id_);
+    update_.Clear();
+    if (s.kind == RequestState::kFailed) {
+      FinishLocked(ToGrpcStatus(s.failure));
+      return;
+    }
+    if (s.kind == RequestState::kQueued) {
+      if (s.position == last_position_) return;
+      last_position_ = s.position;
+      update_.mutable_queued()->set_position(s.position);
+      update_.mutable_queued()->set_servers(s.servers);
+    } else if (!granted_sent_) {  // granted (perhaps already ended: the end follows)
+      granted_sent_ = true;
+      auto* g = update_.mutable_granted();
+      g->set_lease_id(s.lease_id);
+      g->set_server_id(s.server_id);
+      g->set_server_address(s.server_address);
+      ToProto(s.device, g->mutable_device());
+      g->set_expires_in_ms(s.expires_in_ms);
+    } else if (s.kind == RequestState::kEnded) {
+      ended_sent_ = true;
+      update_.mutable_ended()->set_reason(ToProto(s.end));
+      update_.mutable_ended()->set_message(std::string("lease ") + LeaseEndName(s.end));
+    } else {
+      return;  // granted and still held: nothing new
+    }
+    writing_ = true;
+    StartWrite(&update_);
+  }
+
+  void FinishLocked(const grpc::Status& status) {
+    if (finished_) return;
+    finished_ = true;
+    Finish(status);
+  }
+
+  TrackerCore* const core_;
+  const int64_t id_;
+  std::shared_ptr<Shared> shared_;
+  int64_t subscription_ = 0;
+  v1::LeaseUpdate update_;
+  int last_position_ = -1;
+  bool writing_ = false, finished_ = false, granted_sent_ = false, ended_sent_ = false;
+};
+
+class FailedStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {
+ public:
+  explicit FailedStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
 
 void ToProto(const Device& d, v1::DeviceInfo* out) {
   out->set_arch(d.arch);
@@ -39,92 +161,47 @@ Device FromProto(const v1::DeviceInfo& d) {
   return out;
 }
 
-grpc::Status TrackerService::Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req, v1::RegisterResponse* resp) {
-  grpc::Status auth = CheckToken(ctx, token_, "Register");
-  if (!auth.ok()) return auth;
-  auto id = core_->Register(req->key(), req->address(), FromProto(req->device()), req->previous_server_id());
-  if (!id.ok()) return ToGrpc(id.status());
-  resp->set_server_id(*id);
+grpc::ServerUnaryReactor* TrackerService::Register(grpc::CallbackServerContext* ctx, const v1::RegisterRequest* req,
+                                                   v1::RegisterResponse* resp) {
+  LeaseInfo reported{req->current_lease().lease_id(), req->current_lease().client(), req->current_lease().lease_ms()};
+  auto reg = core_->Register(req->key(), req->address(), FromProto(req->device()), req->previous_server_id(), reported);
+  if (!reg.ok()) return Done(ctx, ToGrpcStatus(reg.status()));
+  resp->set_server_id(reg->server_id);
   resp->set_heartbeat_interval_ms(int32_t(core_->heartbeat_interval_ms()));
-  return grpc::Status::OK;
+  *resp->mutable_lease() = ToProto(reg->lease);
+  return Done(ctx, grpc::Status::OK);
 }
 
-grpc::Status TrackerService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req, v1::HeartbeatResponse* resp) {
-  grpc::Status auth = CheckToken(ctx, token_, "Heartbeat");
-  if (!auth.ok()) return auth;
-  resp->set_known(core_->Heartbeat(req->server_id(), req->measurements_done()));
-  return grpc::Status::OK;
+grpc::ServerUnaryReactor* TrackerService::Heartbeat(grpc::CallbackServerContext* ctx, const v1::HeartbeatRequest* req,
+                                                    v1::HeartbeatResponse* resp) {
+  HeartbeatReply reply = core_->Heartbeat(req->server_id(), req->measurements_done());
+  resp->set_known(reply.known);
+  *resp->mutable_lease() = ToProto(reply.lease);
+  return Done(ctx, grpc::Status::OK);
 }
 
-grpc::Status TrackerService::RequestLease(grpc::ServerContext* ctx, const v1::LeaseRequest* req,
-                                          grpc::ServerWriter<v1::LeaseUpdate>* writer) {
-  grpc::Status auth = CheckToken(ctx, token_, "RequestLease");
-  if (!auth.ok()) return auth;
+grpc::ServerWriteReactor<v1::LeaseUpdate>* TrackerService::RequestLease(grpc::CallbackServerContext*,
+                                                                        const v1::LeaseRequest* req) {
   auto id = core_->RequestLease(req->key(), req->priority(), req->deadline_ms(), req->lease_ms(), req->client());
-  if (!id.ok()) return ToGrpc(id.status());
-  int last_position = -1;
-  bool granted_sent = false;
-  grpc::Status result = grpc::Status::OK;
-  while (true) {
-    if (ctx->IsCancelled()) {
-      result = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-      break;
-    }
-    RequestState s = core_->Poll(*id);
-    v1::LeaseUpdate update;
-    if (s.kind == RequestState::kFailed) {
-      result = ToGrpc(s.failure);
-      break;
-    }
-    if (s.kind == RequestState::kQueued && s.position != last_position) {
-      last_position = s.position;
-      update.mutable_queued()->set_position(s.position);
-      update.mutable_queued()->set_servers(s.servers);
-      if (!writer->Write(update)) break;
-    } else if ((s.kind == RequestState::kGranted || s.kind == RequestState::kEnded) && !granted_sent) {
-      granted_sent = true;
-      auto* g = update.mutable_granted();
-      g->set_lease_id(s.lease_id);
-      g->set_server_id(s.server_id);
-      g->set_server_address(s.server_address);
-      ToProto(s.device, g->mutable_device());
-      g->set_expires_in_ms(s.expires_in_ms);
-      if (!writer->Write(update)) break;
-      continue;  // report an end in the same poll round, if there is one
-    } else if (s.kind == RequestState::kEnded) {
-      auto* e = update.mutable_ended();
-      e->set_reason(s.end == LeaseEnd::kReleased  ? v1::LeaseEnded::RELEASED
-                    : s.end == LeaseEnd::kExpired ? v1::LeaseEnded::EXPIRED
-                                                  : v1::LeaseEnded::SERVER_LOST);
-      e->set_message(std::string("lease ") + LeaseEndName(s.end));
-      writer->Write(update);
-      break;
-    }
-    core_->WaitForChange(100);
-  }
-  core_->Forget(*id);
-  return result;
+  if (!id.ok()) return new FailedStream(ToGrpcStatus(id.status()));
+  return new LeaseStream(core_, *id);
 }
 
-grpc::Status TrackerService::RenewLease(grpc::ServerContext* ctx, const v1::RenewLeaseRequest* req, v1::RenewLeaseResponse* resp) {
-  grpc::Status auth = CheckToken(ctx, token_, "RenewLease");
-  if (!auth.ok()) return auth;
+grpc::ServerUnaryReactor* TrackerService::RenewLease(grpc::CallbackServerContext* ctx, const v1::RenewLeaseRequest* req,
+                                                     v1::RenewLeaseResponse* resp) {
   auto ms = core_->Renew(req->lease_id());
-  if (!ms.ok()) return ToGrpc(ms.status());
+  if (!ms.ok()) return Done(ctx, ToGrpcStatus(ms.status()));
   resp->set_expires_in_ms(*ms);
-  return grpc::Status::OK;
+  return Done(ctx, grpc::Status::OK);
 }
 
-grpc::Status TrackerService::ReleaseLease(grpc::ServerContext* ctx, const v1::ReleaseLeaseRequest* req,
-                                          v1::ReleaseLeaseResponse* resp) {
-  grpc::Status auth = CheckToken(ctx, token_, "ReleaseLease");
-  if (!auth.ok()) return auth;
-  return ToGrpc(core_->Release(req->lease_id()));
+grpc::ServerUnaryReactor* TrackerService::ReleaseLease(grpc::CallbackServerContext* ctx, const v1::ReleaseLeaseRequest* req,
+                                                       v1::ReleaseLeaseResponse*) {
+  return Done(ctx, ToGrpcStatus(core_->Release(req->lease_id())));
 }
 
-grpc::Status TrackerService::FarmStatus(grpc::ServerContext* ctx, const v1::FarmStatusRequest* req, v1::FarmStatusResponse* resp) {
-  grpc::Status auth = CheckToken(ctx, token_, "FarmStatus");
-  if (!auth.ok()) return auth;
+grpc::ServerUnaryReactor* TrackerService::FarmStatus(grpc::CallbackServerContext* ctx, const v1::FarmStatusRequest*,
+                                                     v1::FarmStatusResponse* resp) {
   tracker::FarmStatus st = core_->GetStatus();
   for (const auto& s : st.servers) {
     auto* out = resp->add_servers();
@@ -136,6 +213,7 @@ grpc::Status TrackerService::FarmStatus(grpc::ServerContext* ctx, const v1::Farm
     out->set_measurements_done(s.measurements_done);
     out->set_last_heartbeat_ms_ago(s.last_heartbeat_ms_ago);
     out->set_lease_client(s.lease_client);
+    out->set_lease_id(s.lease_id);
   }
   for (const auto& k : st.keys) {
     auto* out = resp->add_keys();
@@ -145,7 +223,10 @@ grpc::Status TrackerService::FarmStatus(grpc::ServerContext* ctx, const v1::Farm
     out->set_pending(k.pending);
   }
   resp->set_uptime_ms(st.uptime_ms);
-  return grpc::Status::OK;
+  resp->set_leases_granted(st.leases_granted);
+  resp->set_leases_expired(st.leases_expired);
+  resp->set_servers_lost(st.servers_lost);
+  return Done(ctx, grpc::Status::OK);
 }
 
 }  // namespace tunefarm::tracker

@@ -1,5 +1,6 @@
 #include "tuner/daemon/job_manager.h"
 
+#include <cstdio>
 #include <google/protobuf/util/json_util.h>
 
 #include "tunefarm/compiler/model.h"
@@ -190,7 +191,11 @@ Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
       inner = std::make_unique<LocalMeasurer>(options_.measure_child, options_.tmp_root, spec.threads());
     } else {
       inner = std::make_unique<FarmMeasurer>(
-          rpc_server::MeasureClientOptions{tracker, key, options_.token, "tuner-daemon", 0, 600000, options_.tls});
+          rpc_server::MeasureClientOptions{tracker, key, options_.token, "tuner-daemon", 0, 600000, options_.tls,
+                                           [](const std::string& line) {
+                                             std::printf("farm: %s\n", line.c_str());
+                                             std::fflush(stdout);
+                                           }});
     }
     m = std::make_unique<FairMeasurer>(std::move(inner));
   }

@@ -22,7 +22,7 @@
 #include <string>
 #include <thread>
 
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 #include "tunefarm/tuner/tuner.h"
 #include "tunefarm/v1/tuner.pb.h"
 
@@ -35,7 +35,7 @@ struct DaemonOptions {
   std::string records;        // the records database (jobs and trials)
   std::string tracker, key;   // default runner: the farm; empty tracker: local
   std::string token;          // farm token for the tracker
-  tracker::TlsFiles tls;
+  farm_net::TlsFiles tls;
   std::string measure_child;  // local runner's tunefarm-measure-child
   std::string tmp_root = "/tmp";
   int max_running = 2;

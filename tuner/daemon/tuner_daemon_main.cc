@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/farm_net/server.h"
 #include "tuner/daemon/tuner_daemon_service.h"
 
 namespace {
@@ -25,45 +27,33 @@ volatile std::sig_atomic_t g_stop = 0;
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen, token_file, tls_cert, tls_key, tls_ca;
+  tunefarm::farm_net::CommonDaemonFlags common;
   tunefarm::tuner::DaemonOptions options;
   options.records = "./tunefarm.db";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      std::printf("%s\n", kUsage);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "tuner-daemon: %s needs a value\n%s\n", a.c_str(), kUsage);
-      return 2;
-    }
-    std::string v = argv[++i];
-    if (a == "--listen") listen = v;
-    else if (a == "--records") options.records = v;
-    else if (a == "--tracker") options.tracker = v;
-    else if (a == "--key") options.key = v;
-    else if (a == "--token-file") token_file = v;
-    else if (a == "--max-running") options.max_running = std::atoi(v.c_str());
-    else if (a == "--tls-cert") tls_cert = v;
-    else if (a == "--tls-key") tls_key = v;
-    else if (a == "--tls-ca") tls_ca = v;
-    else {
-      std::fprintf(stderr, "tuner-daemon: unknown flag %s\n%s\n", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (listen.empty() || options.max_running < 1 || options.tracker.empty() != options.key.empty()) {
-    std::fprintf(stderr, "tuner-daemon: --listen is required, --tracker and --key go together, --max-running >= 1\n%s\n",
-                 kUsage);
+  tunefarm::farm_net::FlagSet flags(kUsage);
+  tunefarm::farm_net::AddCommonDaemonFlags(flags, &common);
+  flags.String("--records", &options.records);
+  flags.String("--tracker", &options.tracker);
+  flags.String("--key", &options.key);
+  flags.Int("--max-running", &options.max_running, 1, 1024);
+  if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
+    std::fprintf(stderr, "tuner-daemon: %s\n%s\n", s.message().c_str(), kUsage);
     return 2;
   }
-  auto token = tunefarm::tracker::LoadToken(token_file);
+  if (flags.help()) {
+    std::printf("%s\n", kUsage);
+    return 0;
+  }
+  if (options.tracker.empty() != options.key.empty()) {
+    std::fprintf(stderr, "tuner-daemon: --tracker and --key go together\n%s\n", kUsage);
+    return 2;
+  }
+  auto token = tunefarm::farm_net::LoadToken(common.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n", token.status().message().c_str());
     return 1;
   }
-  auto tls = tunefarm::tracker::LoadTlsFlags(tls_cert, tls_key, tls_ca);
+  auto tls = tunefarm::farm_net::LoadTlsFlags(common.tls_cert, common.tls_key, common.tls_ca);
   if (!tls.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n", tls.status().message().c_str());
     return 1;
@@ -78,8 +68,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tuner-daemon: %s\n", jobs.status().message().c_str());
     return 1;
   }
-  tunefarm::tuner::TunerDaemonService service(jobs->get(), *token);
-  auto started = tunefarm::tracker::StartFarmServer("tuner-daemon", listen, *tls, {&service});
+  tunefarm::tuner::TunerDaemonService service(jobs->get());
+  auto started = tunefarm::farm_net::StartFarmServer(
+      {"tuner-daemon", common.listen, *tls, *token, tunefarm::farm_net::kDaemonMessageCap}, {&service});
   if (!started.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n", started.status().message().c_str());
     return 1;
@@ -89,7 +80,7 @@ int main(int argc, char** argv) {
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::printf("tuner-daemon: stopping; unfinished jobs resume when it starts again on %s\n", options.records.c_str());
   std::fflush(stdout);
-  started->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  started->Shutdown();
   jobs->reset();  // stops every job after its batch in flight
   return 0;
 }

@@ -1,6 +1,6 @@
-// TunerDaemonService: the gRPC face of JobManager (proto/tunefarm/v1/tuner.proto). Every call is
-// checked against the farm token first; spec errors come back as INVALID_ARGUMENT naming the
-// field, unknown job ids as NOT_FOUND.
+// TunerDaemonService: the gRPC face of JobManager (proto/tunefarm/v1/tuner.proto). The farm token
+// is checked before a handler runs (farm_net/server.h); spec errors come back as INVALID_ARGUMENT
+// naming the field, unknown job ids as NOT_FOUND (farm_net's one Status mapping).
 #ifndef TUNEFARM_TUNER_DAEMON_TUNER_DAEMON_SERVICE_H_
 #define TUNEFARM_TUNER_DAEMON_TUNER_DAEMON_SERVICE_H_
 
@@ -13,7 +13,7 @@ namespace tunefarm::tuner {
 
 class TunerDaemonService final : public v1::TunerDaemon::Service {
  public:
-  TunerDaemonService(JobManager* jobs, std::string token) : jobs_(jobs), token_(std::move(token)) {}
+  explicit TunerDaemonService(JobManager* jobs) : jobs_(jobs) {}
   grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req, v1::SubmitJobResponse* resp) override;
   grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req, v1::ListJobsResponse* resp) override;
   grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req, grpc::ServerWriter<v1::JobEvent>* out) override;
@@ -21,7 +21,6 @@ class TunerDaemonService final : public v1::TunerDaemon::Service {
 
  private:
   JobManager* jobs_;
-  std::string token_;
 };
 
 }  // namespace tunefarm::tuner

@@ -8,7 +8,7 @@
 
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -45,15 +45,15 @@ int JobsCommand(const Args& args) {
       return 2;
     }
   }
-  auto token = tracker::LoadToken(args.Get("--token-file", ""));
+  auto token = farm_net::LoadToken(args.Get("--token-file", ""));
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm jobs: %s\n", token.status().message().c_str());
     return 1;
   }
   const std::string daemon = args.Get("--daemon", "");
-  auto stub = v1::TunerDaemon::NewStub(tracker::FarmChannel(daemon));
+  auto stub = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon));
   grpc::ClientContext ctx;
-  tracker::AttachToken(&ctx, *token);
+  farm_net::AttachToken(&ctx, *token);
   auto fail = [&](const grpc::Status& s) {
     std::fprintf(stderr, "tunefarm jobs: tuner-daemon at %s: %s\n", daemon.c_str(), s.error_message().c_str());
     return 1;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/tunefarm/command_table.h"
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -24,20 +24,20 @@ int TrackerCommand(const Args& args) {
     std::fprintf(stderr, "tunefarm tracker: expected 'status --tracker HOST:PORT'\n%s\n", usage);
     return 2;
   }
-  auto token = tracker::LoadToken(args.Get("--token-file", ""));
+  auto token = farm_net::LoadToken(args.Get("--token-file", ""));
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm tracker: %s\n", token.status().message().c_str());
     return 1;
   }
-  auto tls = tracker::LoadTlsFlags(args.Get("--tls-cert", ""), args.Get("--tls-key", ""), args.Get("--tls-ca", ""));
+  auto tls = farm_net::LoadTlsFlags(args.Get("--tls-cert", ""), args.Get("--tls-key", ""), args.Get("--tls-ca", ""));
   if (!tls.ok()) {
     std::fprintf(stderr, "tunefarm tracker: %s\n", tls.status().message().c_str());
     return 1;
   }
   const std::string address = args.Get("--tracker", "");
-  auto stub = v1::Tracker::NewStub(tracker::FarmChannel(address, *tls));
+  auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(address, *tls));
   grpc::ClientContext ctx;
-  tracker::AttachToken(&ctx, *token);
+  farm_net::AttachToken(&ctx, *token);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   v1::FarmStatusResponse status;
   grpc::Status s = stub->FarmStatus(&ctx, v1::FarmStatusRequest(), &status);

@@ -18,7 +18,7 @@
 #include "tools/tunefarm/records_option.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/compiler/model.h"
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 #include "tunefarm/tuner/tuner.h"
 
 namespace tunefarm::cli {
@@ -137,13 +137,14 @@ int TuneCommand(const Args& args) {
   }
   std::unique_ptr<tuner::Measurer> measurer;
   if (farm) {
-    auto token = tracker::LoadToken(args.Get("--token-file", ""));
+    auto token = farm_net::LoadToken(args.Get("--token-file", ""));
     if (!token.ok()) {
       std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
       return 1;
     }
     measurer = std::make_unique<tuner::FarmMeasurer>(
-        rpc_server::MeasureClientOptions{args.Get("--tracker", ""), args.Get("--key", ""), *token, "tunefarm tune", 0, 600000, {}});
+        rpc_server::MeasureClientOptions{args.Get("--tracker", ""), args.Get("--key", ""), *token, "tunefarm tune", 0, 600000, {},
+                                         [](const std::string& line) { std::fprintf(stderr, "farm: %s\n", line.c_str()); }});
   } else {
     const char* tmp = std::getenv("TMPDIR");
     measurer = std::make_unique<tuner::LocalMeasurer>(rpc_server::DefaultMeasureChild(), tmp ? tmp : "/tmp", threads);

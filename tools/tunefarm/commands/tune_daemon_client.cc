@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 
 namespace tunefarm::cli {
 
 grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& token, int64_t id, v1::TuningJob* last) {
   grpc::ClientContext ctx;
-  tracker::AttachToken(&ctx, token);
+  farm_net::AttachToken(&ctx, token);
   v1::WatchJobRequest req;
   req.set_job_id(id);
   auto reader = stub.WatchJob(&ctx, req);
@@ -31,7 +31,7 @@ grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& t
 
 int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
   const std::string daemon = args.Get("--daemon", "");
-  auto token = tracker::LoadToken(args.Get("--token-file", ""));
+  auto token = farm_net::LoadToken(args.Get("--token-file", ""));
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
     return 1;
@@ -56,12 +56,12 @@ int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const
   spec.set_tracker(args.Get("--tracker", ""));
   spec.set_key(args.Get("--key", ""));
 
-  auto stub = v1::TunerDaemon::NewStub(tracker::FarmChannel(daemon));
+  auto stub = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon));
   v1::SubmitJobRequest req;
   *req.mutable_spec() = spec;
   v1::SubmitJobResponse resp;
   grpc::ClientContext submit_ctx;
-  tracker::AttachToken(&submit_ctx, *token);
+  farm_net::AttachToken(&submit_ctx, *token);
   submit_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   grpc::Status s = stub->SubmitJob(&submit_ctx, req, &resp);
   if (!s.ok()) {

@@ -1,41 +1,62 @@
-// MeasureService: the gRPC face of the measurement core (tunefarm.v1.Measure). Checks the farm
-// token, measures a batch one kernel at a time in isolated children (one batch at a time per
-// server, so measurements never share the device), and counts measurements for heartbeats.
+// MeasureService: the gRPC face of the measurement core (tunefarm.v1.Measure).
+//
+// Contract:
+//  - The farm token was checked before the handler runs (farm_net/server.h).
+//  - A Measure call must carry the lease the tracker says may use this server. A lease this server
+//    has not been told about is checked with the tracker once more (Registrar::RefreshLease: a
+//    fresh grant reaches the server that way); any other is refused FAILED_PRECONDITION naming
+//    both leases. Refusals are counted.
+//  - One batch at a time per server, so measurements never share the device. A batch whose lease
+//    ends while it runs stops between kernels with ABORTED; a cancelled call stops likewise.
+//  - ServerState reports the leases batches ran under (first and last batch times), so a test or
+//    an operator can check that no two leases ever overlapped on this device.
 #ifndef TUNEFARM_RPC_SERVER_MEASURE_SERVICE_H_
 #define TUNEFARM_RPC_SERVER_MEASURE_SERVICE_H_
 
 #include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 
+#include "tunefarm/farm_net/registrar.h"
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 
 namespace tunefarm::rpc_server {
 
 struct ServerOptions {
-  std::string token;
   std::vector<std::string> child_command;  // tunefarm-measure-child, optionally after a launcher
   std::string tmp_root = "/tmp";
   int threads = 1;            // every measurement runs with this many threads
   int64_t memory_limit_bytes = int64_t(4) << 30;  // default address-space limit of a child
-  std::string server_id;      // set once registered (reported in responses)
 };
 
 class MeasureService final : public v1::Measure::Service {
  public:
-  explicit MeasureService(ServerOptions options) : options_(std::move(options)) {}
+  // `registrar` knows which lease may use this server; it must outlive the service.
+  MeasureService(ServerOptions options, farm_net::Registrar* registrar);
   grpc::Status Measure(grpc::ServerContext* ctx, const v1::MeasureRequest* req, v1::MeasureResponse* resp) override;
+  grpc::Status ServerState(grpc::ServerContext* ctx, const v1::ServerStateRequest* req,
+                           v1::ServerStateResponse* resp) override;
   int64_t measurements_done() const { return done_.load(); }
-  void set_server_id(const std::string& id) {
-    std::lock_guard<std::mutex> lock(id_mu_);
-    options_.server_id = id;
-  }
+  // Counted into ServerState (the farm server's auth filter counts them).
+  void set_unauthenticated_counter(std::function<int64_t()> f) { unauthenticated_ = std::move(f); }
 
  private:
-  ServerOptions options_;
-  std::mutex device_mu_, id_mu_;
-  std::atomic<int64_t> done_{0};
+  grpc::Status CheckLease(const std::string& lease_id);
+  int64_t SinceStartMs() const;
+  void RecordBatch(const std::string& lease_id, int64_t start_ms, int64_t end_ms);
+
+  const ServerOptions options_;
+  farm_net::Registrar* const registrar_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::mutex device_mu_;  // one batch at a time
+  std::mutex state_mu_;   // guards lease_uses_
+  std::deque<v1::ServerStateResponse::LeaseUse> lease_uses_;
+  std::atomic<int64_t> done_{0}, refused_{0};
+  std::function<int64_t()> unauthenticated_;
 };
 
 }  // namespace tunefarm::rpc_server

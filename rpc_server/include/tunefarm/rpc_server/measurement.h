@@ -86,8 +86,18 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
 // afterwards. spec.timing.memory_limit_bytes is the child's address-space limit (0: none).
 // child_command: the child binary, optionally preceded by a launcher (an emulator such as
 // qemu-aarch64 when the server itself runs emulated).
+// Containment: the child runs in its own session and process group with the private directory as
+// its working directory and a minimal environment (PATH, LD_LIBRARY_PATH, locale, QEMU_LD_PREFIX,
+// sanitizer options; HOME and TMPDIR in the directory; never the farm token). When it exits or
+// times out the whole group is killed, and the directory is removed recursively. (A kernel that
+// calls setsid() itself leaves the group: run rpc_server under systemd, deploy/, whose control
+// group is killed as a whole.)
 MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, const std::string& tmp_root,
                                const std::string& library, const MeasureSpec& spec);
+
+// Removes the private directories ("tunefarm-measure-<pid>-*") that dead processes left under
+// tmp_root (killed servers); returns how many. Only directories owned by this user.
+int SweepStaleMeasureDirs(const std::string& tmp_root);
 
 // tunefarm-measure-child beside the running program (every program that measures is installed
 // next to it: build/bin/, /usr/local/bin/).

@@ -11,8 +11,14 @@
 //    renewed, and ends on Release, on expiry (kExpired) or when its server is lost.
 //  - Time comes from the Clock; Tick() applies every time-based transition and grants free servers
 //    to queue heads. Every public call also ticks, so state is never stale.
-// Thread safety: all methods may be called concurrently (one mutex); WaitForChange lets a caller
-// block until some state changed.
+//  - Lease ids carry this tracker's epoch (random per start). A server re-registering reports the
+//    lease it was serving: a lease of an earlier epoch (the tracker restarted) is restored on it,
+//    so a server mid-batch is never granted to a second client; a lease of this epoch is kept only
+//    if it still holds (moved to the new registration), else the server comes back free.
+//    Heartbeat and Register answer with the lease that may use the server (docs/lease_protocol.md).
+//  - Joins, losses, grants and ends are reported through TrackerOptions::log, one line each.
+// Thread safety: all methods may be called concurrently (one mutex). Subscribe() registers a
+// callback run after any state change, outside the core's lock (the streaming handlers' wake-up).
 #ifndef TUNEFARM_TRACKER_TRACKER_CORE_H_
 #define TUNEFARM_TRACKER_TRACKER_CORE_H_
 
@@ -41,6 +47,23 @@ struct Device {
 struct TrackerOptions {
   int64_t heartbeat_interval_ms = 1000;
   int missed_heartbeats = 3;
+  std::function<void(const std::string&)> log;  // info lines: joins, losses, lease grants and ends
+};
+
+// A lease as the server it holds sees it.
+struct LeaseInfo {
+  std::string lease_id, client;  // lease_id empty: none
+  int64_t lease_ms = 0;
+};
+
+struct Registration {
+  std::string server_id;
+  LeaseInfo lease;  // the reported lease, when the tracker kept it
+};
+
+struct HeartbeatReply {
+  bool known = false;  // false: register again
+  LeaseInfo lease;     // the lease that may use the server now
 };
 
 enum class LeaseEnd { kNone, kReleased, kExpired, kServerLost };
@@ -63,7 +86,7 @@ struct ServerInfo {
   std::string server_id, key, address;
   Device device;
   bool busy = false;
-  std::string lease_client;
+  std::string lease_client, lease_id;
   int64_t measurements_done = 0;
   int64_t last_heartbeat_ms_ago = 0;
 };
@@ -77,17 +100,18 @@ struct FarmStatus {
   std::vector<ServerInfo> servers;
   std::vector<KeyInfo> keys;
   int64_t uptime_ms = 0;
+  int64_t leases_granted = 0, leases_expired = 0, servers_lost = 0;
 };
 
 class TrackerCore {
  public:
   TrackerCore(TrackerOptions options, Clock clock);
 
-  // Returns the server id. InvalidArgument for a bad key or address.
-  Result<std::string> Register(const std::string& key, const std::string& address, const Device& device,
-                               const std::string& previous_server_id = "");
-  // False when the server is unknown (dropped, or the tracker restarted): it must register again.
-  bool Heartbeat(const std::string& server_id, int64_t measurements_done);
+  // InvalidArgument for a bad key or address. `reported`: the lease the server was serving.
+  Result<Registration> Register(const std::string& key, const std::string& address, const Device& device,
+                                const std::string& previous_server_id = "", const LeaseInfo& reported = {});
+  // known == false when the server is unknown (dropped, or the tracker restarted).
+  HeartbeatReply Heartbeat(const std::string& server_id, int64_t measurements_done);
 
   // Queues a lease request; returns its id. NotFound when no server is registered under key;
   // InvalidArgument when a parameter is outside its limits (tracker.proto).
@@ -101,8 +125,13 @@ class TrackerCore {
 
   FarmStatus GetStatus();
   void Tick();
-  // Blocks until state changes or timeout_ms passes (wall clock); for streaming waiters.
+  // Blocks until state changes or timeout_ms passes (wall clock).
   void WaitForChange(int64_t timeout_ms);
+  // `on_change` runs after every state change, outside the core's lock, on the thread that made
+  // the change (the tracker's Tick() loop publishes changes found by Poll within its period); it
+  // may call Poll and GetStatus. Unsubscribe returns once no call of it is running.
+  int64_t Subscribe(std::function<void()> on_change);
+  void Unsubscribe(int64_t subscription);
   int64_t heartbeat_interval_ms() const { return options_.heartbeat_interval_ms; }
 
  private:
@@ -120,12 +149,24 @@ class TrackerCore {
     RequestState state;
     std::string server_id;
     int64_t expires_at = 0;
+    bool restored = false;  // reported by its server after a tracker restart: no waiting stream
   };
   void TickLocked();
   void EndLease(Request& r, LeaseEnd why);
-  void DropServer(const std::string& id);
+  void DropServer(const std::string& id, const std::string& why);
   int QueuePosition(const Request& r) const;
-  void Changed() { cv_.notify_all(); }
+  LeaseInfo LeaseOf(const Server& s);
+  // Keeps a reported lease on the new registration `server` (moved or restored); false: it ended.
+  bool AdoptReportedLease(Server& server, const LeaseInfo& reported, const std::string& previous_id);
+  void Changed() {
+    changed_ = true;
+    cv_.notify_all();
+  }
+  void Log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
+  // Runs the subscribers if something changed; call with mu_ released.
+  void Publish();
 
   const TrackerOptions options_;
   const Clock clock_;
@@ -136,6 +177,12 @@ class TrackerCore {
   std::map<int64_t, Request> requests_;
   std::map<std::string, int64_t> lease_to_request_;
   int64_t next_request_ = 1, next_server_ = 1, next_lease_ = 1;
+  std::string epoch_;  // in every lease id: tells this tracker's leases from an earlier one's
+  int64_t leases_granted_ = 0, leases_expired_ = 0, servers_lost_ = 0;
+  bool changed_ = false;
+  std::recursive_mutex subscribers_mu_;
+  std::map<int64_t, std::function<void()>> subscribers_;
+  int64_t next_subscriber_ = 1;
 };
 
 }  // namespace tunefarm::tracker

@@ -1,5 +1,7 @@
-// TrackerService: the gRPC face of TrackerCore (tunefarm.v1.Tracker). Every handler checks the
-// farm token first, validates its request and translates TrackerCore's Status codes to gRPC's.
+// TrackerService: the gRPC face of TrackerCore (tunefarm.v1.Tracker), on gRPC's callback API.
+// The farm token is checked before a handler runs (farm_net/server.h); handlers validate their
+// request and map TrackerCore's Status with farm_net's one mapping. A RequestLease stream is a
+// reactor woken by the core's change events (TrackerCore::Subscribe), not a polling thread.
 #ifndef TUNEFARM_TRACKER_TRACKER_SERVICE_H_
 #define TUNEFARM_TRACKER_TRACKER_SERVICE_H_
 
@@ -10,25 +12,27 @@
 
 namespace tunefarm::tracker {
 
-class TrackerService final : public v1::Tracker::Service {
+class TrackerService final : public v1::Tracker::CallbackService {
  public:
-  TrackerService(TrackerCore* core, std::string token) : core_(core), token_(std::move(token)) {}
+  explicit TrackerService(TrackerCore* core) : core_(core) {}
 
-  grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req, v1::RegisterResponse* resp) override;
-  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req, v1::HeartbeatResponse* resp) override;
-  grpc::Status RequestLease(grpc::ServerContext* ctx, const v1::LeaseRequest* req,
-                            grpc::ServerWriter<v1::LeaseUpdate>* writer) override;
-  grpc::Status RenewLease(grpc::ServerContext* ctx, const v1::RenewLeaseRequest* req, v1::RenewLeaseResponse* resp) override;
-  grpc::Status ReleaseLease(grpc::ServerContext* ctx, const v1::ReleaseLeaseRequest* req,
-                            v1::ReleaseLeaseResponse* resp) override;
-  grpc::Status FarmStatus(grpc::ServerContext* ctx, const v1::FarmStatusRequest* req, v1::FarmStatusResponse* resp) override;
+  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx, const v1::RegisterRequest* req,
+                                     v1::RegisterResponse* resp) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx, const v1::HeartbeatRequest* req,
+                                      v1::HeartbeatResponse* resp) override;
+  grpc::ServerWriteReactor<v1::LeaseUpdate>* RequestLease(grpc::CallbackServerContext* ctx,
+                                                          const v1::LeaseRequest* req) override;
+  grpc::ServerUnaryReactor* RenewLease(grpc::CallbackServerContext* ctx, const v1::RenewLeaseRequest* req,
+                                       v1::RenewLeaseResponse* resp) override;
+  grpc::ServerUnaryReactor* ReleaseLease(grpc::CallbackServerContext* ctx, const v1::ReleaseLeaseRequest* req,
+                                         v1::ReleaseLeaseResponse* resp) override;
+  grpc::ServerUnaryReactor* FarmStatus(grpc::CallbackServerContext* ctx, const v1::FarmStatusRequest* req,
+                                       v1::FarmStatusResponse* resp) override;
 
  private:
   TrackerCore* core_;
-  const std::string token_;
 };
 
-grpc::Status ToGrpc(const Status& s);
 void ToProto(const Device& d, v1::DeviceInfo* out);
 Device FromProto(const v1::DeviceInfo& d);
 

@@ -1,11 +1,10 @@
-#include "tunefarm/tracker/auth.h"
+#include "tunefarm/farm_net/auth.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-namespace tunefarm::tracker {
+namespace tunefarm::farm_net {
 
 Result<std::string> LoadToken(const std::string& token_file) {
   std::string token;
@@ -27,20 +26,6 @@ Result<std::string> LoadToken(const std::string& token_file) {
 
 void AttachToken(grpc::ClientContext* context, const std::string& token) {
   context->AddMetadata("authorization", "Bearer " + token);
-}
-
-grpc::Status CheckToken(const grpc::ServerContext* context, const std::string& token, const char* method) {
-  const auto& md = context->client_metadata();
-  auto it = md.find("authorization");
-  const std::string expected = "Bearer " + token;
-  bool ok = it != md.end() && it->second.size() == expected.size();
-  // Constant-time comparison: the token is a secret.
-  unsigned char diff = 0;
-  for (size_t i = 0; ok && i < expected.size(); ++i) diff |= static_cast<unsigned char>(it->second.data()[i] ^ expected[i]);
-  if (ok && diff == 0) return grpc::Status::OK;
-  std::fprintf(stderr, "refused %s from %s: %s\n", method, context->peer().c_str(),
-               it == md.end() ? "no token" : "wrong token");
-  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong farm token");
 }
 
 namespace {
@@ -70,18 +55,10 @@ Result<TlsFiles> LoadTlsFlags(const std::string& cert, const std::string& key, c
   return tls;
 }
 
-Result<std::shared_ptr<grpc::ServerCredentials>> FarmServerCredentials(const TlsFiles& tls) {
-  if (!tls.enabled()) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_root_certs = tls.ca;
-  options.pem_key_cert_pairs.push_back({tls.key, tls.cert});
-  return grpc::SslServerCredentials(options);
-}
-
 std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const TlsFiles& tls) {
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  args.SetMaxReceiveMessageSize(kMaxClientReceiveBytes);
+  args.SetMaxSendMessageSize(-1);  // the receiving service enforces its own cap
   if (!tls.enabled()) return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = tls.ca;
@@ -90,22 +67,4 @@ std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const Tls
   return grpc::CreateCustomChannel(address, grpc::SslCredentials(options), args);
 }
 
-Result<FarmServer> StartFarmServer(const std::string& name, const std::string& listen, const TlsFiles& tls,
-                                   const std::vector<grpc::Service*>& services) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto credentials, FarmServerCredentials(tls));
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(listen, credentials, &port);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
-  for (grpc::Service* s : services) builder.RegisterService(s);
-  FarmServer out;
-  out.server = builder.BuildAndStart();
-  if (!out.server || port == 0) return Status::IOError("cannot listen on " + listen);
-  out.address = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(port);
-  std::printf("%s listening on %s\n", name.c_str(), out.address.c_str());
-  std::fflush(stdout);
-  return out;
-}
-
-}  // namespace tunefarm::tracker
+}  // namespace tunefarm::farm_net
