@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   auto registrar = std::make_unique<tunefarm::farm_net::Registrar>(reg_options, link.get(), tunefarm::farm_net::SteadyMs);
   tunefarm::rpc_server::MeasureService service(options, registrar.get());
   auto started = tunefarm::farm_net::StartFarmServer(
-      {"rpc_server", common.listen, *tls, *token, tunefarm::farm_net::kMeasureMessageCap}, {&service});
+      {"rpc_server", common.listen, *tls, *token, tunefarm::farm_net::kMeasureMessageCap}, {{tunefarm::v1::Measure::service_full_name(), &service}});
   if (!started.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n", started.status().message().c_str());
     return 1;

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   tunefarm::tracker::TrackerCore core(options, tunefarm::tracker::SteadyClock());
   tunefarm::tracker::TrackerService service(&core);
   auto started = tunefarm::farm_net::StartFarmServer(
-      {"rpc_tracker", common.listen, *tls, *token, tunefarm::farm_net::kTrackerMessageCap}, {&service});
+      {"rpc_tracker", common.listen, *tls, *token, tunefarm::farm_net::kTrackerMessageCap}, {{tunefarm::v1::Tracker::service_full_name(), &service}});
   if (!started.ok()) {
     std::fprintf(stderr, "rpc_tracker: %s\n", started.status().message().c_str());
     return 1;

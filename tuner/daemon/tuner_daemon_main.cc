@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   }
   tunefarm::tuner::TunerDaemonService service(jobs->get());
   auto started = tunefarm::farm_net::StartFarmServer(
-      {"tuner-daemon", common.listen, *tls, *token, tunefarm::farm_net::kDaemonMessageCap}, {&service});
+      {"tuner-daemon", common.listen, *tls, *token, tunefarm::farm_net::kDaemonMessageCap}, {{tunefarm::v1::TunerDaemon::service_full_name(), &service}});
   if (!started.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n", started.status().message().c_str());
     return 1;

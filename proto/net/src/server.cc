@@ -185,7 +185,7 @@ void FarmServer::Shutdown(int64_t deadline_ms) {
   if (server) server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms));
 }
 
-Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::vector<grpc::Service*>& services) {
+Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::vector<FarmService>& services) {
   FarmServer out;
   out.guard = std::make_shared<TokenGuard>(options.name, options.token);
   const std::string listen = options.listen.ToString();
@@ -199,10 +199,13 @@ Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::
   int port = 0;
   builder.AddListeningPort(listen, std::make_shared<GuardedServerCredentials>(options.tls, out.guard), &port);
   builder.SetMaxReceiveMessageSize(options.max_request_bytes);
-  for (grpc::Service* s : services) builder.RegisterService(s);
+  for (const FarmService& s : services) builder.RegisterService(s.service);
   out.server = builder.BuildAndStart();
   if (!out.server || port == 0) return Status::IOError("cannot listen on " + listen);
-  if (auto* health = out.server->GetHealthCheckService()) health->SetServingStatus(true);
+  if (auto* health = out.server->GetHealthCheckService()) {
+    health->SetServingStatus("", true);
+    for (const FarmService& s : services) health->SetServingStatus(s.name, true);
+  }
   const std::string host = options.listen.host.find(':') != std::string::npos ? "[" + options.listen.host + "]" : options.listen.host;
   out.address = host + ":" + std::to_string(port);
   std::printf("%s listening on %s\n", options.name.c_str(), out.address.c_str());

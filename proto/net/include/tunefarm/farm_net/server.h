@@ -62,8 +62,14 @@ struct FarmServer {
   void Shutdown(int64_t deadline_ms = 1000);
 };
 
+// A service and its full name (v1::Tracker::service_full_name()), for the health service.
+struct FarmService {
+  const char* name;
+  grpc::Service* service;
+};
+
 // IOError naming the address when it cannot listen.
-Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::vector<grpc::Service*>& services);
+Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::vector<FarmService>& services);
 
 }  // namespace tunefarm::farm_net
 

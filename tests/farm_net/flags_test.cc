@@ -1,0 +1,78 @@
+// The daemons' strict flags: listen addresses and integers are parsed, never guessed.
+#include <gtest/gtest.h>
+
+#include "tunefarm/farm_net/flags.h"
+
+namespace tunefarm::farm_net {
+namespace {
+
+std::string ListenError(const char* text) {
+  auto r = ParseListenAddress(text);
+  return r.ok() ? "accepted as " + r->ToString() : r.status().message();
+}
+
+TEST(ListenAddress, AcceptsHostPortAndMarksWildcards) {
+  auto a = ParseListenAddress("127.0.0.1:9190");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 9190);
+  EXPECT_FALSE(a->wildcard);
+  EXPECT_EQ(ParseListenAddress("localhost:0")->port, 0);
+  EXPECT_TRUE(ParseListenAddress("0.0.0.0:9190")->wildcard);
+  auto v6 = ParseListenAddress("[::]:65535");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_TRUE(v6->wildcard);
+  EXPECT_EQ(v6->ToString(), "[::]:65535");
+  EXPECT_EQ(ParseListenAddress("[::1]:1")->ToString(), "[::1]:1");
+}
+
+TEST(ListenAddress, RefusesWhatUsedToBindSomethingElse) {
+  EXPECT_EQ(ListenError("0"),
+            "--listen '0': expected HOST:PORT (e.g. 127.0.0.1:9190 for this machine only, 0.0.0.0:9190 for every "
+            "interface; port 0 picks a free port)");
+  EXPECT_EQ(ListenError(":99999"),
+            "--listen ':99999': the host is missing (e.g. 127.0.0.1:9190 for this machine only, 0.0.0.0:9190 for every "
+            "interface; port 0 picks a free port)");
+  EXPECT_EQ(ListenError("127.0.0.1:99999"), "--listen '127.0.0.1:99999': the port must be a number in 0..65535");
+  EXPECT_EQ(ListenError("127.0.0.1:-1"), "--listen '127.0.0.1:-1': the port must be a number in 0..65535");
+  EXPECT_EQ(ListenError("127.0.0.1:"), "--listen '127.0.0.1:': the port must be a number in 0..65535");
+  EXPECT_EQ(ListenError("127.0.0.1:80x"), "--listen '127.0.0.1:80x': the port must be a number in 0..65535");
+  EXPECT_EQ(ListenError("a b:1"), "--listen 'a b:1': 'a b' is not a host name or address (IPv6 goes in brackets: [::1]:9190)");
+  EXPECT_EQ(ListenError("[zz]:1"), "--listen '[zz]:1': 'zz' is not an IPv6 address");
+}
+
+TEST(IntFlag, DigitsOnlyWithinRange) {
+  EXPECT_EQ(*ParseIntFlag("--threads", "4", 1, 1024), 4);
+  EXPECT_EQ(*ParseIntFlag("--x", "-9223372036854775808", INT64_MIN, INT64_MAX), INT64_MIN);
+  EXPECT_EQ(*ParseIntFlag("--x", "+7", 0, 10), 7);
+  EXPECT_EQ(ParseIntFlag("--threads", "4x", 1, 1024).status().message(), "--threads '4x': expected an integer in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--threads", "", 1, 1024).status().message(), "--threads '': expected an integer in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--threads", " 4", 1, 1024).status().message(), "--threads ' 4': expected an integer in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--threads", "0", 1, 1024).status().message(), "--threads '0': out of range, expected in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--x", "9223372036854775808", INT64_MIN, INT64_MAX).status().message(),
+            "--x '9223372036854775808': out of range, expected in [-9223372036854775808, 9223372036854775807]");
+  EXPECT_EQ(ParseIntFlag("--x", "99999999999999999999", 0, 10).status().message(),
+            "--x '99999999999999999999': out of range, expected in [0, 10]");
+}
+
+TEST(FlagSet, NamesTheFlagInEveryError) {
+  auto parse = [](std::vector<std::string> args) {
+    CommonDaemonFlags common;
+    int threads = 1;
+    FlagSet flags("usage");
+    AddCommonDaemonFlags(flags, &common);
+    flags.Int("--threads", &threads, 1, 1024);
+    std::vector<char*> argv = {const_cast<char*>("prog")};
+    for (auto& a : args) argv.push_back(a.data());
+    Status s = flags.Parse(int(argv.size()), argv.data());
+    return s.ok() ? "ok " + common.listen.ToString() + " " + std::to_string(threads) : s.message();
+  };
+  EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--threads", "3"}), "ok 127.0.0.1:0 3");
+  EXPECT_EQ(parse({"--threads", "3"}), "--listen is required");
+  EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--threads", "4x"}), "--threads '4x': expected an integer in [1, 1024]");
+  EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--thread", "4"}), "unknown flag '--thread'");
+  EXPECT_EQ(parse({"--listen"}), "--listen needs a value");
+}
+
+}  // namespace
+}  // namespace tunefarm::farm_net
