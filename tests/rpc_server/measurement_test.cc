@@ -3,6 +3,7 @@
 // segfaults, one that never returns, one that allocates 64 GiB, garbage and wrong-architecture
 // libraries, absurd timing parameters.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -136,6 +137,85 @@ TEST_F(Measurement, HostileRequestsAreTypedErrors) {
   EXPECT_EQ(Run(good, big).kind, OutcomeKind::kBadRequest);
   // Nothing left behind in the work root.
   EXPECT_EQ(system(("test -z \"$(ls -A " + dir_ + " | grep tunefarm-measure)\"").c_str()), 0);
+}
+
+// Containment: a kernel's descendants die with its measurement, it sees none of the server's
+// environment (no farm token), runs in its private directory, and leaves nothing behind.
+class Containment : public Measurement {
+ protected:
+  std::string Library(const std::string& name, const std::string& source) {
+    const std::string c = dir_ + "/" + name + ".c", so = dir_ + "/" + name + ".so";
+    std::ofstream(c) << "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+                        "#include <unistd.h>\n#include <sys/stat.h>\n"
+                     << source;
+    EXPECT_EQ(system(("cc -O1 -shared -fPIC -o " + so + " " + c).c_str()), 0);
+    return ReadFile(so);
+  }
+  // A kernel that forks a sleeper once per process and writes its pid to `pid_file`.
+  std::string ForkingKernel(const std::string& pid_file, bool hang) {
+    return Library(hang ? "fork_hang" : "fork", "static int forked;\nint32_t kernel(void* const* a) {\n"
+                   "  if (!forked) { forked = 1; pid_t p = fork(); if (p == 0) { sleep(120); _exit(0); }\n"
+                   "    FILE* f = fopen(\"" + pid_file + "\", \"w\"); fprintf(f, \"%d\", (int)p); fclose(f); }\n" +
+                   (hang ? "  for (;;) sleep(1);\n" : "") + "  return 0;\n}\n");
+  }
+  static bool Alive(pid_t pid) {
+    // A zombie (killed, not yet reaped by init) counts as dead.
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    if (all.empty()) return false;
+    const size_t paren = all.rfind(')');
+    return paren != std::string::npos && paren + 2 < all.size() && all[paren + 2] != 'Z';
+  }
+  static bool DiesWithin(pid_t pid, int ms) {
+    for (int i = 0; i < ms / 10 && Alive(pid); ++i) usleep(10000);
+    return !Alive(pid);
+  }
+  int LeftoverDirs() {
+    return system(("test -z \"$(ls -A " + dir_ + " | grep tunefarm-measure)\"").c_str()) == 0 ? 0 : 1;
+  }
+};
+
+TEST_F(Containment, AForkedSleeperDiesWithTheMeasurement) {
+  for (bool hang : {false, true}) {
+    const std::string pid_file = dir_ + (hang ? "/hang.pid" : "/sleeper.pid");
+    MeasureOutcome o = Run(ForkingKernel(pid_file, hang), Spec(hang ? 1000 : 5000));
+    EXPECT_EQ(o.kind, hang ? OutcomeKind::kTimeout : OutcomeKind::kOk) << o.message;
+    const pid_t sleeper = pid_t(std::atoi(ReadFile(pid_file).c_str()));
+    ASSERT_GT(sleeper, 0);
+    EXPECT_TRUE(DiesWithin(sleeper, 2000)) << "the kernel's child " << sleeper << " survived (hang=" << hang << ")";
+    EXPECT_EQ(LeftoverDirs(), 0);
+  }
+}
+
+TEST_F(Containment, TheChildSeesNoTokenAndRunsInItsPrivateDirectory) {
+  setenv("TUNEFARM_TOKEN", "secret-token-0123456789", 1);
+  MeasureOutcome o = Run(Library("env", R"(int32_t kernel(void* const* a) {
+  if (getenv("TUNEFARM_TOKEN")) return 11;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd) || !strstr(cwd, "/tunefarm-measure-")) return 12;
+  if (!getenv("HOME") || strcmp(getenv("HOME"), cwd) != 0) return 13;
+  mkdir("junk", 0700);
+  mkdir("junk/deeper", 0700);
+  FILE* f = fopen("junk/deeper/file", "w");
+  if (f) { fputs("left behind", f); fclose(f); }
+  return 0;
+})"), Spec());
+  unsetenv("TUNEFARM_TOKEN");
+  EXPECT_EQ(o.kind, OutcomeKind::kOk) << o.message;  // 11: token visible, 12: wrong cwd, 13: HOME
+  EXPECT_EQ(LeftoverDirs(), 0);  // removed recursively, with what the kernel wrote
+}
+
+TEST_F(Containment, StaleDirectoriesOfDeadServersAreSwept) {
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale = dir_ + "/tunefarm-measure-" + std::to_string(dead) + "-abcdef";
+  const std::string mine = dir_ + "/tunefarm-measure-" + std::to_string(getpid()) + "-ghijkl";
+  ASSERT_EQ(system(("mkdir -p " + stale + "/sub " + mine + " && touch " + stale + "/sub/kernel.so").c_str()), 0);
+  EXPECT_EQ(SweepStaleMeasureDirs(dir_), 1);
+  EXPECT_NE(access(stale.c_str(), F_OK), 0);
+  EXPECT_EQ(access(mine.c_str(), F_OK), 0);
+  EXPECT_EQ(SweepStaleMeasureDirs(dir_ + "/missing"), 0);
 }
 
 }  // namespace
