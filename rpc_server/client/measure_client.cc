@@ -92,7 +92,8 @@ class MeasureClient::Lease {
     if (!lost()) {  // give it back explicitly: a restored lease has no stream to close
       grpc::ClientContext ctx;
       farm_net::AttachToken(&ctx, options_.token);
-      ctx.set_deadline(In(1000));
+      ctx.set_deadline(In(2000));
+      ctx.set_wait_for_ready(true);  // a tracker that just restarted: wait for the connection
       v1::ReleaseLeaseRequest req;
       req.set_lease_id(grant_.lease_id());
       v1::ReleaseLeaseResponse resp;
@@ -228,6 +229,7 @@ int64_t MeasureClient::CallBudgetMs(const std::vector<MeasureInput>& batch) {
 Status MeasureClient::AcquireLease(int64_t deadline_ms) {
   const auto deadline = SteadyClock::now() + std::chrono::milliseconds(deadline_ms);
   int64_t backoff_ms = 100;
+  bool tracker_was_down = false;
   Status last = Status::DeadlineExceeded("no '" + options_.key + "' lease within " + std::to_string(deadline_ms) + " ms");
   while (MsLeft(deadline) > 0) {
     auto tracker = v1::Tracker::NewStub(farm_net::FarmChannel(options_.tracker, options_.tls));
@@ -245,10 +247,16 @@ Status MeasureClient::AcquireLease(int64_t deadline_ms) {
       if (!update.has_granted()) continue;  // queued: our position changed
       lease_ = std::make_unique<Lease>(options_, update.granted(), std::move(tracker), std::move(ctx), std::move(stream));
       leased_before_ = true;
+      Log("leased " + update.granted().server_id() + " at " + update.granted().server_address() + " (" +
+          update.granted().lease_id() + ")");
       return Status::OK();
     }
     const Status s = farm_net::FromGrpcStatus(stream->Finish());
-    const bool retry = s.code() == StatusCode::kUnavailable || (s.code() == StatusCode::kNotFound && leased_before_);
+    // "No server under the key" right after the tracker came back, or for a key we leased before,
+    // is servers not re-registered yet.
+    tracker_was_down = tracker_was_down || s.code() == StatusCode::kUnavailable;
+    const bool retry = s.code() == StatusCode::kUnavailable ||
+                       (s.code() == StatusCode::kNotFound && (leased_before_ || tracker_was_down));
     if (!retry) return s.code() == StatusCode::kUnavailable ? s.WithContext("tracker " + options_.tracker) : s;
     last = s.WithContext("tracker " + options_.tracker);
     Log("cannot lease a '" + options_.key + "' server yet (" + s.message() + "); retrying in " + std::to_string(backoff_ms) + " ms");

@@ -70,6 +70,22 @@ std::string ChildProcess::WaitForLine(const std::string& marker, int timeout_ms)
   }
 }
 
+std::string ChildProcess::Drain(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (out_fd_ >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    pollfd p{out_fd_, POLLIN, 0};
+    if (left <= 0 || poll(&p, 1, int(left)) <= 0) break;
+    char buf[4096];
+    ssize_t n = read(out_fd_, buf, sizeof(buf));
+    if (n <= 0) break;
+    buffer_.append(buf, size_t(n));
+  }
+  std::string out;
+  out.swap(buffer_);
+  return out;
+}
+
 void ChildProcess::Kill(int signal) {
   if (pid_ > 0) kill(pid_, signal);
 }

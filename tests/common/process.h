@@ -21,6 +21,8 @@ class ChildProcess {
   bool Start(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
   // The first stdout line containing `marker` within timeout_ms ("" on timeout or exit).
   std::string WaitForLine(const std::string& marker, int timeout_ms);
+  // Everything it printed that no WaitForLine consumed, waiting up to timeout_ms for more.
+  std::string Drain(int timeout_ms);
   void Kill(int signal);
   int Wait();  // exit status as waitpid reports it
   pid_t pid() const { return pid_; }

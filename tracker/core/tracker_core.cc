@@ -103,6 +103,7 @@ bool TrackerCore::AdoptReportedLease(Server& server, const LeaseInfo& reported, 
     return true;
   }
   if (EpochOf(reported.lease_id).empty() || EpochOf(reported.lease_id) == epoch_) return false;  // ours, and over
+  if (released_early_.count(reported.lease_id)) return false;  // its holder gave it back first
   // A predecessor's lease, in use when it stopped: restore it so the server stays with its holder.
   Request r;
   r.id = next_request_++;
@@ -273,6 +274,11 @@ Status TrackerCore::Release(const std::string& lease_id) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = lease_to_request_.find(lease_id);
     if (it == lease_to_request_.end() || requests_[it->second].state.kind != RequestState::kGranted) {
+      // A predecessor's lease released before its server re-registered: never restore it.
+      const std::string epoch = EpochOf(lease_id);
+      if (it == lease_to_request_.end() && !epoch.empty() && epoch != epoch_ && released_early_.size() < 100000) {
+        released_early_.insert(lease_id);
+      }
       return Status::NotFound("lease '" + lease_id + "' is not active");
     }
     EndLease(requests_[it->second], LeaseEnd::kReleased);

@@ -11,7 +11,8 @@
 //    re-registers with the new tracker.
 //  - A lease request the tracker cannot take (unreachable) is retried with backoff (100 ms doubling
 //    to 2 s) within the batch deadline; so is "no server under this key" for a key this client has
-//    leased before (servers re-register within seconds of a tracker restart).
+//    leased before or right after the tracker was unreachable (servers re-register within seconds
+//    of a tracker restart).
 //  - Each Measure call's deadline comes from the batch itself: per kernel its timeout_ms plus 1 s of
 //    transfer and process start, plus 2 s, never past the batch deadline.
 // Thread safety: one thread at a time per client.
