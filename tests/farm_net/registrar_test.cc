@@ -93,7 +93,7 @@ TEST_F(RegistrarTest, RegistersWithBackoffThenHeartbeats) {
     waits.push_back(wait);
     now_ += wait;
   }
-  EXPECT_EQ(waits, (std::vector<int64_t>{100, 200, 400, 800, 1600, 2000, 2000}));
+  EXPECT_EQ(waits, (std::vector<int64_t>{100, 200, 400, 800, 1000, 1000, 1000}));
   EXPECT_TRUE(r->server_id().empty());
   link_.down = false;
   r->Step();

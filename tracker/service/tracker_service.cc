@@ -36,64 +36,92 @@ v1::LeaseEnded::Reason ToProto(LeaseEnd end) {
 
 // One RequestLease stream: Queued updates while the position changes, Granted, then Ended. Woken
 // by the core's change events; one write in flight at a time.
+//
+// gRPC may run a reaction (OnWriteDone, OnDone) inline inside StartWrite or Finish, so those are
+// called with no lock held, and the reactor deletes itself only when OnDone has run and no Pump
+// is between its decision and its gRPC call (active_).
 class LeaseStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {
  public:
-  LeaseStream(TrackerCore* core, int64_t request_id) : core_(core), id_(request_id), shared_(std::make_shared<Shared>()) {
-    shared_->stream = this;
-    std::weak_ptr<Shared> weak = shared_;
-    subscription_ = core_->Subscribe([weak] {
-      if (auto shared = weak.lock()) {
-        std::lock_guard<std::mutex> lock(shared->mu);
-        if (shared->stream) shared->stream->PumpLocked();
-      }
-    });
-    std::lock_guard<std::mutex> lock(shared_->mu);
-    PumpLocked();
+  LeaseStream(TrackerCore* core, int64_t request_id) : core_(core), id_(request_id) {
+    subscription_ = core_->Subscribe([this] { Pump(); });
+    Pump();
   }
 
   void OnWriteDone(bool ok) override {
-    std::lock_guard<std::mutex> lock(shared_->mu);
-    writing_ = false;
-    if (!ok) {
-      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
-    } else if (ended_sent_) {
-      FinishLocked(grpc::Status::OK);
-    } else {
-      PumpLocked();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      if (!ok) cancelled_ = true;
     }
+    Pump();
   }
 
   void OnCancel() override {
-    std::lock_guard<std::mutex> lock(shared_->mu);
-    FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+    }
+    Pump();
   }
 
   void OnDone() override {
     {
-      std::lock_guard<std::mutex> lock(shared_->mu);
-      shared_->stream = nullptr;
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
     }
-    core_->Unsubscribe(subscription_);
-    core_->Forget(id_);  // a closed stream releases its lease
-    delete this;
+    core_->Unsubscribe(subscription_);  // waits for a change callback running on another thread
+    core_->Forget(id_);                 // a closed stream releases its lease
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cleaned_ = true;
+      last = active_ == 0;
+    }
+    if (last) delete this;
   }
 
  private:
-  struct Shared {
-    std::mutex mu;
-    LeaseStream* stream = nullptr;
-  };
+  enum class Action { kNone, kWrite, kFinish };
 
-  void PumpLocked() {
-    if (writing_ || finished_) return;
+  void Pump() {
+    Action action = Action::kNone;
+    grpc::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_ || finished_ || writing_) return;
+      ++active_;
+      action = Decide(&status);
+      if (action == Action::kWrite) writing_ = true;
+      if (action == Action::kFinish) finished_ = true;
+    }
+    if (action == Action::kWrite) StartWrite(&update_);
+    if (action == Action::kFinish) Finish(status);
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last = --active_ == 0 && cleaned_;
+    }
+    if (last) delete this;
+  }
+
+  // With mu_ held and no write in flight: what to do next.
+  Action Decide(grpc::Status* status) {
+    if (cancelled_) {
+      *status = grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+      return Action::kFinish;
+    }
+    if (ended_sent_) {
+      *status = grpc::Status::OK;
+      return Action::kFinish;
+    }
     RequestState s = core_->Poll(id_);
     update_.Clear();
     if (s.kind == RequestState::kFailed) {
-      FinishLocked(ToGrpcStatus(s.failure));
-      return;
+      *status = ToGrpcStatus(s.failure);
+      return Action::kFinish;
     }
     if (s.kind == RequestState::kQueued) {
-      if (s.position == last_position_) return;
+      if (s.position == last_position_) return Action::kNone;
       last_position_ = s.position;
       update_.mutable_queued()->set_position(s.position);
       update_.mutable_queued()->set_servers(s.servers);
@@ -110,25 +138,20 @@ class LeaseStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {
       update_.mutable_ended()->set_reason(ToProto(s.end));
       update_.mutable_ended()->set_message(std::string("lease ") + LeaseEndName(s.end));
     } else {
-      return;  // granted and still held: nothing new
+      return Action::kNone;  // granted and still held: nothing new
     }
-    writing_ = true;
-    StartWrite(&update_);
-  }
-
-  void FinishLocked(const grpc::Status& status) {
-    if (finished_) return;
-    finished_ = true;
-    Finish(status);
+    return Action::kWrite;
   }
 
   TrackerCore* const core_;
   const int64_t id_;
-  std::shared_ptr<Shared> shared_;
   int64_t subscription_ = 0;
-  v1::LeaseUpdate update_;
+  std::mutex mu_;
+  v1::LeaseUpdate update_;  // written only while no write is in flight
   int last_position_ = -1;
-  bool writing_ = false, finished_ = false, granted_sent_ = false, ended_sent_ = false;
+  int active_ = 0;
+  bool writing_ = false, finished_ = false, cancelled_ = false, granted_sent_ = false, ended_sent_ = false;
+  bool done_ = false, cleaned_ = false;
 };
 
 class FailedStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {

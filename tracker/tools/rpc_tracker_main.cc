@@ -3,9 +3,12 @@
 // default); PORT 0 picks a free port, and the first line printed says which: "rpc_tracker
 // listening on HOST:PORT". Servers joining and lost, leases granted and ended are logged to stdout
 // with a UTC timestamp.
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -23,15 +26,62 @@ const char* kUsage =
     "  (token: --token-file or $TUNEFARM_TOKEN; with the --tls-* files, mutual TLS: clients need a certificate from the CA)";
 volatile std::sig_atomic_t g_stop = 0;
 
-void LogLine(const std::string& line) {
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  std::printf("%s info: %s\n", stamp, line.c_str());
-  std::fflush(stdout);
-}
+// The core logs under its lock: lines are queued here (never blocking) and written by a thread,
+// so a slow or full stdout (a pipe nobody reads) cannot stall the tracker. Past kMaxQueued lines
+// waiting, further ones are counted and reported as dropped.
+class AsyncLog {
+ public:
+  AsyncLog() : writer_([this] { Run(); }) {}
+  ~AsyncLog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    writer_.join();
+  }
+  void Add(const std::string& line) {
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (lines_.size() >= kMaxQueued) {
+        ++dropped_;
+        return;
+      }
+      lines_.push_back(std::string(stamp) + " info: " + line);
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  static constexpr size_t kMaxQueued = 10000;
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stopping_ || !lines_.empty(); });
+      if (lines_.empty() && stopping_) return;
+      std::deque<std::string> batch;
+      batch.swap(lines_);
+      const int64_t dropped = dropped_;
+      dropped_ = 0;
+      lock.unlock();
+      if (dropped > 0) std::printf("(%lld log lines dropped: the output was not being read)\n", static_cast<long long>(dropped));
+      for (const auto& l : batch) std::printf("%s\n", l.c_str());
+      std::fflush(stdout);
+      lock.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> lines_;
+  int64_t dropped_ = 0;
+  bool stopping_ = false;
+  std::thread writer_;
+};
 
 }  // namespace
 
@@ -61,7 +111,8 @@ int main(int argc, char** argv) {
   }
   tunefarm::tracker::TrackerOptions options;
   options.heartbeat_interval_ms = heartbeat_ms;
-  options.log = LogLine;
+  AsyncLog log;
+  options.log = [&log](const std::string& line) { log.Add(line); };
   tunefarm::tracker::TrackerCore core(options, tunefarm::tracker::SteadyClock());
   tunefarm::tracker::TrackerService service(&core);
   auto started = tunefarm::farm_net::StartFarmServer(

@@ -59,11 +59,11 @@ std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const Tls
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxClientReceiveBytes);
   args.SetMaxSendMessageSize(-1);  // the receiving service enforces its own cap
-  // Reconnect as rpc_server re-registers: from 100 ms, doubling, at most 2 s apart. gRPC's default
-  // (up to 120 s) would leave a client unable to reach a tracker that restarted long ago.
+  // Reconnect from 100 ms, doubling, at most 1 s apart. gRPC's default (up to 120 s) would leave a
+  // client unable to reach a tracker that restarted long ago.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   if (!tls.enabled()) return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = tls.ca;

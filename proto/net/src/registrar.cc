@@ -17,6 +17,9 @@ class GrpcLink final : public TrackerLink {
   Result<v1::RegisterResponse> Register(const v1::RegisterRequest& request) override {
     grpc::ClientContext ctx;
     Prepare(&ctx);
+    // Wait for the connection (within the call's timeout): a tracker that just came back is
+    // reached the moment the channel reconnects, not one backoff period later.
+    ctx.set_wait_for_ready(true);
     v1::RegisterResponse response;
     TUNEFARM_RETURN_IF_ERROR(FromGrpcStatus(stub_->Register(&ctx, request, &response)));
     return response;

@@ -33,7 +33,7 @@ Result<TlsFiles> LoadTlsFlags(const std::string& cert, const std::string& key, c
 // results). Requests are capped by each service (server.h).
 inline constexpr int kMaxClientReceiveBytes = 64 << 20;
 
-// A channel to a farm service: client receive cap, reconnection backoff 100 ms doubling to 2 s.
+// A channel to a farm service: client receive cap, reconnection backoff 100 ms doubling to 1 s.
 std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const TlsFiles& tls = TlsFiles());
 
 }  // namespace tunefarm::farm_net

@@ -2,8 +2,9 @@
 // lease may use it.
 //
 // Contract (docs/lease_protocol.md):
-//  - Unregistered: register (key, address, device, and the lease it was serving, if any); on
-//    failure retry after a backoff doubling from initial_backoff_ms up to max_backoff_ms.
+//  - Unregistered: register (key, address, device, and the lease it was serving, if any), waiting
+//    for the connection within the call's timeout; on failure retry after a backoff doubling from
+//    initial_backoff_ms up to max_backoff_ms.
 //  - Registered: heartbeat every interval the tracker asked for. The tracker's answer names the
 //    lease that may use this server now; lease_id() follows it.
 //  - A heartbeat the tracker does not answer (unreachable): keep the lease (while the tracker is
@@ -45,7 +46,7 @@ std::unique_ptr<TrackerLink> GrpcTrackerLink(const std::string& tracker, const T
 struct RegistrarOptions {
   std::string key, address;
   v1::DeviceInfo device;
-  int64_t initial_backoff_ms = 100, max_backoff_ms = 2000;
+  int64_t initial_backoff_ms = 100, max_backoff_ms = 1000;
 };
 
 // Monotonic milliseconds (the clock daemons give the Registrar).
