@@ -89,10 +89,17 @@ Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
     job->line = "resumed after a daemon restart";
     m->Launch(job);
   }
+  m->notifier_ = std::thread([p = m.get()] { p->NotifyLoop(); });
   return m;
 }
 
 JobManager::~JobManager() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    notifier_stop_ = true;
+    changed_.notify_all();
+  }
+  if (notifier_.joinable()) notifier_.join();
   std::vector<std::shared_ptr<Job>> jobs;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -114,7 +121,40 @@ void JobManager::Persist(Job& job) {
   Status s = db_->UpdateJob(job.proto.id(), job.proto.state(), ToJson(progress));
   if (!s.ok()) std::fprintf(stderr, "tuner-daemon: job %lld: %s\n", (long long)job.proto.id(), s.message().c_str());
   ++job.version;
+  ++changes_;
   changed_.notify_all();
+}
+
+void JobManager::NotifyLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t seen = changes_;
+  while (true) {
+    changed_.wait(lock, [&] { return notifier_stop_ || changes_ != seen; });
+    if (notifier_stop_) return;
+    seen = changes_;
+    lock.unlock();
+    {
+      std::lock_guard<std::recursive_mutex> subs(subscribers_mu_);
+      std::vector<int64_t> ids;
+      for (const auto& [id, f] : subscribers_) ids.push_back(id);
+      for (int64_t id : ids) {
+        auto it = subscribers_.find(id);
+        if (it != subscribers_.end()) it->second();
+      }
+    }
+    lock.lock();
+  }
+}
+
+int64_t JobManager::Subscribe(std::function<void()> on_change) {
+  std::lock_guard<std::recursive_mutex> lock(subscribers_mu_);
+  subscribers_[next_subscriber_] = std::move(on_change);
+  return next_subscriber_++;
+}
+
+void JobManager::Unsubscribe(int64_t subscription) {
+  std::lock_guard<std::recursive_mutex> lock(subscribers_mu_);
+  subscribers_.erase(subscription);
 }
 
 void JobManager::Launch(const std::shared_ptr<Job>& job) {
@@ -161,23 +201,17 @@ Result<v1::TuningJob> JobManager::Cancel(int64_t id) {
     job.stop = true;
     job.line = "cancelling after the batch in flight";
     ++job.version;
+    ++changes_;
     changed_.notify_all();
   }
   return job.proto;
 }
 
-Result<bool> JobManager::WaitForChange(int64_t id, uint64_t* version, v1::TuningJob* out, std::string* line,
-                                       int timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
+Result<JobManager::Snapshot> JobManager::GetSnapshot(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
-  std::shared_ptr<Job> job = it->second;
-  bool changed = changed_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return job->version != *version; });
-  if (!changed) return false;
-  *version = job->version;
-  *out = job->proto;
-  *line = job->line;
-  return true;
+  return Snapshot{it->second->proto, it->second->line, it->second->version};
 }
 
 Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,9 +52,17 @@ class JobManager {
   std::vector<v1::TuningJob> List();
   Result<v1::TuningJob> Get(int64_t id);
   Result<v1::TuningJob> Cancel(int64_t id);
-  // Waits up to timeout_ms for the job to change after *version; returns false on timeout. On a
-  // change, *job and *line (the latest progress line) are filled and *version advances.
-  Result<bool> WaitForChange(int64_t id, uint64_t* version, v1::TuningJob* job, std::string* line, int timeout_ms);
+  // A job with its latest progress line and its version (which grows with every change).
+  struct Snapshot {
+    v1::TuningJob job;
+    std::string line;
+    uint64_t version = 0;
+  };
+  Result<Snapshot> GetSnapshot(int64_t id);
+  // `on_change` runs after any job changed, on the manager's one notifier thread, without its lock
+  // (it may call Get/GetSnapshot). Unsubscribe returns once no call of it is running.
+  int64_t Subscribe(std::function<void()> on_change);
+  void Unsubscribe(int64_t subscription);
 
  private:
   struct Job;
@@ -62,6 +71,7 @@ class JobManager {
   void RunJob(const std::shared_ptr<Job>& job);
   Result<Measurer*> MeasurerFor(const v1::TuningJobSpec& spec);
   void Persist(Job& job);  // with mu_ held
+  void NotifyLoop();
 
   DaemonOptions options_;
   std::mutex mu_;
@@ -72,6 +82,12 @@ class JobManager {
   int running_ = 0;
   std::multiset<std::string> busy_;  // "workload key @ target" of running jobs' tasks
   bool shutting_down_ = false;
+  uint64_t changes_ = 0;  // guarded by mu_; every job version change counts one
+  bool notifier_stop_ = false;
+  std::thread notifier_;
+  std::recursive_mutex subscribers_mu_;
+  std::map<int64_t, std::function<void()>> subscribers_;
+  int64_t next_subscriber_ = 1;
 };
 
 }  // namespace tunefarm::tuner

@@ -11,12 +11,13 @@
 
 namespace tunefarm::tuner {
 
-class TunerDaemonService final : public v1::TunerDaemon::Service {
+// WatchJob is a callback reactor woken by JobManager's change events (no thread per watcher).
+class TunerDaemonService final : public v1::TunerDaemon::WithCallbackMethod_WatchJob<v1::TunerDaemon::Service> {
  public:
   explicit TunerDaemonService(JobManager* jobs) : jobs_(jobs) {}
   grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req, v1::SubmitJobResponse* resp) override;
   grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req, v1::ListJobsResponse* resp) override;
-  grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req, grpc::ServerWriter<v1::JobEvent>* out) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* WatchJob(grpc::CallbackServerContext* ctx, const v1::WatchJobRequest* req) override;
   grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req, v1::CancelJobResponse* resp) override;
 
  private:
