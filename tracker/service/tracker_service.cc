@@ -1,8 +1,8 @@
 #include "tunefarm/tracker/tracker_service.h"
 
 #include <memory>
-#include <mutex>
 
+#include "tunefarm/farm_net/event_stream.h"
 #include "tunefarm/farm_net/status_grpc.h"
 
 namespace tunefarm::tracker {
@@ -34,100 +34,34 @@ v1::LeaseEnded::Reason ToProto(LeaseEnd end) {
   return v1::LeaseEnded::REASON_UNSPECIFIED;
 }
 
-// One RequestLease stream: Queued updates while the position changes, Granted, then Ended. Woken
-// by the core's change events; one write in flight at a time.
-//
-// gRPC may run a reaction (OnWriteDone, OnDone) inline inside StartWrite or Finish, so those are
-// called with no lock held, and the reactor deletes itself only when OnDone has run and no Pump
-// is between its decision and its gRPC call (active_).
-class LeaseStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {
+// One RequestLease stream: Queued updates while the position changes, Granted, then Ended.
+class LeaseStream final : public farm_net::EventStream<v1::LeaseUpdate> {
  public:
   LeaseStream(TrackerCore* core, int64_t request_id) : core_(core), id_(request_id) {
     subscription_ = core_->Subscribe([this] { Pump(); });
     Pump();
   }
 
-  void OnWriteDone(bool ok) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      writing_ = false;
-      if (!ok) cancelled_ = true;
-    }
-    Pump();
-  }
-
-  void OnCancel() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
-    }
-    Pump();
-  }
-
-  void OnDone() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    core_->Unsubscribe(subscription_);  // waits for a change callback running on another thread
-    core_->Forget(id_);                 // a closed stream releases its lease
-    bool last;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cleaned_ = true;
-      last = active_ == 0;
-    }
-    if (last) delete this;
-  }
-
  private:
-  enum class Action { kNone, kWrite, kFinish };
-
-  void Pump() {
-    Action action = Action::kNone;
-    grpc::Status status;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (done_ || finished_ || writing_) return;
-      ++active_;
-      action = Decide(&status);
-      if (action == Action::kWrite) writing_ = true;
-      if (action == Action::kFinish) finished_ = true;
-    }
-    if (action == Action::kWrite) StartWrite(&update_);
-    if (action == Action::kFinish) Finish(status);
-    bool last;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      last = --active_ == 0 && cleaned_;
-    }
-    if (last) delete this;
-  }
-
-  // With mu_ held and no write in flight: what to do next.
-  Action Decide(grpc::Status* status) {
-    if (cancelled_) {
-      *status = grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
-      return Action::kFinish;
-    }
+  Step Next(v1::LeaseUpdate* update, grpc::Status* status) override {
     if (ended_sent_) {
       *status = grpc::Status::OK;
-      return Action::kFinish;
+      return Step::kFinish;
     }
     RequestState s = core_->Poll(id_);
-    update_.Clear();
+    update->Clear();
     if (s.kind == RequestState::kFailed) {
       *status = ToGrpcStatus(s.failure);
-      return Action::kFinish;
+      return Step::kFinish;
     }
     if (s.kind == RequestState::kQueued) {
-      if (s.position == last_position_) return Action::kNone;
+      if (s.position == last_position_) return Step::kNothing;
       last_position_ = s.position;
-      update_.mutable_queued()->set_position(s.position);
-      update_.mutable_queued()->set_servers(s.servers);
+      update->mutable_queued()->set_position(s.position);
+      update->mutable_queued()->set_servers(s.servers);
     } else if (!granted_sent_) {  // granted (perhaps already ended: the end follows)
       granted_sent_ = true;
-      auto* g = update_.mutable_granted();
+      auto* g = update->mutable_granted();
       g->set_lease_id(s.lease_id);
       g->set_server_id(s.server_id);
       g->set_server_address(s.server_address);
@@ -135,23 +69,24 @@ class LeaseStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {
       g->set_expires_in_ms(s.expires_in_ms);
     } else if (s.kind == RequestState::kEnded) {
       ended_sent_ = true;
-      update_.mutable_ended()->set_reason(ToProto(s.end));
-      update_.mutable_ended()->set_message(std::string("lease ") + LeaseEndName(s.end));
+      update->mutable_ended()->set_reason(ToProto(s.end));
+      update->mutable_ended()->set_message(std::string("lease ") + LeaseEndName(s.end));
     } else {
-      return Action::kNone;  // granted and still held: nothing new
+      return Step::kNothing;  // granted and still held: nothing new
     }
-    return Action::kWrite;
+    return Step::kWrite;
+  }
+
+  void Cleanup() override {
+    core_->Unsubscribe(subscription_);  // waits for a change callback running on another thread
+    core_->Forget(id_);                 // a closed stream releases its lease
   }
 
   TrackerCore* const core_;
   const int64_t id_;
   int64_t subscription_ = 0;
-  std::mutex mu_;
-  v1::LeaseUpdate update_;  // written only while no write is in flight
-  int last_position_ = -1;
-  int active_ = 0;
-  bool writing_ = false, finished_ = false, cancelled_ = false, granted_sent_ = false, ended_sent_ = false;
-  bool done_ = false, cleaned_ = false;
+  int last_position_ = -1;  // guarded by the stream's lock (Next)
+  bool granted_sent_ = false, ended_sent_ = false;
 };
 
 class FailedStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {

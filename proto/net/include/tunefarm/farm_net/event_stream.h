@@ -1,0 +1,103 @@
+// EventStream<Message>: a server-streaming gRPC reactor (callback API) woken by change events
+// instead of a thread polling per stream: the tracker's lease streams, the daemon's job watches.
+//
+// Contract: a subclass subscribes to its source's change events in its constructor, calling
+// Pump() from the callback and once at the end of the constructor; it implements Next() (what to
+// do now) and Cleanup() (unsubscribe; run once, from OnDone, before the reactor deletes itself).
+// At most one write is in flight. A cancelled call or a failed write finishes the stream CANCELLED.
+// gRPC may run a reaction (OnWriteDone, OnDone) inline inside StartWrite or Finish, so both are
+// called with no lock held, and the reactor deletes itself only once OnDone has run and no Pump is
+// between its decision and its gRPC call.
+#ifndef TUNEFARM_FARM_NET_EVENT_STREAM_H_
+#define TUNEFARM_FARM_NET_EVENT_STREAM_H_
+
+#include <mutex>
+
+#include <grpcpp/grpcpp.h>
+
+namespace tunefarm::farm_net {
+
+template <class Message>
+class EventStream : public grpc::ServerWriteReactor<Message> {
+ public:
+  enum class Step { kNothing, kWrite, kFinish };
+
+  // Decides and acts; safe from any thread, any number of times.
+  void Pump() {
+    Step step = Step::kNothing;
+    grpc::Status status;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_ || finished_ || writing_) return;
+      ++active_;
+      if (cancelled_) {
+        step = Step::kFinish;
+        status = grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+      } else {
+        step = Next(&message_, &status);
+      }
+      writing_ = step == Step::kWrite;
+      finished_ = step == Step::kFinish;
+    }
+    if (step == Step::kWrite) this->StartWrite(&message_);
+    if (step == Step::kFinish) this->Finish(status);
+    Release();
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      cancelled_ = cancelled_ || !ok;
+    }
+    Pump();
+  }
+
+  void OnCancel() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+    }
+    Pump();
+  }
+
+  void OnDone() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    Cleanup();
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cleaned_ = true;
+      last = active_ == 0;
+    }
+    if (last) delete this;
+  }
+
+ protected:
+  // With the stream's lock held and no write in flight: fill *message and return kWrite, set
+  // *status and return kFinish, or return kNothing (wait for the next event).
+  virtual Step Next(Message* message, grpc::Status* status) = 0;
+  virtual void Cleanup() = 0;
+
+ private:
+  void Release() {
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last = --active_ == 0 && cleaned_;
+    }
+    if (last) delete this;
+  }
+
+  std::mutex mu_;
+  Message message_;  // written only while no write is in flight
+  int active_ = 0;
+  bool writing_ = false, finished_ = false, cancelled_ = false, done_ = false, cleaned_ = false;
+};
+
+}  // namespace tunefarm::farm_net
+
+#endif  // TUNEFARM_FARM_NET_EVENT_STREAM_H_
