@@ -108,25 +108,14 @@ int main(int argc, char** argv) {
     std::printf("removed %d measurement directories left in %s by servers that died\n", swept, tmp.c_str());
   }
 
-  // The registrar needs the bound address, the service needs the registrar: the service is
-  // registered first and the registrar started once the port is known.
+  // The registrar needs the bound address, the service needs the registrar: the service starts
+  // first and the registrar steps once the port is known.
   auto link = tunefarm::farm_net::GrpcTrackerLink(tracker, *tls, *token);
   tunefarm::farm_net::RegistrarOptions reg_options;
   reg_options.key = key;
   reg_options.device = Describe(threads);
   // The address is set once the port is bound; Step() is not called before that.
   auto registrar = std::make_unique<tunefarm::farm_net::Registrar>(reg_options, link.get(), tunefarm::farm_net::SteadyMs);
-  tunefarm::rpc_server::MeasureService service(options, registrar.get());
-  auto started = tunefarm::farm_net::StartFarmServer(
-      {"rpc_server", common.listen, *tls, *token, tunefarm::farm_net::kMeasureMessageCap}, {{tunefarm::v1::Measure::service_full_name(), &service}});
-  if (!started.ok()) {
-    std::fprintf(stderr, "rpc_server: %s\n", started.status().message().c_str());
-    return 1;
-  }
-  registrar->set_address(started->address);
-  registrar->set_measurements_done([&service] { return service.measurements_done(); });
-  const auto* farm_server = &*started;
-  service.set_unauthenticated_counter([farm_server] { return farm_server->refused_calls(); });
   registrar->set_log([&tracker](const std::string& line) {
     if (line.rfind("registered as ", 0) == 0) {
       std::printf("registered with %s as %s\n", tracker.c_str(), line.substr(14).c_str());
@@ -135,6 +124,22 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   });
+  tunefarm::rpc_server::MeasureService service(options, registrar.get());
+  registrar->set_measurements_done([&service] { return service.measurements_done(); });
+  std::atomic<const tunefarm::farm_net::FarmServer*> farm_server{nullptr};
+  service.set_unauthenticated_counter([&farm_server] {
+    const auto* s = farm_server.load();
+    return s ? s->refused_calls() : 0;
+  });
+  auto started = tunefarm::farm_net::StartFarmServer(
+      {"rpc_server", common.listen, *tls, *token, tunefarm::farm_net::kMeasureMessageCap},
+      {{tunefarm::v1::Measure::service_full_name(), &service}});
+  if (!started.ok()) {
+    std::fprintf(stderr, "rpc_server: %s\n", started.status().message().c_str());
+    return 1;
+  }
+  farm_server = &*started;
+  registrar->set_address(started->address);  // until now a Measure's lease check cannot register
   std::signal(SIGTERM, [](int) { g_stop = true; });
   std::signal(SIGINT, [](int) { g_stop = true; });
   while (!g_stop) {
