@@ -1,0 +1,73 @@
+// CudaDriver: NVIDIA's CUDA driver API, loaded at run time with dlopen("libcuda.so.1"), so every
+// tunefarm binary builds and runs -- and every CPU test passes -- on a machine with neither a GPU
+// nor the CUDA toolkit. No CUDA header is needed: the few types used are declared here as the
+// driver API defines them (cuda.h, CUDA 13).
+//
+// Contract:
+//  - Load() opens the driver once per process and resolves the entry points by their versioned
+//    names (CUDA 13 headers map cuMemAlloc to cuMemAlloc_v2, cuDeviceTotalMem to
+//    cuDeviceTotalMem_v2, ...); then cuInit(0). Without a driver: FailedPrecondition "no CUDA
+//    driver: libcuda.so.1 cannot be loaded (<dlerror>)"; a driver without a needed entry point:
+//    FailedPrecondition naming it; cuInit failing (no device, driver/kernel mismatch): the CUDA
+//    error as below. The result (success or failure) is cached.
+//  - Every CUDA error becomes a Status "<call>: CUDA_ERROR_<NAME> (<code>): <driver's text>",
+//    with `what` naming the call and its object ("cuModuleLoadData(conv2d_3)").
+// Thread safety: Load() may be called from any thread; the driver API is thread-safe.
+#ifndef TUNEFARM_RUNTIME_CUDA_DRIVER_H_
+#define TUNEFARM_RUNTIME_CUDA_DRIVER_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "tunefarm/runtime/result.h"
+
+namespace tunefarm {
+
+struct CudaDeviceInfo {
+  int ordinal = 0;
+  std::string name;              // "NVIDIA H200"
+  size_t memory_bytes = 0;
+  int sm_count = 0;
+  int compute_major = 0, compute_minor = 0;  // 9, 0 for sm_90
+  int max_threads_per_block = 0;
+  int max_shared_memory_per_block = 0;       // bytes, without the opt-in
+  int max_registers_per_block = 0;
+  int warp_size = 0;
+  int driver_version = 0;        // 13000 for CUDA 13.0
+  std::string arch() const { return "sm_" + std::to_string(compute_major * 10 + compute_minor); }
+};
+
+class CudaDriver {
+ public:
+  using Result_t = int;  // CUresult
+  static Result<const CudaDriver*> Load();
+
+  // OK for CUDA_SUCCESS, else the error as in the contract.
+  Status Check(Result_t result, std::string_view what) const;
+  Result<int> DeviceCount() const;
+  Result<CudaDeviceInfo> Describe(int ordinal) const;
+
+  // Entry points (CUDA driver API signatures, opaque handles as void*).
+  Result_t (*cuInit)(unsigned int) = nullptr;
+  Result_t (*cuDriverGetVersion)(int*) = nullptr;
+  Result_t (*cuDeviceGetCount)(int*) = nullptr;
+  Result_t (*cuDeviceGet)(int*, int) = nullptr;
+  Result_t (*cuDeviceGetName)(char*, int, int) = nullptr;
+  Result_t (*cuDeviceTotalMem)(size_t*, int) = nullptr;
+  Result_t (*cuDeviceGetAttribute)(int*, int, int) = nullptr;
+  Result_t (*cuGetErrorName)(Result_t, const char**) = nullptr;
+  Result_t (*cuGetErrorString)(Result_t, const char**) = nullptr;
+
+ private:
+  CudaDriver() = default;
+  void* handle_ = nullptr;
+};
+
+// The library name the driver is loaded from; TUNEFARM_LIBCUDA overrides it (a driver installed
+// outside the loader's path).
+std::string CudaDriverLibraryName();
+
+}  // namespace tunefarm
+
+#endif  // TUNEFARM_RUNTIME_CUDA_DRIVER_H_
