@@ -13,7 +13,7 @@ bool Target::is_arm() const {
 }
 
 std::string Target::ToString() const {
-  if (kind == "cuda") return "cuda -arch=" + arch;
+  if (kind == "cuda") return "cuda -arch=" + arch + (model.empty() ? "" : " -model=" + model);
   std::string s = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
   if (!features.empty() && !detected_features) s += " -mattr=" + features;
   if (!model.empty()) s += " -model=" + model;

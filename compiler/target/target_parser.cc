@@ -1,10 +1,12 @@
 // Parses TVM-style target strings into Target (see tunefarm/compiler/target.h).
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/codegen/llvm_init.h"
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/runtime/cuda_driver.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -23,6 +25,68 @@ constexpr Tag kTags[] = {
     {"x86-avx2", "x86_64-unknown-linux-gnu", "haswell", "", "cpu"},
     {"x86-avx512", "x86_64-unknown-linux-gnu", "skylake-avx512", "", "cpu"},
 };
+
+// NVIDIA cards by tag: architecture, SMs and the opt-in shared memory per block (KiB); the other
+// limits are the same on every architecture CUDA 13 supports (1024 threads, 64 K registers, warp 32,
+// 48 KiB of shared memory without the opt-in).
+struct GpuTag {
+  const char* name;
+  const char* arch;
+  int sm_count;
+  int shared_optin_kib;
+  const char* device_name;  // as the driver names it (cuDeviceGetName contains this)
+};
+
+constexpr GpuTag kGpuTags[] = {
+    {"h100", "sm_90", 132, 227, "H100"},   {"h200", "sm_90", 132, 227, "H200"},
+    {"a100", "sm_80", 108, 163, "A100"},   {"a10", "sm_86", 72, 99, "A10"},
+    {"l4", "sm_89", 58, 99, "L4"},         {"t4", "sm_75", 40, 64, "T4"},
+    {"rtx3090", "sm_86", 82, 99, "RTX 3090"}, {"rtx4090", "sm_89", 128, 99, "RTX 4090"},
+};
+
+constexpr const char* kCudaArchs[] = {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
+
+const GpuTag* FindGpuTag(const std::string& name) {
+  auto it = std::find_if(std::begin(kGpuTags), std::end(kGpuTags), [&](const GpuTag& g) { return name == g.name; });
+  return it == std::end(kGpuTags) ? nullptr : it;
+}
+
+void ApplyGpuTag(const GpuTag& tag, Target* t) {
+  t->arch = tag.arch;
+  t->model = tag.name;
+  t->gpu = GpuLimits();
+  t->gpu.sm_count = tag.sm_count;
+  t->gpu.max_shared_memory_optin = tag.shared_optin_kib << 10;
+}
+
+// The first visible GPU, as the driver describes it.
+Status DetectGpu(Target* t) {
+  const std::string alternatives =
+      "name the card instead: cuda -arch=sm_NN, or a tag (h100, h200, a100, a10, l4, t4, rtx3090, rtx4090)";
+  auto driver = CudaDriver::Load();
+  if (!driver.ok()) return Status::InvalidArgument("target 'cuda' means this machine's first GPU, and " + driver.status().message() + "; " + alternatives);
+  auto info = (*driver)->Describe(0);
+  if (!info.ok()) return Status::InvalidArgument("target 'cuda' means this machine's first GPU: " + info.status().message() + "; " + alternatives);
+  // A known card keeps its tag as the model (records are shared across hosts of that card).
+  const GpuTag* known = nullptr;
+  for (const GpuTag& g : kGpuTags) {
+    if (info->name.find(g.device_name) != std::string::npos && (!known || std::string(g.device_name).size() > std::string(known->device_name).size())) known = &g;
+  }
+  if (known) {
+    ApplyGpuTag(*known, t);
+  } else {
+    std::string model;
+    for (char c : info->name) model += c == ' ' ? '-' : char(std::tolower(static_cast<unsigned char>(c)));
+    t->model = model;
+  }
+  t->arch = info->arch();
+  t->gpu.max_threads_per_block = info->max_threads_per_block;
+  t->gpu.max_shared_memory_per_block = info->max_shared_memory_per_block;
+  t->gpu.max_registers_per_block = info->max_registers_per_block;
+  t->gpu.warp_size = info->warp_size;
+  t->gpu.sm_count = info->sm_count;
+  return Status::OK();
+}
 
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
@@ -86,15 +150,16 @@ Result<Target> ParseTarget(std::string_view text) {
   bool explicit_triple = false;
   if (head == "native" || head == "llvm") {
     t = HostTarget();
-  } else if (head == "cuda") {
+  } else if (head == "cuda" || FindGpuTag(head)) {
     t.kind = "cuda";
     t.keys = {"cuda", "gpu"};
-    t.arch = "sm_90";
+    if (const GpuTag* tag = FindGpuTag(head)) ApplyGpuTag(*tag, &t);
   } else {
     auto tag = std::find_if(std::begin(kTags), std::end(kTags), [&](const Tag& g) { return head == g.name; });
     if (tag == std::end(kTags)) {
       return Status::InvalidArgument("unknown target kind '" + head + "' in target " + quoted +
-                                     "; expected llvm, cuda or a tag (native, rasp4b, rasp3b, x86-avx2, x86-avx512)");
+                                     "; expected llvm, cuda or a tag (native, rasp4b, rasp3b, x86-avx2, x86-avx512, "
+                                     "h100, h200, a100, a10, l4, t4, rtx3090, rtx4090)");
     }
     t.kind = "llvm";
     t.triple = tag->triple;
@@ -106,6 +171,7 @@ Result<Target> ParseTarget(std::string_view text) {
   }
 
   bool cpu_given = false;
+  std::string arch_given, model_given;
   for (size_t i = 1; i < tokens.size(); ++i) {
     const std::string& tok = tokens[i];
     size_t eq = tok.find('=');
@@ -118,9 +184,13 @@ Result<Target> ParseTarget(std::string_view text) {
     if (t.kind == "cuda") {
       if (name == "arch") {
         if (value.rfind("sm_", 0) != 0) return Status::InvalidArgument("bad CUDA arch '" + value + "'; expected sm_NN");
-        t.arch = value;
+        if (std::find(std::begin(kCudaArchs), std::end(kCudaArchs), value) == std::end(kCudaArchs)) {
+          return Status::InvalidArgument("CUDA arch '" + value + "' is not supported; supported: sm_75, sm_80, sm_86, "
+                                         "sm_87, sm_89, sm_90, sm_90a (LLVM 19 and CUDA 13)");
+        }
+        arch_given = value;
       } else if (name == "model") {
-        t.model = value;
+        model_given = value;
       } else {
         return Status::InvalidArgument("unknown option '-" + name + "' for cuda target " + quoted);
       }
@@ -144,7 +214,20 @@ Result<Target> ParseTarget(std::string_view text) {
                                      "; known: -mtriple -mcpu -mattr -model -keys");
     }
   }
-  if (t.kind == "cuda") return t;
+  if (t.kind == "cuda") {
+    if (!model_given.empty()) {
+      if (const GpuTag* tag = FindGpuTag(model_given)) ApplyGpuTag(*tag, &t);
+      t.model = model_given;
+    }
+    if (!arch_given.empty()) {
+      if (!t.arch.empty() && FindGpuTag(t.model) && arch_given != t.arch) {
+        return Status::InvalidArgument("target " + quoted + ": " + t.model + " is " + t.arch + ", not " + arch_given);
+      }
+      t.arch = arch_given;
+    }
+    if (t.arch.empty()) TUNEFARM_RETURN_IF_ERROR(DetectGpu(&t));
+    return t;
+  }
 
   llvm::Triple host(llvm::sys::getProcessTriple()), mine(t.triple);
   t.is_host = mine.getArch() == host.getArch() && mine.getOS() == host.getOS();

@@ -25,6 +25,45 @@ TEST(Target, Tags) {
   EXPECT_EQ(cuda->keys, (std::vector<std::string>{"cuda", "gpu"}));
 }
 
+TEST(Target, GpuTagsCarryTheLimitsTheValidityCheckNeeds) {
+  auto h200 = ParseTarget("h200");
+  ASSERT_TRUE(h200.ok()) << h200.status().ToString();
+  EXPECT_EQ(h200->kind, "cuda");
+  EXPECT_EQ(h200->arch, "sm_90");
+  EXPECT_EQ(h200->model, "h200");
+  EXPECT_EQ(h200->keys, (std::vector<std::string>{"cuda", "gpu"}));
+  EXPECT_EQ(h200->gpu.sm_count, 132);
+  EXPECT_EQ(h200->gpu.max_threads_per_block, 1024);
+  EXPECT_EQ(h200->gpu.max_shared_memory_per_block, 48 << 10);
+  EXPECT_EQ(h200->gpu.max_shared_memory_optin, 227 << 10);
+  EXPECT_EQ(h200->gpu.max_registers_per_block, 65536);
+  EXPECT_EQ(h200->gpu.warp_size, 32);
+  EXPECT_EQ(h200->ToString(), "cuda -arch=sm_90 -model=h200");
+  auto again = ParseTarget(h200->ToString());  // the tag's limits come back with its model
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->gpu.sm_count, 132);
+  EXPECT_EQ(again->ToString(), h200->ToString());
+  EXPECT_EQ(ParseTarget("a100")->arch, "sm_80");
+  EXPECT_EQ(ParseTarget("rtx4090")->arch, "sm_89");
+  EXPECT_EQ(ParseTarget("t4")->gpu.max_shared_memory_optin, 64 << 10);
+  EXPECT_EQ(ParseTarget("cuda -arch=sm_90a")->arch, "sm_90a");
+  EXPECT_EQ(ParseTarget("cuda -arch=sm_80")->gpu.sm_count, 0);  // a bare arch: generic limits
+}
+
+TEST(Target, BareCudaIsTheFirstVisibleGpu) {
+  auto t = ParseTarget("cuda");
+  if (t.ok()) {  // a GPU host
+    EXPECT_EQ(t->arch.rfind("sm_", 0), 0u);
+    EXPECT_FALSE(t->model.empty());
+    EXPECT_GT(t->gpu.sm_count, 0);
+    return;
+  }
+  EXPECT_NE(t.status().message().find("target 'cuda' means this machine's first GPU, and no CUDA driver"), std::string::npos)
+      << t.status().message();
+  EXPECT_NE(t.status().message().find("name the card instead: cuda -arch=sm_NN, or a tag (h100, h200"), std::string::npos)
+      << t.status().message();
+}
+
 TEST(Target, NativeIsTheHost) {
   auto t = ParseTarget("native");
   ASSERT_TRUE(t.ok());
@@ -71,7 +110,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BadTarget{"llvm -mattr=+avx9000", "unknown feature 'avx9000'"},
                       BadTarget{"llvm -mattr=avx2", "must start with + or -"},
                       BadTarget{"cuda -arch=90", "bad CUDA arch '90'"},
-                      BadTarget{"cuda -mcpu=x", "unknown option '-mcpu' for cuda target"}),
+                      BadTarget{"cuda -mcpu=x", "unknown option '-mcpu' for cuda target"},
+                      BadTarget{"cuda -arch=sm_70", "CUDA arch 'sm_70' is not supported; supported: sm_75, sm_80"},
+                      BadTarget{"cuda -arch=sm_100", "CUDA arch 'sm_100' is not supported"},
+                      BadTarget{"h200 -arch=sm_80", "h200 is sm_90, not sm_80"},
+                      BadTarget{"cuda -model=a100 -arch=sm_90", "a100 is sm_80, not sm_90"}),
     [](const ::testing::TestParamInfo<BadTarget>& info) { return "case" + std::to_string(info.index); });
 
 }  // namespace

@@ -4,7 +4,11 @@
 //   llvm -mtriple=T -mcpu=C -mattr=+a,+b [-model=NAME] [-keys=k1,k2]
 //   rasp4b   aarch64, cortex-a72, NEON          rasp3b   armv7 hard-float, cortex-a53, NEON
 //   x86-avx2 x86-64 haswell (AVX2+FMA)          x86-avx512  x86-64 skylake-avx512
-//   cuda -arch=sm_90                   parsed; code generation arrives with the CUDA work
+//   cuda                               the first visible NVIDIA GPU (its architecture, name and limits
+//                                      from the driver; an error naming the alternatives without one)
+//   cuda -arch=sm_NN [-model=NAME]     sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a (CUDA 13's range)
+//   h100 h200 a100 a10 l4 t4 rtx3090 rtx4090   tags: architecture and launch limits of the card
+//                                      (`cuda -model=h200` is the same; -arch must then agree)
 // Keys (cpu, arm_cpu, cuda, gpu) and the model (device name) drive apply-history-best matching.
 // Every malformed string is an InvalidArgument naming the bad part.
 #ifndef TUNEFARM_COMPILER_TARGET_H_
@@ -18,6 +22,17 @@
 
 namespace tunefarm::compiler {
 
+// What one kernel launch may use on a GPU; the validity check of GPU configs reads it.
+struct GpuLimits {
+  int max_threads_per_block = 1024;
+  int max_shared_memory_per_block = 48 << 10;  // bytes, without the opt-in attribute
+  int max_shared_memory_optin = 48 << 10;      // bytes, with it
+  int max_registers_per_block = 65536;
+  int max_registers_per_thread = 255;
+  int warp_size = 32;
+  int sm_count = 0;  // 0: unknown (a bare -arch)
+};
+
 struct Target {
   std::string kind;    // "llvm" or "cuda"
   std::string triple;  // normalized LLVM triple, e.g. aarch64-unknown-linux-gnu
@@ -26,6 +41,7 @@ struct Target {
   std::string arch;      // cuda: sm_XX
   std::vector<std::string> keys;
   std::string model;  // device name when known (tag name or -model=)
+  GpuLimits gpu;      // kind "cuda"
 
   // float32 lanes of the widest vector the target computes with: 16 AVX-512, 8 AVX2, 4 NEON/SSE.
   int vector_lanes = 4;
