@@ -1,6 +1,6 @@
 // oneDNN's fp32 convolution / inner product for the same workload: the reference the kernel
-// bench compares against (format_tag::any, reorders done once outside the timing, as in
-// ../shared/ANCHORS.md).
+// bench compares against (format_tag::any, reorders done once outside the timing, so
+// oneDNN is timed at its best).
 #ifndef TUNEFARM_BENCH_KERNELS_ONEDNN_REFERENCE_H_
 #define TUNEFARM_BENCH_KERNELS_ONEDNN_REFERENCE_H_
 

@@ -1,4 +1,4 @@
-// The benchmark workloads of ../shared/ANCHORS.md: ResNet-18's 12 tuning tasks and the
+// The benchmark workloads (the project's anchors, bench/RESULTS.md): ResNet-18's 12 tuning tasks and the
 // MobileNetV2 depthwise and 1x1 convolutions (batch 1, fp32).
 #ifndef TUNEFARM_BENCH_KERNELS_WORKLOADS_H_
 #define TUNEFARM_BENCH_KERNELS_WORKLOADS_H_

@@ -1,5 +1,5 @@
 // bench_tuning: tuning curves -- best GFLOP/s after 16, 32, ..., N trials for each tuner on
-// ResNet-18 tasks of ../shared/ANCHORS.md (default 2, 5, 8, 11), with the local runner and the
+// ResNet-18 tasks of bench/kernels/workloads.h (default 2, 5, 8, 11), with the local runner and the
 // timing protocol the issue names (number 10, repeat 3), and the tuning throughput (measured
 // configs per second including builds and model refits).
 //

@@ -2,8 +2,8 @@
 # libprotobuf-dev:arm64 from scripts/setup.sh) for the board-side farm programs: no find root, the
 # arm64 libraries live in /usr/lib/aarch64-linux-gnu. gRPC's code generators are the host's
 # (/usr/bin), which is right for generating code. Run the results with plain `qemu-aarch64 PROG`:
-# the multiarch libc6:arm64 provides the loader (`-L /usr/aarch64-linux-gnu` would mix two glibcs;
-# ../shared/DEPENDENCIES.md §7).
+# the multiarch libc6:arm64 provides the loader (`-L /usr/aarch64-linux-gnu` would mix two glibcs
+# and crash in the loader).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

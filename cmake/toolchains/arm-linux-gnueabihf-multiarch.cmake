@@ -2,8 +2,8 @@
 # libprotobuf-dev:armhf from scripts/setup.sh) for the board-side farm programs: no find root, the
 # armhf libraries live in /usr/lib/arm-linux-gnueabihf. gRPC's code generators are the host's
 # (/usr/bin), which is right for generating code. Run the results with plain `qemu-arm PROG`:
-# the multiarch libc6:armhf provides the loader (`-L /usr/arm-linux-gnueabihf` would mix two glibcs;
-# ../shared/DEPENDENCIES.md §7).
+# the multiarch libc6:armhf provides the loader (`-L /usr/arm-linux-gnueabihf` would mix two glibcs
+# and crash in the loader).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR arm)
 set(CMAKE_C_COMPILER arm-linux-gnueabihf-gcc)

@@ -1,4 +1,4 @@
-// The --records flag as every command reads it (../shared/ARCHITECTURE.md, "CLI"): empty means
+// The --records flag as every command reads it (README.md, the CLI): empty means
 // ./tunefarm.db when it exists (and says so), "none" means no records, a path must exist.
 #ifndef TUNEFARM_TOOLS_TUNEFARM_RECORDS_OPTION_H_
 #define TUNEFARM_TOOLS_TUNEFARM_RECORDS_OPTION_H_

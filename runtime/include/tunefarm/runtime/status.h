@@ -3,7 +3,7 @@
 // Contract: a default-constructed Status is OK and allocates nothing. An error carries a code and a
 // message that names the offending object ("conv2d: config index 9001 out of range [0, 4096)").
 // Codes map one-to-one onto gRPC status codes so services can pass them through unchanged.
-// Errors are values: nothing in tunefarm throws to report one (see ../shared/STYLE.md, point 8).
+// Errors are values: nothing in tunefarm throws to report one.
 //
 // Thread safety: a Status is an immutable value; distinct objects may be used from distinct threads.
 #ifndef TUNEFARM_RUNTIME_STATUS_H_
