@@ -1,6 +1,7 @@
 #include "compiler/codegen/codegen_llvm.h"
 
 #include "compiler/codegen/codegen_cpu.h"
+#include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/codegen_llvm_base.h"
 #include "compiler/codegen/llvm_headers.h"
 
@@ -9,11 +10,17 @@ namespace tunefarm::compiler {
 Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSource>& kernels, const Target& target,
                                                      llvm::TargetMachine* tm, llvm::LLVMContext* context) {
   auto module = std::make_unique<llvm::Module>(kernels.empty() ? "tunefarm" : kernels[0].func.name, *context);
-  module->setTargetTriple(target.triple);
+  module->setTargetTriple(tm->getTargetTriple().str());
   module->setDataLayout(tm->createDataLayout());
-  // One code generator per target kind (the CUDA backend adds its NVPTX subclass here).
-  if (target.kind != "llvm") return Status::Unimplemented("no LLVM code generator for target kind '" + target.kind + "'");
-  std::unique_ptr<codegen::CodeGenLLVM> generator = MakeCodeGenCPU(context, module.get(), target);
+  // One code generator per target kind.
+  std::unique_ptr<codegen::CodeGenLLVM> generator;
+  if (target.kind == "llvm") {
+    generator = MakeCodeGenCPU(context, module.get(), target);
+  } else if (target.kind == "cuda") {
+    generator = MakeCodeGenNVPTX(context, module.get(), target);
+  } else {
+    return Status::Unimplemented("no LLVM code generator for target kind '" + target.kind + "'");
+  }
   for (const auto& k : kernels) generator->AddKernel(k);
 
   std::string errors;

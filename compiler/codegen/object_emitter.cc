@@ -41,9 +41,11 @@ Result<std::string> ToolchainPrefix(const Target& target) {
   return Status::Unimplemented("no linker known for triple " + target.triple);
 }
 
-// Runs argv, capturing its output; posix_spawn (vfork semantics) avoids copying this process's
-// large address space, which a fork would pay for on every build.
-Status RunTool(const std::vector<std::string>& argv, const std::string& what) {
+}  // namespace
+
+// posix_spawn (vfork semantics) avoids copying this process's large address space, which a fork
+// would pay for on every build.
+Result<std::string> RunTool(const std::vector<std::string>& argv, const std::string& what) {
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -72,10 +74,8 @@ Status RunTool(const std::vector<std::string>& argv, const std::string& what) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return Status::Internal(what + " with " + argv[0] + " failed: " + output);
   }
-  return Status::OK();
+  return output;
 }
-
-}  // namespace
 
 Result<std::string> LinkerDriverFor(const Target& target) {
   TUNEFARM_ASSIGN_OR_RETURN(std::string prefix, ToolchainPrefix(target));
@@ -96,7 +96,7 @@ Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Tar
     argv = {prefix + "ld", "-shared", "--hash-style=gnu", "-o", out_path};
     argv.insert(argv.end(), object_paths.begin(), object_paths.end());
   }
-  return RunTool(argv, "linking " + out_path);
+  return RunTool(argv, "linking " + out_path).status();
 }
 
 struct JitModule::Impl {

@@ -26,6 +26,11 @@ Result<std::string> LinkerDriverFor(const Target& target);
 Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Target& target,
                          const std::string& out_path, bool use_toolchain_driver = false);
 
+// Runs a tool (found on PATH when argv[0] has no slash) and returns what it printed (stdout and
+// stderr); an error carries the output when it exits non-zero, FailedPrecondition when it cannot
+// start.
+Result<std::string> RunTool(const std::vector<std::string>& argv, const std::string& what);
+
 // JIT-compiles kernels for the host; FailedPrecondition if the target is not runnable here.
 Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>& kernels, const Target& target);
 

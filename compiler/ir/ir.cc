@@ -131,8 +131,10 @@ const char* ForKindName(ForKind kind) {
     case ForKind::kUnrolled: return "unrolled";
     case ForKind::kGpuBlockX: return "gpu_block_x";
     case ForKind::kGpuBlockY: return "gpu_block_y";
+    case ForKind::kGpuBlockZ: return "gpu_block_z";
     case ForKind::kGpuThreadX: return "gpu_thread_x";
     case ForKind::kGpuThreadY: return "gpu_thread_y";
+    case ForKind::kGpuThreadZ: return "gpu_thread_z";
   }
   return "?";
 }

@@ -246,12 +246,21 @@ enum class ForKind : uint8_t {
   // GPU kinds, for the CUDA code generator: the loop becomes a block or thread index.
   kGpuBlockX,
   kGpuBlockY,
+  kGpuBlockZ,
   kGpuThreadX,
   kGpuThreadY,
+  kGpuThreadZ,
 };
 const char* ForKindName(ForKind kind);
-// Block and thread loops stay loops whatever their extent (codegen binds them to indices).
+// Block and thread loops stay loops whatever their extent until GPU lowering binds them to the
+// block and thread indices (passes/bind_gpu_threads.h).
 inline bool IsGpuLoop(ForKind kind) { return kind >= ForKind::kGpuBlockX; }
+inline bool IsGpuBlockLoop(ForKind kind) { return kind >= ForKind::kGpuBlockX && kind <= ForKind::kGpuBlockZ; }
+inline bool IsGpuThreadLoop(ForKind kind) { return kind >= ForKind::kGpuThreadX; }
+// 0, 1, 2 for x, y, z of a GPU kind.
+inline int GpuDimension(ForKind kind) {
+  return IsGpuThreadLoop(kind) ? int(kind) - int(ForKind::kGpuThreadX) : int(kind) - int(ForKind::kGpuBlockX);
+}
 
 // Where a buffer lives. On CPUs every allocation is kGlobal (stack or heap); GPUs put kShared in
 // the block's shared memory and kLocal in a thread's registers/local memory.

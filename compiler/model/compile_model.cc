@@ -45,7 +45,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
   for (size_t i = 0; i < plan->kernels.size(); ++i) {
     PlannedKernel& k = plan->kernels[i];
     std::string symbol = SymbolFor(i, k.op);
-    sources[i].func = passes::Lower(*k.def.schedule, k.def.args, symbol, target);
+    TUNEFARM_ASSIGN_OR_RETURN(sources[i].func, passes::Lower(*k.def.schedule, k.def.args, symbol, target));
     sources[i].metadata_json = "{\"symbol\":\"" + symbol + "\",\"op\":\"" + k.op + "\"}";
     runtime::ArtifactKernel ak;
     ak.symbol = symbol;

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "compiler/ir/ir.h"
+#include "compiler/passes/gpu_launch.h"
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/runtime/result.h"
 
 namespace tunefarm::passes {
 
@@ -20,6 +22,11 @@ struct LoweredFunc {
   std::vector<ir::Tensor> args;  // the C ABI's argument order
   std::vector<ir::Var> buffers;  // one handle variable per argument
   ir::Stmt body;
+  // GPU kernels: body is one thread's program over gpu_vars, launched as `launch` says. False
+  // after emulate_gpu (the body is then a host loop nest).
+  bool is_gpu = false;
+  GpuLaunch launch;
+  GpuIndexVars gpu_vars;
 };
 
 struct PassTiming {
@@ -36,15 +43,21 @@ struct LowerOptions {
   // Stops after the pass with this name (empty: run them all); the tuner's loop-nest features
   // read the nest before unrolling.
   std::string stop_after;
+  // GPU kinds: TVM's auto_unroll_max_step (auto_unroll.h), usually a config knob.
+  int64_t auto_unroll_max_step = 0;
+  // GPU kinds: after verification, turn the kernel into a host loop nest with the same results
+  // (emulate_gpu_on_host.h), for checking GPU schedules on a machine without a GPU.
+  bool emulate_gpu = false;
 };
 
-// The pass names, in order, as dump_after accepts them.
-const std::vector<std::string>& LoweringPassNames();
+// The pass names for a target kind ("llvm", "cuda"), in order, as dump_after accepts them.
+const std::vector<std::string>& LoweringPassNames(const std::string& target_kind = "llvm");
 
-// The pass list depends on the target's kind: CPU kinds ("llvm") run the list in lower.cc; a GPU
-// kind will add its own passes (barrier insertion, host/device split, launch verification) to it.
-LoweredFunc Lower(const te::Schedule& schedule, const std::vector<ir::Tensor>& args, const std::string& name,
-                  const compiler::Target& target, const LowerOptions& options = {});
+// CPU kinds ("llvm") run the CPU list in lower.cc; "cuda" binds block and thread loops, unrolls
+// and verifies the launch against the target's limits. Errors: a GPU schedule the target cannot
+// launch (InvalidArgument naming the limit), never a CPU one.
+Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Tensor>& args, const std::string& name,
+                          const compiler::Target& target, const LowerOptions& options = {});
 
 }  // namespace tunefarm::passes
 

@@ -7,6 +7,9 @@ const OpTemplate* Conv2dTemplate();
 const OpTemplate* DepthwiseConv2dTemplate();
 const OpTemplate* DensePackTemplate();
 const OpTemplate* DenseNoPackTemplate();
+const OpTemplate* Conv2dCudaTemplate();
+const OpTemplate* DepthwiseConv2dCudaTemplate();
+const OpTemplate* DenseCudaTemplate();
 
 const char* BufferRoleName(BufferRole role) {
   switch (role) {
@@ -21,13 +24,15 @@ const char* BufferRoleName(BufferRole role) {
 
 Result<const OpTemplate*> FindTemplate(const std::string& name) {
   // The compile-time table of templates (no global registry).
-  const OpTemplate* const kTemplates[] = {Conv2dTemplate(), DepthwiseConv2dTemplate(), DensePackTemplate(),
-                                          DenseNoPackTemplate()};
+  const OpTemplate* const kTemplates[] = {Conv2dTemplate(),     DepthwiseConv2dTemplate(),     DensePackTemplate(),
+                                          DenseNoPackTemplate(), Conv2dCudaTemplate(),          DepthwiseConv2dCudaTemplate(),
+                                          DenseCudaTemplate()};
+  std::string known;
   for (const OpTemplate* t : kTemplates) {
     if (name == t->name()) return t;
+    known += (known.empty() ? "" : ", ") + std::string(t->name());
   }
-  return Status::NotFound("unknown template '" + name +
-                          "'; known: conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack");
+  return Status::NotFound("unknown template '" + name + "'; known: " + known);
 }
 
 int MaxAccumulators(const Target& t) {

@@ -26,6 +26,8 @@ struct KernelDef {
   std::unique_ptr<te::Schedule> schedule;
   std::vector<ir::Tensor> args;
   std::vector<BufferRole> roles;
+  // GPU templates: the config's auto_unroll_max_step (passes/auto_unroll.h).
+  int64_t auto_unroll_max_step = 0;
 };
 
 class OpTemplate {

@@ -25,6 +25,9 @@ const std::vector<StrategyRow>& StrategyTable() {
       // which is faster depends on the shape and the machine, so both are tuned.
       {"dense", "llvm", "dense_pack", Always},
       {"dense", "llvm", "dense_nopack", Always},
+      {"conv2d", "cuda", "conv2d_nchw_cuda", IsNotDepthwise},
+      {"conv2d", "cuda", "depthwise_conv2d_nchw_cuda", IsDepthwise},
+      {"dense", "cuda", "dense_cuda", Always},
   };
   return kRows;
 }

@@ -6,9 +6,30 @@
 
 namespace tunefarm::compiler {
 
+namespace {
+
+// Every template's operator family, in one place: the key's shape fields follow the family.
+enum class Family { kUnknown, kConv2d, kDense };
+Family FamilyOf(const std::string& template_name) {
+  static const std::pair<const char*, Family> kTemplates[] = {
+      {"conv2d_nchwc", Family::kConv2d},         {"depthwise_conv2d_nchwc", Family::kConv2d},
+      {"conv2d_nchw_cuda", Family::kConv2d},     {"depthwise_conv2d_nchw_cuda", Family::kConv2d},
+      {"dense_pack", Family::kDense},            {"dense_nopack", Family::kDense},
+      {"dense_cuda", Family::kDense},
+  };
+  for (const auto& [name, family] : kTemplates) {
+    if (template_name == name) return family;
+  }
+  return Family::kUnknown;
+}
+
+}  // namespace
+
+bool Workload::is_dense() const { return FamilyOf(template_name) == Family::kDense; }
+
 std::string Workload::Key() const {
   char buf[256];
-  if (template_name == "dense_pack" || template_name == "dense_nopack") {
+  if (is_dense()) {
     std::snprintf(buf, sizeof(buf), "%s|N%lld_I%lld|O%lld|NC|%s", template_name.c_str(), (long long)dense.batch,
                   (long long)dense.in_features, (long long)dense.out_features, dtype.c_str());
     return buf;
@@ -24,7 +45,7 @@ std::string Workload::Key() const {
 }
 
 double Workload::Flops() const {
-  if (template_name == "dense_pack" || template_name == "dense_nopack") {
+  if (is_dense()) {
     return 2.0 * double(dense.batch) * double(dense.in_features) * double(dense.out_features);
   }
   const Conv2dParams& c = conv;
@@ -44,14 +65,14 @@ Result<Workload> Workload::FromKey(const std::string& key) {
   w.template_name = parts[0];
   w.dtype = parts[4];
   long long a[16] = {0};
-  if (w.template_name == "dense_pack" || w.template_name == "dense_nopack") {
+  if (w.is_dense()) {
     if (std::sscanf(parts[1].c_str(), "N%lld_I%lld", &a[0], &a[1]) != 2 || std::sscanf(parts[2].c_str(), "O%lld", &a[2]) != 1) {
       return bad("dense shape fields");
     }
     w.dense = {a[0], a[1], a[2]};
     return w;
   }
-  if (w.template_name != "conv2d_nchwc" && w.template_name != "depthwise_conv2d_nchwc") {
+  if (FamilyOf(w.template_name) != Family::kConv2d) {
     return bad("unknown template '" + w.template_name + "'");
   }
   if (std::sscanf(parts[1].c_str(), "N%lld_C%lld_H%lld_W%lld", &a[0], &a[1], &a[2], &a[3]) != 4 ||

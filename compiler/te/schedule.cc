@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "compiler/ir/ir_mutator.h"
 #include "compiler/ir/ir_util.h"
 #include "compiler/ir/ir_visitor.h"
 #include "tunefarm/runtime/check.h"
@@ -103,7 +104,7 @@ Stage& Schedule::operator[](const Tensor& t) {
   return *stages_.front();
 }
 
-Tensor Schedule::cache_write(const Tensor& t) {
+Tensor Schedule::cache_write(const Tensor& t, ir::MemoryScope scope) {
   Stage& orig = (*this)[t];
   TUNEFARM_CHECK_MSG(orig.relations.empty(), "cache_write must come before other primitives");
   auto cache = std::make_shared<ir::TensorNode>();
@@ -122,6 +123,7 @@ Tensor Schedule::cache_write(const Tensor& t) {
   Tensor cache_tensor = cache;
 
   auto cache_stage = MakeStage(cache_tensor);
+  cache_stage->scope = scope;
   std::vector<Expr> idx;
   for (const auto& a : orig.axes) idx.push_back(AxisExpr(a));
   orig.body = Read(cache_tensor, idx);
@@ -132,6 +134,85 @@ Tensor Schedule::cache_write(const Tensor& t) {
   auto pos = std::find_if(stages_.begin(), stages_.end(), [&](const auto& s) { return s.get() == &orig; });
   stages_.insert(pos, std::move(cache_stage));
   return cache_tensor;
+}
+
+namespace {
+
+// Rewrites reads of one tensor: to another tensor at the same indices, or (inline) to a definition.
+class ReadRewriter : public ir::IRMutator {
+ public:
+  ReadRewriter(const Tensor& from, std::function<Expr(const std::vector<Expr>&)> to)
+      : from_(from), to_(std::move(to)) {}
+  using ir::IRMutator::Mutate;
+
+ protected:
+  Expr Visit_(const ir::ProducerLoad* op, const Expr& self) override {
+    Expr e = ir::IRMutator::Visit_(op, self);
+    const auto* load = e.as<ir::ProducerLoad>();
+    return load->tensor == from_ ? to_(load->indices) : e;
+  }
+
+ private:
+  Tensor from_;
+  std::function<Expr(const std::vector<Expr>&)> to_;
+};
+
+const char* ScopeSuffix(ir::MemoryScope scope) {
+  switch (scope) {
+    case ir::MemoryScope::kShared: return ".shared";
+    case ir::MemoryScope::kLocal: return ".local";
+    case ir::MemoryScope::kGlobal: break;
+  }
+  return ".cache";
+}
+
+}  // namespace
+
+Tensor Schedule::cache_read(const Tensor& t, ir::MemoryScope scope, const std::vector<Tensor>& readers) {
+  auto cache = std::make_shared<ir::TensorNode>();
+  cache->name = t->name + ScopeSuffix(scope);
+  cache->shape = t->shape;
+  cache->dtype = t->dtype;
+  cache->is_placeholder = false;
+  std::vector<Expr> idx;
+  for (size_t d = 0; d < t->shape.size(); ++d) {
+    cache->axes.push_back(MakeIterVar(cache->name + ".ax" + std::to_string(d), t->shape[d], false));
+    idx.push_back(AxisExpr(cache->axes.back()));
+  }
+  cache->body = Read(t, idx);
+  Tensor cache_tensor = cache;
+
+  // The new stage goes right before the first reader, so producers still come first.
+  size_t first_reader = stages_.size();
+  ReadRewriter rewrite(t, [&](const std::vector<Expr>& i) { return Read(cache_tensor, i); });
+  for (const Tensor& r : readers) {
+    Stage& rs = (*this)[r];
+    TUNEFARM_CHECK_MSG(rs.relations.empty(), "cache_read must come before the readers' other primitives");
+    rs.body = rewrite.Mutate(rs.body);
+    for (size_t i = 0; i < stages_.size(); ++i) {
+      if (stages_[i].get() == &rs) first_reader = std::min(first_reader, i);
+    }
+  }
+  auto stage = MakeStage(cache_tensor);
+  stage->scope = scope;
+  stages_.insert(stages_.begin() + long(first_reader), std::move(stage));
+  return cache_tensor;
+}
+
+void Schedule::compute_inline(const Tensor& t) {
+  Stage& st = (*this)[t];
+  TUNEFARM_CHECK_MSG(st.reduce == ReduceKind::kNone, "compute_inline of a reduction");
+  const Expr body = st.body;
+  const std::vector<IterVar> axes = st.axes;
+  ReadRewriter rewrite(t, [&](const std::vector<Expr>& i) {
+    ir::VarMap map;
+    for (size_t d = 0; d < axes.size(); ++d) map[axes[d]->var.get()] = i[d];
+    return ir::Substitute(body, map);
+  });
+  for (auto& s : stages_) {
+    if (s.get() != &st) s->body = rewrite.Mutate(s->body);
+  }
+  st.inlined = true;
 }
 
 }  // namespace tunefarm::te

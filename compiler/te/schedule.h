@@ -14,6 +14,14 @@
 //                          consumer reads there (used for padding and for register tiles)
 //   cache_write(tensor)    computes the tensor into a new stage and makes the original stage a
 //                          copy of it: with compute_at, the register-tile accumulation pattern
+//   cache_read(tensor, scope, readers)  a new stage copying the tensor into `scope` memory, read
+//                          by the readers instead of the tensor: with compute_at and threads bound
+//                          to its loops, the GPU's cooperative fetch into shared memory
+//   compute_inline(tensor) the tensor's definition is substituted into its readers (no stage)
+//   set_scope(scope)       where the stage's tensor lives: a GPU shared tensor attached inside a
+//                          block covers what every thread of the block reads there (the region is
+//                          relaxed over the thread loops around the attach point) and is fenced by
+//                          barriers; a local tensor covers one thread's part
 // Misuse of a primitive (a leaf that is not a leaf, a foreign iter var) is a bug in the template
 // that issued it and fails a TUNEFARM_CHECK; configurations are validated before they get here.
 #ifndef TUNEFARM_COMPILER_TE_SCHEDULE_H_
@@ -52,6 +60,8 @@ struct Stage {
   AttachKind attach = AttachKind::kRoot;
   Stage* attach_stage = nullptr;
   IterVar attach_ivar;
+  ir::MemoryScope scope = ir::MemoryScope::kGlobal;
+  bool inlined = false;  // compute_inline: no nest of its own
 
   // Scheduling primitives; see the header comment.
   std::pair<IterVar, IterVar> split(const IterVar& iv, int64_t factor);
@@ -62,6 +72,7 @@ struct Stage {
   void parallel(const IterVar& iv) { annotate(iv, ir::ForKind::kParallel); }
   void bind(const IterVar& iv, ir::ForKind gpu_kind) { annotate(iv, gpu_kind); }
   void compute_at(Stage& consumer, const IterVar& iv);
+  void set_scope(ir::MemoryScope s) { scope = s; }
 
   void annotate(const IterVar& iv, ir::ForKind kind);
   size_t LeafIndex(const IterVar& iv) const;  // checks that iv is a leaf
@@ -80,7 +91,11 @@ class Schedule {
 
   // Creates `<name>.local`, computing what t computed; t's stage becomes a copy from it. Returns
   // the new tensor (schedule it through (*this)[result]).
-  Tensor cache_write(const Tensor& t);
+  Tensor cache_write(const Tensor& t, ir::MemoryScope scope = ir::MemoryScope::kGlobal);
+  // Creates `<name>.<scope>` = t, and makes each reader read it instead of t. Returns the new tensor.
+  Tensor cache_read(const Tensor& t, ir::MemoryScope scope, const std::vector<Tensor>& readers);
+  // Substitutes t's definition (not a reduction) into every stage that reads it.
+  void compute_inline(const Tensor& t);
 
  private:
   std::vector<Tensor> outputs_;

@@ -39,6 +39,11 @@ Expr Identity(ReduceKind kind, Type t) {
   return t.is_float() ? ir::FloatImm::Make(t, 0.0) : ir::IntImm::Make(t, 0);
 }
 
+struct ThreadLoop {
+  const ir::VarNode* var;
+  int64_t extent;
+};
+
 // What a stage's nest exposes to the stages attached inside it: its body in terms of its leaf
 // loop variables, and the extents of those loops.
 struct NestContext {
@@ -124,6 +129,11 @@ class StageLowering {
     };
     std::vector<int> guard_pos;
     for (const Expr& g : guards) guard_pos.push_back(position_of(g));
+    // In a GPU kernel every guard sits right around the store: a guard further out could enclose
+    // an attached shared-memory fetch and its barriers, which all threads of a block must reach.
+    if (in_gpu_kernel_) {
+      for (int& p : guard_pos) p = int(n) - 1;
+    }
 
     int first_reduce = -1;
     for (size_t i = 0; i < n; ++i) {
@@ -171,15 +181,19 @@ class StageLowering {
   Stmt LowerAll() {
     std::vector<const Stage*> roots;
     for (const auto& st : sch_.stages()) {
-      if (st->attach == AttachKind::kRoot) roots.push_back(st.get());
+      if (st->attach == AttachKind::kRoot && !st->inlined) roots.push_back(st.get());
     }
     Stmt program;
     for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
       const Stage* s = *it;
       Region full = FullRegion(s->tensor);
+      in_gpu_kernel_ = false;
+      for (const auto& [iv, kind] : s->annotations) in_gpu_kernel_ = in_gpu_kernel_ || ir::IsGpuLoop(kind);
       Stmt nest = MakeNest(*s, full);
       program = program.defined() ? ir::Block::Make({nest, program}) : nest;
-      if (!IsOutput(s->tensor)) program = ir::ProducerRealize::Make(s->tensor, full.mins, full.extents, program);
+      if (!IsOutput(s->tensor)) {
+        program = ir::ProducerRealize::Make(s->tensor, full.mins, full.extents, program, s->scope);
+      }
     }
     return program;
   }
@@ -203,21 +217,44 @@ class StageLowering {
   Stmt EmitAttached(const Stage& s, int l, Stmt stmt, const NestContext& ctx) {
     const IterVar& leaf = s.leaf_order[l];
     const auto& stages = sch_.stages();
+    // The thread loops around the attach point: s's own down to l, and those around s.
+    std::vector<ThreadLoop> threads = thread_loops_;
+    for (int i = 0; i <= l; ++i) {
+      auto ann = s.annotations.find(s.leaf_order[size_t(i)].get());
+      if (ann != s.annotations.end() && ir::IsGpuThreadLoop(ann->second)) {
+        threads.push_back({s.leaf_order[size_t(i)]->var.get(), ctx.ext.at(s.leaf_order[size_t(i)].get())});
+      }
+    }
     // Producers come earlier in stage order; emit the last one innermost so earlier ones
-    // (which later ones may read) are computed first.
+    // (which later ones may read) are computed first. Shared-memory fetches at one loop share
+    // their barriers: every fetch, one barrier, the readers, one barrier before the next round
+    // overwrites the buffers.
+    std::vector<const Stage*> attached;
     for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
       const Stage& c = **it;
-      if (c.attach != AttachKind::kAt || c.attach_stage != &s || c.attach_ivar != leaf) continue;
-      Region region = InferRegion(c.tensor, s, l, ctx);
-      Stmt nest = MakeNest(c, region);
-      stmt = ir::ProducerRealize::Make(c.tensor, region.mins, region.extents, ir::Block::Make({nest, stmt}));
+      if (c.attach == AttachKind::kAt && c.attach_stage == &s && c.attach_ivar == leaf && !c.inlined) attached.push_back(&c);
     }
+    bool any_shared = false;
+    for (const Stage* c : attached) any_shared = any_shared || c->scope == ir::MemoryScope::kShared;
+    if (any_shared) {
+      stmt = ir::Block::Make({ir::Barrier::Make(ir::MemoryScope::kShared), stmt, ir::Barrier::Make(ir::MemoryScope::kShared)});
+    }
+    std::vector<ThreadLoop> saved = thread_loops_;
+    thread_loops_ = threads;
+    for (const Stage* c : attached) {
+      Region region = InferRegion(c->tensor, s, l, ctx, c->scope == ir::MemoryScope::kShared ? threads : std::vector<ThreadLoop>{});
+      Stmt nest = MakeNest(*c, region);
+      stmt = ir::ProducerRealize::Make(c->tensor, region.mins, region.extents, ir::Block::Make({nest, stmt}), c->scope);
+    }
+    thread_loops_ = saved;
     return stmt;
   }
 
   // The region of `producer` that consumer s reads inside its leaf loop l, as mins (in terms of
-  // the loops outside l) and constant extents.
-  Region InferRegion(const Tensor& producer, const Stage& s, int l, const NestContext& ctx) {
+  // the loops outside l) and constant extents; relaxed over `threads` too (a shared buffer holds
+  // what every thread of the block reads).
+  Region InferRegion(const Tensor& producer, const Stage& s, int l, const NestContext& ctx,
+                     const std::vector<ThreadLoop>& threads) {
     Region full = FullRegion(producer);
     std::vector<std::vector<Expr>> accesses;
     ir::PreOrderVisit(ir::Evaluate::Make(ctx.body), [&](const Expr& e) {
@@ -229,6 +266,7 @@ class StageLowering {
     for (size_t i = size_t(l) + 1; i < s.leaf_order.size(); ++i) {
       ranging[s.leaf_order[i]->var.get()] = ctx.ext.at(s.leaf_order[i].get());
     }
+    for (const ThreadLoop& t : threads) ranging[t.var] = t.extent;
 
     Region out;
     for (size_t d = 0; d < producer->shape.size(); ++d) {
@@ -272,6 +310,9 @@ class StageLowering {
   }
 
   const Schedule& sch_;
+  // While a nest is built: the GPU thread loops around it, and whether its root is a GPU kernel.
+  std::vector<ThreadLoop> thread_loops_;
+  bool in_gpu_kernel_ = false;
 };
 
 }  // namespace

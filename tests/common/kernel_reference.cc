@@ -38,7 +38,8 @@ std::vector<float> ConvReference(const KernelSpec& spec, const KernelInfo& info,
   int bi = Find(info, "bias"), ri = Find(info, "residual"), oi = Find(info, "output");
   const auto& dshape = info.buffers[0].shape;
   const auto& oshape = info.buffers[size_t(oi)].shape;
-  const int64_t ic_bn = dshape[4], oc_bn = oshape[4];
+  // Blocked NCHW[x]c (CPU templates) or plain NCHW (CUDA templates: a block of 1).
+  const int64_t ic_bn = dshape.size() == 5 ? dshape[4] : 1, oc_bn = oshape.size() == 5 ? oshape[4] : 1;
   const int64_t OH = c.out_height(), OW = c.out_width();
   const int64_t Cg = c.in_channels / c.groups, Kg = c.out_channels / c.groups;
   auto in_at = [&](int64_t n, int64_t ch, int64_t h, int64_t x) {
@@ -113,17 +114,16 @@ Buffers RandomArguments(const KernelInfo& info, std::mt19937_64& rng) {
 }
 
 std::vector<float> ReferenceOutput(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
-  const std::string& t = spec.workload.template_name;
-  if (t == "conv2d_nchwc") return ConvReference(spec, info, args, false);
-  if (t == "depthwise_conv2d_nchwc") return ConvReference(spec, info, args, true);
-  return DenseReference(spec, info, args);
+  if (spec.workload.is_dense()) return DenseReference(spec, info, args);
+  const bool depthwise = spec.workload.template_name.find("depthwise") != std::string::npos;
+  return ConvReference(spec, info, args, depthwise);
 }
 
 compiler::Workload RandomWorkload(const std::string& template_name, std::mt19937_64& rng) {
   auto pick = [&](std::vector<int64_t> v) { return v[size_t(rng() % v.size())]; };
   compiler::Workload w;
   w.template_name = template_name;
-  if (template_name == "dense_pack" || template_name == "dense_nopack") {
+  if (w.is_dense()) {
     w.dense = {pick({1, 1, 2, 3}), pick({1, 7, 16, 33, 64, 100}), pick({1, 5, 16, 31, 48, 70})};
     return w;
   }
@@ -139,7 +139,7 @@ compiler::Workload RandomWorkload(const std::string& template_name, std::mt19937
   c.pad_right = c.pad_left;
   c.height = pick({5, 7, 8, 11, 14});
   c.width = pick({5, 6, 9, 13, 16});
-  if (template_name == "depthwise_conv2d_nchwc") {
+  if (template_name.find("depthwise") != std::string::npos) {
     c.in_channels = c.out_channels = c.groups = pick({3, 8, 16, 24, 32});
   } else {
     c.groups = pick({1, 1, 1, 2, 4});

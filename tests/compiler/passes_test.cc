@@ -176,7 +176,7 @@ TEST(Lower, DumpsAfterNamedPassesAndTimesEveryPass) {
   s[b].vectorize(s[b].axes[0]);
   std::ostringstream dump;
   std::vector<PassTiming> timings;
-  LoweredFunc f = Lower(s, {a, b}, "double_it", compiler::HostTarget(), {"storage_flatten", &dump, &timings, ""});
+  LoweredFunc f = Lower(s, {a, b}, "double_it", compiler::HostTarget(), {"storage_flatten", &dump, &timings, ""}).value();
   EXPECT_NE(dump.str().find("after storage_flatten"), std::string::npos);
   EXPECT_NE(dump.str().find("vectorized (b.i, 0, 16)"), std::string::npos) << dump.str();
   ASSERT_EQ(timings.size(), LoweringPassNames().size());

@@ -15,15 +15,6 @@ namespace {
 using ir::Expr;
 using ir::Tensor;
 
-Status CheckDense(const Workload& w, const char* name) {
-  const DenseParams& d = w.dense;
-  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
-  if (d.batch < 1 || d.in_features < 1 || d.out_features < 1) {
-    return Status::InvalidArgument(std::string("unsupported shape: every dimension must be >= 1 in ") + name + " workload " + w.Key());
-  }
-  return Status::OK();
-}
-
 // data [N, K], then the weight, then the epilogue's bias [O] and residual [N, O].
 std::pair<Tensor, EpilogueArgs> DeclareArgs(const DenseParams& d, const Epilogue& ep, KernelDef* def, const Tensor& weight) {
   Tensor data = te::Placeholder("data", {d.batch, d.in_features});

@@ -138,4 +138,13 @@ Status CheckConv2d(const Workload& w, const char* name) {
   return Status::OK();
 }
 
+Status CheckDense(const Workload& w, const char* name) {
+  const DenseParams& d = w.dense;
+  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  if (d.batch < 1 || d.in_features < 1 || d.out_features < 1) {
+    return Status::InvalidArgument(std::string("unsupported shape: every dimension must be >= 1 in ") + name + " workload " + w.Key());
+  }
+  return Status::OK();
+}
+
 }  // namespace tunefarm::compiler

@@ -36,6 +36,7 @@ ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices);
 void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, int lanes);
 
 Status CheckConv2d(const Workload& w, const char* template_name);
+Status CheckDense(const Workload& w, const char* template_name);
 
 // The epilogue's extra arguments, appended to def->args after data and weights: bias of
 // bias_shape, residual of the output's shape.

@@ -50,6 +50,13 @@ struct KernelInfo {
   std::string config_json;
   double flops = 0;
   std::vector<KernelBufferInfo> buffers;  // in argument order
+  // GPU kernels (target kind cuda): how to launch them. The kernel's parameters are the buffers'
+  // device pointers in argument order.
+  bool gpu = false;
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  int64_t shared_bytes = 0;
+  int registers = 0;  // per thread, from ptxas when it ran (0: unknown)
   std::string ToJson() const;
   static Result<KernelInfo> FromJson(const std::string& json);
 };
@@ -74,6 +81,10 @@ struct BuildOptions {
   bool toolchain_linker = false;
   // Stops lowering after the named pass (LoopNestFeatures; not for building).
   std::string stop_after;
+  // CUDA specs: lower and verify for the GPU, then run the kernel on this machine's CPU with the
+  // GPU's semantics (blocks and threads in turn, phases split at barriers; passes/
+  // emulate_gpu_on_host.h). BuildJit only; for checking GPU schedules without a GPU.
+  bool emulate_gpu = false;
 };
 
 // Lowers a spec (validating workload, config index and target) and describes it.
@@ -107,6 +118,10 @@ Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs
 // An ELF object with every spec's kernel, for specs[0].target (all specs must share the target).
 Result<std::string> BuildObject(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                                 const BuildOptions& options = {});
+// PTX assembly with every spec's kernel, for a CUDA target (all specs share it). Kernels are
+// `extern "C"` entry points named by their symbols; infos carry their launch dimensions.
+Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
+                             const BuildOptions& options = {});
 // Builds and links a shared library (host cc or the Debian cross toolchain for board targets).
 Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::string& path,
                           std::vector<KernelInfo>* infos = nullptr, const BuildOptions& options = {});

@@ -22,15 +22,23 @@ struct Conv2dParams {
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
 
-  int64_t out_height() const { return (height + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
-  int64_t out_width() const { return (width + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
+  // 0 when the dilated kernel is larger than the padded input (floor division: C++'s truncation
+  // would give 1 there).
+  int64_t out_height() const { return OutSize(height + pad_top + pad_bottom, dilation_h * (kernel_h - 1) + 1, stride_h); }
+  int64_t out_width() const { return OutSize(width + pad_left + pad_right, dilation_w * (kernel_w - 1) + 1, stride_w); }
+
+ private:
+  static int64_t OutSize(int64_t padded, int64_t window, int64_t stride) {
+    return padded < window || stride < 1 ? 0 : (padded - window) / stride + 1;
+  }
 };
 
 struct DenseParams {
   int64_t batch = 1, in_features = 0, out_features = 0;
 };
 
-// Template names: conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack.
+// Template names: CPUs conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack; CUDA
+// conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, dense_cuda.
 struct Workload {
   std::string template_name;
   Conv2dParams conv;  // conv templates
@@ -39,6 +47,8 @@ struct Workload {
 
   // e.g. "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32"
   std::string Key() const;
+  // The template computes a dense layer (dense fields), else a convolution (conv fields).
+  bool is_dense() const;
   // Multiply-adds count as 2 FLOPs; bias and epilogue are not counted.
   double Flops() const;
   static Result<Workload> FromKey(const std::string& key);

@@ -1,0 +1,219 @@
+#include "compiler/codegen/codegen_nvptx.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "compiler/codegen/codegen_llvm_base.h"
+#include "compiler/codegen/llvm_headers.h"
+#include "compiler/codegen/llvm_init.h"
+#include "compiler/codegen/object_emitter.h"
+#include "compiler/ir/ir_visitor.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+using namespace ir;  // NOLINT(google-build-using-namespace)
+
+class CodeGenNVPTX final : public codegen::CodeGenLLVM {
+ public:
+  using CodeGenLLVM::CodeGenLLVM;
+
+  void AddKernel(const KernelSource& k) override {
+    const passes::LoweredFunc& f = k.func;
+    TUNEFARM_CHECK_MSG(f.is_gpu, "CodeGenNVPTX needs a GPU-lowered kernel");
+    std::vector<llvm::Type*> params(f.buffers.size(), ptr_);
+    auto* fn_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), params, false);
+    auto* fn = llvm::Function::Create(fn_ty, llvm::GlobalValue::ExternalLinkage, f.name, module_);
+    for (size_t i = 0; i < f.buffers.size(); ++i) {
+      fn->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+      fn->getArg(unsigned(i))->setName(f.buffers[i]->name);
+    }
+    SetFunctionAttributes(fn);
+    Annotate(fn, "kernel", 1);
+    const char* bounds[3] = {"maxntidx", "maxntidy", "maxntidz"};
+    for (int d = 0; d < 3; ++d) Annotate(fn, bounds[d], f.launch.block[size_t(d)]);
+
+    BeginFunction(fn);
+    static const llvm::Intrinsic::ID kBlock[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+    static const llvm::Intrinsic::ID kThread[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
+                                                   llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+                                                   llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z};
+    for (int d = 0; d < 3; ++d) {
+      vars_[f.gpu_vars.block[size_t(d)].get()] = ReadIndex(kBlock[d], f.launch.grid[size_t(d)]);
+      vars_[f.gpu_vars.thread[size_t(d)].get()] = ReadIndex(kThread[d], f.launch.block[size_t(d)]);
+    }
+    for (size_t i = 0; i < f.buffers.size(); ++i) vars_[f.buffers[i].get()] = fn->getArg(unsigned(i));
+    Emit(f.body);
+    builder_.CreateRetVoid();
+    vars_.clear();
+  }
+
+ private:
+  void Annotate(llvm::Function* fn, const char* key, int64_t value) {
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx_, key),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32_, value))};
+    module_->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+  }
+
+  // An index register as int64; a dimension of size 1 is the constant 0.
+  llvm::Value* ReadIndex(llvm::Intrinsic::ID id, int64_t size) {
+    if (size == 1) return llvm::ConstantInt::get(i64_, 0);
+    llvm::Value* v = builder_.CreateIntrinsic(id, {}, {});
+    // The index is below the launch size: tell LLVM (it narrows the index arithmetic with it).
+    if (auto* call = llvm::dyn_cast<llvm::CallInst>(v)) {
+      llvm::MDBuilder mdb(ctx_);
+      call->setMetadata(llvm::LLVMContext::MD_range,
+                        mdb.createRange(llvm::APInt(32, 0), llvm::APInt(32, uint64_t(size))));
+    }
+    return builder_.CreateZExt(v, i64_);
+  }
+
+  void SetFunctionAttributes(llvm::Function* fn) override {
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr("target-cpu", target_.arch);
+  }
+
+  llvm::Value* EmitAllocation(const Allocate* op) override {
+    llvm::Type* elem = LLVMType(op->element_type);
+    auto* array_ty = llvm::ArrayType::get(elem, uint64_t(op->size));
+    if (op->scope == MemoryScope::kShared) {
+      // Unrolled copies of one allocation run one after another: they share one array.
+      llvm::GlobalVariable*& gv = shared_arrays_[op->buffer.get()];
+      if (!gv) {
+        gv = new llvm::GlobalVariable(*module_, array_ty, false, llvm::GlobalValue::InternalLinkage,
+                                      llvm::UndefValue::get(array_ty), op->buffer->name, nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, 3);
+        gv->setAlignment(llvm::Align(16));
+      }
+      return builder_.CreateAddrSpaceCast(gv, ptr_);
+    }
+    TUNEFARM_CHECK_MSG(op->scope == MemoryScope::kLocal,
+                       ("GPU kernels allocate shared or local memory only, not global: " + op->buffer->name).c_str());
+    llvm::IRBuilder<> entry(alloca_block_, alloca_block_->begin());
+    auto* a = entry.CreateAlloca(array_ty, nullptr, op->buffer->name);
+    a->setAlignment(llvm::Align(16));
+    return a;
+  }
+  void FreeAllocation(const Allocate*, llvm::Value*) override {}
+
+  std::unordered_map<const VarNode*, llvm::GlobalVariable*> shared_arrays_;
+
+  void EmitBarrier(const Barrier*) override { builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  void EmitSpecialFor(const For* op) override {
+    TUNEFARM_CHECK_MSG(false, ("loop '" + op->var->name + "' of kind " + ForKindName(op->kind) +
+                               " reached NVPTX codegen: BindGpuThreads binds GPU loops, and GPU kernels have no parallel loops")
+                                  .c_str());
+  }
+};
+
+class CallFinder : public IRVisitor {
+ public:
+  std::string first;
+  using IRVisitor::Visit;
+
+ protected:
+  void Visit_(const Call* op) override {
+    if (first.empty()) first = op->name;
+    IRVisitor::Visit_(op);
+  }
+};
+
+Status CheckNoMathCalls(const std::vector<KernelSource>& kernels) {
+  for (const auto& k : kernels) {
+    CallFinder f;
+    f.Visit(k.func.body);
+    if (!f.first.empty()) {
+      return Status::Unimplemented("kernel " + k.func.name + " calls '" + f.first +
+                                   "', which on CUDA needs libdevice from the CUDA toolkit; tunefarm does not link "
+                                   "libdevice yet, so this operator cannot run on a CUDA target");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenNVPTX(llvm::LLVMContext* ctx, llvm::Module* module,
+                                                       const Target& target) {
+  return std::make_unique<CodeGenNVPTX>(ctx, module, target);
+}
+
+Result<std::string> EmitPtx(const std::vector<KernelSource>& kernels, const Target& target) {
+  if (target.kind != "cuda") return Status::InvalidArgument("PTX needs a CUDA target, not " + target.ToString());
+  for (const auto& k : kernels) {
+    if (!k.func.is_gpu) return Status::InvalidArgument("kernel " + k.func.name + " was not lowered for the GPU");
+  }
+  TUNEFARM_RETURN_IF_ERROR(CheckNoMathCalls(kernels));
+  TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(kNvptxTriple, target.arch, ""));
+  llvm::LLVMContext context;
+  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context));
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen_pm;
+  if (tm->addPassesToEmitFile(codegen_pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile, /*DisableVerify=*/true)) {
+    return Status::Internal("LLVM cannot emit PTX for " + target.arch);
+  }
+  codegen_pm.run(*module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+std::string FindPtxas() {
+  if (const char* env = std::getenv("TUNEFARM_PTXAS"); env && *env) return access(env, X_OK) == 0 ? env : "";
+  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    std::string candidate = dir + "/ptxas";
+    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptxas, const std::string& ptx,
+                                                          const std::string& arch) {
+  char dir_template[] = "/tmp/tunefarm-ptxas-XXXXXX";
+  if (!mkdtemp(dir_template)) return Status::IOError("cannot create a temporary directory for ptxas");
+  const std::string dir = dir_template, in = dir + "/kernels.ptx", out = dir + "/kernels.cubin";
+  {
+    std::ofstream f(in, std::ios::binary);
+    f << ptx;
+    if (!f) return Status::IOError("cannot write " + in);
+  }
+  Result<std::string> output = RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch);
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+  rmdir(dir.c_str());
+  TUNEFARM_RETURN_IF_ERROR(output.status());
+
+  std::map<std::string, PtxasKernelReport> reports;
+  static const std::regex kEntry(R"(Compiling entry function '([^']+)')");
+  static const std::regex kFrame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex kUsed(R"(Used (\d+) registers)");
+  static const std::regex kSmem(R"((\d+) bytes smem)");
+  std::string current;
+  std::stringstream lines(*output);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, kEntry)) {
+      current = m[1];
+      reports[current];
+    } else if (!current.empty() && std::regex_search(line, m, kFrame)) {
+      reports[current].stack_frame_bytes = std::stoll(m[1]);
+      reports[current].spill_store_bytes = std::stoll(m[2]);
+      reports[current].spill_load_bytes = std::stoll(m[3]);
+    } else if (!current.empty() && std::regex_search(line, m, kUsed)) {
+      reports[current].registers = std::stoi(m[1]);
+      if (std::regex_search(line, m, kSmem)) reports[current].shared_bytes = std::stoll(m[1]);
+    }
+  }
+  return reports;
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,163 @@
+// conv2d_nchw_cuda: direct convolution on NVIDIA GPUs (TVM's conv2d_nchw CUDA template, without
+// virtual threads), with groups and fused epilogues.
+//
+//   data [N, C, H, W]   kernel [K, C/groups, KH, KW]   bias [K]   residual, out [N, K, OH, OW]
+//
+// Output channels, rows and columns split into (block, thread, inner): blockIdx.z runs over
+// (batch, channel blocks), y and x over row and column blocks; threadIdx z/y/x over the thread
+// parts; each thread accumulates its (inner f x inner y x inner x) tile in registers. The input
+// channels and kernel window split into (outer, inner): per outer step the block stages the padded
+// input window and the weights it needs into shared memory (every thread fetches a share,
+// consecutive threads consecutive elements), synchronizes, and accumulates from shared memory.
+#include "compiler/schedule/op_template.h"
+#include "compiler/schedule/templates/gpu_template_util.h"
+#include "compiler/schedule/templates/template_util.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+using ir::Expr;
+using ir::Tensor;
+
+class Conv2dNCHWCuda final : public OpTemplate {
+ public:
+  const char* name() const override { return "conv2d_nchw_cuda"; }
+  Status Check(const Workload& w) const override { return CheckConv2d(w, name()); }
+
+  ConfigSpace Space(const Workload& w, const Target& t) const override {
+    const Conv2dParams& c = w.conv;
+    ConfigSpace space(w.Key() + " on " + t.ToString());
+    space.DefineSplit("tile_f", c.out_channels / c.groups, 3, SplitPolicy::kFactors);
+    space.DefineSplit("tile_y", c.out_height(), 3, SplitPolicy::kVerbose, 64);
+    space.DefineSplit("tile_x", c.out_width(), 3, SplitPolicy::kVerbose, 64);
+    space.DefineSplit("tile_rc", c.in_channels / c.groups, 2, SplitPolicy::kFactors);
+    space.DefineSplit("tile_ry", c.kernel_h, 2, SplitPolicy::kFactors);
+    space.DefineSplit("tile_rx", c.kernel_w, 2, SplitPolicy::kFactors);
+    DefineUnrollKnob(&space);
+    const int64_t shared_limit = t.gpu.max_shared_memory_per_block;
+    space.AddFilter([c, t, shared_limit](const Config& cfg) {
+      const auto& f = cfg.Get("tile_f");
+      const auto& y = cfg.Get("tile_y");
+      const auto& x = cfg.Get("tile_x");
+      if (!WithinThreadLimits(t, f[1], y[1], x[1], f[2] * y[2] * x[2])) return false;
+      const int64_t rc = cfg.Inner("tile_rc"), ry = cfg.Inner("tile_ry"), rx = cfg.Inner("tile_rx");
+      int64_t elements = InputTileElements(c, rc, y[1] * y[2], x[1] * x[2], ry, rx) + f[1] * f[2] * rc * ry * rx;
+      return elements * 4 <= shared_limit;
+    });
+    return space;
+  }
+
+  Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
+    const Conv2dParams& c = w.conv;
+    const int64_t kg = c.out_channels / c.groups, cg = c.in_channels / c.groups;
+    // About 128-256 threads: columns first (coalesced), then rows, then channels; a 2-4 element
+    // register tile along the channels, which reuses each staged input value that many times.
+    std::vector<int64_t> x = FallbackTriple(c.out_width(), 16, 1);
+    std::vector<int64_t> y = FallbackTriple(c.out_height(), std::max<int64_t>(1, 64 / x[1]), 1);
+    const int64_t max_tf = std::min<int64_t>(64, std::max<int64_t>(1, 256 / (x[1] * y[1])));
+    std::vector<int64_t> f = FallbackTriple(kg, max_tf, 4);
+    if (f[1] * x[1] * y[1] < 64 && f[2] > 1) f = FallbackTriple(kg, max_tf, 1);  // threads over registers
+    int64_t rc = LargestDivisorAtMost(cg, 8);
+    for (;; rc = LargestDivisorAtMost(cg, rc - 1)) {
+      int64_t elements = InputTileElements(c, rc, y[1] * y[2], x[1] * x[2], c.kernel_h, c.kernel_w) +
+                         f[1] * f[2] * rc * c.kernel_h * c.kernel_w;
+      if (elements * 4 <= t.gpu.max_shared_memory_per_block || rc == 1) break;
+    }
+    return space.FromValues({{"tile_f", f},
+                             {"tile_y", y},
+                             {"tile_x", x},
+                             {"tile_rc", {cg / rc, rc}},
+                             {"tile_ry", {1, c.kernel_h}},
+                             {"tile_rx", {1, c.kernel_w}},
+                             {"auto_unroll_max_step", {512}}});
+  }
+
+  KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target&) const override {
+    const Conv2dParams& c = w.conv;
+    const int64_t oh = c.out_height(), ow = c.out_width();
+    const int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
+    KernelDef def;
+    Tensor data = te::Placeholder("data", {c.batch, c.in_channels, c.height, c.width});
+    Tensor kernel = te::Placeholder("kernel", {c.out_channels, cg, c.kernel_h, c.kernel_w});
+    def.args = {data, kernel};
+    def.roles = {BufferRole::kInput, BufferRole::kWeight};
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def);
+    Tensor input = PadNCHW(data, c);
+    auto rc = te::MakeIterVar("rc", cg, true);
+    auto ry = te::MakeIterVar("ry", c.kernel_h, true);
+    auto rx = te::MakeIterVar("rx", c.kernel_w, true);
+    Tensor conv = te::ComputeReduce("conv", {c.batch, c.out_channels, oh, ow}, te::ReduceKind::kSum, {rc, ry, rx},
+                                    [&](const std::vector<Expr>& i) {
+                                      Expr ic = te::AxisExpr(rc);
+                                      if (c.groups > 1) ic = (i[1] / Expr(kg)) * Expr(cg) + ic;
+                                      Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(ry) * Expr(c.dilation_h);
+                                      Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rx) * Expr(c.dilation_w);
+                                      return te::Read(input, {i[0], ic, ih, iw}) *
+                                             te::Read(kernel, {i[1], te::AxisExpr(rc), te::AxisExpr(ry), te::AxisExpr(rx)});
+                                    });
+    const bool has_epilogue = HasEpilogue(ep);
+    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
+      return std::vector<Expr>{i[1]};
+    }) : conv;
+    def.args.push_back(out);
+    def.roles.push_back(BufferRole::kOutput);
+    def.auto_unroll_max_step = cfg.Int("auto_unroll_max_step");
+
+    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    te::Schedule& s = *def.schedule;
+    // The register accumulator: the conv itself when an epilogue stage consumes it, else a cache.
+    Tensor acc = conv;
+    if (has_epilogue) {
+      s[conv].set_scope(ir::MemoryScope::kLocal);
+    } else {
+      acc = s.cache_write(conv, ir::MemoryScope::kLocal);
+    }
+    Tensor input_shared = s.cache_read(input, ir::MemoryScope::kShared, {acc});
+    Tensor kernel_shared = s.cache_read(kernel, ir::MemoryScope::kShared, {acc});
+    if (input != data) s.compute_inline(input);  // padding happens in the fetch
+
+    te::Stage& o = s[out];
+    auto on = o.axes[0];
+    // Groups: a thread block never straddles two groups (tile_f splits the per-group channels).
+    auto [og, of] = o.split(o.axes[1], kg);
+    TiledAxis f = SplitBlockThreadInner(o, of, cfg.Get("tile_f"));
+    TiledAxis y = SplitBlockThreadInner(o, o.axes[2], cfg.Get("tile_y"));
+    TiledAxis x = SplitBlockThreadInner(o, o.axes[3], cfg.Get("tile_x"));
+    o.reorder({on, og, f.block, y.block, x.block, f.thread, y.thread, x.thread, f.inner, y.inner, x.inner});
+    te::IterVar bz = o.fuse(o.fuse(on, og), f.block);
+    o.bind(bz, ir::ForKind::kGpuBlockZ);
+    o.bind(y.block, ir::ForKind::kGpuBlockY);
+    o.bind(x.block, ir::ForKind::kGpuBlockX);
+    o.bind(f.thread, ir::ForKind::kGpuThreadZ);
+    o.bind(y.thread, ir::ForKind::kGpuThreadY);
+    o.bind(x.thread, ir::ForKind::kGpuThreadX);
+    o.unroll(f.inner);
+    o.unroll(y.inner);
+    o.unroll(x.inner);
+
+    te::Stage& a = s[acc];
+    a.compute_at(o, x.thread);
+    auto [rco, rci] = a.split(a.reduce_axes[0], cfg.Inner("tile_rc"));
+    auto [ryo, ryi] = a.split(a.reduce_axes[1], cfg.Inner("tile_ry"));
+    auto [rxo, rxi] = a.split(a.reduce_axes[2], cfg.Inner("tile_rx"));
+    a.reorder({rco, ryo, rxo, rci, ryi, rxi, a.axes[0], a.axes[1], a.axes[2], a.axes[3]});
+    for (size_t d = 0; d < 4; ++d) a.unroll(a.axes[d]);
+
+    const ThreadExtents threads = {cfg.Get("tile_f")[1], cfg.Get("tile_y")[1], cfg.Get("tile_x")[1]};
+    for (const Tensor& shared : {input_shared, kernel_shared}) {
+      te::Stage& st = s[shared];
+      st.compute_at(a, rxo);
+      CooperativeFetch(st, threads);
+    }
+    return def;
+  }
+};
+
+}  // namespace
+
+const OpTemplate* Conv2dCudaTemplate() {
+  static const Conv2dNCHWCuda kTemplate;
+  return &kTemplate;
+}
+
+}  // namespace tunefarm::compiler

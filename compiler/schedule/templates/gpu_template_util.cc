@@ -1,0 +1,61 @@
+#include "compiler/schedule/templates/gpu_template_util.h"
+
+#include <algorithm>
+
+#include "compiler/schedule/templates/template_util.h"
+
+namespace tunefarm::compiler {
+
+ir::Tensor PadNCHW(const ir::Tensor& data, const Conv2dParams& c) {
+  const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
+  if (hp == c.height && wp == c.width) return data;
+  const auto& s = data->shape;
+  return te::Compute("pad", {s[0], s[1], hp, wp}, [&](const std::vector<ir::Expr>& i) {
+    ir::Expr h = i[2] - ir::Expr(c.pad_top), x = i[3] - ir::Expr(c.pad_left);
+    ir::Expr inside = h >= ir::Expr(0) && h < ir::Expr(c.height) && x >= ir::Expr(0) && x < ir::Expr(c.width);
+    return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x}), ir::Expr(0.0f));
+  });
+}
+
+void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads) {
+  te::IterVar fused = stage.leaf_order.front();
+  for (size_t i = 1; i < stage.axes.size(); ++i) fused = stage.fuse(fused, stage.leaf_order[1]);
+  static const ir::ForKind kKinds[3] = {ir::ForKind::kGpuThreadZ, ir::ForKind::kGpuThreadY, ir::ForKind::kGpuThreadX};
+  te::IterVar rest = fused;
+  for (int d = 2; d >= 0; --d) {  // x first: the innermost piece
+    if (threads[size_t(d)] == 1) continue;
+    auto [outer, inner] = stage.split(rest, threads[size_t(d)]);
+    stage.bind(inner, kKinds[d]);
+    rest = outer;
+  }
+}
+
+TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const std::vector<int64_t>& factors) {
+  auto [outer, inner] = stage.split(axis, factors[2]);
+  auto [block, thread] = stage.split(outer, factors[1]);
+  return {block, thread, inner};
+}
+
+int64_t InputTileElements(const Conv2dParams& c, int64_t channels, int64_t rows_out, int64_t cols_out,
+                          int64_t kernel_rows, int64_t kernel_cols) {
+  const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
+  int64_t rows = std::min(hp, (rows_out - 1) * c.stride_h + (kernel_rows - 1) * c.dilation_h + 1);
+  int64_t cols = std::min(wp, (cols_out - 1) * c.stride_w + (kernel_cols - 1) * c.dilation_w + 1);
+  return channels * rows * cols;
+}
+
+void DefineUnrollKnob(ConfigSpace* space) { space->DefineOther("auto_unroll_max_step", {0, 512, 1500}); }
+
+bool WithinThreadLimits(const Target& t, int64_t tz, int64_t ty, int64_t tx, int64_t local_elements) {
+  const int64_t threads = tz * ty * tx;
+  return threads <= t.gpu.max_threads_per_block && tz <= 64 && local_elements <= 64 &&
+         local_elements * threads <= t.gpu.max_registers_per_block / 2;
+}
+
+std::vector<int64_t> FallbackTriple(int64_t extent, int64_t max_thread, int64_t max_inner) {
+  int64_t inner = LargestDivisorAtMost(extent, std::max<int64_t>(1, max_inner));
+  int64_t thread = LargestDivisorAtMost(extent / inner, std::max<int64_t>(1, max_thread));
+  return {extent / (inner * thread), thread, inner};
+}
+
+}  // namespace tunefarm::compiler

@@ -1,0 +1,57 @@
+// Helpers shared by the CUDA templates: the 3-way output tiling bound to blocks and threads,
+// cooperative fetches into shared memory, and the knob arithmetic the fallbacks use.
+//
+// Output tiling: each output dimension splits into (block, thread, inner): the block part goes to
+// blockIdx, the thread part to threadIdx, the inner part is a register tile every thread keeps
+// in local memory (unrolled, so it lives in registers).
+#ifndef TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_GPU_TEMPLATE_UTIL_H_
+#define TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_GPU_TEMPLATE_UTIL_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "compiler/te/schedule.h"
+#include "tunefarm/compiler/config_space.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
+
+namespace tunefarm::compiler {
+
+// The zero-padded NCHW input of a convolution (data itself when there is no padding).
+ir::Tensor PadNCHW(const ir::Tensor& data, const Conv2dParams& c);
+
+// The thread extents of a stage's bound loops, z, y, x (1 where a dimension is not bound).
+using ThreadExtents = std::array<int64_t, 3>;
+
+// Splits every leaf of `stage` (all its data axes: the region a fetch covers) into one fused loop,
+// then by the block's threads (x innermost, so consecutive threads read consecutive elements:
+// coalesced global loads and conflict-free shared stores), binding the pieces to threadIdx.
+void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads);
+
+// Leaves of one output dimension after a (block, thread, inner) split.
+struct TiledAxis {
+  te::IterVar block, thread, inner;
+};
+TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const std::vector<int64_t>& factors);
+
+// Bytes of the padded-input tile a block stages per reduction step: channels x rows x columns
+// of a window of `threads_y x inner_y` rows (stride, kernel rows per step, dilation) and likewise
+// for columns; clipped to the padded input.
+int64_t InputTileElements(const Conv2dParams& c, int64_t channels, int64_t rows_out, int64_t cols_out,
+                          int64_t kernel_rows, int64_t kernel_cols);
+
+// The knobs every CUDA template shares: TVM's auto_unroll_max_step.
+void DefineUnrollKnob(ConfigSpace* space);
+
+// Limits a config must meet on every card the target may be (threads, z threads, local tile),
+// as a space filter; templates add their shared-memory estimate.
+bool WithinThreadLimits(const Target& t, int64_t tz, int64_t ty, int64_t tx, int64_t local_elements);
+
+// The (block, thread, inner) triple for `extent` the fallbacks start from: inner <= max_inner and
+// thread <= max_thread, both divisors, preferring more threads.
+std::vector<int64_t> FallbackTriple(int64_t extent, int64_t max_thread, int64_t max_inner);
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_SCHEDULE_TEMPLATES_GPU_TEMPLATE_UTIL_H_
