@@ -15,6 +15,7 @@
 #include "compiler/features/loop_nest_features.h"
 #include "compiler/ir/ir_printer.h"
 #include "compiler/schedule/op_template.h"
+#include "compiler/schedule/strategy.h"
 #include "compiler/schedule/templates/template_util.h"
 #include "tunefarm/compiler/kernel.h"
 
@@ -43,6 +44,7 @@ struct Lowered {
 Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(spec.workload.template_name));
   TUNEFARM_RETURN_IF_ERROR(tmpl->Check(spec.workload));
+  TUNEFARM_RETURN_IF_ERROR(CheckTemplateTarget(spec.workload.template_name, spec.target));
   ConfigSpace space = tmpl->Space(spec.workload, spec.target);
   int64_t index = spec.config_index;
   if (index < 0) {

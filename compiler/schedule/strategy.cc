@@ -53,4 +53,15 @@ std::vector<Workload> Implementations(const Workload& w, const Target& target) {
   return out;
 }
 
+Status CheckTemplateTarget(const std::string& template_name, const Target& target) {
+  std::string same_kind;
+  for (const StrategyRow& r : StrategyTable()) {
+    if (target.kind != r.target_kind) continue;
+    if (template_name == r.template_name) return Status::OK();
+    same_kind += (same_kind.empty() ? "" : ", ") + std::string(r.template_name);
+  }
+  return Status::InvalidArgument("template '" + template_name + "' does not run on target kind '" + target.kind +
+                                 "'" + (same_kind.empty() ? std::string() : "; its templates: " + same_kind));
+}
+
 }  // namespace tunefarm::compiler

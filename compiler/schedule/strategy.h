@@ -31,6 +31,10 @@ const std::vector<StrategyRow>& StrategyTable();
 // in no row for the target's kind.
 std::vector<Workload> Implementations(const Workload& w, const Target& target);
 
+// OK when some row runs template_name on target's kind; else InvalidArgument naming the templates
+// of that kind (a CPU template asked for a CUDA target, or the reverse).
+Status CheckTemplateTarget(const std::string& template_name, const Target& target);
+
 }  // namespace tunefarm::compiler
 
 #endif  // TUNEFARM_COMPILER_SCHEDULE_STRATEGY_H_

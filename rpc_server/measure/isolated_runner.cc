@@ -49,7 +49,7 @@ void RemoveDir(const std::string& dir) {
 std::vector<std::string> ChildEnvironment(const std::string& dir) {
   std::vector<std::string> env = {"HOME=" + dir, "TMPDIR=" + dir};
   for (const char* name : {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "TZ", "QEMU_LD_PREFIX", "ASAN_OPTIONS",
-                           "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+                           "UBSAN_OPTIONS", "LSAN_OPTIONS", "CUDA_VISIBLE_DEVICES", "TUNEFARM_LIBCUDA"}) {
     if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
   }
   return env;
@@ -71,7 +71,7 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   // neither a process nor a file.
   std::string bad = ValidateSpec(spec, library.size(), spec.timing.memory_limit_bytes);
   if (!bad.empty()) return Fail(OutcomeKind::kBadRequest, bad);
-  std::string wrong = CheckLibraryArchitecture(library);
+  std::string wrong = spec.gpu.enabled ? CheckPtx(library, spec.symbol) : CheckLibraryArchitecture(library);
   if (!wrong.empty()) return Fail(OutcomeKind::kCompile, wrong);
   // The server's pid is in the name, so a later server can tell a dead one's leftovers (SweepStale).
   std::string templ = tmp_root + "/" + kDirPrefix + std::to_string(getpid()) + "-XXXXXX";

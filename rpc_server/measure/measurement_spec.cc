@@ -113,6 +113,25 @@ std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t 
            std::to_string(outputs);
   }
   if (!(spec.tolerance >= 0)) return "tolerance must be >= 0";
+  if (spec.gpu.enabled) {
+    int64_t threads = 1;
+    for (int d = 0; d < 3; ++d) {
+      if (spec.gpu.grid[d] < 1 || spec.gpu.grid[d] > (int64_t(1) << 31) - 1) return "launch.grid needs 3 sizes in [1, 2^31-1]";
+      if (spec.gpu.block[d] < 1 || spec.gpu.block[d] > 1024) return "launch.block needs 3 sizes in [1, 1024]";
+      threads *= spec.gpu.block[d];
+    }
+    if (threads > 1024) return "launch.block has " + std::to_string(threads) + " threads; a block holds at most 1024";
+  }
+  return "";
+}
+
+std::string CheckPtx(const std::string& bytes, const std::string& symbol) {
+  if (bytes.find(".version") == std::string::npos || bytes.find(".target") == std::string::npos) {
+    return "the kernel is not PTX text (no .version/.target directives): a CUDA server measures PTX";
+  }
+  if (bytes.find(".entry " + symbol + "(") == std::string::npos) {
+    return "the PTX has no entry '" + symbol + "'";
+  }
   return "";
 }
 
@@ -191,6 +210,12 @@ std::string SerializeSpec(const MeasureSpec& s) {
   out << "timing " << t.number << " " << t.repeat << " " << t.min_repeat_ms << " " << t.cooldown_ms << " "
       << (t.flush_cache ? 1 : 0) << " " << t.timeout_ms << " " << t.memory_limit_bytes << "\n";
   out << "seed " << s.seed << "\nthreads " << s.threads << "\n";
+  if (s.gpu.enabled) {
+    out << "gpu " << s.gpu.ordinal;
+    for (int d = 0; d < 3; ++d) out << " " << s.gpu.grid[d];
+    for (int d = 0; d < 3; ++d) out << " " << s.gpu.block[d];
+    out << "\n";
+  }
   out << "tolerance " << Hex(&s.tolerance, 4) << "\n";
   out << "expected " << Hex(s.expected_outputs.data(), s.expected_outputs.size() * 4) << "\n";
   return out.str();
@@ -222,6 +247,15 @@ Result<MeasureSpec> ParseSpec(const std::string& text) {
       in >> s.seed;
     } else if (key == "threads") {
       in >> s.threads;
+    } else if (key == "gpu") {
+      std::vector<int64_t> v;
+      if (!ParseInts(in, &v) || v.size() != 7) return bad("gpu");
+      s.gpu.enabled = true;
+      s.gpu.ordinal = int(v[0]);
+      for (int d = 0; d < 3; ++d) {
+        s.gpu.grid[d] = v[size_t(1 + d)];
+        s.gpu.block[d] = v[size_t(4 + d)];
+      }
     } else if (key == "tolerance" || key == "expected") {
       std::string hex, raw;
       in >> hex;

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "rpc_server/measure/arguments.h"
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/runtime/kernel_abi.h"
 #include "tunefarm/runtime/kernel_library.h"
@@ -45,6 +46,7 @@ void FlushFromCaches(const void* data, size_t bytes) {
 }  // namespace
 
 MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSpec& spec, const std::string& loaded_marker) {
+  if (spec.gpu.enabled) return MeasureCudaInProcess(library_path, spec, loaded_marker);
   MeasureOutcome out;
   out.threads = spec.threads;
   const auto start = Clock::now();
@@ -68,7 +70,6 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
   std::vector<std::unique_ptr<float, FreeDeleter>> buffers;
   std::vector<void*> args;
   std::mt19937_64 rng(spec.seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const ArgSpec& a : spec.args) {
     const size_t n = size_t(a.num_elements());
     void* p = nullptr;
@@ -78,8 +79,7 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
       return out;
     }
     float* f = static_cast<float*>(p);
-    if (a.role == "output") std::memset(f, 0, n * 4);
-    else for (size_t i = 0; i < n; ++i) f[i] = dist(rng);
+    SeedArgument(a, f, rng);
     buffers.emplace_back(f);
     args.push_back(f);
   }
@@ -92,21 +92,13 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
     return out;
   }
   if (!spec.expected_outputs.empty()) {
-    double diff = 0, mag = 0;
-    size_t k = 0;
+    std::vector<const float*> outputs;
     for (size_t i = 0; i < spec.args.size(); ++i) {
-      if (spec.args[i].role != "output") continue;
-      const float* y = buffers[i].get();
-      for (int64_t j = 0; j < spec.args[i].num_elements(); ++j, ++k) {
-        diff = std::max(diff, std::fabs(double(y[j]) - double(spec.expected_outputs[k])));
-        mag = std::max(mag, std::fabs(double(spec.expected_outputs[k])));
-      }
+      if (spec.args[i].role == "output") outputs.push_back(buffers[i].get());
     }
-    double rel = mag > 0 ? diff / mag : diff;
-    if (!(rel <= spec.tolerance)) {
+    if (std::string wrong = CompareOutputs(spec, outputs); !wrong.empty()) {
       out.kind = OutcomeKind::kWrongAnswer;
-      out.message = "outputs differ from the expected ones: max relative error " + std::to_string(rel) + " > tolerance " +
-                    std::to_string(spec.tolerance);
+      out.message = wrong;
       return out;
     }
   }

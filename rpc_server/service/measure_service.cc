@@ -35,6 +35,14 @@ MeasureSpec SpecOf(const v1::KernelToMeasure& k, const v1::TimingParams& t, cons
   spec.seed = k.seed();
   spec.threads = options.threads;
   spec.tolerance = k.tolerance() > 0 ? k.tolerance() : 1e-4f;
+  if (options.cuda_ordinal >= 0 && k.has_launch()) {
+    spec.gpu.enabled = true;
+    spec.gpu.ordinal = options.cuda_ordinal;
+    for (int d = 0; d < 3; ++d) {
+      spec.gpu.grid[d] = d < k.launch().grid_size() ? k.launch().grid(d) : 0;
+      spec.gpu.block[d] = d < k.launch().block_size() ? k.launch().block(d) : 0;
+    }
+  }
   const std::string& expected = k.expected_outputs();
   if (expected.size() % 4 == 0) {
     spec.expected_outputs.resize(expected.size() / 4);
@@ -115,6 +123,12 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
     if (k.expected_outputs().size() % 4 != 0) {
       o.kind = OutcomeKind::kBadRequest;
       o.message = "expected_outputs is not a whole number of float32 values";
+    } else if (options_.cuda_ordinal >= 0 && !k.has_launch()) {
+      o.kind = OutcomeKind::kBadRequest;
+      o.message = "this server measures CUDA kernels: a kernel needs its launch (grid and block)";
+    } else if (options_.cuda_ordinal < 0 && k.has_launch()) {
+      o.kind = OutcomeKind::kBadRequest;
+      o.message = "this server measures CPU kernels: a GPU launch was sent to it (lease a server of a CUDA key)";
     } else {
       o = MeasureIsolated(options_.child_command, options_.tmp_root, k.library(), SpecOf(k, req->timing(), options_));
     }

@@ -34,7 +34,9 @@ int main(int argc, char** argv) {
     // make every later allocation fail, so sanitizer builds (tests only) measure without it.
     const bool limit_memory = false;
 #else
-    const bool limit_memory = spec->timing.memory_limit_bytes > 0;
+    // The CUDA driver reserves far more address space than it uses: GPU children run unlimited
+    // (device memory is the GPU's, bounded by the card).
+    const bool limit_memory = spec->timing.memory_limit_bytes > 0 && !spec->gpu.enabled;
 #endif
     if (limit_memory) {
       // Before the kernel's library is even loaded: its allocations count against the limit.

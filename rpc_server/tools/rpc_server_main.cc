@@ -23,14 +23,16 @@
 #include "tunefarm/farm_net/registrar.h"
 #include "tunefarm/farm_net/server.h"
 #include "tunefarm/rpc_server/measure_service.h"
+#include "tunefarm/runtime/cuda_driver.h"
 
 namespace {
 
 const char* kUsage =
     "usage: rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]\n"
-    "                  [--memory-limit-mb N] [--child PATH] [--child-launcher CMD] [--tmp DIR]\n"
+    "                  [--memory-limit-mb N] [--child PATH] [--child-launcher CMD] [--tmp DIR] [--device cpu|cuda[:N]]\n"
     "                  [--tls-cert PEM --tls-key PEM --tls-ca PEM]   (mutual TLS, towards clients and the tracker)\n"
-    "  (token: --token-file or $TUNEFARM_TOKEN; --child-launcher: an emulator for the child, e.g. qemu-aarch64)";
+    "  (token: --token-file or $TUNEFARM_TOKEN; --child-launcher: an emulator for the child, e.g. qemu-aarch64;\n"
+    "   --device cuda[:N]: measure PTX kernels on GPU N, default 0)";
 std::atomic<bool> g_stop{false};
 
 // What this machine is, for the tracker's status.
@@ -53,12 +55,35 @@ tunefarm::v1::DeviceInfo Describe(int threads) {
   return d;
 }
 
+// --device: "cpu" -> -1, "cuda" -> 0, "cuda:N" -> N; an InvalidArgument naming the value else.
+tunefarm::Result<int> ParseDevice(const std::string& text) {
+  if (text == "cpu") return -1;
+  if (text == "cuda") return 0;
+  if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() < 9 &&
+      text.find_first_not_of("0123456789", 5) == std::string::npos) {
+    return std::stoi(text.substr(5));
+  }
+  return tunefarm::Status::InvalidArgument("--device '" + text + "' is not cpu, cuda or cuda:N");
+}
+
+// The GPU a CUDA server measures on, into its device info.
+tunefarm::Status DescribeGpu(int ordinal, tunefarm::v1::DeviceInfo* d) {
+  TUNEFARM_ASSIGN_OR_RETURN(const tunefarm::CudaDriver* driver, tunefarm::CudaDriver::Load());
+  TUNEFARM_ASSIGN_OR_RETURN(tunefarm::CudaDeviceInfo gpu, driver->Describe(ordinal));
+  d->set_gpu_name(gpu.name);
+  d->set_gpu_memory_bytes(int64_t(gpu.memory_bytes));
+  d->set_gpu_arch(gpu.arch());
+  d->set_gpu_sm_count(gpu.sm_count);
+  d->set_gpu_driver_version(gpu.driver_version);
+  d->set_gpu_ordinal(ordinal);
+  return tunefarm::Status::OK();
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   tunefarm::farm_net::CommonDaemonFlags common;
-  std::string tracker, key, child, launcher, tmp = "/tmp";
+  std::string tracker, key, child, launcher, tmp = "/tmp", device = "cpu";
   int threads = 1;
   int64_t memory_mb = 4096;
   tunefarm::farm_net::FlagSet flags(kUsage);
@@ -70,6 +95,7 @@ int main(int argc, char** argv) {
   flags.String("--child", &child);
   flags.String("--child-launcher", &launcher);
   flags.String("--tmp", &tmp);
+  flags.String("--device", &device);
   if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n%s\n", s.message().c_str(), kUsage);
     return 2;
@@ -88,7 +114,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rpc_server: %s\n", tls.status().message().c_str());
     return 1;
   }
+  auto ordinal = ParseDevice(device);
+  if (!ordinal.ok()) {
+    std::fprintf(stderr, "rpc_server: %s\n%s\n", ordinal.status().message().c_str(), kUsage);
+    return 2;
+  }
+  tunefarm::v1::DeviceInfo device_info = Describe(threads);
+  if (*ordinal >= 0) {
+    if (tunefarm::Status s = DescribeGpu(*ordinal, &device_info); !s.ok()) {
+      std::fprintf(stderr, "rpc_server: --device %s: %s\n", device.c_str(), s.message().c_str());
+      return 1;
+    }
+    std::printf("measuring on GPU %d: %s (%s, %d SMs, %lld MiB, driver %d)\n", *ordinal, device_info.gpu_name().c_str(),
+                device_info.gpu_arch().c_str(), device_info.gpu_sm_count(),
+                static_cast<long long>(device_info.gpu_memory_bytes() >> 20), device_info.gpu_driver_version());
+  }
   tunefarm::rpc_server::ServerOptions options;
+  options.cuda_ordinal = *ordinal;
   const std::string child_binary = child.empty() ? tunefarm::rpc_server::DefaultMeasureChild() : child;
   if (!launcher.empty()) options.child_command.push_back(launcher);
   options.child_command.push_back(child_binary);
@@ -113,7 +155,7 @@ int main(int argc, char** argv) {
   auto link = tunefarm::farm_net::GrpcTrackerLink(tracker, *tls, *token);
   tunefarm::farm_net::RegistrarOptions reg_options;
   reg_options.key = key;
-  reg_options.device = Describe(threads);
+  reg_options.device = device_info;
   // The address is set once the port is bound; Step() is not called before that.
   auto registrar = std::make_unique<tunefarm::farm_net::Registrar>(reg_options, link.get(), tunefarm::farm_net::SteadyMs);
   registrar->set_log([&tracker](const std::string& line) {

@@ -16,6 +16,7 @@ constexpr int kMaxRegistersPerBlock = 12;
 constexpr int kMultiprocessorCount = 16;
 constexpr int kComputeCapabilityMajor = 75;
 constexpr int kComputeCapabilityMinor = 76;
+constexpr int kL2CacheSize = 38;
 
 template <class F>
 Status Resolve(void* handle, const char* symbol, F* out) {
@@ -23,6 +24,19 @@ Status Resolve(void* handle, const char* symbol, F* out) {
   if (!p) return Status::FailedPrecondition(std::string("the CUDA driver lacks ") + symbol + " (driver too old?)");
   *out = reinterpret_cast<F>(p);
   return Status::OK();
+}
+
+// The entry points past the ones Load() needs to describe devices: the versioned names CUDA 13's
+// cuda.h maps the plain ones to (same signatures).
+template <class F>
+Status ResolveFirst(void* handle, std::initializer_list<const char*> symbols, F* out) {
+  for (const char* symbol : symbols) {
+    if (void* p = dlsym(handle, symbol)) {
+      *out = reinterpret_cast<F>(p);
+      return Status::OK();
+    }
+  }
+  return Status::FailedPrecondition(std::string("the CUDA driver lacks ") + *symbols.begin() + " (driver too old?)");
 }
 
 }  // namespace
@@ -55,6 +69,27 @@ Result<const CudaDriver*> CudaDriver::Load() {
     if (s.ok()) s = Resolve(handle, "cuDeviceGetAttribute", &d->cuDeviceGetAttribute);
     if (s.ok()) s = Resolve(handle, "cuGetErrorName", &d->cuGetErrorName);
     if (s.ok()) s = Resolve(handle, "cuGetErrorString", &d->cuGetErrorString);
+    if (s.ok()) s = Resolve(handle, "cuDevicePrimaryCtxRetain", &d->cuDevicePrimaryCtxRetain);
+    if (s.ok()) s = ResolveFirst(handle, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, &d->cuDevicePrimaryCtxRelease);
+    if (s.ok()) s = Resolve(handle, "cuCtxSetCurrent", &d->cuCtxSetCurrent);
+    if (s.ok()) s = Resolve(handle, "cuStreamCreate", &d->cuStreamCreate);
+    if (s.ok()) s = ResolveFirst(handle, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &d->cuStreamDestroy);
+    if (s.ok()) s = Resolve(handle, "cuStreamSynchronize", &d->cuStreamSynchronize);
+    if (s.ok()) s = Resolve(handle, "cuMemAlloc_v2", &d->cuMemAlloc);
+    if (s.ok()) s = Resolve(handle, "cuMemFree_v2", &d->cuMemFree);
+    if (s.ok()) s = Resolve(handle, "cuMemcpyHtoD_v2", &d->cuMemcpyHtoD);
+    if (s.ok()) s = Resolve(handle, "cuMemcpyDtoH_v2", &d->cuMemcpyDtoH);
+    if (s.ok()) s = Resolve(handle, "cuMemsetD8Async", &d->cuMemsetD8Async);
+    if (s.ok()) s = Resolve(handle, "cuModuleLoadDataEx", &d->cuModuleLoadDataEx);
+    if (s.ok()) s = Resolve(handle, "cuModuleUnload", &d->cuModuleUnload);
+    if (s.ok()) s = Resolve(handle, "cuModuleGetFunction", &d->cuModuleGetFunction);
+    if (s.ok()) s = Resolve(handle, "cuFuncGetAttribute", &d->cuFuncGetAttribute);
+    if (s.ok()) s = Resolve(handle, "cuLaunchKernel", &d->cuLaunchKernel);
+    if (s.ok()) s = Resolve(handle, "cuEventCreate", &d->cuEventCreate);
+    if (s.ok()) s = ResolveFirst(handle, {"cuEventDestroy_v2", "cuEventDestroy"}, &d->cuEventDestroy);
+    if (s.ok()) s = Resolve(handle, "cuEventRecord", &d->cuEventRecord);
+    if (s.ok()) s = Resolve(handle, "cuEventSynchronize", &d->cuEventSynchronize);
+    if (s.ok()) s = ResolveFirst(handle, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &d->cuEventElapsedTime);
     if (s.ok()) s = d->Check(d->cuInit(0), "cuInit");
     if (!s.ok()) {
       loaded = s;
@@ -102,6 +137,7 @@ Result<CudaDeviceInfo> CudaDriver::Describe(int ordinal) const {
       {kMaxSharedMemoryPerBlock, &info.max_shared_memory_per_block},
       {kMaxRegistersPerBlock, &info.max_registers_per_block},
       {kWarpSize, &info.warp_size},
+      {kL2CacheSize, &info.l2_cache_bytes},
   };
   for (const auto& [attribute, out] : attributes) {
     TUNEFARM_RETURN_IF_ERROR(Check(cuDeviceGetAttribute(out, attribute, device),

@@ -55,7 +55,8 @@ TEST(KernelBuild, UserErrorsNameTheProblem) {
 
   KernelSpec cuda = Spec(conv);
   cuda.target = *ParseTarget("cuda -arch=sm_90");
-  ExpectError(DescribeKernel(cuda).status(), StatusCode::kUnimplemented, "target kind 'cuda'");
+  ExpectError(DescribeKernel(cuda).status(), StatusCode::kInvalidArgument,
+              "template 'conv2d_nchwc' does not run on target kind 'cuda'; its templates: conv2d_nchw_cuda");
 
   KernelSpec arm = Spec(conv);
   arm.target = *ParseTarget("rasp4b");

@@ -1,6 +1,7 @@
 // The three farm daemons as real processes on 127.0.0.1: strict flags, the health service, and
 // authentication before the body -- ten concurrent 94 MB calls with a wrong token leave each
 // daemon's resident memory within 50 MB of its idle figure (before, rpc_server reached 1025 MB).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -49,6 +50,8 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
        "rpc_server: --threads '4x': expected an integer in [1, 1024]"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "127.0.0.1:0", "--tmp", "/nonexistent-dir"},
        "rpc_server: --tmp /nonexistent-dir is not a writable directory"},
+      {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0", "--device", "gpu0"},
+       "rpc_server: --device 'gpu0' is not cpu, cuda or cuda:N"},
       {{TUNER_DAEMON, "--listen", ":99999"}, "tuner-daemon: --listen ':99999': the host is missing"},
       {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--max-running", "2x"}, "tuner-daemon: --max-running '2x': expected an integer in [1, 1024]"},
   };
@@ -57,6 +60,19 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
     EXPECT_NE(line.find(c.message), std::string::npos) << "got: " << line;
     EXPECT_NE(code, 0) << c.message;
   }
+}
+
+TEST(Daemons, ACudaServerWithoutADriverSaysSo) {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver) {
+    dlclose(driver);
+    GTEST_SKIP() << "a CUDA driver is installed here";
+  }
+  auto [code, line] = RunBad({RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0",
+                              "--device", "cuda:1"},
+                             "rpc_server: --device cuda:1: no CUDA driver: libcuda.so.1 cannot be loaded");
+  EXPECT_NE(line.find("install the NVIDIA driver, or run CUDA work on a GPU host"), std::string::npos) << line;
+  EXPECT_EQ(code, 1);
 }
 
 int64_t RssMb(pid_t pid) {

@@ -31,6 +31,7 @@ struct ServerOptions {
   std::string tmp_root = "/tmp";
   int threads = 1;            // every measurement runs with this many threads
   int64_t memory_limit_bytes = int64_t(4) << 30;  // default address-space limit of a child
+  int cuda_ordinal = -1;      // >= 0: a CUDA server measuring PTX on this GPU (--device cuda[:N])
 };
 
 class MeasureService final : public v1::Measure::Service {

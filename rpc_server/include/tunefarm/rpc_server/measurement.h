@@ -37,8 +37,17 @@ struct TimingParams {
   int64_t memory_limit_bytes = 0;  // 0: the server's default
 };
 
+// A CUDA measurement (the server's --device cuda[:N]): which GPU, and how the kernel launches.
+struct GpuSpec {
+  bool enabled = false;
+  int ordinal = 0;
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+};
+
 struct MeasureSpec {
   std::string symbol;
+  GpuSpec gpu;
   std::vector<ArgSpec> args;
   TimingParams timing;
   uint64_t seed = 0;
@@ -69,6 +78,8 @@ std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t 
 // "" when the library is an ELF shared object for this machine's architecture, else why not
 // (truncated, not ELF, built for another architecture).
 std::string CheckLibraryArchitecture(const std::string& bytes);
+// "" when the bytes are PTX text with an entry named symbol, else why not.
+std::string CheckPtx(const std::string& bytes, const std::string& symbol);
 
 // The files the parent and the child exchange (line-based text; floats as hex bytes).
 std::string SerializeSpec(const MeasureSpec& spec);
@@ -78,8 +89,19 @@ Result<MeasureOutcome> ParseOutcome(const std::string& text);
 
 // In the child process: load, run and time. Never returns kTimeout (the parent enforces it).
 // Creates loaded_marker (when not empty) once the library is loaded and its symbol found.
+// A GPU spec goes to MeasureCudaInProcess.
 MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSpec& spec,
                                 const std::string& loaded_marker = "");
+// The CUDA side (cuda_timing.cc): the PTX is JIT-loaded on spec.gpu.ordinal, the launch checked
+// against the loaded function's registers and limits (kInstantiation naming the limit), inputs
+// seeded exactly as on a CPU and uploaded, one warm-up launch checked against expected_outputs,
+// then `repeat` rounds of `number` launches timed with CUDA events (number grown until a round
+// lasts min_repeat_ms; with flush_cache each launch is timed alone after overwriting a buffer of
+// twice the L2 size). CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES is kInstantiation; an illegal address or
+// any other launch error kRuntimeCrash naming the error (the context is then poisoned: the
+// parent's child process dies with it, the server lives on).
+MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSpec& spec,
+                                    const std::string& loaded_marker = "");
 
 // In the parent: validates the spec (kBadRequest) and the library's architecture (kCompile), then
 // runs the child binary on (library bytes, spec) in a private temp dir under tmp_root, removed

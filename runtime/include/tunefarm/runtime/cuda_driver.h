@@ -35,6 +35,7 @@ struct CudaDeviceInfo {
   int max_registers_per_block = 0;
   int warp_size = 0;
   int driver_version = 0;        // 13000 for CUDA 13.0
+  int l2_cache_bytes = 0;
   std::string arch() const { return "sm_" + std::to_string(compute_major * 10 + compute_minor); }
 };
 
@@ -58,6 +59,31 @@ class CudaDriver {
   Result_t (*cuDeviceGetAttribute)(int*, int, int) = nullptr;
   Result_t (*cuGetErrorName)(Result_t, const char**) = nullptr;
   Result_t (*cuGetErrorString)(Result_t, const char**) = nullptr;
+  // Contexts, streams, memory, modules, launches, events (cuda_device.h uses them). Device
+  // pointers are CUdeviceptr (unsigned long long); contexts, streams, modules, functions and
+  // events are opaque pointers.
+  Result_t (*cuDevicePrimaryCtxRetain)(void**, int) = nullptr;
+  Result_t (*cuDevicePrimaryCtxRelease)(int) = nullptr;
+  Result_t (*cuCtxSetCurrent)(void*) = nullptr;
+  Result_t (*cuStreamCreate)(void**, unsigned int) = nullptr;
+  Result_t (*cuStreamDestroy)(void*) = nullptr;
+  Result_t (*cuStreamSynchronize)(void*) = nullptr;
+  Result_t (*cuMemAlloc)(unsigned long long*, size_t) = nullptr;
+  Result_t (*cuMemFree)(unsigned long long) = nullptr;
+  Result_t (*cuMemcpyHtoD)(unsigned long long, const void*, size_t) = nullptr;
+  Result_t (*cuMemcpyDtoH)(void*, unsigned long long, size_t) = nullptr;
+  Result_t (*cuMemsetD8Async)(unsigned long long, unsigned char, size_t, void*) = nullptr;
+  Result_t (*cuModuleLoadDataEx)(void**, const void*, unsigned int, int*, void**) = nullptr;
+  Result_t (*cuModuleUnload)(void*) = nullptr;
+  Result_t (*cuModuleGetFunction)(void**, void*, const char*) = nullptr;
+  Result_t (*cuFuncGetAttribute)(int*, int, void*) = nullptr;
+  Result_t (*cuLaunchKernel)(void*, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                             unsigned int, unsigned int, void*, void**, void**) = nullptr;
+  Result_t (*cuEventCreate)(void**, unsigned int) = nullptr;
+  Result_t (*cuEventDestroy)(void*) = nullptr;
+  Result_t (*cuEventRecord)(void*, void*) = nullptr;
+  Result_t (*cuEventSynchronize)(void*) = nullptr;
+  Result_t (*cuEventElapsedTime)(float*, void*, void*) = nullptr;
 
  private:
   CudaDriver() = default;

@@ -1,0 +1,48 @@
+// The argument values every measurement uses, CPU or GPU: inputs uniform in [-1, 1) drawn in
+// argument order from the spec's seed, outputs zero. Clients compute expected outputs from the
+// same stream, so a check means the same thing on every server.
+#ifndef TUNEFARM_RPC_SERVER_MEASURE_ARGUMENTS_H_
+#define TUNEFARM_RPC_SERVER_MEASURE_ARGUMENTS_H_
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tunefarm/rpc_server/measurement.h"
+
+namespace tunefarm::rpc_server {
+
+inline void SeedArgument(const ArgSpec& a, float* data, std::mt19937_64& rng) {
+  const size_t n = size_t(a.num_elements());
+  if (a.role == "output") {
+    std::memset(data, 0, n * 4);
+    return;
+  }
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (size_t i = 0; i < n; ++i) data[i] = dist(rng);
+}
+
+// "" when the outputs (in argument order, concatenated) match expected within tolerance, else
+// the WRONG_ANSWER message.
+inline std::string CompareOutputs(const MeasureSpec& spec, const std::vector<const float*>& outputs) {
+  double diff = 0, mag = 0;
+  size_t k = 0, o = 0;
+  for (const ArgSpec& a : spec.args) {
+    if (a.role != "output") continue;
+    const float* y = outputs[o++];
+    for (int64_t j = 0; j < a.num_elements(); ++j, ++k) {
+      diff = std::max(diff, std::fabs(double(y[j]) - double(spec.expected_outputs[k])));
+      mag = std::max(mag, std::fabs(double(spec.expected_outputs[k])));
+    }
+  }
+  const double rel = mag > 0 ? diff / mag : diff;
+  if (rel <= spec.tolerance) return "";
+  return "outputs differ from the expected ones: max relative error " + std::to_string(rel) + " > tolerance " +
+         std::to_string(spec.tolerance);
+}
+
+}  // namespace tunefarm::rpc_server
+
+#endif  // TUNEFARM_RPC_SERVER_MEASURE_ARGUMENTS_H_

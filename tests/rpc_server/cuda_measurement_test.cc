@@ -1,0 +1,153 @@
+// CUDA measurements (rpc_server --device cuda): the checks every machine can make (PTX and launch
+// validation, a clear error without a driver), and on a GPU host a real dense_cuda kernel built
+// by the compiler, timed and checked, plus the hostile kernels -- an out-of-bounds write, an
+// endless loop, a launch the kernel's resources forbid -- each costing exactly one failed trial.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/kernel_reference.h"
+#include "rpc_server/measure/arguments.h"
+#include "tunefarm/compiler/kernel.h"
+#include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/cuda_driver.h"
+
+namespace tunefarm::rpc_server {
+namespace {
+
+bool DriverPresent() {
+  void* h = dlopen(CudaDriverLibraryName().c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h) dlclose(h);
+  return h != nullptr && CudaDriver::Load().ok();
+}
+
+// Hand-written PTX: `body` between the parameter loads and ret. %rd3/%rd4: in/out global pointers,
+// %r1: threadIdx.x, %rd5: its byte offset.
+std::string Ptx(const std::string& name, const std::string& body, const std::string& directives = "") {
+  return ".version 7.8\n.target sm_75\n.address_size 64\n.visible .entry " + name +
+         "(.param .u64 in, .param .u64 out)" + directives +
+         "\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<10>;\n.reg .f32 %f<3>;\n.reg .pred %p<2>;\n"
+         "ld.param.u64 %rd1, [in];\nld.param.u64 %rd2, [out];\ncvta.to.global.u64 %rd3, %rd1;\n"
+         "cvta.to.global.u64 %rd4, %rd2;\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd5, %r1, 4;\n" +
+         body + "ret;\n}\n";
+}
+const char* kDouble = "add.s64 %rd6, %rd3, %rd5;\nld.global.f32 %f1, [%rd6];\nadd.f32 %f2, %f1, %f1;\n"
+                      "add.s64 %rd7, %rd4, %rd5;\nst.global.f32 [%rd7], %f2;\n";
+
+class CudaMeasurement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "tunefarm_cuda_measure_" + std::to_string(getpid());
+    ASSERT_EQ(system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str()), 0);
+  }
+  void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
+  MeasureSpec Spec(const std::string& symbol, int threads = 64) {
+    MeasureSpec s;
+    s.symbol = symbol;
+    s.args = {ArgSpec{{threads}, "float32", "input"}, ArgSpec{{threads}, "float32", "output"}};
+    s.gpu.enabled = true;
+    s.gpu.block[0] = threads;
+    s.timing.number = 10;
+    s.timing.repeat = 3;
+    s.timing.timeout_ms = 5000;
+    return s;
+  }
+  MeasureOutcome Run(const std::string& ptx, const MeasureSpec& spec) {
+    return MeasureIsolated({MEASURE_CHILD}, dir_, ptx, spec);
+  }
+  std::string dir_;
+};
+
+TEST_F(CudaMeasurement, PtxAndLaunchAreCheckedBeforeAnythingRuns) {
+  MeasureOutcome elf = Run(std::string("\x7f" "ELF garbage"), Spec("twice"));
+  EXPECT_EQ(elf.kind, OutcomeKind::kCompile);
+  EXPECT_EQ(elf.message, "the kernel is not PTX text (no .version/.target directives): a CUDA server measures PTX");
+  MeasureOutcome absent = Run(Ptx("twice", kDouble), Spec("thrice"));
+  EXPECT_EQ(absent.kind, OutcomeKind::kCompile);
+  EXPECT_EQ(absent.message, "the PTX has no entry 'thrice'");
+  MeasureSpec wide = Spec("twice");
+  wide.gpu.block[1] = 32;
+  EXPECT_EQ(Run(Ptx("twice", kDouble), wide).message, "launch.block has 2048 threads; a block holds at most 1024");
+  MeasureSpec zero = Spec("twice");
+  zero.gpu.grid[2] = 0;
+  EXPECT_EQ(Run(Ptx("twice", kDouble), zero).message, "launch.grid needs 3 sizes in [1, 2^31-1]");
+  // The spec crosses to the child intact.
+  auto back = ParseSpec(SerializeSpec(wide));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->gpu.enabled);
+  EXPECT_EQ(back->gpu.block[1], 32);
+}
+
+TEST_F(CudaMeasurement, WithoutADriverTheTrialFailsSayingSo) {
+  if (DriverPresent()) GTEST_SKIP() << "a CUDA driver is installed here: the no-driver message cannot be observed";
+  MeasureOutcome o = Run(Ptx("twice", kDouble), Spec("twice"));
+  EXPECT_EQ(o.kind, OutcomeKind::kRuntimeCrash);
+  EXPECT_EQ(o.message.rfind("cannot open the GPU: no CUDA driver: " + CudaDriverLibraryName() + " cannot be loaded", 0), 0u)
+      << o.message;
+}
+
+TEST_F(CudaMeasurement, OnAGpuACompiledKernelIsTimedAndChecked) {
+  if (!DriverPresent()) GTEST_SKIP() << "no usable CUDA driver (" << CudaDriverLibraryName() << ") on this machine";
+  auto driver = CudaDriver::Load();
+  auto gpu = (*driver)->Describe(0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  auto target = compiler::ParseTarget("cuda -arch=" + std::string(gpu->compute_major >= 9 ? "sm_90" : gpu->arch()));
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  compiler::Workload w = compiler::DenseWorkload(1, 512, 1000);
+  w.template_name = "dense_cuda";
+  compiler::KernelSpec spec{w, compiler::Epilogue{true, false, compiler::Activation::kRelu}, *target, -1, "dense"};
+  std::vector<compiler::KernelInfo> infos;
+  auto ptx = compiler::BuildPtx({spec}, &infos);
+  ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  MeasureSpec m;
+  m.symbol = "dense";
+  for (const auto& b : infos[0].buffers) m.args.push_back(ArgSpec{b.shape, b.dtype, b.role});
+  m.gpu.enabled = true;
+  for (int d = 0; d < 3; ++d) {
+    m.gpu.grid[d] = infos[0].grid[d];
+    m.gpu.block[d] = infos[0].block[d];
+  }
+  m.seed = 7;
+  // The expected outputs from the same seeded stream the child uses.
+  std::mt19937_64 rng(m.seed);
+  testing::Buffers args;
+  for (const ArgSpec& a : m.args) {
+    args.emplace_back(size_t(a.num_elements()));
+    SeedArgument(a, args.back().data(), rng);
+  }
+  m.expected_outputs = testing::ReferenceOutput(spec, infos[0], args);
+  m.timing.number = 20;
+  m.timing.repeat = 3;
+  m.timing.timeout_ms = 20000;
+  MeasureOutcome o = Run(*ptx, m);
+  ASSERT_EQ(o.kind, OutcomeKind::kOk) << o.message;
+  ASSERT_EQ(o.costs_ms.size(), 3u);
+  for (double c : o.costs_ms) EXPECT_GT(c, 0);
+  std::printf("dense 1x512->1000 fallback on %s: %.4f ms (%d launches per round)\n", gpu->name.c_str(), o.costs_ms[0], o.number);
+}
+
+TEST_F(CudaMeasurement, OnAGpuHostileKernelsCostOneTrialEach) {
+  if (!DriverPresent()) GTEST_SKIP() << "no usable CUDA driver (" << CudaDriverLibraryName() << ") on this machine";
+  // Writes 1 GiB past its output buffer: an illegal address, sticky in its context -- the child
+  // dies with it and the next trial runs in a fresh one.
+  const std::string oob = Ptx("oob", "add.s64 %rd7, %rd4, 1073741824;\nadd.s64 %rd8, %rd7, %rd5;\nst.global.f32 [%rd8], %f1;\n");
+  MeasureOutcome a = Run(oob, Spec("oob"));
+  EXPECT_EQ(a.kind, OutcomeKind::kRuntimeCrash);
+  EXPECT_NE(a.message.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << a.message;
+  // Never returns: the parent's timeout kills the child (and its context).
+  const std::string forever = Ptx("forever", "LOOP:\nbra LOOP;\n");
+  MeasureSpec slow = Spec("forever");
+  slow.timing.timeout_ms = 2000;
+  MeasureOutcome b = Run(forever, slow);
+  EXPECT_EQ(b.kind, OutcomeKind::kTimeout) << b.message;
+  // Compiled for at most 64 threads per block, launched with 1024: refused before launching.
+  MeasureOutcome c = Run(Ptx("narrow", kDouble, "\n.maxntid 64, 1, 1"), Spec("narrow", 1024));
+  EXPECT_EQ(c.kind, OutcomeKind::kInstantiation);
+  EXPECT_NE(c.message.find("launches 1024 threads per block"), std::string::npos) << c.message;
+  // And a good kernel right after all of them.
+  MeasureOutcome d = Run(Ptx("twice", kDouble), Spec("twice"));
+  EXPECT_EQ(d.kind, OutcomeKind::kOk) << d.message;
+}
+
+}  // namespace
+}  // namespace tunefarm::rpc_server
