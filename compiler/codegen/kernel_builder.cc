@@ -224,7 +224,8 @@ Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& op
 
 Result<std::vector<float>> LoopNestFeatures(const KernelSpec& spec) {
   BuildOptions options;
-  options.stop_after = "partition_loops";
+  // Before unrolling: on GPUs also before thread binding, while block and thread loops are loops.
+  options.stop_after = spec.target.kind == "cuda" ? "simplify_flat" : "partition_loops";
   TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
   return features::ExtractLoopNestFeatures(l.source.func.body);
 }

@@ -13,10 +13,11 @@ namespace {
 
 using namespace ir;  // NOLINT(google-build-using-namespace)
 
-// Layout (version 1): kNestFeatures about the main store's loop nest, then kSlotFeatures for each
+// Layout (version 2): kNestFeatures about the main store's loop nest, then kSlotFeatures for each
 // of kSlots buffer accesses (the stored buffer, then up to three loaded buffers in the order the
-// stored value reads them).
+// stored value reads them), then kGpuFeatures (zero for CPU kernels).
 constexpr int kNestFeatures = 13;
+constexpr int kGpuFeatures = 6;
 constexpr int kSlots = 4;
 constexpr int kLevels[] = {1, 2, 3, 4, 6, 8};  // footprint within the innermost L loops
 constexpr int kReuseLevels[] = {2, 4, 8};
@@ -56,7 +57,7 @@ class LoadCollector : public IRVisitor {
 class NestCollector : public IRVisitor {
  public:
   std::vector<StoreSite> sites;
-  double allocated_bytes = 0;
+  double allocated_bytes = 0, shared_bytes = 0, local_bytes = 0;
   using IRVisitor::Visit;
 
  protected:
@@ -67,7 +68,10 @@ class NestCollector : public IRVisitor {
     loops_.pop_back();
   }
   void Visit_(const Allocate* op) override {
-    allocated_bytes += double(op->size) * op->element_type.bytes();
+    const double bytes = double(op->size) * op->element_type.bytes();
+    allocated_bytes += bytes;
+    if (op->scope == MemoryScope::kShared) shared_bytes += bytes;
+    if (op->scope == MemoryScope::kLocal) local_bytes += bytes;
     IRVisitor::Visit_(op);
   }
   void Visit_(const Store* op) override {
@@ -103,7 +107,40 @@ int64_t StrideOf(const VarNode* var, const arith::LinearForm& form) {
 
 }  // namespace
 
-int LoopNestFeatureCount() { return kNestFeatures + kSlots * kSlotFeatures; }
+int LoopNestFeatureCount() { return kNestFeatures + kSlots * kSlotFeatures + kGpuFeatures; }
+
+namespace {
+
+// What decides a GPU kernel's speed beyond its loops: threads per block and blocks (from the main
+// store's bound loops), shared and local memory, an occupancy estimate (resident warps of 64 on
+// an SM of 2048 threads and ~100 KiB of shared memory, the common ground of sm_75..sm_90), and
+// whether consecutive threads store consecutive elements (coalescing).
+void GpuFeatures(const NestCollector& nest, const StoreSite& s, float* f) {
+  double threads = 1, blocks = 1;
+  for (const auto& l : s.loops) {
+    if (IsGpuThreadLoop(l.kind)) threads *= double(l.extent);
+    if (IsGpuBlockLoop(l.kind)) blocks *= double(l.extent);
+  }
+  // The kernel's output is written last (after the accumulation in registers).
+  const StoreSite& out = nest.sites.back();
+  const VarNode* thread_x = nullptr;
+  for (const auto& l : out.loops) {
+    if (l.kind == ForKind::kGpuThreadX) thread_x = l.var;
+  }
+  if (blocks == 1 && threads == 1) return;  // a CPU kernel
+  const double blocks_by_threads = std::floor(2048.0 / threads);
+  const double blocks_by_shared = nest.shared_bytes > 0 ? std::floor(100.0 * 1024 / nest.shared_bytes) : 32.0;
+  const double resident_warps = std::min(64.0, std::min(blocks_by_threads, blocks_by_shared) * std::ceil(threads / 32));
+  f[0] = Log2p(threads);
+  f[1] = Log2p(blocks);
+  f[2] = Log2p(nest.shared_bytes);
+  f[3] = Log2p(nest.local_bytes);
+  f[4] = float(resident_warps / 64.0);
+  const int64_t stride = thread_x ? StrideOf(thread_x, arith::ToLinearForm(out.accesses[0].index)) : -1;
+  f[5] = stride == 1 ? 1.0f : 0.0f;
+}
+
+}  // namespace
 
 std::vector<float> ExtractLoopNestFeatures(const Stmt& body) {
   std::vector<float> f(size_t(LoopNestFeatureCount()), 0.0f);
@@ -185,6 +222,7 @@ std::vector<float> ExtractLoopNestFeatures(const Stmt& body) {
     }
     slot[k] = vector_contiguous ? 1.0f : 0.0f;
   }
+  GpuFeatures(nest, s, &f[size_t(kNestFeatures + kSlots * kSlotFeatures)]);
   return f;
 }
 

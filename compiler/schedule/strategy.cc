@@ -34,9 +34,9 @@ const std::vector<StrategyRow>& StrategyTable() {
 
 std::vector<Workload> Implementations(const Workload& w, const Target& target) {
   const auto& rows = StrategyTable();
-  auto own = std::find_if(rows.begin(), rows.end(), [&](const StrategyRow& r) {
-    return w.template_name == r.template_name && target.kind == r.target_kind;
-  });
+  // The operator w computes, from its template's row on any target kind: a workload named by a
+  // CPU template still names the operator and shapes a GPU implementation computes.
+  auto own = std::find_if(rows.begin(), rows.end(), [&](const StrategyRow& r) { return w.template_name == r.template_name; });
   if (own == rows.end()) return {};
   std::vector<Workload> out;
   auto add = [&](const StrategyRow& r) {
@@ -46,7 +46,7 @@ std::vector<Workload> Implementations(const Workload& w, const Target& target) {
     auto tmpl = FindTemplate(impl.template_name);
     if (tmpl.ok() && (*tmpl)->Check(impl).ok()) out.push_back(impl);
   };
-  add(*own);
+  if (target.kind == own->target_kind) add(*own);  // w's own template first
   for (const StrategyRow& r : rows) {
     if (&r != &*own && std::string(r.op) == own->op && target.kind == r.target_kind) add(r);
   }

@@ -27,8 +27,9 @@ struct StrategyRow {
 const std::vector<StrategyRow>& StrategyTable();
 
 // The implementations of w's operator on target whose rows apply and whose template accepts the
-// workload, as workloads (template_name set), w's own template first. Empty when w's template is
-// in no row for the target's kind.
+// workload, as workloads (template_name set), w's own template first when it runs on the target's
+// kind. w may name a template of another kind (a CPU workload asked for a CUDA target): its
+// operator and shapes are what count. Empty when w's template is in no row.
 std::vector<Workload> Implementations(const Workload& w, const Target& target);
 
 // OK when some row runs template_name on target's kind; else InvalidArgument naming the templates

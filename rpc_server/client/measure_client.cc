@@ -50,6 +50,13 @@ v1::MeasureRequest ToRequest(const std::vector<MeasureInput>& batch) {
     k->set_expected_outputs(std::string(reinterpret_cast<const char*>(in.spec.expected_outputs.data()),
                                         in.spec.expected_outputs.size() * 4));
     k->set_tolerance(in.spec.tolerance);
+    if (in.spec.gpu.enabled) {
+      auto* launch = k->mutable_launch();
+      for (int d = 0; d < 3; ++d) {
+        launch->add_grid(in.spec.gpu.grid[d]);
+        launch->add_block(in.spec.gpu.block[d]);
+      }
+    }
   }
   if (!batch.empty()) {
     const TimingParams& t = batch[0].spec.timing;

@@ -2,6 +2,8 @@
 // model-based search learns (beats random on a synthetic objective); TuneTask commits every trial
 // and a second run resumes without re-measuring.
 #include <gtest/gtest.h>
+
+#include "tunefarm/runtime/cuda_driver.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -117,6 +119,43 @@ TEST(Tune, TrialsAreCommittedAndARerunResumesWithoutRemeasuring) {
   auto third = TuneTask(w, host, o, local, **db, 1, 1, nullptr);
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(third->trials, 0);
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
+// Tuning a CUDA task: candidates are built as PTX on this machine, the XGBoost model gets the GPU
+// features, every trial is recorded. On a machine without a GPU every measurement fails saying
+// why (one failed trial each, never a crash of the tuner); on a GPU host they succeed.
+TEST(Tune, CudaTaskBuildsPtxCandidatesAndRecordsEveryTrial) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_tune_cuda_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  auto db = RecordsDb::Open(dir + "/t.db", RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  LocalMeasurer local(MEASURE_CHILD, dir, 1);
+  TuneOptions o;
+  o.tuner = "xgb";
+  o.trials = 8;
+  o.batch = 4;
+  o.tmp_root = dir;
+  compiler::Workload w = compiler::DenseWorkload(1, 256, 100);
+  w.template_name = "dense_cuda";
+  auto target = compiler::ParseTarget("h100");
+  ASSERT_TRUE(target.ok());
+  auto summary = TuneTask(w, *target, o, local, **db, 1, 1, nullptr);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->trials, 8);
+  auto trials = (*db)->List(w.Key());
+  ASSERT_TRUE(trials.ok());
+  ASSERT_EQ(trials->size(), 8u);
+  const bool gpu = CudaDriver::Load().ok();
+  for (const auto& t : *trials) {
+    EXPECT_EQ(t.target, target->ToString());
+    if (gpu) {
+      EXPECT_EQ(t.status, "ok") << t.error_message;
+    } else {
+      EXPECT_EQ(t.status, "runtime_error");
+      EXPECT_NE(t.error_message.find("cannot open the GPU: no CUDA driver"), std::string::npos) << t.error_message;
+    }
+  }
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 

@@ -19,6 +19,7 @@
 #include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/compiler/model.h"
 #include "tunefarm/farm_net/auth.h"
+#include "tunefarm/runtime/cuda_driver.h"
 #include "tunefarm/tuner/tuner.h"
 
 namespace tunefarm::cli {
@@ -119,7 +120,18 @@ int TuneCommand(const Args& args) {
     std::fprintf(stderr, "tunefarm tune: %s\n", target.status().message().c_str());
     return 1;
   }
-  if (!farm && !target->is_host) {
+  if (!farm && target->kind == "cuda") {
+    // Local GPU tuning measures on this machine's first GPU (rpc_server --device cuda does the
+    // same for the farm).
+    auto driver = CudaDriver::Load();
+    Result<int> count = driver.ok() ? (*driver)->DeviceCount() : Result<int>(driver.status());
+    if (!count.ok() || *count == 0) {
+      std::fprintf(stderr, "tunefarm tune: --local with target %s measures on this machine's GPU, and %s; measure it "
+                           "through the farm instead (--tracker HOST:PORT --key KEY, rpc_server --device cuda on the GPU host)\n",
+                   target->ToString().c_str(), count.ok() ? "it has none" : count.status().message().c_str());
+      return 1;
+    }
+  } else if (!farm && !target->is_host) {
     std::fprintf(stderr, "tunefarm tune: target %s does not run on this machine; measure it through the farm "
                          "(--tracker HOST:PORT --key KEY)\n", target->ToString().c_str());
     return 1;

@@ -95,7 +95,7 @@ Result<std::string> LoweredIR(const KernelSpec& spec);
 // The tuner's loop-nest features of a spec (compiler/features/loop_nest_features.h): a vector of
 // LoopNestFeatureCount() floats, the same length for every kernel; the layout changes only with
 // kLoopNestFeatureVersion. About 10x cheaper than a full lowering (it stops before unrolling).
-inline constexpr int kLoopNestFeatureVersion = 1;
+inline constexpr int kLoopNestFeatureVersion = 2;
 Result<std::vector<float>> LoopNestFeatures(const KernelSpec& spec);
 int LoopNestFeatureCount();
 

@@ -15,7 +15,7 @@
 
 namespace tunefarm::tuner {
 
-inline constexpr int kFeatureVersion = 2;  // 1: knob features only
+inline constexpr int kFeatureVersion = 3;  // 1: knob features only; 2: + loop-nest v1; 3: + GPU features
 
 class TaskFeatures {
  public:
