@@ -216,9 +216,16 @@ class CodeGenLLVM {
     TUNEFARM_CHECK_MSG(false, "ProducerLoad reached codegen: StorageFlatten did not run");
     return nullptr;
   }
+  // A target's own lowering of a math call (NVPTX: libdevice); null: the LLVM intrinsics below.
+  virtual llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) {
+    (void)op;
+    (void)args;
+    return nullptr;
+  }
   llvm::Value* Emit_(const Call* op) {
     std::vector<llvm::Value*> args;
     for (const auto& a : op->args) args.push_back(Emit(a));
+    if (llvm::Value* v = EmitTargetMath(op, args)) return v;
     llvm::Type* t = LLVMType(op->type);
     static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {
         {"exp", llvm::Intrinsic::exp}, {"sqrt", llvm::Intrinsic::sqrt}, {"fabs", llvm::Intrinsic::fabs},

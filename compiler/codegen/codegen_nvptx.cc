@@ -104,6 +104,18 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
 
   std::unordered_map<const VarNode*, llvm::GlobalVariable*> shared_arrays_;
 
+  // exp, log and tanh through libdevice (linked by EmitPtx); sqrt, fabs and floor lower natively.
+  llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) override {
+    static const std::unordered_map<std::string, const char*> kLibdevice = {
+        {"exp", "__nv_expf"}, {"log", "__nv_logf"}, {"tanh", "__nv_tanhf"}};
+    auto it = kLibdevice.find(op->name);
+    if (it == kLibdevice.end()) return nullptr;
+    TUNEFARM_CHECK_MSG(op->type == Type::Float(32), ("libdevice call on a non-float32 value: " + op->name).c_str());
+    llvm::Type* f32 = llvm::Type::getFloatTy(ctx_);
+    llvm::FunctionCallee fn = module_->getOrInsertFunction(it->second, llvm::FunctionType::get(f32, {f32}, false));
+    return builder_.CreateCall(fn, args);
+  }
+
   void EmitBarrier(const Barrier*) override { builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
   void EmitSpecialFor(const For* op) override {
@@ -113,28 +125,39 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
   }
 };
 
-class CallFinder : public IRVisitor {
- public:
-  std::string first;
-  using IRVisitor::Visit;
+// libdevice.10.bc: TUNEFARM_LIBDEVICE, else the CUDA toolkit's; empty when neither exists.
+std::string FindLibdevice() {
+  if (const char* env = std::getenv("TUNEFARM_LIBDEVICE"); env && *env) return access(env, R_OK) == 0 ? env : "";
+  const char* kDefault = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+  return access(kDefault, R_OK) == 0 ? kDefault : "";
+}
 
- protected:
-  void Visit_(const Call* op) override {
-    if (first.empty()) first = op->name;
-    IRVisitor::Visit_(op);
+// Links the libdevice functions the kernels call, internalized so O3 inlines and drops them;
+// NVVMReflect (in the NVPTX pipeline) resolves their __nvvm_reflect queries (no flush-to-zero).
+Status LinkLibdevice(llvm::Module* module) {
+  std::vector<std::string> used;
+  for (const llvm::Function& f : *module) {
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) used.push_back(f.getName().str());
   }
-};
-
-Status CheckNoMathCalls(const std::vector<KernelSource>& kernels) {
-  for (const auto& k : kernels) {
-    CallFinder f;
-    f.Visit(k.func.body);
-    if (!f.first.empty()) {
-      return Status::Unimplemented("kernel " + k.func.name + " calls '" + f.first +
-                                   "', which on CUDA needs libdevice from the CUDA toolkit; tunefarm does not link "
-                                   "libdevice yet, so this operator cannot run on a CUDA target");
-    }
+  if (used.empty()) return Status::OK();
+  const std::string path = FindLibdevice();
+  if (path.empty()) {
+    return Status::Unimplemented("these kernels call " + used.front() +
+                                 ", which on CUDA comes from libdevice (libdevice.10.bc of the CUDA toolkit); none "
+                                 "found: install the toolkit at /usr/local/cuda or set TUNEFARM_LIBDEVICE");
   }
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, error, module->getContext());
+  if (!lib) return Status::IOError("cannot read libdevice " + path + ": " + error.getMessage().str());
+  lib->setTargetTriple(module->getTargetTriple());
+  lib->setDataLayout(module->getDataLayout());
+  if (llvm::Linker::linkModules(*module, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded)) {
+    return Status::Internal("linking libdevice " + path + " failed");
+  }
+  for (llvm::Function& f : *module) {
+    if (!f.isDeclaration() && f.getName().starts_with("__nv_")) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
   return Status::OK();
 }
 
@@ -150,10 +173,9 @@ Result<std::string> EmitPtx(const std::vector<KernelSource>& kernels, const Targ
   for (const auto& k : kernels) {
     if (!k.func.is_gpu) return Status::InvalidArgument("kernel " + k.func.name + " was not lowered for the GPU");
   }
-  TUNEFARM_RETURN_IF_ERROR(CheckNoMathCalls(kernels));
   TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(kNvptxTriple, target.arch, ""));
   llvm::LLVMContext context;
-  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context));
+  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context, LinkLibdevice));
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen_pm;

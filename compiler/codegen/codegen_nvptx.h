@@ -7,9 +7,11 @@
 // inference turns the generic accesses into ld/st.shared); local arrays are allocas that SROA
 // promotes to registers once unrolled; barriers are bar.sync 0.
 //
-// Math intrinsics (exp, log, tanh, ...) need libdevice, which only the CUDA toolkit ships: a
-// kernel that calls one is refused with an error naming the function (the conv, depthwise and
-// dense templates with their epilogues need none).
+// exp, log and tanh come from libdevice (libdevice.10.bc, which only the CUDA toolkit ships:
+// TUNEFARM_LIBDEVICE, else /usr/local/cuda/nvvm/libdevice/), linked and internalized before O3;
+// without it a kernel calling one is refused with an error naming the function (the conv,
+// depthwise and dense templates with their epilogues call none). sqrt, fabs and floor lower
+// natively.
 //
 // After PTX is generated, ptxas -v (when the toolkit is present: TUNEFARM_PTXAS, then
 // /usr/local/cuda/bin/ptxas, then PATH) reports each kernel's registers; a kernel whose registers
