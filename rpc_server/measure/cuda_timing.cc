@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -29,6 +31,18 @@ MeasureOutcome LaunchFailure(const Status& s) {
   return Fail(resources ? OutcomeKind::kInstantiation : OutcomeKind::kRuntimeCrash, s.message());
 }
 
+// The device, opened once per process and kept: a worker measuring many kernels keeps its CUDA
+// context (creating one costs 0.1-0.3 s) -- until an error poisons it and the process is replaced.
+Result<CudaDevice*> SharedDevice(int ordinal) {
+  static std::map<int, std::unique_ptr<CudaDevice>> devices;
+  auto it = devices.find(ordinal);
+  if (it != devices.end()) return it->second.get();
+  TUNEFARM_ASSIGN_OR_RETURN(auto device, CudaDevice::Open(ordinal));
+  CudaDevice* raw = device.get();
+  devices.emplace(ordinal, std::move(device));
+  return raw;
+}
+
 }  // namespace
 
 MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSpec& spec,
@@ -37,7 +51,7 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
   std::ifstream in(ptx_path, std::ios::binary);
   std::stringstream ptx;
   ptx << in.rdbuf();
-  auto device = CudaDevice::Open(spec.gpu.ordinal);
+  auto device = SharedDevice(spec.gpu.ordinal);
   if (!device.ok()) return Fail(OutcomeKind::kRuntimeCrash, "cannot open the GPU: " + device.status().message());
   CudaDevice& gpu = **device;
   auto module = gpu.LoadPtx(ptx.str(), spec.symbol);

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rpc_server/measure/work_dir.h"
 #include "tunefarm/rpc_server/measurement.h"
 
 namespace tunefarm::rpc_server {
@@ -65,27 +66,65 @@ MeasureOutcome Fail(OutcomeKind kind, const std::string& message, int signal = 0
 
 }  // namespace
 
-MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, const std::string& tmp_root,
-                               const std::string& library, const MeasureSpec& spec) {
+Result<std::string> PrepareWorkDir(const std::string& tmp_root, const std::string& library, const MeasureSpec& spec,
+                                   MeasureOutcome* refused) {
   // Everything checkable without running anything is checked here, so a hostile request costs
   // neither a process nor a file.
   std::string bad = ValidateSpec(spec, library.size(), spec.timing.memory_limit_bytes);
-  if (!bad.empty()) return Fail(OutcomeKind::kBadRequest, bad);
+  if (!bad.empty()) {
+    *refused = Fail(OutcomeKind::kBadRequest, bad);
+    return Status::InvalidArgument(bad);
+  }
   std::string wrong = spec.gpu.enabled ? CheckPtx(library, spec.symbol) : CheckLibraryArchitecture(library);
-  if (!wrong.empty()) return Fail(OutcomeKind::kCompile, wrong);
+  if (!wrong.empty()) {
+    *refused = Fail(OutcomeKind::kCompile, wrong);
+    return Status::InvalidArgument(wrong);
+  }
   // The server's pid is in the name, so a later server can tell a dead one's leftovers (SweepStale).
   std::string templ = tmp_root + "/" + kDirPrefix + std::to_string(getpid()) + "-XXXXXX";
-  if (!mkdtemp(templ.data())) return Fail(OutcomeKind::kRuntimeCrash, std::string("cannot create a work directory: ") + std::strerror(errno));
+  if (!mkdtemp(templ.data())) {
+    *refused = Fail(OutcomeKind::kRuntimeCrash, std::string("cannot create a work directory: ") + std::strerror(errno));
+    return Status::IOError(refused->message);
+  }
   const std::string dir = templ;
   chmod(dir.c_str(), 0700);
   if (!WriteFile(dir + "/kernel.so", library) || !WriteFile(dir + "/spec.txt", SerializeSpec(spec))) {
     RemoveDir(dir);
-    return Fail(OutcomeKind::kRuntimeCrash, "cannot write the work directory " + dir);
+    *refused = Fail(OutcomeKind::kRuntimeCrash, "cannot write the work directory " + dir);
+    return Status::IOError(refused->message);
   }
+  return dir;
+}
+
+MeasureOutcome OutcomeOfChild(const std::string& dir, int status, bool timed_out, int timeout_ms,
+                              const std::string& log_path) {
+  if (timed_out) {
+    return Fail(OutcomeKind::kTimeout, "the measurement exceeded its timeout of " + std::to_string(timeout_ms) + " ms");
+  }
+  if (WIFSIGNALED(status) && access((dir + "/loaded").c_str(), F_OK) != 0) {
+    int sig = WTERMSIG(status);
+    return Fail(OutcomeKind::kCompile, std::string("the kernel library could not be loaded: the loader died with signal ") +
+                                           std::to_string(sig) + " (" + strsignal(sig) + ")", sig);
+  }
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return Fail(OutcomeKind::kRuntimeCrash, std::string("the kernel crashed with signal ") + std::to_string(sig) + " (" +
+                                                strsignal(sig) + ")", sig);
+  }
+  auto parsed = ParseOutcome(ReadFile(dir + "/outcome.txt"));
+  if (parsed.ok()) return *parsed;
+  std::string log = ReadFile(log_path).substr(0, 512);
+  return Fail(OutcomeKind::kRuntimeCrash, "the measurement exited with status " + std::to_string(WEXITSTATUS(status)) +
+                                              " and no result" + (log.empty() ? "" : ": " + log));
+}
+
+Result<pid_t> SpawnMeasureChild(std::vector<std::string> argv_s, const std::string& dir, const std::string& log_path,
+                                const std::vector<std::pair<int, int>>& fds) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, (dir + "/child.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  for (const auto& [from, to] : fds) posix_spawn_file_actions_adddup2(&actions, from, to);
   posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
   // Its own session and process group: a timeout or the end of the measurement kills the child
   // and every process it started.
@@ -96,9 +135,7 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_s = child_command;
-  argv_s.push_back(dir);
-  const std::string& child_binary = argv_s[0];
+  const std::string child_binary = argv_s[0];
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -106,10 +143,24 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   int rc = posix_spawnp(&pid, child_binary.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  if (rc != 0) return Status::FailedPrecondition("cannot start " + child_binary + ": " + std::strerror(rc));
+  return pid;
+}
+
+MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, const std::string& tmp_root,
+                               const std::string& library, const MeasureSpec& spec) {
+  MeasureOutcome refused;
+  Result<std::string> prepared = PrepareWorkDir(tmp_root, library, spec, &refused);
+  if (!prepared.ok()) return refused;
+  const std::string dir = *prepared;
+  std::vector<std::string> argv = child_command;
+  argv.push_back(dir);
+  Result<pid_t> spawned = SpawnMeasureChild(argv, dir, dir + "/child.log", {});
+  if (!spawned.ok()) {
     RemoveDir(dir);
-    return Fail(OutcomeKind::kRuntimeCrash, "cannot start " + child_binary + ": " + std::strerror(rc));
+    return Fail(OutcomeKind::kRuntimeCrash, spawned.status().message());
   }
+  const pid_t pid = *spawned;
   // Wait with the deadline: short sleeps first (most kernels take milliseconds), backing off.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec.timing.timeout_ms);
   int status = 0;
@@ -129,30 +180,12 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   }
   // Whatever the kernel started (a forked sleeper) dies with the measurement.
   kill(-pid, SIGKILL);
-  MeasureOutcome outcome;
-  if (timed_out) {
-    outcome = Fail(OutcomeKind::kTimeout, "the measurement exceeded its timeout of " + std::to_string(spec.timing.timeout_ms) + " ms");
-  } else if (WIFSIGNALED(status) && access((dir + "/loaded").c_str(), F_OK) != 0) {
-    int sig = WTERMSIG(status);
-    outcome = Fail(OutcomeKind::kCompile, std::string("the kernel library could not be loaded: the loader died with signal ") +
-                                              std::to_string(sig) + " (" + strsignal(sig) + ")", sig);
-  } else if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    outcome = Fail(OutcomeKind::kRuntimeCrash, std::string("the kernel crashed with signal ") + std::to_string(sig) + " (" +
-                                                   strsignal(sig) + ")", sig);
-  } else {
-    auto parsed = ParseOutcome(ReadFile(dir + "/outcome.txt"));
-    if (parsed.ok()) {
-      outcome = *parsed;
-    } else {
-      std::string log = ReadFile(dir + "/child.log").substr(0, 512);
-      outcome = Fail(OutcomeKind::kRuntimeCrash, "the measurement exited with status " + std::to_string(WEXITSTATUS(status)) +
-                                                     " and no result" + (log.empty() ? "" : ": " + log));
-    }
-  }
+  MeasureOutcome outcome = OutcomeOfChild(dir, status, timed_out, spec.timing.timeout_ms, dir + "/child.log");
   RemoveDir(dir);
   return outcome;
 }
+
+void RemoveWorkDir(const std::string& dir) { RemoveDir(dir); }
 
 int SweepStaleMeasureDirs(const std::string& tmp_root) {
   DIR* d = opendir(tmp_root.c_str());

@@ -54,7 +54,9 @@ MeasureSpec SpecOf(const v1::KernelToMeasure& k, const v1::TimingParams& t, cons
 }  // namespace
 
 MeasureService::MeasureService(ServerOptions options, farm_net::Registrar* registrar)
-    : options_(std::move(options)), registrar_(registrar) {}
+    : options_(std::move(options)), registrar_(registrar) {
+  if (options_.persistent_worker) worker_ = std::make_unique<MeasureWorker>(options_.child_command, options_.tmp_root);
+}
 
 int64_t MeasureService::SinceStartMs() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_).count();
@@ -130,7 +132,9 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
       o.kind = OutcomeKind::kBadRequest;
       o.message = "this server measures CPU kernels: a GPU launch was sent to it (lease a server of a CUDA key)";
     } else {
-      o = MeasureIsolated(options_.child_command, options_.tmp_root, k.library(), SpecOf(k, req->timing(), options_));
+      const MeasureSpec spec = SpecOf(k, req->timing(), options_);
+      o = worker_ ? worker_->Measure(k.library(), spec)
+                  : MeasureIsolated(options_.child_command, options_.tmp_root, k.library(), spec);
     }
     auto* r = resp->add_results();
     for (double c : o.costs_ms) r->add_costs_ms(c);

@@ -1,7 +1,11 @@
 // tunefarm-measure-child DIR: the isolated process rpc_server starts for each kernel. Reads
 // DIR/spec.txt, limits its own address space, measures DIR/kernel.so, writes DIR/outcome.txt.
 // A crash or a kill leaves no outcome: the parent reports it (measurement.h).
+// tunefarm-measure-child --worker: the same for one work directory per line read on fd 3,
+// answering "done" on fd 4 after each (MeasureWorker); exits after a CUDA error that poisons its
+// context.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 
@@ -10,16 +14,13 @@
 #include <sstream>
 
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/cuda_device.h"
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: tunefarm-measure-child DIR (started by rpc_server)\n");
-    return 2;
-  }
-  // A kernel that crashes must kill this process with its signal, which the parent reports
-  // (RUNTIME_CRASH, signal N): no handler of ours or of a sanitizer runtime may turn it into an exit.
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
-  const std::string dir = argv[1];
+namespace {
+
+// Measures the kernel of one work directory into DIR/outcome.txt; false when it could not be
+// written. *outcome_out receives the outcome.
+bool MeasureDir(const std::string& dir, bool* limited, tunefarm::rpc_server::MeasureOutcome* outcome_out) {
   std::ifstream in(dir + "/spec.txt");
   std::stringstream ss;
   ss << in.rdbuf();
@@ -38,14 +39,52 @@ int main(int argc, char** argv) {
     // (device memory is the GPU's, bounded by the card).
     const bool limit_memory = spec->timing.memory_limit_bytes > 0 && !spec->gpu.enabled;
 #endif
-    if (limit_memory) {
+    if (limit_memory && !*limited) {
       // Before the kernel's library is even loaded: its allocations count against the limit.
       rlimit lim{rlim_t(spec->timing.memory_limit_bytes), rlim_t(spec->timing.memory_limit_bytes)};
       setrlimit(RLIMIT_AS, &lim);
+      *limited = true;
     }
     outcome = tunefarm::rpc_server::MeasureInProcess(dir + "/kernel.so", *spec, dir + "/loaded");
   }
   std::ofstream out(dir + "/outcome.txt", std::ios::trunc);
   out << tunefarm::rpc_server::SerializeOutcome(outcome);
-  return out ? 0 : 1;
+  *outcome_out = outcome;
+  return bool(out);
+}
+
+int ServeRequests() {
+  FILE* requests = fdopen(3, "r");
+  if (!requests) {
+    std::fprintf(stderr, "tunefarm-measure-child --worker: no request pipe on fd 3 (started by rpc_server)\n");
+    return 2;
+  }
+  bool limited = false;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), requests)) {
+    std::string dir(line);
+    while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
+    tunefarm::rpc_server::MeasureOutcome outcome;
+    MeasureDir(dir, &limited, &outcome);
+    if (write(4, "done\n", 5) != 5) return 1;
+    // An illegal address poisons the CUDA context: this process cannot measure again.
+    if (tunefarm::IsStickyCudaError(tunefarm::Status::Internal(outcome.message))) return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: tunefarm-measure-child DIR | --worker (started by rpc_server)\n");
+    return 2;
+  }
+  // A kernel that crashes must kill this process with its signal, which the parent reports
+  // (RUNTIME_CRASH, signal N): no handler of ours or of a sanitizer runtime may turn it into an exit.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+  if (std::string(argv[1]) == "--worker") return ServeRequests();
+  bool limited = false;
+  tunefarm::rpc_server::MeasureOutcome outcome;
+  return MeasureDir(argv[1], &limited, &outcome) ? 0 : 1;
 }

@@ -147,6 +147,19 @@ TEST_F(CudaMeasurement, OnAGpuHostileKernelsCostOneTrialEach) {
   // And a good kernel right after all of them.
   MeasureOutcome d = Run(Ptx("twice", kDouble), Spec("twice"));
   EXPECT_EQ(d.kind, OutcomeKind::kOk) << d.message;
+
+  // The same through the persistent worker a CUDA server uses: its context is kept between good
+  // kernels and replaced after the illegal address and after the timeout.
+  MeasureWorker worker({MEASURE_CHILD}, dir_);
+  EXPECT_EQ(worker.Measure(Ptx("twice", kDouble), Spec("twice")).kind, OutcomeKind::kOk);
+  EXPECT_EQ(worker.Measure(Ptx("twice", kDouble), Spec("twice")).kind, OutcomeKind::kOk);
+  EXPECT_EQ(worker.starts(), 1);
+  EXPECT_EQ(worker.Measure(oob, Spec("oob")).kind, OutcomeKind::kRuntimeCrash);
+  EXPECT_EQ(worker.Measure(Ptx("twice", kDouble), Spec("twice")).kind, OutcomeKind::kOk);
+  EXPECT_EQ(worker.starts(), 2);
+  EXPECT_EQ(worker.Measure(forever, slow).kind, OutcomeKind::kTimeout);
+  EXPECT_EQ(worker.Measure(Ptx("twice", kDouble), Spec("twice")).kind, OutcomeKind::kOk);
+  EXPECT_EQ(worker.starts(), 3);
 }
 
 }  // namespace

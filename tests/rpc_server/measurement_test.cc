@@ -139,6 +139,41 @@ TEST_F(Measurement, HostileRequestsAreTypedErrors) {
   EXPECT_EQ(system(("test -z \"$(ls -A " + dir_ + " | grep tunefarm-measure)\"").c_str()), 0);
 }
 
+// The persistent worker (what CUDA servers use, to keep their context) with CPU kernels as the
+// payload: one process across kernels; a crash or a hang costs that kernel its trial and the next
+// kernel gets a fresh worker; bad requests never reach it.
+TEST_F(Measurement, APersistentWorkerSurvivesKernelsAndIsReplacedAfterACrashOrHang) {
+  MeasureWorker worker({MEASURE_CHILD}, dir_);
+  const std::string good = HostileLibrary("fine", "float* out = (float*)args[1]; out[0] = 1; return 0;");
+  for (int i = 0; i < 3; ++i) {
+    MeasureOutcome o = worker.Measure(good, Spec());
+    ASSERT_EQ(o.kind, OutcomeKind::kOk) << o.message;
+    EXPECT_EQ(o.costs_ms.size(), 2u);
+  }
+  EXPECT_EQ(worker.starts(), 1);  // one process for all three
+
+  MeasureOutcome segv = worker.Measure(HostileLibrary("segv", "volatile float* p = 0; p[7] = 1; return 0;"), Spec());
+  EXPECT_EQ(segv.kind, OutcomeKind::kRuntimeCrash);
+  EXPECT_EQ(segv.signal, 11);
+  EXPECT_NE(segv.message.find("crashed with signal 11"), std::string::npos) << segv.message;
+  EXPECT_EQ(worker.Measure(good, Spec()).kind, OutcomeKind::kOk);
+  EXPECT_EQ(worker.starts(), 2);
+
+  MeasureOutcome hang = worker.Measure(HostileLibrary("hang", "volatile int x = 1; while (x) {} return 0;"), Spec(500));
+  EXPECT_EQ(hang.kind, OutcomeKind::kTimeout);
+  EXPECT_EQ(hang.message, "the measurement exceeded its timeout of 500 ms");
+  EXPECT_EQ(worker.Measure(good, Spec()).kind, OutcomeKind::kOk);
+  EXPECT_EQ(worker.starts(), 3);
+
+  MeasureSpec zero = Spec();
+  zero.timing.number = 0;
+  EXPECT_EQ(worker.Measure(good, zero).message, "timing.number must be in [1, 10000], got 0");
+  EXPECT_EQ(worker.Measure(std::string(4096, 'x'), Spec()).kind, OutcomeKind::kCompile);
+  EXPECT_EQ(worker.starts(), 3);
+  // Every kernel's directory is gone; only the worker's log remains while it lives.
+  EXPECT_EQ(system(("test -z \"$(ls -A " + dir_ + " | grep tunefarm-measure- | grep -v worker)\"").c_str()), 0);
+}
+
 // Containment: a kernel's descendants die with its measurement, it sees none of the server's
 // environment (no farm token), runs in its private directory, and leaves nothing behind.
 class Containment : public Measurement {

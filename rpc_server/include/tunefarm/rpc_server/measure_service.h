@@ -17,6 +17,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -32,6 +33,9 @@ struct ServerOptions {
   int threads = 1;            // every measurement runs with this many threads
   int64_t memory_limit_bytes = int64_t(4) << 30;  // default address-space limit of a child
   int cuda_ordinal = -1;      // >= 0: a CUDA server measuring PTX on this GPU (--device cuda[:N])
+  // One measurement child kept across kernels (MeasureWorker) instead of one per kernel: on for
+  // CUDA servers (a CUDA context costs 0.1-0.3 s to create).
+  bool persistent_worker = false;
 };
 
 class MeasureService final : public v1::Measure::Service {
@@ -57,6 +61,7 @@ class MeasureService final : public v1::Measure::Service {
   std::mutex state_mu_;   // guards lease_uses_
   std::deque<v1::ServerStateResponse::LeaseUse> lease_uses_;
   std::atomic<int64_t> done_{0}, refused_{0};
+  std::unique_ptr<MeasureWorker> worker_;  // persistent_worker; used under device_mu_
   std::function<int64_t()> unauthenticated_;
 };
 

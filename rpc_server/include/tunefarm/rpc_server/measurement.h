@@ -15,6 +15,8 @@
 #ifndef TUNEFARM_RPC_SERVER_MEASUREMENT_H_
 #define TUNEFARM_RPC_SERVER_MEASUREMENT_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -116,6 +118,38 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
 // group is killed as a whole.)
 MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, const std::string& tmp_root,
                                const std::string& library, const MeasureSpec& spec);
+
+// A measurement child that stays alive across kernels: what a GPU server uses, since each new
+// process pays for a CUDA context (0.1-0.3 s) before measuring anything. Every kernel still gets
+// its own private directory and the same checks, outcomes and timeout as MeasureIsolated; the
+// worker runs in its own session and process group with the same minimal environment, and is
+// killed -- and started afresh for the next kernel -- after a timeout, a crash, or a CUDA error
+// that poisons its context (an illegal address). The server never dies with it.
+// Protocol: the child (`tunefarm-measure-child --worker`) reads one work directory per line on
+// fd 3 and answers "done" on fd 4 once DIR/outcome.txt is written (fds apart from stdout, which
+// a kernel may write to). Not thread-safe: one worker per device, one kernel at a time.
+class MeasureWorker {
+ public:
+  MeasureWorker(std::vector<std::string> child_command, std::string tmp_root)
+      : child_command_(std::move(child_command)), tmp_root_(std::move(tmp_root)) {}
+  ~MeasureWorker();
+  MeasureWorker(const MeasureWorker&) = delete;
+  MeasureWorker& operator=(const MeasureWorker&) = delete;
+
+  MeasureOutcome Measure(const std::string& library, const MeasureSpec& spec);
+  // Worker processes started so far (1 + restarts).
+  int starts() const { return starts_; }
+
+ private:
+  bool Start(std::string* error);
+  void Stop();  // kills the worker's process group and reaps it
+
+  std::vector<std::string> child_command_;
+  std::string tmp_root_;
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  int starts_ = 0;
+};
 
 // Removes the private directories ("tunefarm-measure-<pid>-*") that dead processes left under
 // tmp_root (killed servers); returns how many. Only directories owned by this user.
