@@ -78,7 +78,12 @@ Result<std::vector<rpc_server::MeasureOutcome>> LocalMeasurer::Measure(const std
     rpc_server::MeasureSpec spec = in.spec;
     spec.threads = threads_;
     spec.timing.memory_limit_bytes = memory_;
-    out.push_back(rpc_server::MeasureIsolated({child_}, tmp_, in.library, spec));
+    if (spec.gpu.enabled) {
+      if (!gpu_worker_) gpu_worker_ = std::make_unique<rpc_server::MeasureWorker>(std::vector<std::string>{child_}, tmp_);
+      out.push_back(gpu_worker_->Measure(in.library, spec));
+    } else {
+      out.push_back(rpc_server::MeasureIsolated({child_}, tmp_, in.library, spec));
+    }
   }
   return out;
 }

@@ -41,6 +41,8 @@ class LocalMeasurer final : public Measurer {
   std::string child_, tmp_;
   int threads_;
   int64_t memory_;
+  // GPU kernels go through one worker that keeps its CUDA context (rpc_server does the same).
+  std::unique_ptr<rpc_server::MeasureWorker> gpu_worker_;
 };
 
 // Through the farm: a lease on a server of the key, kept across batches.
