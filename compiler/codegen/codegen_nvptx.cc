@@ -4,7 +4,8 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "compiler/codegen/codegen_llvm_base.h"
@@ -214,25 +215,36 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
   rmdir(dir.c_str());
   TUNEFARM_RETURN_IF_ERROR(output.status());
 
+  // ptxas -v prints, per entry:
+  //   ptxas info    : Compiling entry function 'NAME' for 'sm_80'
+  //       0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+  //   ptxas info    : Used 40 registers, used 1 barriers, 4608 bytes smem, 392 bytes cmem[0]
+  // (no <regex>: GCC 12's regex trips -Wmaybe-uninitialized in sanitizer builds)
+  auto number_before = [](const std::string& line, const std::string& unit) -> int64_t {
+    size_t at = line.find(unit);
+    if (at == std::string::npos || at == 0) return -1;
+    size_t end = at;
+    while (end > 0 && line[end - 1] == ' ') --end;
+    size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
+    return begin == end ? -1 : std::stoll(line.substr(begin, end - begin));
+  };
   std::map<std::string, PtxasKernelReport> reports;
-  static const std::regex kEntry(R"(Compiling entry function '([^']+)')");
-  static const std::regex kFrame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  static const std::regex kUsed(R"(Used (\d+) registers)");
-  static const std::regex kSmem(R"((\d+) bytes smem)");
   std::string current;
   std::stringstream lines(*output);
   for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, kEntry)) {
-      current = m[1];
+    const std::string entry = "Compiling entry function '";
+    if (size_t at = line.find(entry); at != std::string::npos) {
+      size_t begin = at + entry.size(), end = line.find('\'', begin);
+      current = line.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
       reports[current];
-    } else if (!current.empty() && std::regex_search(line, m, kFrame)) {
-      reports[current].stack_frame_bytes = std::stoll(m[1]);
-      reports[current].spill_store_bytes = std::stoll(m[2]);
-      reports[current].spill_load_bytes = std::stoll(m[3]);
-    } else if (!current.empty() && std::regex_search(line, m, kUsed)) {
-      reports[current].registers = std::stoi(m[1]);
-      if (std::regex_search(line, m, kSmem)) reports[current].shared_bytes = std::stoll(m[1]);
+    } else if (!current.empty() && line.find("bytes stack frame") != std::string::npos) {
+      reports[current].stack_frame_bytes = number_before(line, "bytes stack frame");
+      reports[current].spill_store_bytes = number_before(line, "bytes spill stores");
+      reports[current].spill_load_bytes = number_before(line, "bytes spill loads");
+    } else if (!current.empty() && line.find("Used ") != std::string::npos) {
+      reports[current].registers = int(std::max<int64_t>(0, number_before(line, "registers")));
+      reports[current].shared_bytes = std::max<int64_t>(0, number_before(line, "bytes smem"));
     }
   }
   return reports;

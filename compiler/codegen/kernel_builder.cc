@@ -273,9 +273,11 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
     auto it = reports.find(info.symbol);
     if (it == reports.end()) return Status::Internal("ptxas did not report kernel " + info.symbol);
     info.registers = it->second.registers;
+    // Registers are allocated per warp, in units of 256 (8 per thread): round both up.
     const int64_t threads = info.block[0] * info.block[1] * info.block[2];
-    if (info.registers > target.gpu.max_registers_per_thread ||
-        info.registers * threads > target.gpu.max_registers_per_block) {
+    const int64_t warps = (threads + target.gpu.warp_size - 1) / target.gpu.warp_size;
+    const int64_t allocated = warps * target.gpu.warp_size * ((info.registers + 7) / 8 * 8);
+    if (info.registers > target.gpu.max_registers_per_thread || allocated > target.gpu.max_registers_per_block) {
       return Status::InvalidArgument("kernel " + info.symbol + " needs " + std::to_string(info.registers) +
                                      " registers x " + std::to_string(threads) + " threads, more than the " +
                                      std::to_string(target.gpu.max_registers_per_block) + "-register file of " +

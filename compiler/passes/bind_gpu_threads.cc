@@ -58,7 +58,14 @@ class LaunchCollector : public ir::IRVisitor {
                                          "' is inside a serial or thread loop: block loops must be outermost");
         return;
       }
-      grid[size_t(dim)] = std::max(grid[size_t(dim)], *extent);
+      // One kernel is one nest of block loops, each dimension bound once: a second nest (another
+      // root stage) would need a grid-wide barrier between them, which one launch does not have.
+      if (++block_loops_[dim] > 1) {
+        status = Status::InvalidArgument(std::string("blockIdx.") + "xyz"[dim] + " is bound twice (loop '" +
+                                         op->var->name + "'): a GPU schedule is one nest of block loops, one kernel");
+        return;
+      }
+      grid[size_t(dim)] = *extent;
       index_of[op->var.get()] = ir::AsExpr(vars->block[size_t(dim)]);
       ir::IRVisitor::Visit_(op);
       return;
@@ -73,6 +80,7 @@ class LaunchCollector : public ir::IRVisitor {
 
  private:
   int non_block_depth_ = 0;
+  int block_loops_[3] = {0, 0, 0};
 };
 
 // Pass 2: drop the GPU loops, guarding thread loops shorter than their dimension.

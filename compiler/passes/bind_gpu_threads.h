@@ -6,7 +6,8 @@
 // small tile) keeps its iterations with a guard `threadIdx < extent`.
 //
 // Errors (InvalidArgument, naming the loop): a block or thread loop of non-constant extent; a
-// block loop inside a serial or thread loop (blocks must be the outermost loops); a guard or a
+// block loop inside a serial or thread loop (blocks must be the outermost loops); a block
+// dimension bound twice (two root nests would need a grid-wide barrier: one kernel per schedule); a guard or a
 // thread-dependent branch around a barrier (some threads of the block would never reach it); a
 // kernel with no thread loop (one thread per block wastes the GPU; templates bind threads).
 #ifndef TUNEFARM_COMPILER_PASSES_BIND_GPU_THREADS_H_

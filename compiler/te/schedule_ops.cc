@@ -99,6 +99,10 @@ class StageLowering {
       // An attached region may overhang the domain (a relaxed tail tile): never compute outside.
       bool full = ir::IsConstInt(region.mins[d], 0) && region.extents[d] <= s.tensor->shape[d];
       if (!full) guards.push_back(idx < Expr(s.tensor->shape[d]));
+      // A region's start may lie below 0 (a window starting left of the tensor); on GPUs, where
+      // such regions are staged in shared memory, never compute there. Simplify drops the guard
+      // wherever the loop ranges prove it.
+      if (!full && in_gpu_kernel_) guards.push_back(idx >= Expr(0));
     }
     for (const auto& r : s.reduce_axes) subst[r->var.get()] = val.at(r.get());
     Expr body = ir::Substitute(s.body, subst);
@@ -234,19 +238,31 @@ class StageLowering {
       const Stage& c = **it;
       if (c.attach == AttachKind::kAt && c.attach_stage == &s && c.attach_ivar == leaf && !c.inlined) attached.push_back(&c);
     }
+    std::vector<ThreadLoop> saved = thread_loops_;
+    arith::VarBounds saved_bounds = outer_bounds_;
+    thread_loops_ = threads;
+    for (const auto& leaf : s.leaf_order) outer_bounds_[leaf->var.get()] = {0, ctx.ext.at(leaf.get()) - 1};
+    auto emit = [&](const Stage* c) {
+      const bool shared = c->scope == ir::MemoryScope::kShared;
+      Region region = InferRegion(c->tensor, s, l, ctx, shared ? threads : std::vector<ThreadLoop>{});
+      Stmt nest = MakeNest(*c, region);
+      stmt = ir::ProducerRealize::Make(c->tensor, region.mins, region.extents, ir::Block::Make({nest, stmt}), c->scope);
+    };
+    // Stages in registers or global memory first (innermost), so they too run after the barrier
+    // that ends the shared fetches.
     bool any_shared = false;
-    for (const Stage* c : attached) any_shared = any_shared || c->scope == ir::MemoryScope::kShared;
+    for (const Stage* c : attached) {
+      if (c->scope == ir::MemoryScope::kShared) any_shared = true;
+      else emit(c);
+    }
     if (any_shared) {
       stmt = ir::Block::Make({ir::Barrier::Make(ir::MemoryScope::kShared), stmt, ir::Barrier::Make(ir::MemoryScope::kShared)});
     }
-    std::vector<ThreadLoop> saved = thread_loops_;
-    thread_loops_ = threads;
     for (const Stage* c : attached) {
-      Region region = InferRegion(c->tensor, s, l, ctx, c->scope == ir::MemoryScope::kShared ? threads : std::vector<ThreadLoop>{});
-      Stmt nest = MakeNest(*c, region);
-      stmt = ir::ProducerRealize::Make(c->tensor, region.mins, region.extents, ir::Block::Make({nest, stmt}), c->scope);
+      if (c->scope == ir::MemoryScope::kShared) emit(c);
     }
     thread_loops_ = saved;
+    outer_bounds_ = saved_bounds;
     return stmt;
   }
 
@@ -274,7 +290,9 @@ class StageLowering {
       Expr sym;
       int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
       for (const auto& acc : accesses) {
-        arith::LinearForm lf = arith::ToLinearForm(passes::Simplify(acc[d]));
+        // With the loop ranges, divisions such as a grouped conv's (f / channels_per_group)
+        // resolve to the group's loop and the region stays one group wide.
+        arith::LinearForm lf = arith::ToLinearForm(passes::Simplify(acc[d], outer_bounds_));
         arith::LinearForm rest;
         int64_t a_lo = lf.constant, a_hi = lf.constant;
         for (const auto& t : lf.terms) {
@@ -313,6 +331,8 @@ class StageLowering {
   // While a nest is built: the GPU thread loops around it, and whether its root is a GPU kernel.
   std::vector<ThreadLoop> thread_loops_;
   bool in_gpu_kernel_ = false;
+  // The ranges of every loop around the attach point being inferred (for Simplify's proofs).
+  arith::VarBounds outer_bounds_;
 };
 
 }  // namespace

@@ -45,6 +45,8 @@ Result<CudaDevice*> SharedDevice(int ordinal) {
 
 }  // namespace
 
+void WarmUpCudaDevice(int ordinal) { (void)SharedDevice(ordinal); }
+
 MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSpec& spec,
                                     const std::string& loaded_marker) {
   const auto start = Clock::now();
@@ -85,7 +87,8 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
     buffers.push_back(std::move(*buffer));
   }
   // Warm-up (its outputs are the ones checked). An illegal address surfaces at the synchronize.
-  Status warm = gpu.Launch(*kernel, dims, args);
+  Status warm = gpu.Synchronize("uploads");
+  if (warm.ok()) warm = gpu.Launch(*kernel, dims, args);
   if (warm.ok()) warm = gpu.Synchronize(spec.symbol);
   if (!warm.ok()) return LaunchFailure(warm);
   if (!spec.expected_outputs.empty()) {

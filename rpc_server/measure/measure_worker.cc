@@ -105,26 +105,46 @@ MeasureOutcome MeasureWorker::Measure(const std::string& library, const MeasureS
   Result<std::string> prepared = PrepareWorkDir(tmp_root_, library, spec, &refused);
   if (!prepared.ok()) return refused;
   const std::string dir = *prepared;
+  signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe must not kill the server
+  // A worker that died since its last kernel (killed from outside) is replaced before this one.
+  int early = 0;
+  if (pid_ > 0 && waitpid(pid_, &early, WNOHANG) == pid_) {
+    pid_ = -1;
+    Stop();
+  }
   std::string error;
-  if (pid_ < 0 && !Start(&error)) {
+  const bool fresh = pid_ < 0;
+  if (fresh && !Start(&error)) {
     RemoveWorkDir(dir);
     return Fail(OutcomeKind::kRuntimeCrash, error);
   }
+  std::string reply;
+  // A fresh worker on a GPU first opens the device (cuInit and a context: up to seconds); that
+  // is not the kernel's time.
+  if (fresh && spec.gpu.enabled) {
+    const std::string warm = "warm " + std::to_string(spec.gpu.ordinal) + "\n";
+    const bool ok = write(to_child_, warm.data(), warm.size()) == ssize_t(warm.size()) &&
+                    ReadLine(from_child_, std::chrono::steady_clock::now() + std::chrono::seconds(60), &reply) == 1;
+    if (!ok) {
+      Stop();
+      RemoveWorkDir(dir);
+      return Fail(OutcomeKind::kRuntimeCrash, "the GPU measurement worker did not start (no answer within 60 s)");
+    }
+  }
   const std::string request = dir + "\n";
-  signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe must not kill the server
   const bool sent = write(to_child_, request.data(), request.size()) == ssize_t(request.size());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec.timing.timeout_ms);
-  std::string reply;
   const int got = sent ? ReadLine(from_child_, deadline, &reply) : 0;
   MeasureOutcome outcome;
   if (got == 1 && reply == "done") {
     outcome = OutcomeOfChild(dir, 0, false, spec.timing.timeout_ms, "");
-    // A context an illegal address poisoned cannot measure again: the next kernel gets a new one.
-    if (outcome.kind == OutcomeKind::kRuntimeCrash && IsStickyCudaError(Status::Internal(outcome.message))) Stop();
+    // A context an illegal address poisoned cannot measure again (the child exits by the same
+    // test): the next kernel gets a new one.
+    if (IsStickyCudaError(Status::Internal(outcome.message))) Stop();
   } else {
-    // Timed out (killed here), or the worker died: its exit status tells how.
+    // Timed out, or the worker died (or stopped answering): kill it and let its exit status tell.
     int status = 0;
-    if (got == -1) kill(-pid_, SIGKILL);
+    kill(-pid_, SIGKILL);
     waitpid(pid_, &status, 0);
     kill(-pid_, SIGKILL);  // whatever the kernel started dies with it
     pid_ = -1;

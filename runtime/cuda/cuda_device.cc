@@ -13,7 +13,9 @@ constexpr int kFuncNumRegs = 4;
 // CUjit_option numbers.
 constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSize = 6;
-constexpr unsigned kStreamNonBlocking = 1;
+// A blocking stream: it waits for the legacy default stream, where cuMemcpyHtoD (pageable
+// memory, may return before the copy lands) runs, so a launch never reads half-copied inputs.
+constexpr unsigned kStreamDefault = 0;
 
 }  // namespace
 
@@ -43,7 +45,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::Open(int ordinal) {
   TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuDevicePrimaryCtxRetain(&dev->context_, dev->device_),
                                     "cuDevicePrimaryCtxRetain(device " + std::to_string(ordinal) + ")"));
   TUNEFARM_RETURN_IF_ERROR(dev->Bind());
-  TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuStreamCreate(&dev->stream_, kStreamNonBlocking), "cuStreamCreate"));
+  TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuStreamCreate(&dev->stream_, kStreamDefault), "cuStreamCreate"));
   TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuEventCreate(&dev->start_, 0), "cuEventCreate"));
   TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuEventCreate(&dev->stop_, 0), "cuEventCreate"));
   return dev;
@@ -123,7 +125,9 @@ Status CudaDevice::CheckLaunch(const CudaKernel& k, const CudaLaunchDims& dims) 
                                    " registers per thread the device allows " + std::to_string(k.max_threads_per_block) +
                                    " (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES avoided)");
   }
-  if (int64_t(k.registers) * threads > info_.max_registers_per_block) {
+  // Registers are allocated per warp in units of 256 (8 per thread).
+  const int64_t warps = (threads + info_.warp_size - 1) / std::max(1, info_.warp_size);
+  if (warps * info_.warp_size * ((k.registers + 7) / 8 * 8) > info_.max_registers_per_block) {
     return Status::InvalidArgument("kernel " + k.name + " needs " + std::to_string(k.registers) + " registers x " +
                                    std::to_string(threads) + " threads, more than the register file of " +
                                    std::to_string(info_.max_registers_per_block));

@@ -109,10 +109,13 @@ TEST_P(CudaTemplates, PtxAssemblesWithinTheRegisterFileForSm75Sm80Sm90) {
   if (ptxas.empty()) GTEST_SKIP() << "no ptxas on this machine (no CUDA toolkit at /usr/local/cuda or on PATH)";
   const std::string tmpl = GetParam();
   std::mt19937_64 rng(std::hash<std::string>()(tmpl) + 1);
+  // 20 per architecture in CI; TUNEFARM_PTX_CASES=200 checks as many as the emulation test.
+  const char* env = std::getenv("TUNEFARM_PTX_CASES");
+  const int cases = env ? std::max(1, std::atoi(env)) : 20;
   for (const char* arch : {"sm_75", "sm_80", "sm_90"}) {
     const Target target = Gpu(std::string("cuda -arch=") + arch);
     std::vector<KernelSpec> specs;
-    for (const KernelSpec& spec : RandomSpecs(tmpl, target, 20, 0, rng)) {
+    for (const KernelSpec& spec : RandomSpecs(tmpl, target, cases, 0, rng)) {
       if (DescribeKernel(spec).ok()) specs.push_back(spec);
     }
     std::vector<KernelInfo> infos;

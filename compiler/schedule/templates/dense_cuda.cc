@@ -44,8 +44,10 @@ class DenseCuda final : public OpTemplate {
     const DenseParams& d = w.dense;
     std::vector<int64_t> y = FallbackTriple(d.batch, 8, 1);
     std::vector<int64_t> x = FallbackTriple(d.out_features, std::max<int64_t>(32, 256 / y[1]), 1);
-    if (x[1] < 32 && d.out_features > 32) {  // awkward feature count: 64 threads, guarded tail block
-      x = {(d.out_features + 63) / 64, 64, 1};
+    if (x[1] < 32 && d.out_features > 32) {  // awkward feature count: up to 64 threads, guarded tail block
+      int64_t p = 1;
+      while (p * 2 <= std::min<int64_t>(64, d.out_features)) p *= 2;
+      x = {(d.out_features + p - 1) / p, p, 1};
     }
     int64_t k = LargestDivisorAtMost(d.in_features, 32);
     while (k > 1 && (y[1] * y[2] + x[1] * x[2]) * k * 4 > t.gpu.max_shared_memory_per_block) {

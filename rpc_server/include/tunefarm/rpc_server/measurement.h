@@ -104,6 +104,9 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
 // parent's child process dies with it, the server lives on).
 MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSpec& spec,
                                     const std::string& loaded_marker = "");
+// Opens GPU `ordinal` for this process's later MeasureCudaInProcess calls (a worker does it once,
+// outside any kernel's timeout); a failure is reported by the measurement that follows.
+void WarmUpCudaDevice(int ordinal);
 
 // In the parent: validates the spec (kBadRequest) and the library's architecture (kCompile), then
 // runs the child binary on (library bytes, spec) in a private temp dir under tmp_root, removed
@@ -127,7 +130,8 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
 // that poisons its context (an illegal address). The server never dies with it.
 // Protocol: the child (`tunefarm-measure-child --worker`) reads one work directory per line on
 // fd 3 and answers "done" on fd 4 once DIR/outcome.txt is written (fds apart from stdout, which
-// a kernel may write to). Not thread-safe: one worker per device, one kernel at a time.
+// a kernel may write to); "warm N" (sent first to a fresh GPU worker) opens GPU N and answers
+// "ready", so device start-up never counts against a kernel's timeout. Not thread-safe: one worker per device, one kernel at a time.
 class MeasureWorker {
  public:
   MeasureWorker(std::vector<std::string> child_command, std::string tmp_root)
