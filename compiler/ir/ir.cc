@@ -170,14 +170,19 @@ Stmt ProducerStore::Make(Tensor tensor, Expr value, std::vector<Expr> indices) {
 }
 
 Stmt ProducerRealize::Make(Tensor tensor, std::vector<Expr> mins, std::vector<int64_t> extents, Stmt body,
-                           MemoryScope scope) {
+                           MemoryScope scope, std::vector<RegionFold> folds) {
   TUNEFARM_CHECK(mins.size() == tensor->shape.size() && extents.size() == mins.size());
+  TUNEFARM_CHECK(folds.empty() || folds.size() == mins.size());
+  bool any = false;
+  for (const RegionFold& f : folds) any = any || f.folded();
+  if (!any) folds.clear();
   auto n = std::make_shared<ProducerRealize>();
   n->tensor = std::move(tensor);
   n->mins = std::move(mins);
   n->extents = std::move(extents);
   n->body = std::move(body);
   n->scope = scope;
+  n->folds = std::move(folds);
   return Stmt(std::move(n));
 }
 

@@ -291,8 +291,17 @@ struct ProducerStore : StmtNodeBase<ProducerStore> {
   static Stmt Make(Tensor tensor, Expr value, std::vector<Expr> indices);
 };
 
+// A strided footprint along one dimension: `count` blocks of `block` consecutive indices, `stride`
+// apart (a GPU thread's outputs under virtual threads). stride 0: a plain interval.
+struct RegionFold {
+  int64_t stride = 0, block = 0;
+  bool folded() const { return stride > 0; }
+};
+
 // Declares that `body` computes the region [mins, mins+extents) of tensor; StorageFlatten turns it
-// into an Allocate of the region's size (extents must be constants) with offset indices.
+// into an Allocate of the region's size (extents must be constants) with offset indices. A folded
+// dimension (folds[d].folded()) holds extents[d] = count x block indices: index i is stored at
+// ((i - min) / stride) * block + (i - min) % stride.
 struct ProducerRealize : StmtNodeBase<ProducerRealize> {
   TUNEFARM_NODE_TYPE(ProducerRealize);
   Tensor tensor;
@@ -300,8 +309,9 @@ struct ProducerRealize : StmtNodeBase<ProducerRealize> {
   std::vector<int64_t> extents;
   Stmt body;
   MemoryScope scope;  // carried to the Allocate
+  std::vector<RegionFold> folds;  // empty, or one per dimension
   static Stmt Make(Tensor tensor, std::vector<Expr> mins, std::vector<int64_t> extents, Stmt body,
-                   MemoryScope scope = MemoryScope::kGlobal);
+                   MemoryScope scope = MemoryScope::kGlobal, std::vector<RegionFold> folds = {});
 };
 
 // Scope of a buffer of `size` elements of `element_type`, valid inside body only.

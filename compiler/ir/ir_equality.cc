@@ -102,6 +102,10 @@ class Tokenizer : public IRVisitor {
     Id(op->tensor.get());
     for (int64_t e : op->extents) tokens.push_back(uint64_t(e));
     tokens.push_back(uint64_t(op->scope));
+    for (const RegionFold& f : op->folds) {
+      tokens.push_back(uint64_t(f.stride));
+      tokens.push_back(uint64_t(f.block));
+    }
     IRVisitor::Visit_(op);
   }
   void Visit_(const Allocate* op) override {

@@ -132,7 +132,7 @@ Stmt IRMutator::Visit_(const ProducerRealize* op, const Stmt& self) {
   bool changed = MutateAll(this, op->mins, &mins);
   Stmt b = Mutate(op->body);
   if (!changed && b.same_as(op->body)) return self;
-  return ProducerRealize::Make(op->tensor, std::move(mins), op->extents, b, op->scope);
+  return ProducerRealize::Make(op->tensor, std::move(mins), op->extents, b, op->scope, op->folds);
 }
 Stmt IRMutator::Visit_(const Allocate* op, const Stmt& self) {
   Stmt b = Mutate(op->body);

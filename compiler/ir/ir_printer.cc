@@ -164,7 +164,9 @@ class Printer : public IRVisitor {
       if (i) os_ << ", ";
       os_ << "[";
       Visit(op->mins[i]);
-      os_ << ", " << op->extents[i] << "]";
+      os_ << ", " << op->extents[i];
+      if (!op->folds.empty() && op->folds[i].folded()) os_ << " fold " << op->folds[i].block << "/" << op->folds[i].stride;
+      os_ << "]";
     }
     os_ << ") {\n";
     ++indent_;

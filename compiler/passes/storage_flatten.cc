@@ -16,12 +16,13 @@ struct BufferInfo {
   Var buffer;
   std::vector<Expr> mins;      // empty for arguments (all zero)
   std::vector<int64_t> shape;  // row-major extents
+  std::vector<RegionFold> folds;  // empty, or per dimension
 };
 
 class Flattener : public IRMutator {
  public:
   explicit Flattener(const std::vector<BufferBinding>& args) {
-    for (const auto& a : args) buffers_[a.tensor.get()] = {a.buffer, {}, a.tensor->shape};
+    for (const auto& a : args) buffers_[a.tensor.get()] = {a.buffer, {}, a.tensor->shape, {}};
   }
   using IRMutator::Mutate;
 
@@ -31,6 +32,10 @@ class Flattener : public IRMutator {
     for (size_t d = 0; d < indices.size(); ++d) {
       Expr i = indices[d];
       if (!info.mins.empty() && !IsConstInt(info.mins[d], 0)) i = i - info.mins[d];
+      if (!info.folds.empty() && info.folds[d].folded()) {
+        const RegionFold& f = info.folds[d];
+        i = (i / Expr(f.stride)) * Expr(f.block) + i % Expr(f.stride);
+      }
       index = index.defined() ? index * Expr(info.shape[d]) + i : i;
     }
     return index.defined() ? index : Expr(0);
@@ -65,7 +70,7 @@ class Flattener : public IRMutator {
       size *= op->extents[d];
     }
     Var buf = MakeVar(op->tensor->name, Type::Handle());
-    buffers_[op->tensor.get()] = {buf, mins, op->extents};
+    buffers_[op->tensor.get()] = {buf, mins, op->extents, op->folds};
     Stmt body = Mutate(op->body);
     buffers_.erase(op->tensor.get());
     return Allocate::Make(buf, op->tensor->dtype, size, body, op->scope);

@@ -20,6 +20,7 @@ using ir::Stmt;
 struct Region {
   std::vector<Expr> mins;
   std::vector<int64_t> extents;
+  std::vector<ir::RegionFold> folds;  // empty, or per dimension (ProducerRealize's)
 };
 
 Region FullRegion(const Tensor& t) {
@@ -93,7 +94,12 @@ class StageLowering {
     ir::VarMap subst;
     std::vector<Expr> indices;
     for (size_t d = 0; d < s.axes.size(); ++d) {
-      Expr idx = passes::Simplify(region.mins[d] + val.at(s.axes[d].get()));
+      Expr local = val.at(s.axes[d].get());
+      if (!region.folds.empty() && region.folds[d].folded()) {  // block-strided: skip the gaps
+        const ir::RegionFold& f = region.folds[d];
+        local = (local / Expr(f.block)) * Expr(f.stride) + local % Expr(f.block);
+      }
+      Expr idx = passes::Simplify(region.mins[d] + local);
       indices.push_back(idx);
       subst[s.axes[d]->var.get()] = idx;
       // An attached region may overhang the domain (a relaxed tail tile): never compute outside.
@@ -244,9 +250,12 @@ class StageLowering {
     for (const auto& leaf : s.leaf_order) outer_bounds_[leaf->var.get()] = {0, ctx.ext.at(leaf.get()) - 1};
     auto emit = [&](const Stage* c) {
       const bool shared = c->scope == ir::MemoryScope::kShared;
-      Region region = InferRegion(c->tensor, s, l, ctx, shared ? threads : std::vector<ThreadLoop>{});
+      // A thread's registers hold exactly its outputs, also when virtual threads spread them out.
+      const bool foldable = in_gpu_kernel_ && c->scope == ir::MemoryScope::kLocal;
+      Region region = InferRegion(c->tensor, s, l, ctx, shared ? threads : std::vector<ThreadLoop>{}, foldable);
       Stmt nest = MakeNest(*c, region);
-      stmt = ir::ProducerRealize::Make(c->tensor, region.mins, region.extents, ir::Block::Make({nest, stmt}), c->scope);
+      stmt = ir::ProducerRealize::Make(c->tensor, region.mins, region.extents, ir::Block::Make({nest, stmt}), c->scope,
+                                       region.folds);
     };
     // Stages in registers or global memory first (innermost), so they too run after the barrier
     // that ends the shared fetches.
@@ -270,7 +279,7 @@ class StageLowering {
   // the loops outside l) and constant extents; relaxed over `threads` too (a shared buffer holds
   // what every thread of the block reads).
   Region InferRegion(const Tensor& producer, const Stage& s, int l, const NestContext& ctx,
-                     const std::vector<ThreadLoop>& threads) {
+                     const std::vector<ThreadLoop>& threads, bool foldable = false) {
     Region full = FullRegion(producer);
     std::vector<std::vector<Expr>> accesses;
     ir::PreOrderVisit(ir::Evaluate::Make(ctx.body), [&](const Expr& e) {
@@ -283,12 +292,18 @@ class StageLowering {
       ranging[s.leaf_order[i]->var.get()] = ctx.ext.at(s.leaf_order[i].get());
     }
     for (const ThreadLoop& t : threads) ranging[t.var] = t.extent;
+    arith::VarBounds ranging_bounds;
+    for (const auto& [v, e] : ranging) ranging_bounds[v] = {0, e - 1};
 
     Region out;
+    out.folds.assign(producer->shape.size(), ir::RegionFold{});
     for (size_t d = 0; d < producer->shape.size(); ++d) {
       bool ok = true;
       Expr sym;
       int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+      // The ranging terms (coefficient, extent) of a single affine access: what a fold needs.
+      std::vector<std::pair<int64_t, int64_t>> strided;
+      bool affine = true;
       for (const auto& acc : accesses) {
         // With the loop ranges, divisions such as a grouped conv's (f / channels_per_group)
         // resolve to the group's loop and the region stays one group wide.
@@ -298,12 +313,25 @@ class StageLowering {
         for (const auto& t : lf.terms) {
           const auto* v = t.atom.as<ir::VarNode>();
           auto it = v ? ranging.find(v) : ranging.end();
+          const bool uses_ranging = ir::UsesVar(t.atom, [&](const ir::VarNode* u) { return ranging.count(u) > 0; });
+          const bool uses_other = ir::UsesVar(t.atom, [&](const ir::VarNode* u) { return ranging.count(u) == 0; });
           if (it != ranging.end()) {
             int64_t span = t.coeff * (it->second - 1);
             a_lo += std::min<int64_t>(0, span);
             a_hi += std::max<int64_t>(0, span);
-          } else if (ir::UsesVar(t.atom, [&](const ir::VarNode* u) { return ranging.count(u) > 0; })) {
-            ok = false;  // non-affine in a ranging variable
+            strided.emplace_back(t.coeff, it->second);
+          } else if (uses_ranging && !uses_other) {
+            // Non-affine in ranging variables only (a folded region's (i / b) * s + i % b): its
+            // interval bounds the footprint.
+            affine = false;
+            arith::IntBound b = arith::BoundOf(t.atom * Expr(t.coeff), ranging_bounds);
+            if (!b.bounded()) ok = false;
+            else {
+              a_lo += b.lo;
+              a_hi += b.hi;
+            }
+          } else if (uses_ranging) {
+            ok = false;  // non-affine in a ranging variable mixed with outer ones
           } else {
             rest.AddTerm(t.atom, t.coeff);
           }
@@ -316,9 +344,26 @@ class StageLowering {
       }
       int64_t extent = hi - lo + 1;
       bool sym_zero = ir::IsConstInt(sym, 0);
+      // Virtual threads: one access reading `count` blocks of `block` consecutive indices that lie
+      // `stride` apart; the region holds just those (ProducerRealize's fold).
+      ir::RegionFold fold;
+      if (foldable && ok && affine && accesses.size() == 1) {
+        std::sort(strided.begin(), strided.end());
+        // A lone ranging term of stride > 1 is blocks of one (an inner tile of 1 leaves no term).
+        if (strided.size() == 1) strided.insert(strided.begin(), {1, 1});
+        if (strided.size() == 2) {
+          const auto [c0, e0] = strided[0];
+          const auto [c1, e1] = strided[1];
+          if (c0 == 1 && e0 > 0 && c1 > e0 && e1 > 1) fold = {c1, e0};
+        }
+      }
       if (!ok || extent >= producer->shape[d] || (sym_zero && lo < 0)) {
         out.mins.push_back(Expr(0));
         out.extents.push_back(producer->shape[d]);
+      } else if (fold.folded()) {
+        out.mins.push_back(passes::Simplify(sym + Expr(lo)));
+        out.extents.push_back(strided[1].second * fold.block);
+        out.folds[d] = fold;
       } else {
         out.mins.push_back(passes::Simplify(sym + Expr(lo)));
         out.extents.push_back(extent);

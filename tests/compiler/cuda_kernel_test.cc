@@ -14,6 +14,7 @@
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/passes/lower.h"
+#include "compiler/schedule/op_template.h"
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
@@ -185,9 +186,9 @@ TEST(CudaLowering, AnInvalidConfigIsAnInstantiationErrorNamingTheLimit) {
   auto space = GetConfigSpace(w, t4);
   ASSERT_TRUE(space.ok());
   // 64 x 8 x 8 threads: the space's filters reject it, and building it anyway says why.
-  auto cfg = space->FromValues({{"tile_f", {1, 64, 1}},
-                                {"tile_y", {7, 8, 1}},
-                                {"tile_x", {7, 8, 1}},
+  auto cfg = space->FromValues({{"tile_f", {1, 1, 64, 1}},
+                                {"tile_y", {7, 1, 8, 1}},
+                                {"tile_x", {7, 1, 8, 1}},
                                 {"tile_rc", {8, 8}},
                                 {"tile_ry", {1, 3}},
                                 {"tile_rx", {1, 3}},
@@ -199,6 +200,45 @@ TEST(CudaLowering, AnInvalidConfigIsAnInstantiationErrorNamingTheLimit) {
   ASSERT_FALSE(info.ok());
   EXPECT_NE(info.status().message().find("4096 threads per block exceed the target's 1024"), std::string::npos)
       << info.status().ToString();
+}
+
+// Two virtual threads per dimension spread a thread's outputs 2 pieces apart; its register tile
+// still holds exactly its own 2x2 (f) x 2 (y) x 1 (x) outputs, folded, not the span between them.
+TEST(CudaLowering, VirtualThreadsKeepTheRegisterTileExact) {
+  Workload w = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
+  w.template_name = "conv2d_nchw_cuda";
+  const Target h100 = Gpu("h100");
+  auto space = GetConfigSpace(w, h100);
+  ASSERT_TRUE(space.ok());
+  auto cfg = space->FromValues({{"tile_f", {2, 2, 8, 2}},
+                                {"tile_y", {7, 2, 4, 1}},
+                                {"tile_x", {7, 1, 8, 1}},
+                                {"tile_rc", {8, 8}},
+                                {"tile_ry", {1, 3}},
+                                {"tile_rx", {1, 3}},
+                                {"auto_unroll_max_step", {512}}});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  auto tmpl = FindTemplate(w.template_name);
+  ASSERT_TRUE(tmpl.ok());
+  KernelDef def = (*tmpl)->Instantiate(w, {}, *cfg, h100);
+  auto func = passes::Lower(*def.schedule, def.args, "vt", h100);
+  ASSERT_TRUE(func.ok()) << func.status().ToString();
+  EXPECT_EQ(func->launch.local_bytes, 8 * 4) << func->launch.ToString();
+  EXPECT_EQ(func->launch.threads_per_block(), 8 * 4 * 8);
+  // And the kernel computes the convolution (emulated).
+  std::mt19937_64 rng(5);
+  KernelSpec spec{w, Epilogue{true, true, Activation::kRelu}, h100, cfg->index(), "vt"};
+  BuildOptions emulate;
+  emulate.emulate_gpu = true;
+  std::vector<KernelInfo> infos;
+  auto jit = BuildJit({spec}, &infos, emulate);
+  ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+  testing::Buffers args = testing::RandomArguments(infos[0], rng);
+  std::vector<float> expected = testing::ReferenceOutput(spec, infos[0], args);
+  std::vector<void*> ptrs;
+  for (auto& a : args) ptrs.push_back(a.data());
+  ASSERT_EQ((*(*jit)->Lookup("vt"))(ptrs.data()), 0);
+  EXPECT_LE(runtime::MaxRelativeError(args.back(), expected), 1e-4);
 }
 
 TEST(CudaLowering, KernelInfoCarriesTheLaunchThroughJson) {

@@ -27,9 +27,9 @@ class Conv2dNCHWCuda final : public OpTemplate {
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     ConfigSpace space(w.Key() + " on " + t.ToString());
-    space.DefineSplit("tile_f", c.out_channels / c.groups, 3, SplitPolicy::kFactors);
-    space.DefineSplit("tile_y", c.out_height(), 3, SplitPolicy::kVerbose, 64);
-    space.DefineSplit("tile_x", c.out_width(), 3, SplitPolicy::kVerbose, 64);
+    space.DefineSplit("tile_f", c.out_channels / c.groups, 4, SplitPolicy::kFactors);
+    space.DefineSplit("tile_y", c.out_height(), 4, SplitPolicy::kVerbose, 64);
+    space.DefineSplit("tile_x", c.out_width(), 4, SplitPolicy::kVerbose, 64);
     space.DefineSplit("tile_rc", c.in_channels / c.groups, 2, SplitPolicy::kFactors);
     space.DefineSplit("tile_ry", c.kernel_h, 2, SplitPolicy::kFactors);
     space.DefineSplit("tile_rx", c.kernel_w, 2, SplitPolicy::kFactors);
@@ -39,9 +39,14 @@ class Conv2dNCHWCuda final : public OpTemplate {
       const auto& f = cfg.Get("tile_f");
       const auto& y = cfg.Get("tile_y");
       const auto& x = cfg.Get("tile_x");
-      if (!WithinThreadLimits(t, f[1], y[1], x[1], f[2] * y[2] * x[2])) return false;
+      // TVM's limit on virtual threads: more only multiplies registers and unrolled code.
+      if (VthreadFactor(f) * VthreadFactor(y) * VthreadFactor(x) > 8) return false;
+      if (!WithinThreadLimits(t, ThreadFactor(f), ThreadFactor(y), ThreadFactor(x),
+                              PerThreadFactor(f) * PerThreadFactor(y) * PerThreadFactor(x))) {
+        return false;
+      }
       const int64_t rc = cfg.Inner("tile_rc"), ry = cfg.Inner("tile_ry"), rx = cfg.Inner("tile_rx");
-      int64_t elements = InputTileElements(c, rc, y[1] * y[2], x[1] * x[2], ry, rx) + f[1] * f[2] * rc * ry * rx;
+      int64_t elements = InputTileElements(c, rc, y[1] * y[2] * y[3], x[1] * x[2] * x[3], ry, rx) + f[1] * f[2] * f[3] * rc * ry * rx;
       return elements * 4 <= shared_limit;
     });
     return space;
@@ -63,9 +68,9 @@ class Conv2dNCHWCuda final : public OpTemplate {
                          f[1] * f[2] * rc * c.kernel_h * c.kernel_w;
       if (elements * 4 <= t.gpu.max_shared_memory_per_block || rc == 1) break;
     }
-    return space.FromValues({{"tile_f", f},
-                             {"tile_y", y},
-                             {"tile_x", x},
+    return space.FromValues({{"tile_f", NoVthread(f)},
+                             {"tile_y", NoVthread(y)},
+                             {"tile_x", NoVthread(x)},
                              {"tile_rc", {cg / rc, rc}},
                              {"tile_ry", {1, c.kernel_h}},
                              {"tile_rx", {1, c.kernel_w}},
@@ -123,7 +128,8 @@ class Conv2dNCHWCuda final : public OpTemplate {
     TiledAxis f = SplitBlockThreadInner(o, of, cfg.Get("tile_f"));
     TiledAxis y = SplitBlockThreadInner(o, o.axes[2], cfg.Get("tile_y"));
     TiledAxis x = SplitBlockThreadInner(o, o.axes[3], cfg.Get("tile_x"));
-    o.reorder({on, og, f.block, y.block, x.block, f.thread, y.thread, x.thread, f.inner, y.inner, x.inner});
+    o.reorder({on, og, f.block, y.block, x.block, f.thread, y.thread, x.thread, f.vthread, y.vthread, x.vthread,
+               f.inner, y.inner, x.inner});
     te::IterVar bz = o.fuse(o.fuse(on, og), f.block);
     o.bind(bz, ir::ForKind::kGpuBlockZ);
     o.bind(y.block, ir::ForKind::kGpuBlockY);
@@ -131,9 +137,10 @@ class Conv2dNCHWCuda final : public OpTemplate {
     o.bind(f.thread, ir::ForKind::kGpuThreadZ);
     o.bind(y.thread, ir::ForKind::kGpuThreadY);
     o.bind(x.thread, ir::ForKind::kGpuThreadX);
-    o.unroll(f.inner);
-    o.unroll(y.inner);
-    o.unroll(x.inner);
+    for (const TiledAxis* a : {&f, &y, &x}) {  // the register tile, virtual threads included
+      o.unroll(a->vthread);
+      o.unroll(a->inner);
+    }
 
     te::Stage& a = s[acc];
     a.compute_at(o, x.thread);
@@ -143,7 +150,8 @@ class Conv2dNCHWCuda final : public OpTemplate {
     a.reorder({rco, ryo, rxo, rci, ryi, rxi, a.axes[0], a.axes[1], a.axes[2], a.axes[3]});
     for (size_t d = 0; d < 4; ++d) a.unroll(a.axes[d]);
 
-    const ThreadExtents threads = {cfg.Get("tile_f")[1], cfg.Get("tile_y")[1], cfg.Get("tile_x")[1]};
+    const ThreadExtents threads = {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")),
+                                   ThreadFactor(cfg.Get("tile_x"))};
     for (const Tensor& shared : {input_shared, kernel_shared}) {
       te::Stage& st = s[shared];
       st.compute_at(a, rxo);

@@ -33,18 +33,23 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     ConfigSpace space(w.Key() + " on " + t.ToString());
-    space.DefineSplit("tile_f", c.out_channels, 3, SplitPolicy::kFactors);
-    space.DefineSplit("tile_y", c.out_height(), 3, SplitPolicy::kVerbose, 64);
-    space.DefineSplit("tile_x", c.out_width(), 3, SplitPolicy::kVerbose, 64);
+    space.DefineSplit("tile_f", c.out_channels, 4, SplitPolicy::kFactors);
+    space.DefineSplit("tile_y", c.out_height(), 4, SplitPolicy::kVerbose, 64);
+    space.DefineSplit("tile_x", c.out_width(), 4, SplitPolicy::kVerbose, 64);
     DefineUnrollKnob(&space);
     const int64_t shared_limit = t.gpu.max_shared_memory_per_block;
     space.AddFilter([c, t, shared_limit](const Config& cfg) {
       const auto& f = cfg.Get("tile_f");
       const auto& y = cfg.Get("tile_y");
       const auto& x = cfg.Get("tile_x");
-      if (!WithinThreadLimits(t, f[1], y[1], x[1], f[2] * y[2] * x[2])) return false;
-      const int64_t channels = f[1] * f[2];
-      int64_t elements = InputTileElements(c, channels, y[1] * y[2], x[1] * x[2], c.kernel_h, c.kernel_w) +
+      // TVM's limit on virtual threads: more only multiplies registers and unrolled code.
+      if (VthreadFactor(f) * VthreadFactor(y) * VthreadFactor(x) > 8) return false;
+      if (!WithinThreadLimits(t, ThreadFactor(f), ThreadFactor(y), ThreadFactor(x),
+                              PerThreadFactor(f) * PerThreadFactor(y) * PerThreadFactor(x))) {
+        return false;
+      }
+      const int64_t channels = f[1] * f[2] * f[3];
+      int64_t elements = InputTileElements(c, channels, y[1] * y[2] * y[3], x[1] * x[2] * x[3], c.kernel_h, c.kernel_w) +
                          channels * c.kernel_h * c.kernel_w;
       return elements * 4 <= shared_limit;
     });
@@ -64,7 +69,10 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
                          channels * c.kernel_h * c.kernel_w;
       if (elements * 4 <= t.gpu.max_shared_memory_per_block || max_tf == 1) break;
     }
-    return space.FromValues({{"tile_f", f}, {"tile_y", y}, {"tile_x", x}, {"auto_unroll_max_step", {512}}});
+    return space.FromValues({{"tile_f", NoVthread(f)},
+                             {"tile_y", NoVthread(y)},
+                             {"tile_x", NoVthread(x)},
+                             {"auto_unroll_max_step", {512}}});
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target&) const override {
@@ -111,7 +119,8 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
     TiledAxis f = SplitBlockThreadInner(o, o.axes[1], cfg.Get("tile_f"));
     TiledAxis y = SplitBlockThreadInner(o, o.axes[2], cfg.Get("tile_y"));
     TiledAxis x = SplitBlockThreadInner(o, o.axes[3], cfg.Get("tile_x"));
-    o.reorder({on, f.block, y.block, x.block, f.thread, y.thread, x.thread, f.inner, y.inner, x.inner});
+    o.reorder({on, f.block, y.block, x.block, f.thread, y.thread, x.thread, f.vthread, y.vthread, x.vthread,
+               f.inner, y.inner, x.inner});
     te::IterVar bz = o.fuse(on, f.block);
     o.bind(bz, ir::ForKind::kGpuBlockZ);
     o.bind(y.block, ir::ForKind::kGpuBlockY);
@@ -119,9 +128,10 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
     o.bind(f.thread, ir::ForKind::kGpuThreadZ);
     o.bind(y.thread, ir::ForKind::kGpuThreadY);
     o.bind(x.thread, ir::ForKind::kGpuThreadX);
-    o.unroll(f.inner);
-    o.unroll(y.inner);
-    o.unroll(x.inner);
+    for (const TiledAxis* a : {&f, &y, &x}) {  // the register tile, virtual threads included
+      o.unroll(a->vthread);
+      o.unroll(a->inner);
+    }
     te::Stage& a = s[acc];
     a.compute_at(o, x.thread);
     // A window loop of one iteration around the whole reduction: where the block fills its shared
@@ -129,7 +139,8 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
     auto [whole, ry_in] = a.split(a.reduce_axes[0], c.kernel_h);
     a.reorder({whole, ry_in, a.reduce_axes[1], a.axes[0], a.axes[1], a.axes[2], a.axes[3]});
     for (size_t d = 0; d < 4; ++d) a.unroll(a.axes[d]);
-    const ThreadExtents threads = {cfg.Get("tile_f")[1], cfg.Get("tile_y")[1], cfg.Get("tile_x")[1]};
+    const ThreadExtents threads = {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")),
+                                   ThreadFactor(cfg.Get("tile_x"))};
     for (const Tensor& shared : {input_shared, kernel_shared}) {
       te::Stage& st = s[shared];
       st.compute_at(a, whole);

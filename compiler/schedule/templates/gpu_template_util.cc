@@ -31,9 +31,11 @@ void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads) {
 }
 
 TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const std::vector<int64_t>& factors) {
-  auto [outer, inner] = stage.split(axis, factors[2]);
-  auto [block, thread] = stage.split(outer, factors[1]);
-  return {block, thread, inner};
+  auto [outer, inner] = stage.split(axis, factors.back());
+  auto [rest, thread] = stage.split(outer, ThreadFactor(factors));
+  if (factors.size() == 3) return {rest, thread, inner, nullptr};
+  auto [block, vthread] = stage.split(rest, factors[1]);
+  return {block, thread, inner, vthread};
 }
 
 int64_t InputTileElements(const Conv2dParams& c, int64_t channels, int64_t rows_out, int64_t cols_out,

@@ -29,11 +29,23 @@ using ThreadExtents = std::array<int64_t, 3>;
 // coalesced global loads and conflict-free shared stores), binding the pieces to threadIdx.
 void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads);
 
-// Leaves of one output dimension after a (block, thread, inner) split.
+// Leaves of one output dimension after a (block, thread, inner) split, or a (block, virtual
+// thread, thread, inner) one: index = ((block * V + vthread) * T + thread) * I + inner. A virtual
+// thread is TVM's: each thread computes V strided pieces of I outputs (consecutive threads then
+// touch consecutive pieces: coalesced stores, conflict-free shared reads); the templates run the
+// vthread loop inside the thread loops, unrolled, and the register tile holds exactly V x I values
+// (a folded region, ProducerRealize).
 struct TiledAxis {
   te::IterVar block, thread, inner;
+  te::IterVar vthread;  // null for a 3-way split
 };
 TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const std::vector<int64_t>& factors);
+// The thread part of a 3- or 4-way split's factors, and the per-thread part (vthread x inner).
+inline int64_t ThreadFactor(const std::vector<int64_t>& f) { return f[f.size() - 2]; }
+inline int64_t PerThreadFactor(const std::vector<int64_t>& f) { return f.size() == 4 ? f[1] * f[3] : f[2]; }
+inline int64_t VthreadFactor(const std::vector<int64_t>& f) { return f.size() == 4 ? f[1] : 1; }
+// A (block, 1, thread, inner) 4-way tuple from a 3-way one.
+inline std::vector<int64_t> NoVthread(const std::vector<int64_t>& t) { return {t[0], 1, t[1], t[2]}; }
 
 // Bytes of the padded-input tile a block stages per reduction step: channels x rows x columns
 // of a window of `threads_y x inner_y` rows (stride, kernel rows per step, dilation) and likewise
