@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -67,7 +69,8 @@ TEST_P(CudaTemplates, RandomCasesMatchReferenceWhenEmulatedOnTheCpu) {
   std::mt19937_64 rng(std::hash<std::string>()(tmpl));
   BuildOptions emulate;
   emulate.emulate_gpu = true;
-  int checked = 0, invalid = 0;
+  int checked = 0, invalid = 0, with_vthreads = 0;
+  double max_err = 0;
   while (checked < kCasesPerTemplate) {
     std::vector<KernelSpec> specs;
     // A config the space's filters admit may still fail the launch verifier (its estimates are
@@ -96,11 +99,22 @@ TEST_P(CudaTemplates, RandomCasesMatchReferenceWhenEmulatedOnTheCpu) {
       for (auto& a : args) ptrs.push_back(a.data());
       ASSERT_EQ((*fn)(ptrs.data()), 0);
       double err = runtime::MaxRelativeError(args.back(), expected);
+      max_err = std::max(max_err, err);
+      if (infos[i].config_json.find("\"tile_f\":[") != std::string::npos) {
+        auto space = GetConfigSpace(specs[i].workload, target);  // a Config borrows its space
+        auto cfg = space->Get(infos[i].config_index);
+        if (cfg.ok() && cfg->Get("tile_f").size() == 4 &&
+            cfg->Get("tile_f")[1] * cfg->Get("tile_y")[1] * cfg->Get("tile_x")[1] > 1) {
+          ++with_vthreads;
+        }
+      }
       EXPECT_LE(err, 1e-4) << specs[i].workload.Key() << " epilogue " << specs[i].epilogue.ToString() << " config "
                            << infos[i].config_json;
     }
     checked += int(specs.size());
   }
+  std::printf("%s: %d cases emulated, max relative error %.3g, %d with virtual threads, %d configs refused by "
+              "the launch verifier\n", tmpl.c_str(), checked, max_err, with_vthreads, invalid);
   // The filters should rarely let an invalid config through.
   EXPECT_LE(invalid, kCasesPerTemplate / 10) << invalid << " configs failed launch verification";
 }
