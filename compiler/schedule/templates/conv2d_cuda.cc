@@ -110,52 +110,24 @@ class Conv2dNCHWCuda final : public OpTemplate {
 
     def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
     te::Schedule& s = *def.schedule;
-    // The register accumulator: the conv itself when an epilogue stage consumes it, else a cache.
-    Tensor acc = conv;
-    if (has_epilogue) {
-      s[conv].set_scope(ir::MemoryScope::kLocal);
-    } else {
-      acc = s.cache_write(conv, ir::MemoryScope::kLocal);
-    }
-    Tensor input_shared = s.cache_read(input, ir::MemoryScope::kShared, {acc});
-    Tensor kernel_shared = s.cache_read(kernel, ir::MemoryScope::kShared, {acc});
-    if (input != data) s.compute_inline(input);  // padding happens in the fetch
-
+    GpuConvStages stages = StageConvThroughSharedMemory(s, conv, has_epilogue, input, data, kernel);
     te::Stage& o = s[out];
-    auto on = o.axes[0];
     // Groups: a thread block never straddles two groups (tile_f splits the per-group channels).
     auto [og, of] = o.split(o.axes[1], kg);
-    TiledAxis f = SplitBlockThreadInner(o, of, cfg.Get("tile_f"));
-    TiledAxis y = SplitBlockThreadInner(o, o.axes[2], cfg.Get("tile_y"));
-    TiledAxis x = SplitBlockThreadInner(o, o.axes[3], cfg.Get("tile_x"));
-    o.reorder({on, og, f.block, y.block, x.block, f.thread, y.thread, x.thread, f.vthread, y.vthread, x.vthread,
-               f.inner, y.inner, x.inner});
-    te::IterVar bz = o.fuse(o.fuse(on, og), f.block);
-    o.bind(bz, ir::ForKind::kGpuBlockZ);
-    o.bind(y.block, ir::ForKind::kGpuBlockY);
-    o.bind(x.block, ir::ForKind::kGpuBlockX);
-    o.bind(f.thread, ir::ForKind::kGpuThreadZ);
-    o.bind(y.thread, ir::ForKind::kGpuThreadY);
-    o.bind(x.thread, ir::ForKind::kGpuThreadX);
-    for (const TiledAxis* a : {&f, &y, &x}) {  // the register tile, virtual threads included
-      o.unroll(a->vthread);
-      o.unroll(a->inner);
-    }
+    GpuOutputTiles tiles = TileNchwOutput(o, {o.axes[0], og}, of, cfg);
 
-    te::Stage& a = s[acc];
-    a.compute_at(o, x.thread);
+    te::Stage& a = s[stages.acc];
+    a.compute_at(o, tiles.attach);
     auto [rco, rci] = a.split(a.reduce_axes[0], cfg.Inner("tile_rc"));
     auto [ryo, ryi] = a.split(a.reduce_axes[1], cfg.Inner("tile_ry"));
     auto [rxo, rxi] = a.split(a.reduce_axes[2], cfg.Inner("tile_rx"));
     a.reorder({rco, ryo, rxo, rci, ryi, rxi, a.axes[0], a.axes[1], a.axes[2], a.axes[3]});
     for (size_t d = 0; d < 4; ++d) a.unroll(a.axes[d]);
 
-    const ThreadExtents threads = {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")),
-                                   ThreadFactor(cfg.Get("tile_x"))};
-    for (const Tensor& shared : {input_shared, kernel_shared}) {
+    for (const Tensor& shared : {stages.input_shared, stages.kernel_shared}) {
       te::Stage& st = s[shared];
       st.compute_at(a, rxo);
-      CooperativeFetch(st, threads);
+      CooperativeFetch(st, tiles.threads);
     }
     return def;
   }

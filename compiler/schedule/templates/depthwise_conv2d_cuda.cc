@@ -104,47 +104,20 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
 
     def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
     te::Schedule& s = *def.schedule;
-    Tensor acc = conv;
-    if (has_epilogue) {
-      s[conv].set_scope(ir::MemoryScope::kLocal);
-    } else {
-      acc = s.cache_write(conv, ir::MemoryScope::kLocal);
-    }
-    Tensor input_shared = s.cache_read(input, ir::MemoryScope::kShared, {acc});
-    Tensor kernel_shared = s.cache_read(kernel, ir::MemoryScope::kShared, {acc});
-    if (input != data) s.compute_inline(input);
-
+    GpuConvStages stages = StageConvThroughSharedMemory(s, conv, has_epilogue, input, data, kernel);
     te::Stage& o = s[out];
-    auto on = o.axes[0];
-    TiledAxis f = SplitBlockThreadInner(o, o.axes[1], cfg.Get("tile_f"));
-    TiledAxis y = SplitBlockThreadInner(o, o.axes[2], cfg.Get("tile_y"));
-    TiledAxis x = SplitBlockThreadInner(o, o.axes[3], cfg.Get("tile_x"));
-    o.reorder({on, f.block, y.block, x.block, f.thread, y.thread, x.thread, f.vthread, y.vthread, x.vthread,
-               f.inner, y.inner, x.inner});
-    te::IterVar bz = o.fuse(on, f.block);
-    o.bind(bz, ir::ForKind::kGpuBlockZ);
-    o.bind(y.block, ir::ForKind::kGpuBlockY);
-    o.bind(x.block, ir::ForKind::kGpuBlockX);
-    o.bind(f.thread, ir::ForKind::kGpuThreadZ);
-    o.bind(y.thread, ir::ForKind::kGpuThreadY);
-    o.bind(x.thread, ir::ForKind::kGpuThreadX);
-    for (const TiledAxis* a : {&f, &y, &x}) {  // the register tile, virtual threads included
-      o.unroll(a->vthread);
-      o.unroll(a->inner);
-    }
-    te::Stage& a = s[acc];
-    a.compute_at(o, x.thread);
+    GpuOutputTiles tiles = TileNchwOutput(o, {o.axes[0]}, o.axes[1], cfg);
+    te::Stage& a = s[stages.acc];
+    a.compute_at(o, tiles.attach);
     // A window loop of one iteration around the whole reduction: where the block fills its shared
     // tiles, once (regions are inferred from the stage that reads them, the accumulator).
     auto [whole, ry_in] = a.split(a.reduce_axes[0], c.kernel_h);
     a.reorder({whole, ry_in, a.reduce_axes[1], a.axes[0], a.axes[1], a.axes[2], a.axes[3]});
     for (size_t d = 0; d < 4; ++d) a.unroll(a.axes[d]);
-    const ThreadExtents threads = {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")),
-                                   ThreadFactor(cfg.Get("tile_x"))};
-    for (const Tensor& shared : {input_shared, kernel_shared}) {
+    for (const Tensor& shared : {stages.input_shared, stages.kernel_shared}) {
       te::Stage& st = s[shared];
       st.compute_at(a, whole);
-      CooperativeFetch(st, threads);
+      CooperativeFetch(st, tiles.threads);
     }
     return def;
   }

@@ -38,6 +38,48 @@ TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const
   return {block, thread, inner, vthread};
 }
 
+GpuConvStages StageConvThroughSharedMemory(te::Schedule& s, const ir::Tensor& conv, bool has_epilogue,
+                                           const ir::Tensor& input, const ir::Tensor& data, const ir::Tensor& kernel) {
+  GpuConvStages st;
+  st.acc = conv;
+  if (has_epilogue) {
+    s[conv].set_scope(ir::MemoryScope::kLocal);
+  } else {
+    st.acc = s.cache_write(conv, ir::MemoryScope::kLocal);
+  }
+  st.input_shared = s.cache_read(input, ir::MemoryScope::kShared, {st.acc});
+  st.kernel_shared = s.cache_read(kernel, ir::MemoryScope::kShared, {st.acc});
+  if (input != data) s.compute_inline(input);  // padding happens in the fetch
+  return st;
+}
+
+GpuOutputTiles TileNchwOutput(te::Stage& o, const std::vector<te::IterVar>& leading, const te::IterVar& channels,
+                              const Config& cfg) {
+  TiledAxis f = SplitBlockThreadInner(o, channels, cfg.Get("tile_f"));
+  TiledAxis y = SplitBlockThreadInner(o, o.axes[2], cfg.Get("tile_y"));
+  TiledAxis x = SplitBlockThreadInner(o, o.axes[3], cfg.Get("tile_x"));
+  std::vector<te::IterVar> order = leading;
+  for (const te::IterVar& iv : {f.block, y.block, x.block, f.thread, y.thread, x.thread, f.vthread, y.vthread,
+                                x.vthread, f.inner, y.inner, x.inner}) {
+    order.push_back(iv);
+  }
+  o.reorder(order);
+  te::IterVar bz = leading[0];
+  for (size_t i = 1; i < leading.size(); ++i) bz = o.fuse(bz, leading[i]);
+  bz = o.fuse(bz, f.block);
+  o.bind(bz, ir::ForKind::kGpuBlockZ);
+  o.bind(y.block, ir::ForKind::kGpuBlockY);
+  o.bind(x.block, ir::ForKind::kGpuBlockX);
+  o.bind(f.thread, ir::ForKind::kGpuThreadZ);
+  o.bind(y.thread, ir::ForKind::kGpuThreadY);
+  o.bind(x.thread, ir::ForKind::kGpuThreadX);
+  for (const TiledAxis* a : {&f, &y, &x}) {  // the register tile, virtual threads included
+    o.unroll(a->vthread);
+    o.unroll(a->inner);
+  }
+  return {x.thread, {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")), ThreadFactor(cfg.Get("tile_x"))}};
+}
+
 int64_t InputTileElements(const Conv2dParams& c, int64_t channels, int64_t rows_out, int64_t cols_out,
                           int64_t kernel_rows, int64_t kernel_cols) {
   const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;

@@ -47,6 +47,27 @@ inline int64_t VthreadFactor(const std::vector<int64_t>& f) { return f.size() ==
 // A (block, 1, thread, inner) 4-way tuple from a 3-way one.
 inline std::vector<int64_t> NoVthread(const std::vector<int64_t>& t) { return {t[0], 1, t[1], t[2]}; }
 
+// The stages of an NCHW convolution on a GPU: the register accumulator (the conv itself when an
+// epilogue stage consumes it, else a local cache of it), and shared-memory copies of the (padded)
+// input and the weights read by it; the padding is inlined into the input's fetch.
+struct GpuConvStages {
+  ir::Tensor acc, input_shared, kernel_shared;
+};
+GpuConvStages StageConvThroughSharedMemory(te::Schedule& s, const ir::Tensor& conv, bool has_epilogue,
+                                           const ir::Tensor& input, const ir::Tensor& data, const ir::Tensor& kernel);
+
+// Tiles the output stage of an NCHW convolution: channels, rows and columns by the config's
+// tile_f/tile_y/tile_x ((block, vthread, thread, inner)), the leading leaves (batch[, group]) fused
+// with the channel blocks on blockIdx.z, rows and columns on blockIdx.y/x, the thread parts on
+// threadIdx.z/y/x, the register tile (vthreads and inner parts) unrolled. Returns the innermost
+// thread leaf (where the accumulator is computed) and the block's thread extents.
+struct GpuOutputTiles {
+  te::IterVar attach;
+  ThreadExtents threads;
+};
+GpuOutputTiles TileNchwOutput(te::Stage& out, const std::vector<te::IterVar>& leading, const te::IterVar& channels,
+                              const Config& cfg);
+
 // Bytes of the padded-input tile a block stages per reduction step: channels x rows x columns
 // of a window of `threads_y x inner_y` rows (stride, kernel rows per step, dilation) and likewise
 // for columns; clipped to the padded input.
