@@ -124,11 +124,7 @@ class Conv2dNCHWCuda final : public OpTemplate {
     a.reorder({rco, ryo, rxo, rci, ryi, rxi, a.axes[0], a.axes[1], a.axes[2], a.axes[3]});
     for (size_t d = 0; d < 4; ++d) a.unroll(a.axes[d]);
 
-    for (const Tensor& shared : {stages.input_shared, stages.kernel_shared}) {
-      te::Stage& st = s[shared];
-      st.compute_at(a, rxo);
-      CooperativeFetch(st, tiles.threads);
-    }
+    FetchIntoSharedAt(s, {stages.input_shared, stages.kernel_shared}, a, rxo, tiles.threads);
     return def;
   }
 };

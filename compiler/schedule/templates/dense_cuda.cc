@@ -106,12 +106,7 @@ class DenseCuda final : public OpTemplate {
     a.reorder({ko, ki, a.axes[0], a.axes[1]});
     a.unroll(a.axes[0]);
     a.unroll(a.axes[1]);
-    const ThreadExtents threads = {1, cfg.Get("tile_y")[1], cfg.Get("tile_x")[1]};
-    for (const Tensor& shared : {data_shared, weight_shared}) {
-      te::Stage& st = s[shared];
-      st.compute_at(a, ko);
-      CooperativeFetch(st, threads);
-    }
+    FetchIntoSharedAt(s, {data_shared, weight_shared}, a, ko, {1, cfg.Get("tile_y")[1], cfg.Get("tile_x")[1]});
     return def;
   }
 };

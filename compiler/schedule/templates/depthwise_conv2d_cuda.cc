@@ -114,11 +114,7 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
     auto [whole, ry_in] = a.split(a.reduce_axes[0], c.kernel_h);
     a.reorder({whole, ry_in, a.reduce_axes[1], a.axes[0], a.axes[1], a.axes[2], a.axes[3]});
     for (size_t d = 0; d < 4; ++d) a.unroll(a.axes[d]);
-    for (const Tensor& shared : {stages.input_shared, stages.kernel_shared}) {
-      te::Stage& st = s[shared];
-      st.compute_at(a, whole);
-      CooperativeFetch(st, tiles.threads);
-    }
+    FetchIntoSharedAt(s, {stages.input_shared, stages.kernel_shared}, a, whole, tiles.threads);
     return def;
   }
 };

@@ -30,6 +30,15 @@ void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads) {
   }
 }
 
+void FetchIntoSharedAt(te::Schedule& s, const std::vector<ir::Tensor>& shared, te::Stage& reader, const te::IterVar& at,
+                       const ThreadExtents& threads) {
+  for (const ir::Tensor& t : shared) {
+    te::Stage& st = s[t];
+    st.compute_at(reader, at);
+    CooperativeFetch(st, threads);
+  }
+}
+
 TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const std::vector<int64_t>& factors) {
   auto [outer, inner] = stage.split(axis, factors.back());
   auto [rest, thread] = stage.split(outer, ThreadFactor(factors));

@@ -29,6 +29,11 @@ using ThreadExtents = std::array<int64_t, 3>;
 // coalesced global loads and conflict-free shared stores), binding the pieces to threadIdx.
 void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads);
 
+// Computes each of `shared` (cache_read copies) inside `reader` at loop `at`, fetched cooperatively
+// by the block's threads: once per iteration of `at`, fenced by barriers (schedule_ops.h).
+void FetchIntoSharedAt(te::Schedule& s, const std::vector<ir::Tensor>& shared, te::Stage& reader, const te::IterVar& at,
+                       const ThreadExtents& threads);
+
 // Leaves of one output dimension after a (block, thread, inner) split, or a (block, virtual
 // thread, thread, inner) one: index = ((block * V + vthread) * T + thread) * I + inner. A virtual
 // thread is TVM's: each thread computes V strided pieces of I outputs (consecutive threads then
