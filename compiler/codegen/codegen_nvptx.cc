@@ -12,6 +12,7 @@
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/codegen/llvm_init.h"
 #include "compiler/codegen/object_emitter.h"
+#include "compiler/ir/gpu_intrinsics.h"
 #include "compiler/ir/ir_visitor.h"
 
 namespace tunefarm::compiler {
@@ -107,6 +108,16 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
 
   // exp, log and tanh through libdevice (linked by EmitPtx); sqrt, fabs and floor lower natively.
   llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) override {
+    if (IsShuffle(op)) {
+      // shfl.sync.bfly over the threads that reach it: lower_thread_allreduce emits shuffles that
+      // every thread executes, so activemask names exactly the warp's live lanes (all 32, or the
+      // lanes of a partial last warp).
+      TUNEFARM_CHECK_MSG(op->type == Type::Float(32), "warp shuffles of float32 values only");
+      llvm::Value* members = builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {});
+      llvm::Value* lane_mask = llvm::ConstantInt::get(i32_, uint64_t(*AsConstInt(op->args[1])));
+      llvm::Value* clamp = llvm::ConstantInt::get(i32_, 0x1f);
+      return builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {}, {members, args[0], lane_mask, clamp});
+    }
     static const std::unordered_map<std::string, const char*> kLibdevice = {
         {"exp", "__nv_expf"}, {"log", "__nv_logf"}, {"tanh", "__nv_tanhf"}};
     auto it = kLibdevice.find(op->name);

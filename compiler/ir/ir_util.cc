@@ -21,6 +21,17 @@ class Substituter : public IRMutator {
   const VarMap& map_;
 };
 
+class ExprReplacer : public IRMutator {
+ public:
+  ExprReplacer(const ExprNode* target, Expr with) : target_(target), with_(std::move(with)) {}
+  using IRMutator::Mutate;
+  Expr Mutate(const Expr& e) override { return e.get() == target_ ? with_ : IRMutator::Mutate(e); }
+
+ private:
+  const ExprNode* target_;
+  Expr with_;
+};
+
 class VarUseFinder : public IRVisitor {
  public:
   explicit VarUseFinder(const std::function<bool(const VarNode*)>& pred) : pred_(pred) {}
@@ -62,6 +73,10 @@ bool UsesVar(const Stmt& s, const std::function<bool(const VarNode*)>& pred) {
   VarUseFinder f(pred);
   f.Visit(s);
   return f.found;
+}
+
+Expr ReplaceExpr(const Expr& e, const ExprNode* target, const Expr& with) {
+  return ExprReplacer(target, with).Mutate(e);
 }
 
 }  // namespace tunefarm::ir

@@ -15,6 +15,9 @@ using VarMap = std::unordered_map<const VarNode*, Expr>;
 Expr Substitute(const Expr& e, const VarMap& map);
 Stmt Substitute(const Stmt& s, const VarMap& map);
 
+// Replaces the subexpression `target` (by identity, not structure) with `with`.
+Expr ReplaceExpr(const Expr& e, const ExprNode* target, const Expr& with);
+
 // True if e (or s) reads a variable for which pred returns true.
 bool UsesVar(const Expr& e, const std::function<bool(const VarNode*)>& pred);
 bool UsesVar(const Stmt& s, const std::function<bool(const VarNode*)>& pred);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "compiler/ir/gpu_intrinsics.h"
 #include "compiler/ir/ir_mutator.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ir/ir_printer.h"
@@ -23,6 +24,11 @@ class BarrierFinder : public ir::IRVisitor {
 
  protected:
   void Visit_(const ir::Barrier*) override { found = true; }
+  // A cross-thread reduction synchronizes like a barrier: every thread must reach it.
+  void Visit_(const ir::Call* op) override {
+    if (ir::IsThreadAllReduce(op)) found = true;
+    ir::IRVisitor::Visit_(op);
+  }
 };
 
 // Pass 1: the launch extents, and the structural errors.

@@ -9,7 +9,8 @@
 // block loop inside a serial or thread loop (blocks must be the outermost loops); a block
 // dimension bound twice (two root nests would need a grid-wide barrier: one kernel per schedule); a guard or a
 // thread-dependent branch around a barrier (some threads of the block would never reach it); a
-// kernel with no thread loop (one thread per block wastes the GPU; templates bind threads).
+// kernel with no thread loop (one thread per block wastes the GPU; templates bind threads). A
+// cross-thread reduction (gpu_intrinsics.h) counts as a barrier: every thread must reach it.
 #ifndef TUNEFARM_COMPILER_PASSES_BIND_GPU_THREADS_H_
 #define TUNEFARM_COMPILER_PASSES_BIND_GPU_THREADS_H_
 

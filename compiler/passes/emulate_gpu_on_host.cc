@@ -1,8 +1,10 @@
 #include "compiler/passes/emulate_gpu_on_host.h"
 
+#include "compiler/ir/gpu_intrinsics.h"
 #include "compiler/ir/ir_mutator.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ir/ir_util.h"
+#include "compiler/ir/ir_visitor.h"
 #include "compiler/passes/bind_gpu_threads.h"
 #include "tunefarm/runtime/check.h"
 
@@ -41,12 +43,59 @@ class PerThreadCopy : public ir::IRMutator {
   Expr offset_;
 };
 
+// A warp shuffle reads another thread's register. On the host, where a block's threads run one
+// after another, it becomes an exchange through memory: every thread writes its operand, barrier,
+// every thread reads its partner's, barrier (before the next exchange overwrites the slots). The
+// lowering emits shuffles where all threads of the block execute them, as barriers need.
+class ShuffleToExchange : public ir::IRMutator {
+ public:
+  ShuffleToExchange(ir::Var exchange, Expr linear_thread)
+      : exchange_(std::move(exchange)), thread_(std::move(linear_thread)) {}
+  bool found = false;
+  using ir::IRMutator::Mutate;
+
+ protected:
+  Stmt Visit_(const ir::Store* op, const Stmt& self) override {
+    const ir::Call* shuffle = nullptr;
+    int count = 0;
+    ir::PreOrderVisit(ir::Evaluate::Make(op->value), [&](const Expr& e) {
+      if (ir::IsShuffle(e)) {
+        shuffle = e.as<ir::Call>();
+        ++count;
+      }
+    });
+    if (!shuffle) return self;
+    TUNEFARM_CHECK_MSG(count == 1, "the GPU emulation exchanges one shuffle per store");
+    TUNEFARM_CHECK_MSG(shuffle->type == ir::Type::Float(32), "the GPU emulation exchanges float32 shuffles only");
+    found = true;
+    // lane ^ m for a power-of-two m < 32, in arithmetic; warps start at multiples of 32, so the
+    // partner's block-linear index is thread ^ m too.
+    const int64_t m = *ir::AsConstInt(shuffle->args[1]);
+    Expr partner = thread_ + Expr(m) - Expr(2 * m) * ((thread_ / Expr(m)) % Expr(2));
+    Expr received = ir::Load::Make(shuffle->type, exchange_, partner);
+    Expr value = ir::ReplaceExpr(op->value, shuffle, received);
+    return ir::Block::Make({ir::Store::Make(exchange_, shuffle->args[0], thread_),
+                            ir::Barrier::Make(ir::MemoryScope::kShared), ir::Store::Make(op->buffer, value, op->index),
+                            ir::Barrier::Make(ir::MemoryScope::kShared)});
+  }
+
+ private:
+  ir::Var exchange_;
+  Expr thread_;
+};
+
 class Emulator {
  public:
   Emulator(const GpuIndexVars& vars, const GpuLaunch& launch) : vars_(vars), launch_(launch) {}
 
   Stmt Run(const Stmt& kernel) {
-    Stmt body = Split(kernel);
+    ir::Var exchange = ir::MakeVar("shuffle_exchange", ir::Type::Handle());
+    ShuffleToExchange shuffles(exchange, LinearThread());
+    Stmt body = shuffles.Mutate(kernel);
+    if (shuffles.found) {
+      body = ir::Allocate::Make(exchange, ir::Type::Float(32), launch_.threads_per_block(), body, ir::MemoryScope::kShared);
+    }
+    body = Split(body);
     for (int d = 0; d < 3; ++d) {
       body = ir::For::Make(vars_.block[size_t(d)], Expr(0), Expr(launch_.grid[size_t(d)]), ir::ForKind::kSerial, body);
     }

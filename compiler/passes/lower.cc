@@ -7,6 +7,7 @@
 #include "compiler/passes/auto_unroll.h"
 #include "compiler/passes/bind_gpu_threads.h"
 #include "compiler/passes/emulate_gpu_on_host.h"
+#include "compiler/passes/lower_thread_allreduce.h"
 #include "compiler/passes/verify_gpu_launch.h"
 #include "compiler/passes/partition_loops.h"
 #include "compiler/passes/remove_no_ops.h"
@@ -59,6 +60,9 @@ std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<Buffe
       {"simplify_flat", [](const ir::Stmt& s) { return Simplify(s); }},
       // One thread's program: block and thread loops become blockIdx/threadIdx (the launch).
       {"bind_gpu_threads", [func](const ir::Stmt& s) { return BindGpuThreads(s, func->gpu_vars, &func->launch); }},
+      // Cross-thread reductions -> warp shuffles (+ one shared exchange across warps): needs the block shape.
+      {"lower_thread_allreduce",
+       [func](const ir::Stmt& s) { return LowerThreadAllReduce(s, func->gpu_vars, func->launch); }},
       {"auto_unroll", [&options](const ir::Stmt& s) { return AutoUnroll(s, options.auto_unroll_max_step); }},
       {"unroll_loops", [](const ir::Stmt& s) { return UnrollLoops(s); }},
       {"simplify_unrolled", [](const ir::Stmt& s) { return Simplify(s); }},
@@ -79,7 +83,7 @@ const std::vector<std::string>& LoweringPassNames(const std::string& target_kind
       "unroll_loops", "simplify_unrolled", "vectorize_loops", "simplify_vectors", "remove_no_ops"};
   static const std::vector<std::string> kGpu = {
       "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "bind_gpu_threads",
-      "auto_unroll", "unroll_loops", "simplify_unrolled", "remove_no_ops", "verify_gpu_launch"};
+      "lower_thread_allreduce", "auto_unroll", "unroll_loops", "simplify_unrolled", "remove_no_ops", "verify_gpu_launch"};
   return target_kind == "cuda" ? kGpu : kCpu;
 }
 

@@ -10,6 +10,7 @@ const OpTemplate* DenseNoPackTemplate();
 const OpTemplate* Conv2dCudaTemplate();
 const OpTemplate* DepthwiseConv2dCudaTemplate();
 const OpTemplate* DenseCudaTemplate();
+const OpTemplate* DenseSmallBatchCudaTemplate();
 
 const char* BufferRoleName(BufferRole role) {
   switch (role) {
@@ -26,7 +27,7 @@ Result<const OpTemplate*> FindTemplate(const std::string& name) {
   // The compile-time table of templates (no global registry).
   const OpTemplate* const kTemplates[] = {Conv2dTemplate(),     DepthwiseConv2dTemplate(),     DensePackTemplate(),
                                           DenseNoPackTemplate(), Conv2dCudaTemplate(),          DepthwiseConv2dCudaTemplate(),
-                                          DenseCudaTemplate()};
+                                          DenseCudaTemplate(),     DenseSmallBatchCudaTemplate()};
   std::string known;
   for (const OpTemplate* t : kTemplates) {
     if (name == t->name()) return t;

@@ -27,7 +27,10 @@ const std::vector<StrategyRow>& StrategyTable() {
       {"dense", "llvm", "dense_nopack", Always},
       {"conv2d", "cuda", "conv2d_nchw_cuda", IsNotDepthwise},
       {"conv2d", "cuda", "depthwise_conv2d_nchw_cuda", IsDepthwise},
+      // Shared-memory tiles, and at small batch a cross-thread reduction per dot product: which is
+      // faster depends on the shape, so both are tuned where both apply.
       {"dense", "cuda", "dense_cuda", Always},
+      {"dense", "cuda", "dense_small_batch_cuda", Always},
   };
   return kRows;
 }

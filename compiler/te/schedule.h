@@ -9,7 +9,8 @@
 //   split(iv, factor)      iv -> (outer, inner); a non-divisible factor is legal (guarded)
 //   fuse(outer, inner)     two adjacent loops -> one
 //   reorder(ivs)           permutes the listed leaf loops among their own positions
-//   vectorize/unroll/parallel(iv), bind(iv, gpu kind)   loop annotations
+//   vectorize/unroll/parallel(iv), bind(iv, gpu kind)   loop annotations; binding a stage's
+//                          only reduce axis to threadIdx.x makes it a cross-thread reduction
 //   compute_at(stage, iv)  computes this stage inside the consumer's loop iv, only the region the
 //                          consumer reads there (used for padding and for register tiles)
 //   cache_write(tensor)    computes the tensor into a new stage and makes the original stage a

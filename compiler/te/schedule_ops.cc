@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "compiler/arith/linear_form.h"
+#include "compiler/ir/gpu_intrinsics.h"
 #include "compiler/ir/ir_equality.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ir/ir_util.h"
@@ -150,6 +151,41 @@ class StageLowering {
       if (s.leaf_order[i]->is_reduce) {
         first_reduce = int(i);
         break;
+      }
+    }
+    // A reduce loop bound to GPU threads is a cross-thread reduction: each thread contributes its
+    // value and every thread receives the total (ThreadAllReduce), so there is no init and the
+    // store writes the total. All threads must reach the all-reduce, so the guards go around the
+    // store, and a guarded-off thread contributes the identity: its operand is computed under
+    // the guards into a register first (never a read outside the tensor).
+    if (first_reduce >= 0 && in_gpu_kernel_) {
+      const IterVar& leaf = s.leaf_order[size_t(first_reduce)];
+      auto ann = s.annotations.find(leaf.get());
+      if (ann != s.annotations.end() && ir::IsGpuThreadLoop(ann->second)) {
+        TUNEFARM_CHECK_MSG(s.reduce_axes.size() == 1 && s.reduce_axes[0] == leaf,
+                           ("stage " + s.tensor->name + ": a reduction bound to GPU threads needs one unsplit reduce axis")
+                               .c_str());
+        const bool is_max = s.reduce == ReduceKind::kMax;
+        const int dim = ir::GpuDimension(ann->second);
+        ir::Var total = ir::MakeVar(s.tensor->name + ".total", body.type());
+        Stmt store = ir::ProducerStore::Make(s.tensor, ir::AsExpr(total), indices);
+        for (const Expr& g : guards) store = ir::IfThenElse::Make(g, store, Stmt(), /*likely=*/true);
+        if (guards.empty()) {
+          update = ir::LetStmt::Make(total, ir::ThreadAllReduce(is_max, body, dim), store);
+        } else {
+          Tensor operand = Placeholder(s.tensor->name + ".operand", {1}, s.tensor->dtype);
+          Stmt compute = ir::ProducerStore::Make(operand, body, {Expr(0)});
+          for (const Expr& g : guards) compute = ir::IfThenElse::Make(g, compute, Stmt(), /*likely=*/true);
+          Stmt reduce = ir::LetStmt::Make(total, ir::ThreadAllReduce(is_max, te::Read(operand, {Expr(0)}), dim), store);
+          update = ir::ProducerRealize::Make(
+              operand, {Expr(0)}, {1},
+              ir::Block::Make({ir::ProducerStore::Make(operand, Identity(s.reduce, s.tensor->dtype), {Expr(0)}), compute,
+                               reduce}),
+              ir::MemoryScope::kLocal);
+        }
+        guards.clear();
+        guard_pos.clear();
+        first_reduce = -1;  // no init
       }
     }
 

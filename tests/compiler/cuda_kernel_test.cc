@@ -145,7 +145,8 @@ TEST_P(CudaTemplates, PtxAssemblesWithinTheRegisterFileForSm75Sm80Sm90) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CudaTemplates,
-                         ::testing::Values("conv2d_nchw_cuda", "depthwise_conv2d_nchw_cuda", "dense_cuda"));
+                         ::testing::Values("conv2d_nchw_cuda", "depthwise_conv2d_nchw_cuda", "dense_cuda",
+                                           "dense_small_batch_cuda"));
 
 // The CUDA template of a CPU task's workload (same operator and shapes).
 Workload OnCuda(Workload w) {
@@ -168,6 +169,10 @@ TEST(CudaFallbacks, EveryModelWorkloadIsValidOnEveryListedCard) {
     for (const Task& t : *tasks) {
       Workload w = OnCuda(t.workload);
       if (keys.insert(w.Key()).second) workloads.push_back(w);
+      if (w.is_dense()) {  // the second dense implementation: the cross-thread reduction
+        w.template_name = "dense_small_batch_cuda";
+        if (keys.insert(w.Key()).second) workloads.push_back(w);
+      }
     }
   }
   ASSERT_GE(workloads.size(), 40u);

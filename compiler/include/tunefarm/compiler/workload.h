@@ -38,7 +38,7 @@ struct DenseParams {
 };
 
 // Template names: CPUs conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack; CUDA
-// conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, dense_cuda.
+// conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, dense_cuda, dense_small_batch_cuda.
 struct Workload {
   std::string template_name;
   Conv2dParams conv;  // conv templates
