@@ -60,6 +60,10 @@ class Simplifier : public IRMutator {
   IntBound Bound(const Expr& e) { return arith::BoundOf(e, bounds_); }
 
   bool IsIntScalar(const Expr& e) { return e.type() == Type::Int(64); }
+  static bool IsFloatConst(const Expr& e, double v) {
+    const auto* f = e.as<FloatImm>();
+    return f && f->value == v;
+  }
 
   // Canonical linear form of an int64 sum/difference/product-by-constant; `self` when that is what
   // it already was, so unchanged arithmetic stays the same node (docs/passes.md).
@@ -101,7 +105,12 @@ class Simplifier : public IRMutator {
   Expr Visit_(const Add* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
     if (IsIntScalar(a)) return Canonical(a + b, self);
-    if (a.type().is_float()) return FoldFloat(op, a, b, [](double x, double y) { return x + y; }, self);
+    if (a.type().is_float()) {
+      // x + 0 = x: constant matrices (Winograd's transforms) unrolled leave zero terms.
+      if (IsFloatConst(a, 0.0)) return b;
+      if (IsFloatConst(b, 0.0)) return a;
+      return FoldFloat(op, a, b, [](double x, double y) { return x + y; }, self);
+    }
     if (a.type().is_vector()) return VectorAddSub(op, a, b, false, self);
     return Rebuild(op, a, b, self);
   }
@@ -118,7 +127,17 @@ class Simplifier : public IRMutator {
       if (AsConstInt(a) || AsConstInt(b)) return Canonical(a * b, self);
       return Rebuild(op, a, b, self);
     }
-    if (a.type().is_float()) return FoldFloat(op, a, b, [](double x, double y) { return x * y; }, self);
+    if (a.type().is_float()) {
+      // x * 0 = 0 and x * 1 = x (finite x: the kernels' values), for the same reason as x + 0.
+      if (IsFloatConst(a, 0.0) || IsFloatConst(b, 0.0)) return FloatImm::Make(op->type, 0.0);
+      if (IsFloatConst(a, 1.0)) return b;
+      if (IsFloatConst(b, 1.0)) return a;
+      // (x * c1) * c2 = x * (c1 * c2): products of matrix entries.
+      if (const auto* inner = a.as<ir::Mul>(); inner && b.as<FloatImm>() && inner->b.as<FloatImm>()) {
+        return Mutate(inner->a * FloatImm::Make(op->type, inner->b.as<FloatImm>()->value * b.as<FloatImm>()->value));
+      }
+      return FoldFloat(op, a, b, [](double x, double y) { return x * y; }, self);
+    }
     if (a.type().is_vector()) {
       const auto* ra = a.as<Ramp>();
       const auto* bb = b.as<Broadcast>();

@@ -11,6 +11,7 @@ const OpTemplate* Conv2dCudaTemplate();
 const OpTemplate* DepthwiseConv2dCudaTemplate();
 const OpTemplate* DenseCudaTemplate();
 const OpTemplate* DenseSmallBatchCudaTemplate();
+const OpTemplate* Conv2dWinogradCudaTemplate();
 
 const char* BufferRoleName(BufferRole role) {
   switch (role) {
@@ -27,7 +28,7 @@ Result<const OpTemplate*> FindTemplate(const std::string& name) {
   // The compile-time table of templates (no global registry).
   const OpTemplate* const kTemplates[] = {Conv2dTemplate(),     DepthwiseConv2dTemplate(),     DensePackTemplate(),
                                           DenseNoPackTemplate(), Conv2dCudaTemplate(),          DepthwiseConv2dCudaTemplate(),
-                                          DenseCudaTemplate(),     DenseSmallBatchCudaTemplate()};
+                                          DenseCudaTemplate(),     DenseSmallBatchCudaTemplate(),  Conv2dWinogradCudaTemplate()};
   std::string known;
   for (const OpTemplate* t : kTemplates) {
     if (name == t->name()) return t;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compiler/schedule/op_template.h"
+#include "tunefarm/compiler/winograd.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -14,6 +15,7 @@ bool IsDepthwise(const Workload& w) {
 }
 bool IsNotDepthwise(const Workload& w) { return !IsDepthwise(w); }
 bool Always(const Workload&) { return true; }
+bool AppliesWinograd(const Workload& w) { return IsWinogradConv(w.conv); }
 
 }  // namespace
 
@@ -27,6 +29,8 @@ const std::vector<StrategyRow>& StrategyTable() {
       {"dense", "llvm", "dense_nopack", Always},
       {"conv2d", "cuda", "conv2d_nchw_cuda", IsNotDepthwise},
       {"conv2d", "cuda", "depthwise_conv2d_nchw_cuda", IsDepthwise},
+      // 3x3 stride 1: Winograd does fewer multiplications, direct has no transforms; both tuned.
+      {"conv2d", "cuda", "conv2d_nchw_winograd_cuda", AppliesWinograd},
       // Shared-memory tiles, and at small batch a cross-thread reduction per dot product: which is
       // faster depends on the shape, so both are tuned where both apply.
       {"dense", "cuda", "dense_cuda", Always},

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "tunefarm/compiler/winograd.h"
+
 namespace tunefarm::testing {
 
 using compiler::Activation;
@@ -75,6 +77,64 @@ std::vector<float> ConvReference(const KernelSpec& spec, const KernelInfo& info,
   return out;
 }
 
+// Winograd with weights already transformed (U = G g G^T, [alpha, alpha, K, C]): the definition
+// computed naively in double, tile by tile (V = B^T d B, M = sum_c U (.) V, Y = A^T M A).
+// WinogradTransform.MatchesDirectConvolution checks this against ConvReference.
+std::vector<float> WinogradReference(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
+  const auto& c = spec.workload.conv;
+  const compiler::WinogradMatrices& wm = **compiler::WinogradFor(compiler::WinogradTileSize(c));
+  const int m = wm.m, alpha = wm.alpha;
+  const auto& data = args[size_t(Find(info, "input"))];
+  const auto& u = args[size_t(Find(info, "weight"))];
+  int bi = Find(info, "bias"), ri = Find(info, "residual"), oi = Find(info, "output");
+  const int64_t OH = c.out_height(), OW = c.out_width(), C = c.in_channels, K = c.out_channels;
+  std::vector<float> out(size_t(info.buffers[size_t(oi)].num_elements()));
+  std::vector<double> v(size_t(C * alpha * alpha));
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t th = 0; th * m < OH; ++th)
+      for (int64_t tw = 0; tw * m < OW; ++tw) {
+        for (int64_t ch = 0; ch < C; ++ch) {
+          double d[6][6];
+          for (int r = 0; r < alpha; ++r)
+            for (int q = 0; q < alpha; ++q) {
+              int64_t h = th * m + r - c.pad_top, x = tw * m + q - c.pad_left;
+              d[r][q] = h < 0 || h >= c.height || x < 0 || x >= c.width
+                            ? 0.0 : data[size_t(((n * C + ch) * c.height + h) * c.width + x)];
+            }
+          for (int e = 0; e < alpha; ++e)
+            for (int f = 0; f < alpha; ++f) {
+              double acc = 0;
+              for (int r = 0; r < alpha; ++r)
+                for (int q = 0; q < alpha; ++q) acc += wm.b(r, e) * d[r][q] * wm.b(q, f);
+              v[size_t((ch * alpha + e) * alpha + f)] = acc;
+            }
+        }
+        for (int64_t k = 0; k < K; ++k) {
+          double mm[6][6];
+          for (int e = 0; e < alpha; ++e)
+            for (int f = 0; f < alpha; ++f) {
+              double acc = 0;
+              for (int64_t ch = 0; ch < C; ++ch) {
+                acc += double(u[size_t(((e * alpha + f) * K + k) * C + ch)]) * v[size_t((ch * alpha + e) * alpha + f)];
+              }
+              mm[e][f] = acc;
+            }
+          for (int a = 0; a < m; ++a)
+            for (int b = 0; b < m; ++b) {
+              const int64_t oh = th * m + a, ow = tw * m + b;
+              if (oh >= OH || ow >= OW) continue;
+              double y = 0;
+              for (int r = 0; r < alpha; ++r)
+                for (int q = 0; q < alpha; ++q) y += wm.a(r, a) * mm[r][q] * wm.a(q, b);
+              size_t o = size_t(((n * K + k) * OH + oh) * OW + ow);
+              out[o] = Epi(float(y), spec.epilogue, bi >= 0 ? args[size_t(bi)][size_t(k)] : 0.0f,
+                           ri >= 0 ? args[size_t(ri)][o] : 0.0f);
+            }
+        }
+      }
+  return out;
+}
+
 std::vector<float> DenseReference(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
   const auto& d = spec.workload.dense;
   const auto& data = args[0];
@@ -115,6 +175,7 @@ Buffers RandomArguments(const KernelInfo& info, std::mt19937_64& rng) {
 
 std::vector<float> ReferenceOutput(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
   if (spec.workload.is_dense()) return DenseReference(spec, info, args);
+  if (spec.workload.template_name.find("winograd") != std::string::npos) return WinogradReference(spec, info, args);
   const bool depthwise = spec.workload.template_name.find("depthwise") != std::string::npos;
   return ConvReference(spec, info, args, depthwise);
 }
@@ -145,6 +206,13 @@ compiler::Workload RandomWorkload(const std::string& template_name, std::mt19937
     c.groups = pick({1, 1, 1, 2, 4});
     c.in_channels = c.groups * pick({1, 2, 3, 4, 8, 16});
     c.out_channels = c.groups * pick({1, 3, 4, 8, 16, 32});
+  }
+  if (template_name.find("winograd") != std::string::npos) {  // what Winograd computes: 3x3, stride 1
+    c.kernel_h = c.kernel_w = 3;
+    c.stride_h = c.stride_w = c.dilation_h = c.dilation_w = 1;
+    c.groups = 1;
+    c.in_channels = pick({1, 3, 4, 8, 16, 32});
+    c.out_channels = pick({1, 3, 4, 8, 16, 32});
   }
   // Keep the kernel inside the padded input.
   while (c.out_height() < 1 || c.out_width() < 1) {

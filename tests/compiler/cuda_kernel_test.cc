@@ -20,6 +20,7 @@
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
+#include "tunefarm/compiler/winograd.h"
 #include "tunefarm/testing/kernel_cases.h"
 
 namespace tunefarm::compiler {
@@ -146,7 +147,7 @@ TEST_P(CudaTemplates, PtxAssemblesWithinTheRegisterFileForSm75Sm80Sm90) {
 
 INSTANTIATE_TEST_SUITE_P(All, CudaTemplates,
                          ::testing::Values("conv2d_nchw_cuda", "depthwise_conv2d_nchw_cuda", "dense_cuda",
-                                           "dense_small_batch_cuda"));
+                                           "dense_small_batch_cuda", "conv2d_nchw_winograd_cuda"));
 
 // The CUDA template of a CPU task's workload (same operator and shapes).
 Workload OnCuda(Workload w) {
@@ -169,8 +170,12 @@ TEST(CudaFallbacks, EveryModelWorkloadIsValidOnEveryListedCard) {
     for (const Task& t : *tasks) {
       Workload w = OnCuda(t.workload);
       if (keys.insert(w.Key()).second) workloads.push_back(w);
-      if (w.is_dense()) {  // the second dense implementation: the cross-thread reduction
+      // The alternative implementations: the cross-thread reduction for dense, Winograd for 3x3 stride 1.
+      if (w.is_dense()) {
         w.template_name = "dense_small_batch_cuda";
+        if (keys.insert(w.Key()).second) workloads.push_back(w);
+      } else if (w.template_name == "conv2d_nchw_cuda" && IsWinogradConv(w.conv)) {
+        w.template_name = "conv2d_nchw_winograd_cuda";
         if (keys.insert(w.Key()).second) workloads.push_back(w);
       }
     }
