@@ -86,12 +86,40 @@ TEST_F(CudaMeasurement, WithoutADriverTheTrialFailsSayingSo) {
       << o.message;
 }
 
+// The CUDA target of this machine's first GPU (sm_90 for every Hopper part).
+Result<compiler::Target> FirstGpuTarget(std::string* name) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto driver, CudaDriver::Load());
+  TUNEFARM_ASSIGN_OR_RETURN(auto gpu, driver->Describe(0));
+  if (name) *name = gpu.name;
+  return compiler::ParseTarget("cuda -arch=" + std::string(gpu.compute_major >= 9 ? "sm_90" : gpu.arch()));
+}
+
+// How a compiled kernel is measured: its arguments, launch, and the expected outputs computed by
+// the naive reference from the same seeded stream the child uses.
+MeasureSpec CheckedSpec(const compiler::KernelSpec& spec, const compiler::KernelInfo& info, uint64_t seed) {
+  MeasureSpec m;
+  m.symbol = spec.symbol;
+  for (const auto& b : info.buffers) m.args.push_back(ArgSpec{b.shape, b.dtype, b.role});
+  m.gpu.enabled = true;
+  for (int d = 0; d < 3; ++d) {
+    m.gpu.grid[d] = info.grid[d];
+    m.gpu.block[d] = info.block[d];
+  }
+  m.seed = seed;
+  std::mt19937_64 rng(m.seed);
+  testing::Buffers args;
+  for (const ArgSpec& a : m.args) {
+    args.emplace_back(size_t(a.num_elements()));
+    SeedArgument(a, args.back().data(), rng);
+  }
+  m.expected_outputs = testing::ReferenceOutput(spec, info, args);
+  return m;
+}
+
 TEST_F(CudaMeasurement, OnAGpuACompiledKernelIsTimedAndChecked) {
   if (!DriverPresent()) GTEST_SKIP() << "no usable CUDA driver (" << CudaDriverLibraryName() << ") on this machine";
-  auto driver = CudaDriver::Load();
-  auto gpu = (*driver)->Describe(0);
-  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
-  auto target = compiler::ParseTarget("cuda -arch=" + std::string(gpu->compute_major >= 9 ? "sm_90" : gpu->arch()));
+  std::string gpu_name;
+  auto target = FirstGpuTarget(&gpu_name);
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   compiler::Workload w = compiler::DenseWorkload(1, 512, 1000);
   w.template_name = "dense_cuda";
@@ -99,23 +127,7 @@ TEST_F(CudaMeasurement, OnAGpuACompiledKernelIsTimedAndChecked) {
   std::vector<compiler::KernelInfo> infos;
   auto ptx = compiler::BuildPtx({spec}, &infos);
   ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
-  MeasureSpec m;
-  m.symbol = "dense";
-  for (const auto& b : infos[0].buffers) m.args.push_back(ArgSpec{b.shape, b.dtype, b.role});
-  m.gpu.enabled = true;
-  for (int d = 0; d < 3; ++d) {
-    m.gpu.grid[d] = infos[0].grid[d];
-    m.gpu.block[d] = infos[0].block[d];
-  }
-  m.seed = 7;
-  // The expected outputs from the same seeded stream the child uses.
-  std::mt19937_64 rng(m.seed);
-  testing::Buffers args;
-  for (const ArgSpec& a : m.args) {
-    args.emplace_back(size_t(a.num_elements()));
-    SeedArgument(a, args.back().data(), rng);
-  }
-  m.expected_outputs = testing::ReferenceOutput(spec, infos[0], args);
+  MeasureSpec m = CheckedSpec(spec, infos[0], 7);
   m.timing.number = 20;
   m.timing.repeat = 3;
   m.timing.timeout_ms = 20000;
@@ -123,7 +135,7 @@ TEST_F(CudaMeasurement, OnAGpuACompiledKernelIsTimedAndChecked) {
   ASSERT_EQ(o.kind, OutcomeKind::kOk) << o.message;
   ASSERT_EQ(o.costs_ms.size(), 3u);
   for (double c : o.costs_ms) EXPECT_GT(c, 0);
-  std::printf("dense 1x512->1000 fallback on %s: %.4f ms (%d launches per round)\n", gpu->name.c_str(), o.costs_ms[0], o.number);
+  std::printf("dense 1x512->1000 fallback on %s: %.4f ms (%d launches per round)\n", gpu_name.c_str(), o.costs_ms[0], o.number);
 }
 
 TEST_F(CudaMeasurement, OnAGpuHostileKernelsCostOneTrialEach) {
@@ -161,6 +173,65 @@ TEST_F(CudaMeasurement, OnAGpuHostileKernelsCostOneTrialEach) {
   EXPECT_EQ(worker.Measure(Ptx("twice", kDouble), Spec("twice")).kind, OutcomeKind::kOk);
   EXPECT_EQ(worker.starts(), 3);
 }
+
+// The emulation test's cases on the GPU itself: random (workload, config, epilogue) cases per CUDA
+// template (every fifth the fallback; 200, or TUNEFARM_GPU_CASES), built to PTX for this GPU, run
+// by one persistent worker and checked against the naive references (<= 1e-4 relative).
+class CudaTemplatesOnGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaTemplatesOnGpu, RandomCasesMatchTheReferences) {
+  if (!DriverPresent()) GTEST_SKIP() << "no usable CUDA driver (" << CudaDriverLibraryName() << ") on this machine";
+  const std::string tmpl = GetParam();
+  std::string gpu_name;
+  auto target = FirstGpuTarget(&gpu_name);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  const char* env = std::getenv("TUNEFARM_GPU_CASES");
+  const int cases = env ? std::max(1, std::atoi(env)) : 200;
+  const std::string dir = ::testing::TempDir() + "tunefarm_gpu_cases_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  MeasureWorker worker({MEASURE_CHILD}, dir);
+  std::mt19937_64 rng(std::hash<std::string>()(tmpl));
+  int checked = 0, failed = 0;
+  while (checked < cases) {
+    std::vector<compiler::KernelSpec> specs;
+    for (int i = 0; i < 25 && checked + int(specs.size()) < cases; ++i) {
+      compiler::KernelSpec spec;
+      spec.workload = testing::RandomWorkload(tmpl, rng);
+      spec.epilogue = testing::RandomEpilogue(rng);
+      spec.target = *target;
+      auto space = compiler::GetConfigSpace(spec.workload, *target);
+      ASSERT_TRUE(space.ok()) << space.status().ToString();
+      spec.config_index = -1;
+      if ((checked + i) % 5 != 0) {
+        auto cfg = space->RandomValid(rng);
+        ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+        spec.config_index = cfg->index();
+      }
+      spec.symbol = "g" + std::to_string(checked + i);
+      if (compiler::DescribeKernel(spec).ok()) specs.push_back(spec);  // verifier refusals are not cases
+    }
+    std::vector<compiler::KernelInfo> infos;
+    auto ptx = compiler::BuildPtx(specs, &infos);
+    ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+    for (size_t i = 0; i < specs.size(); ++i) {
+      MeasureSpec m = CheckedSpec(specs[i], infos[i], 100 + uint64_t(checked) + i);
+      m.timing.number = 1;
+      m.timing.repeat = 1;
+      m.timing.timeout_ms = 10000;
+      MeasureOutcome o = worker.Measure(*ptx, m);
+      if (o.kind != OutcomeKind::kOk) ++failed;
+      EXPECT_EQ(o.kind, OutcomeKind::kOk) << specs[i].workload.Key() << " epilogue " << specs[i].epilogue.ToString()
+                                          << " config " << infos[i].config_json << ": " << o.message;
+    }
+    checked += int(specs.size());
+  }
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+  std::printf("%s on %s: %d cases run on the GPU, %d failed\n", tmpl.c_str(), gpu_name.c_str(), checked, failed);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CudaTemplatesOnGpu,
+                         ::testing::Values("conv2d_nchw_cuda", "depthwise_conv2d_nchw_cuda", "dense_cuda",
+                                           "dense_small_batch_cuda", "conv2d_nchw_winograd_cuda"));
 
 }  // namespace
 }  // namespace tunefarm::rpc_server
