@@ -39,13 +39,19 @@ Result<std::string> ReadFile(const std::string& path) {
 
 // Lowers and compiles the kernels into objects, split across the machine's cores (each LLVM
 // context is independent), then links one shared library.
-Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const CompileOptions& options, CompileStats* stats) {
+// `target` is what the kernels are lowered for; `code_target` what the code runs on (the host when
+// CUDA kernels are emulated).
+Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Target& code_target,
+                                 const CompileOptions& options, CompileStats* stats) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<KernelSource> sources(plan->kernels.size());
   for (size_t i = 0; i < plan->kernels.size(); ++i) {
     PlannedKernel& k = plan->kernels[i];
     std::string symbol = SymbolFor(i, k.op);
-    TUNEFARM_ASSIGN_OR_RETURN(sources[i].func, passes::Lower(*k.def.schedule, k.def.args, symbol, target));
+    passes::LowerOptions lower;
+    lower.auto_unroll_max_step = k.def.auto_unroll_max_step;
+    lower.emulate_gpu = options.emulate_gpu;
+    TUNEFARM_ASSIGN_OR_RETURN(sources[i].func, passes::Lower(*k.def.schedule, k.def.args, symbol, target, lower));
     sources[i].metadata_json = "{\"symbol\":\"" + symbol + "\",\"op\":\"" + k.op + "\"}";
     runtime::ArtifactKernel ak;
     ak.symbol = symbol;
@@ -66,7 +72,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
   std::vector<Result<std::string>> objects(parts, Status::Internal("not built"));
   std::vector<std::thread> workers;
   for (size_t p = 0; p < parts; ++p) {
-    workers.emplace_back([&, p] { objects[p] = EmitObject(chunks[p], target); });
+    workers.emplace_back([&, p] { objects[p] = EmitObject(chunks[p], code_target); });
   }
   for (auto& w : workers) w.join();
   stats->codegen_ms = MsSince(t0);
@@ -89,7 +95,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
     if (!out) status = Status::IOError("cannot write " + paths.back());
   }
   std::string so_path = base + ".so";
-  if (status.ok()) status = LinkSharedLibrary(paths, target, so_path, options.toolchain_linker);
+  if (status.ok()) status = LinkSharedLibrary(paths, code_target, so_path, options.toolchain_linker);
   Result<std::string> library = status.ok() ? ReadFile(so_path) : Result<std::string>(status);
   for (const auto& p : paths) std::remove(p.c_str());
   std::remove(so_path.c_str());
@@ -101,22 +107,30 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
 
 Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_name, const Target& target,
                                        const CompileOptions& options, CompileStats* stats_out) {
-  if (target.kind != "llvm") {
+  const bool cuda = target.kind == "cuda";
+  if (cuda && !options.emulate_gpu) {
+    return Status::Unimplemented("compiling models into CUDA artifacts is not available yet (the GPU lowering of a "
+                                 "model can be checked on the CPU: CompileOptions::emulate_gpu)");
+  }
+  if (!cuda && target.kind != "llvm") {
     return Status::Unimplemented("compiling models for target kind '" + target.kind + "' is not available yet");
   }
+  if (!cuda && options.emulate_gpu) return Status::InvalidArgument("emulate_gpu needs a CUDA target, not " + target.ToString());
+  const Target code_target = cuda ? HostTarget() : target;
   CompileStats stats;
   auto start = std::chrono::steady_clock::now();
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target).WithContext(model_name));
   stats.optimize_ms = MsSince(start);
 
   LowerGraphOptions lower;
-  lower.plan_layouts = options.opt_level >= 3;
+  lower.plan_layouts = options.opt_level >= 3 && !cuda;  // NCHW[x]c blocks are a CPU layout
   lower.configs = options.configs;
   lower.warn = options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model_name);
-  TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, options, &stats));
+  TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, code_target, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);
+  artifact.target = code_target.ToString();
   artifact.library = std::move(library);
   artifact.model = model_name;
   artifact.opt_level = options.opt_level;

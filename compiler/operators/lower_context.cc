@@ -105,17 +105,24 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
     ph.push_back(te::Placeholder("in" + std::to_string(k), T(inputs[k]).shape, ToIRType(T(inputs[k]).dtype)));
   }
   ir::Tensor out = fn(ph);
+  const std::vector<int64_t> shape = out->shape;
+  if (target_.kind == "cuda" && out->shape.empty()) {
+    // A GPU kernel needs a loop to bind to its threads: a 0-d result is computed as [1] (the same
+    // single element of the same buffer).
+    const ir::Tensor scalar = out;
+    out = te::Compute(scalar->name, {1}, [&](const std::vector<ir::Expr>&) { return te::Read(scalar, {}); });
+  }
   if (out->dtype != ToIRType(out_dtype) && emit_error_.ok()) {
     // A definition that computes another type than the graph says: refuse rather than let the
     // kernel write past a buffer sized for the graph's type.
     emit_error_ = Status::Unimplemented(op + " on " + runtime::ElementTypeName(out_dtype) + " tensors is not supported (its kernel computes " +
                                         out->dtype.ToString() + ")");
   }
-  int id = NewTensor(out_name, ArtifactTensor::kIntermediate, out_dtype, out->shape);
+  int id = NewTensor(out_name, ArtifactTensor::kIntermediate, out_dtype, shape);
   if (out->NumElements() == 0) return id;  // nothing to compute into an empty tensor
   compiler::PlannedKernel k;
   k.op = op;
-  k.def.schedule = ops::ScheduleGeneric({out}, target_);
+  k.def.schedule = target_.kind == "cuda" ? ops::ScheduleGenericGpu(out, target_) : ops::ScheduleGeneric({out}, target_);
   k.def.args = ph;
   k.def.args.push_back(out);
   k.def.roles.assign(ph.size(), compiler::BufferRole::kInput);
@@ -183,7 +190,7 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     if (all_constant) continue;  // folded by shape inference; read as parameters
     const OperatorDef* def = FindOperator(n.op_type);
     if (!def) return Fail(n, "not in the operator registry");
-    const LowerFn lower = cuda ? def->lower_cuda : def->lower_cpu;
+    const LowerFn lower = cuda && def->lower_cuda ? def->lower_cuda : def->lower;
     if (!lower) return Fail(n, "no lowering for target kind '" + target_.kind + "'");
     TUNEFARM_RETURN_IF_ERROR(lower(*this, n));
     if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());

@@ -1,5 +1,5 @@
 // LowerContext: the state of lowering one graph into a ModelPlan, as operators' lowering functions
-// see it (model/lower_graph.cc drives it; the registry's lower_cpu functions call into it).
+// see it (model/lower_graph.cc drives it; the registry's lower functions call into it).
 //
 // Tensors: every graph value gets artifact tensors, one per layout it is needed in (block 0 is
 // plain N C H W, block b > 0 is NCHW[b]c); Get(value, block) returns the tensor of a value in a

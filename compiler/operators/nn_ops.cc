@@ -15,6 +15,7 @@
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/strategy.h"
 #include "tunefarm/compiler/kernel.h"
+#include "tunefarm/compiler/winograd.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -204,13 +205,21 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
     const auto& b = *cx.V(n.inputs[2]).constant;
     for (int64_t k = 0; k < channels; ++k) bias.push_back(beta * b.f32[b.f32.size() == 1 ? 0 : size_t(k)]);
   }
-  const int64_t block = is_conv ? out_t->shape.back() : 0;
+  // CPU convolutions keep activations in NCHW[x]c blocks (5-D); the CUDA templates in plain NCHW.
+  const bool blocked = is_conv && def.args[0]->shape.size() == 5;
+  const int64_t block = blocked ? out_t->shape.back() : 0;
   std::vector<int> args;
-  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], is_conv ? def.args[0]->shape.back() : 0));
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], blocked ? def.args[0]->shape.back() : 0));
   args.push_back(x);
   std::vector<float> packed;
-  if (is_conv) {
+  if (is_conv && w.template_name == "conv2d_nchw_winograd_cuda") {
+    // Winograd's weights are transformed here, once (tunefarm/compiler/winograd.h).
+    TUNEFARM_ASSIGN_OR_RETURN(const compiler::WinogradMatrices* wm, compiler::WinogradFor(compiler::WinogradTileSize(w.conv)));
+    packed = compiler::WinogradWeightTransform(wc.f32, w.conv.out_channels, w.conv.in_channels, *wm);
+  } else if (blocked) {
     packed = PackConvWeights(wc, def, w.template_name == "depthwise_conv2d_nchwc");
+  } else if (is_conv) {
+    packed = wc.f32;  // as stored: [K, C/groups, KH, KW]
   } else {
     const bool trans_b = n.op_type == "Gemm" && n.GetInt("transB", 0);
     const int64_t in = w.dense.in_features, outf = w.dense.out_features;

@@ -84,7 +84,7 @@ std::string OperatorTableMarkdown() {
     std::string attrs;
     for (const AttrSpec& s : d->attrs) attrs += (attrs.empty() ? "" : ", ") + std::string(s.name) + (s.required ? " (required)" : "");
     out += std::string("| ") + d->name + " | " + d->family + " | " + (attrs.empty() ? "—" : attrs) + " | " +
-           (d->lower_cpu ? "yes" : "no") + " | " + (d->lower_cuda ? "yes" : "no") + " | " + d->notes + " |\n";
+           (d->lower ? "yes" : "no") + " | " + (d->lower || d->lower_cuda ? "yes" : "no") + " | " + d->notes + " |\n";
   }
   return out;
 }

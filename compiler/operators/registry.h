@@ -52,8 +52,11 @@ struct OperatorDef {
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
   FoldFn fold = nullptr;        // null: never folded during inference
-  LowerFn lower_cpu = nullptr;  // target kind "llvm"
-  LowerFn lower_cuda = nullptr;  // target kind "cuda" (null: not on the GPU yet)
+  // Every target kind: the definitions come from compiler/ops, the LowerContext schedules them
+  // for the target (ScheduleGeneric on CPUs, ScheduleGenericGpu on CUDA) and picks the tunable
+  // templates of the target's kind (schedule/strategy.h).
+  LowerFn lower = nullptr;
+  LowerFn lower_cuda = nullptr;  // kind "cuda" only, where it must differ from `lower` (null: `lower`)
   const char* notes = "";       // limits and forms, for the docs table
   // Folds constants of any size: views (Reshape, Squeeze...) cost nothing to fold, and a weight
   // behind one must stay a constant for the conv/dense templates at every opt level.

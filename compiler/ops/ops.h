@@ -121,6 +121,8 @@ Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
 // parallel loop when there is enough work, the innermost data axis vectorized in pieces that
 // divide it (reduce axes moved outside it).
 std::unique_ptr<te::Schedule> ScheduleGeneric(const std::vector<Tensor>& outputs, const compiler::Target& target);
+// The same for NVIDIA GPUs (generic_schedule_gpu.cc): one output element per thread.
+std::unique_ptr<te::Schedule> ScheduleGenericGpu(const Tensor& output, const compiler::Target& target);
 
 }  // namespace tunefarm::ops
 

@@ -93,8 +93,8 @@ std::string Compare(const void* data, const runtime::TensorInfo& info, const gra
   return "";
 }
 
-// Compiles and runs one test directory; "" on success.
-std::string RunOne(const std::string& dir) {
+// Compiles (for `target`; CUDA targets emulated on the CPU) and runs one test directory; "" on success.
+std::string RunOne(const std::string& dir, const Target& target) {
   auto g = frontend::ImportOnnxFile(dir + "model.onnx");
   if (!g.ok()) return g.status().message();
   std::vector<graph::ConstantData> feeds;
@@ -117,13 +117,14 @@ std::string RunOne(const std::string& dir) {
   g->inputs = runtime_inputs;
   CompileOptions options;
   options.warn = [](const std::string&) {};
+  options.emulate_gpu = target.kind == "cuda";
   const graph::Graph imported = *g;
   tunefarm::testing::LookupRecorder recorder;
   options.configs = &recorder;
-  auto artifact = CompileGraph(std::move(*g), dir, HostTarget(), options);
+  auto artifact = CompileGraph(std::move(*g), dir, target, options);
   if (!artifact.ok()) return artifact.status().message();
   // `tunefarm tasks` must list exactly the workloads this compile looks up (one graph pipeline).
-  auto tasks = ExtractTasks(imported, dir, HostTarget(), options.opt_level);
+  auto tasks = ExtractTasks(imported, dir, target, options.opt_level);
   if (!tasks.ok()) return "tasks: " + tasks.status().message();
   if (tunefarm::testing::TaskCounts(*tasks) != recorder.lookups()) return "the tasks differ from the workloads compile looked up";
   auto ex = runtime::Executor::Load(std::move(*artifact));
@@ -144,7 +145,9 @@ std::string RunOne(const std::string& dir) {
   return "";
 }
 
-TEST(OnnxConformance, ClaimedOperatorsMatchTheBackendTestData) {
+// Runs every backend test of a claimed operator for `target`; the failures not on `expected` (and
+// the expected ones that pass) fail the test. Returns the number passed (-1: no test data).
+int RunConformance(const Target& target, const std::map<std::string, std::string>& expected) {
   int passed = 0, total = 0;
   std::map<std::string, std::pair<int, int>> per_op;
   std::vector<std::string> failures;
@@ -161,7 +164,7 @@ TEST(OnnxConformance, ClaimedOperatorsMatchTheBackendTestData) {
       ++total;
       ++per_op[op].second;
       if (std::getenv("TUNEFARM_CONFORMANCE_VERBOSE")) std::fprintf(stderr, "%s\n", dir.c_str());
-      std::string why = RunOne(dir);
+      std::string why = RunOne(dir, target);
       const std::string name = std::string(suite) + "/" + t;
       if (why.empty()) {
         ++passed;
@@ -173,11 +176,11 @@ TEST(OnnxConformance, ClaimedOperatorsMatchTheBackendTestData) {
       }
     }
   }
-  if (total == 0) GTEST_SKIP() << kRoot << " not present (apt install libonnx-testdata)";
-  std::printf("ONNX conformance (values): %d/%d passed (%.1f%%)\n", passed, total, 100.0 * passed / total);
+  if (total == 0) return -1;
+  std::printf("ONNX conformance (values) on %s: %d/%d passed (%.1f%%)\n", target.ToString().c_str(), passed, total,
+              100.0 * passed / total);
   for (const auto& [op, pt] : per_op) std::printf("  %-20s %d/%d\n", op.c_str(), pt.first, pt.second);
   for (const auto& f : failures) std::printf("  FAIL %s\n", f.c_str());
-  const auto& expected = tunefarm::testing::ExpectedValueFailures();
   for (const auto& [name, why] : failed) {
     auto it = expected.find(name);
     if (it == expected.end()) ADD_FAILURE() << "unexpected failure " << name << ": " << why;
@@ -186,9 +189,24 @@ TEST(OnnxConformance, ClaimedOperatorsMatchTheBackendTestData) {
   for (const auto& [name, why] : expected) {
     if (passing.count(name)) ADD_FAILURE() << name << " is on the expected-failure list but passes: take it off";
   }
+  return passed;
+}
+
+TEST(OnnxConformance, ClaimedOperatorsMatchTheBackendTestData) {
+  const int passed = RunConformance(HostTarget(), tunefarm::testing::ExpectedValueFailures());
+  ASSERT_GE(passed, 0) << kRoot << " is missing (apt install libonnx-testdata)";
   if (!std::getenv("TUNEFARM_CONFORMANCE_ONLY")) {
     EXPECT_GE(passed, 443) << "fewer cases pass than when the list was written";
   }
+}
+
+// The same cases with every kernel lowered for an sm_90 GPU (the templates and every operator's
+// generic GPU schedule: threads bound, launch verified) and run with the GPU's semantics on the CPU.
+TEST(OnnxConformance, ClaimedOperatorsLoweredForTheGpuMatchTheBackendTestData) {
+  std::map<std::string, std::string> expected = tunefarm::testing::ExpectedValueFailures();
+  for (const auto& [name, why] : tunefarm::testing::ExpectedGpuValueFailures()) expected[name] = why;
+  const int passed = RunConformance(*ParseTarget("cuda -arch=sm_90"), expected);
+  ASSERT_GE(passed, 0) << kRoot << " is missing (apt install libonnx-testdata)";
 }
 
 }  // namespace

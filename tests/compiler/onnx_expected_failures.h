@@ -10,6 +10,12 @@
 
 namespace tunefarm::testing {
 
+// Values with every kernel lowered for a CUDA GPU and emulated, beyond ExpectedValueFailures.
+inline const std::map<std::string, std::string>& ExpectedGpuValueFailures() {
+  static const std::map<std::string, std::string> kList = {};
+  return kList;
+}
+
 // Values (onnx_conformance_test.cc): "suite/test" -> reason.
 inline const std::map<std::string, std::string>& ExpectedValueFailures() {
   static const std::map<std::string, std::string> kList = {

@@ -39,7 +39,7 @@ TEST(OperatorRegistry, OneRowPerOperatorWithInferenceAndALowering) {
     EXPECT_TRUE(seen.insert(d->name).second) << d->name << " is registered twice";
     EXPECT_NE(d->infer, nullptr) << d->name;
     if (!always_constant.count(d->name)) {
-      EXPECT_NE(d->lower_cpu, nullptr) << d->name;
+      EXPECT_NE(d->lower, nullptr) << d->name;
     }
     EXPECT_EQ(operators::FindOperator(d->name), d);
   }

@@ -31,6 +31,11 @@ struct CompileOptions {
   std::function<void(const std::string&)> warn;
   // Link through the target's gcc driver instead of binutils ld (see BuildOptions).
   bool toolchain_linker = false;
+  // Target kind "cuda": lower every kernel for the GPU (threads bound, launch verified), then build
+  // it as host code with the GPU's semantics (block and thread loops run serially, split at
+  // barriers) into an artifact for this CPU: how the CUDA lowerings of a whole model are checked
+  // on a machine without a GPU, against the CPU compile of the same graph.
+  bool emulate_gpu = false;
 };
 
 struct CompileStats {
