@@ -261,4 +261,28 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
   return reports;
 }
 
+Result<std::map<std::string, int>> CheckPtxRegisters(const std::string& ptx, const Target& target,
+                                                     const std::map<std::string, int64_t>& threads_per_block) {
+  std::map<std::string, int> registers;
+  const std::string ptxas = FindPtxas();
+  if (ptxas.empty()) return registers;
+  TUNEFARM_ASSIGN_OR_RETURN(auto reports, RunPtxas(ptxas, ptx, target.arch));
+  for (const auto& [symbol, threads] : threads_per_block) {
+    auto it = reports.find(symbol);
+    if (it == reports.end()) return Status::Internal("ptxas did not report kernel " + symbol);
+    const int regs = it->second.registers;
+    // Registers are allocated per warp, in units of 256 (8 per thread): round both up.
+    const int64_t warps = (threads + target.gpu.warp_size - 1) / target.gpu.warp_size;
+    const int64_t allocated = warps * target.gpu.warp_size * ((regs + 7) / 8 * 8);
+    if (regs > target.gpu.max_registers_per_thread || allocated > target.gpu.max_registers_per_block) {
+      return Status::InvalidArgument("kernel " + symbol + " needs " + std::to_string(regs) + " registers x " +
+                                     std::to_string(threads) + " threads, more than the " +
+                                     std::to_string(target.gpu.max_registers_per_block) + "-register file of " +
+                                     target.ToString() + " (ptxas -v): it would fail to launch");
+    }
+    registers[symbol] = regs;
+  }
+  return registers;
+}
+
 }  // namespace tunefarm::compiler

@@ -55,6 +55,13 @@ std::string FindPtxas();
 Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptxas, const std::string& ptx,
                                                           const std::string& arch);
 
+// The register check TVM never makes: assembles ptx with this machine's ptxas and checks, for each
+// kernel (symbol -> threads per block), registers x threads (allocated per warp) against the
+// target's register file and registers against a thread's limit. Returns each kernel's registers;
+// empty when there is no ptxas (the server checks after loading). InvalidArgument names the kernel.
+Result<std::map<std::string, int>> CheckPtxRegisters(const std::string& ptx, const Target& target,
+                                                     const std::map<std::string, int64_t>& threads_per_block);
+
 }  // namespace tunefarm::compiler
 
 #endif  // TUNEFARM_COMPILER_CODEGEN_CODEGEN_NVPTX_H_

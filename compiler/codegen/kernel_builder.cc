@@ -262,28 +262,13 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
   TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
   const Target& target = specs[0].target;
   TUNEFARM_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(sources, target));
-  // The register check TVM never makes: registers x threads must fit the register file, or the
-  // launch fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. Without ptxas the server checks after
-  // loading the module.
-  const std::string ptxas = FindPtxas();
-  if (ptxas.empty()) return ptx;
-  TUNEFARM_ASSIGN_OR_RETURN(auto reports, RunPtxas(ptxas, ptx, target.arch));
+  std::map<std::string, int64_t> threads;
   for (size_t i = first; i < infos->size(); ++i) {
-    KernelInfo& info = (*infos)[i];
-    auto it = reports.find(info.symbol);
-    if (it == reports.end()) return Status::Internal("ptxas did not report kernel " + info.symbol);
-    info.registers = it->second.registers;
-    // Registers are allocated per warp, in units of 256 (8 per thread): round both up.
-    const int64_t threads = info.block[0] * info.block[1] * info.block[2];
-    const int64_t warps = (threads + target.gpu.warp_size - 1) / target.gpu.warp_size;
-    const int64_t allocated = warps * target.gpu.warp_size * ((info.registers + 7) / 8 * 8);
-    if (info.registers > target.gpu.max_registers_per_thread || allocated > target.gpu.max_registers_per_block) {
-      return Status::InvalidArgument("kernel " + info.symbol + " needs " + std::to_string(info.registers) +
-                                     " registers x " + std::to_string(threads) + " threads, more than the " +
-                                     std::to_string(target.gpu.max_registers_per_block) + "-register file of " +
-                                     target.ToString() + " (ptxas -v): it would fail to launch");
-    }
+    const KernelInfo& info = (*infos)[i];
+    threads[info.symbol] = info.block[0] * info.block[1] * info.block[2];
   }
+  TUNEFARM_ASSIGN_OR_RETURN(auto registers, CheckPtxRegisters(ptx, target, threads));
+  for (size_t i = first; i < infos->size() && !registers.empty(); ++i) (*infos)[i].registers = registers.at((*infos)[i].symbol);
   return ptx;
 }
 

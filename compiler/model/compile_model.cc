@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include "compiler/codegen/codegen_llvm.h"
+#include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
@@ -60,10 +62,28 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
     ak.workload = k.workload;
     ak.config_index = k.config_index;
     ak.config_source = k.config_source;
+    if (sources[i].func.is_gpu) {
+      ak.grid = sources[i].func.launch.grid;
+      ak.block = sources[i].func.launch.block;
+      ak.shared_bytes = sources[i].func.launch.shared_bytes;
+    }
     plan->artifact.kernels.push_back(std::move(ak));
   }
   stats->lower_ms = MsSince(t0);
   if (sources.empty()) return std::string();
+
+  if (target.kind == "cuda" && !options.emulate_gpu) {
+    // One PTX module; ptxas (when the toolkit is here) checks every kernel against the register file.
+    t0 = std::chrono::steady_clock::now();
+    std::map<std::string, int64_t> threads;
+    for (const KernelSource& src : sources) threads[src.func.name] = src.func.launch.threads_per_block();
+    TUNEFARM_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(sources, target));
+    stats->codegen_ms = MsSince(t0);
+    t0 = std::chrono::steady_clock::now();
+    TUNEFARM_RETURN_IF_ERROR(CheckPtxRegisters(ptx, target, threads).status());
+    stats->link_ms = MsSince(t0);
+    return ptx;
+  }
 
   t0 = std::chrono::steady_clock::now();
   const size_t parts = std::min<size_t>(sources.size(), std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
@@ -108,15 +128,12 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
 Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_name, const Target& target,
                                        const CompileOptions& options, CompileStats* stats_out) {
   const bool cuda = target.kind == "cuda";
-  if (cuda && !options.emulate_gpu) {
-    return Status::Unimplemented("compiling models into CUDA artifacts is not available yet (the GPU lowering of a "
-                                 "model can be checked on the CPU: CompileOptions::emulate_gpu)");
-  }
   if (!cuda && target.kind != "llvm") {
     return Status::Unimplemented("compiling models for target kind '" + target.kind + "' is not available yet");
   }
   if (!cuda && options.emulate_gpu) return Status::InvalidArgument("emulate_gpu needs a CUDA target, not " + target.ToString());
-  const Target code_target = cuda ? HostTarget() : target;
+  // Emulated CUDA kernels are host code; real ones PTX for the target.
+  const Target code_target = cuda && options.emulate_gpu ? HostTarget() : target;
   CompileStats stats;
   auto start = std::chrono::steady_clock::now();
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target).WithContext(model_name));
@@ -131,6 +148,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, code_target, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);
   artifact.target = code_target.ToString();
+  artifact.device = cuda && !options.emulate_gpu ? "cuda" : "cpu";
   artifact.library = std::move(library);
   artifact.model = model_name;
   artifact.opt_level = options.opt_level;

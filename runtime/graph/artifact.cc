@@ -90,8 +90,18 @@ Status Artifact::Validate() const {
       }
     }
   }
+  if (device != "cpu" && device != "cuda") return Corrupt("unknown device '" + device + "' (cpu, cuda)");
   for (const auto& k : kernels) {
     if (k.symbol.empty()) return Corrupt("a kernel without a symbol");
+    if (is_cuda()) {
+      for (int d = 0; d < 3; ++d) {
+        if (k.grid[size_t(d)] < 1 || k.block[size_t(d)] < 1 || k.grid[size_t(d)] > (int64_t(1) << 31) ||
+            k.block[size_t(d)] > 1024) {
+          return Corrupt("CUDA kernel '" + k.symbol + "' has an invalid launch");
+        }
+      }
+      if (k.shared_bytes < 0) return Corrupt("CUDA kernel '" + k.symbol + "' has negative shared memory");
+    }
     for (int a : k.args) {
       if (a < 0 || a >= nt) return Corrupt("kernel '" + k.symbol + "' refers to tensor " + std::to_string(a));
     }
@@ -101,7 +111,7 @@ Status Artifact::Validate() const {
       if (a < 0 || a >= nt) return Corrupt("an input or output refers to tensor " + std::to_string(a));
     }
   }
-  if (library.empty() && !kernels.empty()) return Corrupt("no kernel library");
+  if (library.empty() && !kernels.empty()) return Corrupt(is_cuda() ? "no PTX module" : "no kernel library");
   return Status::OK();
 }
 
@@ -109,6 +119,7 @@ std::string Artifact::MetadataJson() const {
   nlohmann::ordered_json j;
   j["format_version"] = kArtifactFormatVersion;
   j["target"] = target;
+  j["device"] = device;
   j["model"] = model;
   j["opt_level"] = opt_level;
   nlohmann::ordered_json ts = nlohmann::ordered_json::array();
@@ -134,6 +145,7 @@ std::string Artifact::MetadataJson() const {
       e["config_index"] = k.config_index;
       e["config_source"] = k.config_source;
     }
+    if (is_cuda()) e["launch"] = {{"grid", k.grid}, {"block", k.block}, {"shared_bytes", k.shared_bytes}};
     ks.push_back(e);
   }
   j["kernels"] = ks;
@@ -182,6 +194,7 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
                                         " is newer than this runtime (" + std::to_string(kArtifactFormatVersion) + ")");
     }
     a.target = j.at("target").get<std::string>();
+    a.device = j.value("device", "cpu");  // version 1: CPU only
     a.model = j.value("model", "");
     a.opt_level = j.value("opt_level", 3);
     for (const auto& e : j.at("tensors")) {
@@ -209,6 +222,12 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       k.workload = e.value("workload", "");
       k.config_index = e.value("config_index", int64_t(-1));
       k.config_source = e.value("config_source", "");
+      if (e.contains("launch")) {
+        const auto& l = e.at("launch");
+        k.grid = l.at("grid").get<std::array<int64_t, 3>>();
+        k.block = l.at("block").get<std::array<int64_t, 3>>();
+        k.shared_bytes = l.value("shared_bytes", int64_t(0));
+      }
       a.kernels.push_back(std::move(k));
     }
     a.inputs = j.at("inputs").get<std::vector<int>>();

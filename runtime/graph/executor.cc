@@ -84,6 +84,10 @@ Result<std::unique_ptr<Executor>> Executor::LoadFile(const std::string& path) {
 
 Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
+  if (artifact.is_cuda()) {
+    return Status::FailedPrecondition("the artifact holds CUDA kernels (PTX, target " + artifact.target +
+                                      "): the CPU executor cannot run them, and the GPU executor is not built yet");
+  }
   std::unique_ptr<Executor> e(new Executor());
   e->artifact_ = std::move(artifact);
   const Artifact& a = e->artifact_;

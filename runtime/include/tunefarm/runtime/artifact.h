@@ -6,12 +6,14 @@
 //   "TFARTIF1"                        8-byte magic; the digit is the container version
 //   u64 n, n bytes                    metadata, UTF-8 JSON (format_version, target, tensors, ...)
 //   u64 n, n bytes                    parameters: each param tensor's bytes at its "offset"
-//   u64 n, n bytes                    the kernels' ELF shared library
+//   u64 n, n bytes                    the kernels' code: an ELF shared library (device "cpu") or
+//                                     one PTX module (device "cuda", format version 2)
 // Reading validates everything a later step relies on (sizes, tensor references, offsets inside
 // the blob) so a truncated or corrupt file is a Corruption status naming the problem, never a crash.
 #ifndef TUNEFARM_RUNTIME_ARTIFACT_H_
 #define TUNEFARM_RUNTIME_ARTIFACT_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,7 +22,9 @@
 
 namespace tunefarm::runtime {
 
-inline constexpr int kArtifactFormatVersion = 1;
+// 2: the "device" field and, for CUDA, PTX code with per-kernel launch dimensions. Version-1 files
+// (CPU only) still load.
+inline constexpr int kArtifactFormatVersion = 2;
 
 // Element types, as ONNX spells them in lower case.
 enum class ElementType { kFloat32, kInt64, kInt32, kInt8, kUInt8, kBool };
@@ -47,6 +51,9 @@ struct ArtifactKernel {
   std::string workload;           // tunable kernels: the workload key ...
   int64_t config_index = -1;      // ... the config it was built with ...
   std::string config_source;      // ... and where that came from: "records" or "fallback"
+  // Device "cuda": the launch (blocks and threads per dimension, static shared memory per block).
+  std::array<int64_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
+  int64_t shared_bytes = 0;
 };
 
 struct Artifact {
@@ -57,7 +64,9 @@ struct Artifact {
   std::vector<ArtifactKernel> kernels;
   std::vector<int> inputs, outputs;  // tensor indices, in the model's order
   std::string params;                // the parameter blob
-  std::string library;               // ELF shared library bytes
+  std::string device = "cpu";        // "cpu" or "cuda": what `library` holds and what runs it
+  std::string library;               // device cpu: ELF shared library bytes; cuda: PTX module text
+  bool is_cuda() const { return device == "cuda"; }
 
   Status Validate() const;
   std::string MetadataJson() const;
