@@ -155,6 +155,44 @@ Status CudaDevice::Synchronize(const std::string& what) {
   return driver_->Check(driver_->cuStreamSynchronize(stream_), "cuStreamSynchronize(" + what + ")");
 }
 
+CudaGraph::~CudaGraph() {
+  if (exec_) driver_->cuGraphExecDestroy(exec_);
+  if (graph_) driver_->cuGraphDestroy(graph_);
+}
+
+Status CudaDevice::BeginCapture() {
+  if (!SupportsGraphs()) return Status::FailedPrecondition("this CUDA driver has no graph entry points (cuStreamBeginCapture...)");
+  constexpr int kCaptureModeThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+  return driver_->Check(driver_->cuStreamBeginCapture(stream_, kCaptureModeThreadLocal), "cuStreamBeginCapture");
+}
+
+Status CudaDevice::EndCapture(const std::string& what, std::unique_ptr<CudaGraph>* out) {
+  void* graph = nullptr;
+  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture(" + what + ")"));
+  void* exec = nullptr;
+  Status s = driver_->Check(driver_->cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate(" + what + ")");
+  if (!s.ok()) {
+    driver_->cuGraphDestroy(graph);
+    return s;
+  }
+  *out = std::make_unique<CudaGraph>(driver_, graph, exec);
+  return Status::OK();
+}
+
+Status CudaDevice::LaunchGraph(const CudaGraph& graph, const std::string& what) {
+  return driver_->Check(driver_->cuGraphLaunch(graph.exec(), stream_), "cuGraphLaunch(" + what + ")");
+}
+
+Result<double> CudaDevice::TimeEnqueued(const std::function<Status()>& enqueue, const std::string& what) {
+  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuEventRecord(start_, stream_), "cuEventRecord"));
+  TUNEFARM_RETURN_IF_ERROR(enqueue());
+  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuEventRecord(stop_, stream_), "cuEventRecord"));
+  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuEventSynchronize(stop_), "cuEventSynchronize(" + what + ")"));
+  float ms = 0;
+  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuEventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime"));
+  return double(ms);
+}
+
 Result<double> CudaDevice::TimeLaunches(const CudaKernel& k, const CudaLaunchDims& dims,
                                         const std::vector<CudaDevicePtr>& args, int number,
                                         const CudaBuffer* flush_scratch) {

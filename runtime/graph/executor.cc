@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/graph/memory_plan.h"
 #include "tunefarm/runtime/thread_pool.h"
 
 namespace tunefarm::runtime {
@@ -86,7 +87,7 @@ Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
   if (artifact.is_cuda()) {
     return Status::FailedPrecondition("the artifact holds CUDA kernels (PTX, target " + artifact.target +
-                                      "): the CPU executor cannot run them, and the GPU executor is not built yet");
+                                      "): the CPU executor cannot run them; run it on a GPU host with --device cuda (runtime::CudaExecutor)");
   }
   std::unique_ptr<Executor> e(new Executor());
   e->artifact_ = std::move(artifact);
@@ -119,50 +120,16 @@ Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
 
 Status Executor::Plan() {
   const Artifact& a = artifact_;
-  const size_t nt = a.tensors.size(), nk = a.kernels.size();
+  const size_t nt = a.tensors.size();
   auto base = [&](size_t t) { return a.tensors[t].view_of >= 0 ? size_t(a.tensors[t].view_of) : t; };
 
   params_.reset(AllocAligned(a.params.size()));
   if (!params_) return Status::Internal("out of memory for parameters");
   std::memcpy(params_.get(), a.params.data(), a.params.size());
 
-  // Lifetimes of intermediate storage, in kernel steps; outputs that view it keep it to the end.
-  std::vector<int64_t> first(nt, -1), last(nt, -1);
-  for (size_t k = 0; k < nk; ++k) {
-    for (int arg : a.kernels[k].args) {
-      size_t b = base(size_t(arg));
-      if (first[b] < 0) first[b] = int64_t(k);
-      last[b] = int64_t(k);
-    }
-  }
-  for (int out : a.outputs) last[base(size_t(out))] = int64_t(nk);
-
-  struct Block {
-    size_t tensor, offset, size;
-  };
-  std::vector<size_t> order;
-  for (size_t t = 0; t < nt; ++t) {
-    if (a.tensors[t].view_of < 0 && a.tensors[t].kind == ArtifactTensor::kIntermediate && first[t] >= 0) order.push_back(t);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return a.tensors[x].bytes() > a.tensors[y].bytes(); });
-  std::vector<Block> placed;
-  std::vector<size_t> offset(nt, 0);
-  for (size_t t : order) {
-    size_t size = AlignUp(size_t(a.tensors[t].bytes()));
-    std::vector<const Block*> live;
-    for (const Block& b : placed) {
-      if (first[b.tensor] <= last[t] && first[t] <= last[b.tensor]) live.push_back(&b);
-    }
-    std::sort(live.begin(), live.end(), [](const Block* x, const Block* y) { return x->offset < y->offset; });
-    size_t at = 0;
-    for (const Block* b : live) {
-      if (at + size <= b->offset) break;
-      at = std::max(at, b->offset + b->size);
-    }
-    placed.push_back({t, at, size});
-    offset[t] = at;
-    arena_size_ = std::max(arena_size_, at + size);
-  }
+  const ArenaPlan plan = PlanArena(a, kAlign);
+  arena_size_ = plan.size;
+  const std::vector<size_t>& offset = plan.offset;
   arena_.reset(AllocAligned(arena_size_));
   if (!arena_) return Status::Internal("out of memory for the activation arena (" + std::to_string(arena_size_) + " bytes)");
 

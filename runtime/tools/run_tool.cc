@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
 
 #include <nlohmann/json.hpp>
 
+#include "tunefarm/runtime/cuda_executor.h"
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/npy.h"
 
@@ -17,7 +19,8 @@ namespace tunefarm::runtime {
 namespace {
 
 const char* kUsage =
-    "usage: tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N] [--json] [--profile]";
+    "usage: tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N]\n"
+    "                    [--device cpu|cuda[:N]] [--json] [--profile]";
 
 int Fail(const RunToolOptions& o, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", o.program.c_str(), message.c_str());
@@ -66,6 +69,11 @@ bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* o) {
       o->output = v;
     } else if (a == "--repeat") {
       if (!ParseInt(v, 0, 1000000, &o->repeat)) return usage("--repeat takes an integer in [0, 1000000], got '" + v + "'");
+    } else if (a == "--device") {
+      int ordinal = 0;
+      const bool cuda = v == "cuda" || (v.rfind("cuda:", 0) == 0 && ParseInt(v.substr(5), 0, 1023, &ordinal));
+      if (v != "cpu" && !cuda) return usage("--device takes cpu, cuda or cuda:N, got '" + v + "'");
+      o->device = v;
     } else if (a == "--threads") {
       if (!ParseInt(v, 1, 1024, &o->threads)) return usage("--threads takes an integer in [1, 1024], got '" + v + "'");
     } else {
@@ -76,12 +84,11 @@ bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* o) {
   return true;
 }
 
-int RunTool(const RunToolOptions& o) {
-  Executor::SetNumThreads(o.threads);
-  auto loaded = Executor::LoadFile(o.artifact);
-  if (!loaded.ok()) return Fail(o, loaded.status().message());
-  Executor& ex = **loaded;
+namespace {
 
+// The run itself, for the CPU Executor and the CudaExecutor alike; `where` says what runs it.
+template <class Exec>
+int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
   std::vector<bool> fed(ex.inputs().size(), false);
   for (const auto& [name, path] : o.inputs) {
     size_t index = ex.inputs().size();
@@ -183,6 +190,7 @@ int RunTool(const RunToolOptions& o) {
     nlohmann::ordered_json j;
     j["artifact"] = o.artifact;
     j["target"] = ex.artifact().target;
+    j["device"] = o.device;
     j["threads"] = o.threads;
     j["repeat"] = o.repeat;
     j["mean_ms"] = mean;
@@ -200,8 +208,8 @@ int RunTool(const RunToolOptions& o) {
     std::printf("%s\n", j.dump(1).c_str());
     return 0;
   }
-  std::printf("%s: %s, %zu kernels, %d thread%s, activations %.2f MiB (peak with inputs/outputs %.2f MiB), params %.2f MiB\n",
-              o.artifact.c_str(), ex.artifact().target.c_str(), ex.artifact().kernels.size(), o.threads, o.threads == 1 ? "" : "s",
+  std::printf("%s: %s, %zu kernels, %s, activations %.2f MiB (peak with inputs/outputs %.2f MiB), params %.2f MiB\n",
+              o.artifact.c_str(), ex.artifact().target.c_str(), ex.artifact().kernels.size(), where.c_str(),
               double(ex.arena_bytes()) / (1 << 20), double(ex.peak_bytes()) / (1 << 20), double(ex.param_bytes()) / (1 << 20));
   if (o.repeat > 0) {
     std::printf("Execution time summary (%d runs):\n", o.repeat);
@@ -215,6 +223,24 @@ int RunTool(const RunToolOptions& o) {
   }
   if (!o.output.empty()) std::printf("outputs written to %s\n", o.output.c_str());
   return 0;
+}
+
+}  // namespace
+
+int RunTool(const RunToolOptions& o) {
+  if (o.device == "cpu") {
+    Executor::SetNumThreads(o.threads);
+    auto loaded = Executor::LoadFile(o.artifact);
+    if (!loaded.ok()) return Fail(o, loaded.status().message());
+    return RunLoaded(**loaded, o, std::to_string(o.threads) + (o.threads == 1 ? " thread" : " threads"));
+  }
+  CudaExecutorOptions options;
+  if (o.device.size() > 5) options.ordinal = std::atoi(o.device.c_str() + 5);
+  auto loaded = CudaExecutor::LoadFile(o.artifact, options);
+  if (!loaded.ok()) return Fail(o, loaded.status().message());
+  const CudaExecutor& ex = **loaded;
+  return RunLoaded(**loaded, o, "GPU " + std::to_string(options.ordinal) + " (" + ex.device().name + ", " +
+                                    ex.device().arch() + (ex.uses_graph() ? ", CUDA graph" : "") + ")");
 }
 
 }  // namespace tunefarm::runtime

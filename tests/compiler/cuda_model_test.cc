@@ -13,6 +13,8 @@
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
 #include "tunefarm/compiler/compile.h"
+#include "tunefarm/runtime/cuda_driver.h"
+#include "tunefarm/runtime/cuda_executor.h"
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/npy.h"
 
@@ -131,6 +133,89 @@ TEST(CudaModels, TheCpuExecutorRefusesACudaArtifactSayingWhy) {
   EXPECT_NE(ex.status().message().find("the artifact holds CUDA kernels (PTX, target cuda -arch=sm_90"),
             std::string::npos)
       << ex.status().ToString();
+}
+
+bool DriverPresent() { return CudaDriver::Load().ok(); }
+
+TEST(CudaModels, WithoutADriverTheGpuExecutorSaysSo) {
+  if (DriverPresent()) GTEST_SKIP() << "a CUDA driver is installed here: the no-driver message cannot be observed";
+  auto artifact = CompileModel("squeezenet-1.1", Sm90(), Options(false));
+  ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+  auto ex = runtime::CudaExecutor::Load(std::move(*artifact));
+  ASSERT_FALSE(ex.ok());
+  EXPECT_EQ(ex.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(ex.status().message().find("no CUDA driver"), std::string::npos) << ex.status().ToString();
+}
+
+TEST(CudaModels, TheGpuExecutorRefusesACpuArtifactSayingWhy) {
+  auto artifact = CompileModel("squeezenet-1.1", HostTarget(), Options(false));
+  ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+  auto ex = runtime::CudaExecutor::Load(std::move(*artifact));
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.status().message().find("not CUDA kernels: compile the model with --target cuda"), std::string::npos)
+      << ex.status().ToString();
+}
+
+// On a GPU host: the artifacts run on the GPU (CUDA graph replay and plain launches) and match the
+// CPU compile (zoo) and PyTorch (../shared/models) within 1e-4.
+TEST(CudaModels, OnAGpuModelsMatchTheCpuCompileAndPyTorch) {
+  if (!DriverPresent()) GTEST_SKIP() << "no usable CUDA driver (" << CudaDriverLibraryName() << ") on this machine";
+  auto driver = CudaDriver::Load();
+  auto gpu = (*driver)->Describe(0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  const Target target = *ParseTarget("cuda -arch=" + std::string(gpu->compute_major >= 9 ? "sm_90" : gpu->arch()));
+  runtime::Executor::SetNumThreads(2);
+  // pytorch: PyTorch's input and output for the model; null: random input, the CPU compile's output.
+  auto check = [&](const std::string& name, graph::Graph g, const std::pair<std::vector<float>, std::vector<float>>* pytorch) {
+    auto cuda = CompileGraph(g, name, target, Options(false));
+    ASSERT_TRUE(cuda.ok()) << name << ": " << cuda.status().ToString();
+    std::vector<float> x(size_t(cuda->tensors[size_t(cuda->inputs[0])].num_elements()));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& v : x) v = dist(rng);
+    if (pytorch) x = pytorch->first;
+    std::vector<float> expected;
+    if (pytorch) {
+      expected = pytorch->second;
+    } else {
+      auto cpu = CompileGraph(g, name, HostTarget(), Options(false));
+      ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+      expected = RunOnCpu(std::move(*cpu), x);
+    }
+    for (bool graph : {true, false}) {
+      runtime::CudaExecutorOptions options;
+      options.use_graph = graph;
+      auto ex = runtime::CudaExecutor::Load(*cuda, options);
+      ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+      ASSERT_TRUE((*ex)->SetInput(0, x.data(), x.size() * 4).ok());
+      for (int r = 0; r < 3; ++r) ASSERT_TRUE((*ex)->Run().ok()) << name;  // the replays too
+      const float* y = static_cast<const float*>((*ex)->Output(0));
+      std::vector<float> got(y, y + expected.size());
+      const double err = RelativeError(got, expected);
+      auto ms = (*ex)->TimedRun();
+      ASSERT_TRUE(ms.ok()) << ms.status().ToString();
+      std::printf("%s on %s (%s): max rel error %.3g vs %s, %.3f ms per run\n", name.c_str(), gpu->name.c_str(),
+                  graph ? "CUDA graph" : "launches", err, pytorch ? "PyTorch" : "the CPU compile", *ms);
+      EXPECT_LE(err, 1e-4) << name;
+    }
+  };
+  for (const std::string& name : frontend::ZooModelNames()) {
+    auto g = frontend::LoadModel(name);
+    ASSERT_TRUE(g.ok());
+    if (!g->nodes.empty() && g->nodes.back().op_type == "Softmax") g->outputs = {g->nodes.back().inputs[0]};
+    check(name, *g, nullptr);
+  }
+  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+    const std::string base = testing::SharedModelsDir() + name;
+    auto g = frontend::LoadModel(base + ".onnx");
+    auto input = runtime::ReadNpy(base + "_input.npy");
+    auto ref = runtime::ReadNpy(base + "_output.npy");
+    ASSERT_TRUE(g.ok() && input.ok() && ref.ok()) << base;
+    std::pair<std::vector<float>, std::vector<float>> io(input->data.size() / 4, ref->data.size() / 4);
+    std::memcpy(io.first.data(), input->data.data(), input->data.size());
+    std::memcpy(io.second.data(), ref->data.data(), ref->data.size());
+    check(name, *g, &io);
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,21 @@ struct CudaKernel {
 
 class CudaModule;
 
+// An instantiated CUDA graph (captured launches), destroyed with its executable.
+class CudaGraph {
+ public:
+  CudaGraph(const CudaDriver* d, void* graph, void* exec) : driver_(d), graph_(graph), exec_(exec) {}
+  ~CudaGraph();
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  void* exec() const { return exec_; }
+
+ private:
+  const CudaDriver* driver_;
+  void* graph_;
+  void* exec_;
+};
+
 class CudaDevice {
  public:
   static Result<std::unique_ptr<CudaDevice>> Open(int ordinal);
@@ -94,6 +110,15 @@ class CudaDevice {
   // Enqueues one launch with these device pointers as the kernel's parameters.
   Status Launch(const CudaKernel& kernel, const CudaLaunchDims& dims, const std::vector<CudaDevicePtr>& args);
   Status Synchronize(const std::string& what);
+  // CUDA graphs: the launches enqueued between BeginCapture and EndCapture are recorded, not run,
+  // and become one graph that LaunchGraph replays with a single launch. FailedPrecondition when
+  // the driver lacks graphs (SupportsGraphs).
+  bool SupportsGraphs() const { return driver_->has_graphs(); }
+  Status BeginCapture();
+  Status EndCapture(const std::string& what, std::unique_ptr<CudaGraph>* graph);
+  Status LaunchGraph(const CudaGraph& graph, const std::string& what);
+  // Milliseconds between two events around what `enqueue` puts on the stream (waits for it).
+  Result<double> TimeEnqueued(const std::function<Status()>& enqueue, const std::string& what);
   // Milliseconds of `number` back-to-back launches between two events, per launch; with
   // flush_scratch, each launch is timed alone after a flush (the flush outside the events).
   Result<double> TimeLaunches(const CudaKernel& kernel, const CudaLaunchDims& dims,

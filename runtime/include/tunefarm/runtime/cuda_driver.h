@@ -84,6 +84,17 @@ class CudaDriver {
   Result_t (*cuEventRecord)(void*, void*) = nullptr;
   Result_t (*cuEventSynchronize)(void*) = nullptr;
   Result_t (*cuEventElapsedTime)(float*, void*, void*) = nullptr;
+  // CUDA graphs: optional (null where the driver lacks them; callers launch directly then).
+  Result_t (*cuStreamBeginCapture)(void*, int) = nullptr;
+  Result_t (*cuStreamEndCapture)(void*, void**) = nullptr;
+  Result_t (*cuGraphInstantiateWithFlags)(void**, void*, unsigned long long) = nullptr;
+  Result_t (*cuGraphLaunch)(void*, void*) = nullptr;
+  Result_t (*cuGraphExecDestroy)(void*) = nullptr;
+  Result_t (*cuGraphDestroy)(void*) = nullptr;
+  bool has_graphs() const {
+    return cuStreamBeginCapture && cuStreamEndCapture && cuGraphInstantiateWithFlags && cuGraphLaunch &&
+           cuGraphExecDestroy && cuGraphDestroy;
+  }
 
  private:
   CudaDriver() = default;

@@ -17,6 +17,7 @@ struct RunToolOptions {
   std::string output;  // .npy path for output 0; outputs k > 0 go to PATH with _k before .npy
   int repeat = 10;  // timed runs after the first; 0: run once, no timing
   int threads = 1;
+  std::string device = "cpu";  // "cpu" or "cuda[:N]" (a device "cuda" artifact on GPU N, default 0)
   bool json = false;
   bool profile = false;  // per-kernel time table
   std::string program = "tunefarm run";  // prefix of error messages
@@ -24,7 +25,7 @@ struct RunToolOptions {
 
 int RunTool(const RunToolOptions& options);
 
-// Parses the shared flags (--input NAME=FILE, --output F, --repeat N, --threads N, --json, --profile) after
+// Parses the shared flags (--input NAME=FILE, --output F, --repeat N, --threads N, --device D, --json, --profile) after
 // the artifact path; on a usage error prints it and returns false.
 bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* options);
 

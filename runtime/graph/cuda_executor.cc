@@ -1,0 +1,176 @@
+#include "tunefarm/runtime/cuda_executor.h"
+
+#include <cstdlib>
+
+#include "runtime/graph/memory_plan.h"
+
+namespace tunefarm::runtime {
+namespace {
+
+// Device allocations are 256-byte aligned; the arena keeps every tensor so.
+constexpr size_t kDeviceAlign = 256;
+
+// sm_XY of "cuda -arch=sm_90 ...", as 90; 0 when the target names none.
+int PtxArch(const std::string& target) {
+  const size_t at = target.find("-arch=sm_");
+  return at == std::string::npos ? 0 : std::atoi(target.c_str() + at + 9);
+}
+
+}  // namespace
+
+CudaExecutor::~CudaExecutor() = default;
+
+Result<std::unique_ptr<CudaExecutor>> CudaExecutor::LoadFile(const std::string& path, const CudaExecutorOptions& options) {
+  TUNEFARM_ASSIGN_OR_RETURN(Artifact a, Artifact::ReadFile(path));
+  auto e = Load(std::move(a), options);
+  if (!e.ok()) return e.status().WithContext(path);
+  return e;
+}
+
+Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, const CudaExecutorOptions& options) {
+  TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
+  if (!artifact.is_cuda()) {
+    return Status::InvalidArgument("the artifact holds " + artifact.device + " code for " + artifact.target +
+                                   ", not CUDA kernels: compile the model with --target cuda (or a GPU tag such as h100)");
+  }
+  std::unique_ptr<CudaExecutor> e(new CudaExecutor());
+  e->artifact_ = std::move(artifact);
+  e->use_graph_ = options.use_graph;
+  TUNEFARM_ASSIGN_OR_RETURN(e->device_, CudaDevice::Open(options.ordinal));
+  const CudaDeviceInfo& gpu = e->device_->info();
+  const int needed = PtxArch(e->artifact_.target), have = gpu.compute_major * 10 + gpu.compute_minor;
+  if (needed > have) {
+    return Status::FailedPrecondition("the artifact's PTX is for sm_" + std::to_string(needed) + "; GPU " +
+                                      std::to_string(options.ordinal) + " (" + gpu.name + ") is " + gpu.arch() +
+                                      ": compile with --target 'cuda -arch=" + gpu.arch() + "'");
+  }
+  if (e->use_graph_ && !e->device_->SupportsGraphs()) e->use_graph_ = false;
+  const Artifact& a = e->artifact_;
+  if (!a.kernels.empty()) {
+    TUNEFARM_ASSIGN_OR_RETURN(e->module_, e->device_->LoadPtx(a.library, a.model.empty() ? "model" : a.model));
+  }
+  for (const ArtifactKernel& k : a.kernels) {
+    TUNEFARM_ASSIGN_OR_RETURN(CudaKernel kernel, e->module_->Kernel(k.symbol));
+    CudaLaunchDims dims;
+    for (int d = 0; d < 3; ++d) {
+      dims.grid[size_t(d)] = unsigned(k.grid[size_t(d)]);
+      dims.block[size_t(d)] = unsigned(k.block[size_t(d)]);
+    }
+    TUNEFARM_RETURN_IF_ERROR(e->device_->CheckLaunch(kernel, dims));
+    e->kernels_.push_back(std::move(kernel));
+    e->dims_.push_back(dims);
+  }
+  TUNEFARM_RETURN_IF_ERROR(e->Plan());
+  // The parameters and the PTX now live on the GPU: keep no second copy.
+  std::string().swap(e->artifact_.params);
+  std::string().swap(e->artifact_.library);
+  return e;
+}
+
+Status CudaExecutor::Plan() {
+  const Artifact& a = artifact_;
+  const size_t nt = a.tensors.size();
+  auto alloc = [&](size_t bytes, const std::string& what) -> Result<CudaDevicePtr> {
+    auto buffer = device_->Alloc(std::max<size_t>(bytes, kDeviceAlign));
+    if (!buffer.ok()) return buffer.status().WithContext(what);
+    peak_bytes_ += int64_t(buffer->bytes());
+    buffers_.push_back(std::move(*buffer));
+    return buffers_.back().ptr();
+  };
+  tensor_ptrs_.assign(nt, 0);
+  param_bytes_ = int64_t(a.params.size());
+  TUNEFARM_ASSIGN_OR_RETURN(CudaDevicePtr params, alloc(a.params.size(), "parameters"));
+  if (!a.params.empty()) TUNEFARM_RETURN_IF_ERROR(device_->Upload(buffers_.back(), a.params.data(), a.params.size()));
+  const ArenaPlan plan = PlanArena(a, kDeviceAlign);
+  arena_bytes_ = int64_t(plan.size);
+  TUNEFARM_ASSIGN_OR_RETURN(CudaDevicePtr arena, alloc(plan.size, "the activation arena"));
+  for (size_t t = 0; t < nt; ++t) {
+    const ArtifactTensor& tensor = a.tensors[t];
+    if (tensor.view_of >= 0) continue;
+    switch (tensor.kind) {
+      case ArtifactTensor::kParam: tensor_ptrs_[t] = params + CudaDevicePtr(tensor.param_offset); break;
+      case ArtifactTensor::kIntermediate: tensor_ptrs_[t] = arena + plan.offset[t]; break;
+      case ArtifactTensor::kInput:
+      case ArtifactTensor::kOutput: {
+        TUNEFARM_ASSIGN_OR_RETURN(tensor_ptrs_[t], alloc(size_t(tensor.bytes()), "tensor '" + tensor.name + "'"));
+        break;
+      }
+    }
+  }
+  for (size_t t = 0; t < nt; ++t) {
+    if (a.tensors[t].view_of >= 0) tensor_ptrs_[t] = tensor_ptrs_[size_t(a.tensors[t].view_of)];
+  }
+  for (const auto& k : a.kernels) {
+    std::vector<CudaDevicePtr> args;
+    for (int arg : k.args) args.push_back(tensor_ptrs_[size_t(arg)]);
+    kernel_args_.push_back(std::move(args));
+  }
+  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].dtype, a.tensors[size_t(i)].shape});
+  for (int o : a.outputs) {
+    output_info_.push_back({a.tensors[size_t(o)].name, a.tensors[size_t(o)].dtype, a.tensors[size_t(o)].shape});
+    host_outputs_.emplace_back(size_t(output_info_.back().bytes()), '\0');
+  }
+  return Status::OK();
+}
+
+Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
+  if (index >= input_info_.size()) return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
+  const TensorInfo& info = input_info_[index];
+  if (int64_t(bytes) != info.bytes()) {
+    return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(info.bytes()) + " bytes, got " +
+                                   std::to_string(bytes));
+  }
+  const CudaDevicePtr to = tensor_ptrs_[size_t(artifact_.inputs[index])];
+  return device_->driver().Check(device_->driver().cuMemcpyHtoD(to, data, bytes), "cuMemcpyHtoD(" + info.name + ")");
+}
+
+Status CudaExecutor::Enqueue() {
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    TUNEFARM_RETURN_IF_ERROR(device_->Launch(kernels_[k], dims_[k], kernel_args_[k]));
+  }
+  return Status::OK();
+}
+
+// One run on the stream: the captured graph (captured on first use), or the launches.
+Status CudaExecutor::Execute() {
+  if (!use_graph_) return Enqueue();
+  if (!graph_) {
+    TUNEFARM_RETURN_IF_ERROR(device_->BeginCapture());
+    Status enqueued = Enqueue();
+    std::unique_ptr<CudaGraph> graph;
+    Status captured = device_->EndCapture(artifact_.model, &graph);  // ends the capture also after a failed launch
+    TUNEFARM_RETURN_IF_ERROR(enqueued);
+    TUNEFARM_RETURN_IF_ERROR(captured);
+    graph_ = std::move(graph);
+  }
+  return device_->LaunchGraph(*graph_, artifact_.model);
+}
+
+Status CudaExecutor::Run() {
+  TUNEFARM_RETURN_IF_ERROR(Execute());
+  TUNEFARM_RETURN_IF_ERROR(device_->Synchronize(artifact_.model));
+  for (size_t o = 0; o < host_outputs_.size(); ++o) {
+    const CudaDevicePtr from = tensor_ptrs_[size_t(artifact_.outputs[o])];
+    TUNEFARM_RETURN_IF_ERROR(device_->driver().Check(
+        device_->driver().cuMemcpyDtoH(host_outputs_[o].data(), from, host_outputs_[o].size()),
+        "cuMemcpyDtoH(" + output_info_[o].name + ")"));
+  }
+  return Status::OK();
+}
+
+Result<double> CudaExecutor::TimedRun() {
+  return device_->TimeEnqueued([this] { return Execute(); }, artifact_.model);
+}
+
+Status CudaExecutor::RunProfiled(std::vector<double>* kernel_ms) {
+  kernel_ms->resize(kernels_.size(), 0.0);
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    TUNEFARM_ASSIGN_OR_RETURN(double ms, device_->TimeEnqueued(
+                                             [&] { return device_->Launch(kernels_[k], dims_[k], kernel_args_[k]); },
+                                             artifact_.kernels[k].symbol));
+    (*kernel_ms)[k] += ms;
+  }
+  return Status::OK();
+}
+
+}  // namespace tunefarm::runtime

@@ -1,0 +1,87 @@
+// CudaExecutor: runs a device "cuda" artifact (docs/formats/artifact.md) on one NVIDIA GPU -- the
+// graph executor for GPU hosts. It needs only the driver: the driver JIT-compiles the PTX, and
+// without a driver Load fails with the driver's FailedPrecondition (the runtime builds and its CPU
+// executor runs without CUDA).
+//
+// Load: opens the GPU (CudaDevice), refuses a GPU older than the PTX's architecture, loads the PTX
+// module, checks every kernel's launch against its resources (threads allowed by its registers,
+// shared memory), and plans device memory once: parameters uploaded once, graph inputs and outputs
+// in their own buffers, every intermediate in one arena where tensors whose lifetimes do not
+// overlap share bytes (PlanArena, as on CPUs); peak_bytes() reports the total.
+// Run: the kernels in order on the device's stream. By default (use_graph) the first Run captures
+// them in a CUDA graph and every later Run replays it with one launch -- batch-1 inference is
+// launch-bound; then the outputs are copied to host buffers (Output). RunProfiled times each
+// kernel with events instead (no graph).
+// Errors: every CUDA error names the call and the kernel; after a sticky one (IsStickyCudaError:
+// an illegal address) the context is unusable and the process must be restarted.
+// Thread safety: one thread uses an executor (the one that loaded it).
+#ifndef TUNEFARM_RUNTIME_CUDA_EXECUTOR_H_
+#define TUNEFARM_RUNTIME_CUDA_EXECUTOR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/runtime/artifact.h"
+#include "tunefarm/runtime/cuda_device.h"
+#include "tunefarm/runtime/executor.h"
+
+namespace tunefarm::runtime {
+
+struct CudaExecutorOptions {
+  int ordinal = 0;        // which GPU
+  bool use_graph = true;  // capture the run in a CUDA graph and replay it
+};
+
+class CudaExecutor {
+ public:
+  static Result<std::unique_ptr<CudaExecutor>> Load(Artifact artifact, const CudaExecutorOptions& options = {});
+  static Result<std::unique_ptr<CudaExecutor>> LoadFile(const std::string& path, const CudaExecutorOptions& options = {});
+  ~CudaExecutor();
+  CudaExecutor(const CudaExecutor&) = delete;
+  CudaExecutor& operator=(const CudaExecutor&) = delete;
+
+  const std::vector<TensorInfo>& inputs() const { return input_info_; }
+  const std::vector<TensorInfo>& outputs() const { return output_info_; }
+  const Artifact& artifact() const { return artifact_; }
+  const CudaDeviceInfo& device() const { return device_->info(); }
+  bool uses_graph() const { return use_graph_; }
+
+  // Copies data to input `index` on the GPU; InvalidArgument when the byte count does not match.
+  Status SetInput(size_t index, const void* data, size_t bytes);
+  Status Run();
+  // Runs kernel by kernel, adding each one's GPU time (events) in milliseconds to (*kernel_ms)[k].
+  Status RunProfiled(std::vector<double>* kernel_ms);
+  // Milliseconds the GPU spends on one run (events around the graph replay or the launches).
+  Result<double> TimedRun();
+  // Output `index` on the host, as of the last Run.
+  const void* Output(size_t index) const { return host_outputs_[index].data(); }
+
+  int64_t peak_bytes() const { return peak_bytes_; }
+  int64_t arena_bytes() const { return arena_bytes_; }
+  int64_t param_bytes() const { return param_bytes_; }
+
+ private:
+  CudaExecutor() = default;
+  Status Plan();
+  Status Enqueue();
+  Status Execute();
+
+  Artifact artifact_;
+  std::unique_ptr<CudaDevice> device_;
+  std::unique_ptr<CudaModule> module_;
+  std::vector<CudaKernel> kernels_;
+  std::vector<CudaLaunchDims> dims_;
+  std::vector<std::vector<CudaDevicePtr>> kernel_args_;
+  std::vector<CudaBuffer> buffers_;        // params, arena, inputs, outputs
+  std::vector<CudaDevicePtr> tensor_ptrs_;  // per tensor
+  std::vector<std::string> host_outputs_;
+  std::unique_ptr<CudaGraph> graph_;
+  bool use_graph_ = true;
+  std::vector<TensorInfo> input_info_, output_info_;
+  int64_t peak_bytes_ = 0, arena_bytes_ = 0, param_bytes_ = 0;
+};
+
+}  // namespace tunefarm::runtime
+
+#endif  // TUNEFARM_RUNTIME_CUDA_EXECUTOR_H_
