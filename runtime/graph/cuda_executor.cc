@@ -124,6 +124,11 @@ Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
   return device_->driver().Check(device_->driver().cuMemcpyHtoD(to, data, bytes), "cuMemcpyHtoD(" + info.name + ")");
 }
 
+Status CudaExecutor::SetInput(const std::string& name, const void* data, size_t bytes) {
+  TUNEFARM_ASSIGN_OR_RETURN(size_t index, FindInput(input_info_, name));
+  return SetInput(index, data, bytes);
+}
+
 Status CudaExecutor::Enqueue() {
   for (size_t k = 0; k < kernels_.size(); ++k) {
     TUNEFARM_RETURN_IF_ERROR(device_->Launch(kernels_[k], dims_[k], kernel_args_[k]));

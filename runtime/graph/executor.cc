@@ -165,13 +165,18 @@ Status Executor::Plan() {
   return Status::OK();
 }
 
-Status Executor::SetInput(const std::string& name, const void* data, size_t bytes) {
-  for (size_t i = 0; i < input_info_.size(); ++i) {
-    if (input_info_[i].name == name) return SetInput(i, data, bytes);
+Result<size_t> FindInput(const std::vector<TensorInfo>& inputs, const std::string& name) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].name == name) return i;
   }
   std::string known;
-  for (const auto& in : input_info_) known += (known.empty() ? "" : ", ") + in.name;
+  for (const auto& in : inputs) known += (known.empty() ? "" : ", ") + in.name;
   return Status::InvalidArgument("the model has no input '" + name + "' (inputs: " + known + ")");
+}
+
+Status Executor::SetInput(const std::string& name, const void* data, size_t bytes) {
+  TUNEFARM_ASSIGN_OR_RETURN(size_t index, FindInput(input_info_, name));
+  return SetInput(index, data, bytes);
 }
 
 Status Executor::SetInput(size_t index, const void* data, size_t bytes) {

@@ -91,15 +91,9 @@ template <class Exec>
 int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
   std::vector<bool> fed(ex.inputs().size(), false);
   for (const auto& [name, path] : o.inputs) {
-    size_t index = ex.inputs().size();
-    for (size_t i = 0; i < ex.inputs().size(); ++i) {
-      if (ex.inputs()[i].name == name) index = i;
-    }
-    if (index == ex.inputs().size()) {
-      std::string known;
-      for (const auto& in : ex.inputs()) known += (known.empty() ? "" : ", ") + in.name;
-      return Fail(o, "the model has no input '" + name + "' (inputs: " + known + ")");
-    }
+    auto found = FindInput(ex.inputs(), name);
+    if (!found.ok()) return Fail(o, found.status().message());
+    const size_t index = *found;
     auto array = ReadNpy(path);
     if (!array.ok()) return Fail(o, array.status().message());
     const TensorInfo& info = ex.inputs()[index];

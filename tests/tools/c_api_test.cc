@@ -45,3 +45,42 @@ TEST(CApi, LoadsRunsAndReportsErrors) {
   tunefarm_model_free(m);
   std::remove(path.c_str());
 }
+
+// A device per load: "cpu" as above, "cuda[:N]" for a CUDA artifact (the GPU executor; without a
+// driver its error), anything else refused by name.
+TEST(CApi, LoadOnADeviceNamesWhatIsWrong) {
+  tunefarm::compiler::CompileOptions options;
+  options.warn = [](const std::string&) {};
+  auto artifact = tunefarm::compiler::CompileModel("squeezenet-1.1", *tunefarm::compiler::ParseTarget("h100"), options);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+  const std::string path = ::testing::TempDir() + "c_api_cuda_" + std::to_string(getpid()) + ".tfa";
+  ASSERT_TRUE(artifact->WriteFile(path).ok());
+  char* error = nullptr;
+  EXPECT_EQ(tunefarm_model_load_on(path.c_str(), "tpu", &error), nullptr);
+  ASSERT_NE(error, nullptr);
+  EXPECT_STREQ(error, "unknown device 'tpu' (cpu, cuda, cuda:N)");
+  tunefarm_free_string(error);
+  error = nullptr;
+  EXPECT_EQ(tunefarm_model_load_on(path.c_str(), "cpu", &error), nullptr);
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find("run it on a GPU host with --device cuda"), std::string::npos) << error;
+  tunefarm_free_string(error);
+  error = nullptr;
+  TunefarmModel* m = tunefarm_model_load_on(path.c_str(), "cuda:0", &error);
+  if (m == nullptr) {  // no GPU here: the driver's message
+    ASSERT_NE(error, nullptr);
+    EXPECT_NE(std::string(error).find("CUDA"), std::string::npos) << error;
+    tunefarm_free_string(error);
+  } else {
+    EXPECT_EQ(tunefarm_model_num_inputs(m), 1);
+    std::vector<float> x(3 * 224 * 224, 0.5f);
+    ASSERT_EQ(tunefarm_model_set_input(m, "data", x.data(), x.size() * 4, &error), 0) << error;
+    ASSERT_EQ(tunefarm_model_run(m, &error), 0) << error;
+    size_t bytes = 0;
+    EXPECT_NE(tunefarm_model_output(m, 0, &bytes), nullptr);
+    EXPECT_EQ(bytes, 4000u);
+    tunefarm_model_free(m);
+  }
+  std::remove(path.c_str());
+}
+

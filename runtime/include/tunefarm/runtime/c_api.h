@@ -1,5 +1,6 @@
 /* The graph executor for C programs: load a compiled model (.tfa), set inputs, run, read outputs.
- * The C face of tunefarm/runtime/executor.h, for deploying on a board without C++.
+ * The C face of tunefarm/runtime/executor.h (and cuda_executor.h), for deploying on a board or a GPU
+ * host without C++.
  *
  * Errors: functions that can fail return NULL or non-zero and, when `error` is not NULL, store a
  * malloc'd one-line message there (free it with tunefarm_free_string). Thread safety: one run at a
@@ -17,6 +18,9 @@ extern "C" {
 typedef struct TunefarmModel TunefarmModel;
 
 TunefarmModel* tunefarm_model_load(const char* artifact_path, char** error);
+/* The same on a device: "cpu", "cuda" (GPU 0) or "cuda:N", for an artifact compiled for it (a CUDA
+ * artifact runs on the GPU executor: CUDA graph replay, outputs copied back after each run). */
+TunefarmModel* tunefarm_model_load_on(const char* artifact_path, const char* device, char** error);
 void tunefarm_model_free(TunefarmModel* model);
 
 int tunefarm_model_num_inputs(const TunefarmModel* model);

@@ -49,6 +49,7 @@ class CudaExecutor {
 
   // Copies data to input `index` on the GPU; InvalidArgument when the byte count does not match.
   Status SetInput(size_t index, const void* data, size_t bytes);
+  Status SetInput(const std::string& name, const void* data, size_t bytes);
   Status Run();
   // Runs kernel by kernel, adding each one's GPU time (events) in milliseconds to (*kernel_ms)[k].
   Status RunProfiled(std::vector<double>* kernel_ms);

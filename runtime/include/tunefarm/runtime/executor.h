@@ -26,6 +26,9 @@ struct TensorInfo {
   int64_t bytes() const;
 };
 
+// The index of input `name`; InvalidArgument listing the inputs when there is none.
+Result<size_t> FindInput(const std::vector<TensorInfo>& inputs, const std::string& name);
+
 class Executor {
  public:
   static Result<std::unique_ptr<Executor>> Load(Artifact artifact);
