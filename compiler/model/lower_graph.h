@@ -32,6 +32,10 @@ struct PlannedKernel {
   std::vector<std::string> candidate_workloads;
   int64_t config_index = -1;
   std::string config_source;
+  // Untuned kernels: the compute definition over placeholders of args[0..n-2] (how the kernel can
+  // be rebuilt with a producer inlined), and whether it is injective (no reduction).
+  std::function<ir::Tensor(const std::vector<ir::Tensor>&)> definition;
+  bool injective = false;
 };
 
 struct ModelPlan {

@@ -98,6 +98,40 @@ Result<int> LowerContext::Get(int value, int64_t block) {
   return t;
 }
 
+namespace {
+
+bool IsInjective(const ir::Tensor& out) {
+  te::Schedule s({out});
+  for (const auto& stage : s.stages()) {
+    if (!stage->reduce_axes.empty()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void LowerContext::BuildGenericKernel(compiler::PlannedKernel* k) const {
+  const std::vector<int> inputs(k->args.begin(), k->args.end() - 1);
+  std::vector<ir::Tensor> ph;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ph.push_back(te::Placeholder("in" + std::to_string(i), T(inputs[i]).shape, ToIRType(T(inputs[i]).dtype)));
+  }
+  ir::Tensor out = k->definition(ph);
+  k->injective = IsInjective(out);
+  if (target_.kind == "cuda" && out->shape.empty()) {
+    // A GPU kernel needs a loop to bind to its threads: a 0-d result is computed as [1] (the same
+    // single element of the same buffer).
+    const ir::Tensor scalar = out;
+    out = te::Compute(scalar->name, {1}, [&](const std::vector<ir::Expr>&) { return te::Read(scalar, {}); });
+  }
+  k->def = compiler::KernelDef();
+  k->def.schedule = target_.kind == "cuda" ? ops::ScheduleGenericGpu(out, target_) : ops::ScheduleGeneric({out}, target_);
+  k->def.args = ph;
+  k->def.args.push_back(out);
+  k->def.roles.assign(ph.size(), compiler::BufferRole::kInput);
+  k->def.roles.push_back(compiler::BufferRole::kOutput);
+}
+
 int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, const TensorFn& fn, ElementType out_dtype,
                         const std::string& out_name) {
   std::vector<ir::Tensor> ph;
@@ -105,30 +139,20 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
     ph.push_back(te::Placeholder("in" + std::to_string(k), T(inputs[k]).shape, ToIRType(T(inputs[k]).dtype)));
   }
   ir::Tensor out = fn(ph);
-  const std::vector<int64_t> shape = out->shape;
-  if (target_.kind == "cuda" && out->shape.empty()) {
-    // A GPU kernel needs a loop to bind to its threads: a 0-d result is computed as [1] (the same
-    // single element of the same buffer).
-    const ir::Tensor scalar = out;
-    out = te::Compute(scalar->name, {1}, [&](const std::vector<ir::Expr>&) { return te::Read(scalar, {}); });
-  }
   if (out->dtype != ToIRType(out_dtype) && emit_error_.ok()) {
     // A definition that computes another type than the graph says: refuse rather than let the
     // kernel write past a buffer sized for the graph's type.
     emit_error_ = Status::Unimplemented(op + " on " + runtime::ElementTypeName(out_dtype) + " tensors is not supported (its kernel computes " +
                                         out->dtype.ToString() + ")");
   }
-  int id = NewTensor(out_name, ArtifactTensor::kIntermediate, out_dtype, shape);
+  int id = NewTensor(out_name, ArtifactTensor::kIntermediate, out_dtype, out->shape);
   if (out->NumElements() == 0) return id;  // nothing to compute into an empty tensor
   compiler::PlannedKernel k;
   k.op = op;
-  k.def.schedule = target_.kind == "cuda" ? ops::ScheduleGenericGpu(out, target_) : ops::ScheduleGeneric({out}, target_);
-  k.def.args = ph;
-  k.def.args.push_back(out);
-  k.def.roles.assign(ph.size(), compiler::BufferRole::kInput);
-  k.def.roles.push_back(compiler::BufferRole::kOutput);
   k.args = inputs;
   k.args.push_back(id);
+  k.definition = fn;
+  BuildGenericKernel(&k);
   plan_.kernels.push_back(std::move(k));
   return id;
 }
@@ -196,6 +220,9 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());
   }
   TUNEFARM_RETURN_IF_ERROR(LowerOutputs());
+  // On GPUs a launch costs more than the memory traffic of a small element-wise kernel: chains of
+  // injective kernels become one (fuse_injective.cc).
+  if (cuda) FuseInjectiveChains();
   return std::move(plan_);
 }
 

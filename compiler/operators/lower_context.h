@@ -88,6 +88,11 @@ class LowerContext {
     int64_t home_block = 0;
   };
   Status LowerOutputs();
+  // (Re)builds an untuned kernel's schedule and arguments from its definition and args.
+  void BuildGenericKernel(compiler::PlannedKernel* k) const;
+  // Inlines every injective untuned kernel into its only reader when that reader is untuned too
+  // (fuse_injective.cc).
+  void FuseInjectiveChains();
   // The best record of one workload when it is valid in this target's space; nullopt otherwise.
   Result<std::optional<compiler::BestConfig>> Recorded(const compiler::Workload& w);
 

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <random>
 
+#include "common/onnx_builder.h"
 #include "common/test_files.h"
 #include "compiler/config_sources.h"
 #include "compiler/codegen/codegen_nvptx.h"
+#include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
 #include "tunefarm/compiler/compile.h"
@@ -191,6 +193,37 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
   std::printf("resnet-18 with %d Winograd and %d small-batch kernels from records (emulated) vs the CPU compile: max "
               "rel error %.3g\n", winograd, small_batch, err);
   EXPECT_LE(err, 1e-4);
+}
+
+// A chain of element-wise operators (and a transpose) is one GPU kernel, with the same values as
+// the CPU compile; a value two operators read, and the graph's output, stay in memory.
+TEST(CudaModels, InjectiveChainsBecomeOneKernel) {
+  testing::OnnxBuilder b(17);
+  b.Input("x", {2, 8, 6, 5});
+  b.Floats("c", {1, 8, 1, 1}, {0.1f, -0.2f, 0.3f, -0.4f, 0.5f, -0.6f, 0.7f, -0.8f});
+  b.Node("Relu", {"x"}, {"r"});
+  b.Node("Add", {"r", "c"}, {"a"});
+  b.Node("Sigmoid", {"a"}, {"s"});
+  b.Node("Transpose", {"s"}, {"t"}, {testing::AttrInts("perm", {0, 2, 3, 1})});
+  b.Node("Mul", {"t", "t"}, {"m"});   // read twice by one operator: still fused
+  b.Node("Tanh", {"m"}, {"y"});       // one chain: relu .. tanh
+  b.Node("Exp", {"y"}, {"z1"});       // y read by two operators: stays materialized
+  b.Node("Neg", {"y"}, {"z2"});
+  b.Node("Add", {"z1", "z2"}, {"out"});
+  b.Output("out");
+  auto g = frontend::ImportOnnxBytes(b.Bytes(), "chain");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto gpu = CompileGraph(*g, "chain", Sm90(), Options(true));
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  auto cpu = CompileGraph(*g, "chain", HostTarget(), Options(false));
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  // relu..tanh as one kernel, then exp+neg+add as the second (both read y).
+  EXPECT_EQ(gpu->kernels.size(), 2u);
+  for (const auto& k : gpu->kernels) std::printf("  kernel %s\n", k.op.c_str());
+  std::vector<float> x(2 * 8 * 6 * 5);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 17) - 8) * 0.25f;
+  const double err = RelativeError(RunOnCpu(std::move(*gpu), x), RunOnCpu(std::move(*cpu), x));
+  EXPECT_LE(err, 1e-6);
 }
 
 bool DriverPresent() { return CudaDriver::Load().ok(); }
