@@ -91,7 +91,7 @@ Result<const CudaDriver*> CudaDriver::Load() {
     if (s.ok()) s = Resolve(handle, "cuEventSynchronize", &d->cuEventSynchronize);
     if (s.ok()) s = ResolveFirst(handle, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &d->cuEventElapsedTime);
     if (s.ok()) {  // optional: CUDA graphs
-      (void)ResolveFirst(handle, {"cuStreamBeginCapture_v2", "cuStreamBeginCapture"}, &d->cuStreamBeginCapture);
+      (void)Resolve(handle, "cuStreamBeginCapture_v2", &d->cuStreamBeginCapture);
       (void)Resolve(handle, "cuStreamEndCapture", &d->cuStreamEndCapture);
       (void)Resolve(handle, "cuGraphInstantiateWithFlags", &d->cuGraphInstantiateWithFlags);
       (void)Resolve(handle, "cuGraphLaunch", &d->cuGraphLaunch);

@@ -95,8 +95,9 @@ Status Artifact::Validate() const {
     if (k.symbol.empty()) return Corrupt("a kernel without a symbol");
     if (is_cuda()) {
       for (int d = 0; d < 3; ++d) {
-        if (k.grid[size_t(d)] < 1 || k.block[size_t(d)] < 1 || k.grid[size_t(d)] > (int64_t(1) << 31) ||
-            k.block[size_t(d)] > 1024) {
+        // CUDA's limits: grid x < 2^31, grid y and z <= 65535, at most 1024 threads per dimension.
+        const int64_t max_grid = d == 0 ? (int64_t(1) << 31) - 1 : 65535;
+        if (k.grid[size_t(d)] < 1 || k.block[size_t(d)] < 1 || k.grid[size_t(d)] > max_grid || k.block[size_t(d)] > 1024) {
           return Corrupt("CUDA kernel '" + k.symbol + "' has an invalid launch");
         }
       }

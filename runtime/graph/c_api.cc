@@ -49,7 +49,7 @@ TunefarmModel* tunefarm_model_load_on(const char* artifact_path, const char* dev
     auto ex = tunefarm::runtime::Executor::LoadFile(path);
     if (ex.ok()) model->cpu = std::move(*ex);
     status = ex.status();
-  } else if (where == "cuda" || (where.rfind("cuda:", 0) == 0 && where.size() > 5 &&
+  } else if (where == "cuda" || (where.rfind("cuda:", 0) == 0 && where.size() > 5 && where.size() <= 9 &&
                                  where.find_first_not_of("0123456789", 5) == std::string::npos)) {
     tunefarm::runtime::CudaExecutorOptions options;
     if (where.size() > 5) options.ordinal = std::atoi(where.c_str() + 5);
@@ -57,7 +57,7 @@ TunefarmModel* tunefarm_model_load_on(const char* artifact_path, const char* dev
     if (ex.ok()) model->cuda = std::move(*ex);
     status = ex.status();
   } else {
-    status = tunefarm::Status::InvalidArgument("unknown device '" + where + "' (cpu, cuda, cuda:N)");
+    status = tunefarm::Status::InvalidArgument("unknown device '" + where + "' (cpu, cuda, cuda:N with N < 10000)");
   }
   if (!status.ok()) {
     SetError(error, status.message());

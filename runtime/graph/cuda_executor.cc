@@ -18,7 +18,11 @@ int PtxArch(const std::string& target) {
 
 }  // namespace
 
-CudaExecutor::~CudaExecutor() = default;
+// The device's context must be current on the calling thread (a C caller may load on one thread
+// and run on another, or use two GPUs from one thread).
+CudaExecutor::~CudaExecutor() {
+  if (device_) (void)device_->Bind();
+}
 
 Result<std::unique_ptr<CudaExecutor>> CudaExecutor::LoadFile(const std::string& path, const CudaExecutorOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(Artifact a, Artifact::ReadFile(path));
@@ -70,20 +74,21 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, cons
 Status CudaExecutor::Plan() {
   const Artifact& a = artifact_;
   const size_t nt = a.tensors.size();
-  auto alloc = [&](size_t bytes, const std::string& what) -> Result<CudaDevicePtr> {
+  // peak_bytes counts activations and inputs/outputs, as on CPUs (parameters are param_bytes).
+  auto alloc = [&](size_t bytes, const std::string& what, bool counted) -> Result<CudaDevicePtr> {
     auto buffer = device_->Alloc(std::max<size_t>(bytes, kDeviceAlign));
     if (!buffer.ok()) return buffer.status().WithContext(what);
-    peak_bytes_ += int64_t(buffer->bytes());
+    if (counted) peak_bytes_ += int64_t(buffer->bytes());
     buffers_.push_back(std::move(*buffer));
     return buffers_.back().ptr();
   };
   tensor_ptrs_.assign(nt, 0);
   param_bytes_ = int64_t(a.params.size());
-  TUNEFARM_ASSIGN_OR_RETURN(CudaDevicePtr params, alloc(a.params.size(), "parameters"));
+  TUNEFARM_ASSIGN_OR_RETURN(CudaDevicePtr params, alloc(a.params.size(), "parameters", false));
   if (!a.params.empty()) TUNEFARM_RETURN_IF_ERROR(device_->Upload(buffers_.back(), a.params.data(), a.params.size()));
   const ArenaPlan plan = PlanArena(a, kDeviceAlign);
   arena_bytes_ = int64_t(plan.size);
-  TUNEFARM_ASSIGN_OR_RETURN(CudaDevicePtr arena, alloc(plan.size, "the activation arena"));
+  TUNEFARM_ASSIGN_OR_RETURN(CudaDevicePtr arena, alloc(plan.size, "the activation arena", true));
   for (size_t t = 0; t < nt; ++t) {
     const ArtifactTensor& tensor = a.tensors[t];
     if (tensor.view_of >= 0) continue;
@@ -92,7 +97,9 @@ Status CudaExecutor::Plan() {
       case ArtifactTensor::kIntermediate: tensor_ptrs_[t] = arena + plan.offset[t]; break;
       case ArtifactTensor::kInput:
       case ArtifactTensor::kOutput: {
-        TUNEFARM_ASSIGN_OR_RETURN(tensor_ptrs_[t], alloc(size_t(tensor.bytes()), "tensor '" + tensor.name + "'"));
+        TUNEFARM_ASSIGN_OR_RETURN(tensor_ptrs_[t], alloc(size_t(tensor.bytes()), "tensor '" + tensor.name + "'", true));
+        // Zeroed like the CPU executor's, so an input never set reads zeros, not garbage.
+        TUNEFARM_RETURN_IF_ERROR(device_->Fill(buffers_.back(), 0));
         break;
       }
     }
@@ -114,6 +121,7 @@ Status CudaExecutor::Plan() {
 }
 
 Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
+  TUNEFARM_RETURN_IF_ERROR(device_->Bind());
   if (index >= input_info_.size()) return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
   const TensorInfo& info = input_info_[index];
   if (int64_t(bytes) != info.bytes()) {
@@ -138,20 +146,28 @@ Status CudaExecutor::Enqueue() {
 
 // One run on the stream: the captured graph (captured on first use), or the launches.
 Status CudaExecutor::Execute() {
-  if (!use_graph_) return Enqueue();
+  if (!use_graph_ || kernels_.empty()) return Enqueue();
   if (!graph_) {
-    TUNEFARM_RETURN_IF_ERROR(device_->BeginCapture());
-    Status enqueued = Enqueue();
-    std::unique_ptr<CudaGraph> graph;
-    Status captured = device_->EndCapture(artifact_.model, &graph);  // ends the capture also after a failed launch
-    TUNEFARM_RETURN_IF_ERROR(enqueued);
-    TUNEFARM_RETURN_IF_ERROR(captured);
-    graph_ = std::move(graph);
+    Status captured = device_->BeginCapture();
+    if (captured.ok()) {
+      Status enqueued = Enqueue();
+      std::unique_ptr<CudaGraph> graph;
+      captured = device_->EndCapture(artifact_.model, &graph);  // ends the capture also after a failed launch
+      TUNEFARM_RETURN_IF_ERROR(enqueued);
+      if (captured.ok()) graph_ = std::move(graph);
+    }
+    if (!captured.ok()) {
+      // A driver that cannot capture this stream still runs the launches; a sticky error cannot.
+      if (IsStickyCudaError(captured)) return captured;
+      use_graph_ = false;
+      return Enqueue();
+    }
   }
   return device_->LaunchGraph(*graph_, artifact_.model);
 }
 
 Status CudaExecutor::Run() {
+  TUNEFARM_RETURN_IF_ERROR(device_->Bind());
   TUNEFARM_RETURN_IF_ERROR(Execute());
   TUNEFARM_RETURN_IF_ERROR(device_->Synchronize(artifact_.model));
   for (size_t o = 0; o < host_outputs_.size(); ++o) {
@@ -163,17 +179,35 @@ Status CudaExecutor::Run() {
   return Status::OK();
 }
 
+// Events around one launch would also time the host's submission (the start event fires on an
+// idle stream before the launch arrives): both timings take back-to-back launches and divide.
+constexpr int kTimedRepeats = 10;
+
 Result<double> CudaExecutor::TimedRun() {
-  return device_->TimeEnqueued([this] { return Execute(); }, artifact_.model);
+  TUNEFARM_RETURN_IF_ERROR(device_->Bind());
+  TUNEFARM_RETURN_IF_ERROR(Execute());  // the graph is captured outside the timing
+  TUNEFARM_ASSIGN_OR_RETURN(double ms, device_->TimeEnqueued(
+                                           [this] {
+                                             for (int r = 0; r < kTimedRepeats; ++r) TUNEFARM_RETURN_IF_ERROR(Execute());
+                                             return Status::OK();
+                                           },
+                                           artifact_.model));
+  return ms / kTimedRepeats;
 }
 
 Status CudaExecutor::RunProfiled(std::vector<double>* kernel_ms) {
+  TUNEFARM_RETURN_IF_ERROR(device_->Bind());
   kernel_ms->resize(kernels_.size(), 0.0);
   for (size_t k = 0; k < kernels_.size(); ++k) {
     TUNEFARM_ASSIGN_OR_RETURN(double ms, device_->TimeEnqueued(
-                                             [&] { return device_->Launch(kernels_[k], dims_[k], kernel_args_[k]); },
+                                             [&] {
+                                               for (int r = 0; r < kTimedRepeats; ++r) {
+                                                 TUNEFARM_RETURN_IF_ERROR(device_->Launch(kernels_[k], dims_[k], kernel_args_[k]));
+                                               }
+                                               return Status::OK();
+                                             },
                                              artifact_.kernels[k].symbol));
-    (*kernel_ms)[k] += ms;
+    (*kernel_ms)[k] += ms / kTimedRepeats;
   }
   return Status::OK();
 }

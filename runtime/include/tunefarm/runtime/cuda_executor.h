@@ -14,7 +14,7 @@
 // kernel with events instead (no graph).
 // Errors: every CUDA error names the call and the kernel; after a sticky one (IsStickyCudaError:
 // an illegal address) the context is unusable and the process must be restarted.
-// Thread safety: one thread uses an executor (the one that loaded it).
+// Thread safety: one thread at a time; every call makes the GPU's context current on its thread.
 #ifndef TUNEFARM_RUNTIME_CUDA_EXECUTOR_H_
 #define TUNEFARM_RUNTIME_CUDA_EXECUTOR_H_
 
@@ -51,9 +51,11 @@ class CudaExecutor {
   Status SetInput(size_t index, const void* data, size_t bytes);
   Status SetInput(const std::string& name, const void* data, size_t bytes);
   Status Run();
-  // Runs kernel by kernel, adding each one's GPU time (events) in milliseconds to (*kernel_ms)[k].
+  // Runs kernel by kernel (10 back-to-back launches each, between events), adding each one's GPU
+  // time in milliseconds to (*kernel_ms)[k].
   Status RunProfiled(std::vector<double>* kernel_ms);
-  // Milliseconds the GPU spends on one run (events around the graph replay or the launches).
+  // Milliseconds the GPU spends on one run: events around 10 back-to-back replays (or launch
+  // sequences), divided, so the host's submission latency is not counted.
   Result<double> TimedRun();
   // Output `index` on the host, as of the last Run.
   const void* Output(size_t index) const { return host_outputs_[index].data(); }
