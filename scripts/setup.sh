@@ -14,11 +14,11 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libxgboost-dev xgboost
   libsqlite3-dev sqlite3
-  libboost-dev
+  libboost-dev prometheus-cpp-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libonnx-dev libonnx-testdata
-  # tests and benchmarks
-  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # tests and benchmarks (prometheus: promtool and a real server for the /metrics tests)
+  libgtest-dev libgmock-dev googletest libbenchmark-dev prometheus
   libdnnl-dev
   # Raspberry Pi cross builds, run under emulation in tests
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user

@@ -1,8 +1,10 @@
-// rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
+// rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N] [--metrics HOST:PORT]
+//             [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 // Serves tunefarm.v1.Tracker and the gRPC health service. The bind address is explicit (no
 // default); PORT 0 picks a free port, and the first line printed says which: "rpc_tracker
 // listening on HOST:PORT". Servers joining and lost, leases granted and ended are logged to stdout
-// with a UTC timestamp.
+// with a UTC timestamp. With --metrics, Prometheus metrics are served on GET /metrics there
+// ("rpc_tracker metrics on HOST:PORT").
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -14,15 +16,23 @@
 
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/flags.h"
+#if TUNEFARM_HAVE_METRICS
+#include "tunefarm/farm_net/metrics.h"
+#endif
 #include "tunefarm/farm_net/server.h"
 #include "tunefarm/tracker/tracker_service.h"
+#if TUNEFARM_HAVE_METRICS
+#include "tunefarm/tracker/tracker_metrics.h"
+#endif
 
 namespace {
 
 const char* kUsage =
-    "usage: rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N] [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
+    "usage: rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N] [--metrics HOST:PORT]\n"
+    "                   [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
     "  --listen        127.0.0.1:9190 for this machine only, 0.0.0.0:9190 for every interface; port 0 picks a free port\n"
     "  --heartbeat-ms  how often servers heartbeat, 10..600000 (default 1000); 3 missed drop a server\n"
+    "  --metrics       serve Prometheus metrics on GET /metrics at HOST:PORT (off by default; 127.0.0.1:0 picks a port)\n"
     "  (token: --token-file or $TUNEFARM_TOKEN; with the --tls-* files, mutual TLS: clients need a certificate from the CA)";
 volatile std::sig_atomic_t g_stop = 0;
 
@@ -88,9 +98,11 @@ class AsyncLog {
 int main(int argc, char** argv) {
   tunefarm::farm_net::CommonDaemonFlags common;
   int64_t heartbeat_ms = 1000;
+  std::string metrics_address;
   tunefarm::farm_net::FlagSet flags(kUsage);
   tunefarm::farm_net::AddCommonDaemonFlags(flags, &common);
   flags.Int("--heartbeat-ms", &heartbeat_ms, 10, 600000);
+  flags.String("--metrics", &metrics_address);
   if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
     std::fprintf(stderr, "rpc_tracker: %s\n%s\n", s.message().c_str(), kUsage);
     return 2;
@@ -121,6 +133,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rpc_tracker: %s\n", started.status().message().c_str());
     return 1;
   }
+#if TUNEFARM_HAVE_METRICS
+  std::unique_ptr<tunefarm::farm_net::MetricsEndpoint> metrics;
+  if (!metrics_address.empty()) {
+    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, {tunefarm::tracker::TrackerMetrics(&core)});
+    if (!endpoint.ok()) {
+      std::fprintf(stderr, "rpc_tracker: %s\n", endpoint.status().message().c_str());
+      started->Shutdown();
+      return 1;
+    }
+    metrics = std::move(*endpoint);
+    std::printf("rpc_tracker metrics on %s\n", metrics->address().c_str());
+    std::fflush(stdout);
+  }
+#else
+  if (!metrics_address.empty()) {
+    std::fprintf(stderr, "rpc_tracker: --metrics: this build has no Prometheus metrics (prometheus-cpp was not found)\n");
+    started->Shutdown();
+    return 1;
+  }
+#endif
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });
   // Time-based transitions (lost servers, expired leases, deadlines) happen even when no call

@@ -1,0 +1,106 @@
+// Prometheus /metrics on the farm's daemons: rpc_tracker with --metrics as a real process next to a
+// registered rpc_server, scraped over HTTP; promtool (Debian's prometheus package) lints the text;
+// the endpoint answers other paths and methods with 404/405 and refuses a bad --metrics address.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cstdio>
+#include <fstream>
+
+#include "common/process.h"
+#include "tunefarm/farm_net/metrics.h"
+
+namespace tunefarm::farm_net {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+using tunefarm::testing::ChildProcess;
+
+const char* kToken = "metrics-test-token-0123456789";
+std::vector<std::string> Env() { return {std::string("TUNEFARM_TOKEN=") + kToken}; }
+
+// One HTTP request to address ("127.0.0.1:PORT"): status and body.
+std::pair<int, std::string> Http(const std::string& address, const std::string& target, http::verb verb = http::verb::get) {
+  boost::asio::io_context io;
+  tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  const size_t colon = address.rfind(':');
+  beast::error_code ec;
+  auto endpoints = resolver.resolve(address.substr(0, colon), address.substr(colon + 1), ec);
+  if (ec) return {-1, ec.message()};
+  stream.connect(endpoints, ec);
+  if (ec) return {-1, ec.message()};
+  http::request<http::empty_body> req(verb, target, 11);
+  req.set(http::field::host, address);
+  http::write(stream, req, ec);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res, ec);
+  if (ec) return {-1, ec.message()};
+  return {int(res.result_int()), res.body()};
+}
+
+// promtool's verdict on a metrics text: exit code and output.
+std::pair<int, std::string> Promtool(const std::string& text) {
+  const std::string path = ::testing::TempDir() + "metrics_" + std::to_string(getpid()) + ".txt";
+  std::ofstream(path) << text;
+  FILE* p = popen(("promtool check metrics < " + path + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p && fgets(buf, sizeof(buf), p)) out += buf;
+  const int status = p ? pclose(p) : -1;
+  std::remove(path.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(Metrics, TheTrackerServesPrometheusMetricsThatPromtoolAccepts) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_metrics_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  ChildProcess tracker, server;
+  ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "200", "--metrics", "127.0.0.1:0"}, Env()));
+  const std::string tracker_address = tunefarm::testing::AddressFromLine(tracker.WaitForLine("listening on", 10000));
+  const std::string metrics = tunefarm::testing::AddressFromLine(tracker.WaitForLine("metrics on", 10000));
+  ASSERT_FALSE(metrics.empty());
+  ASSERT_TRUE(server.Start({RPC_SERVER, "--tracker", tracker_address, "--key", "x86-test", "--listen", "127.0.0.1:0", "--tmp",
+                            dir, "--child", MEASURE_CHILD},
+                           Env()));
+  ASSERT_FALSE(server.WaitForLine("registered with", 10000).empty());
+
+  auto [status, body] = Http(metrics, "/metrics");
+  ASSERT_EQ(status, 200) << body;
+  EXPECT_NE(body.find("tunefarm_tracker_servers{key=\"x86-test\",state=\"free\"} 1"), std::string::npos) << body;
+  EXPECT_NE(body.find("tunefarm_tracker_queue_length{key=\"x86-test\"} 0"), std::string::npos) << body;
+  EXPECT_NE(body.find("# TYPE tunefarm_tracker_leases_granted_total counter"), std::string::npos) << body;
+  for (const char* process : {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                              "process_open_fds", "process_max_fds", "process_start_time_seconds"}) {
+    EXPECT_NE(body.find(std::string("\n") + process + " "), std::string::npos) << process;
+  }
+  auto [lint, why] = Promtool(body);
+  EXPECT_EQ(lint, 0) << "promtool check metrics (Debian's prometheus package; scripts/setup.sh installs it): " << why;
+
+  EXPECT_EQ(Http(metrics, "/../etc/passwd").first, 404);
+  EXPECT_EQ(Http(metrics, "/metrics", http::verb::post).first, 405);
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
+TEST(Metrics, ABadMetricsAddressIsRefusedByName) {
+  auto endpoint = MetricsEndpoint::Start("localhost:0", {});
+  ASSERT_FALSE(endpoint.ok());
+  EXPECT_NE(endpoint.status().message().find("--metrics localhost:0: the host must be an IP address"), std::string::npos)
+      << endpoint.status().ToString();
+  ChildProcess tracker;
+  ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:99999"}, Env()));
+  const std::string line = tracker.WaitForLine("--metrics", 10000);
+  EXPECT_NE(line.find("rpc_tracker: --metrics '127.0.0.1:99999': the port must be a number in 0..65535"), std::string::npos)
+      << line;
+  tracker.Wait();
+}
+
+}  // namespace
+}  // namespace tunefarm::farm_net
