@@ -121,6 +121,7 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
       break;
     }
     const auto& k = req->kernels(i);
+    const auto measure_start = std::chrono::steady_clock::now();
     MeasureOutcome o;
     if (k.expected_outputs().size() % 4 != 0) {
       o.kind = OutcomeKind::kBadRequest;
@@ -135,6 +136,9 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
       const MeasureSpec spec = SpecOf(k, req->timing(), options_);
       o = worker_ ? worker_->Measure(k.library(), spec)
                   : MeasureIsolated(options_.child_command, options_.tmp_root, k.library(), spec);
+    }
+    if (observer_) {
+      observer_(o.kind, std::chrono::duration<double>(std::chrono::steady_clock::now() - measure_start).count());
     }
     auto* r = resp->add_results();
     for (double c : o.costs_ms) r->add_costs_ms(c);

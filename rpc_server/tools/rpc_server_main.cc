@@ -1,11 +1,12 @@
 // rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]
-//            [--memory-limit-mb N] [--child PATH] [--tmp DIR]
+//            [--memory-limit-mb N] [--child PATH] [--tmp DIR] [--device cpu|cuda[:N]] [--metrics HOST:PORT]
 // Serves tunefarm.v1.Measure (and the gRPC health service) and keeps itself registered with the
 // tracker through farm_net::Registrar: registers with device info, heartbeats, re-registers with
 // backoff whenever the tracker is unreachable or has forgotten it (reporting the lease it serves,
 // so a tracker restart needs no manual action and double-books nothing), and serves only the
 // lease the tracker names. First line: "rpc_server listening on HOST:PORT"; then "registered
-// with HOST:PORT as ID" on every (re)registration.
+// with HOST:PORT as ID" on every (re)registration. With --metrics, Prometheus metrics on GET
+// /metrics there ("rpc_server metrics on HOST:PORT"; docs/metrics.md).
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -23,6 +24,10 @@
 #include "tunefarm/farm_net/registrar.h"
 #include "tunefarm/farm_net/server.h"
 #include "tunefarm/rpc_server/measure_service.h"
+#if TUNEFARM_HAVE_METRICS
+#include "tunefarm/farm_net/metrics.h"
+#include "tunefarm/rpc_server/server_metrics.h"
+#endif
 #include "tunefarm/runtime/cuda_driver.h"
 
 namespace {
@@ -30,6 +35,7 @@ namespace {
 const char* kUsage =
     "usage: rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]\n"
     "                  [--memory-limit-mb N] [--child PATH] [--child-launcher CMD] [--tmp DIR] [--device cpu|cuda[:N]]\n"
+    "                  [--metrics HOST:PORT]   (Prometheus metrics on GET /metrics; off by default)\n"
     "                  [--tls-cert PEM --tls-key PEM --tls-ca PEM]   (mutual TLS, towards clients and the tracker)\n"
     "  (token: --token-file or $TUNEFARM_TOKEN; --child-launcher: an emulator for the child, e.g. qemu-aarch64;\n"
     "   --device cuda[:N]: measure PTX kernels on GPU N, default 0)";
@@ -83,7 +89,7 @@ tunefarm::Status DescribeGpu(int ordinal, tunefarm::v1::DeviceInfo* d) {
 
 int main(int argc, char** argv) {
   tunefarm::farm_net::CommonDaemonFlags common;
-  std::string tracker, key, child, launcher, tmp = "/tmp", device = "cpu";
+  std::string tracker, key, child, launcher, tmp = "/tmp", device = "cpu", metrics_address;
   int threads = 1;
   int64_t memory_mb = 4096;
   tunefarm::farm_net::FlagSet flags(kUsage);
@@ -96,6 +102,7 @@ int main(int argc, char** argv) {
   flags.String("--child-launcher", &launcher);
   flags.String("--tmp", &tmp);
   flags.String("--device", &device);
+  flags.String("--metrics", &metrics_address);
   if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n%s\n", s.message().c_str(), kUsage);
     return 2;
@@ -182,6 +189,31 @@ int main(int argc, char** argv) {
     return 1;
   }
   farm_server = &*started;
+#if TUNEFARM_HAVE_METRICS
+  std::unique_ptr<tunefarm::rpc_server::ServerMetrics> server_metrics;
+  std::unique_ptr<tunefarm::farm_net::MetricsEndpoint> metrics;
+  if (!metrics_address.empty()) {
+    tunefarm::farm_net::Registrar* reg = registrar.get();
+    server_metrics = std::make_unique<tunefarm::rpc_server::ServerMetrics>(key, [reg] { return !reg->lease_id().empty(); });
+    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, server_metrics->sources());
+    if (!endpoint.ok()) {
+      std::fprintf(stderr, "rpc_server: %s\n", endpoint.status().message().c_str());
+      started->Shutdown();
+      return 1;
+    }
+    metrics = std::move(*endpoint);
+    tunefarm::rpc_server::ServerMetrics* observed = server_metrics.get();
+    service.set_observer([observed](tunefarm::rpc_server::OutcomeKind k, double s) { observed->Observe(k, s); });
+    std::printf("rpc_server metrics on %s\n", metrics->address().c_str());
+    std::fflush(stdout);
+  }
+#else
+  if (!metrics_address.empty()) {
+    std::fprintf(stderr, "rpc_server: --metrics: this build has no Prometheus metrics (prometheus-cpp was not found)\n");
+    started->Shutdown();
+    return 1;
+  }
+#endif
   registrar->set_address(started->address);  // until now a Measure's lease check cannot register
   std::signal(SIGTERM, [](int) { g_stop = true; });
   std::signal(SIGINT, [](int) { g_stop = true; });

@@ -59,7 +59,7 @@ std::pair<int, std::string> Promtool(const std::string& text) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-TEST(Metrics, TheTrackerServesPrometheusMetricsThatPromtoolAccepts) {
+TEST(Metrics, TheTrackerAndAServerServePrometheusMetricsThatPromtoolAccepts) {
   const std::string dir = ::testing::TempDir() + "tunefarm_metrics_" + std::to_string(getpid());
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
   ChildProcess tracker, server;
@@ -68,9 +68,23 @@ TEST(Metrics, TheTrackerServesPrometheusMetricsThatPromtoolAccepts) {
   const std::string metrics = tunefarm::testing::AddressFromLine(tracker.WaitForLine("metrics on", 10000));
   ASSERT_FALSE(metrics.empty());
   ASSERT_TRUE(server.Start({RPC_SERVER, "--tracker", tracker_address, "--key", "x86-test", "--listen", "127.0.0.1:0", "--tmp",
-                            dir, "--child", MEASURE_CHILD},
+                            dir, "--child", MEASURE_CHILD, "--metrics", "127.0.0.1:0"},
                            Env()));
+  const std::string server_metrics = tunefarm::testing::AddressFromLine(server.WaitForLine("metrics on", 10000));
   ASSERT_FALSE(server.WaitForLine("registered with", 10000).empty());
+  {
+    auto [code, text] = Http(server_metrics, "/metrics");
+    ASSERT_EQ(code, 200) << text;
+    for (const char* result : {"ok", "instantiation_error", "compile_error", "runtime_error", "timeout", "wrong_answer"}) {
+      EXPECT_NE(text.find(std::string("tunefarm_server_measurements_total{key=\"x86-test\",result=\"") + result + "\"} 0"),
+                std::string::npos)
+          << result << "\n" << text;
+    }
+    EXPECT_NE(text.find("# TYPE tunefarm_server_measure_duration_seconds histogram"), std::string::npos) << text;
+    EXPECT_NE(text.find("tunefarm_server_leased{key=\"x86-test\"} 0"), std::string::npos) << text;
+    auto [lint, why] = Promtool(text);
+    EXPECT_EQ(lint, 0) << "promtool check metrics on rpc_server's /metrics: " << why;
+  }
 
   auto [status, body] = Http(metrics, "/metrics");
   ASSERT_EQ(status, 200) << body;

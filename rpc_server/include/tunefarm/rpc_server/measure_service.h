@@ -48,6 +48,8 @@ class MeasureService final : public v1::Measure::Service {
   int64_t measurements_done() const { return done_.load(); }
   // Counted into ServerState (the farm server's auth filter counts them).
   void set_unauthenticated_counter(std::function<int64_t()> f) { unauthenticated_ = std::move(f); }
+  // Called after every measurement with its outcome and wall time (the /metrics counters).
+  void set_observer(std::function<void(OutcomeKind, double seconds)> f) { observer_ = std::move(f); }
 
  private:
   grpc::Status CheckLease(const std::string& lease_id);
@@ -63,6 +65,7 @@ class MeasureService final : public v1::Measure::Service {
   std::atomic<int64_t> done_{0}, refused_{0};
   std::unique_ptr<MeasureWorker> worker_;  // persistent_worker; used under device_mu_
   std::function<int64_t()> unauthenticated_;
+  std::function<void(OutcomeKind, double)> observer_;
 };
 
 }  // namespace tunefarm::rpc_server
