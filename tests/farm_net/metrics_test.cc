@@ -59,7 +59,7 @@ std::pair<int, std::string> Promtool(const std::string& text) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-TEST(Metrics, TheTrackerAndAServerServePrometheusMetricsThatPromtoolAccepts) {
+TEST(Metrics, EveryDaemonServesPrometheusMetricsThatPromtoolAccepts) {
   const std::string dir = ::testing::TempDir() + "tunefarm_metrics_" + std::to_string(getpid());
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
   ChildProcess tracker, server;
@@ -97,6 +97,19 @@ TEST(Metrics, TheTrackerAndAServerServePrometheusMetricsThatPromtoolAccepts) {
   }
   auto [lint, why] = Promtool(body);
   EXPECT_EQ(lint, 0) << "promtool check metrics (Debian's prometheus package; scripts/setup.sh installs it): " << why;
+
+  ChildProcess daemon;
+  ASSERT_TRUE(daemon.Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", dir + "/records.db", "--metrics", "127.0.0.1:0"},
+                           Env()));
+  const std::string daemon_metrics = tunefarm::testing::AddressFromLine(daemon.WaitForLine("metrics on", 10000));
+  {
+    auto [code, text] = Http(daemon_metrics, "/metrics");
+    ASSERT_EQ(code, 200) << text;
+    EXPECT_NE(text.find("tunefarm_daemon_jobs{state=\"running\"} 0"), std::string::npos) << text;
+    EXPECT_NE(text.find("tunefarm_daemon_trials_total 0"), std::string::npos) << text;
+    auto [lint, why] = Promtool(text);
+    EXPECT_EQ(lint, 0) << "promtool check metrics on tuner-daemon's /metrics: " << why;
+  }
 
   EXPECT_EQ(Http(metrics, "/../etc/passwd").first, 404);
   EXPECT_EQ(Http(metrics, "/metrics", http::verb::post).first, 405);

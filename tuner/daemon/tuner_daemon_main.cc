@@ -1,17 +1,23 @@
 // tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]
-//              [--max-running N] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
+//              [--max-running N] [--metrics HOST:PORT] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 // Takes tuning jobs over gRPC (tunefarm.v1.TunerDaemon; `tunefarm tune --daemon HOST:PORT`),
 // keeps them in the records database and resumes unfinished ones when started again. Jobs measure
 // through the farm (--tracker/--key, or the job's own) or, without a tracker, on this machine.
-// The first line printed is "tuner-daemon listening on HOST:PORT".
+// The first line printed is "tuner-daemon listening on HOST:PORT". With --metrics, Prometheus
+// metrics on GET /metrics there (jobs by state, trials measured; docs/metrics.md).
 #include <unistd.h>
 
 #include <csignal>
+#include <map>
+#include <memory>
 #include <cstdio>
 #include <string>
 #include <thread>
 
 #include "tunefarm/farm_net/flags.h"
+#if TUNEFARM_HAVE_METRICS
+#include "tunefarm/farm_net/metrics.h"
+#endif
 #include "tunefarm/farm_net/server.h"
 #include "tuner/daemon/tuner_daemon_service.h"
 
@@ -19,9 +25,31 @@ namespace {
 
 const char* kUsage =
     "usage: tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]\n"
-    "                    [--max-running N] [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
+    "                    [--max-running N] [--metrics HOST:PORT] [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
     "  (token: --token-file or $TUNEFARM_TOKEN; it guards the job API and is sent to the tracker)";
 volatile std::sig_atomic_t g_stop = 0;
+
+#if TUNEFARM_HAVE_METRICS
+// Jobs by state and the trials they measured, read from the job list at each scrape.
+std::shared_ptr<prometheus::Collectable> DaemonMetrics(tunefarm::tuner::JobManager* jobs) {
+  using tunefarm::farm_net::AddSample;
+  using tunefarm::farm_net::Family;
+  return tunefarm::farm_net::CollectWith([jobs] {
+    std::map<std::string, int> by_state = {{"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}};
+    double trials = 0;
+    for (const auto& job : jobs->List()) {
+      ++by_state[job.state()];
+      trials += job.trials_done();
+    }
+    auto states = Family("tunefarm_daemon_jobs", "Tuning jobs, by state.", prometheus::MetricType::Gauge);
+    for (const auto& [state, n] : by_state) AddSample(&states, n, {{"state", state}});
+    auto measured = Family("tunefarm_daemon_trials_total", "Trials the daemon's jobs measured and committed (resumed ones included).",
+                           prometheus::MetricType::Counter);
+    AddSample(&measured, trials);
+    return std::vector<prometheus::MetricFamily>{states, measured};
+  });
+}
+#endif
 
 
 }  // namespace
@@ -36,6 +64,8 @@ int main(int argc, char** argv) {
   flags.String("--tracker", &options.tracker);
   flags.String("--key", &options.key);
   flags.Int("--max-running", &options.max_running, 1, 1024);
+  std::string metrics_address;
+  flags.String("--metrics", &metrics_address);
   if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n%s\n", s.message().c_str(), kUsage);
     return 2;
@@ -75,11 +105,34 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tuner-daemon: %s\n", started.status().message().c_str());
     return 1;
   }
+#if TUNEFARM_HAVE_METRICS
+  std::unique_ptr<tunefarm::farm_net::MetricsEndpoint> metrics;
+  if (!metrics_address.empty()) {
+    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, {DaemonMetrics(jobs->get())});
+    if (!endpoint.ok()) {
+      std::fprintf(stderr, "tuner-daemon: %s\n", endpoint.status().message().c_str());
+      started->Shutdown();
+      return 1;
+    }
+    metrics = std::move(*endpoint);
+    std::printf("tuner-daemon metrics on %s\n", metrics->address().c_str());
+    std::fflush(stdout);
+  }
+#else
+  if (!metrics_address.empty()) {
+    std::fprintf(stderr, "tuner-daemon: --metrics: this build has no Prometheus metrics (prometheus-cpp was not found)\n");
+    started->Shutdown();
+    return 1;
+  }
+#endif
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::printf("tuner-daemon: stopping; unfinished jobs resume when it starts again on %s\n", options.records.c_str());
   std::fflush(stdout);
+#if TUNEFARM_HAVE_METRICS
+  metrics.reset();  // it reads the job list
+#endif
   started->Shutdown();
   jobs->reset();  // stops every job after its batch in flight
   return 0;
