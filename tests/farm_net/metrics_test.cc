@@ -168,6 +168,12 @@ TEST(Metrics, ARealPrometheusServerScrapesEveryDaemon) {
   ASSERT_EQ(outcomes->size(), 1u);
   EXPECT_NE((*outcomes)[0].kind, rpc_server::OutcomeKind::kOk);
   client.Release();
+  {  // the grant was observed: one lease wait in the tracker's histogram
+    auto [code, text] = Http(tracker_metrics, "/metrics");
+    EXPECT_NE(text.find("tunefarm_tracker_lease_wait_seconds_count{key=\"x86-prom\"} 1"), std::string::npos) << text;
+    auto [lint, why] = Promtool(text);
+    EXPECT_EQ(lint, 0) << why;
+  }
 
   const int port = FreePort();
   const std::string web = "127.0.0.1:" + std::to_string(port);

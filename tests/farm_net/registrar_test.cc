@@ -53,7 +53,7 @@ class RegistrarTest : public ::testing::Test {
  protected:
   RegistrarTest() { Restart(); }
   void Restart() {
-    core_ = std::make_unique<tracker::TrackerCore>(tracker::TrackerOptions{100, 3, {}}, [this] { return now_; });
+    core_ = std::make_unique<tracker::TrackerCore>(tracker::TrackerOptions{100, 3, {}, {}}, [this] { return now_; });
     raw_ = core_.get();
   }
   std::unique_ptr<Registrar> MakeRegistrar(const std::string& address) {

@@ -11,7 +11,7 @@ namespace {
 class TrackerCoreTest : public ::testing::Test {
  protected:
   int64_t now_ = 1000;
-  TrackerCore core_{TrackerOptions{100, 3, {}}, [this] { return now_; }};
+  TrackerCore core_{TrackerOptions{100, 3, {}, {}}, [this] { return now_; }};
 };
 
 TEST_F(TrackerCoreTest, RequestForUnknownKeyFailsFast) {

@@ -366,6 +366,7 @@ void TrackerCore::TickLocked() {
       r->state.expires_in_ms = r->lease_ms;
       lease_to_request_[r->state.lease_id] = r->id;
       ++leases_granted_;
+      if (options_.on_grant) options_.on_grant(s.key, now - r->enqueued);
       Log("lease " + r->state.lease_id + " granted: " + id + " (key '" + s.key + "') to client '" + r->client + "' after " +
           std::to_string(now - r->enqueued) + " ms in the queue");
       changed = true;

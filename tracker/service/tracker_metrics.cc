@@ -4,11 +4,23 @@
 
 namespace tunefarm::tracker {
 
-std::shared_ptr<prometheus::Collectable> TrackerMetrics(TrackerCore* core) {
+TrackerMetrics::TrackerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  lease_wait_ = &prometheus::BuildHistogram()
+                     .Name("tunefarm_tracker_lease_wait_seconds")
+                     .Help("Time lease requests waited in the queue before a grant, per device key.")
+                     .Register(*registry_);
+}
+
+void TrackerMetrics::ObserveLeaseWait(const std::string& key, int64_t wait_ms) {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300};
+  lease_wait_->Add({{"key", key}}, kBuckets).Observe(double(wait_ms) / 1000.0);
+}
+
+std::vector<std::shared_ptr<prometheus::Collectable>> TrackerMetrics::Sources(TrackerCore* core) const {
   using farm_net::AddSample;
   using farm_net::Family;
   using prometheus::MetricType;
-  return farm_net::CollectWith([core] {
+  auto status_metrics = farm_net::CollectWith([core] {
     const FarmStatus status = core->GetStatus();
     auto servers = Family("tunefarm_tracker_servers", "Servers registered, per device key and state.", MetricType::Gauge);
     auto queue = Family("tunefarm_tracker_queue_length", "Lease requests waiting, per device key.", MetricType::Gauge);
@@ -28,6 +40,7 @@ std::shared_ptr<prometheus::Collectable> TrackerMetrics(TrackerCore* core) {
     AddSample(&uptime, double(status.uptime_ms) / 1000.0);
     return std::vector<prometheus::MetricFamily>{servers, queue, granted, expired, lost, uptime};
   });
+  return {registry_, status_metrics};
 }
 
 }  // namespace tunefarm::tracker

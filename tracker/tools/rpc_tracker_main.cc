@@ -125,6 +125,14 @@ int main(int argc, char** argv) {
   options.heartbeat_interval_ms = heartbeat_ms;
   AsyncLog log;
   options.log = [&log](const std::string& line) { log.Add(line); };
+#if TUNEFARM_HAVE_METRICS
+  std::unique_ptr<tunefarm::tracker::TrackerMetrics> tracker_metrics;
+  if (!metrics_address.empty()) {
+    tracker_metrics = std::make_unique<tunefarm::tracker::TrackerMetrics>();
+    tunefarm::tracker::TrackerMetrics* m = tracker_metrics.get();
+    options.on_grant = [m](const std::string& key, int64_t wait_ms) { m->ObserveLeaseWait(key, wait_ms); };
+  }
+#endif
   tunefarm::tracker::TrackerCore core(options, tunefarm::tracker::SteadyClock());
   tunefarm::tracker::TrackerService service(&core);
   auto started = tunefarm::farm_net::StartFarmServer(
@@ -136,7 +144,7 @@ int main(int argc, char** argv) {
 #if TUNEFARM_HAVE_METRICS
   std::unique_ptr<tunefarm::farm_net::MetricsEndpoint> metrics;
   if (!metrics_address.empty()) {
-    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, {tunefarm::tracker::TrackerMetrics(&core)});
+    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, tracker_metrics->Sources(&core));
     if (!endpoint.ok()) {
       std::fprintf(stderr, "rpc_tracker: %s\n", endpoint.status().message().c_str());
       started->Shutdown();

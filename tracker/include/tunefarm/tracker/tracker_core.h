@@ -49,6 +49,9 @@ struct TrackerOptions {
   int64_t heartbeat_interval_ms = 1000;
   int missed_heartbeats = 3;
   std::function<void(const std::string&)> log;  // info lines: joins, losses, lease grants and ends
+  // Called under the core's lock at every fresh grant with the device key and how long the request
+  // waited in the queue (the lease wait histogram of /metrics); must be quick.
+  std::function<void(const std::string& key, int64_t wait_ms)> on_grant;
 };
 
 // A lease as the server it holds sees it.
