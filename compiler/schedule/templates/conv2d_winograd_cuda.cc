@@ -176,14 +176,7 @@ class Conv2dWinogradCuda final : public OpTemplate {
       return sum;
     });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
-      return std::vector<Expr>{i[1]};
-    }) : conv;
-    def.args.push_back(out);
-    def.roles.push_back(BufferRole::kOutput);
-    def.auto_unroll_max_step = cfg.Int("auto_unroll_max_step");
-
-    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    Tensor out = AddGpuOutput(&def, conv, ep, epi, cfg);
     te::Schedule& s = *def.schedule;
     if (has_epilogue) s.compute_inline(conv);  // the inverse transform feeds the epilogue directly
     s[product].set_scope(ir::MemoryScope::kLocal);

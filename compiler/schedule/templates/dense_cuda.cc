@@ -71,21 +71,9 @@ class DenseCuda final : public OpTemplate {
                                               te::Read(weight, {i[1], te::AxisExpr(rk)});
                                      });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(dense, ep, epi, [](const std::vector<Expr>& i) {
-      return std::vector<Expr>{i[1]};
-    }) : dense;
-    def.args.push_back(out);
-    def.roles.push_back(BufferRole::kOutput);
-    def.auto_unroll_max_step = cfg.Int("auto_unroll_max_step");
-
-    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    Tensor out = AddGpuOutput(&def, dense, ep, epi, cfg);
     te::Schedule& s = *def.schedule;
-    Tensor acc = dense;
-    if (has_epilogue) {
-      s[dense].set_scope(ir::MemoryScope::kLocal);
-    } else {
-      acc = s.cache_write(dense, ir::MemoryScope::kLocal);
-    }
+    Tensor acc = LocalAccumulator(s, dense, has_epilogue);
     Tensor data_shared = s.cache_read(data, ir::MemoryScope::kShared, {acc});
     Tensor weight_shared = s.cache_read(weight, ir::MemoryScope::kShared, {acc});
 

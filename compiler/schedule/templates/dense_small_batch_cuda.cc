@@ -106,21 +106,9 @@ class DenseSmallBatchCuda final : public OpTemplate {
                                        return te::Read(partial, {i[0], i[1], te::AxisExpr(rt)});
                                      });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(dense, ep, epi, [](const std::vector<Expr>& i) {
-      return std::vector<Expr>{i[1]};
-    }) : dense;
-    def.args.push_back(out);
-    def.roles.push_back(BufferRole::kOutput);
-    def.auto_unroll_max_step = cfg.Int("auto_unroll_max_step");
-
-    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    Tensor out = AddGpuOutput(&def, dense, ep, epi, cfg);
     te::Schedule& s = *def.schedule;
-    Tensor acc = dense;
-    if (has_epilogue) {
-      s[dense].set_scope(ir::MemoryScope::kLocal);
-    } else {
-      acc = s.cache_write(dense, ir::MemoryScope::kLocal);
-    }
+    Tensor acc = LocalAccumulator(s, dense, has_epilogue);
     s[partial].set_scope(ir::MemoryScope::kLocal);
 
     te::Stage& o = s[out];

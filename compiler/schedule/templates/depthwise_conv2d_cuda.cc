@@ -95,14 +95,7 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
                                              te::Read(kernel, {i[1], Expr(0), te::AxisExpr(ry), te::AxisExpr(rx)});
                                     });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
-      return std::vector<Expr>{i[1]};
-    }) : conv;
-    def.args.push_back(out);
-    def.roles.push_back(BufferRole::kOutput);
-    def.auto_unroll_max_step = cfg.Int("auto_unroll_max_step");
-
-    def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
+    Tensor out = AddGpuOutput(&def, conv, ep, epi, cfg);
     te::Schedule& s = *def.schedule;
     GpuConvStages stages = StageConvThroughSharedMemory(s, conv, has_epilogue, input, data, kernel);
     te::Stage& o = s[out];

@@ -47,15 +47,28 @@ TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const
   return {block, thread, inner, vthread};
 }
 
+ir::Tensor AddGpuOutput(KernelDef* def, const ir::Tensor& result, const Epilogue& ep, const EpilogueArgs& epi,
+                        const Config& cfg) {
+  ir::Tensor out = HasEpilogue(ep) ? FusedEpilogue(result, ep, epi, [](const std::vector<ir::Expr>& i) {
+    return std::vector<ir::Expr>{i[1]};
+  }) : result;
+  def->args.push_back(out);
+  def->roles.push_back(BufferRole::kOutput);
+  def->auto_unroll_max_step = cfg.Int("auto_unroll_max_step");
+  def->schedule = std::make_unique<te::Schedule>(std::vector<ir::Tensor>{out});
+  return out;
+}
+
+ir::Tensor LocalAccumulator(te::Schedule& s, const ir::Tensor& result, bool has_epilogue) {
+  if (!has_epilogue) return s.cache_write(result, ir::MemoryScope::kLocal);
+  s[result].set_scope(ir::MemoryScope::kLocal);
+  return result;
+}
+
 GpuConvStages StageConvThroughSharedMemory(te::Schedule& s, const ir::Tensor& conv, bool has_epilogue,
                                            const ir::Tensor& input, const ir::Tensor& data, const ir::Tensor& kernel) {
   GpuConvStages st;
-  st.acc = conv;
-  if (has_epilogue) {
-    s[conv].set_scope(ir::MemoryScope::kLocal);
-  } else {
-    st.acc = s.cache_write(conv, ir::MemoryScope::kLocal);
-  }
+  st.acc = LocalAccumulator(s, conv, has_epilogue);
   st.input_shared = s.cache_read(input, ir::MemoryScope::kShared, {st.acc});
   st.kernel_shared = s.cache_read(kernel, ir::MemoryScope::kShared, {st.acc});
   if (input != data) s.compute_inline(input);  // padding happens in the fetch

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "compiler/schedule/op_template.h"
+#include "compiler/schedule/templates/template_util.h"
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/config_space.h"
 #include "tunefarm/compiler/target.h"
@@ -51,6 +53,16 @@ inline int64_t PerThreadFactor(const std::vector<int64_t>& f) { return f.size() 
 inline int64_t VthreadFactor(const std::vector<int64_t>& f) { return f.size() == 4 ? f[1] : 1; }
 // A (block, 1, thread, inner) 4-way tuple from a 3-way one.
 inline std::vector<int64_t> NoVthread(const std::vector<int64_t>& t) { return {t[0], 1, t[1], t[2]}; }
+
+// The output of a CUDA kernel computing `result` (NCHW or NC: channel i[1]): the fused epilogue
+// stage (bias, residual, activation) after it, or result itself; appended to def's arguments with
+// the output role, def's schedule created over it, the config's auto_unroll_max_step taken.
+ir::Tensor AddGpuOutput(KernelDef* def, const ir::Tensor& result, const Epilogue& ep, const EpilogueArgs& epi,
+                        const Config& cfg);
+
+// The registers `result` accumulates in: result itself, in local scope, when an epilogue stage
+// reads it; else a local cache of it that the output stage copies out.
+ir::Tensor LocalAccumulator(te::Schedule& s, const ir::Tensor& result, bool has_epilogue);
 
 // The stages of an NCHW convolution on a GPU: the register accumulator (the conv itself when an
 // epilogue stage consumes it, else a local cache of it), and shared-memory copies of the (padded)
