@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/onnx_builder.h"
+#include "common/run_artifact.h"
 #include "common/test_files.h"
 #include "compiler/config_sources.h"
 #include "compiler/codegen/codegen_nvptx.h"
@@ -21,29 +22,13 @@
 #include "tunefarm/runtime/cuda_executor.h"
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/npy.h"
+#include "tunefarm/testing/kernel_cases.h"
 
 namespace tunefarm::compiler {
 namespace {
 
-double RelativeError(const std::vector<float>& y, const std::vector<float>& ref) {
-  double diff = 0, mag = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    diff = std::max(diff, double(std::fabs(y[i] - ref[i])));
-    mag = std::max(mag, double(std::fabs(ref[i])));
-  }
-  return diff / mag;
-}
-
-std::vector<float> RunOnCpu(runtime::Artifact artifact, const std::vector<float>& input) {
-  auto ex = runtime::Executor::Load(std::move(artifact));
-  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
-  if (!ex.ok()) return {};
-  EXPECT_TRUE((*ex)->SetInput(0, input.data(), input.size() * 4).ok());
-  Status s = (*ex)->Run();
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  const float* y = static_cast<const float*>((*ex)->Output(0));
-  return std::vector<float>(y, y + (*ex)->outputs()[0].bytes() / 4);
-}
+double RelativeError(const std::vector<float>& y, const std::vector<float>& ref) { return runtime::MaxRelativeError(y, ref); }
+using testing::RunArtifact;
 
 CompileOptions Options(bool emulate_gpu) {
   CompileOptions o;
@@ -71,7 +56,7 @@ TEST(CudaModels, EveryZooModelLoweredForTheGpuMatchesItsCpuCompile) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (float& v : x) v = dist(rng);
-    std::vector<float> y = RunOnCpu(std::move(*gpu), x), r = RunOnCpu(std::move(*cpu), x);
+    std::vector<float> y = RunArtifact(std::move(*gpu), x), r = RunArtifact(std::move(*cpu), x);
     ASSERT_EQ(y.size(), r.size()) << name;
     const double err = RelativeError(y, r);
     std::printf("%s: %d CUDA kernels (%d tuned templates) emulated vs the CPU compile: max rel error %.3g\n",
@@ -93,7 +78,7 @@ TEST(CudaModels, ReferenceModelsLoweredForTheGpuMatchPyTorch) {
     std::memcpy(expected.data(), ref->data.data(), ref->data.size());
     auto artifact = CompileModel(base + ".onnx", Sm90(), Options(true));
     ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
-    std::vector<float> y = RunOnCpu(std::move(*artifact), x);
+    std::vector<float> y = RunArtifact(std::move(*artifact), x);
     ASSERT_EQ(y.size(), expected.size());
     const double err = RelativeError(y, expected);
     std::printf("%s lowered for CUDA (emulated) vs PyTorch: max rel error %.3g\n", name, err);
@@ -189,7 +174,7 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::mt19937 xr(5);
   for (float& v : x) v = dist(xr);
-  const double err = RelativeError(RunOnCpu(std::move(*gpu), x), RunOnCpu(std::move(*cpu), x));
+  const double err = RelativeError(RunArtifact(std::move(*gpu), x), RunArtifact(std::move(*cpu), x));
   std::printf("resnet-18 with %d Winograd and %d small-batch kernels from records (emulated) vs the CPU compile: max "
               "rel error %.3g\n", winograd, small_batch, err);
   EXPECT_LE(err, 1e-4);
@@ -222,7 +207,7 @@ TEST(CudaModels, InjectiveChainsBecomeOneKernel) {
   for (const auto& k : gpu->kernels) std::printf("  kernel %s\n", k.op.c_str());
   std::vector<float> x(2 * 8 * 6 * 5);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 17) - 8) * 0.25f;
-  const double err = RelativeError(RunOnCpu(std::move(*gpu), x), RunOnCpu(std::move(*cpu), x));
+  const double err = RelativeError(RunArtifact(std::move(*gpu), x), RunArtifact(std::move(*cpu), x));
   EXPECT_LE(err, 1e-6);
 }
 
@@ -271,7 +256,7 @@ TEST(CudaModels, OnAGpuModelsMatchTheCpuCompileAndPyTorch) {
     } else {
       auto cpu = CompileGraph(g, name, HostTarget(), Options(false));
       ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
-      expected = RunOnCpu(std::move(*cpu), x);
+      expected = RunArtifact(std::move(*cpu), x);
     }
     for (bool graph : {true, false}) {
       runtime::CudaExecutorOptions options;

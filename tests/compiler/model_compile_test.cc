@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/run_artifact.h"
 #include "common/test_files.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
@@ -32,17 +33,7 @@ double RelativeError(const float* y, const float* ref, size_t n) {
   return diff / mag;
 }
 
-std::vector<float> RunArtifact(runtime::Artifact artifact, const std::vector<float>& input) {
-  auto ex = runtime::Executor::Load(std::move(artifact));
-  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
-  if (!ex.ok()) return {};
-  EXPECT_TRUE((*ex)->SetInput(0, input.data(), input.size() * 4).ok());
-  Status s = (*ex)->Run();
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  const auto& out = (*ex)->outputs()[0];
-  const float* y = static_cast<const float*>((*ex)->Output(0));
-  return std::vector<float>(y, y + out.bytes() / 4);
-}
+using tunefarm::testing::RunArtifact;
 
 CompileOptions Quiet(int opt_level) {
   CompileOptions o;
