@@ -189,23 +189,12 @@ class Conv2dWinogradCuda final : public OpTemplate {
     te::Stage& o = s[out];
     auto [th, vh] = o.split(o.axes[2], m);
     auto [tw, vw] = o.split(o.axes[3], m);
-    TiledAxis f = SplitBlockThreadInner(o, o.axes[1], cfg.Get("tile_f"));
-    TiledAxis y = SplitBlockThreadInner(o, th, cfg.Get("tile_y"));
-    TiledAxis x = SplitBlockThreadInner(o, tw, cfg.Get("tile_x"));
-    o.reorder({o.axes[0], f.block, y.block, x.block, f.thread, y.thread, x.thread, f.inner, y.inner, x.inner, vh, vw});
-    te::IterVar bz = o.fuse(o.axes[0], f.block);
-    o.bind(bz, ir::ForKind::kGpuBlockZ);
-    o.bind(y.block, ir::ForKind::kGpuBlockY);
-    o.bind(x.block, ir::ForKind::kGpuBlockX);
-    o.bind(f.thread, ir::ForKind::kGpuThreadZ);
-    o.bind(y.thread, ir::ForKind::kGpuThreadY);
-    o.bind(x.thread, ir::ForKind::kGpuThreadX);
-    for (const te::IterVar& iv : {f.inner, y.inner, x.inner, vh, vw}) o.unroll(iv);
-    const ThreadExtents threads = {cfg.Get("tile_f")[1], cfg.Get("tile_y")[1], cfg.Get("tile_x")[1]};
+    const GpuOutputTiles output = TileNchwOutput(o, {o.axes[0]}, o.axes[1], th, tw, cfg, {vh, vw});
+    const ThreadExtents& threads = output.threads;
 
     // The products accumulate in registers, tile_rc input channels per shared-memory step.
     te::Stage& p = s[product];
-    p.compute_at(o, x.thread);
+    p.compute_at(o, output.attach);
     auto [rco, rci] = p.split(p.reduce_axes[0], cfg.Inner("tile_rc"));
     p.reorder({rco, rci, p.axes[0], p.axes[1], p.axes[2], p.axes[3], p.axes[4], p.axes[5]});
     for (size_t d = 0; d < 6; ++d) p.unroll(p.axes[d]);
@@ -217,17 +206,7 @@ class Conv2dWinogradCuda final : public OpTemplate {
     v.compute_at(p, rco);
     v.reorder({v.axes[2], v.axes[3], v.axes[4], v.axes[5], v.axes[0], v.axes[1]});
     te::IterVar pairs = v.fuse(v.fuse(v.fuse(v.axes[2], v.axes[3]), v.axes[4]), v.axes[5]);
-    static const ir::ForKind kThreadKinds[3] = {ir::ForKind::kGpuThreadZ, ir::ForKind::kGpuThreadY,
-                                                ir::ForKind::kGpuThreadX};
-    te::IterVar rest = pairs, innermost_thread;
-    for (int d = 2; d >= 0; --d) {
-      if (threads[size_t(d)] == 1) continue;
-      auto [outer, inner] = v.split(rest, threads[size_t(d)]);
-      v.bind(inner, kThreadKinds[d]);
-      if (!innermost_thread) innermost_thread = inner;
-      rest = outer;
-    }
-    if (!innermost_thread) innermost_thread = rest;
+    const te::IterVar innermost_thread = SplitAcrossThreads(v, pairs, threads);
     v.unroll(v.axes[0]);
     v.unroll(v.axes[1]);
 

@@ -17,17 +17,23 @@ ir::Tensor PadNCHW(const ir::Tensor& data, const Conv2dParams& c) {
   });
 }
 
-void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads) {
-  te::IterVar fused = stage.leaf_order.front();
-  for (size_t i = 1; i < stage.axes.size(); ++i) fused = stage.fuse(fused, stage.leaf_order[1]);
+te::IterVar SplitAcrossThreads(te::Stage& stage, const te::IterVar& fused, const ThreadExtents& threads) {
   static const ir::ForKind kKinds[3] = {ir::ForKind::kGpuThreadZ, ir::ForKind::kGpuThreadY, ir::ForKind::kGpuThreadX};
-  te::IterVar rest = fused;
+  te::IterVar rest = fused, innermost;
   for (int d = 2; d >= 0; --d) {  // x first: the innermost piece
     if (threads[size_t(d)] == 1) continue;
     auto [outer, inner] = stage.split(rest, threads[size_t(d)]);
     stage.bind(inner, kKinds[d]);
+    if (!innermost) innermost = inner;
     rest = outer;
   }
+  return innermost ? innermost : rest;
+}
+
+void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads) {
+  te::IterVar fused = stage.leaf_order.front();
+  for (size_t i = 1; i < stage.axes.size(); ++i) fused = stage.fuse(fused, stage.leaf_order[1]);
+  SplitAcrossThreads(stage, fused, threads);
 }
 
 void FetchIntoSharedAt(te::Schedule& s, const std::vector<ir::Tensor>& shared, te::Stage& reader, const te::IterVar& at,
@@ -77,15 +83,23 @@ GpuConvStages StageConvThroughSharedMemory(te::Schedule& s, const ir::Tensor& co
 
 GpuOutputTiles TileNchwOutput(te::Stage& o, const std::vector<te::IterVar>& leading, const te::IterVar& channels,
                               const Config& cfg) {
+  return TileNchwOutput(o, leading, channels, o.axes[2], o.axes[3], cfg, {});
+}
+
+GpuOutputTiles TileNchwOutput(te::Stage& o, const std::vector<te::IterVar>& leading, const te::IterVar& channels,
+                              const te::IterVar& rows, const te::IterVar& cols, const Config& cfg,
+                              const std::vector<te::IterVar>& innermost) {
   TiledAxis f = SplitBlockThreadInner(o, channels, cfg.Get("tile_f"));
-  TiledAxis y = SplitBlockThreadInner(o, o.axes[2], cfg.Get("tile_y"));
-  TiledAxis x = SplitBlockThreadInner(o, o.axes[3], cfg.Get("tile_x"));
+  TiledAxis y = SplitBlockThreadInner(o, rows, cfg.Get("tile_y"));
+  TiledAxis x = SplitBlockThreadInner(o, cols, cfg.Get("tile_x"));
   std::vector<te::IterVar> order = leading;
   for (const te::IterVar& iv : {f.block, y.block, x.block, f.thread, y.thread, x.thread, f.vthread, y.vthread,
                                 x.vthread, f.inner, y.inner, x.inner}) {
-    order.push_back(iv);
+    if (iv) order.push_back(iv);  // a 3-way split has no virtual-thread leaf
   }
+  order.insert(order.end(), innermost.begin(), innermost.end());
   o.reorder(order);
+  for (const te::IterVar& iv : innermost) o.unroll(iv);
   te::IterVar bz = leading[0];
   for (size_t i = 1; i < leading.size(); ++i) bz = o.fuse(bz, leading[i]);
   bz = o.fuse(bz, f.block);
@@ -96,7 +110,7 @@ GpuOutputTiles TileNchwOutput(te::Stage& o, const std::vector<te::IterVar>& lead
   o.bind(y.thread, ir::ForKind::kGpuThreadY);
   o.bind(x.thread, ir::ForKind::kGpuThreadX);
   for (const TiledAxis* a : {&f, &y, &x}) {  // the register tile, virtual threads included
-    o.unroll(a->vthread);
+    if (a->vthread) o.unroll(a->vthread);
     o.unroll(a->inner);
   }
   return {x.thread, {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")), ThreadFactor(cfg.Get("tile_x"))}};

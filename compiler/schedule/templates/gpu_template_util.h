@@ -30,6 +30,9 @@ using ThreadExtents = std::array<int64_t, 3>;
 // then by the block's threads (x innermost, so consecutive threads read consecutive elements:
 // coalesced global loads and conflict-free shared stores), binding the pieces to threadIdx.
 void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads);
+// The same split of one (fused) leaf by the block's threads; returns the innermost thread-bound
+// piece (the leaf itself when the block has one thread).
+te::IterVar SplitAcrossThreads(te::Stage& stage, const te::IterVar& fused, const ThreadExtents& threads);
 
 // Computes each of `shared` (cache_read copies) inside `reader` at loop `at`, fetched cooperatively
 // by the block's threads: once per iteration of `at`, fenced by barriers (schedule_ops.h).
@@ -84,6 +87,11 @@ struct GpuOutputTiles {
 };
 GpuOutputTiles TileNchwOutput(te::Stage& out, const std::vector<te::IterVar>& leading, const te::IterVar& channels,
                               const Config& cfg);
+// The same over given row and column leaves (Winograd's tile rows and columns), with `innermost`
+// leaves (unrolled) inside the register tile.
+GpuOutputTiles TileNchwOutput(te::Stage& out, const std::vector<te::IterVar>& leading, const te::IterVar& channels,
+                              const te::IterVar& rows, const te::IterVar& cols, const Config& cfg,
+                              const std::vector<te::IterVar>& innermost);
 
 // Bytes of the padded-input tile a block stages per reduction step: channels x rows x columns
 // of a window of `threads_y x inner_y` rows (stride, kernel rows per step, dilation) and likewise
