@@ -1,30 +1,18 @@
 #include "tunefarm/farm_net/metrics.h"
 
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <dirent.h>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <prometheus/text_serializer.h>
 
-#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/farm_net/http_server.h"
 
 namespace tunefarm::farm_net {
 namespace {
-
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 
 class FunctionCollectable final : public prometheus::Collectable {
  public:
@@ -111,12 +99,8 @@ std::shared_ptr<prometheus::Collectable> CollectWith(std::function<std::vector<p
 std::shared_ptr<prometheus::Collectable> ProcessMetrics() { return CollectWith(CollectProcess); }
 
 struct MetricsEndpoint::Impl {
-  asio::io_context io;
-  tcp::acceptor acceptor{io};
   std::vector<std::shared_ptr<prometheus::Collectable>> sources;
-  std::atomic<bool> stopping{false};
-  std::thread thread;
-  std::string address;
+  std::unique_ptr<HttpServer> server;
 
   std::string Body() const {
     std::vector<prometheus::MetricFamily> families;
@@ -126,62 +110,21 @@ struct MetricsEndpoint::Impl {
     return prometheus::TextSerializer().Serialize(families);
   }
 
-  void Serve(tcp::socket socket) {
-    timeval timeout{5, 0};  // a client that sends nothing is dropped, never stalls the endpoint
-    setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-    beast::flat_buffer buffer(8192);
-    http::request_parser<http::empty_body> parser;
-    parser.header_limit(8192);
-    beast::error_code ec;
-    http::read(socket, buffer, parser, ec);
-    http::response<http::string_body> res;
-    res.version(11);
-    res.set(http::field::server, "tunefarm");
-    res.keep_alive(false);
-    if (ec) {
-      if (ec == http::error::end_of_stream || ec == asio::error::timed_out || ec == asio::error::would_block) return;
-      res.result(http::status::bad_request);
-      res.set(http::field::content_type, "text/plain; charset=utf-8");
-      res.body() = "bad request: " + ec.message() + "\n";
-    } else {
-      const auto& req = parser.get();
-      const std::string target(req.target());
-      if (req.method() != http::verb::get && req.method() != http::verb::head) {
-        res.result(http::status::method_not_allowed);
-        res.set(http::field::allow, "GET, HEAD");
-        res.set(http::field::content_type, "text/plain; charset=utf-8");
-        res.body() = "method not allowed: /metrics answers GET\n";
-      } else if (target != "/metrics" && target.rfind("/metrics?", 0) != 0) {
-        res.result(http::status::not_found);
-        res.set(http::field::content_type, "text/plain; charset=utf-8");
-        res.body() = "not found: this endpoint serves /metrics only\n";
-      } else {
-        res.result(http::status::ok);
-        res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-        try {
-          res.body() = Body();
-        } catch (const std::exception& e) {  // the serializer's stream errors; never out of the thread
-          res.result(http::status::internal_server_error);
-          res.body() = std::string("cannot serialize the metrics: ") + e.what() + "\n";
-        }
-        if (req.method() == http::verb::head) res.body().clear();
-      }
+  HttpResponse Handle(const HttpRequest& req) const {
+    if (req.path != "/metrics") return HttpResponse::Text(404, "not found: this endpoint serves /metrics only");
+    if (req.method != "GET") {
+      HttpResponse r = HttpResponse::Text(405, "method not allowed: /metrics answers GET");
+      r.headers.push_back({"Allow", "GET, HEAD"});
+      return r;
     }
-    res.prepare_payload();
-    http::write(socket, res, ec);
-    socket.shutdown(tcp::socket::shutdown_both, ec);
-  }
-
-  void Run() {
-    while (!stopping) {
-      tcp::socket socket(io);
-      beast::error_code ec;
-      acceptor.accept(socket, ec);
-      if (stopping) break;
-      if (ec) continue;
-      Serve(std::move(socket));
+    HttpResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    try {
+      r.body = Body();
+    } catch (const std::exception& e) {  // the serializer's stream errors
+      return HttpResponse::Text(500, std::string("cannot serialize the metrics: ") + e.what());
     }
+    return r;
   }
 };
 
@@ -189,37 +132,20 @@ MetricsEndpoint::MetricsEndpoint(std::unique_ptr<Impl> impl) : impl_(std::move(i
 
 Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(const std::string& host_port,
                                                                 std::vector<std::shared_ptr<prometheus::Collectable>> sources) {
-  TUNEFARM_ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress(host_port, "--metrics"));
   auto impl = std::make_unique<Impl>();
   impl->sources = std::move(sources);
   impl->sources.push_back(ProcessMetrics());
-  beast::error_code ec;
-  const auto ip = asio::ip::make_address(listen.host, ec);
-  if (ec) return Status::InvalidArgument("--metrics " + host_port + ": the host must be an IP address (" + ec.message() + ")");
-  const tcp::endpoint endpoint(ip, static_cast<unsigned short>(listen.port));
-  impl->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) impl->acceptor.bind(endpoint, ec);
-  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Status::InvalidArgument("--metrics " + host_port + ": cannot listen: " + ec.message());
-  const tcp::endpoint bound = impl->acceptor.local_endpoint(ec);
-  impl->address = (bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string()) + ":" +
-                  std::to_string(bound.port());
-  Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->Run(); });
+  const Impl* raw = impl.get();
+  HttpServerOptions options;
+  options.flag = "--metrics";
+  options.max_connections = 8;
+  TUNEFARM_ASSIGN_OR_RETURN(impl->server, HttpServer::Start(
+                                              host_port, [raw](const HttpRequest& r) { return raw->Handle(r); }, options));
   return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
 }
 
-MetricsEndpoint::~MetricsEndpoint() {
-  impl_->stopping = true;
-  // Wake the blocking accept with one connection to ourselves, then close.
-  beast::error_code ec;
-  tcp::socket poke(impl_->io);
-  poke.connect(impl_->acceptor.local_endpoint(ec), ec);
-  impl_->thread.join();
-  impl_->acceptor.close(ec);
-}
+MetricsEndpoint::~MetricsEndpoint() = default;
 
-std::string MetricsEndpoint::address() const { return impl_->address; }
+std::string MetricsEndpoint::address() const { return impl_->server->address(); }
 
 }  // namespace tunefarm::farm_net

@@ -1,13 +1,13 @@
 // Prometheus metrics of the farm's services: each service fills a prometheus-cpp registry (or adds
 // a collectable that reads its state at scrape time), and MetricsEndpoint serves it, with the
 // standard process_* metrics, as GET /metrics in the text exposition format (version 0.0.4) over
-// Boost.Beast. Off by default: a daemon starts an endpoint only for `--metrics HOST:PORT`.
+// HttpServer (Boost.Beast). Off by default: a daemon starts an endpoint only for `--metrics HOST:PORT`.
 //
 // Contract:
-//  - Start binds host:port (port 0: a free one; address() says which) and serves on one thread;
-//    the destructor stops it. A bind failure is an InvalidArgument naming the address.
+//  - Start binds host:port (port 0: a free one; address() says which); the destructor stops it.
+//    A bind failure is an InvalidArgument naming --metrics and the address.
 //  - GET /metrics: 200, `text/plain; version=0.0.4; charset=utf-8`. Any other path: 404; any
-//    other method: 405. A client that sends nothing for 5 s is dropped; requests over 8 KiB get 400.
+//    other method: 405. Connection limits and timeouts are HttpServer's (http_server.h).
 //  - ProcessMetrics(): process_cpu_seconds_total, process_resident_memory_bytes,
 //    process_virtual_memory_bytes, process_open_fds, process_max_fds, process_start_time_seconds,
 //    read from /proc/self at scrape time (Prometheus's client conventions; prometheus-cpp has none).
