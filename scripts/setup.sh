@@ -20,6 +20,8 @@ PACKAGES=(
   # tests and benchmarks (prometheus: promtool and a real server for the /metrics tests)
   libgtest-dev libgmock-dev googletest libbenchmark-dev prometheus
   libdnnl-dev
+  # the dashboard's browser tests (headless, driven by playwright-core from npm)
+  chromium
   # Raspberry Pi cross builds, run under emulation in tests
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
 )
@@ -41,8 +43,19 @@ for p in "${PACKAGES[@]}" "${FOREIGN_PACKAGES[@]}"; do
   fi
 done
 
+# Node.js and npm: the dashboard's npm packages (below). Debian's when the machine has none.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
+
+# The dashboard's npm packages, pinned by package-lock.json: ECharts (embedded into the binary at
+# build time) and playwright-core (drives Chromium in the dashboard's tests).
+install_npm_packages() {
+  echo "setup.sh: npm ci in tuner/dashboard/web"
+  npm ci --prefix "$(dirname "$0")/../tuner/dashboard/web" --no-audit --no-fund --loglevel=error
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup.sh: all $(( ${#PACKAGES[@]} + ${#FOREIGN_PACKAGES[@]} )) packages already installed"
+  install_npm_packages
   exit 0
 fi
 
@@ -63,4 +76,5 @@ done
 # a crash mid-install is recoverable by re-running this script.
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \
   -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
+install_npm_packages
 echo "setup.sh: done"

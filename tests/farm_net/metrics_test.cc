@@ -7,9 +7,6 @@
 #include <unistd.h>
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/system/error_code.hpp>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -17,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/http_client.h"
 #include "common/process.h"
 #include "tunefarm/rpc_server/measure_client.h"
 #include "tunefarm/farm_net/metrics.h"
@@ -24,47 +22,17 @@
 namespace tunefarm::farm_net {
 namespace {
 
-using tcp = boost::asio::ip::tcp;
 using tunefarm::testing::ChildProcess;
 
 const char* kToken = "metrics-test-token-0123456789";
 std::vector<std::string> Env() { return {std::string("TUNEFARM_TOKEN=") + kToken}; }
 
-// One HTTP/1.0 request to address ("127.0.0.1:PORT"): status and body. Written on a plain socket
-// (the endpoints close the connection after answering), so the test checks the wire format itself.
+// Status and body of one request (tests/common/http_client.h).
 std::pair<int, std::string> Http(const std::string& address, const std::string& target, const std::string& method = "GET") {
-  boost::asio::io_context io;
-  tcp::socket socket(io);
-  const size_t colon = address.rfind(':');
-  boost::system::error_code ec;
-  socket.connect(tcp::endpoint(boost::asio::ip::make_address(address.substr(0, colon)),
-                               static_cast<unsigned short>(std::stoi(address.substr(colon + 1)))),
-                 ec);
-  if (ec) return {-1, ec.message()};
-  const std::string request = method + " " + target + " HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
-  boost::asio::write(socket, boost::asio::buffer(request), ec);
-  if (ec) return {-1, ec.message()};
-  std::string response;
-  boost::asio::read(socket, boost::asio::dynamic_buffer(response), ec);  // until the server closes
-  if (ec && ec != boost::asio::error::eof) return {-1, ec.message()};
-  // "HTTP/1.1 200 OK\r\n...headers...\r\n\r\nbody"
-  const size_t space = response.find(' '), end = response.find("\r\n\r\n");
-  if (space == std::string::npos || end == std::string::npos) return {-1, "malformed response: " + response};
-  return {std::atoi(response.c_str() + space + 1), response.substr(end + 4)};
+  const auto r = tunefarm::testing::Http(address, target, method);
+  return {r.status, r.body};
 }
-
-// promtool's verdict on a metrics text: exit code and output.
-std::pair<int, std::string> Promtool(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "metrics_" + std::to_string(getpid()) + ".txt";
-  std::ofstream(path) << text;
-  FILE* p = popen(("promtool check metrics < " + path + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (p && fgets(buf, sizeof(buf), p)) out += buf;
-  const int status = p ? pclose(p) : -1;
-  std::remove(path.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using tunefarm::testing::Promtool;
 
 TEST(Metrics, EveryDaemonServesPrometheusMetricsThatPromtoolAccepts) {
   const std::string dir = ::testing::TempDir() + "tunefarm_metrics_" + std::to_string(getpid());
@@ -125,6 +93,7 @@ TEST(Metrics, EveryDaemonServesPrometheusMetricsThatPromtoolAccepts) {
 
 // A free loopback port (bound and released: the next bind takes it unless a race intervenes).
 int FreePort() {
+  using tcp = boost::asio::ip::tcp;
   boost::asio::io_context io;
   tcp::acceptor a(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
   return a.local_endpoint().port();

@@ -36,6 +36,7 @@ int RunCommand(const Args& args);
 int RecordsCommand(const Args& args);
 int TrackerCommand(const Args& args);
 int JobsCommand(const Args& args);
+int DashboardCommand(const Args& args);
 int OpsCommand(const Args& args);
 
 }  // namespace tunefarm::cli

@@ -28,6 +28,9 @@ const std::vector<Command>& Commands() {
                "[--local | --tracker HOST:PORT --key KEY] [--threads N] [--daemon HOST:PORT]",
        "tune every task of a model; every trial goes to the records database (run again to resume)", &TuneCommand,
        {"--local", "--no-transfer"}},
+      {"dashboard", "tunefarm dashboard [--records DB ...] [--tracker HOST:PORT] [--daemon HOST:PORT] [--listen 127.0.0.1:8321] "
+                    "[--metrics HOST:PORT] [--token-file PATH]",
+       "the web dashboard over the tuning records: jobs, farm, task tables, charts (docs/dashboard.md)", &DashboardCommand, {}},
       {"jobs", "tunefarm jobs list|watch|cancel --daemon HOST:PORT [JOB_ID] [--token-file PATH] [--json]",
        "list, follow or cancel the tuning jobs of a tuner-daemon", &JobsCommand, {"--json"}},
       {"ops", "tunefarm ops [--markdown]", "list the ONNX operators tunefarm compiles", &OpsCommand, {"--markdown"}},
@@ -49,7 +52,7 @@ namespace {
 
 void PrintHelp() {
   std::printf("usage: tunefarm COMMAND [ARGS]\n\ncommands:\n");
-  for (const Command& c : Commands()) std::printf("  %-8s %s\n           %s\n", c.name, c.help, c.usage);
+  for (const Command& c : Commands()) std::printf("  %-10s %s\n             %s\n", c.name, c.help, c.usage);
 }
 
 }  // namespace

@@ -310,7 +310,10 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
     job->proto.clear_tasks();
     for (const auto& t : *tasks) {
       scheduled.push_back({t.workload, t.count});
-      job->proto.add_tasks()->set_workload(t.workload.Key());
+      v1::TaskStatus* status = job->proto.add_tasks();
+      status->set_workload(t.workload.Key());
+      status->set_weight(t.count);
+      status->set_flops(t.flops);
     }
     job->proto.set_trials_budget(schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()));
     Persist(*job);

@@ -1,10 +1,13 @@
 // tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]
-//              [--max-running N] [--metrics HOST:PORT] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
+//              [--max-running N] [--metrics HOST:PORT] [--dashboard HOST:PORT]
+//              [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 // Takes tuning jobs over gRPC (tunefarm.v1.TunerDaemon; `tunefarm tune --daemon HOST:PORT`),
 // keeps them in the records database and resumes unfinished ones when started again. Jobs measure
 // through the farm (--tracker/--key, or the job's own) or, without a tracker, on this machine.
 // The first line printed is "tuner-daemon listening on HOST:PORT". With --metrics, Prometheus
-// metrics on GET /metrics there (jobs by state, trials measured; docs/metrics.md).
+// metrics on GET /metrics there (jobs by state, trials measured; docs/metrics.md). With
+// --dashboard, the web dashboard over its records database (docs/dashboard.md), cancelling through
+// this daemon with its token.
 #include <unistd.h>
 
 #include <csignal>
@@ -20,12 +23,14 @@
 #endif
 #include "tunefarm/farm_net/server.h"
 #include "tuner/daemon/tuner_daemon_service.h"
+#include "tunefarm/tuner/dashboard.h"
 
 namespace {
 
 const char* kUsage =
     "usage: tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]\n"
-    "                    [--max-running N] [--metrics HOST:PORT] [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
+    "                    [--max-running N] [--metrics HOST:PORT] [--dashboard HOST:PORT]\n"
+    "                    [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
     "  (token: --token-file or $TUNEFARM_TOKEN; it guards the job API and is sent to the tracker)";
 volatile std::sig_atomic_t g_stop = 0;
 
@@ -64,8 +69,9 @@ int main(int argc, char** argv) {
   flags.String("--tracker", &options.tracker);
   flags.String("--key", &options.key);
   flags.Int("--max-running", &options.max_running, 1, 1024);
-  std::string metrics_address;
+  std::string metrics_address, dashboard_address;
   flags.String("--metrics", &metrics_address);
+  flags.String("--dashboard", &dashboard_address);
   if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n%s\n", s.message().c_str(), kUsage);
     return 2;
@@ -108,7 +114,13 @@ int main(int argc, char** argv) {
 #if TUNEFARM_HAVE_METRICS
   std::unique_ptr<tunefarm::farm_net::MetricsEndpoint> metrics;
   if (!metrics_address.empty()) {
-    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, {DaemonMetrics(jobs->get())});
+    auto records_metrics = tunefarm::tuner::RecordsMetrics(options.records);
+    if (!records_metrics.ok()) {
+      std::fprintf(stderr, "tuner-daemon: %s\n", records_metrics.status().message().c_str());
+      started->Shutdown();
+      return 1;
+    }
+    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, {DaemonMetrics(jobs->get()), *records_metrics});
     if (!endpoint.ok()) {
       std::fprintf(stderr, "tuner-daemon: %s\n", endpoint.status().message().c_str());
       started->Shutdown();
@@ -125,6 +137,25 @@ int main(int argc, char** argv) {
     return 1;
   }
 #endif
+  std::unique_ptr<tunefarm::tuner::Dashboard> dashboard;
+  if (!dashboard_address.empty()) {
+    tunefarm::tuner::DashboardOptions d;
+    d.records = {options.records};
+    d.tracker = options.tracker;
+    d.daemon = started->address;
+    d.listen = dashboard_address;
+    d.token = options.token;
+    d.tls = options.tls;
+    auto started_dashboard = tunefarm::tuner::Dashboard::Start(d);
+    if (!started_dashboard.ok()) {
+      std::fprintf(stderr, "tuner-daemon: --dashboard: %s\n", started_dashboard.status().message().c_str());
+      started->Shutdown();
+      return 1;
+    }
+    dashboard = std::move(*started_dashboard);
+    std::printf("tuner-daemon dashboard on http://%s/\n", dashboard->address().c_str());
+    std::fflush(stdout);
+  }
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -133,6 +164,7 @@ int main(int argc, char** argv) {
 #if TUNEFARM_HAVE_METRICS
   metrics.reset();  // it reads the job list
 #endif
+  dashboard.reset();
   started->Shutdown();
   jobs->reset();  // stops every job after its batch in flight
   return 0;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tunefarm/tuner/records.h"
+#include "tuner/records/sqlite_stmt.h"
 
 namespace tunefarm::tuner {
 namespace {
@@ -69,41 +70,10 @@ std::string NewUid() {
   return buf;
 }
 
-class Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& sql) { rc_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr); }
-  ~Stmt() { sqlite3_finalize(s_); }
-  bool ok() const { return rc_ == SQLITE_OK; }
-  Stmt& Bind(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& Bind(int i, int64_t v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  Stmt& Bind(int i, double v) {
-    sqlite3_bind_double(s_, i, v);
-    return *this;
-  }
-  Stmt& BindNull(int i) {
-    sqlite3_bind_null(s_, i);
-    return *this;
-  }
-  int Step() { return sqlite3_step(s_); }
-  std::string Text(int c) const {
-    const unsigned char* t = sqlite3_column_text(s_, c);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-  int64_t Int(int c) const { return sqlite3_column_int64(s_, c); }
-  double Double(int c) const { return sqlite3_column_double(s_, c); }
 
- private:
-  sqlite3_stmt* s_ = nullptr;
-  int rc_ = SQLITE_OK;
-};
+}  // namespace
 
-const char* kSelectTrial =
+const char* const kSelectTrial =
     "SELECT t.id, t.uid, w.key, w.template, w.flops, g.target, g.model, g.keys, t.config_index, t.config_json, t.status,"
     " t.error_message, t.costs_ms, t.mean_ms, t.threads, t.device_key, t.device_info, t.build_ms, t.run_ms,"
     " IFNULL(t.job_id, 0), t.created_at FROM trials t JOIN workloads w ON w.id = t.workload_id"
@@ -139,8 +109,6 @@ TrialRecord ReadTrial(const Stmt& s) {
   t.created_at = s.Text(20);
   return t;
 }
-
-}  // namespace
 
 std::string TrialRecord::ToJson() const {
   nlohmann::ordered_json j;

@@ -114,6 +114,21 @@ Result<std::map<std::string, std::string>> ParseQuery(const std::string& query) 
   return out;
 }
 
+int HttpStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange: return 400;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kFailedPrecondition: return 409;
+    case StatusCode::kUnavailable: return 502;
+    case StatusCode::kDeadlineExceeded: return 504;
+    default: return 500;
+  }
+}
+
 struct HttpServer::Impl {
   asio::io_context io;
   tcp::acceptor acceptor{io};

@@ -61,6 +61,39 @@ struct JobRecord {
   std::string created_at, updated_at;
 };
 
+// The dashboard's read side (docs/dashboard.md): aggregates and trial streams read by id, so a
+// client that remembers the last id it saw gets only what is new (rowid range scans).
+
+// One task as the dashboard counts it: a workload on a target.
+struct TaskStats {
+  int64_t workload_id = 0, target_id = 0;
+  std::string workload_key, template_name, target, target_model;
+  double flops = 0;
+  int64_t trials = 0, ok_trials = 0;
+  double best_ms = 0;  // 0: no successful trial
+  int64_t best_trial_id = 0, last_trial_id = 0;
+  std::string first_at, last_at;
+};
+
+// A trial without its costs and device text: what charts plot.
+struct TrialPoint {
+  int64_t id = 0, workload_id = 0, target_id = 0, config_index = -1, job_id = 0;
+  std::string config_json, status, device_key, created_at;
+  double mean_ms = 0, build_ms = 0;  // mean_ms 0 unless ok
+};
+
+// Failed trials grouped by outcome, message and device.
+struct ErrorGroup {
+  std::string status, message, device_key;
+  int64_t count = 0, last_trial_id = 0;
+};
+
+struct WorkloadInfo {
+  int64_t id = 0;
+  std::string key, template_name;
+  double flops = 0;
+};
+
 struct TargetMatch {
   std::string target, model;
   std::vector<std::string> keys;
@@ -90,6 +123,24 @@ class RecordsDb {
   Result<std::vector<TrialRecord>> ListSimilar(const std::string& template_name, const std::string& target,
                                                const std::string& except_workload, int64_t limit);
   Result<int64_t> CountTrials();
+
+  // Dashboard queries. job_id: -1 every trial, 0 trials outside daemon jobs, N that job's;
+  // workload_id 0: every workload.
+  Result<std::vector<TaskStats>> TaskStatsOf(int64_t job_id = -1, int64_t workload_id = 0);
+  // Trials with id > after_id in id order, at most limit; workload_id 0: every workload.
+  Result<std::vector<TrialPoint>> TrialsAfter(int64_t after_id, int64_t workload_id, int64_t limit);
+  // The newest failed trials, newest first.
+  Result<std::vector<TrialRecord>> RecentFailures(int64_t limit);
+  // workload_id 0: every workload. Most frequent first.
+  Result<std::vector<ErrorGroup>> ErrorGroups(int64_t workload_id, int64_t limit);
+  // The fastest successful trials of a workload (every target), fastest first.
+  Result<std::vector<TrialRecord>> FastestTrials(int64_t workload_id, int64_t limit);
+  Result<std::vector<WorkloadInfo>> Workloads();
+  // NotFound naming the id or key.
+  Result<WorkloadInfo> GetWorkload(int64_t id);
+  Result<WorkloadInfo> FindWorkload(const std::string& key);
+  Result<std::vector<std::pair<int64_t, std::string>>> Targets();  // id, target string
+  Result<int64_t> LastTrialId();  // 0: none
 
   // Jobs: created queued; unfinished ones (queued, running) are what a restarted daemon resumes.
   Result<int64_t> AddJob(const std::string& spec_json);

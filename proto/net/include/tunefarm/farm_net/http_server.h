@@ -70,6 +70,11 @@ class HttpServer {
 
 Result<std::map<std::string, std::string>> ParseQuery(const std::string& query);
 
+// The one Status -> HTTP status mapping: InvalidArgument/OutOfRange 400, Unauthenticated 401,
+// PermissionDenied 403, NotFound 404, FailedPrecondition 409, Unavailable 502,
+// DeadlineExceeded 504, anything else 500.
+int HttpStatusOf(const Status& status);
+
 }  // namespace tunefarm::farm_net
 
 #endif  // TUNEFARM_FARM_NET_HTTP_SERVER_H_

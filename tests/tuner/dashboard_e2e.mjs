@@ -1,0 +1,130 @@
+// End-to-end check of the dashboard page in headless Chromium (Debian's /usr/bin/chromium driven by
+// playwright-core from tuner/dashboard/web/node_modules). Run by tests/tuner/dashboard_test.cc:
+//
+//   node dashboard_e2e.mjs SPEC.json
+//
+// SPEC: { url, web_dir, expected: { job, tasks: [{workload, task_id, best_gflops, trials, weight}] },
+//         inject: { argv: [...], message }, screenshots: DIR or "" }
+// Every check that fails is printed as "FAIL: ..."; the exit code is the number of failures.
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const require = createRequire(path.join(spec.web_dir, 'package.json'));
+const { chromium } = require('playwright-core');
+
+let failures = 0;
+function check(ok, what) {
+  if (ok) console.log('ok: ' + what);
+  else { failures++; console.log('FAIL: ' + what); }
+}
+
+// Series of a named chart and how many points each has.
+async function chartPoints(page, name) {
+  return page.evaluate((n) => {
+    const c = window.tunefarmCharts[n];
+    if (!c) return null;
+    return c.getOption().series.map(s => (s.data || []).length);
+  }, name);
+}
+
+async function waitForView(page, hash, name) {
+  await page.goto(spec.url + hash);
+  await page.waitForFunction((v) => document.body.dataset.view === v, name, { timeout: 20000 });
+}
+
+// Playwright gives the browser a fresh temporary profile of its own.
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const consoleErrors = [];
+  page.on('pageerror', e => consoleErrors.push(String(e)));
+  page.on('console', m => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  // Nothing may leave the dashboard's own origin (the page works offline).
+  const foreign = [];
+  page.on('request', r => { if (!r.url().startsWith(spec.url)) foreign.push(r.url()); });
+
+  // Overview.
+  await waitForView(page, '/#/', 'overview');
+  const trialsCard = await page.textContent('#overview-trials .v');
+  const totalTrials = spec.expected.tasks.reduce((a, t) => a + t.trials, 0);
+  check(Number(trialsCard.replace(/,/g, '')) === totalTrials, `overview counts ${totalTrials} trials (shows ${trialsCard})`);
+  check(await page.locator(`tr[data-job="${spec.expected.job}"]`).count() === 1, `overview lists job #${spec.expected.job}`);
+  if (spec.screenshots) await page.screenshot({ path: path.join(spec.screenshots, 'overview.png'), fullPage: true });
+
+  // Model: the task table with the right figures.
+  await waitForView(page, '/#/model/' + spec.expected.job, 'model');
+  for (const t of spec.expected.tasks) {
+    const row = page.locator(`#task-table tr[data-workload="${t.workload}"]`);
+    check(await row.count() === 1, `model table has a row for ${t.workload}`);
+    if (await row.count() !== 1) continue;
+    const cells = await row.locator('td').evaluateAll(tds => tds.map(td => td.dataset.value));
+    // ID, Name, FLOP, Weight, Speed, Latency, Weighted Latency, Trials, Done
+    const gflops = Number(cells[4]), trials = Number(cells[7]), weight = Number(cells[3]);
+    check(Math.abs(gflops - t.best_gflops) <= 1e-6 * Math.max(1, t.best_gflops), `${t.workload}: best GFLOP/s ${gflops} == ${t.best_gflops}`);
+    check(trials === t.trials, `${t.workload}: trials ${trials} == ${t.trials}`);
+    check(weight === t.weight, `${t.workload}: weight ${weight} == ${t.weight}`);
+    const latency = Number(cells[5]);
+    check(Math.abs(latency - 1e3 * t.best_ms) <= 1e-6 * latency, `${t.workload}: latency ${latency} us == ${1e3 * t.best_ms}`);
+  }
+  const latencyPoints = await chartPoints(page, 'model_latency');
+  check(latencyPoints && latencyPoints[0] > 0, `the end-to-end latency chart has points (${latencyPoints})`);
+  if (spec.screenshots) await page.screenshot({ path: path.join(spec.screenshots, 'model.png'), fullPage: true });
+
+  // Task: every chart renders with data; a failing trial committed while the page is open appears.
+  const task = spec.expected.tasks[0];
+  await waitForView(page, '/#/task/' + task.task_id, 'task');
+  for (const name of ['best_by_trial', 'best_by_time', 'trials_scatter', 'knob_importance', 'parallel']) {
+    const points = await chartPoints(page, name);
+    check(points && points.length > 0 && points.every(n => n > 0), `task chart ${name} has data (${JSON.stringify(points)})`);
+  }
+  const canvases = await page.locator('.chart canvas').count();
+  check(canvases >= 5, `the task view drew ${canvases} chart canvases`);
+  if (spec.screenshots) await page.screenshot({ path: path.join(spec.screenshots, 'task.png'), fullPage: true });
+
+  const before = Number((await page.textContent('#task-trials .v')).replace(/,/g, ''));
+  const started = Date.now();
+  execFileSync(spec.inject.argv[0], spec.inject.argv.slice(1), { stdio: 'pipe' });
+  let seen = false;
+  try {
+    await page.waitForFunction((m) => {
+      const t = document.getElementById('error-table');
+      return t && t.textContent.includes(m);
+    }, spec.inject.message, { timeout: 5000, polling: 100 });
+    seen = true;
+  } catch (e) { /* timed out */ }
+  const elapsed = (Date.now() - started) / 1000;
+  check(seen, `the injected failing trial's message is in the error breakdown ${elapsed.toFixed(2)} s after its commit (bar: 5 s)`);
+  const after = Number((await page.textContent('#task-trials .v')).replace(/,/g, ''));
+  check(after === before + 1, `the task's trial count went from ${before} to ${after}`);
+  const scatter = await page.evaluate(() => window.tunefarmCharts.trials_scatter.getOption().series.map(s => s.name));
+  check(scatter.includes('runtime_error'), `the trial scatter has a runtime_error series (${scatter})`);
+  console.log('live_update_seconds ' + elapsed.toFixed(3));
+
+  // Overview again: the recent errors list the injected message.
+  await waitForView(page, '/#/', 'overview');
+  check((await page.textContent('main')).includes(spec.inject.message), 'the overview lists the injected error');
+
+  // Compare.
+  await waitForView(page, '/#/compare?workload=' + encodeURIComponent(task.workload), 'compare');
+  check(await page.locator('#compare-table tbody tr').count() >= 1, 'the compare table has rows');
+  const comparePoints = await chartPoints(page, 'compare');
+  check(comparePoints && comparePoints[0] > 0, `the compare chart has bars (${comparePoints})`);
+  if (spec.screenshots) await page.screenshot({ path: path.join(spec.screenshots, 'compare.png'), fullPage: true });
+
+  check(consoleErrors.length === 0, `no script errors on the page (${consoleErrors.join(' | ')})`);
+  check(foreign.length === 0, `no request left the dashboard (${foreign.join(', ')})`);
+} catch (e) {
+  failures++;
+  console.log('FAIL: ' + (e.stack || e));
+} finally {
+  await browser.close();
+}
+process.exit(failures);

@@ -1,0 +1,334 @@
+// The dashboard: its JSON API over a records database written through the records layer (figures
+// checked against sums done here), the incremental trial stream, knob importance, hostile
+// parameters, the cancel guard and the records metrics; then the page itself in headless Chromium
+// over a database from a real tuning run of tuner-daemon (tests/tuner/dashboard_e2e.mjs).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "common/http_client.h"
+#include "common/process.h"
+#include "tunefarm/farm_net/metrics.h"
+#include "tunefarm/tuner/dashboard.h"
+#include "tunefarm/tuner/records.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+using Json = nlohmann::json;
+using tunefarm::testing::Http;
+
+const char* kTarget = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver4";
+const char* kConvKey = "conv2d_nchw|N1_C16_H14_W14|K32_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
+const char* kDenseKey = "dense|N1_K32|O10|float32";
+constexpr double kConvFlops = 2.0 * 32 * 14 * 14 * 16 * 9, kDenseFlops = 2.0 * 32 * 10;
+
+std::string TempDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_" + name + "_" + std::to_string(getpid());
+  EXPECT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  return dir;
+}
+
+Json GetJson(const std::string& address, const std::string& target, int expect_status = 200) {
+  const auto r = Http(address, target);
+  EXPECT_EQ(r.status, expect_status) << target << ": " << r.body;
+  Json j = Json::parse(r.body, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << target << ": " << r.body;
+  return j;
+}
+
+// A database as a daemon job would leave it: job 1 tunes the conv (weight 2) and the dense
+// (weight 1). The conv's latency is decided by its "tile" knob alone; "unroll" is noise-free and
+// irrelevant. Two failures with messages, one outside the job.
+class DashboardApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir("dashboard_api");
+    path_ = dir_ + "/records.db";
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+    auto job = db_->AddJob(R"({"model":"small.onnx","target":"native","total_trials":40})");
+    ASSERT_TRUE(job.ok());
+    job_ = *job;
+    const Json progress = {{"trials_done", 11},
+                           {"trials_budget", 40},
+                           {"tasks", {{{"workload", kConvKey}, {"weight", 2}, {"flops", kConvFlops}},
+                                      {{"workload", kDenseKey}, {"weight", 1}, {"flops", kDenseFlops}}}}};
+    ASSERT_TRUE(db_->UpdateJob(job_, "running", progress.dump()).ok());
+    const int tiles[] = {1, 2, 4, 8};
+    for (int i = 0; i < 8; ++i) {
+      const int tile = tiles[i % 4];
+      // Configs as the compiler writes them: the index is not a knob.
+      Add(kConvKey, "conv2d_nchw", kConvFlops, i, Json{{"index", i}, {"knobs", {{"tile", tile}, {"unroll", i / 4}}}}.dump(), "ok",
+          "", 1.0 / tile);
+    }
+    Add(kConvKey, "conv2d_nchw", kConvFlops, 8, R"({"tile":16,"unroll":0})", "compile_error",
+        "llvm: <script>alert(1)</script> register spill", 0);
+    Add(kDenseKey, "dense", kDenseFlops, 0, R"({"tile_k":4})", "ok", "", 0.002);
+    Add(kDenseKey, "dense", kDenseFlops, 1, R"({"tile_k":8})", "ok", "", 0.0015);
+    Add(kDenseKey, "dense", kDenseFlops, 2, R"({"tile_k":16})", "timeout", "timed out after 10 s", 0, /*job=*/0);
+    DashboardOptions options;
+    options.records = {path_};
+    options.listen = "127.0.0.1:0";
+    auto dashboard = Dashboard::Start(options);
+    ASSERT_TRUE(dashboard.ok()) << dashboard.status().ToString();
+    dashboard_ = std::move(*dashboard);
+    address_ = dashboard_->address();
+  }
+  void TearDown() override {
+    dashboard_.reset();
+    db_.reset();
+    ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0);
+  }
+
+  int64_t Add(const std::string& key, const std::string& tmpl, double flops, int64_t index, const std::string& config,
+              const std::string& status, const std::string& message, double ms, int64_t job = -1) {
+    TrialRecord t;
+    t.workload_key = key;
+    t.template_name = tmpl;
+    t.flops = flops;
+    t.target = kTarget;
+    t.target_keys = "cpu";
+    t.config_index = index;
+    t.config_json = config;
+    t.status = status;
+    t.error_message = message;
+    if (status == "ok") {
+      t.costs_ms = {ms, ms};
+      t.mean_ms = ms;
+    }
+    t.device_key = "x86-test";
+    t.build_ms = 40 + index;
+    t.job_id = job < 0 ? job_ : job;
+    EXPECT_TRUE(db_->AddTrial(&t).ok());
+    return t.id;
+  }
+
+  int64_t WorkloadId(const std::string& key) {
+    auto w = db_->FindWorkload(key);
+    EXPECT_TRUE(w.ok());
+    return w.ok() ? w->id : -1;
+  }
+
+  std::string dir_, path_, address_;
+  std::unique_ptr<RecordsDb> db_;
+  std::unique_ptr<Dashboard> dashboard_;
+  int64_t job_ = 0;
+};
+
+TEST_F(DashboardApi, ModelViewHasMetaScheduleTaskTableFigures) {
+  const Json m = GetJson(address_, "/api/model?job=" + std::to_string(job_));
+  ASSERT_EQ(m["tasks"].size(), 2u) << m.dump();
+  const Json& conv = m["tasks"][0];
+  EXPECT_EQ(conv["workload"], kConvKey);
+  EXPECT_EQ(conv["weight"], 2);
+  EXPECT_EQ(conv["trials"], 9);  // 8 ok + the compile error
+  EXPECT_EQ(conv["ok_trials"], 8);
+  const double conv_best_ms = 1.0 / 8;
+  EXPECT_NEAR(conv["best_gflops"].get<double>(), kConvFlops / (conv_best_ms * 1e6), 1e-9);
+  EXPECT_NEAR(conv["latency_us"].get<double>(), conv_best_ms * 1e3, 1e-9);
+  EXPECT_NEAR(conv["weighted_latency_us"].get<double>(), 2 * conv_best_ms * 1e3, 1e-9);
+  const Json& dense = m["tasks"][1];
+  EXPECT_EQ(dense["trials"], 2);  // the timeout is outside the job
+  EXPECT_NEAR(dense["latency_us"].get<double>(), 1.5, 1e-9);
+  EXPECT_NEAR(m["total_latency_ms"].get<double>(), 2 * conv_best_ms + 0.0015, 1e-12);
+  // The latency history ends at the total and never rises.
+  const Json& history = m["latency_history"];
+  ASSERT_FALSE(history.empty());
+  EXPECT_NEAR(history.back()[1].get<double>(), 2 * conv_best_ms + 0.0015, 1e-12);
+  for (size_t i = 1; i < history.size(); ++i) EXPECT_LT(history[i][1].get<double>(), history[i - 1][1].get<double>());
+
+  // Trials outside jobs are their own model (job 0), each task weighted 1.
+  const Json outside = GetJson(address_, "/api/model?job=0");
+  ASSERT_EQ(outside["tasks"].size(), 1u);
+  EXPECT_EQ(outside["tasks"][0]["trials"], 1);
+  EXPECT_TRUE(outside["total_latency_ms"].is_null());  // its one trial failed
+  const Json models = GetJson(address_, "/api/models");
+  ASSERT_EQ(models["models"].size(), 2u);
+  EXPECT_EQ(models["models"][0]["model"], "small.onnx");
+  EXPECT_EQ(models["models"][0]["trials_budget"], 40);
+}
+
+TEST_F(DashboardApi, TrialStreamAnswersOnlyWhatIsNew) {
+  const Json all = GetJson(address_, "/api/trials?after=0");
+  EXPECT_EQ(all["count"], 12);
+  EXPECT_FALSE(all["more"]);
+  const int64_t last = all["last_id"];
+  EXPECT_EQ(all["trials"]["status"][8], "compile_error");
+  EXPECT_TRUE(all["trials"]["mean_ms"][8].is_null());
+
+  const Json none = GetJson(address_, "/api/trials?after=" + std::to_string(last));
+  EXPECT_EQ(none["count"], 0);
+  EXPECT_EQ(none["last_id"], last);
+
+  const int64_t a = Add(kDenseKey, "dense", kDenseFlops, 3, R"({"tile_k":2})", "ok", "", 0.003);
+  const int64_t b = Add(kConvKey, "conv2d_nchw", kConvFlops, 9, R"({"tile":8,"unroll":2})", "ok", "", 0.2);
+  const Json fresh = GetJson(address_, "/api/trials?after=" + std::to_string(last));
+  ASSERT_EQ(fresh["count"], 2);
+  EXPECT_EQ(fresh["trials"]["id"][0], a);
+  EXPECT_EQ(fresh["trials"]["id"][1], b);
+  EXPECT_EQ(fresh["last_id"], b);
+
+  // One task's stream: only its trials, and a position past the others.
+  const int64_t conv = WorkloadId(kConvKey);
+  const Json conv_new = GetJson(address_, "/api/trials?task=" + std::to_string(conv) + "&after=" + std::to_string(last));
+  ASSERT_EQ(conv_new["count"], 1);
+  EXPECT_EQ(conv_new["trials"]["id"][0], b);
+  // Paging: limit cuts, `more` says so, and the next page starts where it stopped.
+  const Json page1 = GetJson(address_, "/api/trials?after=0&limit=5");
+  EXPECT_EQ(page1["count"], 5);
+  EXPECT_TRUE(page1["more"]);
+  const Json page2 = GetJson(address_, "/api/trials?after=" + std::to_string(page1["last_id"].get<int64_t>()) + "&limit=100");
+  EXPECT_EQ(page2["count"], 9);
+  EXPECT_FALSE(page2["more"]);
+  EXPECT_EQ(GetJson(address_, "/api/last")["last_id"], b);
+}
+
+TEST_F(DashboardApi, TaskViewRanksTheDecidingKnobAndGroupsErrors) {
+  const int64_t conv = WorkloadId(kConvKey);
+  const Json t = GetJson(address_, "/api/task?id=" + std::to_string(conv));
+  EXPECT_EQ(t["task"]["workload"], kConvKey);
+  ASSERT_EQ(t["knobs"].size(), 2u) << t.dump();
+  EXPECT_EQ(t["knobs"][0]["knob"], "tile");
+  EXPECT_NEAR(t["knobs"][0]["importance"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(t["knobs"][1]["knob"], "unroll");
+  EXPECT_NEAR(t["knobs"][1]["importance"].get<double>(), 0.0, 1e-9);
+  ASSERT_EQ(t["errors"].size(), 1u);
+  EXPECT_EQ(t["errors"][0]["status"], "compile_error");
+  EXPECT_EQ(t["errors"][0]["message"], "llvm: <script>alert(1)</script> register spill");  // as text; the page never parses it
+  ASSERT_EQ(t["fastest"].size(), 8u);
+  EXPECT_NEAR(t["fastest"][0]["mean_ms"].get<double>(), 1.0 / 8, 1e-12);
+  EXPECT_LE(t["fastest"][0]["mean_ms"].get<double>(), t["fastest"][1]["mean_ms"].get<double>());
+  ASSERT_EQ(t["targets"].size(), 1u);
+  EXPECT_EQ(t["targets"][0]["trials"], 9);
+
+  const Json overview = GetJson(address_, "/api/overview");
+  EXPECT_EQ(overview["trials"], 12);
+  ASSERT_EQ(overview["recent_errors"].size(), 2u);
+  EXPECT_EQ(overview["recent_errors"][0]["status"], "timeout");  // newest first
+  EXPECT_EQ(overview["jobs"][0]["state"], "running");
+  EXPECT_TRUE(overview["farm"].is_null());  // no --tracker
+
+  const Json compare = GetJson(address_, "/api/compare?workload=" + std::string("dense%7CN1_K32%7CO10%7Cfloat32"));
+  ASSERT_EQ(compare["rows"].size(), 1u);
+  EXPECT_EQ(compare["rows"][0]["trials"], 3);
+  EXPECT_NEAR(compare["rows"][0]["best_ms"].get<double>(), 0.0015, 1e-12);
+}
+
+TEST_F(DashboardApi, HostileParametersGetClearClientErrors) {
+  const int64_t before = *db_->CountTrials();
+  struct Case {
+    std::string target, method;
+    int status;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"/api/task?id=999", "GET", 404, "no task 999 in " + path_},
+      {"/api/task?id=1%3BDROP%20TABLE%20trials", "GET", 400, "parameter id must be an integer: got '1;DROP TABLE trials'"},
+      {"/api/task?id=1'%20OR%20'1'='1", "GET", 400, "parameter id must be an integer: got '1' OR '1'='1'"},
+      {"/api/task", "GET", 400, "parameter id (the task id) is required"},
+      {"/api/task?id=0", "GET", 400, "parameter id must be in [1, 9223372036854775807]: got '0'"},
+      {"/api/trials?after=99999999999999999999999", "GET", 400, "parameter after must be in [0, 9223372036854775807]"},
+      {"/api/trials?after=5000000", "GET", 400, "after=5000000 is past the newest trial (12)"},
+      {"/api/trials?after=-1", "GET", 400, "parameter after must be in [0, 9223372036854775807]: got '-1'"},
+      {"/api/trials?limit=100000000", "GET", 400, "parameter limit must be in [1, 200000]"},
+      {"/api/trials?task=77", "GET", 404, "no task 77"},
+      {"/api/trials?after=1&after=2", "GET", 400, "query parameter \"after\" is given twice"},
+      {"/api/trials?after=%zz", "GET", 400, "malformed percent escape"},
+      {"/api/task?id=1&sql=1", "GET", 400, "unknown parameter sql for /api/task (it takes: db, id)"},
+      {"/api/overview?db=3", "GET", 404, "no records database 3: this dashboard has 1"},
+      {"/api/compare?workload=x'%3B%20DROP%20TABLE%20trials%3B--", "GET", 404, "no workload \"x'; DROP TABLE trials;--\""},
+      {"/api/compare", "GET", 400, "parameter workload (a workload key) is required"},
+      {"/assets/../../etc/passwd", "GET", 400, "no '..', '//' or escapes"},
+      {"/assets/%2e%2e/%2e%2e/etc/passwd", "GET", 400, "no '..', '//' or escapes"},
+      {"//etc/passwd", "GET", 400, "no '..', '//' or escapes"},
+      {"/assets/secret.js", "GET", 404, "not found: /assets/secret.js"},
+      {"/api/nothing", "GET", 404, "not found: /api/nothing"},
+      {"/api/overview", "POST", 405, "method not allowed: this path answers GET"},
+      {"/api/jobs/cancel?id=1", "GET", 405, "method not allowed: this path answers POST"},
+      {"/api/jobs/cancel?id=1", "POST", 403, "this dashboard is read-only"},
+  };
+  for (const auto& c : cases) {
+    const auto r = Http(address_, c.target, c.method);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.target << ": " << r.body;
+    // API errors are {"error": MESSAGE}; the rest plain text.
+    const Json j = Json::parse(r.body, nullptr, false);
+    const std::string text = j.is_object() && j.contains("error") ? j["error"].get<std::string>() : r.body;
+    EXPECT_NE(text.find(c.message), std::string::npos) << c.method << " " << c.target << " answered: " << r.body;
+  }
+  EXPECT_EQ(*db_->CountTrials(), before) << "nothing stored is lost or added";
+  // The page's own files are served, and nothing else from the file system.
+  const auto page = Http(address_, "/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("/assets/echarts.min.js"), std::string::npos);
+  const auto echarts = Http(address_, "/assets/echarts.min.js");
+  EXPECT_EQ(echarts.status, 200);
+  EXPECT_GT(echarts.body.size(), 500000u) << "ECharts is embedded whole";
+  EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'self'"), std::string::npos) << page.headers;
+}
+
+TEST_F(DashboardApi, CancellingNeedsTheFarmTokenAndADaemon) {
+  DashboardOptions options;
+  options.records = {path_};
+  options.listen = "127.0.0.1:0";
+  options.token = "dashboard-test-token-0123456789";
+  auto guarded = Dashboard::Start(options);
+  ASSERT_TRUE(guarded.ok());
+  const std::string address = (*guarded)->address();
+  auto r = Http(address, "/api/jobs/cancel?id=1", "POST");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("cancelling a job needs the farm token"), std::string::npos) << r.body;
+  r = Http(address, "/api/jobs/cancel?id=1", "POST", {"Authorization: Bearer wrong-token"});
+  EXPECT_EQ(r.status, 401);
+  r = Http(address, "/api/jobs/cancel?id=1", "POST", {"Authorization: Bearer " + options.token});
+  EXPECT_EQ(r.status, 409);
+  EXPECT_NE(r.body.find("no daemon to cancel jobs through: start it with --daemon HOST:PORT"), std::string::npos) << r.body;
+  EXPECT_EQ(GetJson(address, "/api/config")["can_cancel"], false);
+}
+
+TEST_F(DashboardApi, StartNamesWhatIsWrong) {
+  DashboardOptions options;
+  options.listen = "127.0.0.1:0";
+  auto none = Dashboard::Start(options);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "the dashboard needs a records database (--records DB)");
+  options.records = {dir_ + "/missing.db"};
+  auto missing = Dashboard::Start(options);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(dir_ + "/missing.db"), std::string::npos) << missing.status().message();
+  options.records = {path_};
+  options.listen = "localhost:99999";
+  auto bad = Dashboard::Start(options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--listen"), std::string::npos) << bad.status().message();
+}
+
+TEST_F(DashboardApi, RecordsAndRequestMetricsPassPromtool) {
+  auto records = RecordsMetrics(path_);
+  ASSERT_TRUE(records.ok());
+  auto endpoint = farm_net::MetricsEndpoint::Start("127.0.0.1:0", {dashboard_->metrics(), *records});
+  ASSERT_TRUE(endpoint.ok());
+  GetJson(address_, "/api/overview");
+  Http(address_, "/api/task?id=999");
+  auto text = Http((*endpoint)->address(), "/metrics").body;
+  EXPECT_NE(text.find("tunefarm_trials_total{status=\"ok\"} 10"), std::string::npos) << text;
+  EXPECT_NE(text.find("tunefarm_trials_total{status=\"compile_error\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("tunefarm_build_duration_seconds_count 12"), std::string::npos) << text;
+  EXPECT_NE(text.find("tunefarm_dashboard_requests_total{code=\"4xx\",route=\"/api/task\"} 1"), std::string::npos) << text;
+  // Incremental: a new trial is counted once at the next scrape.
+  Add(kDenseKey, "dense", kDenseFlops, 5, R"({"tile_k":1})", "ok", "", 0.004);
+  text = Http((*endpoint)->address(), "/metrics").body;
+  EXPECT_NE(text.find("tunefarm_trials_total{status=\"ok\"} 11"), std::string::npos) << text;
+  auto [lint, why] = tunefarm::testing::Promtool(text);
+  EXPECT_EQ(lint, 0) << why << text;
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner

@@ -1,0 +1,318 @@
+#include "tuner/dashboard/dashboard_views.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <map>
+
+#include "tuner/dashboard/knob_importance.h"
+
+namespace tunefarm::tuner::dashboard {
+namespace {
+
+constexpr int64_t kAllRows = std::numeric_limits<int64_t>::max();
+
+double Gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; }
+
+Json NullIfZero(double v) { return v > 0 ? Json(v) : Json(nullptr); }
+
+Json TrialJson(const TrialRecord& t) {
+  return Json{{"id", t.id},
+              {"workload", t.workload_key},
+              {"template", t.template_name},
+              {"target", t.target},
+              {"device", t.device_key},
+              {"status", t.status},
+              {"message", t.error_message},
+              {"config_index", t.config_index},
+              {"config", t.config_json},
+              {"mean_ms", NullIfZero(t.mean_ms)},
+              {"gflops", Gflops(t.flops, t.mean_ms)},
+              {"job", t.job_id},
+              {"created_at", t.created_at}};
+}
+
+// A job row: its spec's model and target, progress, and an ETA from its rate so far.
+Json JobJson(const JobRecord& job) {
+  const Json spec = Json::parse(job.spec_json, nullptr, false);
+  const Json progress = Json::parse(job.progress_json, nullptr, false);
+  auto field = [](const Json& j, const char* name, Json def) { return j.is_object() && j.contains(name) ? j[name] : def; };
+  const int64_t done = field(progress, "trials_done", 0).get<int64_t>();
+  const int64_t budget = field(progress, "trials_budget", 0).get<int64_t>();
+  Json eta = nullptr;
+  const int64_t elapsed_ms = EpochMs(job.updated_at) - EpochMs(job.created_at);
+  if (job.state == "running" && done > 0 && budget > done && elapsed_ms > 0) {
+    eta = double(elapsed_ms) / 1000.0 / double(done) * double(budget - done);
+  }
+  return Json{{"id", job.id},
+              {"model", field(spec, "model", "")},
+              {"target", field(spec, "target", "")},
+              {"tuner", field(spec, "tuner", "")},
+              {"state", job.state},
+              {"trials_done", done},
+              {"trials_budget", budget},
+              {"eta_s", eta},
+              {"message", field(progress, "message", "")},
+              {"created_at", job.created_at},
+              {"updated_at", job.updated_at}};
+}
+
+struct ModelTask {
+  std::string workload;
+  int weight = 1;
+  double flops = 0;
+  int64_t budget = 0;  // trials per task when the job has a sequential budget; 0: unknown
+};
+
+}  // namespace
+
+int64_t EpochMs(const std::string& iso) {
+  std::tm tm{};
+  int year, month, day, hour, minute;
+  double second;
+  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%lfZ", &year, &month, &day, &hour, &minute, &second) != 6) return 0;
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  return int64_t(timegm(&tm)) * 1000 + int64_t(second * 1000.0 + 0.5);
+}
+
+Result<Json> OverviewView(RecordsDb& db) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t trials, db.CountTrials());
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.LastTrialId());
+  TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
+  TUNEFARM_ASSIGN_OR_RETURN(auto failures, db.RecentFailures(20));
+  Json out{{"path", db.path()}, {"trials", trials}, {"last_id", last_id}, {"jobs", Json::array()}, {"recent_errors", Json::array()}};
+  for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) out["jobs"].push_back(JobJson(*it));
+  for (const auto& t : failures) out["recent_errors"].push_back(TrialJson(t));
+  return out;
+}
+
+Result<Json> ModelsView(RecordsDb& db) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
+  Json out{{"models", Json::array()}};
+  for (const auto& job : jobs) out["models"].push_back(JobJson(job));
+  TUNEFARM_ASSIGN_OR_RETURN(auto outside, db.TaskStatsOf(0));
+  if (!outside.empty()) {
+    int64_t trials = 0;
+    for (const auto& t : outside) trials += t.trials;
+    out["models"].push_back(Json{{"id", 0}, {"model", "trials outside daemon jobs"}, {"state", ""}, {"trials_done", trials}});
+  }
+  return out;
+}
+
+Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
+  std::vector<ModelTask> tasks;
+  Json header;
+  bool job_done = false;
+  if (job_id > 0) {
+    TUNEFARM_ASSIGN_OR_RETURN(JobRecord job, db.GetJob(job_id));
+    header = JobJson(job);
+    job_done = job.state == "done";
+    const Json progress = Json::parse(job.progress_json, nullptr, false);
+    const Json spec = Json::parse(job.spec_json, nullptr, false);
+    const int64_t per_task = spec.is_object() && !spec.contains("total_trials") ? spec.value("trials_per_task", 0) : 0;
+    if (progress.is_object() && progress.contains("tasks")) {
+      for (const auto& t : progress["tasks"]) {
+        tasks.push_back({t.value("workload", ""), std::max(1, t.value("weight", 1)), t.value("flops", 0.0), per_task});
+      }
+    }
+  } else {
+    header = Json{{"id", 0}, {"model", "trials outside daemon jobs"}};
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(job_id));
+  std::map<std::string, const TaskStats*> by_key;
+  for (const auto& s : stats) by_key.emplace(s.workload_key, &s);
+  if (job_id == 0) {
+    for (const auto& s : stats) tasks.push_back({s.workload_key, 1, s.flops, 0});
+  }
+
+  Json rows = Json::array();
+  double total_us = 0;
+  bool complete = !tasks.empty();
+  std::map<int64_t, size_t> task_of_workload;  // workload id -> row, for the latency history
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const ModelTask& t = tasks[i];
+    auto it = by_key.find(t.workload);
+    const TaskStats* s = it == by_key.end() ? nullptr : it->second;
+    const double flops = t.flops > 0 ? t.flops : (s ? s->flops : 0.0);
+    const double best_ms = s ? s->best_ms : 0.0;
+    const double latency_us = best_ms * 1000.0;
+    if (best_ms > 0) {
+      total_us += latency_us * t.weight;
+    } else {
+      complete = false;
+    }
+    const int64_t trials = s ? s->trials : 0;
+    if (s) task_of_workload[s->workload_id] = i;
+    const bool done = job_done || (t.budget > 0 && trials >= t.budget);
+    rows.push_back(Json{{"task", i},
+                        {"task_id", s ? s->workload_id : 0},
+                        {"workload", t.workload},
+                        {"template", s ? s->template_name : ""},
+                        {"flops", flops},
+                        {"weight", t.weight},
+                        {"best_gflops", Gflops(flops, best_ms)},
+                        {"latency_us", NullIfZero(latency_us)},
+                        {"weighted_latency_us", NullIfZero(latency_us * t.weight)},
+                        {"trials", trials},
+                        {"ok_trials", s ? s->ok_trials : 0},
+                        {"done", job_id > 0 ? Json(done) : Json(nullptr)}});
+  }
+
+  // Estimated end-to-end latency (sum of weight x best latency) each time a best improves, from
+  // the first moment every task has a successful trial.
+  Json history = Json::array();
+  if (!tasks.empty()) {
+    TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, 0, kAllRows));
+    std::vector<double> best(tasks.size(), 0.0);
+    size_t covered = 0;
+    double last_total = -1;
+    for (const auto& p : trials) {
+      if (p.status != "ok" || (job_id > 0 ? p.job_id != job_id : p.job_id != 0)) continue;
+      auto it = task_of_workload.find(p.workload_id);
+      if (it == task_of_workload.end()) continue;
+      double& b = best[it->second];
+      if (b > 0 && b <= p.mean_ms) continue;
+      covered += b == 0;
+      b = p.mean_ms;
+      if (covered < tasks.size()) continue;
+      double total = 0;
+      for (size_t i = 0; i < tasks.size(); ++i) total += best[i] * tasks[i].weight;
+      if (total != last_total) history.push_back(Json::array({EpochMs(p.created_at), total, p.id}));
+      last_total = total;
+    }
+  }
+  return Json{{"model", header},
+              {"tasks", rows},
+              {"total_latency_ms", complete ? Json(total_us / 1000.0) : Json(nullptr)},
+              {"latency_history", history}};
+}
+
+Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
+  TUNEFARM_ASSIGN_OR_RETURN(WorkloadInfo w, db.GetWorkload(workload_id));
+  TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(-1, workload_id));
+  TUNEFARM_ASSIGN_OR_RETURN(auto errors, db.ErrorGroups(workload_id, 50));
+  TUNEFARM_ASSIGN_OR_RETURN(auto fastest, db.FastestTrials(workload_id, 10));
+  TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, workload_id, kAllRows));
+  std::vector<std::pair<std::string, double>> ok;
+  for (const auto& p : trials) {
+    if (p.status == "ok") ok.push_back({p.config_json, p.mean_ms});
+  }
+  Json out{{"task", {{"id", w.id}, {"workload", w.key}, {"template", w.template_name}, {"flops", w.flops}}},
+           {"targets", Json::array()},
+           {"errors", Json::array()},
+           {"fastest", Json::array()},
+           {"knobs", Json::array()},
+           {"last_id", trials.empty() ? 0 : trials.back().id}};
+  for (const auto& s : stats) {
+    out["targets"].push_back(Json{{"target_id", s.target_id},
+                                  {"target", s.target},
+                                  {"model", s.target_model},
+                                  {"trials", s.trials},
+                                  {"ok_trials", s.ok_trials},
+                                  {"best_ms", NullIfZero(s.best_ms)},
+                                  {"best_gflops", Gflops(s.flops, s.best_ms)},
+                                  {"best_trial", s.best_trial_id},
+                                  {"first_at", s.first_at},
+                                  {"last_at", s.last_at}});
+  }
+  for (const auto& e : errors) {
+    out["errors"].push_back(
+        Json{{"status", e.status}, {"message", e.message}, {"device", e.device_key}, {"count", e.count}, {"last_trial", e.last_trial_id}});
+  }
+  for (const auto& t : fastest) out["fastest"].push_back(TrialJson(t));
+  for (const auto& k : RankKnobs(ok)) {
+    out["knobs"].push_back(Json{{"knob", k.knob}, {"importance", k.importance}, {"values", k.distinct_values}});
+  }
+  return out;
+}
+
+Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64_t limit) {
+  if (workload_id != 0) TUNEFARM_RETURN_IF_ERROR(db.GetWorkload(workload_id).status());
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.LastTrialId());
+  if (after > last_id) {
+    return Status::InvalidArgument("after=" + std::to_string(after) + " is past the newest trial (" + std::to_string(last_id) +
+                                   "): positions come from an earlier answer's last_id");
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(after, workload_id, limit + 1));
+  const bool more = int64_t(trials.size()) > limit;
+  if (more) trials.pop_back();
+  Json id = Json::array(), workload = Json::array(), target = Json::array(), job = Json::array(), config_index = Json::array(),
+       config = Json::array(), status = Json::array(), device = Json::array(), time_ms = Json::array(), mean_ms = Json::array(),
+       build_ms = Json::array();
+  for (const auto& p : trials) {
+    id.push_back(p.id);
+    workload.push_back(p.workload_id);
+    target.push_back(p.target_id);
+    job.push_back(p.job_id);
+    config_index.push_back(p.config_index);
+    config.push_back(p.config_json);
+    status.push_back(p.status);
+    device.push_back(p.device_key);
+    time_ms.push_back(EpochMs(p.created_at));
+    mean_ms.push_back(NullIfZero(p.mean_ms));
+    build_ms.push_back(p.build_ms);
+  }
+  // The next `after`: past everything read, and past the trials of other workloads up to the newest
+  // id seen before reading (trials committed since have larger ids).
+  int64_t position = trials.empty() ? after : trials.back().id;
+  if (!more) position = std::max(position, last_id);
+  return Json{{"after", after},
+              {"last_id", position},
+              {"more", more},
+              {"count", trials.size()},
+              {"trials",
+               {{"id", id}, {"workload", workload}, {"target", target}, {"job", job}, {"config_index", config_index},
+                {"config", config}, {"status", status}, {"device", device}, {"time_ms", time_ms}, {"mean_ms", mean_ms},
+                {"build_ms", build_ms}}}};
+}
+
+Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& workload_key) {
+  Json rows = Json::array();
+  bool found = false;
+  for (size_t d = 0; d < dbs.size(); ++d) {
+    auto w = dbs[d]->FindWorkload(workload_key);
+    if (!w.ok()) {
+      if (w.status().code() == StatusCode::kNotFound) continue;
+      return w.status();
+    }
+    found = true;
+    TUNEFARM_ASSIGN_OR_RETURN(auto targets, dbs[d]->Targets());
+    std::map<int64_t, std::string> target_name(targets.begin(), targets.end());
+    TUNEFARM_ASSIGN_OR_RETURN(auto trials, dbs[d]->TrialsAfter(0, w->id, kAllRows));
+    struct Cell {
+      int64_t trials = 0, ok = 0, best_trial = 0;
+      double best_ms = 0;
+    };
+    std::map<std::pair<int64_t, std::string>, Cell> cells;  // (target, device)
+    for (const auto& p : trials) {
+      Cell& c = cells[{p.target_id, p.device_key}];
+      ++c.trials;
+      if (p.status != "ok") continue;
+      ++c.ok;
+      if (c.best_ms == 0 || p.mean_ms < c.best_ms) {
+        c.best_ms = p.mean_ms;
+        c.best_trial = p.id;
+      }
+    }
+    for (const auto& [key, c] : cells) {
+      rows.push_back(Json{{"db", d},
+                          {"records", dbs[d]->path()},
+                          {"target", target_name[key.first]},
+                          {"device", key.second},
+                          {"trials", c.trials},
+                          {"ok_trials", c.ok},
+                          {"best_ms", NullIfZero(c.best_ms)},
+                          {"best_gflops", Gflops(w->flops, c.best_ms)},
+                          {"best_trial", c.best_trial}});
+    }
+  }
+  if (!found) return Status::NotFound("no workload \"" + workload_key.substr(0, 200) + "\" in any records database");
+  return Json{{"workload", workload_key}, {"rows", rows}};
+}
+
+}  // namespace tunefarm::tuner::dashboard

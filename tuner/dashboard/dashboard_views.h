@@ -1,0 +1,39 @@
+// The dashboard's JSON views over one records database (docs/dashboard.md is their reference):
+// each takes validated parameters and returns the answer's JSON, or a Status the server maps to
+// an HTTP status (NotFound 404, InvalidArgument 400). Private to tuner/dashboard/.
+#ifndef TUNEFARM_TUNER_DASHBOARD_DASHBOARD_VIEWS_H_
+#define TUNEFARM_TUNER_DASHBOARD_DASHBOARD_VIEWS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tunefarm/runtime/result.h"
+#include "tunefarm/tuner/records.h"
+
+namespace tunefarm::tuner::dashboard {
+
+using Json = nlohmann::ordered_json;
+
+// Milliseconds since the epoch of the database's timestamps ("2026-11-23T14:58:00.123Z"); 0 when
+// the text is not one.
+int64_t EpochMs(const std::string& iso);
+
+// Trials, newest id, jobs with progress and ETA, the newest failures.
+Result<Json> OverviewView(RecordsDb& db);
+// The models: one per daemon job, plus "trials outside jobs" (job 0) when there are any.
+Result<Json> ModelsView(RecordsDb& db);
+// The task table (MetaSchedule's columns) and the estimated end-to-end latency over time.
+Result<Json> ModelView(RecordsDb& db, int64_t job_id);
+// One workload: per-target figures, error groups, fastest configs, knob importance.
+Result<Json> TaskView(RecordsDb& db, int64_t workload_id);
+// Trials after an id (of one workload, or all with 0), as columns; `more` when limit cut it.
+Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64_t limit);
+// A workload by key in each database: per target and device, trials and best latency.
+Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& workload_key);
+
+}  // namespace tunefarm::tuner::dashboard
+
+#endif  // TUNEFARM_TUNER_DASHBOARD_DASHBOARD_VIEWS_H_
