@@ -37,6 +37,7 @@ Result<std::vector<Task>> GpuTasks(const graph::Graph& g, const std::string& mod
         t.flops = impls[c].Flops();
         t.config_space_size = space->size();
         t.alternative = c > 0;
+        if (t.alternative) t.default_workload = impls[0].Key();
         it = by_key.emplace(key, tasks.size()).first;
         tasks.push_back(std::move(t));
       }
@@ -73,6 +74,7 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
         t.flops = w.Flops();
         t.config_space_size = space->size();
         t.alternative = c > 0;
+        if (t.alternative) t.default_workload = k.candidate_workloads[0];
         it = by_key.emplace(key, tasks.size()).first;
         tasks.push_back(std::move(t));
       }

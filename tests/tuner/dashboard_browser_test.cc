@@ -2,7 +2,8 @@
 // `tunefarm dashboard` serves its database and headless Chromium (Debian's chromium, driven by
 // playwright-core; tests/tuner/dashboard_e2e.mjs) checks the task table's figures against the
 // records and `tunefarm tasks`, that every chart renders with data, that a failing trial committed
-// while the page is open appears within 5 s with its message, and the compare view. With
+// while the page is open appears within 5 s with its message, and the compare view; promtool lints
+// the dashboard's /metrics. With
 // TUNEFARM_DASHBOARD_SCREENSHOTS=DIR the script also saves a screenshot of each view there
 // (scripts/dashboard_screenshots.sh refreshes docs/images/ that way).
 #include <gtest/gtest.h>
@@ -112,9 +113,15 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
 
   // The standalone dashboard over the same file, as a user starts it.
   ChildProcess dashboard;
-  ASSERT_TRUE(dashboard.Start({TUNEFARM_CLI, "dashboard", "--records", db, "--listen", "127.0.0.1:0"}));
+  ASSERT_TRUE(dashboard.Start({TUNEFARM_CLI, "dashboard", "--records", db, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"}));
   std::string url = dashboard.WaitForLine("dashboard on http://", 20000);
   ASSERT_FALSE(url.empty()) << dashboard.Drain(1000);
+  const std::string metrics = tunefarm::testing::AddressFromLine(dashboard.WaitForLine("metrics on", 20000));
+  const auto scrape = tunefarm::testing::Http(metrics, "/metrics");
+  ASSERT_EQ(scrape.status, 200);
+  EXPECT_NE(scrape.body.find("tunefarm_trials_total{status=\"ok\"}"), std::string::npos) << scrape.body;
+  auto [lint, why] = tunefarm::testing::Promtool(scrape.body);
+  EXPECT_EQ(lint, 0) << "promtool check metrics on the dashboard's /metrics: " << why;
   url = url.substr(url.find("http://"));
   while (!url.empty() && (url.back() == '/' || url.back() == '\n' || url.back() == '\r')) url.pop_back();
 

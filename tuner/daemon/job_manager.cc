@@ -314,6 +314,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
       status->set_workload(t.workload.Key());
       status->set_weight(t.count);
       status->set_flops(t.flops);
+      status->set_alternative_of(t.default_workload);
     }
     job->proto.set_trials_budget(schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()));
     Persist(*job);

@@ -63,6 +63,42 @@ struct ModelTask {
   int weight = 1;
   double flops = 0;
   int64_t budget = 0;  // trials per task when the job has a sequential budget; 0: unknown
+  std::string alternative_of;
+};
+
+// The model's estimated latency from each task's best (0: none yet): the sum over the default
+// tasks of weight x the fastest of the default and its alternatives (the compiler runs the faster
+// implementation of the same nodes). 0 while some nodes have no result at all.
+class LatencyEstimate {
+ public:
+  explicit LatencyEstimate(const std::vector<ModelTask>& tasks) : tasks_(tasks), group_(tasks.size()) {
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < tasks.size(); ++i) index.emplace(tasks[i].workload, i);
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      auto it = tasks[i].alternative_of.empty() ? index.end() : index.find(tasks[i].alternative_of);
+      group_[i] = it == index.end() ? i : it->second;
+    }
+  }
+  // The default task i runs as (itself when it is one).
+  size_t group(size_t i) const { return group_[i]; }
+  double Ms(const std::vector<double>& best_ms) const {
+    std::vector<double> fastest(tasks_.size(), 0.0);
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      double& f = fastest[group_[i]];
+      if (best_ms[i] > 0 && (f == 0 || best_ms[i] < f)) f = best_ms[i];
+    }
+    double total = 0;
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (group_[i] != i) continue;
+      if (fastest[i] == 0) return 0;
+      total += fastest[i] * tasks_[i].weight;
+    }
+    return total;
+  }
+
+ private:
+  const std::vector<ModelTask>& tasks_;
+  std::vector<size_t> group_;
 };
 
 }  // namespace
@@ -95,10 +131,8 @@ Result<Json> ModelsView(RecordsDb& db) {
   TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
   Json out{{"models", Json::array()}};
   for (const auto& job : jobs) out["models"].push_back(JobJson(job));
-  TUNEFARM_ASSIGN_OR_RETURN(auto outside, db.TaskStatsOf(0));
-  if (!outside.empty()) {
-    int64_t trials = 0;
-    for (const auto& t : outside) trials += t.trials;
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t trials, db.CountTrialsOfJob(0));
+  if (trials > 0) {
     out["models"].push_back(Json{{"id", 0}, {"model", "trials outside daemon jobs"}, {"state", ""}, {"trials_done", trials}});
   }
   return out;
@@ -117,7 +151,8 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     const int64_t per_task = spec.is_object() && !spec.contains("total_trials") ? spec.value("trials_per_task", 0) : 0;
     if (progress.is_object() && progress.contains("tasks")) {
       for (const auto& t : progress["tasks"]) {
-        tasks.push_back({t.value("workload", ""), std::max(1, t.value("weight", 1)), t.value("flops", 0.0), per_task});
+        tasks.push_back({t.value("workload", ""), std::max(1, t.value("weight", 1)), t.value("flops", 0.0), per_task,
+                         t.value("alternative_of", "")});
       }
     }
   } else {
@@ -127,12 +162,12 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   std::map<std::string, const TaskStats*> by_key;
   for (const auto& s : stats) by_key.emplace(s.workload_key, &s);
   if (job_id == 0) {
-    for (const auto& s : stats) tasks.push_back({s.workload_key, 1, s.flops, 0});
+    for (const auto& s : stats) tasks.push_back({s.workload_key, 1, s.flops, 0, ""});
   }
 
+  const LatencyEstimate estimate(tasks);
   Json rows = Json::array();
-  double total_us = 0;
-  bool complete = !tasks.empty();
+  std::vector<double> best_now(tasks.size(), 0.0);
   std::map<int64_t, size_t> task_of_workload;  // workload id -> row, for the latency history
   for (size_t i = 0; i < tasks.size(); ++i) {
     const ModelTask& t = tasks[i];
@@ -141,11 +176,7 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     const double flops = t.flops > 0 ? t.flops : (s ? s->flops : 0.0);
     const double best_ms = s ? s->best_ms : 0.0;
     const double latency_us = best_ms * 1000.0;
-    if (best_ms > 0) {
-      total_us += latency_us * t.weight;
-    } else {
-      complete = false;
-    }
+    best_now[i] = best_ms;
     const int64_t trials = s ? s->trials : 0;
     if (s) task_of_workload[s->workload_id] = i;
     const bool done = job_done || (t.budget > 0 && trials >= t.budget);
@@ -160,35 +191,33 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
                         {"weighted_latency_us", NullIfZero(latency_us * t.weight)},
                         {"trials", trials},
                         {"ok_trials", s ? s->ok_trials : 0},
-                        {"done", job_id > 0 ? Json(done) : Json(nullptr)}});
+                        {"done", job_id > 0 ? Json(done) : Json(nullptr)},
+                        {"alternative_of", estimate.group(i) == i ? Json(nullptr) : Json(estimate.group(i))}});
   }
+  const double total_ms = estimate.Ms(best_now);
 
-  // Estimated end-to-end latency (sum of weight x best latency) each time a best improves, from
-  // the first moment every task has a successful trial.
+  // The estimated end-to-end latency each time a best improves, from the first moment every node
+  // has a successful trial.
   Json history = Json::array();
   if (!tasks.empty()) {
     TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, 0, kAllRows));
     std::vector<double> best(tasks.size(), 0.0);
-    size_t covered = 0;
-    double last_total = -1;
+    double last_total = 0;
     for (const auto& p : trials) {
       if (p.status != "ok" || (job_id > 0 ? p.job_id != job_id : p.job_id != 0)) continue;
       auto it = task_of_workload.find(p.workload_id);
       if (it == task_of_workload.end()) continue;
       double& b = best[it->second];
       if (b > 0 && b <= p.mean_ms) continue;
-      covered += b == 0;
       b = p.mean_ms;
-      if (covered < tasks.size()) continue;
-      double total = 0;
-      for (size_t i = 0; i < tasks.size(); ++i) total += best[i] * tasks[i].weight;
-      if (total != last_total) history.push_back(Json::array({EpochMs(p.created_at), total, p.id}));
+      const double total = estimate.Ms(best);
+      if (total > 0 && total != last_total) history.push_back(Json::array({EpochMs(p.created_at), total, p.id}));
       last_total = total;
     }
   }
   return Json{{"model", header},
               {"tasks", rows},
-              {"total_latency_ms", complete ? Json(total_us / 1000.0) : Json(nullptr)},
+              {"total_latency_ms", total_ms > 0 ? Json(total_ms) : Json(nullptr)},
               {"latency_history", history}};
 }
 

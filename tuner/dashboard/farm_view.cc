@@ -62,7 +62,7 @@ Json FarmView::Farm() {
               {"servers", servers},
               {"keys", keys},
               {"measurements_total", total},
-              {"measurements_per_s", rate},
+              {"measurements_per_s", rate < 0 ? Json(nullptr) : Json(rate)},
               {"leases_granted", status.leases_granted()},
               {"leases_expired", status.leases_expired()},
               {"servers_lost", status.servers_lost()}};

@@ -33,7 +33,7 @@ class FarmView {
   std::mutex mu_;  // the previous sample for the measurement rate
   std::chrono::steady_clock::time_point last_sample_time_;
   int64_t last_sample_total_ = -1;
-  double rate_ = 0;
+  double rate_ = -1;  // -1: no two samples yet
 };
 
 }  // namespace tunefarm::tuner::dashboard

@@ -174,6 +174,15 @@ Result<std::vector<std::pair<int64_t, std::string>>> RecordsDb::Targets() {
   return out;
 }
 
+Result<int64_t> RecordsDb::CountTrialsOfJob(int64_t job_id) {
+  Stmt s(db_, job_id == 0 ? "SELECT COUNT(*) FROM trials WHERE job_id IS NULL OR job_id = ?1"
+                          : "SELECT COUNT(*) FROM trials WHERE job_id = ?1");
+  if (!s.ok()) return Error("cannot prepare the job's trial count");
+  s.Bind(1, job_id);
+  if (s.Step() != SQLITE_ROW) return Error("cannot count the job's trials");
+  return s.Int(0);
+}
+
 Result<int64_t> RecordsDb::LastTrialId() {
   Stmt s(db_, "SELECT IFNULL(MAX(id), 0) FROM trials");
   if (!s.ok() || s.Step() != SQLITE_ROW) return Error("cannot read the last trial id");

@@ -48,6 +48,7 @@ int TasksCommand(const Args& args) {
                      {"flops", t.flops},
                      {"config_space_size", t.config_space_size},
                      {"alternative", t.alternative},
+                     {"alternative_of", t.default_workload},
                      {"nodes", t.nodes}});
     }
     std::printf("%s\n", out.dump(2).c_str());

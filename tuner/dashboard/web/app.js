@@ -121,13 +121,14 @@ views.overview = {
       h('h2', {}, 'Recent errors'),
       o.recent_errors.length ? errorsTable(o.recent_errors) : h('p', { class: 'muted' }, 'No failed trials.'));
   },
+  pollAlways: true,
   async poll(root) {
     await this.render(root);
   },
 };
 
-function card(label, value, id) {
-  return h('div', { class: 'card', id: id || null }, h('div', { class: 'v' }, value), h('div', { class: 'k' }, label));
+function card(label, value, id, title) {
+  return h('div', { class: 'card', id: id || null, title: title || null }, h('div', { class: 'v' }, value), h('div', { class: 'k' }, label));
 }
 
 function farmCards(farm) {
@@ -135,7 +136,7 @@ function farmCards(farm) {
   const free = farm.keys.reduce((a, k) => a + k.free, 0), busy = farm.keys.reduce((a, k) => a + k.busy, 0);
   const queued = farm.keys.reduce((a, k) => a + k.pending, 0);
   return [card('servers free / busy', free + ' / ' + busy), card('lease requests queued', String(queued)),
-    card('measurements/s', fmt.num(farm.measurements_per_s, 1))];
+    card('measurements/s', farm.measurements_per_s === null ? 'measuring…' : fmt.num(farm.measurements_per_s, 1), 'farm-rate')];
 }
 
 function jobsTable(jobs) {
@@ -207,7 +208,8 @@ views.model = {
     root.replaceChildren(
       h('h1', {}, 'Model: ' + m.model.model + (m.model.id ? ' (job #' + m.model.id + ', ' + m.model.state + ')' : '')),
       h('div', { class: 'cards' },
-        card('estimated end-to-end latency', m.total_latency_ms === null ? 'not every task has a result' : fmt.ms(m.total_latency_ms) + ' ms', 'model-latency'),
+        card('estimated end-to-end latency', m.total_latency_ms === null ? 'not every task has a result' : fmt.ms(m.total_latency_ms) + ' ms', 'model-latency',
+          'estimated latency of the tuned operators (weight × best, faster implementation per node)'),
         card('tasks', String(m.tasks.length)),
         card('trials', fmt.int(m.tasks.reduce((a, t) => a + t.trials, 0)))),
       h('h2', {}, 'Tasks'),
@@ -217,7 +219,7 @@ views.model = {
     const points = m.latency_history.map(p => [p[0], p[1]]);
     chart(document.getElementById('chart-latency'), 'model_latency', {
       tooltip: { trigger: 'axis' }, grid: { left: 70, right: 30, top: 30, bottom: 50 },
-      xAxis: { type: 'time', name: 'time', min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'ms', scale: true },
+      xAxis: { type: 'time', name: 'time', min: 'dataMin', max: 'dataMax', axisLabel: { hideOverlap: true } }, yAxis: { type: 'value', name: 'ms', scale: true },
       series: [{ name: 'sum of weight x best latency', type: 'line', step: 'end', showSymbol: points.length < 50, data: points }],
     });
   },
@@ -230,7 +232,8 @@ function taskTable(tasks) {
     ['Weighted Latency (us)', 'num'], ['Trials', 'num'], ['Done']],
   tasks.map(t => h('tr', { 'data-workload': t.workload },
     numCell(t.task, t.task),
-    h('td', { class: 'mono' }, t.task_id ? h('a', { href: '#/task/' + t.task_id }, shortWorkload(t.workload)) : shortWorkload(t.workload)),
+    h('td', { class: 'mono' }, t.task_id ? h('a', { href: '#/task/' + t.task_id }, shortWorkload(t.workload)) : shortWorkload(t.workload),
+      t.alternative_of === null ? null : h('span', { class: 'muted' }, ' (alternative of task ' + t.alternative_of + ')')),
     numCell(t.flops, fmt.int(Math.round(t.flops))), numCell(t.weight, t.weight),
     numCell(t.best_gflops, fmt.num(t.best_gflops, 2)), numCell(t.latency_us, fmt.ms(t.latency_us)),
     numCell(t.weighted_latency_us, fmt.ms(t.weighted_latency_us)), numCell(t.trials, t.trials),
@@ -316,7 +319,7 @@ views.task = {
     chart(document.getElementById('chart-best-trials'), 'best_by_trial', { ...common,
       xAxis: { type: 'value', name: 'trial', minInterval: 1 }, yAxis: { type: 'value', name: 'GFLOP/s' }, series: line('byTrial') });
     chart(document.getElementById('chart-best-time'), 'best_by_time', { ...common,
-      xAxis: { type: 'time', name: 'time', min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'GFLOP/s' }, series: line('byTime') });
+      xAxis: { type: 'time', name: 'time', min: 'dataMin', max: 'dataMax', axisLabel: { hideOverlap: true } }, yAxis: { type: 'value', name: 'GFLOP/s' }, series: line('byTime') });
     // Every trial, coloured by outcome; failures sit at 0 GFLOP/s.
     const byStatus = new Map();
     for (let i = 0; i < tr.id.length; i++) {
@@ -457,8 +460,9 @@ async function poll() {
     const r = await api('last', { db: state.db });
     const moved = state.lastId !== null && r.last_id !== state.lastId;
     state.lastId = r.last_id;
-    if (moved && state.route && state.route.poll) await state.route.poll(document.getElementById('view'));
-    if (state.route === views.overview) await views.overview.poll(document.getElementById('view'));
+    // The overview also shows the farm, which changes without new trials: it refreshes every time.
+    const view = state.route;
+    if (view && view.poll && (moved || view.pollAlways)) await view.poll(document.getElementById('view'));
     setLive('updated ' + new Date().toLocaleTimeString());
     showError(null);
   } catch (err) {

@@ -25,6 +25,7 @@ struct Task {
   // Another implementation of nodes whose default is a different task (its FLOPs are already
   // counted there: sum only the defaults for the model's total).
   bool alternative = false;
+  std::string default_workload;     // when alternative: the key of the nodes' default task
 };
 
 // Loads MODEL (an .onnx path or a zoo name such as resnet-18), runs the compiler's graph pipeline

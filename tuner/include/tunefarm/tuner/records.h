@@ -141,6 +141,7 @@ class RecordsDb {
   Result<WorkloadInfo> FindWorkload(const std::string& key);
   Result<std::vector<std::pair<int64_t, std::string>>> Targets();  // id, target string
   Result<int64_t> LastTrialId();  // 0: none
+  Result<int64_t> CountTrialsOfJob(int64_t job_id);  // 0: trials outside daemon jobs (job index)
 
   // Jobs: created queued; unfinished ones (queued, running) are what a restarted daemon resumes.
   Result<int64_t> AddJob(const std::string& spec_json);
