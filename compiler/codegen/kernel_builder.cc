@@ -138,7 +138,9 @@ std::string KernelInfo::ToJson() const {
   j["epilogue"] = epilogue;
   j["target"] = target;
   j["config_index"] = config_index;
-  j["config"] = nlohmann::ordered_json::parse(config_json.empty() ? "{}" : config_json);
+  // The config is the compiler's own JSON; anything else is kept as a string rather than thrown on.
+  nlohmann::ordered_json config = nlohmann::ordered_json::parse(config_json.empty() ? "{}" : config_json, nullptr, false);
+  j["config"] = config.is_discarded() ? nlohmann::ordered_json(config_json) : config;
   j["flops"] = flops;
   nlohmann::ordered_json bufs = nlohmann::ordered_json::array();
   for (const auto& b : buffers) bufs.push_back({{"name", b.name}, {"role", b.role}, {"shape", b.shape}, {"dtype", b.dtype}});
@@ -149,10 +151,26 @@ std::string KernelInfo::ToJson() const {
                    {"shared_bytes", shared_bytes},
                    {"registers", registers}};
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+namespace {
+Result<KernelInfo> ParseKernelInfo(const std::string& json);
+}  // namespace
+
 Result<KernelInfo> KernelInfo::FromJson(const std::string& json) {
+  auto bad = [&](const std::string& why) { return Status::InvalidArgument("malformed kernel metadata: " + why); };
+  // nlohmann reports a field of the wrong type ("flops": "2") and text that is not UTF-8 only by
+  // exception; none leaves this parser.
+  try {
+    return ParseKernelInfo(json);
+  } catch (const nlohmann::json::exception& e) {
+    return bad(e.what());
+  }
+}
+
+namespace {
+Result<KernelInfo> ParseKernelInfo(const std::string& json) {
   nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
   auto bad = [&](const std::string& why) { return Status::InvalidArgument("malformed kernel metadata: " + why); };
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
@@ -192,6 +210,7 @@ Result<KernelInfo> KernelInfo::FromJson(const std::string& json) {
   }
   return info;
 }
+}  // namespace
 
 Result<ConfigSpace> GetConfigSpace(const Workload& workload, const Target& target) {
   TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(workload.template_name));

@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
 #include "compiler/operators/registry.h"
+#include "tunefarm/runtime/utf8.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -25,11 +27,37 @@ using graph::ConstantData;
 using graph::DataType;
 
 Result<std::string> ReadFile(const std::string& path) {
+  // A directory opens and reads as nothing, a FIFO blocks: only regular files are models.
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is a directory");
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is not a regular file");
+  if (st.st_size == 0) return Status::InvalidArgument("ONNX file " + path + " is empty");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open ONNX file " + path);
+  if (!in) return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Every name the compiler keeps (it writes them into artifacts' JSON metadata) must be UTF-8.
+Status CheckNamesAreUtf8(const onnx::GraphProto& gp, const std::string& what) {
+  auto check = [&](const std::string& name, const std::string& kind) -> Status {
+    if (IsValidUtf8(name)) return Status::OK();
+    std::string shown;
+    for (unsigned char c : name.substr(0, 40)) shown += c < 0x80 && c >= 0x20 ? std::string(1, char(c)) : "?";
+    return Status::InvalidArgument("ONNX model " + what + ": " + kind + " name \"" + shown + "\" is not valid UTF-8");
+  };
+  for (const auto& t : gp.initializer()) TUNEFARM_RETURN_IF_ERROR(check(t.name(), "initializer"));
+  for (const auto& v : gp.input()) TUNEFARM_RETURN_IF_ERROR(check(v.name(), "graph input"));
+  for (const auto& v : gp.output()) TUNEFARM_RETURN_IF_ERROR(check(v.name(), "graph output"));
+  for (const auto& n : gp.node()) {
+    TUNEFARM_RETURN_IF_ERROR(check(n.name(), "node"));
+    TUNEFARM_RETURN_IF_ERROR(check(n.op_type(), "operator"));
+    for (const auto& v : n.input()) TUNEFARM_RETURN_IF_ERROR(check(v, "tensor"));
+    for (const auto& v : n.output()) TUNEFARM_RETURN_IF_ERROR(check(v, "tensor"));
+  }
+  return Status::OK();
 }
 
 Result<DataType> ConvertType(int32_t onnx_type, const std::string& what) {
@@ -235,6 +263,10 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
                                    std::to_string(kMaxOnnxOpset));
   }
   const onnx::GraphProto& gp = model.graph();
+  if (gp.node_size() == 0) {
+    return Status::InvalidArgument("ONNX model " + what + " has no nodes (an empty graph, or not an ONNX model)");
+  }
+  TUNEFARM_RETURN_IF_ERROR(CheckNamesAreUtf8(gp, what));
   std::unordered_map<std::string, int> by_name;
   for (const auto& init : gp.initializer()) {
     TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, "initializer '" + init.name() + "'", base_dir));

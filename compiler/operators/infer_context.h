@@ -22,6 +22,9 @@ inline int64_t Product(const std::vector<int64_t>& s) { return Product(s, 0, s.s
 // overflowing the arithmetic).
 constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
 std::optional<int64_t> CheckedElements(const std::vector<int64_t>& shape);
+// Window attributes (kernel_shape, strides, dilations, pads) past this are refused at import: no
+// real model comes near (docs/onnx_support.md, Limits), and config spaces enumerate their extents.
+constexpr int64_t kMaxWindowAttribute = int64_t(1) << 16;
 
 // A read-only view of one node and its inputs: what parse functions shared by an operator's
 // inference, folding and lowering take (each lowers what its inference checked, from one parse).

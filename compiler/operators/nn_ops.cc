@@ -93,10 +93,19 @@ Result<std::vector<int64_t>> InferWindow(InferContext& cx, std::vector<int64_t> 
       return cx.Fail("kernel_shape " + ShapeStr(kernel) + ", strides " + ShapeStr(strides) + " and dilations " + ShapeStr(dil) +
                      " must be positive");
     }
+    if (kernel[i] > kMaxWindowAttribute || strides[i] > kMaxWindowAttribute || dil[i] > kMaxWindowAttribute) {
+      return cx.Fail("kernel_shape " + ShapeStr(kernel) + ", strides " + ShapeStr(strides) + " and dilations " + ShapeStr(dil) +
+                     " must be at most " + std::to_string(kMaxWindowAttribute));
+    }
   }
   std::vector<int64_t> pads;
   Status s = ResolvePads(cx.node(), std::vector<int64_t>(x.begin() + 2, x.end()), kernel, strides, dil, &pads);
   if (!s.ok()) return cx.Fail(s.message());
+  for (int64_t p : pads) {
+    if (p > kMaxWindowAttribute) {
+      return cx.Fail("pads " + ShapeStr(pads) + " must be at most " + std::to_string(kMaxWindowAttribute));
+    }
+  }
   Canonicalize(&cx.mutable_node(), kernel, strides, dil, pads);
   std::vector<int64_t> out;
   for (size_t i = 0; i < sp; ++i) {

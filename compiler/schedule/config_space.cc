@@ -10,12 +10,16 @@
 namespace tunefarm::compiler {
 namespace {
 
+// Ascending; O(sqrt(n)) divisions (pairs i, n / i), so a huge extent costs milliseconds, not hours.
 std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i <= n; ++i) {
-    if (n % i == 0) d.push_back(i);
+  std::vector<int64_t> small, large;
+  for (int64_t i = 1; i <= n / i; ++i) {
+    if (n % i != 0) continue;
+    small.push_back(i);
+    if (i != n / i) large.push_back(n / i);
   }
-  return d;
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
 }
 
 // All tuples (outer, ..., inner) of num_outputs parts whose inner parts come from `inner_choices`

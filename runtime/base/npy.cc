@@ -1,5 +1,7 @@
 #include "tunefarm/runtime/npy.h"
 
+#include "tunefarm/runtime/atomic_file.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -113,10 +115,7 @@ Status WriteNpy(const std::string& path, const NpyArray& a) {
   out += char((header.size() >> 8) & 0xff);
   out += header;
   out += a.data;
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(out.data(), std::streamsize(out.size()));
-  if (!f) return Status::IOError("cannot write " + path);
-  return Status::OK();
+  return WriteFileAtomically(path, out);
 }
 
 }  // namespace tunefarm::runtime

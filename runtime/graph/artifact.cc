@@ -1,5 +1,7 @@
 #include "tunefarm/runtime/artifact.h"
 
+#include "tunefarm/runtime/atomic_file.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -152,7 +154,7 @@ std::string Artifact::MetadataJson() const {
   j["kernels"] = ks;
   j["inputs"] = inputs;
   j["outputs"] = outputs;
-  return j.dump(1);
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string Artifact::Serialize() const {
@@ -243,23 +245,7 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
   return a;
 }
 
-Status Artifact::WriteFile(const std::string& path) const {
-  std::string tmp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    std::string bytes = Serialize();
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Status::IOError("cannot write " + path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
-  }
-  return Status::OK();
-}
+Status Artifact::WriteFile(const std::string& path) const { return WriteFileAtomically(path, Serialize()); }
 
 Result<Artifact> Artifact::ReadFile(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");

@@ -215,7 +215,7 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
       for (auto& [score, cls] : top) t.push_back({{"class", cls}, {"score", score}});
       j["top5"] = t;
     }
-    std::printf("%s\n", j.dump(1).c_str());
+    std::printf("%s\n", j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return 0;
   }
   std::printf("%s: %s, %zu kernels, %s, activations %.2f MiB (peak with inputs/outputs %.2f MiB), params %.2f MiB\n",

@@ -1,6 +1,10 @@
-// The daemons' strict flags: listen addresses and integers are parsed, never guessed.
+// The daemons' strict flags: listen addresses and integers are parsed, never guessed; token files.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
+
+#include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/flags.h"
 
 namespace tunefarm::farm_net {
@@ -72,6 +76,39 @@ TEST(FlagSet, NamesTheFlagInEveryError) {
   EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--threads", "4x"}), "--threads '4x': expected an integer in [1, 1024]");
   EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--thread", "4"}), "unknown flag '--thread'");
   EXPECT_EQ(parse({"--listen"}), "--listen needs a value");
+}
+
+}  // namespace
+}  // namespace tunefarm::farm_net
+
+namespace tunefarm::farm_net {
+namespace {
+
+// Token files (issue 15): a directory, a device that never ends and an oversized file are refused
+// by what they are, before anything is read.
+TEST(TokenFile, OnlyASmallRegularFileIsAToken) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_token_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  auto directory = LoadToken(dir);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.status().message(), "token file " + dir + " is not a regular file");
+  auto zero = LoadToken("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(), "token file /dev/zero is not a regular file");
+  const std::string big = dir + "/big";
+  { std::ofstream(big) << std::string(10000, 'a'); }
+  auto oversized = LoadToken(big);
+  ASSERT_FALSE(oversized.ok());
+  EXPECT_EQ(oversized.status().message(), "token file " + big + " holds 10000 bytes; a token is at most 4096");
+  auto missing = LoadToken(dir + "/none");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "cannot read token file " + dir + "/none: No such file or directory");
+  const std::string good = dir + "/good";
+  { std::ofstream(good) << "0123456789abcdef0123\n"; }
+  auto token = LoadToken(good);
+  ASSERT_TRUE(token.ok());
+  EXPECT_EQ(*token, "0123456789abcdef0123");
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The tunefarm CLI as a user runs it: exit codes and the one-line messages.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <string>
 
 #include "common/test_files.h"
@@ -51,6 +54,43 @@ TEST(Cli, TasksOfTheReferenceModel) {
   // The dense layer's second implementation is a task of its own, marked as an alternative.
   EXPECT_NE(r.output.find("\"workload\": \"dense_nopack|N1_I512|O1000|NC|float32\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"alternative\": true"), std::string::npos) << r.output;
+}
+
+// Hostile outputs and inputs (issue 15): refused before any work, with the reason, nothing replaced.
+TEST(Cli, OutputsThatAreNotRegularFilesAndBrokenInputsAreRefused) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_cli_hostile_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  CliRun dev_null = Tunefarm("compile squeezenet-1.1 -o /dev/null");
+  EXPECT_EQ(dev_null.code, 2);
+  EXPECT_NE(dev_null.output.find("tunefarm compile: -o: /dev/null is a character device: tunefarm writes only regular files"),
+            std::string::npos)
+      << dev_null.output;
+  CliRun directory = Tunefarm("compile " + dir + " -o " + dir + "/m.tfa");
+  EXPECT_EQ(directory.code, 1);
+  EXPECT_NE(directory.output.find("ONNX file " + dir + " is a directory"), std::string::npos) << directory.output;
+
+  const std::string db = dir + "/r.db";
+  ASSERT_EQ(system(("sqlite3 " + db + " 'CREATE TABLE x(y); PRAGMA user_version = -1'").c_str()), 0);
+  CliRun damaged = Tunefarm("records list --records " + db);
+  EXPECT_EQ(damaged.code, 1);
+  EXPECT_NE(damaged.output.find("has schema version -1, which no tunefarm writes: its header is damaged"), std::string::npos)
+      << damaged.output;
+
+  const std::string good_db = dir + "/good.db", lines = dir + "/lines.jsonl";
+  std::FILE* f = std::fopen(lines.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(R"({"workload":"w","target":"llvm -mcpu=no-such-cpu-at-all","status":"timeout","config_index":0})"
+             "\n",
+             f);
+  std::fclose(f);
+  CliRun import = Tunefarm("records import " + lines + " --records " + good_db);
+  EXPECT_EQ(import.code, 1);
+  EXPECT_NE(import.output.find("line 1: field 'target': "), std::string::npos) << import.output;
+  EXPECT_NE(import.output.find("(nothing imported)"), std::string::npos) << import.output;
+  CliRun export_dev = Tunefarm("records export -o /dev/null --records " + good_db);
+  EXPECT_EQ(export_dev.code, 1);
+  EXPECT_NE(export_dev.output.find("/dev/null is a character device"), std::string::npos) << export_dev.output;
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 
 }  // namespace

@@ -109,5 +109,53 @@ TEST_F(RecordsTest, MustExistModeDoesNotCreate) {
   if (f) std::fclose(f);
 }
 
+// Hostile records (issue 15): a damaged schema version, import lines with unknown statuses or NUL
+// bytes, and stored text that is not UTF-8 -- each an error naming the problem, nothing changed.
+TEST_F(RecordsTest, NegativeSchemaVersionIsRefusedNotACrash) {
+  { ASSERT_TRUE(RecordsDb::Open(path_, RecordsDb::Mode::kCreate).ok()); }
+  ASSERT_EQ(system(("sqlite3 " + path_ + " 'PRAGMA user_version = -1'").c_str()), 0);
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().message(),
+            "records database " + path_ + " has schema version -1, which no tunefarm writes: its header is damaged");
+}
+
+TEST_F(RecordsTest, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  const std::string good = R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":1.0})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"workload":"w","target":"llvm","status":"fine","config_index":0})",
+       "line 2: field 'status' is 'fine'; one of ok, instantiation_error, compile_error, runtime_error, timeout, "
+       "wrong_answer, bad_request"},
+      {R"({"workload":"w\u0000x","target":"llvm","status":"timeout","config_index":0})", "line 2: a text field holds a NUL byte"},
+      {R"({"workload":"","target":"llvm","status":"timeout","config_index":0})",
+       "line 2: fields 'workload' and 'target' must not be empty"},
+  };
+  for (const auto& [line, message] : cases) {
+    std::istringstream in(good + "\n" + line + "\n");
+    auto added = (*db)->ImportJsonLines(in);
+    ASSERT_FALSE(added.ok()) << line;
+    EXPECT_EQ(added.status().message(), message);
+    EXPECT_EQ(*(*db)->CountTrials(), 0) << "all or nothing";
+  }
+  // The caller's own check (the CLI parses the target) rejects the same way.
+  std::istringstream in(good + "\n");
+  auto checked = (*db)->ImportJsonLines(in, [](const TrialRecord&) { return Status::InvalidArgument("bad target"); });
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.status().message(), "line 1: bad target");
+}
+
+TEST_F(RecordsTest, TextThatIsNotUtf8IsExportedNotThrownOn) {
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  TrialRecord t = Trial("llvm", "", "cpu", 0, 0, "compile_error");
+  t.error_message = "caf\xe9 \xff";  // Latin-1 from a compiler's message
+  ASSERT_TRUE((*db)->AddTrial(&t).ok());
+  std::ostringstream out;
+  ASSERT_TRUE((*db)->ExportJsonLines(out).ok());
+  EXPECT_NE(out.str().find("\"error_message\":\"caf\xef\xbf\xbd \xef\xbf\xbd\""), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace tunefarm::tuner

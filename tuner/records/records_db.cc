@@ -110,6 +110,25 @@ TrialRecord ReadTrial(const Stmt& s) {
   return t;
 }
 
+namespace {
+// The stored outcomes (docs/formats/records_db.md); rpc_server's OutcomeKindName uses the same words.
+const char* const kTrialStatuses[] = {"ok", "instantiation_error", "compile_error", "runtime_error",
+                                      "timeout", "wrong_answer", "bad_request"};
+}  // namespace
+
+bool IsTrialStatus(const std::string& status) {
+  for (const char* s : kTrialStatuses) {
+    if (status == s) return true;
+  }
+  return false;
+}
+
+std::string TrialStatusList() {
+  std::string out;
+  for (const char* s : kTrialStatuses) out += (out.empty() ? "" : ", ") + std::string(s);
+  return out;
+}
+
 std::string TrialRecord::ToJson() const {
   nlohmann::ordered_json j;
   j["uid"] = uid;
@@ -132,7 +151,7 @@ std::string TrialRecord::ToJson() const {
   j["run_ms"] = run_ms;
   j["job_id"] = job_id;
   j["created_at"] = created_at;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // stored text need not be UTF-8
 }
 
 Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
@@ -183,6 +202,14 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
     }
   }
   if (t.status == "ok" && !(t.mean_ms > 0)) return Status::InvalidArgument("a trial with status 'ok' needs mean_ms > 0");
+  if (!IsTrialStatus(t.status)) {
+    return Status::InvalidArgument("field 'status' is '" + t.status.substr(0, 40) + "'; one of " + TrialStatusList());
+  }
+  for (const std::string* text : {&t.workload_key, &t.target, &t.uid, &t.template_name, &t.target_model, &t.target_keys,
+                                  &t.config_json, &t.error_message, &t.device_key, &t.device_info, &t.created_at}) {
+    if (text->find('\0') != std::string::npos) return Status::InvalidArgument("a text field holds a NUL byte");
+  }
+  if (t.workload_key.empty() || t.target.empty()) return Status::InvalidArgument("fields 'workload' and 'target' must not be empty");
   return t;
 }
 
@@ -241,6 +268,10 @@ Status RecordsDb::Migrate() {
   // Read the version before writing anything: a newer database must stay untouched.
   TUNEFARM_ASSIGN_OR_RETURN(int version, SchemaVersion());
   const auto& migrations = Migrations();
+  if (version < 0) {
+    return Status::Corruption("records database " + path_ + " has schema version " + std::to_string(version) +
+                              ", which no tunefarm writes: its header is damaged");
+  }
   if (version > int(migrations.size())) {
     return Status::FailedPrecondition("records database " + path_ + " has schema version " + std::to_string(version) +
                                       ", newer than this tunefarm understands (" + std::to_string(migrations.size()) +
@@ -432,13 +463,16 @@ Status RecordsDb::ExportJsonLines(std::ostream& out) {
   return Status::OK();
 }
 
-Result<int64_t> RecordsDb::ImportJsonLines(std::istream& in) {
+Result<int64_t> RecordsDb::ImportJsonLines(std::istream& in, const std::function<Status(const TrialRecord&)>& check) {
   std::vector<TrialRecord> trials;
   std::string line;
   for (int64_t n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto t = TrialRecord::FromJson(line);
     if (!t.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + t.status().message());
+    if (check) {
+      if (Status s = check(*t); !s.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + s.message());
+    }
     if (t->uid.empty()) t->uid = NewUid();
     trials.push_back(std::move(*t));
   }

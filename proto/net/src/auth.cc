@@ -1,16 +1,35 @@
 #include "tunefarm/farm_net/auth.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace tunefarm::farm_net {
 
+namespace {
+constexpr long kMaxTokenFileBytes = 4096;
+}  // namespace
+
 Result<std::string> LoadToken(const std::string& token_file) {
   std::string token;
   if (!token_file.empty()) {
+    // A token is a line of text: refuse what is not a small regular file before reading it
+    // (a directory reads as nothing, /dev/zero never ends).
+    struct stat st;
+    if (stat(token_file.c_str(), &st) != 0) {
+      return Status::InvalidArgument("cannot read token file " + token_file + ": " + std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("token file " + token_file + " is not a regular file");
+    if (st.st_size > kMaxTokenFileBytes) {
+      return Status::InvalidArgument("token file " + token_file + " holds " + std::to_string(st.st_size) + " bytes; a token is at most " +
+                                     std::to_string(kMaxTokenFileBytes));
+    }
     std::ifstream in(token_file);
-    if (!in) return Status::InvalidArgument("cannot read token file " + token_file);
+    if (!in) return Status::InvalidArgument("cannot read token file " + token_file + ": " + std::strerror(errno));
     std::stringstream ss;
     ss << in.rdbuf();
     token = ss.str();

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "tools/tunefarm/command_table.h"
+#include "tunefarm/runtime/atomic_file.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/compile.h"
 
@@ -45,6 +46,11 @@ int CompileCommand(const Args& args) {
   // --records none asks for the fallback configs: no warning per workload (the summary line says
   // "0 from records").
   if (args.Get("--records", "") == "none") options.warn = [](const std::string&) {};
+  // Refused before the compile, not after it: -o /dev/null, a FIFO, a directory, a symlink.
+  if (Status s = CheckWritableRegularPath(out); !s.ok()) {
+    std::fprintf(stderr, "tunefarm compile: -o: %s\n", s.message().c_str());
+    return 2;
+  }
   compiler::CompileStats stats;
   auto artifact = compiler::CompileModel(args.positional[0], *target, options, &stats);
   if (!artifact.ok()) {

@@ -2,12 +2,14 @@
 //   export [-o FILE]   JSON lines to FILE or stdout      import FILE   JSON lines into the DB
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "tools/tunefarm/command_table.h"
+#include "tunefarm/runtime/atomic_file.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/tuner/records.h"
@@ -56,19 +58,27 @@ int RecordsCommand(const Args& args) {
   if (importing) {
     std::ifstream in(args.positional[1]);
     if (!in) return Fail("cannot open " + args.positional[1]);
-    auto added = (*db)->ImportJsonLines(in);
+    // The records layer checks the fields; the target string is the compiler's to parse.
+    auto added = (*db)->ImportJsonLines(in, [](const tuner::TrialRecord& t) -> Status {
+      auto target = compiler::ParseTarget(t.target);
+      if (!target.ok()) return Status::InvalidArgument("field 'target': " + target.status().message());
+      return Status::OK();
+    });
     if (!added.ok()) return Fail(args.positional[1] + ": " + added.status().message() + " (nothing imported)");
     std::printf("imported %lld trials into %s\n", static_cast<long long>(*added), path.c_str());
     return 0;
   }
   if (sub == "export") {
-    std::string out_path = args.Get("-o", "");
-    std::ofstream file;
-    if (!out_path.empty()) {
-      file.open(out_path, std::ios::trunc);
-      if (!file) return Fail("cannot write " + out_path);
+    const std::string out_path = args.Get("-o", "");
+    if (out_path.empty()) {
+      Status s = (*db)->ExportJsonLines(std::cout);
+      return s.ok() ? 0 : Fail(s.message());
     }
-    Status s = (*db)->ExportJsonLines(out_path.empty() ? std::cout : file);
+    // A file gets all of the export or keeps what it held (WriteFileAtomically).
+    if (Status s = CheckWritableRegularPath(out_path); !s.ok()) return Fail(s.message());
+    std::ostringstream text;
+    Status s = (*db)->ExportJsonLines(text);
+    if (s.ok()) s = WriteFileAtomically(out_path, text.str());
     if (!s.ok()) return Fail(s.message());
     return 0;
   }
@@ -128,7 +138,7 @@ int RecordsCommand(const Args& args) {
     out.push_back(e);
   }
   if (json) {
-    std::printf("%s\n", out.dump(1).c_str());
+    std::printf("%s\n", out.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return 0;
   }
   for (const auto& e : out) {

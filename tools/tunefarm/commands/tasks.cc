@@ -51,7 +51,7 @@ int TasksCommand(const Args& args) {
                      {"alternative_of", t.default_workload},
                      {"nodes", t.nodes}});
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return 0;
   }
   double total = 0;

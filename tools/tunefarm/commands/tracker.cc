@@ -64,7 +64,7 @@ int TrackerCommand(const Args& args) {
     for (const auto& k : status.keys()) {
       j["keys"].push_back({{"key", k.key()}, {"free", k.free()}, {"busy", k.busy()}, {"pending", k.pending()}});
     }
-    std::printf("%s\n", j.dump(1).c_str());
+    std::printf("%s\n", j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return 0;
   }
   std::printf("Tracker %s, up %.1f s\n\n", address.c_str(), double(status.uptime_ms()) / 1000.0);

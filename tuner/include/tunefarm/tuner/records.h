@@ -10,6 +10,7 @@
 #ifndef TUNEFARM_TUNER_RECORDS_H_
 #define TUNEFARM_TUNER_RECORDS_H_
 
+#include <functional>
 #include <istream>
 #include <memory>
 #include <optional>
@@ -27,6 +28,8 @@ inline constexpr int kRecordsSchemaVersion = 1;
 
 // Outcomes of a trial; "ok" has costs, every other has a message.
 // ok | instantiation_error | compile_error | runtime_error | timeout | wrong_answer | bad_request
+bool IsTrialStatus(const std::string& status);
+std::string TrialStatusList();  // "ok, instantiation_error, ..." for messages
 struct TrialRecord {
   int64_t id = 0;             // assigned by the database
   std::string uid;            // globally unique; import skips trials already present
@@ -152,8 +155,9 @@ class RecordsDb {
 
   Status ExportJsonLines(std::ostream& out);
   // All or nothing: one transaction; a malformed line is an error naming its line number.
+  // `check`, when given, vets each parsed trial further (the CLI parses its target string).
   // Returns the number of trials added (duplicates by uid are skipped).
-  Result<int64_t> ImportJsonLines(std::istream& in);
+  Result<int64_t> ImportJsonLines(std::istream& in, const std::function<Status(const TrialRecord&)>& check = nullptr);
 
  private:
   RecordsDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

@@ -1,0 +1,30 @@
+// WriteFileAtomically: every file tunefarm writes for the user (artifacts, run outputs, record
+// exports) goes through here, so a crash, a full disk or a kill leaves either the old file or the
+// whole new one, never a fragment.
+//
+// Contract:
+//  - path must be absent or a regular file. A directory, device, FIFO, socket or symlink is refused
+//    before anything is written ("X is a character device: tunefarm writes only regular files"):
+//    writing through rename would replace the node itself (/dev/null as a regular file).
+//  - The bytes go to a new file beside path (same directory, so rename is atomic), are fsync'ed,
+//    renamed over path, and the directory is fsync'ed. On any failure the temporary file is removed
+//    and path is untouched; the error names path and carries the OS's reason (strerror).
+//  - New files get mode 0666 minus the umask; a replaced file keeps its mode.
+#ifndef TUNEFARM_RUNTIME_ATOMIC_FILE_H_
+#define TUNEFARM_RUNTIME_ATOMIC_FILE_H_
+
+#include <string>
+#include <string_view>
+
+#include "tunefarm/runtime/status.h"
+
+namespace tunefarm {
+
+Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+
+// OK when path is absent or a regular file; otherwise the refusal WriteFileAtomically gives.
+Status CheckWritableRegularPath(const std::string& path);
+
+}  // namespace tunefarm
+
+#endif  // TUNEFARM_RUNTIME_ATOMIC_FILE_H_
