@@ -220,8 +220,30 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   // Every trial of the jobs carries its job id.
   const Counts counts = Count(dir_ + "/daemon.db");
   EXPECT_EQ(counts.trials, counts.distinct);
-  daemon.Kill(SIGTERM);
-  EXPECT_EQ(daemon.Wait(), 0);
+
+  // A cancel is stored at once: a daemon killed right after it does not resume the job.
+  spec.set_total_trials(4000);
+  ASSERT_TRUE(client.Submit(spec, &job).ok());
+  ASSERT_TRUE(client.Cancel(job.id(), &cancelled).ok());
+  EXPECT_EQ(cancelled.state(), "cancelled");
+  daemon.Kill(SIGKILL);
+  daemon.Wait();
+  {
+    auto db = RecordsDb::Open(dir_ + "/daemon.db", RecordsDb::Mode::kMustExist);
+    ASSERT_TRUE(db.ok());
+    auto stored = (*db)->GetJob(job.id());
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ(stored->state, "cancelled");
+  }
+  ChildProcess restarted;
+  ASSERT_FALSE(StartDaemon(&restarted, dir_ + "/daemon.db", dir_).empty());
+  restarted.Kill(SIGTERM);
+  EXPECT_EQ(restarted.Wait(), 0);
+  {
+    auto db = RecordsDb::Open(dir_ + "/daemon.db", RecordsDb::Mode::kMustExist);
+    ASSERT_TRUE(db.ok());
+    EXPECT_EQ((*db)->GetJob(job.id())->state, "cancelled") << "a restarted daemon resumed a cancelled job";
+  }
 }
 
 TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {

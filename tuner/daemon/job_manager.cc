@@ -199,10 +199,12 @@ Result<v1::TuningJob> JobManager::Cancel(int64_t id) {
   if (!IsFinalJobState(job.proto.state())) {
     job.cancel_requested = true;
     job.stop = true;
-    job.line = "cancelling after the batch in flight";
-    ++job.version;
-    ++changes_;
-    changed_.notify_all();
+    // Final and stored at once: a daemon killed before the batch in flight ends must not resume
+    // the job when it starts again.
+    job.proto.set_state("cancelled");
+    job.proto.set_message("cancelled");
+    job.line = "cancelled; the batch in flight finishes";
+    Persist(job);
   }
   return job.proto;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <future>
 #include <map>
 #include <memory>
 #include <cstdio>
@@ -33,6 +34,7 @@ const char* kUsage =
     "                    [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
     "  (token: --token-file or $TUNEFARM_TOKEN; it guards the job API and is sent to the tracker)";
 volatile std::sig_atomic_t g_stop = 0;
+constexpr int kShutdownLimitSeconds = 30;
 
 #if TUNEFARM_HAVE_METRICS
 // Jobs by state and the trials they measured, read from the job list at each scrape.
@@ -166,6 +168,21 @@ int main(int argc, char** argv) {
 #endif
   dashboard.reset();
   started->Shutdown();
-  jobs->reset();  // stops every job after its batch in flight
+  // Every job stops after its batch in flight; a job stuck longer than this (a hostile model in
+  // task extraction) must not keep the daemon alive: its trials are committed one by one, and
+  // unfinished jobs resume at the next start.
+  std::promise<void> stopped;
+  auto done = stopped.get_future();
+  std::thread stopper([&] {
+    jobs->reset();
+    stopped.set_value();
+  });
+  if (done.wait_for(std::chrono::seconds(kShutdownLimitSeconds)) != std::future_status::ready) {
+    std::printf("tuner-daemon: jobs did not stop within %d s; exiting anyway (unfinished jobs resume at the next start)\n",
+                kShutdownLimitSeconds);
+    std::fflush(stdout);
+    std::_Exit(1);
+  }
+  stopper.join();
   return 0;
 }
