@@ -246,6 +246,48 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   }
 }
 
+// One tuner per database (issue 15): a second `tune` and a daemon on the database a `tune` is
+// writing are refused naming the holder; the database then holds each config once.
+TEST_F(TuneFlow, ASecondTunerOnOneDatabaseIsRefused) {
+  const std::string db = dir_ + "/shared.db";
+  ChildProcess first;
+  ASSERT_TRUE(StartCli(&first, {"tune", model_, "--total-trials", "400", "--seed", "9", "--records", db}));
+  ASSERT_FALSE(first.WaitForLine("Progress:", 120000).empty());
+  auto second = RunCommand(Cli("tune " + model_ + " --total-trials 40 --records " + db));
+  EXPECT_EQ(second.code, 1);
+  EXPECT_NE(second.output.find("tunefarm tune: records database " + db + " is being tuned by another process (pid " +
+                               std::to_string(first.pid()) + ": tunefarm tune " + model_ + "); one tuner writes a database at a time"),
+            std::string::npos)
+      << second.output;
+  auto daemon = RunCommand(std::string("TUNEFARM_TOKEN=") + kToken + " " + TUNER_DAEMON + " --listen 127.0.0.1:0 --records " + db);
+  EXPECT_EQ(daemon.code, 1);
+  EXPECT_NE(daemon.output.find("is being tuned by another process (pid " + std::to_string(first.pid())), std::string::npos)
+      << daemon.output;
+  first.Kill(SIGKILL);
+  first.Wait();
+  const Counts counts = Count(db);
+  EXPECT_GT(counts.trials, 0u);
+  EXPECT_EQ(counts.trials, counts.distinct) << "a config was measured twice";
+  // The holder is gone (killed): the next tuner gets the database.
+  auto after = RunCommand(Cli("tune " + model_ + " --total-trials 8 --records " + dir_ + "/other.db"));
+  EXPECT_EQ(after.code, 0) << after.output;
+  ChildProcess next;
+  ASSERT_FALSE(StartDaemon(&next, db, dir_).empty()) << "the lock outlived its holder";
+  next.Kill(SIGTERM);
+  EXPECT_EQ(next.Wait(), 0);
+}
+
+// A tune whose every trial fails (here the measurement cannot make its work directory) exits 1 and
+// says why, instead of exiting 0 with nothing to compile from.
+TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
+  auto r = RunCommand(std::string("TMPDIR=/nonexistent ") + TUNEFARM_CLI + " tune " + model_ + " --total-trials 6 --records " + dir_ +
+                      "/failing.db");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("tunefarm tune: no trial succeeded (runtime_error 6); the measurements fail, not the configs"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {
   const std::string other = dir_ + "/other.onnx";
   ASSERT_TRUE(tunefarm::testing::WriteSmallCnnOnnx(other, 24, 48));  // no workload in common with model_

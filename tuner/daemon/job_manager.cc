@@ -64,6 +64,8 @@ struct JobManager::Job {
 Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
   TUNEFARM_ASSIGN_OR_RETURN(m->db_, RecordsDb::Open(m->options_.records, RecordsDb::Mode::kCreate));
+  // One tuner per database: a second daemon (or a `tunefarm tune`) would resume the same jobs.
+  TUNEFARM_ASSIGN_OR_RETURN(m->lock_, TuningLock::Acquire(m->options_.records, "tuner-daemon"));
   TUNEFARM_ASSIGN_OR_RETURN(auto stored, m->db_->ListJobs());
   std::vector<std::shared_ptr<Job>> resume;
   std::lock_guard<std::mutex> lock(m->mu_);

@@ -77,6 +77,7 @@ class JobManager {
   std::mutex mu_;
   std::condition_variable changed_;
   std::unique_ptr<RecordsDb> db_;  // guarded by mu_
+  std::unique_ptr<TuningLock> lock_;  // held for the daemon's life
   std::map<int64_t, std::shared_ptr<Job>> jobs_;
   std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_;
   int running_ = 0;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <set>
 #include <cstdio>
+#include <map>
 
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/records_option.h"
@@ -147,6 +148,11 @@ int TuneCommand(const Args& args) {
     std::fprintf(stderr, "tunefarm tune: %s\n", db.status().message().c_str());
     return 1;
   }
+  auto lock = tuner::TuningLock::Acquire(db_path, "tunefarm tune " + args.positional[0]);
+  if (!lock.ok()) {
+    std::fprintf(stderr, "tunefarm tune: %s\n", lock.status().message().c_str());
+    return 1;
+  }
   std::unique_ptr<tuner::Measurer> measurer;
   if (farm) {
     auto token = farm_net::LoadToken(args.Get("--token-file", ""));
@@ -215,7 +221,26 @@ int TuneCommand(const Args& args) {
   }
   std::printf("records: %s (compile with: tunefarm compile %s --target \"%s\" --records %s -o OUT)\n", db_path.c_str(),
               args.positional[0].c_str(), target->ToString().c_str(), db_path.c_str());
-  return g_stop && !timed_out ? 130 : 0;
+  if (g_stop && !timed_out) return 130;
+  // Every task without one successful trial (this run's or resumed): the measurements are broken,
+  // not slow -- say so instead of exiting 0 with nothing to compile from.
+  std::map<std::string, int> errors;
+  bool any_success = false;
+  for (const auto& s : *summaries) {
+    any_success = any_success || s.best_gflops > 0;
+    for (const auto& [status, n] : s.errors) errors[status] += n;
+  }
+  if (!summaries->empty() && !any_success) {
+    std::fflush(stdout);  // after the summary table
+    std::string why;
+    for (const auto& [status, n] : errors) why += (why.empty() ? "" : ", ") + status + " " + std::to_string(n);
+    std::fprintf(stderr,
+                 "tunefarm tune: no trial succeeded (%s); the measurements fail, not the configs: see `tunefarm records list "
+                 "--records %s` for the messages\n",
+                 why.empty() ? "no trials" : why.c_str(), db_path.c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace tunefarm::cli

@@ -170,6 +170,24 @@ class RecordsDb {
   std::string path_;
 };
 
+// TuningLock: one tuning writer per records database -- a `tunefarm tune` or a tuner-daemon -- so
+// two of them never measure the same configs twice or both resume one job. An advisory lock
+// (flock) on DB + ".tuning-lock", released when the holder exits, however it exits; the file says
+// who holds it. Readers (compile, records, dashboard) take no lock.
+class TuningLock {
+ public:
+  // FailedPrecondition naming the database and the holder ("pid 4242: tunefarm tune resnet-18")
+  // when another process holds it; IOError with the OS's reason when the lock file cannot be made.
+  static Result<std::unique_ptr<TuningLock>> Acquire(const std::string& db_path, const std::string& holder);
+  ~TuningLock();
+  TuningLock(const TuningLock&) = delete;
+  TuningLock& operator=(const TuningLock&) = delete;
+
+ private:
+  explicit TuningLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 }  // namespace tunefarm::tuner
 
 #endif  // TUNEFARM_TUNER_RECORDS_H_
