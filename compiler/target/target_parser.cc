@@ -231,10 +231,17 @@ Result<Target> ParseTarget(std::string_view text) {
 
   llvm::Triple host(llvm::sys::getProcessTriple()), mine(t.triple);
   t.is_host = mine.getArch() == host.getArch() && mine.getOS() == host.getOS();
-  if (explicit_triple && !t.is_host && !cpu_given && t.model.empty()) t.cpu = "generic";
+  const bool features_given = std::any_of(tokens.begin(), tokens.end(), [](const std::string& s) { return s.rfind("-mattr=", 0) == 0; });
+  if (explicit_triple && !t.is_host && !cpu_given && t.model.empty()) {
+    // Another machine: neither this host's CPU nor its features (x86's prfchw means nothing to an ARM triple).
+    t.cpu = "generic";
+    if ((head == "llvm" || head == "native") && !features_given) {
+      t.features.clear();
+      t.detected_features = false;
+    }
+  }
   if ((head == "llvm" || head == "native") && cpu_given) {
     // An explicit CPU replaces the host's: its features come from the CPU, not from detection.
-    bool features_given = std::any_of(tokens.begin(), tokens.end(), [](const std::string& s) { return s.rfind("-mattr=", 0) == 0; });
     if (!features_given) t.features.clear();
     t.detected_features = false;
   }

@@ -119,3 +119,22 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace tunefarm::compiler
+
+namespace tunefarm::compiler {
+namespace {
+
+// A foreign triple without -mcpu is that architecture's generic CPU with none of this host's
+// features (it used to fail with "unknown feature 'prfchw'" on an x86 host).
+TEST(Target, AForeignTripleWithoutACpuIsGeneric) {
+  auto t = ParseTarget("llvm -mtriple=aarch64-linux-gnu");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->cpu, "generic");
+  EXPECT_EQ(t->features, "");
+  EXPECT_EQ(t->ToString(), "llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=generic");
+  auto with_attr = ParseTarget("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+  ASSERT_TRUE(with_attr.ok()) << with_attr.status().message();
+  EXPECT_EQ(with_attr->features, "+neon");
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler

@@ -35,6 +35,14 @@ TEST(Cli, UserErrorsAreOneClearMessage) {
   CliRun bad_target = Tunefarm("tasks x.onnx --target nonsense");
   EXPECT_EQ(bad_target.code, 1);
   EXPECT_NE(bad_target.output.find("unknown target kind 'nonsense'"), std::string::npos);
+  // Each integer flag names itself and its range.
+  CliRun threads = Tunefarm("tune squeezenet-1.1 --threads 0");
+  EXPECT_EQ(threads.code, 2);
+  EXPECT_NE(threads.output.find("tunefarm tune: --threads '0': out of range, expected in [1, 1024]"), std::string::npos)
+      << threads.output;
+  CliRun total = Tunefarm("tune squeezenet-1.1 --total-trials 0");
+  EXPECT_EQ(total.code, 2);
+  EXPECT_NE(total.output.find("--total-trials '0': out of range, expected in [1, 100000000]"), std::string::npos) << total.output;
   CliRun bad_flag = Tunefarm("tasks x.onnx --frob 1");
   EXPECT_EQ(bad_flag.code, 2);
   EXPECT_NE(bad_flag.output.find("unknown flag --frob"), std::string::npos);

@@ -16,6 +16,7 @@
 #include <map>
 
 #include "tools/tunefarm/command_table.h"
+#include "tunefarm/farm_net/flags.h"
 #include "tools/tunefarm/records_option.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/compiler/model.h"
@@ -27,15 +28,6 @@ namespace tunefarm::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-
-
-bool ParsePositive(const std::string& s, int* out) {
-  char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end || v < 0 || v > 1000000) return false;
-  *out = int(v);
-  return true;
-}
 
 }  // namespace
 
@@ -73,13 +65,23 @@ int TuneCommand(const Args& args) {
   }
   tuner::TuneOptions options;
   int threads = 1, trials = 64, total = 0, early = 0, seed = 0, time_limit = 0;
-  if (!ParsePositive(args.Get("--trials", "64"), &trials) || trials < 1 || !ParsePositive(args.Get("--threads", "1"), &threads) ||
-      threads < 1 || !ParsePositive(args.Get("--early-stopping", "0"), &early) || !ParsePositive(args.Get("--seed", "0"), &seed) ||
-      !ParsePositive(args.Get("--total-trials", "0"), &total) || !ParsePositive(args.Get("--time-limit", "0"), &time_limit)) {
-    std::fprintf(stderr,
-                 "tunefarm tune: --trials, --total-trials, --threads, --early-stopping, --time-limit and --seed take "
-                 "non-negative integers\n%s\n", usage);
-    return 2;
+  // Each integer flag with its own range, so an error names the flag and what it takes
+  // ("--threads '0': out of range, expected in [1, 1024]"); --total-trials 0 is not "unset".
+  struct IntFlag {
+    const char* name;
+    int* out;
+    int min, max;
+  };
+  for (const IntFlag& f : {IntFlag{"--trials", &trials, 1, 1000000}, IntFlag{"--total-trials", &total, 1, 100000000},
+                           IntFlag{"--threads", &threads, 1, 1024}, IntFlag{"--early-stopping", &early, 0, 1000000},
+                           IntFlag{"--seed", &seed, 0, 2147483647}, IntFlag{"--time-limit", &time_limit, 0, 31536000}}) {
+    if (!args.Has(f.name)) continue;
+    auto v = farm_net::ParseIntFlag(f.name, args.Get(f.name, ""), f.min, f.max);
+    if (!v.ok()) {
+      std::fprintf(stderr, "tunefarm tune: %s\n%s\n", v.status().message().c_str(), usage);
+      return 2;
+    }
+    *f.out = int(*v);
   }
   if (args.Has("--trials") && args.Has("--total-trials")) {
     std::fprintf(stderr, "tunefarm tune: give --trials (per task) or --total-trials (over all tasks), not both\n%s\n", usage);
