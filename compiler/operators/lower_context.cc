@@ -8,6 +8,11 @@
 #include "tunefarm/compiler/kernel.h"
 
 namespace tunefarm::operators {
+namespace {
+// How many of a workload's fastest records apply-history-best considers before its fallback.
+constexpr int kRecordsConsidered = 8;
+}  // namespace
+
 
 using graph::DataType;
 using graph::Node;
@@ -159,20 +164,19 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
 
 Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compiler::Workload& w) {
   if (!options_.configs) return std::optional<compiler::BestConfig>();
-  auto best = options_.configs->Best(w.Key(), target_);
-  if (!best.ok()) {
-    if (best.status().code() == StatusCode::kNotFound) return std::optional<compiler::BestConfig>();
-    return best.status();
-  }
+  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, options_.configs->Ranked(w.Key(), target_, kRecordsConsidered));
   auto space = compiler::GetConfigSpace(w, target_);
-  // A record from another target (matched by model or key) counts only where its index means the
-  // same config in this target's space.
-  if (!space.ok() || best->config_index < 0 || best->config_index >= space->size()) return std::optional<compiler::BestConfig>();
-  auto cfg = space->Get(best->config_index);
-  if (!cfg.ok() || (!best->config_json.empty() && cfg->ToJson() != best->config_json) || !space->IsValid(*cfg)) {
-    return std::optional<compiler::BestConfig>();
+  if (!space.ok()) return std::optional<compiler::BestConfig>();
+  // The fastest record that is still a point of this space: a record from another target (matched
+  // by model or key) counts only where its index means the same config here, and a stale or
+  // corrupt one gives way to the next.
+  for (const compiler::BestConfig& best : ranked) {
+    if (best.config_index < 0 || best.config_index >= space->size()) continue;
+    auto cfg = space->Get(best.config_index);
+    if (!cfg.ok() || (!best.config_json.empty() && cfg->ToJson() != best.config_json) || !space->IsValid(*cfg)) continue;
+    return std::optional<compiler::BestConfig>(best);
   }
-  return std::optional<compiler::BestConfig>(*best);
+  return std::optional<compiler::BestConfig>();
 }
 
 Result<LowerContext::Choice> LowerContext::ChooseImplementation(const std::vector<compiler::Workload>& implementations) {

@@ -15,6 +15,7 @@
 #include "common/small_model.h"
 #include "common/test_files.h"
 #include "tunefarm/farm_net/auth.h"
+#include "tunefarm/runtime/artifact.h"
 #include "tunefarm/tuner/records.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -286,6 +287,43 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
   EXPECT_NE(r.output.find("tunefarm tune: no trial succeeded (runtime_error 6); the measurements fail, not the configs"),
             std::string::npos)
       << r.output;
+}
+
+// Apply-history-best (issue 15): the fastest record of a workload whose config no longer matches
+// the space (here a corrupted config) gives way to the next valid record instead of hiding them all.
+TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
+  const std::string db_path = dir_ + "/best.db", out = dir_ + "/m.tfa";
+  auto tune = RunCommand(Cli("tune " + model_ + " --trials 6 --seed 4 --records " + db_path));
+  ASSERT_EQ(tune.code, 0) << tune.output;
+  TrialRecord valid;
+  {
+    auto db = RecordsDb::Open(db_path, RecordsDb::Mode::kMustExist);
+    ASSERT_TRUE(db.ok());
+    auto trials = (*db)->List();
+    ASSERT_TRUE(trials.ok());
+    for (const auto& t : *trials) {
+      if (t.status == "ok" && t.template_name.rfind("conv2d", 0) == 0 && (valid.mean_ms == 0 || t.mean_ms < valid.mean_ms)) valid = t;
+    }
+    ASSERT_GT(valid.mean_ms, 0);
+    TrialRecord corrupt = valid;
+    corrupt.uid.clear();
+    corrupt.mean_ms = valid.mean_ms / 10;
+    corrupt.costs_ms = {corrupt.mean_ms};
+    corrupt.config_json = R"({"index":0,"knobs":{"not":"this space"}})";
+    ASSERT_TRUE((*db)->AddTrial(&corrupt).ok());
+  }
+  auto compile = RunCommand(Cli("compile " + model_ + " --records " + db_path + " -o " + out));
+  ASSERT_EQ(compile.code, 0) << compile.output;
+  auto artifact = runtime::Artifact::ReadFile(out);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+  bool found = false;
+  for (const auto& k : artifact->kernels) {
+    if (k.workload != valid.workload_key) continue;
+    found = true;
+    EXPECT_EQ(k.config_source, "records");
+    EXPECT_EQ(k.config_index, valid.config_index);
+  }
+  EXPECT_TRUE(found) << "no kernel of " << valid.workload_key;
 }
 
 TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {

@@ -17,4 +17,17 @@ Result<compiler::BestConfig> RecordsConfigSource::Best(const std::string& worklo
   return out;
 }
 
+Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const std::string& workload_key,
+                                                                       const compiler::Target& target, int limit) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  TargetMatch match{target.ToString(), target.model, target.keys};
+  std::vector<std::string> matched_on;
+  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, db_->Ranked(workload_key, match, limit, &matched_on));
+  std::vector<compiler::BestConfig> out;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    out.push_back({ranked[i].config_index, ranked[i].mean_ms, ranked[i].config_json, matched_on[i]});
+  }
+  return out;
+}
+
 }  // namespace tunefarm::tuner

@@ -14,6 +14,8 @@ class RecordsConfigSource final : public compiler::ConfigSource {
  public:
   explicit RecordsConfigSource(std::unique_ptr<RecordsDb> db) : db_(std::move(db)) {}
   Result<compiler::BestConfig> Best(const std::string& workload_key, const compiler::Target& target) const override;
+  Result<std::vector<compiler::BestConfig>> Ranked(const std::string& workload_key, const compiler::Target& target,
+                                                   int limit) const override;
   std::string Describe() const override { return "records database " + db_->path(); }
 
  private:

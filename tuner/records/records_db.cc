@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -345,7 +346,16 @@ Status RecordsDb::AddTrial(TrialRecord* t) {
 
 Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_key, const TargetMatch& target,
                                                    std::string* matched_on) {
-  std::string order = " AND t.status = 'ok' AND t.mean_ms IS NOT NULL ORDER BY t.mean_ms ASC, t.id ASC LIMIT 1";
+  std::vector<std::string> on;
+  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, Ranked(workload_key, target, 1, &on));
+  if (ranked.empty()) return std::optional<TrialRecord>();
+  if (matched_on) *matched_on = on[0];
+  return std::optional<TrialRecord>(std::move(ranked[0]));
+}
+
+Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_key, const TargetMatch& target, int limit,
+                                                   std::vector<std::string>* matched_on) {
+  const std::string order = " AND t.status = 'ok' AND t.mean_ms IS NOT NULL ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
   struct Step {
     const char* name;
     std::string where;
@@ -356,18 +366,23 @@ Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_k
   for (const auto& k : target.keys) {
     steps.push_back({"keys", "WHERE w.key = ?1 AND (',' || g.keys || ',') LIKE ('%,' || ?2 || ',%')", k});
   }
+  std::vector<TrialRecord> out;
+  std::set<int64_t> seen;
   for (const auto& step : steps) {
+    if (int(out.size()) >= limit) break;
     Stmt s(db_, std::string(kSelectTrial) + step.where + order);
     if (!s.ok()) return Error("cannot query best trial");
-    s.Bind(1, workload_key).Bind(2, step.arg);
-    int rc = s.Step();
-    if (rc == SQLITE_ROW) {
-      if (matched_on) *matched_on = step.name;
-      return std::optional<TrialRecord>(ReadTrial(s));
+    s.Bind(1, workload_key).Bind(2, step.arg).Bind(3, int64_t(limit));
+    int rc;
+    while (int(out.size()) < limit && (rc = s.Step()) == SQLITE_ROW) {
+      TrialRecord t = ReadTrial(s);
+      if (!seen.insert(t.id).second) continue;
+      out.push_back(std::move(t));
+      if (matched_on) matched_on->push_back(step.name);
     }
-    if (rc != SQLITE_DONE) return Error("cannot query best trial");
+    if (int(out.size()) < limit && rc != SQLITE_DONE) return Error("cannot query best trial");
   }
-  return std::optional<TrialRecord>();
+  return out;
 }
 
 Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/result.h"
@@ -26,9 +27,23 @@ class ConfigSource {
   virtual ~ConfigSource() = default;
   // The best measured config of workload_key for target; NotFound when there is none.
   virtual Result<BestConfig> Best(const std::string& workload_key, const Target& target) const = 0;
+  // The fastest measured configs, best first, at most `limit`: the compiler takes the first one
+  // that is still a valid point of its space, so one stale or corrupt record never hides the valid
+  // ones behind it. Empty when there is none. The default asks Best() alone.
+  virtual Result<std::vector<BestConfig>> Ranked(const std::string& workload_key, const Target& target, int limit) const;
   // For messages: "records database ./tunefarm.db".
   virtual std::string Describe() const = 0;
 };
+
+inline Result<std::vector<BestConfig>> ConfigSource::Ranked(const std::string& workload_key, const Target& target,
+                                                           int limit) const {
+  auto best = Best(workload_key, target);
+  if (!best.ok()) {
+    if (best.status().code() == StatusCode::kNotFound) return std::vector<BestConfig>();
+    return best.status();
+  }
+  return std::vector<BestConfig>{*best};
+}
 
 }  // namespace tunefarm::compiler
 

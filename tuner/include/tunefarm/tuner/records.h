@@ -119,6 +119,10 @@ class RecordsDb {
   // caller checks that the config still means the same point of its space (config_json).
   Result<std::optional<TrialRecord>> Best(const std::string& workload_key, const TargetMatch& target,
                                           std::string* matched_on = nullptr);
+  // The same order, up to `limit` trials (each matched once, at its first step); matched_on gets
+  // one entry per trial.
+  Result<std::vector<TrialRecord>> Ranked(const std::string& workload_key, const TargetMatch& target, int limit,
+                                          std::vector<std::string>* matched_on = nullptr);
   // Trials in insertion order, optionally of one workload (empty: all).
   Result<std::vector<TrialRecord>> List(const std::string& workload_key = "", int64_t limit = -1);
   // Successful trials of other workloads of a template on one target, newest first (transfer
