@@ -287,6 +287,19 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
   EXPECT_NE(r.output.find("tunefarm tune: no trial succeeded (runtime_error 6); the measurements fail, not the configs"),
             std::string::npos)
       << r.output;
+  // Once the machine is fixed, the same command measures those configs again (the failures were the
+  // machine's: nothing on this target ever succeeded), the fallback included.
+  auto fixed = RunCommand(Cli("tune " + model_ + " --total-trials 6 --records " + dir_ + "/failing.db"));
+  EXPECT_EQ(fixed.code, 0) << fixed.output;
+  auto db = RecordsDb::Open(dir_ + "/failing.db", RecordsDb::Mode::kMustExist);
+  ASSERT_TRUE(db.ok());
+  int ok = 0, failed = 0;
+  auto trials = (*db)->List();
+  ASSERT_TRUE(trials.ok());
+  for (const auto& t : *trials) (t.status == "ok" ? ok : failed)++;
+  EXPECT_EQ(failed, 6);
+  EXPECT_GE(ok, 1) << "the retried configs never succeeded";
+  EXPECT_EQ(fixed.output.find(" 0.00x"), std::string::npos) << "a fallback still hidden by the broken run:\n" << fixed.output;
 }
 
 // Apply-history-best (issue 15): the fastest record of a workload whose config no longer matches

@@ -62,6 +62,9 @@ std::shared_ptr<prometheus::Collectable> DaemonMetrics(tunefarm::tuner::JobManag
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything is announced: a SIGTERM right after "listening on" still stops it cleanly.
+  std::signal(SIGTERM, [](int) { g_stop = 1; });
+  std::signal(SIGINT, [](int) { g_stop = 1; });
   tunefarm::farm_net::CommonDaemonFlags common;
   tunefarm::tuner::DaemonOptions options;
   options.records = "./tunefarm.db";
@@ -158,8 +161,6 @@ int main(int argc, char** argv) {
     std::printf("tuner-daemon dashboard on http://%s/\n", dashboard->address().c_str());
     std::fflush(stdout);
   }
-  std::signal(SIGTERM, [](int) { g_stop = 1; });
-  std::signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::printf("tuner-daemon: stopping; unfinished jobs resume when it starts again on %s\n", options.records.c_str());
   std::fflush(stdout);

@@ -215,8 +215,19 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   std::vector<int64_t> seen;
   std::vector<double> seen_gflops;
   std::set<int64_t> measured;
+  // A failure that may be the machine's rather than the config's (a crash, a timeout, a build or a
+  // request the server refused) is measured again when the conditions say so: the earlier runs had
+  // no success at all on this target (a broken setup fails everything), the thread count changed,
+  // or it is the fallback (the summary's baseline is never hidden by one bad run).
+  bool any_ok = false;
+  for (const auto& t : previous) any_ok = any_ok || (t.target == s.target_string && t.status == "ok");
+  auto retried = [&](const TrialRecord& t) {
+    const bool machine_kind =
+        t.status == "runtime_error" || t.status == "timeout" || t.status == "bad_request" || t.status == "compile_error";
+    return machine_kind && (!any_ok || t.threads != options.threads || t.config_index == s.fallback);
+  };
   for (const auto& t : previous) {
-    if (t.target != s.target_string || measured.count(t.config_index)) continue;
+    if (t.target != s.target_string || measured.count(t.config_index) || retried(t)) continue;
     measured.insert(t.config_index);
     double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
     seen.push_back(t.config_index);

@@ -61,6 +61,9 @@ int DashboardCommand(const Args& args) {
   }
   options.token = *token;
   options.tls = *tls;
+  // Before the address is announced: a SIGTERM right after it still stops the dashboard cleanly.
+  std::signal(SIGTERM, [](int) { g_stop = 1; });
+  std::signal(SIGINT, [](int) { g_stop = 1; });
   auto dashboard = tuner::Dashboard::Start(options);
   if (!dashboard.ok()) {
     std::fprintf(stderr, "tunefarm dashboard: %s\n", dashboard.status().message().c_str());
@@ -84,8 +87,6 @@ int DashboardCommand(const Args& args) {
   if (metrics) std::printf("tunefarm dashboard metrics on %s\n", metrics->address().c_str());
   if (options.token.empty()) std::printf("read-only: no farm token, so jobs cannot be cancelled from the page\n");
   std::fflush(stdout);
-  std::signal(SIGTERM, [](int) { g_stop = 1; });
-  std::signal(SIGINT, [](int) { g_stop = 1; });
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return 0;
 }
