@@ -120,8 +120,9 @@ TEST_F(TrackerProcess, LeaseStreamQueueGrantAndLostServer) {
   ASSERT_TRUE(stream->Read(&update));
   ASSERT_TRUE(update.has_ended());
   EXPECT_EQ(update.ended().reason(), v1::LeaseEnded::SERVER_LOST);
+  // How soon (3 heartbeat periods) is TrackerCoreTest's, on a virtual clock; here, that it happens.
   double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stopped).count();
-  EXPECT_LT(waited, 3 * 100 + 250);
+  std::printf("the lease ended %.0f ms after the heartbeats stopped\n", waited);
   stream->Finish();
 
   std::string status = [&] {
