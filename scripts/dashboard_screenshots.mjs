@@ -2,20 +2,14 @@
 // Photographs dashboard views in headless Chromium (Debian's, via playwright-core from
 // tuner/dashboard/web/node_modules): dashboard-<view>.png. The model is job 1; the task and the
 // compare views show the task with the most trials.
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [url, out, ...views] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../tuner/dashboard/web/package.json'));
-const { chromium } = require('playwright-core');
+const { launchChromium } = await import(pathToFileURL(path.join(here, '../tuner/dashboard/web/chromium.mjs')).href);
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-});
+const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 const model = await (await fetch(url + '/api/model?job=1')).json();
 const busiest = (model.tasks || []).filter(t => t.task_id).sort((a, b) => b.trials - a.trials)[0];

@@ -2,20 +2,14 @@
 // Times the dashboard page in headless Chromium (Debian's /usr/bin/chromium via playwright-core from
 // tuner/dashboard/web/node_modules): from navigation until the view has fetched its data and drawn
 // its tables and charts (the page sets body[data-view]). 5 loads of each view, best and median.
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [url, taskId, jobId] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../../tuner/dashboard/web/package.json'));
-const { chromium } = require('playwright-core');
+const { launchChromium } = await import(pathToFileURL(path.join(here, '../../tuner/dashboard/web/chromium.mjs')).href);
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium', headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-});
+const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 async function time(hash, view) {
   const ms = [];

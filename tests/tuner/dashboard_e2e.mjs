@@ -6,14 +6,13 @@
 // SPEC: { url, web_dir, expected: { job, tasks: [{workload, task_id, best_gflops, trials, weight}] },
 //         inject: { argv: [...], message }, screenshots: DIR or "" }
 // Every check that fails is printed as "FAIL: ..."; the exit code is the number of failures.
-import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const require = createRequire(path.join(spec.web_dir, 'package.json'));
-const { chromium } = require('playwright-core');
+const { launchChromium } = await import(pathToFileURL(path.join(spec.web_dir, 'chromium.mjs')).href);
 
 let failures = 0;
 function check(ok, what) {
@@ -36,12 +35,7 @@ async function waitForView(page, hash, name) {
 }
 
 // Playwright gives the browser a fresh temporary profile of its own.
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const consoleErrors = [];

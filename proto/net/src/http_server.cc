@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -203,8 +204,12 @@ struct HttpServer::Impl {
         }
         ++active;
       }
-      std::thread([this, s = std::move(socket)]() mutable {
-        Serve(std::move(s));
+      // The socket (even moved-from, it refers to `io`) is destroyed before the count drops: once
+      // it reaches 0 the destructor may free this Impl while the detached thread is still unwinding.
+      auto owned = std::make_unique<tcp::socket>(std::move(socket));
+      std::thread([this, owned = std::move(owned)]() mutable {
+        Serve(std::move(*owned));
+        owned.reset();
         std::lock_guard<std::mutex> lock(mu);
         if (--active == 0) idle.notify_all();
       }).detach();
