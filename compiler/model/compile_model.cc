@@ -149,6 +149,11 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   runtime::Artifact artifact = std::move(plan->artifact);
   artifact.target = code_target.ToString();
   artifact.device = cuda && !options.emulate_gpu ? "cuda" : "cpu";
+  if (!artifact.is_cuda()) {
+    artifact.triple = code_target.triple;
+    artifact.cpu = code_target.cpu;
+    artifact.cpu_features = RequiredCpuFeatures(code_target);
+  }
   artifact.library = std::move(library);
   artifact.model = model_name;
   artifact.opt_level = options.opt_level;

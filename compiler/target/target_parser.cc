@@ -6,6 +6,7 @@
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/codegen/llvm_init.h"
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/runtime/cpu_features.h"
 #include "tunefarm/runtime/cuda_driver.h"
 
 namespace tunefarm::compiler {
@@ -138,6 +139,18 @@ Target HostTarget() {
   return t;
 }
 
+std::vector<std::string> RequiredCpuFeatures(const Target& target) {
+  std::vector<std::string> required;
+  if (target.kind != "llvm") return required;
+  auto tm = CreateTargetMachine(target.triple, target.cpu, target.features);
+  if (!tm.ok()) return required;
+  const llvm::MCSubtargetInfo* sti = (*tm)->getMCSubtargetInfo();
+  for (const std::string& name : runtime::CheckableCpuFeatures(runtime::ArchOfTriple(target.triple))) {
+    if (sti->checkFeatures("+" + name)) required.push_back(name);
+  }
+  return required;
+}
+
 Result<Target> ParseTarget(std::string_view text) {
   std::istringstream in{std::string(text)};
   std::vector<std::string> tokens;
@@ -248,6 +261,10 @@ Result<Target> ParseTarget(std::string_view text) {
   if (t.is_host && t.is_arm()) t.keys = {"arm_cpu", "cpu"};
   if (head == "llvm" && explicit_triple && !t.is_host && t.is_arm()) t.keys = {"arm_cpu", "cpu"};
   TUNEFARM_RETURN_IF_ERROR(Validate(&t).WithContext("target " + quoted));
+  if (!mine.isOSLinux()) {
+    return Status::InvalidArgument("target " + quoted + ": triple " + t.triple + " is not a Linux triple; the tunefarm "
+                                   "runtime loads Linux shared libraries only (e.g. aarch64-linux-gnu)");
+  }
   // Running a kernel in-process also needs the host to have every feature the target asks for.
   if (t.is_host && head != "native" && head != "llvm") t.is_host = t.vector_lanes <= HostTarget().vector_lanes;
   return t;

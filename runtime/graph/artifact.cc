@@ -1,5 +1,6 @@
 #include "tunefarm/runtime/artifact.h"
 
+#include "runtime/base/crc32c.h"
 #include "tunefarm/runtime/atomic_file.h"
 
 #include <unistd.h>
@@ -14,7 +15,14 @@
 namespace tunefarm::runtime {
 namespace {
 
-constexpr char kMagic[8] = {'T', 'F', 'A', 'R', 'T', 'I', 'F', '1'};
+constexpr char kMagic[8] = {'T', 'F', 'A', 'R', 'T', 'I', 'F', '2'};
+constexpr int kContainerVersion = 2;
+constexpr int kSections = 3;
+constexpr const char* kSectionNames[kSections] = {"metadata", "parameter", "library"};
+// magic, count, {size, crc} per section, then the header's own CRC.
+constexpr size_t kSectionEntryBytes = 12;
+constexpr size_t kHeaderCrcAt = 8 + 4 + kSections * kSectionEntryBytes;
+constexpr size_t kHeaderBytes = kHeaderCrcAt + 4;
 // A sanity bound on any one section: larger is corruption, not a model.
 constexpr uint64_t kMaxSection = uint64_t(1) << 36;
 
@@ -28,8 +36,20 @@ const char* KindName(ArtifactTensor::Kind k) {
   return "intermediate";
 }
 
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(char((v >> (8 * i)) & 0xff));
+void PutLE(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(char((v >> (8 * i)) & 0xff));
+}
+
+uint64_t GetLE(const std::string& bytes, size_t pos, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= uint64_t(uint8_t(bytes[pos + size_t(i)])) << (8 * i);
+  return v;
+}
+
+std::string Hex(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%08x", v);
+  return buf;
 }
 
 Status Corrupt(const std::string& why) { return Status::Corruption("corrupt artifact: " + why); }
@@ -122,6 +142,11 @@ std::string Artifact::MetadataJson() const {
   nlohmann::ordered_json j;
   j["format_version"] = kArtifactFormatVersion;
   j["target"] = target;
+  if (!triple.empty()) {
+    j["triple"] = triple;
+    j["cpu"] = cpu;
+    j["cpu_features"] = cpu_features;
+  }
   j["device"] = device;
   j["model"] = model;
   j["opt_level"] = opt_level;
@@ -158,35 +183,65 @@ std::string Artifact::MetadataJson() const {
 }
 
 std::string Artifact::Serialize() const {
+  const std::string meta = MetadataJson();
+  const std::string* sections[kSections] = {&meta, &params, &library};
   std::string out(kMagic, sizeof(kMagic));
-  std::string meta = MetadataJson();
-  for (const std::string* section : std::initializer_list<const std::string*>{&meta, &params, &library}) {
-    PutU64(&out, section->size());
-    out += *section;
+  PutLE(&out, kSections, 4);
+  for (const std::string* section : sections) {
+    PutLE(&out, section->size(), 8);
+    PutLE(&out, crc32c::Value(section->data(), section->size()), 4);
   }
+  PutLE(&out, crc32c::Value(out.data(), out.size()), 4);
+  for (const std::string* section : sections) out += *section;
   return out;
 }
 
 Result<Artifact> Artifact::Parse(const std::string& bytes) {
-  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, 7) != 0) {
-    return Status::InvalidArgument("not a tunefarm artifact (bad magic)");
+  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, 7) != 0 || bytes[7] < '1' || bytes[7] > '9') {
+    return Status::InvalidArgument("not a tunefarm artifact (bad magic in the header)");
+  }
+  if (bytes[7] == '1') {
+    return Status::FailedPrecondition("artifact header: container version 1 carries no checksums and is no longer "
+                                      "loaded; compile the model again with this tunefarm");
   }
   if (bytes[7] != kMagic[7]) {
-    return Status::FailedPrecondition(std::string("artifact container version ") + bytes[7] +
-                                      " is newer than this runtime (1); rebuild it or update tunefarm");
+    return Status::FailedPrecondition(std::string("artifact header: container version ") + bytes[7] +
+                                      " is newer than this runtime (" + std::to_string(kContainerVersion) +
+                                      "); rebuild it or update tunefarm");
   }
-  size_t pos = sizeof(kMagic);
-  std::string sections[3];
-  const char* names[3] = {"metadata", "parameter", "library"};
-  for (int s = 0; s < 3; ++s) {
-    if (bytes.size() - pos < 8) return Corrupt(std::string("truncated before the ") + names[s] + " section");
-    uint64_t n = 0;
-    for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(bytes[pos + size_t(i)])) << (8 * i);
-    pos += 8;
-    if (n > kMaxSection || n > bytes.size() - pos) return Corrupt(std::string("truncated ") + names[s] + " section");
-    sections[s] = bytes.substr(pos, size_t(n));
+  if (bytes.size() < kHeaderBytes) return Corrupt("truncated header");
+  const uint32_t header_crc = crc32c::Value(bytes.data(), kHeaderCrcAt);
+  if (uint32_t(GetLE(bytes, kHeaderCrcAt, 4)) != header_crc) {
+    return Corrupt("the header fails its checksum (stored " + Hex(uint32_t(GetLE(bytes, kHeaderCrcAt, 4))) +
+                   ", computed " + Hex(header_crc) + "): the file is damaged");
+  }
+  if (GetLE(bytes, 8, 4) != kSections) {
+    return Corrupt("the header lists " + std::to_string(GetLE(bytes, 8, 4)) + " sections, this runtime knows " +
+                   std::to_string(kSections));
+  }
+  // Every checksum holds before anything is parsed, let alone mapped.
+  size_t pos = kHeaderBytes;
+  size_t offsets[kSections], sizes[kSections];
+  for (int s = 0; s < kSections; ++s) {
+    const size_t entry = 12 + size_t(s) * kSectionEntryBytes;
+    const uint64_t n = GetLE(bytes, entry, 8);
+    if (n > kMaxSection || n > bytes.size() - pos) return Corrupt(std::string("truncated ") + kSectionNames[s] + " section");
+    const uint32_t stored = uint32_t(GetLE(bytes, entry + 8, 4));
+    const uint32_t computed = crc32c::Value(bytes.data() + pos, size_t(n));
+    if (stored != computed) {
+      return Corrupt(std::string("the ") + kSectionNames[s] + " section (bytes " + std::to_string(pos) + ".." +
+                     std::to_string(pos + n) + ") fails its checksum (stored " + Hex(stored) + ", computed " +
+                     Hex(computed) + "): the file is damaged");
+    }
+    offsets[s] = pos;
+    sizes[s] = size_t(n);
     pos += size_t(n);
   }
+  if (pos != bytes.size()) {
+    return Corrupt(std::to_string(bytes.size() - pos) + " unexpected bytes after the library section");
+  }
+  std::string sections[kSections];
+  for (int s = 0; s < kSections; ++s) sections[s] = bytes.substr(offsets[s], sizes[s]);
   nlohmann::json j = nlohmann::json::parse(sections[0], nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Corrupt("metadata is not a JSON object");
   Artifact a;
@@ -197,6 +252,9 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
                                         " is newer than this runtime (" + std::to_string(kArtifactFormatVersion) + ")");
     }
     a.target = j.at("target").get<std::string>();
+    a.triple = j.value("triple", "");
+    a.cpu = j.value("cpu", "");
+    a.cpu_features = j.value("cpu_features", std::vector<std::string>());
     a.device = j.value("device", "cpu");  // version 1: CPU only
     a.model = j.value("model", "");
     a.opt_level = j.value("opt_level", 3);

@@ -1,4 +1,5 @@
 #include "tunefarm/runtime/executor.h"
+#include "tunefarm/runtime/cpu_features.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -88,6 +89,13 @@ Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
   if (artifact.is_cuda()) {
     return Status::FailedPrecondition("the artifact holds CUDA kernels (PTX, target " + artifact.target +
                                       "): the CPU executor cannot run them; run it on a GPU host with --device cuda (runtime::CudaExecutor)");
+  }
+  if (!artifact.kernels.empty()) {
+    // Old artifacts carry the triple only in the target string.
+    std::string triple = artifact.triple;
+    const size_t at = artifact.target.find("-mtriple=");
+    if (triple.empty() && at != std::string::npos) triple = artifact.target.substr(at + 9, artifact.target.find(' ', at) - at - 9);
+    if (!triple.empty()) TUNEFARM_RETURN_IF_ERROR(CheckRunsOnHost(triple, artifact.cpu, artifact.cpu_features));
   }
   std::unique_ptr<Executor> e(new Executor());
   e->artifact_ = std::move(artifact);

@@ -58,6 +58,9 @@ struct Target {
 Result<Target> ParseTarget(std::string_view text);
 // The host as a target ("native").
 Target HostTarget();
+// An LLVM target's enabled features among those the runtime can detect on a board
+// (runtime::CheckableCpuFeatures): what an artifact built for it records as required.
+std::vector<std::string> RequiredCpuFeatures(const Target& target);
 
 }  // namespace tunefarm::compiler
 

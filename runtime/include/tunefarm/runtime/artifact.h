@@ -2,14 +2,21 @@
 // graph (tensors and the ordered kernel calls), the parameters, and metadata. docs/formats/artifact.md
 // is the specification; this is its reader and writer.
 //
-// Layout (little-endian):
-//   "TFARTIF1"                        8-byte magic; the digit is the container version
-//   u64 n, n bytes                    metadata, UTF-8 JSON (format_version, target, tensors, ...)
-//   u64 n, n bytes                    parameters: each param tensor's bytes at its "offset"
-//   u64 n, n bytes                    the kernels' code: an ELF shared library (device "cpu") or
+// Layout (little-endian), container version 2:
+//   "TFARTIF2"                        8-byte magic; the digit is the container version
+//   u32 3                             the number of sections
+//   3 x {u64 size, u32 crc32c}        metadata, parameters, library: each section's size and CRC-32C
+//   u32 crc32c                        of the 48 header bytes before it
+//   the sections' bytes, in order:
+//     metadata                        UTF-8 JSON (format_version, target, triple, tensors, ...)
+//     parameters                      each param tensor's bytes at its "offset"
+//     library                         the kernels' code: an ELF shared library (device "cpu") or
 //                                     one PTX module (device "cuda", format version 2)
-// Reading validates everything a later step relies on (sizes, tensor references, offsets inside
-// the blob) so a truncated or corrupt file is a Corruption status naming the problem, never a crash.
+// Reading checks the header's and every section's checksum before it parses anything, then
+// validates everything a later step relies on (sizes, tensor references, offsets inside the blob),
+// so a damaged, truncated or corrupt file is a Corruption status naming the section and the
+// problem, never a crash. Whether the code can run on this machine is the executor's check
+// (CheckRunsOnHost, cpu_features.h), from `triple` and `cpu_features`.
 #ifndef TUNEFARM_RUNTIME_ARTIFACT_H_
 #define TUNEFARM_RUNTIME_ARTIFACT_H_
 
@@ -58,6 +65,9 @@ struct ArtifactKernel {
 
 struct Artifact {
   std::string target;
+  std::string triple;                     // device cpu: the LLVM triple the library was built for
+  std::string cpu;                        // ... its -mcpu
+  std::vector<std::string> cpu_features;  // ... the features it needs that a runtime can detect
   std::string model;
   int opt_level = 3;
   std::vector<ArtifactTensor> tensors;
