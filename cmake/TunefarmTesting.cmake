@@ -8,6 +8,7 @@ function(tunefarm_add_gtest name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests)
   tunefarm_set_warnings(${name})
+  set_property(GLOBAL APPEND PROPERTY TUNEFARM_GTEST_TARGETS ${name})
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
                        PROPERTIES ENVIRONMENT "TUNEFARM_SOURCE_DIR=${CMAKE_SOURCE_DIR}" LABELS "${name}")
 endfunction()

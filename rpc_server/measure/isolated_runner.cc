@@ -88,7 +88,7 @@ Result<std::string> PrepareWorkDir(const std::string& tmp_root, const std::strin
   }
   const std::string dir = templ;
   chmod(dir.c_str(), 0700);
-  if (!WriteFile(dir + "/kernel.so", library) || !WriteFile(dir + "/spec.txt", SerializeSpec(spec))) {
+  if (!WriteFile(dir + "/kernel.so", library) || !WriteFile(dir + "/spec.pb", SerializeSpec(spec))) {
     RemoveDir(dir);
     *refused = Fail(OutcomeKind::kRuntimeCrash, "cannot write the work directory " + dir);
     return Status::IOError(refused->message);
@@ -111,7 +111,7 @@ MeasureOutcome OutcomeOfChild(const std::string& dir, int status, bool timed_out
     return Fail(OutcomeKind::kRuntimeCrash, std::string("the kernel crashed with signal ") + std::to_string(sig) + " (" +
                                                 strsignal(sig) + ")", sig);
   }
-  auto parsed = ParseOutcome(ReadFile(dir + "/outcome.txt"));
+  auto parsed = ParseOutcome(ReadFile(dir + "/outcome.pb"));
   if (parsed.ok()) return *parsed;
   std::string log = ReadFile(log_path).substr(0, 512);
   return Fail(OutcomeKind::kRuntimeCrash, "the measurement exited with status " + std::to_string(WEXITSTATUS(status)) +

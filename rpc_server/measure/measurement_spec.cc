@@ -3,9 +3,9 @@
 #include <sys/utsname.h>
 
 #include <cstring>
-#include <sstream>
 
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/utf8.h"
 
 namespace tunefarm::rpc_server {
 namespace {
@@ -18,40 +18,8 @@ bool IsIdentifier(const std::string& s) {
   return true;
 }
 
-std::string Hex(const void* data, size_t n) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    out += kDigits[p[i] >> 4];
-    out += kDigits[p[i] & 15];
-  }
-  return out;
-}
 
-bool Unhex(const std::string& s, std::string* out) {
-  if (s.size() % 2) return false;
-  out->clear();
-  for (size_t i = 0; i < s.size(); i += 2) {
-    auto nib = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
-    int hi = nib(s[i]), lo = nib(s[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(char(hi * 16 + lo));
-  }
-  return true;
-}
 
-// Each line "name value..."; returns false on a malformed number.
-bool ParseInts(std::istringstream& in, std::vector<int64_t>* out) {
-  std::string tok;
-  while (in >> tok) {
-    char* end = nullptr;
-    long long v = std::strtoll(tok.c_str(), &end, 10);
-    if (*end) return false;
-    out->push_back(v);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -198,123 +166,140 @@ std::string CheckLibraryArchitecture(const std::string& bytes) {
   return "";
 }
 
-std::string SerializeSpec(const MeasureSpec& s) {
-  std::ostringstream out;
-  out << "symbol " << s.symbol << "\n";
-  for (const auto& a : s.args) {
-    out << "arg " << a.dtype << " " << a.role;
-    for (int64_t d : a.shape) out << " " << d;
-    out << "\n";
-  }
-  const TimingParams& t = s.timing;
-  out << "timing " << t.number << " " << t.repeat << " " << t.min_repeat_ms << " " << t.cooldown_ms << " "
-      << (t.flush_cache ? 1 : 0) << " " << t.timeout_ms << " " << t.memory_limit_bytes << "\n";
-  out << "seed " << s.seed << "\nthreads " << s.threads << "\n";
-  if (s.gpu.enabled) {
-    out << "gpu " << s.gpu.ordinal;
-    for (int d = 0; d < 3; ++d) out << " " << s.gpu.grid[d];
-    for (int d = 0; d < 3; ++d) out << " " << s.gpu.block[d];
-    out << "\n";
-  }
-  out << "tolerance " << Hex(&s.tolerance, 4) << "\n";
-  out << "expected " << Hex(s.expected_outputs.data(), s.expected_outputs.size() * 4) << "\n";
-  return out.str();
-}
-
-Result<MeasureSpec> ParseSpec(const std::string& text) {
-  MeasureSpec s;
-  std::istringstream lines(text);
-  std::string line;
-  auto bad = [](const std::string& why) { return Status::InvalidArgument("malformed measurement spec: " + why); };
-  while (std::getline(lines, line)) {
-    std::istringstream in(line);
-    std::string key;
-    in >> key;
-    if (key == "symbol") {
-      in >> s.symbol;
-    } else if (key == "arg") {
-      ArgSpec a;
-      in >> a.dtype >> a.role;
-      if (!ParseInts(in, &a.shape)) return bad("arg shape");
-      s.args.push_back(a);
-    } else if (key == "timing") {
-      std::vector<int64_t> v;
-      if (!ParseInts(in, &v) || v.size() != 7) return bad("timing");
-      TimingParams& t = s.timing;
-      t.number = int(v[0]), t.repeat = int(v[1]), t.min_repeat_ms = int(v[2]), t.cooldown_ms = int(v[3]);
-      t.flush_cache = v[4] != 0, t.timeout_ms = int(v[5]), t.memory_limit_bytes = v[6];
-    } else if (key == "seed") {
-      in >> s.seed;
-    } else if (key == "threads") {
-      in >> s.threads;
-    } else if (key == "gpu") {
-      std::vector<int64_t> v;
-      if (!ParseInts(in, &v) || v.size() != 7) return bad("gpu");
-      s.gpu.enabled = true;
-      s.gpu.ordinal = int(v[0]);
-      for (int d = 0; d < 3; ++d) {
-        s.gpu.grid[d] = v[size_t(1 + d)];
-        s.gpu.block[d] = v[size_t(4 + d)];
-      }
-    } else if (key == "tolerance" || key == "expected") {
-      std::string hex, raw;
-      in >> hex;
-      if (!Unhex(hex, &raw) || raw.size() % 4) return bad(key);
-      if (key == "tolerance" && raw.size() == 4) std::memcpy(&s.tolerance, raw.data(), 4);
-      if (key == "expected") {
-        s.expected_outputs.resize(raw.size() / 4);
-        if (!raw.empty()) std::memcpy(s.expected_outputs.data(), raw.data(), raw.size());
-      }
-    } else if (!key.empty()) {
-      return bad("unknown line '" + key + "'");
+MeasureSpec SpecFromKernel(const v1::KernelToMeasure& k, const v1::TimingParams& t) {
+  MeasureSpec spec;
+  spec.symbol = k.symbol();
+  for (const auto& a : k.args()) spec.args.push_back(ArgSpec{{a.shape().begin(), a.shape().end()}, a.dtype(), a.role()});
+  spec.timing.number = t.number();
+  spec.timing.repeat = t.repeat();
+  spec.timing.min_repeat_ms = t.min_repeat_ms();
+  spec.timing.cooldown_ms = t.cooldown_ms();
+  spec.timing.flush_cache = t.flush_cache();
+  spec.timing.timeout_ms = t.timeout_ms();
+  spec.timing.memory_limit_bytes = t.memory_limit_bytes();
+  spec.seed = k.seed();
+  spec.tolerance = k.tolerance();
+  if (k.has_launch()) {
+    spec.gpu.enabled = true;
+    for (int d = 0; d < 3; ++d) {
+      spec.gpu.grid[d] = d < k.launch().grid_size() ? k.launch().grid(d) : 0;
+      spec.gpu.block[d] = d < k.launch().block_size() ? k.launch().block(d) : 0;
     }
   }
+  const std::string& expected = k.expected_outputs();
+  spec.expected_outputs.resize(expected.size() / 4);
+  if (!spec.expected_outputs.empty()) std::memcpy(spec.expected_outputs.data(), expected.data(), spec.expected_outputs.size() * 4);
+  return spec;
+}
+
+std::string SerializeSpec(const MeasureSpec& s) {
+  v1::ChildSpec child;
+  v1::KernelToMeasure* k = child.mutable_kernel();
+  k->set_symbol(s.symbol);
+  for (const ArgSpec& a : s.args) {
+    v1::ArgSpec* arg = k->add_args();
+    for (int64_t d : a.shape) arg->add_shape(d);
+    arg->set_dtype(a.dtype);
+    arg->set_role(a.role);
+  }
+  k->set_seed(s.seed);
+  k->set_expected_outputs(std::string(reinterpret_cast<const char*>(s.expected_outputs.data()), s.expected_outputs.size() * 4));
+  k->set_tolerance(s.tolerance);
+  if (s.gpu.enabled) {
+    for (int d = 0; d < 3; ++d) {
+      k->mutable_launch()->add_grid(s.gpu.grid[d]);
+      k->mutable_launch()->add_block(s.gpu.block[d]);
+    }
+    child.set_gpu_ordinal(s.gpu.ordinal);
+  }
+  const TimingParams& t = s.timing;
+  v1::TimingParams* timing = child.mutable_timing();
+  timing->set_number(t.number);
+  timing->set_repeat(t.repeat);
+  timing->set_min_repeat_ms(t.min_repeat_ms);
+  timing->set_cooldown_ms(t.cooldown_ms);
+  timing->set_flush_cache(t.flush_cache);
+  timing->set_timeout_ms(t.timeout_ms);
+  timing->set_memory_limit_bytes(t.memory_limit_bytes);
+  child.set_threads(s.threads);
+  return child.SerializeAsString();
+}
+
+Result<MeasureSpec> ParseSpec(const std::string& bytes) {
+  v1::ChildSpec child;
+  if (!child.ParseFromString(bytes)) return Status::InvalidArgument("malformed measurement spec: not a ChildSpec message");
+  if (child.kernel().expected_outputs().size() % 4) {
+    return Status::InvalidArgument("malformed measurement spec: expected_outputs is not a whole number of float32 values");
+  }
+  MeasureSpec s = SpecFromKernel(child.kernel(), child.timing());
+  s.threads = child.threads();
+  s.gpu.ordinal = child.gpu_ordinal();
   return s;
 }
 
-std::string SerializeOutcome(const MeasureOutcome& o) {
-  std::ostringstream out;
-  out.precision(17);
-  out << "kind " << int(o.kind) << "\nsignal " << o.signal << "\nnumber " << o.number << "\nrun_ms " << o.run_ms
-      << "\nthreads " << o.threads << "\ncosts";
-  for (double c : o.costs_ms) out << " " << c;
-  out << "\nmessage " << Hex(o.message.data(), o.message.size()) << "\n";
-  return out.str();
+v1::MeasureError::Kind OutcomeKindToProto(OutcomeKind k) {
+  switch (k) {
+    case OutcomeKind::kOk: return v1::MeasureError::KIND_UNSPECIFIED;
+    case OutcomeKind::kInstantiation: return v1::MeasureError::INSTANTIATION;
+    case OutcomeKind::kCompile: return v1::MeasureError::COMPILE;
+    case OutcomeKind::kRuntimeCrash: return v1::MeasureError::RUNTIME_CRASH;
+    case OutcomeKind::kTimeout: return v1::MeasureError::TIMEOUT;
+    case OutcomeKind::kWrongAnswer: return v1::MeasureError::WRONG_ANSWER;
+    case OutcomeKind::kBadRequest: return v1::MeasureError::BAD_REQUEST;
+  }
+  return v1::MeasureError::RUNTIME_CRASH;
 }
 
-Result<MeasureOutcome> ParseOutcome(const std::string& text) {
-  MeasureOutcome o;
-  std::istringstream lines(text);
-  std::string line;
-  bool have_kind = false;
-  while (std::getline(lines, line)) {
-    std::istringstream in(line);
-    std::string key;
-    in >> key;
-    if (key == "kind") {
-      int k = -1;
-      in >> k;
-      if (k < 0 || k > int(OutcomeKind::kBadRequest)) return Status::InvalidArgument("bad outcome kind");
-      o.kind = OutcomeKind(k);
-      have_kind = true;
-    } else if (key == "signal") {
-      in >> o.signal;
-    } else if (key == "number") {
-      in >> o.number;
-    } else if (key == "run_ms") {
-      in >> o.run_ms;
-    } else if (key == "threads") {
-      in >> o.threads;
-    } else if (key == "costs") {
-      double c;
-      while (in >> c) o.costs_ms.push_back(c);
-    } else if (key == "message") {
-      std::string hex;
-      in >> hex;
-      if (!Unhex(hex, &o.message)) return Status::InvalidArgument("bad outcome message");
+void OutcomeToResult(const MeasureOutcome& o, v1::MeasureResult* r) {
+  for (double c : o.costs_ms) r->add_costs_ms(c);
+  if (o.kind != OutcomeKind::kOk) {
+    r->mutable_error()->set_kind(OutcomeKindToProto(o.kind));
+    // proto3 strings must be UTF-8 (a parser refuses anything else): a kernel's or a loader's bytes
+    // that are not become '?'.
+    std::string message = o.message;
+    if (!IsValidUtf8(message)) {
+      for (char& c : message) {
+        if (uint8_t(c) >= 0x80) c = '?';
+      }
     }
+    r->mutable_error()->set_message(message);
+    r->mutable_error()->set_signal(o.signal);
   }
-  if (!have_kind) return Status::InvalidArgument("the measurement produced no outcome");
+  r->set_number(o.number);
+  r->set_threads(o.threads);
+  r->set_run_ms(o.run_ms);
+}
+
+std::string SerializeOutcome(const MeasureOutcome& o) {
+  v1::MeasureResult r;
+  OutcomeToResult(o, &r);
+  return r.SerializeAsString();
+}
+
+Result<MeasureOutcome> ParseOutcome(const std::string& bytes) {
+  v1::MeasureResult r;
+  if (!r.ParseFromString(bytes)) return Status::InvalidArgument("malformed measurement outcome: not a MeasureResult message");
+  MeasureOutcome o;
+  if (r.has_error()) {
+    switch (r.error().kind()) {
+      case v1::MeasureError::INSTANTIATION: o.kind = OutcomeKind::kInstantiation; break;
+      case v1::MeasureError::COMPILE: o.kind = OutcomeKind::kCompile; break;
+      case v1::MeasureError::RUNTIME_CRASH: o.kind = OutcomeKind::kRuntimeCrash; break;
+      case v1::MeasureError::TIMEOUT: o.kind = OutcomeKind::kTimeout; break;
+      case v1::MeasureError::WRONG_ANSWER: o.kind = OutcomeKind::kWrongAnswer; break;
+      case v1::MeasureError::BAD_REQUEST: o.kind = OutcomeKind::kBadRequest; break;
+      default: return Status::InvalidArgument("malformed measurement outcome: unknown error kind " + std::to_string(int(r.error().kind())));
+    }
+    o.message = r.error().message();
+    o.signal = r.error().signal();
+  } else if (r.costs_ms_size() == 0) {
+    // A successful measurement has a cost per round; nothing at all is a child that wrote nothing.
+    return Status::InvalidArgument("the measurement produced no outcome");
+  }
+  o.costs_ms.assign(r.costs_ms().begin(), r.costs_ms().end());
+  o.number = r.number();
+  o.threads = r.threads();
+  o.run_ms = r.run_ms();
   return o;
 }
 

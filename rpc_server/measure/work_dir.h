@@ -14,7 +14,7 @@
 namespace tunefarm::rpc_server {
 
 // Validates the spec (BAD_REQUEST) and the kernel (COMPILE: ELF for a CPU spec, PTX for a GPU
-// one), then writes kernel.so and spec.txt into a fresh 0700 directory under tmp_root. On failure
+// one), then writes kernel.so and spec.pb into a fresh 0700 directory under tmp_root. On failure
 // *refused is the outcome to report.
 Result<std::string> PrepareWorkDir(const std::string& tmp_root, const std::string& library, const MeasureSpec& spec,
                                    MeasureOutcome* refused);
@@ -25,7 +25,7 @@ Result<pid_t> SpawnMeasureChild(std::vector<std::string> argv, const std::string
                                 const std::vector<std::pair<int, int>>& fds);
 
 // The outcome of a kernel whose child ended with `status` (or was killed at its timeout): its
-// outcome.txt, else the signal (COMPILE before the library loaded, RUNTIME_CRASH after).
+// outcome.pb, else the signal (COMPILE before the library loaded, RUNTIME_CRASH after).
 MeasureOutcome OutcomeOfChild(const std::string& dir, int status, bool timed_out, int timeout_ms,
                               const std::string& log_path);
 

@@ -7,47 +7,16 @@ namespace {
 
 constexpr size_t kLeaseUsesKept = 256;
 
-v1::MeasureError::Kind ToProto(OutcomeKind k) {
-  switch (k) {
-    case OutcomeKind::kOk: return v1::MeasureError::KIND_UNSPECIFIED;
-    case OutcomeKind::kInstantiation: return v1::MeasureError::INSTANTIATION;
-    case OutcomeKind::kCompile: return v1::MeasureError::COMPILE;
-    case OutcomeKind::kRuntimeCrash: return v1::MeasureError::RUNTIME_CRASH;
-    case OutcomeKind::kTimeout: return v1::MeasureError::TIMEOUT;
-    case OutcomeKind::kWrongAnswer: return v1::MeasureError::WRONG_ANSWER;
-    case OutcomeKind::kBadRequest: return v1::MeasureError::BAD_REQUEST;
-  }
-  return v1::MeasureError::RUNTIME_CRASH;
-}
-
+// The request's kernel with this server's options: its threads and device, the memory limit at
+// most the server's, the default tolerance.
 MeasureSpec SpecOf(const v1::KernelToMeasure& k, const v1::TimingParams& t, const ServerOptions& options) {
-  MeasureSpec spec;
-  spec.symbol = k.symbol();
-  for (const auto& a : k.args()) spec.args.push_back(ArgSpec{{a.shape().begin(), a.shape().end()}, a.dtype(), a.role()});
-  spec.timing.number = t.number();
-  spec.timing.repeat = t.repeat();
-  spec.timing.min_repeat_ms = t.min_repeat_ms();
-  spec.timing.cooldown_ms = t.cooldown_ms();
-  spec.timing.flush_cache = t.flush_cache();
-  spec.timing.timeout_ms = t.timeout_ms();
+  MeasureSpec spec = SpecFromKernel(k, t);
   spec.timing.memory_limit_bytes = t.memory_limit_bytes() > 0 ? std::min(t.memory_limit_bytes(), options.memory_limit_bytes)
                                                                : options.memory_limit_bytes;
-  spec.seed = k.seed();
   spec.threads = options.threads;
-  spec.tolerance = k.tolerance() > 0 ? k.tolerance() : 1e-4f;
-  if (options.cuda_ordinal >= 0 && k.has_launch()) {
-    spec.gpu.enabled = true;
-    spec.gpu.ordinal = options.cuda_ordinal;
-    for (int d = 0; d < 3; ++d) {
-      spec.gpu.grid[d] = d < k.launch().grid_size() ? k.launch().grid(d) : 0;
-      spec.gpu.block[d] = d < k.launch().block_size() ? k.launch().block(d) : 0;
-    }
-  }
-  const std::string& expected = k.expected_outputs();
-  if (expected.size() % 4 == 0) {
-    spec.expected_outputs.resize(expected.size() / 4);
-    if (!expected.empty()) std::memcpy(spec.expected_outputs.data(), expected.data(), expected.size());
-  }
+  if (spec.tolerance <= 0) spec.tolerance = 1e-4f;
+  spec.gpu.enabled = options.cuda_ordinal >= 0 && k.has_launch();
+  spec.gpu.ordinal = options.cuda_ordinal;
   return spec;
 }
 
@@ -140,16 +109,8 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
     if (observer_) {
       observer_(o.kind, std::chrono::duration<double>(std::chrono::steady_clock::now() - measure_start).count());
     }
-    auto* r = resp->add_results();
-    for (double c : o.costs_ms) r->add_costs_ms(c);
-    if (o.kind != OutcomeKind::kOk) {
-      r->mutable_error()->set_kind(ToProto(o.kind));
-      r->mutable_error()->set_message(o.message);
-      r->mutable_error()->set_signal(o.signal);
-    }
-    r->set_number(o.number);
-    r->set_threads(options_.threads);
-    r->set_run_ms(o.run_ms);
+    o.threads = options_.threads;
+    OutcomeToResult(o, resp->add_results());
     ++done_;
   }
   RecordBatch(lease, start_ms, SinceStartMs());

@@ -1,5 +1,5 @@
 // tunefarm-measure-child DIR: the isolated process rpc_server starts for each kernel. Reads
-// DIR/spec.txt, limits its own address space, measures DIR/kernel.so, writes DIR/outcome.txt.
+// DIR/spec.pb, limits its own address space, measures DIR/kernel.so, writes DIR/outcome.pb.
 // A crash or a kill leaves no outcome: the parent reports it (measurement.h).
 // tunefarm-measure-child --worker: the same for one work directory per line read on fd 3,
 // answering "done" on fd 4 after each (MeasureWorker); exits after a CUDA error that poisons its
@@ -19,10 +19,10 @@
 
 namespace {
 
-// Measures the kernel of one work directory into DIR/outcome.txt; false when it could not be
+// Measures the kernel of one work directory into DIR/outcome.pb; false when it could not be
 // written. *outcome_out receives the outcome.
 bool MeasureDir(const std::string& dir, bool* limited, tunefarm::rpc_server::MeasureOutcome* outcome_out) {
-  std::ifstream in(dir + "/spec.txt");
+  std::ifstream in(dir + "/spec.pb", std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   auto spec = tunefarm::rpc_server::ParseSpec(ss.str());
@@ -48,7 +48,7 @@ bool MeasureDir(const std::string& dir, bool* limited, tunefarm::rpc_server::Mea
     }
     outcome = tunefarm::rpc_server::MeasureInProcess(dir + "/kernel.so", *spec, dir + "/loaded");
   }
-  std::ofstream out(dir + "/outcome.txt", std::ios::trunc);
+  std::ofstream out(dir + "/outcome.pb", std::ios::binary | std::ios::trunc);
   out << tunefarm::rpc_server::SerializeOutcome(outcome);
   *outcome_out = outcome;
   return bool(out);

@@ -12,7 +12,17 @@
 #include <sstream>
 #include <string>
 
+#include <gtest/gtest.h>
+
 namespace tunefarm::testing {
+
+// Whether a missing fixture (the shared models, qemu, a cross-built binary, openssl, ONNX's test
+// data) fails the test instead of skipping it: CI sets TUNEFARM_REQUIRE_FIXTURES=1 (.ci/run), so a
+// machine that lacks one cannot pass by skipping.
+inline bool FixturesRequired() {
+  const char* v = std::getenv("TUNEFARM_REQUIRE_FIXTURES");
+  return v && std::string(v) == "1";
+}
 
 inline bool Exists(const std::string& path) {
   struct stat st;
@@ -55,5 +65,16 @@ inline CommandResult RunCommand(const std::string& command) {
 }
 
 }  // namespace tunefarm::testing
+
+// Skips the test for a missing fixture -- or fails it where fixtures are required. `what` is a
+// stream expression: TUNEFARM_MISSING_FIXTURE(path << " not present").
+#define TUNEFARM_MISSING_FIXTURE(what)                                                                     \
+  do {                                                                                                     \
+    if (::tunefarm::testing::FixturesRequired()) {                                                        \
+      GTEST_FAIL() << "missing fixture (TUNEFARM_REQUIRE_FIXTURES=1): " << what;                        \
+    } else {                                                                                               \
+      GTEST_SKIP() << what;                                                                                \
+    }                                                                                                      \
+  } while (0)
 
 #endif  // TUNEFARM_TESTS_COMMON_TEST_FILES_H_

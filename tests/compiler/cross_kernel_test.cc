@@ -3,6 +3,8 @@
 // and run under qemu-user by the cross-built kernel_check against the host's reference outputs.
 // Skips cleanly when the cross runtime or qemu is missing (scripts/setup.sh installs them).
 #include <gtest/gtest.h>
+
+#include "common/test_files.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,10 +45,10 @@ class CrossKernels : public ::testing::TestWithParam<Board> {};
 
 TEST_P(CrossKernels, RandomKernelsMatchReferenceUnderQemu) {
   const Board& board = GetParam();
-  if (!Exists(board.kernel_check)) GTEST_SKIP() << "cross-built kernel_check missing: " << board.kernel_check;
+  if (!Exists(board.kernel_check)) TUNEFARM_MISSING_FIXTURE("cross-built kernel_check missing: " << board.kernel_check);
   int rc = 0;
   RunAndCapture(std::string(board.qemu) + " --version", &rc);
-  if (rc != 0) GTEST_SKIP() << board.qemu << " not installed";
+  if (rc != 0) TUNEFARM_MISSING_FIXTURE(board.qemu << " not installed");
 
   auto target = ParseTarget(board.tag);
   ASSERT_TRUE(target.ok()) << target.status().ToString();

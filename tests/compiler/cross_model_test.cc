@@ -4,6 +4,8 @@
 // cross-built runtime (scripts/setup.sh installs both).
 #include <gtest/gtest.h>
 
+#include "common/test_files.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +27,8 @@ bool Exists(const std::string& p) {
 
 TEST(CrossModel, ResNet18ArtifactForRasp4bMatchesX86UnderQemu) {
   const std::string runner = TUNEFARM_RUN_AARCH64;
-  if (!Exists(runner)) GTEST_SKIP() << "cross-built tunefarm-run missing: " << runner;
-  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "qemu-aarch64 not installed";
+  if (!Exists(runner)) TUNEFARM_MISSING_FIXTURE("cross-built tunefarm-run missing: " << runner);
+  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("qemu-aarch64 not installed");
   const std::string dir = ::testing::TempDir() + "tunefarm_cross_model_" + std::to_string(getpid()) + "/";
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
 

@@ -1,6 +1,8 @@
 // Graph passes: batch-norm folding, dead-node removal, task extraction.
 #include <gtest/gtest.h>
 
+#include "common/test_files.h"
+
 #include <sys/stat.h>
 
 #include <cmath>
@@ -92,7 +94,7 @@ bool Exists(const std::string& p) {
 TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasks) {
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   std::string path = std::string(src ? src : ".") + "/../shared/models/resnet18.onnx";
-  if (!Exists(path)) GTEST_SKIP() << path << " not present";
+  if (!Exists(path)) TUNEFARM_MISSING_FIXTURE(path << " not present");
   auto tasks = compiler::ExtractTasks(path, compiler::HostTarget());
   ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
   ASSERT_EQ(tasks->size(), 13u);

@@ -46,7 +46,7 @@ TEST(ModelCompile, ReferenceModelsMatchPyTorch) {
   runtime::Executor::SetNumThreads(2);
   for (const char* name : {"resnet18", "mobilenet_v2"}) {
     const std::string base = SharedModels() + name;
-    if (!Exists(base + ".onnx")) GTEST_SKIP() << base << ".onnx not present";
+    if (!Exists(base + ".onnx")) TUNEFARM_MISSING_FIXTURE(base << ".onnx not present");
     auto input = runtime::ReadNpy(base + "_input.npy");
     auto ref = runtime::ReadNpy(base + "_output.npy");
     ASSERT_TRUE(input.ok() && ref.ok());

@@ -154,7 +154,7 @@ TEST(OnnxImport, ShapeErrorsNameTheNode) {
 TEST(OnnxImport, ReferenceModelsInferToTheirOutputShape) {
   for (const char* name : {"resnet18", "mobilenet_v2"}) {
     std::string path = SharedModels() + name + ".onnx";
-    if (!Exists(path)) GTEST_SKIP() << path << " not present";
+    if (!Exists(path)) TUNEFARM_MISSING_FIXTURE(path << " not present");
     auto g = ImportOnnxFile(path);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     ASSERT_TRUE(graph::InferShapes(&*g).ok());
@@ -168,7 +168,7 @@ TEST(OnnxImport, ReferenceModelsInferToTheirOutputShape) {
 TEST(OnnxImport, ShapeInferenceMatchesOnnxBackendTests) {
   const std::string root = "/usr/share/libonnx-testdata/data/node/";
   DIR* dir = opendir(root.c_str());
-  if (!dir) GTEST_SKIP() << root << " not present (apt install libonnx-testdata)";
+  if (!dir) TUNEFARM_MISSING_FIXTURE(root << " not present (apt install libonnx-testdata)");
   std::vector<std::string> tests;
   while (dirent* e = readdir(dir)) {
     if (std::string(e->d_name).rfind("test_", 0) == 0) tests.push_back(e->d_name);

@@ -29,9 +29,9 @@ using tunefarm::testing::ReadFile;
 TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   const std::string farm = TUNEFARM_FARM_AARCH64_DIR;
   if (!Exists(farm + "/rpc_server") || !Exists(farm + "/tunefarm-measure-child")) {
-    GTEST_SKIP() << "cross-built aarch64 rpc_server missing in " << farm << " (scripts/setup.sh installs libgrpc++-dev:arm64)";
+    TUNEFARM_MISSING_FIXTURE("cross-built aarch64 rpc_server missing in " << farm << " (scripts/setup.sh installs libgrpc++-dev:arm64)");
   }
-  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "qemu-aarch64 not installed";
+  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("qemu-aarch64 not installed");
   const std::string dir = ::testing::TempDir() + "tunefarm_pi_" + std::to_string(getpid());
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
 

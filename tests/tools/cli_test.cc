@@ -54,7 +54,7 @@ TEST(Cli, TasksOfTheReferenceModel) {
   if (FILE* f = fopen(model.c_str(), "rb")) {
     fclose(f);
   } else {
-    GTEST_SKIP() << model << " not present";
+    TUNEFARM_MISSING_FIXTURE(model << " not present");
   }
   CliRun r = Tunefarm("tasks " + model + " --json");
   EXPECT_EQ(r.code, 0) << r.output;

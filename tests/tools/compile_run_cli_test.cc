@@ -56,7 +56,7 @@ TEST_F(CompileRunCli, MalformedOrTruncatedOnnxIsOneErrorAndWritesNothing) {
 
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   std::string model = std::string(src ? src : ".") + "/../shared/models/mobilenet_v2.onnx";
-  if (!Exists(model)) GTEST_SKIP() << model << " not present (truncation case)";
+  if (!Exists(model)) TUNEFARM_MISSING_FIXTURE(model << " not present (truncation case)");
   std::string bytes = ReadFile(model);
   WriteFile(dir_ + "truncated.onnx", bytes.substr(0, bytes.size() / 2));
   WriteFile(dir_ + "out.tfa", "an earlier artifact");
@@ -199,6 +199,42 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   EXPECT_NE(bad.output.find("line 2: missing field 'workload' (nothing imported)"), std::string::npos) << bad.output;
   CliRun stats = Tunefarm("records stats --records " + dir_ + "copy.db --json");
   EXPECT_NE(stats.output.find("\"trials\": 2"), std::string::npos) << stats.output;
+}
+
+// Readers of a database they cannot write (a team's records in a read-only directory): records
+// list/best/stats/export and compile --records work, and nothing appears beside the file.
+TEST_F(CompileRunCli, ReadersWorkOnADatabaseInAReadOnlyDirectory) {
+  const std::string line =
+      "{\"workload\":\"dense_pack|N1_I16|O8|NC|float32\",\"target\":\"" + tunefarm::compiler::HostTarget().ToString() +
+      "\",\"status\":\"ok\",\"config_index\":0,\"config\":\"{}\",\"mean_ms\":0.5,\"costs_ms\":[0.5]}";
+  WriteFile(dir_ + "one.jsonl", line + "\n");
+  ASSERT_EQ(system(("mkdir -p " + dir_ + "ro " + dir_ + "out && chmod 0777 " + dir_ + "out").c_str()), 0);
+  CliRun imported = Tunefarm("records import " + dir_ + "one.jsonl --records " + dir_ + "ro/team.db");
+  ASSERT_EQ(imported.code, 0) << imported.output;
+  ASSERT_EQ(system(("chmod 0555 " + dir_ + "ro && chmod 0444 " + dir_ + "ro/team.db").c_str()), 0);
+  // Root writes anywhere: the reader then runs as nobody, as a compile job's account would.
+  std::string as_reader = std::string(TUNEFARM_CLI) + " ";
+  if (geteuid() == 0) {
+    if (system("setpriv --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("setpriv (util-linux) not installed");
+    as_reader = "setpriv --reuid=65534 --regid=65534 --clear-groups " + as_reader;
+  }
+  const std::string db = " --records " + dir_ + "ro/team.db";
+  for (const std::string& reader : {"records list" + db, "records best" + db, "records stats --json" + db,
+                                    "records export -o " + dir_ + "out/export.jsonl" + db,
+                                    "compile squeezenet-1.1 -o " + dir_ + "out/sq.tfa" + db}) {
+    CliRun r = tunefarm::testing::RunCommand(as_reader + reader);
+    EXPECT_EQ(r.code, 0) << reader << "\n" << r.output;
+    EXPECT_EQ(r.output.find("readonly"), std::string::npos) << reader << "\n" << r.output;
+  }
+  EXPECT_NE(ReadFile(dir_ + "out/export.jsonl").find("dense_pack|N1_I16|O8|NC|float32"), std::string::npos);
+  CliRun listing = tunefarm::testing::RunCommand("ls -A " + dir_ + "ro");
+  EXPECT_EQ(listing.output, "team.db\n") << "a reader left files beside the database";
+  // A writer is refused with SQLite's reason, and the database is unchanged.
+  CliRun writer = tunefarm::testing::RunCommand(as_reader + "records import " + dir_ + "one.jsonl" + db);
+  EXPECT_EQ(writer.code, 1) << writer.output;
+  EXPECT_NE(writer.output.find("records database " + dir_ + "ro/team.db"), std::string::npos) << writer.output;
+  ASSERT_EQ(system(("chmod 0755 " + dir_ + "ro").c_str()), 0);
+  EXPECT_NE(Tunefarm("records stats --json" + db).output.find("\"trials\": 1"), std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // client with a CA-signed certificate reaches rpc_tracker; a plain-TCP client and a TLS client
 // without a certificate do not. Skips when the openssl command is missing.
 #include <gtest/gtest.h>
+
+#include "common/test_files.h"
 #include <unistd.h>
 
 #include "common/process.h"
@@ -18,7 +20,7 @@ using farm_net::LoadTlsFlags;
 const char* kToken = "tls-test-token-0123456789";
 
 TEST(MutualTls, OnlyClientsWithACertificateFromTheCaGetIn) {
-  if (system("openssl version > /dev/null 2>&1") != 0) GTEST_SKIP() << "openssl not installed";
+  if (system("openssl version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("openssl not installed");
   const std::string dir = ::testing::TempDir() + "tunefarm_tls_" + std::to_string(getpid());
   const std::string q = " > /dev/null 2>&1";
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir + " && cd " + dir +

@@ -485,8 +485,8 @@ TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
 
 TEST_F(TuneFlow, TunesThroughTheEmulatedRasp4bServerThenCompilesForIt) {
   const std::string farm_dir = TUNEFARM_FARM_AARCH64_DIR;
-  if (!tunefarm::testing::Exists(farm_dir + "/rpc_server")) GTEST_SKIP() << "cross-built aarch64 rpc_server missing";
-  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "qemu-aarch64 not installed";
+  if (!tunefarm::testing::Exists(farm_dir + "/rpc_server")) TUNEFARM_MISSING_FIXTURE("cross-built aarch64 rpc_server missing");
+  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("qemu-aarch64 not installed");
   tunefarm::testing::LocalFarm farm(kToken);
   ASSERT_EQ(farm.StartTracker(RPC_TRACKER), "");
   ASSERT_EQ(farm.StartServer({farm_dir + "/rpc_server", farm_dir + "/tunefarm-measure-child", "rasp4b", dir_, "qemu-aarch64", 60000}),

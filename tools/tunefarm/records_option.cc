@@ -17,7 +17,7 @@ Result<std::unique_ptr<compiler::ConfigSource>> OpenRecordsForCompile(const std:
     path = kDefaultRecordsDb;
     std::fprintf(stderr, "using records database %s (--records none to compile without it)\n", path.c_str());
   }
-  TUNEFARM_ASSIGN_OR_RETURN(auto db, tuner::RecordsDb::Open(path, tuner::RecordsDb::Mode::kMustExist));
+  TUNEFARM_ASSIGN_OR_RETURN(auto db, tuner::RecordsDb::Open(path, tuner::RecordsDb::Mode::kReadOnly));
   return std::unique_ptr<compiler::ConfigSource>(new tuner::RecordsConfigSource(std::move(db)));
 }
 

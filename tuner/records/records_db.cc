@@ -1,5 +1,6 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <random>
 #include <set>
@@ -214,11 +215,31 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
   return t;
 }
 
+namespace {
+
+// "file:" URI for sqlite3_open_v2 with SQLITE_OPEN_URI: the path with %, ? and # escaped.
+std::string FileUri(const std::string& path, const std::string& query) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "%%%02X", unsigned(uint8_t(c)));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& path, Mode mode) {
   struct stat st;
-  if (mode == Mode::kMustExist && stat(path.c_str(), &st) != 0) {
+  if (mode != Mode::kCreate && stat(path.c_str(), &st) != 0) {
     return Status::NotFound("records database " + path + " does not exist");
   }
+  if (mode == Mode::kReadOnly) return OpenReadOnly(path);
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
@@ -231,6 +252,41 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& path, Mode
   std::unique_ptr<RecordsDb> r(new RecordsDb(db, path));
   TUNEFARM_RETURN_IF_ERROR(r->Migrate());
   return r;
+}
+
+Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenReadOnly(const std::string& path) {
+  // A WAL database needs its -shm file; where none exists and none can be made (a read-only
+  // directory), SQLite reads the file as immutable -- nothing can be writing it there.
+  for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(FileUri(path, query).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                             nullptr);
+    if (rc != SQLITE_OK) {
+      std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+      sqlite3_close(db);
+      return Status::IOError("cannot open records database " + path + " for reading: " + msg);
+    }
+    sqlite3_busy_timeout(db, 5000);
+    std::unique_ptr<RecordsDb> r(new RecordsDb(db, path));
+    auto version = r->SchemaVersion();
+    const int code = sqlite3_errcode(db) & 0xff;  // READONLY_CANTINIT, CANTOPEN: no -shm possible here
+    if (!version.ok() && (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && std::string(query) == "mode=ro") continue;
+    if (!version.ok()) return version.status();
+    const int current = int(Migrations().size());
+    if (*version < 0 || *version > current) return r->Migrate();  // refuses both, writing nothing
+    if (*version == current) return r;
+    // An older schema: upgrade it where the file can be written, else say why it cannot be read.
+    r.reset();
+    if (access(path.c_str(), W_OK) == 0) {
+      TUNEFARM_ASSIGN_OR_RETURN(auto upgraded, Open(path, Mode::kMustExist));
+      upgraded.reset();
+      return OpenReadOnly(path);
+    }
+    return Status::FailedPrecondition("records database " + path + " has schema version " + std::to_string(*version) +
+                                      " and this tunefarm reads version " + std::to_string(current) +
+                                      "; it is read-only here, so open it once where it is writable to upgrade it");
+  }
+  return Status::IOError("cannot open records database " + path + " for reading: unable to open the database file");
 }
 
 RecordsDb::~RecordsDb() { sqlite3_close(db_); }

@@ -50,8 +50,8 @@ int RecordsCommand(const Args& args) {
     return 2;
   }
   const std::string path = args.Get("--records", kDefaultRecordsDb);
-  // Import creates the database; every other subcommand reads an existing one.
-  auto db = tuner::RecordsDb::Open(path, importing ? tuner::RecordsDb::Mode::kCreate : tuner::RecordsDb::Mode::kMustExist);
+  // Import creates the database; every other subcommand reads an existing one, read-only.
+  auto db = tuner::RecordsDb::Open(path, importing ? tuner::RecordsDb::Mode::kCreate : tuner::RecordsDb::Mode::kReadOnly);
   if (!db.ok()) return Fail(db.status().message());
   const bool json = args.Has("--json");
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tunefarm/runtime/result.h"
+#include "tunefarm/v1/measure.pb.h"
 
 namespace tunefarm::rpc_server {
 
@@ -83,11 +84,18 @@ std::string CheckLibraryArchitecture(const std::string& bytes);
 // "" when the bytes are PTX text with an entry named symbol, else why not.
 std::string CheckPtx(const std::string& bytes, const std::string& symbol);
 
-// The files the parent and the child exchange (line-based text; floats as hex bytes).
+// The request's kernel as a spec (no server options applied: threads 1, the tolerance as sent).
+MeasureSpec SpecFromKernel(const v1::KernelToMeasure& kernel, const v1::TimingParams& timing);
+// The outcome as the service returns it (measure.proto's MeasureResult; error unset on success).
+void OutcomeToResult(const MeasureOutcome& o, v1::MeasureResult* result);
+
+// The files the parent and the child exchange: v1.ChildSpec and v1.MeasureResult in protobuf's
+// wire format. Parsing never throws; bytes that are not such a message are an error Status, and
+// so is an outcome with neither costs nor an error (a child that wrote nothing).
 std::string SerializeSpec(const MeasureSpec& spec);
-Result<MeasureSpec> ParseSpec(const std::string& text);
+Result<MeasureSpec> ParseSpec(const std::string& bytes);
 std::string SerializeOutcome(const MeasureOutcome& o);
-Result<MeasureOutcome> ParseOutcome(const std::string& text);
+Result<MeasureOutcome> ParseOutcome(const std::string& bytes);
 
 // In the child process: load, run and time. Never returns kTimeout (the parent enforces it).
 // Creates loaded_marker (when not empty) once the library is loaded and its symbol found.
@@ -129,7 +137,7 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
 // killed -- and started afresh for the next kernel -- after a timeout, a crash, or a CUDA error
 // that poisons its context (an illegal address). The server never dies with it.
 // Protocol: the child (`tunefarm-measure-child --worker`) reads one work directory per line on
-// fd 3 and answers "done" on fd 4 once DIR/outcome.txt is written (fds apart from stdout, which
+// fd 3 and answers "done" on fd 4 once DIR/outcome.pb is written (fds apart from stdout, which
 // a kernel may write to); "warm N" (sent first to a fresh GPU worker) opens GPU N and answers
 // "ready", so device start-up never counts against a kernel's timeout. Not thread-safe: one worker per device, one kernel at a time.
 class MeasureWorker {

@@ -104,7 +104,10 @@ struct TargetMatch {
 
 class RecordsDb {
  public:
-  enum class Mode { kCreate, kMustExist };
+  // kReadOnly: for readers (records list/best/stats/export, compile --records). Never writes, so
+  // it works in a read-only directory or on a read-only mount; a database of an older schema is
+  // upgraded first where the file is writable, and otherwise refused naming both versions.
+  enum class Mode { kCreate, kMustExist, kReadOnly };
   static Result<std::unique_ptr<RecordsDb>> Open(const std::string& path, Mode mode);
   ~RecordsDb();
   RecordsDb(const RecordsDb&) = delete;
@@ -166,6 +169,7 @@ class RecordsDb {
  private:
   RecordsDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Migrate();
+  static Result<std::unique_ptr<RecordsDb>> OpenReadOnly(const std::string& path);
   Status Exec(const std::string& sql);
   void Rollback();
   Status Error(const std::string& what);
