@@ -281,6 +281,11 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     TUNEFARM_ASSIGN_OR_RETURN(v.dtype, ConvertType(tt.elem_type(), "graph input '" + in.name() + "'"));
     v.shape_known = tt.has_shape();
     for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() < 0) {
+        return Status::InvalidArgument("graph input '" + in.name() + "' has dimension " + std::to_string(v.shape.size()) +
+                                       " of size " + std::to_string(d.dim_value()) +
+                                       ": a dimension is a size, never negative");
+      }
       if (d.has_dim_value()) {
         v.shape.push_back(d.dim_value());
       } else {

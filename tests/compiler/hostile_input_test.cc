@@ -74,6 +74,37 @@ TEST_F(HostileInput, AbsurdPadsAreRefusedAtImportNamingTheNode) {
   EXPECT_TRUE(ExtractTasks(ConvModel("pads_ok.onnx", {0, 0, 2, 0}), Host(), 3).ok());
 }
 
+// `tunefarm tasks` and `tunefarm compile` read a model through the same import, so they refuse
+// the same models with the same message (they used to disagree on negative pads and zero dims).
+TEST_F(HostileInput, TasksAndCompileRefuseNegativePadsAndZeroDimsAlike) {
+  auto conv_of = [](const std::vector<int64_t>& input_shape) {
+    OnnxBuilder b(13);
+    b.Input("x", input_shape);
+    b.Floats("w", {1, 1, 1, 1}, {1.0f});
+    b.Node("Conv", {"x", "w"}, {"y"}, {AttrInts("pads", {0, 0, 0, 0})});
+    b.Output("y");
+    return b.Bytes();
+  };
+  struct Case {
+    std::string path, message;
+  } cases[] = {{ConvModel("negative.onnx", {0, -1, 0, 0}), "negative pads"},
+               {Write("zero.onnx", conv_of({1, 0, 4, 4})), "node 'n0' (Conv, opset 13): input channels 0 do not match weight [1,1,1,1]"},
+               {Write("minus.onnx", conv_of({1, 1, -2, 4})),
+                "graph input 'x' has dimension 2 of size -2: a dimension is a size, never negative"}};
+  for (const Case& c : cases) {
+    for (int opt : {0, 3}) {
+      auto tasks = ExtractTasks(c.path, Host(), opt);
+      ASSERT_FALSE(tasks.ok()) << c.path;
+      EXPECT_NE(tasks.status().message().find(c.message), std::string::npos) << tasks.status().message();
+      CompileOptions options;
+      options.opt_level = opt;
+      auto compiled = CompileModel(c.path, Host(), options);
+      ASSERT_FALSE(compiled.ok()) << c.path;
+      EXPECT_EQ(compiled.status().message(), tasks.status().message());
+    }
+  }
+}
+
 TEST_F(HostileInput, SplitsOfHugeExtentsEnumerateDivisorsInSquareRootTime) {
   // 2^40 and a prime near 10^12: a linear divisor scan takes hours; the square-root one, milliseconds.
   ConfigSpace space("huge extents");
