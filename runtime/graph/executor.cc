@@ -90,12 +90,10 @@ Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
     return Status::FailedPrecondition("the artifact holds CUDA kernels (PTX, target " + artifact.target +
                                       "): the CPU executor cannot run them; run it on a GPU host with --device cuda (runtime::CudaExecutor)");
   }
-  if (!artifact.kernels.empty()) {
-    // Old artifacts carry the triple only in the target string.
-    std::string triple = artifact.triple;
-    const size_t at = artifact.target.find("-mtriple=");
-    if (triple.empty() && at != std::string::npos) triple = artifact.target.substr(at + 9, artifact.target.find(' ', at) - at - 9);
-    if (!triple.empty()) TUNEFARM_RETURN_IF_ERROR(CheckRunsOnHost(triple, artifact.cpu, artifact.cpu_features));
+  // Every compiled CPU artifact names its triple (container version 1, which did not, is refused
+  // by the reader); one assembled in memory without kernels or a triple has nothing to check.
+  if (!artifact.kernels.empty() && !artifact.triple.empty()) {
+    TUNEFARM_RETURN_IF_ERROR(CheckRunsOnHost(artifact.triple, artifact.cpu, artifact.cpu_features));
   }
   std::unique_ptr<Executor> e(new Executor());
   e->artifact_ = std::move(artifact);

@@ -1,7 +1,7 @@
 // Fuzz target: the artifact reader. The first byte picks how the rest is read:
 //   even: as a whole file -- the header, the checksums, truncations;
-//   odd:  as the three sections (metadata JSON, parameters, library, split at the next two bytes'
-//         offsets) wrapped in a container with correct checksums, so the fuzzer reaches the
+//   odd:  as the three sections (metadata JSON, parameters, library: two little-endian u16 say
+//         how long the first two are, clamped to what follows) wrapped in a container with correct checksums, so the fuzzer reaches the
 //         metadata and tensor validation behind them.
 #include <algorithm>
 
@@ -37,9 +37,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)tunefarm::runtime::Artifact::Parse(rest);
     return 0;
   }
-  const size_t a = rest.empty() ? 0 : uint8_t(rest[0]) * rest.size() / 256;
-  const size_t b = rest.size() < 2 ? a : std::max(a, size_t(uint8_t(rest[1])) * rest.size() / 256);
-  auto parsed = tunefarm::runtime::Artifact::Parse(SealedContainer(rest.substr(0, a), rest.substr(a, b - a), rest.substr(b)));
+  if (rest.size() < 4) return 0;
+  const std::string body = rest.substr(4);
+  const auto u16 = [&](size_t at) { return size_t(uint8_t(rest[at])) | size_t(uint8_t(rest[at + 1])) << 8; };
+  const size_t a = std::min(body.size(), u16(0));
+  const size_t b = std::min(body.size(), a + u16(2));
+  auto parsed = tunefarm::runtime::Artifact::Parse(SealedContainer(body.substr(0, a), body.substr(a, b - a), body.substr(b)));
   if (parsed.ok()) (void)parsed->Validate();
   return 0;
 }
@@ -64,11 +67,12 @@ std::vector<std::string> Seeds() {
   const std::string file = a.Serialize();
   std::string flipped = file;
   flipped[60] = char(flipped[60] ^ 4);  // a bit flip in the metadata
+  // The odd-mode seed: the same sections, cut where they really end.
   const std::string meta = a.MetadataJson();
-  std::string sections = std::string(1, char(meta.size() * 256 / (meta.size() + 16 + 14) + 1)) +
-                         char((meta.size() + 16) * 256 / (meta.size() + 16 + 14) + 1) + meta + a.params + a.library;
-  return {"\0" + file, "\0" + flipped, "\0" + file.substr(0, 40), "\1" + sections,
-          "\1\200\300{\"format_version\":2,\"target\":\"llvm\",\"tensors\":[{\"name\":\"x\",\"shape\":[\"2\"]}]}"};
+  const std::string lengths = {char(meta.size() & 0xff), char(meta.size() >> 8), char(a.params.size()), '\0'};
+  const std::string whole(1, '\0');  // the mode byte of the whole-file seeds
+  return {whole + file, whole + flipped, whole + file.substr(0, 40), "\1" + lengths + meta + a.params + a.library,
+          "\1\100\0\0\0{\"format_version\":2,\"target\":\"llvm\",\"tensors\":[{\"name\":\"x\",\"shape\":[\"2\"]}]}"};
 }
 
 }  // namespace tunefarm::fuzz
