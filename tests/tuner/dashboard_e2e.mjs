@@ -53,8 +53,20 @@ try {
   check(await page.locator(`tr[data-job="${spec.expected.job}"]`).count() === 1, `overview lists job #${spec.expected.job}`);
   if (spec.screenshots) await page.screenshot({ path: path.join(spec.screenshots, 'overview.png'), fullPage: true });
 
-  // Model: the task table with the right figures.
+  // Navigating while the overview's 2 s refresh is still waiting for the server must not let that
+  // refresh paint the overview over the new view: hold /api/overview back, leave once a refresh has
+  // asked for it, and look at the page after the held answer arrived.
+  await page.route('**/api/overview*', async r => { await new Promise(done => setTimeout(done, 2500)); await r.continue(); });
+  await page.waitForRequest(r => r.url().includes('/api/overview'), { timeout: 10000 });
+  const heldAnswer = page.waitForResponse(r => r.url().includes('/api/overview'), { timeout: 10000 });
   await waitForView(page, '/#/model/' + spec.expected.job, 'model');
+  await heldAnswer;
+  await page.waitForTimeout(300);
+  await page.unroute('**/api/overview*');
+  const heading = await page.textContent('main h1');
+  check(heading.startsWith('Model'), `a refresh of the previous view does not replace the Model view (the page shows "${heading}")`);
+
+  // Model: the task table with the right figures.
   for (const t of spec.expected.tasks) {
     const row = page.locator(`#task-table tr[data-workload="${t.workload}"]`);
     check(await row.count() === 1, `model table has a row for ${t.workload}`);

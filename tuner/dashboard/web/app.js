@@ -9,6 +9,7 @@ const state = {
   route: null,       // the view being shown, with its own poll function
   lastId: null,      // newest trial id the current view has seen
   timer: null,
+  queue: Promise.resolve(),  // route() and poll() run one at a time through this chain
 };
 // Chart instances by name, for resizing and for the end-to-end tests.
 window.tunefarmCharts = {};
@@ -424,7 +425,18 @@ views.compare = {
 };
 
 // ---------- routing and live updates ----------
-async function route() {
+// Showing a view and refreshing it both await the API before they replace #view. Run concurrently,
+// a refresh of the previous view that started before a navigation could paint over the new view
+// after it (the address says Model, the page shows the Overview). So they take turns.
+function exclusive(fn) {
+  const run = state.queue.then(fn);
+  state.queue = run.catch(() => {});
+  return run;
+}
+
+function route() { return exclusive(showView); }
+
+async function showView() {
   const hash = location.hash || '#/';
   const [path, query] = hash.slice(1).split('?');
   const params = new URLSearchParams(query || '');
@@ -435,6 +447,7 @@ async function route() {
   for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.nav === name || (name === 'model' && a.dataset.nav === 'models'));
   disposeCharts();
   state.route = null;
+  delete document.body.dataset.view;  // set again only once the new view is on the page
   if (!view) { root.replaceChildren(h('p', { class: 'status-bad' }, 'No view ' + name)); return; }
   try {
     if (name === 'model' || name === 'task') {
@@ -456,6 +469,11 @@ async function route() {
 // Every 2 s: ask for the newest trial id (one cheap answer); only when it moved does the current
 // view fetch what is new.
 async function poll() {
+  await exclusive(refreshView);
+  state.timer = setTimeout(poll, 2000);
+}
+
+async function refreshView() {
   try {
     const r = await api('last', { db: state.db });
     const moved = state.lastId !== null && r.last_id !== state.lastId;
@@ -468,7 +486,6 @@ async function poll() {
   } catch (err) {
     showError(err);
   }
-  state.timer = setTimeout(poll, 2000);
 }
 
 async function main() {
