@@ -23,6 +23,7 @@
 #include "common/http_client.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tunefarm/tuner/records.h"
+#include "tunefarm/runtime/command_line.h"
 
 namespace {
 
@@ -51,16 +52,12 @@ double Percentile(std::vector<double> v, double p) {
 int main(int argc, char** argv) {
   int64_t trials = 200000, tasks = 20, updates = 200;
   std::string path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--trials")) trials = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--tasks")) tasks = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--updates")) updates = std::atoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--keep")) path = argv[i + 1];
-    else {
-      std::fprintf(stderr, "usage: bench_dashboard [--trials N] [--tasks T] [--updates U] [--keep PATH]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"bench_dashboard: the dashboard API's answer times over a large records database", "bench_dashboard"};
+  tunefarm::AddIntFlag(app, "--trials", &trials, 1, 100000000, "trials in the database (default 200000)");
+  tunefarm::AddIntFlag(app, "--tasks", &tasks, 1, 100000, "workloads they spread over (default 20)");
+  tunefarm::AddIntFlag(app, "--updates", &updates, 1, 1000000, "live updates timed (default 200)");
+  app.add_option("--keep", path, "keep the database there")->type_name("PATH");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   const bool keep = !path.empty();
   if (!keep) path = "/tmp/bench_dashboard_" + std::to_string(getpid()) + ".db";
   std::remove(path.c_str());

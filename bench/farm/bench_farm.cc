@@ -20,6 +20,7 @@
 #include "tunefarm/rpc_server/measure_client.h"
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
+#include "tunefarm/runtime/command_line.h"
 
 namespace {
 
@@ -48,11 +49,10 @@ int main(int argc, char** argv) {
   using namespace tunefarm;  // NOLINT
   double seconds = 3;
   std::string json_path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--seconds") seconds = std::atof(argv[i + 1]);
-    if (a == "--json") json_path = argv[i + 1];
-  }
+  CLI::App app{"bench_farm: measurements per second through a real tracker and rpc_servers", "bench_farm"};
+  app.add_option("--seconds", seconds, "how long each phase runs (default 3)")->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--json", json_path, "also write the figures there")->type_name("PATH");
+  if (auto exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
   const std::string bin = SelfDir(), dir = "/tmp/tunefarm_bench_farm_" + std::to_string(getpid());
   if (system(("mkdir -p " + dir).c_str()) != 0) return 1;
   const std::vector<std::string> env = {std::string("TUNEFARM_TOKEN=") + kToken};
@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
 
   // A tiny kernel: 16 floats copied.
   std::ofstream(dir + "/tiny.c") << "#include <stdint.h>\nint32_t tiny(void* const* a) { const float* x = (const float*)a[0];"
+#include "tunefarm/runtime/command_line.h"
                                     " float* y = (float*)a[1]; for (int i = 0; i < 16; ++i) y[i] = x[i]; return 0; }\n";
   if (system(("cc -O2 -shared -fPIC -o " + dir + "/tiny.so " + dir + "/tiny.c").c_str()) != 0) return 1;
   rpc_server::MeasureInput tiny;

@@ -92,16 +92,13 @@ int main(int argc, char** argv) {
   int servers = 50, clients = 20, restart_servers = 53;
   int64_t seconds = 5;
   std::string json_path;
-  farm_net::FlagSet flags("usage: bench_farm_load [--servers N] [--clients N] [--seconds S] [--restart-servers N] [--json PATH]");
-  flags.Int("--servers", &servers, 1, 1000);
-  flags.Int("--clients", &clients, 1, 1000);
-  flags.Int("--seconds", &seconds, 1, 3600);
-  flags.Int("--restart-servers", &restart_servers, 1, 1000);
-  flags.String("--json", &json_path);
-  if (Status s = flags.Parse(argc, argv); !s.ok() || flags.help()) {
-    std::fprintf(stderr, "%s%s\n", s.ok() ? "" : (s.message() + "\n").c_str(), flags.usage().c_str());
-    return s.ok() ? 0 : 2;
-  }
+  CLI::App app{"bench_farm_load: lease grants per second and tracker restarts under many servers and clients", "bench_farm_load"};
+  AddIntFlag(app, "--servers", &servers, 1, 1000, "rpc_servers registered (default 50)");
+  AddIntFlag(app, "--clients", &clients, 1, 1000, "clients leasing at once (default 20)");
+  AddIntFlag(app, "--seconds", &seconds, 1, 3600, "how long the lease phase runs (default 5)");
+  AddIntFlag(app, "--restart-servers", &restart_servers, 1, 1000, "servers re-registering after a tracker restart (default 53)");
+  app.add_option("--json", json_path, "also write the figures there")->type_name("PATH");
+  if (auto exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
   const std::vector<std::string> env = {std::string("TUNEFARM_TOKEN=") + kToken};
   const std::string bin = SelfDir();
   auto tracker = std::make_unique<testing::ChildProcess>();

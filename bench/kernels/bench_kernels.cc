@@ -32,6 +32,7 @@
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/kernel_library.h"
 #include "tunefarm/tuner/records.h"
+#include "tunefarm/runtime/command_line.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -248,31 +249,13 @@ int Run(const Options& opt) {
 
 int main(int argc, char** argv) {
   tunefarm::bench::Options opt;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help") {
-      std::printf("usage: bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S] [--records DB]\n");
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "bench_kernels: %s needs a value\n", flag.c_str());
-      return 2;
-    }
-    const char* v = argv[++i];
-    if (flag == "--threads") opt.threads = std::atoi(v);
-    else if (flag == "--k") opt.k = std::atoi(v);
-    else if (flag == "--json") opt.json_path = v;
-    else if (flag == "--filter") opt.filter = v;
-    else if (flag == "--seed") opt.seed = std::strtoull(v, nullptr, 10);
-    else if (flag == "--records") opt.records = v;
-    else {
-      std::fprintf(stderr, "bench_kernels: unknown flag %s\n", flag.c_str());
-      return 2;
-    }
-  }
-  if (opt.threads < 1 || opt.k < 0) {
-    std::fprintf(stderr, "bench_kernels: --threads must be >= 1 and --k >= 0\n");
-    return 2;
-  }
+  CLI::App app{"bench_kernels: fallback, best of K random configs and oneDNN on the benchmark workloads (GFLOP/s, % of the FMA peak)", "bench_kernels"};
+  tunefarm::AddIntFlag(app, "--threads", &opt.threads, 1, 1024, "threads (default 1)");
+  tunefarm::AddIntFlag(app, "--k", &opt.k, 0, 1000000, "random valid configs tried per workload (default 64)");
+  app.add_option("--json", opt.json_path, "also write the figures there")->type_name("PATH");
+  app.add_option("--filter", opt.filter, "only workloads whose name contains this")->type_name("SUBSTRING");
+  app.add_option("--seed", opt.seed, "random seed (default 2026)");
+  app.add_option("--records", opt.records, "also time the best recorded configs of this database")->type_name("DB");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   return tunefarm::bench::Run(opt);
 }

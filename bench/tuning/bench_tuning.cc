@@ -22,6 +22,7 @@
 
 #include "bench/kernels/workloads.h"
 #include "tunefarm/tuner/tuner.h"
+#include "tunefarm/runtime/command_line.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -34,16 +35,6 @@ struct Options {
   int threads = 1;
   std::string json_path, keep_records;
 };
-
-
-template <typename T>
-std::vector<T> SplitList(const std::string& s, T (*parse)(const std::string&)) {
-  std::vector<T> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(parse(item));
-  return out;
-}
 
 int Run(const Options& opt) {
   const compiler::Target target = compiler::HostTarget();
@@ -161,8 +152,6 @@ int Run(const Options& opt) {
   return 0;
 }
 
-int ParseInt(const std::string& s) { return std::atoi(s.c_str()); }
-std::string ParseString(const std::string& s) { return s; }
 
 }  // namespace
 }  // namespace tunefarm::bench
@@ -170,33 +159,14 @@ std::string ParseString(const std::string& s) { return s; }
 int main(int argc, char** argv) {
   using namespace tunefarm::bench;  // NOLINT
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help") {
-      std::printf("usage: bench_tuning [--tasks 2,5,8,11] [--tuners xgb,ga,random] [--trials 512] [--seed S]\n"
-                  "                    [--threads 1] [--json PATH] [--keep-records DB]\n");
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "bench_tuning: %s needs a value\n", flag.c_str());
-      return 2;
-    }
-    std::string v = argv[++i];
-    if (flag == "--tasks") opt.tasks = SplitList<int>(v, ParseInt);
-    else if (flag == "--tuners") opt.tuners = SplitList<std::string>(v, ParseString);
-    else if (flag == "--trials") opt.trials = std::atoi(v.c_str());
-    else if (flag == "--seed") opt.seed = std::strtoull(v.c_str(), nullptr, 10);
-    else if (flag == "--threads") opt.threads = std::atoi(v.c_str());
-    else if (flag == "--json") opt.json_path = v;
-    else if (flag == "--keep-records") opt.keep_records = v;
-    else {
-      std::fprintf(stderr, "bench_tuning: unknown flag %s\n", flag.c_str());
-      return 2;
-    }
-  }
-  if (opt.trials < 16 || opt.threads < 1) {
-    std::fprintf(stderr, "bench_tuning: --trials must be >= 16 and --threads >= 1\n");
-    return 2;
-  }
+  CLI::App app{"bench_tuning: best GFLOP/s against trials for each tuner on a set of resnet-18 tasks", "bench_tuning"};
+  app.add_option("--tasks", opt.tasks, "resnet-18 task indices (default 2,5,8,11)")->delimiter(',');
+  app.add_option("--tuners", opt.tuners, "tuners to compare (default xgb,ga,random)")->delimiter(',');
+  tunefarm::AddIntFlag(app, "--trials", &opt.trials, 16, 1000000, "trials per task and tuner (default 512)");
+  app.add_option("--seed", opt.seed, "random seed (default 2026)");
+  tunefarm::AddIntFlag(app, "--threads", &opt.threads, 1, 1024, "measurement threads (default 1)");
+  app.add_option("--json", opt.json_path, "also write the figures there")->type_name("PATH");
+  app.add_option("--keep-records", opt.keep_records, "keep the trials in this database")->type_name("DB");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   return Run(opt);
 }

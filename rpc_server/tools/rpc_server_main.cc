@@ -32,13 +32,6 @@
 
 namespace {
 
-const char* kUsage =
-    "usage: rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]\n"
-    "                  [--memory-limit-mb N] [--child PATH] [--child-launcher CMD] [--tmp DIR] [--device cpu|cuda[:N]]\n"
-    "                  [--metrics HOST:PORT]   (Prometheus metrics on GET /metrics; off by default)\n"
-    "                  [--tls-cert PEM --tls-key PEM --tls-ca PEM]   (mutual TLS, towards clients and the tracker)\n"
-    "  (token: --token-file or $TUNEFARM_TOKEN; --child-launcher: an emulator for the child, e.g. qemu-aarch64;\n"
-    "   --device cuda[:N]: measure PTX kernels on GPU N, default 0)";
 std::atomic<bool> g_stop{false};
 
 // What this machine is, for the tracker's status.
@@ -92,25 +85,27 @@ int main(int argc, char** argv) {
   std::string tracker, key, child, launcher, tmp = "/tmp", device = "cpu", metrics_address;
   int threads = 1;
   int64_t memory_mb = 4096;
-  tunefarm::farm_net::FlagSet flags(kUsage);
-  tunefarm::farm_net::AddCommonDaemonFlags(flags, &common);
-  flags.String("--tracker", &tracker, true);
-  flags.String("--key", &key, true);
-  flags.Int("--threads", &threads, 1, 1024);
-  flags.Int("--memory-limit-mb", &memory_mb, 16, int64_t(1) << 30);
-  flags.String("--child", &child);
-  flags.String("--child-launcher", &launcher);
-  flags.String("--tmp", &tmp);
-  flags.String("--device", &device);
-  flags.String("--metrics", &metrics_address);
-  if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
-    std::fprintf(stderr, "rpc_server: %s\n%s\n", s.message().c_str(), kUsage);
-    return 2;
-  }
-  if (flags.help()) {
-    std::printf("%s\n", kUsage);
-    return 0;
-  }
+  int ordinal = -1;
+  CLI::App app{"rpc_server: measures kernels for the farm's tuners; registers with the tracker under KEY and serves "
+               "only the lease the tracker grants", "rpc_server"};
+  tunefarm::farm_net::AddCommonDaemonFlags(app, &common);
+  app.add_option("--tracker", tracker, "the rpc_tracker to register with")->type_name("HOST:PORT")->required();
+  app.add_option("--key", key, "the device key clients lease by (e.g. rasp4b, h200)")->required();
+  tunefarm::AddIntFlag(app, "--threads", &threads, 1, 1024, "threads each measurement runs on (default 1)");
+  tunefarm::AddIntFlag(app, "--memory-limit-mb", &memory_mb, 16, int64_t(1) << 30, "address-space limit of each measurement child (default 4096)");
+  app.add_option("--child", child, "the measurement child program (default: tunefarm-measure-child beside rpc_server)")->type_name("PATH");
+  app.add_option("--child-launcher", launcher, "an emulator to start the child with, e.g. qemu-aarch64")->type_name("CMD");
+  app.add_option("--tmp", tmp, "where each measurement gets its private directory (default /tmp)")->type_name("DIR");
+  tunefarm::AddCheckedFlag(
+      app, "--device",
+      [&](const std::string& text) -> tunefarm::Status {
+        TUNEFARM_ASSIGN_OR_RETURN(ordinal, ParseDevice(text));
+        device = text;
+        return tunefarm::Status::OK();
+      },
+      "what kernels run on: cpu (default), or cuda[:N] for GPU N's PTX kernels", "cpu|cuda[:N]");
+  app.add_option("--metrics", metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   auto token = tunefarm::farm_net::LoadToken(common.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "rpc_server: %s\n", token.status().message().c_str());
@@ -121,24 +116,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rpc_server: %s\n", tls.status().message().c_str());
     return 1;
   }
-  auto ordinal = ParseDevice(device);
-  if (!ordinal.ok()) {
-    std::fprintf(stderr, "rpc_server: %s\n%s\n", ordinal.status().message().c_str(), kUsage);
-    return 2;
-  }
   tunefarm::v1::DeviceInfo device_info = Describe(threads);
-  if (*ordinal >= 0) {
-    if (tunefarm::Status s = DescribeGpu(*ordinal, &device_info); !s.ok()) {
+  if (ordinal >= 0) {
+    if (tunefarm::Status s = DescribeGpu(ordinal, &device_info); !s.ok()) {
       std::fprintf(stderr, "rpc_server: --device %s: %s\n", device.c_str(), s.message().c_str());
       return 1;
     }
-    std::printf("measuring on GPU %d: %s (%s, %d SMs, %lld MiB, driver %d)\n", *ordinal, device_info.gpu_name().c_str(),
+    std::printf("measuring on GPU %d: %s (%s, %d SMs, %lld MiB, driver %d)\n", ordinal, device_info.gpu_name().c_str(),
                 device_info.gpu_arch().c_str(), device_info.gpu_sm_count(),
                 static_cast<long long>(device_info.gpu_memory_bytes() >> 20), device_info.gpu_driver_version());
   }
   tunefarm::rpc_server::ServerOptions options;
-  options.cuda_ordinal = *ordinal;
-  options.persistent_worker = *ordinal >= 0;
+  options.cuda_ordinal = ordinal;
+  options.persistent_worker = ordinal >= 0;
   const std::string child_binary = child.empty() ? tunefarm::rpc_server::DefaultMeasureChild() : child;
   if (!launcher.empty()) options.child_command.push_back(launcher);
   options.child_command.push_back(child_binary);

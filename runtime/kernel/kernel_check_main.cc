@@ -7,31 +7,27 @@
 #include <vector>
 
 #include "tunefarm/testing/kernel_cases.h"
+#include "tunefarm/runtime/command_line.h"
 #include "tunefarm/runtime/kernel_library.h"
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: kernel_check LIBRARY CASES [--tolerance T] [--threads N]\n");
-    return 2;
-  }
+  std::string library, case_file;
   double tolerance = 1e-4;
   int threads = 1;
-  for (int i = 3; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--tolerance") tolerance = std::atof(argv[i + 1]);
-    else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "kernel_check: unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  CLI::App app{"kernel_check: runs every case of a kernel case file against a kernel library; exit 0 only when all pass",
+               "kernel_check"};
+  app.add_option("LIBRARY", library, "the kernel library (.so)")->required();
+  app.add_option("CASES", case_file, "the kernel case file (inputs and expected outputs)")->required();
+  app.add_option("--tolerance", tolerance, "largest relative error accepted (default 1e-4)")->check(CLI::PositiveNumber);
+  tunefarm::AddIntFlag(app, "--threads", &threads, 1, 1024, "threads the kernels run on (default 1)");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   TunefarmSetNumThreads(threads);
-  auto lib = tunefarm::runtime::KernelLibrary::Open(argv[1]);
+  auto lib = tunefarm::runtime::KernelLibrary::Open(library);
   if (!lib.ok()) {
     std::fprintf(stderr, "kernel_check: %s\n", lib.status().ToString().c_str());
     return 1;
   }
-  auto cases = tunefarm::runtime::ReadKernelCases(argv[2]);
+  auto cases = tunefarm::runtime::ReadKernelCases(case_file);
   if (!cases.ok()) {
     std::fprintf(stderr, "kernel_check: %s\n", cases.status().ToString().c_str());
     return 1;

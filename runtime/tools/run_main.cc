@@ -4,6 +4,9 @@
 int main(int argc, char** argv) {
   tunefarm::runtime::RunToolOptions options;
   options.program = "tunefarm-run";
-  if (!tunefarm::runtime::ParseRunToolArgs(std::vector<std::string>(argv + 1, argv + argc), &options)) return 2;
+  CLI::App app{"tunefarm-run: run a compiled artifact on this machine: latency summary, top-5 classes, outputs as .npy",
+               "tunefarm-run"};
+  tunefarm::runtime::AddRunToolFlags(app, &options);
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   return tunefarm::runtime::RunTool(options);
 }

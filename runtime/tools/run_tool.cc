@@ -19,10 +19,6 @@
 namespace tunefarm::runtime {
 namespace {
 
-const char* kUsage =
-    "usage: tunefarm run ARTIFACT [--input NAME=FILE.npy ...] [--output FILE.npy] [--repeat N] [--threads N]\n"
-    "                    [--device cpu|cuda[:N]] [--json] [--profile]";
-
 int Fail(const RunToolOptions& o, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", o.program.c_str(), message.c_str());
   return 1;
@@ -34,55 +30,33 @@ std::string ShapeStr(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-bool ParseInt(const std::string& s, int lo, int hi, int* out) {
-  char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < lo || v > hi) return false;
-  *out = int(v);
-  return true;
-}
-
 }  // namespace
 
-bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* o) {
-  auto usage = [&](const std::string& why) {
-    std::fprintf(stderr, "%s: %s\n%s\n", o->program.c_str(), why.c_str(), kUsage);
-    return false;
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--json" || a == "--profile") {
-      (a == "--json" ? o->json : o->profile) = true;
-      continue;
-    }
-    if (a.rfind("--", 0) != 0) {
-      if (!o->artifact.empty()) return usage("more than one ARTIFACT given");
-      o->artifact = a;
-      continue;
-    }
-    if (i + 1 >= args.size()) return usage("flag " + a + " needs a value");
-    const std::string& v = args[++i];
-    if (a == "--input") {
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) return usage("--input takes NAME=FILE.npy, got '" + v + "'");
-      o->inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    } else if (a == "--output") {
-      o->output = v;
-    } else if (a == "--repeat") {
-      if (!ParseInt(v, 0, 1000000, &o->repeat)) return usage("--repeat takes an integer in [0, 1000000], got '" + v + "'");
-    } else if (a == "--device") {
-      int ordinal = 0;
-      const bool cuda = v == "cuda" || (v.rfind("cuda:", 0) == 0 && ParseInt(v.substr(5), 0, 1023, &ordinal));
-      if (v != "cpu" && !cuda) return usage("--device takes cpu, cuda or cuda:N, got '" + v + "'");
-      o->device = v;
-    } else if (a == "--threads") {
-      if (!ParseInt(v, 1, 1024, &o->threads)) return usage("--threads takes an integer in [1, 1024], got '" + v + "'");
-    } else {
-      return usage("unknown flag " + a);
-    }
-  }
-  if (o->artifact.empty()) return usage("expected an ARTIFACT");
-  return true;
+void AddRunToolFlags(CLI::App& app, RunToolOptions* o) {
+  app.add_option("ARTIFACT", o->artifact, "the compiled model (tunefarm compile -o)")->required();
+  AddCheckedFlag(
+      app, "--input",
+      [o](const std::string& v) -> Status {
+        const size_t eq = v.find('=');
+        if (eq == std::string::npos || eq == 0) return Status::InvalidArgument("--input takes NAME=FILE.npy, got '" + v + "'");
+        o->inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+        return Status::OK();
+      },
+      "an input from a .npy file (repeat for each input; the others get random data)", "NAME=FILE.npy");
+  app.add_option("--output", o->output, "write output 0 there (output k > 0 to PATH with _k before .npy)")->type_name("FILE.npy");
+  AddIntFlag(app, "--repeat", &o->repeat, 0, 1000000, "timed runs after the first; 0 runs once untimed (default 10)");
+  AddIntFlag(app, "--threads", &o->threads, 1, 1024, "threads the kernels run on (default 1)");
+  AddCheckedFlag(
+      app, "--device",
+      [o](const std::string& v) -> Status {
+        const bool cuda = v == "cuda" || (v.rfind("cuda:", 0) == 0 && ParseIntFlag("--device", v.substr(5), 0, 1023).ok());
+        if (v != "cpu" && !cuda) return Status::InvalidArgument("--device takes cpu, cuda or cuda:N, got '" + v + "'");
+        o->device = v;
+        return Status::OK();
+      },
+      "cpu (default), or cuda[:N] for a cuda artifact on GPU N", "cpu|cuda[:N]");
+  app.add_flag("--json", o->json, "print the summary as JSON");
+  app.add_flag("--profile", o->profile, "print each kernel's time");
 }
 
 namespace {

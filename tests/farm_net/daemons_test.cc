@@ -53,6 +53,8 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0", "--device", "gpu0"},
        "rpc_server: --device 'gpu0' is not cpu, cuda or cuda:N"},
       {{TUNER_DAEMON, "--listen", ":99999"}, "tuner-daemon: --listen ':99999': the host is missing"},
+      {{RPC_TRACKER, "--listn", "127.0.0.1:0"}, "rpc_tracker: unknown flag --listn"},
+      {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--tracker", "127.0.0.1:1"}, "tuner-daemon: --tracker requires --key"},
       {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--max-running", "2x"}, "tuner-daemon: --max-running '2x': expected an integer in [1, 1024]"},
   };
   for (const Case& c : cases) {

@@ -6,6 +6,7 @@
 
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/flags.h"
+#include "tunefarm/runtime/command_line.h"
 
 namespace tunefarm::farm_net {
 namespace {
@@ -59,23 +60,31 @@ TEST(IntFlag, DigitsOnlyWithinRange) {
             "--x '99999999999999999999': out of range, expected in [0, 10]");
 }
 
-TEST(FlagSet, NamesTheFlagInEveryError) {
+TEST(DaemonFlags, NamesTheFlagInEveryError) {
   auto parse = [](std::vector<std::string> args) {
     CommonDaemonFlags common;
     int threads = 1;
-    FlagSet flags("usage");
-    AddCommonDaemonFlags(flags, &common);
-    flags.Int("--threads", &threads, 1, 1024);
-    std::vector<char*> argv = {const_cast<char*>("prog")};
-    for (auto& a : args) argv.push_back(a.data());
-    Status s = flags.Parse(int(argv.size()), argv.data());
+    CLI::App app{"test", "prog"};
+    AddCommonDaemonFlags(app, &common);
+    AddIntFlag(app, "--threads", &threads, 1, 1024, "threads");
+    std::vector<const char*> argv = {"prog"};
+    for (auto& a : args) argv.push_back(a.c_str());
+    bool help = false;
+    Status s = ParseArguments(app, int(argv.size()), argv.data(), &help);
+    if (help) return std::string("help");
     return s.ok() ? "ok " + common.listen.ToString() + " " + std::to_string(threads) : s.message();
   };
   EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--threads", "3"}), "ok 127.0.0.1:0 3");
   EXPECT_EQ(parse({"--threads", "3"}), "--listen is required");
   EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--threads", "4x"}), "--threads '4x': expected an integer in [1, 1024]");
-  EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--thread", "4"}), "unknown flag '--thread'");
-  EXPECT_EQ(parse({"--listen"}), "--listen needs a value");
+  EXPECT_EQ(parse({"--listen", "0"}).substr(0, 30), "--listen '0': expected HOST:PO");
+  EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--thread", "4"}), "unknown flag --thread");
+  EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "stray"}), "unexpected argument 'stray'");
+  EXPECT_EQ(parse({"--listen"}), "--listen: 1 required HOST:PORT missing");
+  // A mistyped flag is named, not the required one it left missing.
+  EXPECT_EQ(parse({"--listn", "127.0.0.1:0"}), "unknown flag --listn");
+  EXPECT_EQ(parse({"--help"}), "help");
+  EXPECT_EQ(parse({"--listen", "127.0.0.1:0", "--threads", "3", "--threads", "4"}), "ok 127.0.0.1:0 4");
 }
 
 }  // namespace

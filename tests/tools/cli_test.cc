@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "common/test_files.h"
 
@@ -46,6 +47,46 @@ TEST(Cli, UserErrorsAreOneClearMessage) {
   CliRun bad_flag = Tunefarm("tasks x.onnx --frob 1");
   EXPECT_EQ(bad_flag.code, 2);
   EXPECT_NE(bad_flag.output.find("unknown flag --frob"), std::string::npos);
+}
+
+// Each command declares its flags once (CLI11): its --help, usage line and errors come from there.
+TEST(Cli, EveryCommandHasHelpAndOneUsageFromItsDeclaration) {
+  for (const char* command : {"tune", "dashboard", "jobs", "ops", "tasks", "compile", "run", "records", "tracker"}) {
+    CliRun help = Tunefarm(std::string(command) + " --help");
+    EXPECT_EQ(help.code, 0) << command << ": " << help.output;
+    EXPECT_NE(help.output.find(std::string("Usage: tunefarm ") + command), std::string::npos) << help.output;
+  }
+  CliRun compile_help = Tunefarm("compile --help");
+  EXPECT_NE(compile_help.output.find("-o,--output OUT REQUIRED"), std::string::npos) << compile_help.output;
+  EXPECT_NE(compile_help.output.find("--opt-level N"), std::string::npos) << compile_help.output;
+  CliRun import_help = Tunefarm("records import --help");
+  EXPECT_NE(import_help.output.find("Usage: tunefarm records import [OPTIONS] FILE"), std::string::npos) << import_help.output;
+
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"compile squeezenet-1.1", "tunefarm compile: --output is required\nusage: tunefarm compile [OPTIONS] MODEL"},
+           {"compile squeezenet-1.1 -o x.tfa --opt-level 7", "tunefarm compile: --opt-level '7': out of range, expected in [0, 3]"},
+           {"records import", "tunefarm records import: FILE is required"},
+           {"records frob", "tunefarm records: unexpected argument 'frob'"},
+           {"records list --target native", "tunefarm records list: unknown flag --target"},
+           {"tune m.onnx --trials 3 --total-trials 5", "tunefarm tune: --trials excludes --total-trials"},
+           {"tune m.onnx --scheduler gradient", "tunefarm tune: --scheduler requires --total-trials"},
+           {"tune m.onnx --tracker 127.0.0.1:1", "tunefarm tune: --tracker requires --key"},
+           {"tune m.onnx --daemon 127.0.0.1:1 --records r.db", "tunefarm tune: --records excludes --daemon"},
+           {"tune m.onnx --tuner bayes", "tunefarm tune: --tuner: bayes not in {xgb,ga,random,grid}"},
+           {"jobs watch x --daemon 127.0.0.1:1", "tunefarm jobs watch: JOB_ID 'x': expected an integer"},
+           {"jobs list", "tunefarm jobs list: --daemon is required"},
+           {"tracker status", "tunefarm tracker status: --tracker is required"},
+           {"run a.tfa --input x", "tunefarm run: --input takes NAME=FILE.npy, got 'x'"},
+           {"run a.tfa --device gpu", "tunefarm run: --device takes cpu, cuda or cuda:N, got 'gpu'"},
+           {"ops extra", "tunefarm ops: unexpected argument 'extra'"},
+       }) {
+    CliRun r = Tunefarm(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << ": " << r.output;
+  }
 }
 
 TEST(Cli, TasksOfTheReferenceModel) {

@@ -1,17 +1,19 @@
 // tunefarm-lower: shows what the kernel compiler does with one kernel.
 //
 //   tunefarm-lower WORKLOAD_KEY [--target T] [--config N] [--epilogue bias,residual,relu|relu6]
-//                  [--dump-after PASS|all] [--time-passes] [--asm-object PATH]
+//                  [--dump-after PASS|all] [--time-passes] [--object PATH]
 // Prints the lowered IR (after the final pass unless --dump-after names one), the pass timings,
-// and the kernel metadata. Exit status 1 with one message on any user error.
+// and the kernel metadata. Exit status 1 with one message on an error in the input, 2 on a usage
+// error.
 #include <cstdio>
-#include <cstring>
+#include <climits>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 
 #include "tunefarm/compiler/kernel.h"
+#include "tunefarm/runtime/command_line.h"
 
 namespace tc = tunefarm::compiler;
 
@@ -23,37 +25,23 @@ int Fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0) {
-    std::printf(
-        "usage: tunefarm-lower WORKLOAD_KEY [--target T] [--config N] [--epilogue LIST]\n"
-        "                      [--dump-after PASS|all] [--time-passes] [--object PATH]\n"
-        "example: tunefarm-lower 'conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32'\n");
-    return argc < 2 ? 1 : 0;
-  }
-  auto workload = tc::Workload::FromKey(argv[1]);
-  if (!workload.ok()) return Fail(workload.status().message());
-  std::string target_text = "native", dump_after, epilogue, object_path;
+  std::string key, target_text = "native", dump_after, epilogue, object_path;
   int64_t config = -1;
   bool time_passes = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string flag = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (flag == "--time-passes") {
-      time_passes = true;
-      continue;
-    }
-    const char* v = value();
-    if (!v) return Fail("flag " + flag + " needs a value");
-    if (flag == "--target") target_text = v;
-    else if (flag == "--config") {
-      char* end = nullptr;
-      config = std::strtoll(v, &end, 10);
-      if (!end || *end) return Fail(std::string("--config expects an integer, got '") + v + "'");
-    } else if (flag == "--epilogue") epilogue = v;
-    else if (flag == "--dump-after") dump_after = v;
-    else if (flag == "--object") object_path = v;
-    else return Fail("unknown flag " + flag);
-  }
+  CLI::App app{"tunefarm-lower: what the kernel compiler does with one kernel: its IR after a pass, the pass times, its "
+               "metadata (e.g. tunefarm-lower 'conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32')",
+               "tunefarm-lower"};
+  app.add_option("WORKLOAD_KEY", key, "the workload, as tunefarm tasks prints it")->required();
+  app.add_option("--target", target_text, "the target (default native)")->type_name("T");
+  tunefarm::AddIntFlag(app, "--config", &config, -1, INT64_MAX, "the config index (default -1: the fallback config)");
+  app.add_option("--epilogue", epilogue, "fused after the op: bias, residual, relu or relu6, comma-separated")->type_name("LIST");
+  app.add_option("--dump-after", dump_after, "print the IR after this pass, or after every pass (default: the last)")
+      ->type_name("PASS|all");
+  app.add_flag("--time-passes", time_passes, "print the time of every pass");
+  app.add_option("--object", object_path, "also write the ELF object there")->type_name("PATH");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
+  auto workload = tc::Workload::FromKey(key);
+  if (!workload.ok()) return Fail(workload.status().message());
   auto target = tc::ParseTarget(target_text);
   if (!target.ok()) return Fail(target.status().message());
   tc::KernelSpec spec{*workload, {}, *target, config, ""};

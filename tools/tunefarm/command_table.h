@@ -1,43 +1,39 @@
-// The `tunefarm` subcommands: one table (name, one-line help, handler), printed by
-// `tunefarm help` (ninja's kTools[]). Each handler lives in commands/<name>.cc.
+// The `tunefarm` subcommands: one table (name, one-line help, declaration), the subcommands of the
+// CLI11 app in main.cc; `tunefarm help` lists them and `tunefarm COMMAND --help` shows a command's
+// flags. Each command lives in commands/<name>.cc: it declares its positionals and flags once on the
+// app it is given (CLI11 makes the usage, the help and the parse errors from that) and returns the
+// action that runs once they parsed.
 #ifndef TUNEFARM_TOOLS_TUNEFARM_COMMAND_TABLE_H_
 #define TUNEFARM_TOOLS_TUNEFARM_COMMAND_TABLE_H_
 
-#include <string>
+#include <functional>
 #include <vector>
+
+#include "tunefarm/runtime/command_line.h"
 
 namespace tunefarm::cli {
 
-// Parsed arguments: positionals in order, flags as name -> value ("" for switches).
-struct Args {
-  std::vector<std::string> positional;
-  std::vector<std::pair<std::string, std::string>> flags;
-  bool Has(const std::string& flag) const;
-  std::string Get(const std::string& flag, const std::string& def) const;
-};
-
-// A handler returns the process exit code; it prints one clear message on a user error.
-using Handler = int (*)(const Args& args);
+// Runs the command with the parsed flags; returns the process exit code (0 ok, 1 the work failed,
+// 2 the command line is wrong, 130 interrupted) after printing one clear message on an error.
+using Action = std::function<int()>;
 
 struct Command {
   const char* name;
-  const char* usage;
   const char* help;
-  Handler handler;
-  std::vector<std::string> switches;  // flags that take no value
+  Action (*declare)(CLI::App& app);
 };
 
 const std::vector<Command>& Commands();
 
-int TasksCommand(const Args& args);
-int TuneCommand(const Args& args);
-int CompileCommand(const Args& args);
-int RunCommand(const Args& args);
-int RecordsCommand(const Args& args);
-int TrackerCommand(const Args& args);
-int JobsCommand(const Args& args);
-int DashboardCommand(const Args& args);
-int OpsCommand(const Args& args);
+Action DeclareTasks(CLI::App& app);
+Action DeclareTune(CLI::App& app);
+Action DeclareCompile(CLI::App& app);
+Action DeclareRun(CLI::App& app);
+Action DeclareRecords(CLI::App& app);
+Action DeclareTracker(CLI::App& app);
+Action DeclareJobs(CLI::App& app);
+Action DeclareDashboard(CLI::App& app);
+Action DeclareOps(CLI::App& app);
 
 }  // namespace tunefarm::cli
 

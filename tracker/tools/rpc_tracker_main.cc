@@ -27,13 +27,6 @@
 
 namespace {
 
-const char* kUsage =
-    "usage: rpc_tracker --listen HOST:PORT [--token-file PATH] [--heartbeat-ms N] [--metrics HOST:PORT]\n"
-    "                   [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
-    "  --listen        127.0.0.1:9190 for this machine only, 0.0.0.0:9190 for every interface; port 0 picks a free port\n"
-    "  --heartbeat-ms  how often servers heartbeat, 10..600000 (default 1000); 3 missed drop a server\n"
-    "  --metrics       serve Prometheus metrics on GET /metrics at HOST:PORT (off by default; 127.0.0.1:0 picks a port)\n"
-    "  (token: --token-file or $TUNEFARM_TOKEN; with the --tls-* files, mutual TLS: clients need a certificate from the CA)";
 volatile std::sig_atomic_t g_stop = 0;
 
 // The core logs under its lock: lines are queued here (never blocking) and written by a thread,
@@ -99,18 +92,15 @@ int main(int argc, char** argv) {
   tunefarm::farm_net::CommonDaemonFlags common;
   int64_t heartbeat_ms = 1000;
   std::string metrics_address;
-  tunefarm::farm_net::FlagSet flags(kUsage);
-  tunefarm::farm_net::AddCommonDaemonFlags(flags, &common);
-  flags.Int("--heartbeat-ms", &heartbeat_ms, 10, 600000);
-  flags.String("--metrics", &metrics_address);
-  if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
-    std::fprintf(stderr, "rpc_tracker: %s\n%s\n", s.message().c_str(), kUsage);
-    return 2;
-  }
-  if (flags.help()) {
-    std::printf("%s\n", kUsage);
-    return 0;
-  }
+  CLI::App app{"rpc_tracker: the farm's device registry; rpc_servers register by key, tuners lease them by priority "
+               "(token: --token-file or $TUNEFARM_TOKEN; with the --tls-* files, clients need a certificate from the CA)",
+               "rpc_tracker"};
+  tunefarm::farm_net::AddCommonDaemonFlags(app, &common);
+  tunefarm::AddIntFlag(app, "--heartbeat-ms", &heartbeat_ms, 10, 600000,
+                       "how often servers heartbeat (default 1000); 3 missed drop a server");
+  app.add_option("--metrics", metrics_address, "serve Prometheus metrics on GET /metrics there (off by default; 127.0.0.1:0 picks a port)")
+      ->type_name("HOST:PORT");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   auto token = tunefarm::farm_net::LoadToken(common.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "rpc_tracker: %s\n", token.status().message().c_str());

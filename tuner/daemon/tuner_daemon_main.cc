@@ -28,11 +28,6 @@
 
 namespace {
 
-const char* kUsage =
-    "usage: tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]\n"
-    "                    [--max-running N] [--metrics HOST:PORT] [--dashboard HOST:PORT]\n"
-    "                    [--tls-cert PEM --tls-key PEM --tls-ca PEM]\n"
-    "  (token: --token-file or $TUNEFARM_TOKEN; it guards the job API and is sent to the tracker)";
 volatile std::sig_atomic_t g_stop = 0;
 constexpr int kShutdownLimitSeconds = 30;
 
@@ -68,27 +63,23 @@ int main(int argc, char** argv) {
   tunefarm::farm_net::CommonDaemonFlags common;
   tunefarm::tuner::DaemonOptions options;
   options.records = "./tunefarm.db";
-  tunefarm::farm_net::FlagSet flags(kUsage);
-  tunefarm::farm_net::AddCommonDaemonFlags(flags, &common);
-  flags.String("--records", &options.records);
-  flags.String("--tracker", &options.tracker);
-  flags.String("--key", &options.key);
-  flags.Int("--max-running", &options.max_running, 1, 1024);
   std::string metrics_address, dashboard_address;
-  flags.String("--metrics", &metrics_address);
-  flags.String("--dashboard", &dashboard_address);
-  if (tunefarm::Status s = flags.Parse(argc, argv); !s.ok()) {
-    std::fprintf(stderr, "tuner-daemon: %s\n%s\n", s.message().c_str(), kUsage);
-    return 2;
-  }
-  if (flags.help()) {
-    std::printf("%s\n", kUsage);
-    return 0;
-  }
-  if (options.tracker.empty() != options.key.empty()) {
-    std::fprintf(stderr, "tuner-daemon: --tracker and --key go together\n%s\n", kUsage);
-    return 2;
-  }
+  CLI::App app{"tuner-daemon: takes tuning jobs over gRPC (tunefarm tune --daemon), keeps them in the records database and "
+               "resumes unfinished ones when started again (token: --token-file or $TUNEFARM_TOKEN; it guards the job API "
+               "and is sent to the tracker)",
+               "tuner-daemon"};
+  tunefarm::farm_net::AddCommonDaemonFlags(app, &common);
+  app.add_option("--records", options.records, "the records database of every job (default ./tunefarm.db)")->type_name("DB");
+  auto* tracker = app.add_option("--tracker", options.tracker, "measure through this farm (default: a job's own, else this machine)")
+                      ->type_name("HOST:PORT");
+  auto* key = app.add_option("--key", options.key, "the device key to lease on --tracker");
+  tracker->needs(key);
+  key->needs(tracker);
+  tunefarm::AddIntFlag(app, "--max-running", &options.max_running, 1, 1024, "jobs tuned at the same time (default 2)");
+  app.add_option("--metrics", metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
+  app.add_option("--dashboard", dashboard_address, "serve the web dashboard over the records there (off by default)")
+      ->type_name("HOST:PORT");
+  if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   auto token = tunefarm::farm_net::LoadToken(common.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n", token.status().message().c_str());

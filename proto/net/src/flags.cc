@@ -55,84 +55,24 @@ Result<ListenAddress> ParseListenAddress(std::string_view text, std::string_view
   return out;
 }
 
-Result<int64_t> ParseIntFlag(std::string_view flag, std::string_view value, int64_t min, int64_t max) {
-  const std::string range = " in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  size_t i = 0;
-  bool negative = false;
-  if (i < value.size() && (value[i] == '-' || value[i] == '+')) negative = value[i++] == '-';
-  if (i == value.size()) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": expected an integer" + range);
-  // Accumulate negatively so INT64_MIN parses; stop at the first non-digit or overflow.
-  int64_t acc = 0;
-  for (; i < value.size(); ++i) {
-    const char c = value[i];
-    if (c < '0' || c > '9') return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": expected an integer" + range);
-    if (acc < (INT64_MIN + (c - '0')) / 10) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
-    acc = acc * 10 - (c - '0');
-  }
-  if (!negative && acc == INT64_MIN) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
-  const int64_t v = negative ? acc : -acc;
-  if (v < min || v > max) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
-  return v;
+CLI::Option* AddListenFlag(CLI::App& app, const std::string& name, ListenAddress* out, std::string help, bool required) {
+  return AddCheckedFlag(
+             app, name,
+             [out, name](const std::string& value) -> Status {
+               TUNEFARM_ASSIGN_OR_RETURN(*out, ParseListenAddress(value, name));
+               return Status::OK();
+             },
+             std::move(help), "HOST:PORT")
+      ->required(required);
 }
 
-void FlagSet::String(std::string name, std::string* out, bool required) {
-  flags_.push_back({std::move(name), required, false, [out](std::string_view v) {
-                      *out = std::string(v);
-                      return Status::OK();
-                    }});
-}
-
-void FlagSet::Int(std::string name, int64_t* out, int64_t min, int64_t max) {
-  const std::string flag = name;
-  flags_.push_back({std::move(name), false, false, [out, flag, min, max](std::string_view v) {
-                      TUNEFARM_ASSIGN_OR_RETURN(*out, ParseIntFlag(flag, v, min, max));
-                      return Status::OK();
-                    }});
-}
-
-void FlagSet::Int(std::string name, int* out, int min, int max) {
-  const std::string flag = name;
-  flags_.push_back({std::move(name), false, false, [out, flag, min, max](std::string_view v) {
-                      TUNEFARM_ASSIGN_OR_RETURN(int64_t parsed, ParseIntFlag(flag, v, min, max));
-                      *out = int(parsed);
-                      return Status::OK();
-                    }});
-}
-
-void FlagSet::Listen(std::string name, ListenAddress* out, bool required) {
-  const std::string flag = name;
-  flags_.push_back({std::move(name), required, false, [out, flag](std::string_view v) {
-                      TUNEFARM_ASSIGN_OR_RETURN(*out, ParseListenAddress(v, flag));
-                      return Status::OK();
-                    }});
-}
-
-Status FlagSet::Parse(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view name = argv[i];
-    if (name == "--help" || name == "-h") {
-      help_ = true;
-      return Status::OK();
-    }
-    Flag* flag = nullptr;
-    for (Flag& f : flags_) flag = f.name == name ? &f : flag;
-    if (!flag) return Status::InvalidArgument("unknown flag " + Quote(name));
-    if (i + 1 >= argc) return Status::InvalidArgument(std::string(name) + " needs a value");
-    TUNEFARM_RETURN_IF_ERROR(flag->set(argv[++i]));
-    flag->seen = true;
-  }
-  for (const Flag& f : flags_) {
-    if (f.required && !f.seen) return Status::InvalidArgument(f.name + " is required");
-  }
-  return Status::OK();
-}
-
-void AddCommonDaemonFlags(FlagSet& flags, CommonDaemonFlags* out) {
-  flags.Listen("--listen", &out->listen);
-  flags.String("--token-file", &out->token_file);
-  flags.String("--tls-cert", &out->tls_cert);
-  flags.String("--tls-key", &out->tls_key);
-  flags.String("--tls-ca", &out->tls_ca);
+void AddCommonDaemonFlags(CLI::App& app, CommonDaemonFlags* out) {
+  AddListenFlag(app, "--listen", &out->listen,
+                "where to serve: 127.0.0.1:9190 for this machine only, 0.0.0.0:9190 for every interface; port 0 picks a free port");
+  app.add_option("--token-file", out->token_file, "the farm token (else $TUNEFARM_TOKEN); at least 16 characters")->type_name("PATH");
+  app.add_option("--tls-cert", out->tls_cert, "this process's certificate; with --tls-key and --tls-ca: mutual TLS")->type_name("PEM");
+  app.add_option("--tls-key", out->tls_key, "the certificate's private key")->type_name("PEM");
+  app.add_option("--tls-ca", out->tls_ca, "the CA whose certificates peers must present")->type_name("PEM");
 }
 
 }  // namespace tunefarm::farm_net

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/farm_net/metrics.h"
 #include "tunefarm/tuner/dashboard.h"
@@ -17,44 +18,24 @@ namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
 
-}  // namespace
-
-int DashboardCommand(const Args& args) {
-  const char* usage =
-      "usage: tunefarm dashboard [--records DB ...] [--tracker HOST:PORT] [--daemon HOST:PORT] [--listen 127.0.0.1:8321]\n"
-      "                          [--metrics HOST:PORT] [--token-file PATH] [--tls-cert PEM --tls-key PEM --tls-ca PEM]";
+struct DashboardFlags {
   tuner::DashboardOptions options;
   std::string metrics_address;
-  for (const auto& [flag, value] : args.flags) {
-    if (flag == "--records") {
-      options.records.push_back(value);
-    } else if (flag == "--tracker") {
-      options.tracker = value;
-    } else if (flag == "--daemon") {
-      options.daemon = value;
-    } else if (flag == "--listen") {
-      options.listen = value;
-    } else if (flag == "--metrics") {
-      metrics_address = value;
-    } else if (flag != "--token-file" && flag != "--tls-cert" && flag != "--tls-key" && flag != "--tls-ca") {
-      std::fprintf(stderr, "tunefarm dashboard: unknown flag %s\n%s\n", flag.c_str(), usage);
-      return 2;
-    }
-  }
-  if (!args.positional.empty()) {
-    std::fprintf(stderr, "tunefarm dashboard: unexpected argument '%s' (databases go after --records)\n%s\n",
-                 args.positional[0].c_str(), usage);
-    return 2;
-  }
+  FarmClientFlags farm;
+};
+
+int Dashboard(DashboardFlags& f) {
+  tuner::DashboardOptions& options = f.options;
+  const std::string& metrics_address = f.metrics_address;
   if (options.records.empty()) options.records.push_back(kDefaultRecordsDb);
   // Without a token (no --token-file, no $TUNEFARM_TOKEN) the dashboard is read-only.
-  const bool has_token = args.Has("--token-file") || std::getenv("TUNEFARM_TOKEN") != nullptr;
-  Result<std::string> token = has_token ? farm_net::LoadToken(args.Get("--token-file", "")) : Result<std::string>(std::string());
+  const bool has_token = !f.farm.token_file.empty() || std::getenv("TUNEFARM_TOKEN") != nullptr;
+  Result<std::string> token = has_token ? farm_net::LoadToken(f.farm.token_file) : Result<std::string>(std::string());
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm dashboard: %s\n", token.status().message().c_str());
     return 1;
   }
-  auto tls = farm_net::LoadTlsFlags(args.Get("--tls-cert", ""), args.Get("--tls-key", ""), args.Get("--tls-ca", ""));
+  auto tls = farm_net::LoadTlsFlags(f.farm.tls_cert, f.farm.tls_key, f.farm.tls_ca);
   if (!tls.ok()) {
     std::fprintf(stderr, "tunefarm dashboard: %s\n", tls.status().message().c_str());
     return 1;
@@ -89,6 +70,22 @@ int DashboardCommand(const Args& args) {
   std::fflush(stdout);
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return 0;
+}
+
+}  // namespace
+
+Action DeclareDashboard(CLI::App& app) {
+  auto f = std::make_shared<DashboardFlags>();
+  app.add_option("--records", f->options.records, "a records database to show (repeat for several; default ./tunefarm.db)")
+      ->type_name("DB")
+      ->allow_extra_args(false);
+  app.add_option("--tracker", f->options.tracker, "show this rpc_tracker's farm")->type_name("HOST:PORT");
+  app.add_option("--daemon", f->options.daemon, "cancel jobs through this tuner-daemon")->type_name("HOST:PORT");
+  app.add_option("--listen", f->options.listen, "where to serve the page (default 127.0.0.1:8321; port 0 picks a free one)")
+      ->type_name("HOST:PORT");
+  app.add_option("--metrics", f->metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
+  AddFarmClientFlags(app, &f->farm, /*tls=*/true);
+  return [f] { return Dashboard(*f); };
 }
 
 }  // namespace tunefarm::cli

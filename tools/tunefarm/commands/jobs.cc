@@ -2,11 +2,12 @@
 // The tuner-daemon's jobs from the command line: list them (state, trials, model, target), follow
 // one's progress until it ends, or cancel one (it stops after its batch in flight).
 #include <cstdio>
-#include <set>
+#include <cstdint>
 
 #include <google/protobuf/util/json_util.h>
 
 #include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
@@ -19,38 +20,22 @@ void PrintJob(const v1::TuningJob& j) {
               j.trials_budget(), j.spec().tuner().c_str(), j.spec().model().c_str(), j.spec().target().c_str());
 }
 
-}  // namespace
-
-int JobsCommand(const Args& args) {
-  const char* usage = "usage: tunefarm jobs list|watch|cancel --daemon HOST:PORT [JOB_ID] [--token-file PATH] [--json]";
-  static const std::set<std::string> kFlags = {"--daemon", "--token-file", "--json"};
-  for (const auto& [flag, value] : args.flags) {
-    if (!kFlags.count(flag)) {
-      std::fprintf(stderr, "tunefarm jobs: unknown flag %s\n%s\n", flag.c_str(), usage);
-      return 2;
-    }
-  }
-  const std::string action = args.positional.empty() ? "" : args.positional[0];
-  const bool needs_id = action == "watch" || action == "cancel";
-  if ((action != "list" && !needs_id) || args.positional.size() != (needs_id ? 2u : 1u) || !args.Has("--daemon")) {
-    std::fprintf(stderr, "tunefarm jobs: expected list, watch JOB_ID or cancel JOB_ID with --daemon HOST:PORT\n%s\n", usage);
-    return 2;
-  }
+struct JobsFlags {
+  std::string action, daemon;
   int64_t id = 0;
-  if (needs_id) {
-    char* end = nullptr;
-    id = std::strtoll(args.positional[1].c_str(), &end, 10);
-    if (*end || id <= 0) {
-      std::fprintf(stderr, "tunefarm jobs: JOB_ID must be a positive integer, got '%s'\n", args.positional[1].c_str());
-      return 2;
-    }
-  }
-  auto token = farm_net::LoadToken(args.Get("--token-file", ""));
+  FarmClientFlags farm;
+  bool json = false;
+};
+
+int Jobs(const JobsFlags& f) {
+  const std::string& action = f.action;
+  const int64_t id = f.id;
+  auto token = farm_net::LoadToken(f.farm.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm jobs: %s\n", token.status().message().c_str());
     return 1;
   }
-  const std::string daemon = args.Get("--daemon", "");
+  const std::string& daemon = f.daemon;
   auto stub = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon));
   grpc::ClientContext ctx;
   farm_net::AttachToken(&ctx, *token);
@@ -63,7 +48,7 @@ int JobsCommand(const Args& args) {
     v1::ListJobsResponse resp;
     grpc::Status s = stub->ListJobs(&ctx, v1::ListJobsRequest(), &resp);
     if (!s.ok()) return fail(s);
-    if (args.Has("--json")) {
+    if (f.json) {
       std::string json;
       google::protobuf::util::JsonPrintOptions o;
       o.add_whitespace = true;
@@ -91,6 +76,29 @@ int JobsCommand(const Args& args) {
   if (!s.ok()) return fail(s);
   std::printf("job %lld %s: %d trials\n", (long long)id, job.state().c_str(), job.trials_done());
   return job.state() == "done" ? 0 : 1;
+}
+
+}  // namespace
+
+Action DeclareJobs(CLI::App& app) {
+  auto f = std::make_shared<JobsFlags>();
+  app.require_subcommand(1);
+  struct Sub {
+    const char* name;
+    const char* help;
+  };
+  for (const Sub& s : {Sub{"list", "every job: state, trials, tuner, model, target"},
+                       Sub{"watch", "follow a job's progress until it ends (exit 0 when it is done)"},
+                       Sub{"cancel", "cancel a job: it stops after its batch in flight"}}) {
+    CLI::App* sub = app.add_subcommand(s.name, s.help);
+    const std::string name = s.name;
+    sub->callback([f, name] { f->action = name; });
+    if (name != "list") AddIntFlag(*sub, "JOB_ID", &f->id, 1, INT64_MAX, "the job's id (tunefarm jobs list)")->required();
+    sub->add_option("--daemon", f->daemon, "the tuner-daemon")->type_name("HOST:PORT")->required();
+    AddFarmClientFlags(*sub, &f->farm, /*tls=*/false);
+    if (name == "list") AddJsonFlag(*sub, &f->json);
+  }
+  return [f] { return Jobs(*f); };
 }
 
 }  // namespace tunefarm::cli

@@ -6,25 +6,19 @@
 
 namespace tunefarm::cli {
 
-int OpsCommand(const Args& args) {
-  for (const auto& [flag, value] : args.flags) {
-    if (flag != "--markdown") {
-      std::fprintf(stderr, "tunefarm ops: unknown flag %s\nusage: tunefarm ops [--markdown]\n", flag.c_str());
-      return 2;
+Action DeclareOps(CLI::App& app) {
+  auto markdown = std::make_shared<bool>(false);
+  app.add_flag("--markdown", *markdown, "the support table as Markdown (docs/onnx_support.md)");
+  return [markdown] {
+    if (*markdown) {
+      std::printf("%s", compiler::OperatorSupportMarkdown().c_str());
+      return 0;
     }
-  }
-  if (!args.positional.empty()) {
-    std::fprintf(stderr, "tunefarm ops: takes no arguments\nusage: tunefarm ops [--markdown]\n");
-    return 2;
-  }
-  if (args.Has("--markdown")) {
-    std::printf("%s", compiler::OperatorSupportMarkdown().c_str());
+    const auto names = compiler::SupportedOperators();
+    std::printf("%zu ONNX operators (default domain, opsets 1-21):\n", names.size());
+    for (size_t i = 0; i < names.size(); ++i) std::printf("%s%s", names[i].c_str(), i + 1 == names.size() ? "\n" : (i % 8 == 7 ? "\n" : ", "));
     return 0;
-  }
-  const auto names = compiler::SupportedOperators();
-  std::printf("%zu ONNX operators (default domain, opsets 1-21):\n", names.size());
-  for (size_t i = 0; i < names.size(); ++i) std::printf("%s%s", names[i].c_str(), i + 1 == names.size() ? "\n" : (i % 8 == 7 ? "\n" : ", "));
-  return 0;
+  };
 }
 
 }  // namespace tunefarm::cli

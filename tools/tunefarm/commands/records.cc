@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/common_flags.h"
 #include "tunefarm/runtime/atomic_file.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/target.h"
@@ -17,59 +18,41 @@
 namespace tunefarm::cli {
 namespace {
 
-const char* kUsage =
-    "usage: tunefarm records list|best|stats|export|import [--records DB] [--workload KEY] [--target T] [--json]\n"
-    "       tunefarm records export [-o FILE]      tunefarm records import FILE";
+struct RecordsFlags {
+  std::string action;  // the subcommand
+  std::string records = kDefaultRecordsDb, file, output, workload, target;
+  bool json = false;
+};
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "tunefarm records: %s\n", message.c_str());
   return 1;
 }
 
-}  // namespace
-
-int RecordsCommand(const Args& args) {
-  for (const auto& [flag, value] : args.flags) {
-    if (flag != "--records" && flag != "--workload" && flag != "--target" && flag != "--json" && flag != "-o") {
-      std::fprintf(stderr, "tunefarm records: unknown flag %s\n%s\n", flag.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (args.positional.empty()) {
-    std::fprintf(stderr, "tunefarm records: expected a subcommand\n%s\n", kUsage);
-    return 2;
-  }
-  const std::string sub = args.positional[0];
+int Records(const RecordsFlags& f) {
+  const std::string& sub = f.action;
   const bool importing = sub == "import";
-  if (sub != "list" && sub != "best" && sub != "stats" && sub != "export" && !importing) {
-    std::fprintf(stderr, "tunefarm records: unknown subcommand '%s'\n%s\n", sub.c_str(), kUsage);
-    return 2;
-  }
-  if (args.positional.size() != (importing ? 2u : 1u)) {
-    std::fprintf(stderr, "tunefarm records: wrong number of arguments\n%s\n", kUsage);
-    return 2;
-  }
-  const std::string path = args.Get("--records", kDefaultRecordsDb);
+  const std::string& path = f.records;
   // Import creates the database; every other subcommand reads an existing one, read-only.
   auto db = tuner::RecordsDb::Open(path, importing ? tuner::RecordsDb::Mode::kCreate : tuner::RecordsDb::Mode::kReadOnly);
   if (!db.ok()) return Fail(db.status().message());
-  const bool json = args.Has("--json");
+  const bool json = f.json;
 
   if (importing) {
-    std::ifstream in(args.positional[1]);
-    if (!in) return Fail("cannot open " + args.positional[1]);
+    std::ifstream in(f.file);
+    if (!in) return Fail("cannot open " + f.file);
     // The records layer checks the fields; the target string is the compiler's to parse.
     auto added = (*db)->ImportJsonLines(in, [](const tuner::TrialRecord& t) -> Status {
       auto target = compiler::ParseTarget(t.target);
       if (!target.ok()) return Status::InvalidArgument("field 'target': " + target.status().message());
       return Status::OK();
     });
-    if (!added.ok()) return Fail(args.positional[1] + ": " + added.status().message() + " (nothing imported)");
+    if (!added.ok()) return Fail(f.file + ": " + added.status().message() + " (nothing imported)");
     std::printf("imported %lld trials into %s\n", static_cast<long long>(*added), path.c_str());
     return 0;
   }
   if (sub == "export") {
-    const std::string out_path = args.Get("-o", "");
+    const std::string& out_path = f.output;
     if (out_path.empty()) {
       Status s = (*db)->ExportJsonLines(std::cout);
       return s.ok() ? 0 : Fail(s.message());
@@ -82,7 +65,7 @@ int RecordsCommand(const Args& args) {
     if (!s.ok()) return Fail(s.message());
     return 0;
   }
-  auto trials = (*db)->List(args.Get("--workload", ""));
+  auto trials = (*db)->List(f.workload);
   if (!trials.ok()) return Fail(trials.status().message());
   if (sub == "list") {
     if (json) {
@@ -106,8 +89,8 @@ int RecordsCommand(const Args& args) {
   };
   std::map<std::pair<std::string, std::string>, Group> groups;
   std::string target_filter;
-  if (args.Has("--target")) {
-    auto t = compiler::ParseTarget(args.Get("--target", ""));
+  if (!f.target.empty()) {
+    auto t = compiler::ParseTarget(f.target);
     if (!t.ok()) return Fail(t.status().message());
     target_filter = t->ToString();
   }
@@ -155,6 +138,42 @@ int RecordsCommand(const Args& args) {
   }
   if (out.empty()) std::printf("no records%s in %s\n", target_filter.empty() ? "" : (" for " + target_filter).c_str(), path.c_str());
   return 0;
+}
+
+}  // namespace
+
+Action DeclareRecords(CLI::App& app) {
+  auto f = std::make_shared<RecordsFlags>();
+  app.require_subcommand(1);
+  struct Sub {
+    const char* name;
+    const char* help;
+  };
+  for (const Sub& s : {Sub{"list", "every trial: status, time, config, workload and target"},
+                       Sub{"best", "the fastest config per workload and target"},
+                       Sub{"stats", "trials, successes and errors by kind per workload and target"},
+                       Sub{"export", "every trial as JSON lines (to move them to another machine)"},
+                       Sub{"import", "add the trials of a JSON lines file (all or nothing)"}}) {
+    CLI::App* sub = app.add_subcommand(s.name, s.help);
+    const std::string name = s.name;
+    sub->callback([f, name] { f->action = name; });
+    const bool importing = name == "import";
+    AddRecordsFlag(*sub, &f->records,
+                   importing ? "the database to add to (created when missing; default ./tunefarm.db)"
+                             : "the database to read, read-only (default ./tunefarm.db)");
+    if (importing) {
+      sub->add_option("FILE", f->file, "JSON lines from tunefarm records export")->required();
+    } else if (name == "export") {
+      sub->add_option("-o,--output", f->output, "write to FILE atomically (default: stdout)")->type_name("FILE");
+    } else {
+      sub->add_option("--workload", f->workload, "only this workload (a key as tunefarm tasks prints it)")->type_name("KEY");
+      if (name != "list") {
+        AddTargetFlag(*sub, &f->target)->description("only records of this target");
+      }
+      AddJsonFlag(*sub, &f->json);
+    }
+  }
+  return [f] { return Records(*f); };
 }
 
 }  // namespace tunefarm::cli

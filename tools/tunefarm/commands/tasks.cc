@@ -4,39 +4,31 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/common_flags.h"
 #include "tunefarm/compiler/model.h"
 
 namespace tunefarm::cli {
+namespace {
 
-int TasksCommand(const Args& args) {
-  const char* usage = "usage: tunefarm tasks MODEL [--target T] [--opt-level 0-3] [--json]";
-  for (const auto& [flag, value] : args.flags) {
-    if (flag != "--target" && flag != "--json" && flag != "--opt-level") {
-      std::fprintf(stderr, "tunefarm tasks: unknown flag %s\n%s\n", flag.c_str(), usage);
-      return 2;
-    }
-  }
-  if (args.positional.size() != 1) {
-    std::fprintf(stderr, "tunefarm tasks: expected one MODEL\n%s\n", usage);
-    return 2;
-  }
-  auto target = compiler::ParseTarget(args.Get("--target", "native"));
+struct TasksFlags {
+  std::string model, target = "native";
+  int opt_level = 3;
+  bool json = false;
+};
+
+int Tasks(const TasksFlags& f) {
+  auto target = compiler::ParseTarget(f.target);
   if (!target.ok()) {
     std::fprintf(stderr, "tunefarm tasks: %s\n", target.status().message().c_str());
     return 1;
   }
   // The same graph pipeline as `tunefarm compile --opt-level N`: the tasks are the kernels it tunes.
-  const std::string level = args.Get("--opt-level", "3");
-  if (level.size() != 1 || level[0] < '0' || level[0] > '3') {
-    std::fprintf(stderr, "tunefarm tasks: --opt-level must be 0, 1, 2 or 3, got '%s'\n", level.c_str());
-    return 2;
-  }
-  auto tasks = compiler::ExtractTasks(args.positional[0], *target, level[0] - '0');
+  auto tasks = compiler::ExtractTasks(f.model, *target, f.opt_level);
   if (!tasks.ok()) {
     std::fprintf(stderr, "tunefarm tasks: %s\n", tasks.status().message().c_str());
     return 1;
   }
-  if (args.Has("--json")) {
+  if (f.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (size_t i = 0; i < tasks->size(); ++i) {
       const auto& t = (*tasks)[i];
@@ -56,14 +48,25 @@ int TasksCommand(const Args& args) {
   }
   double total = 0;
   for (const auto& t : *tasks) total += t.alternative ? 0 : t.flops * t.count;
-  std::printf("%zu tasks for %s on %s (%.1f MFLOP per inference in tuned ops)\n", tasks->size(),
-              args.positional[0].c_str(), target->ToString().c_str(), total / 1e6);
+  std::printf("%zu tasks for %s on %s (%.1f MFLOP per inference in tuned ops)\n", tasks->size(), f.model.c_str(),
+              target->ToString().c_str(), total / 1e6);
   for (size_t i = 0; i < tasks->size(); ++i) {
     const auto& t = (*tasks)[i];
     std::printf("[Task %2zu/%2zu] x%-2d %8.1f MFLOP  space %8lld  %s%s\n", i + 1, tasks->size(), t.count, t.flops / 1e6,
                 (long long)t.config_space_size, t.workload.Key().c_str(), t.alternative ? "  (alternative implementation)" : "");
   }
   return 0;
+}
+
+}  // namespace
+
+Action DeclareTasks(CLI::App& app) {
+  auto f = std::make_shared<TasksFlags>();
+  app.add_option("MODEL", f->model, "an ONNX file or a zoo model (resnet-18, squeezenet-1.1, ...)")->required();
+  AddTargetFlag(app, &f->target);
+  AddOptLevelFlag(app, &f->opt_level);
+  AddJsonFlag(app, &f->json);
+  return [f] { return Tasks(*f); };
 }
 
 }  // namespace tunefarm::cli

@@ -6,35 +6,32 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/common_flags.h"
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace tunefarm::cli {
 
-int TrackerCommand(const Args& args) {
-  const char* usage =
-      "usage: tunefarm tracker status --tracker HOST:PORT [--token-file PATH] [--tls-cert PEM --tls-key PEM --tls-ca PEM] [--json]";
-  for (const auto& [flag, value] : args.flags) {
-    if (flag != "--tracker" && flag != "--token-file" && flag != "--json" && flag.rfind("--tls-", 0) != 0) {
-      std::fprintf(stderr, "tunefarm tracker: unknown flag %s\n%s\n", flag.c_str(), usage);
-      return 2;
-    }
-  }
-  if (args.positional.size() != 1 || args.positional[0] != "status" || args.Get("--tracker", "").empty()) {
-    std::fprintf(stderr, "tunefarm tracker: expected 'status --tracker HOST:PORT'\n%s\n", usage);
-    return 2;
-  }
-  auto token = farm_net::LoadToken(args.Get("--token-file", ""));
+namespace {
+
+struct TrackerFlags {
+  std::string tracker;
+  FarmClientFlags farm;
+  bool json = false;
+};
+
+int ShowStatus(const TrackerFlags& f) {
+  auto token = farm_net::LoadToken(f.farm.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm tracker: %s\n", token.status().message().c_str());
     return 1;
   }
-  auto tls = farm_net::LoadTlsFlags(args.Get("--tls-cert", ""), args.Get("--tls-key", ""), args.Get("--tls-ca", ""));
+  auto tls = farm_net::LoadTlsFlags(f.farm.tls_cert, f.farm.tls_key, f.farm.tls_ca);
   if (!tls.ok()) {
     std::fprintf(stderr, "tunefarm tracker: %s\n", tls.status().message().c_str());
     return 1;
   }
-  const std::string address = args.Get("--tracker", "");
+  const std::string& address = f.tracker;
   auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(address, *tls));
   grpc::ClientContext ctx;
   farm_net::AttachToken(&ctx, *token);
@@ -47,7 +44,7 @@ int TrackerCommand(const Args& args) {
                                                                  : s.error_message().c_str());
     return 1;
   }
-  if (args.Has("--json")) {
+  if (f.json) {
     nlohmann::ordered_json j;
     j["tracker"] = address;
     j["uptime_ms"] = status.uptime_ms();
@@ -81,6 +78,18 @@ int TrackerCommand(const Args& args) {
   for (const auto& k : status.keys()) std::printf("%-12s %5d %5d %8d\n", k.key().c_str(), k.free(), k.busy(), k.pending());
   if (status.servers().empty()) std::printf("(no servers registered)\n");
   return 0;
+}
+
+}  // namespace
+
+Action DeclareTracker(CLI::App& app) {
+  auto f = std::make_shared<TrackerFlags>();
+  app.require_subcommand(1);
+  CLI::App* status = app.add_subcommand("status", "servers (key, address, device, state, measurements) and the queue of each key");
+  status->add_option("--tracker", f->tracker, "the rpc_tracker to ask")->type_name("HOST:PORT")->required();
+  AddFarmClientFlags(*status, &f->farm, /*tls=*/true);
+  AddJsonFlag(*status, &f->json);
+  return [f] { return ShowStatus(*f); };
 }
 
 }  // namespace tunefarm::cli

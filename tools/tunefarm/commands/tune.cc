@@ -1,7 +1,5 @@
-// tunefarm tune MODEL --target T [--trials N | --total-trials N [--scheduler gradient|round-robin]]
-//                [--tuner xgb|ga|random|grid] [--early-stopping N] [--time-limit SECONDS] [--no-transfer]
-//                [--records DB] [--local | --tracker HOST:PORT --key KEY] [--threads N] [--token-file PATH]
-//                [--daemon HOST:PORT]
+// tunefarm tune MODEL [--target T] [--trials N | --total-trials N [--scheduler S]] ... (DeclareTune
+// below declares every flag; `tunefarm tune --help` lists them).
 // Tunes every task of the model, committing each trial to the records database as it completes;
 // the same command again resumes without re-measuring. Ctrl-C stops after the batch in flight.
 // With --daemon the job goes to a tuner-daemon (tune_daemon_client.cc) and its progress streams back.
@@ -11,12 +9,11 @@
 #include <csignal>
 #include <mutex>
 #include <thread>
-#include <set>
 #include <cstdio>
 #include <map>
 
 #include "tools/tunefarm/command_table.h"
-#include "tunefarm/farm_net/flags.h"
+#include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/compiler/model.h"
@@ -29,9 +26,7 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-}  // namespace
-
-static void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
+void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
   std::printf("\n%-6s %-8s %8s %10s %10s %8s  %s\n", "task", "trials", "resumed", "best", "fallback", "speedup",
               "errors / workload");
   for (size_t i = 0; i < summaries.size(); ++i) {
@@ -43,82 +38,33 @@ static void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) 
   }
 }
 
-int TuneCommand(const Args& args) {
-  const char* usage =
-      "usage: tunefarm tune MODEL --target T [--trials N | --total-trials N [--scheduler gradient|round-robin]]\n"
-      "                     [--tuner xgb|ga|random|grid] [--early-stopping N] [--time-limit SECONDS] [--no-transfer]\n"
-      "                     [--records DB] [--local | --tracker HOST:PORT --key KEY] [--threads N] [--token-file PATH]\n"
-      "                     [--daemon HOST:PORT]";
-  static const std::set<std::string> kFlags = {"--target", "--trials", "--total-trials", "--scheduler", "--tuner",
-                                               "--early-stopping", "--time-limit", "--no-transfer", "--records",
-                                               "--local", "--tracker", "--key", "--threads", "--token-file", "--seed",
-                                               "--daemon"};
-  for (const auto& [flag, value] : args.flags) {
-    if (!kFlags.count(flag)) {
-      std::fprintf(stderr, "tunefarm tune: unknown flag %s\n%s\n", flag.c_str(), usage);
-      return 2;
-    }
-  }
-  if (args.positional.size() != 1) {
-    std::fprintf(stderr, "tunefarm tune: expected one MODEL\n%s\n", usage);
-    return 2;
-  }
+struct TuneFlags {
+  std::string model, target = "native", tuner = "xgb", scheduler = "gradient", records = kDefaultRecordsDb;
+  int trials = 64, total_trials = 0, threads = 1, early_stopping = 0, seed = 0, time_limit = 0;
+  bool no_transfer = false, local = false;
+  std::string tracker, key, daemon;
+  FarmClientFlags farm;
+};
+
+int Tune(const TuneFlags& f) {
   tuner::TuneOptions options;
-  int threads = 1, trials = 64, total = 0, early = 0, seed = 0, time_limit = 0;
-  // Each integer flag with its own range, so an error names the flag and what it takes
-  // ("--threads '0': out of range, expected in [1, 1024]"); --total-trials 0 is not "unset".
-  struct IntFlag {
-    const char* name;
-    int* out;
-    int min, max;
-  };
-  for (const IntFlag& f : {IntFlag{"--trials", &trials, 1, 1000000}, IntFlag{"--total-trials", &total, 1, 100000000},
-                           IntFlag{"--threads", &threads, 1, 1024}, IntFlag{"--early-stopping", &early, 0, 1000000},
-                           IntFlag{"--seed", &seed, 0, 2147483647}, IntFlag{"--time-limit", &time_limit, 0, 31536000}}) {
-    if (!args.Has(f.name)) continue;
-    auto v = farm_net::ParseIntFlag(f.name, args.Get(f.name, ""), f.min, f.max);
-    if (!v.ok()) {
-      std::fprintf(stderr, "tunefarm tune: %s\n%s\n", v.status().message().c_str(), usage);
-      return 2;
-    }
-    *f.out = int(*v);
-  }
-  if (args.Has("--trials") && args.Has("--total-trials")) {
-    std::fprintf(stderr, "tunefarm tune: give --trials (per task) or --total-trials (over all tasks), not both\n%s\n", usage);
-    return 2;
-  }
+  const int threads = f.threads, trials = f.trials, total = f.total_trials, time_limit = f.time_limit;
   tuner::ScheduleOptions schedule;
   if (total > 0) {
     schedule.total_trials = total;
-    schedule.strategy = args.Get("--scheduler", "gradient");
-    if (schedule.strategy != "gradient" && schedule.strategy != "round-robin") {
-      std::fprintf(stderr, "tunefarm tune: unknown --scheduler '%s' (gradient, round-robin)\n", schedule.strategy.c_str());
-      return 2;
-    }
-  } else if (args.Has("--scheduler")) {
-    std::fprintf(stderr, "tunefarm tune: --scheduler needs --total-trials\n%s\n", usage);
-    return 2;
+    schedule.strategy = f.scheduler;
   }
   options.trials = trials;
   options.threads = threads;
-  options.early_stopping = early;
-  options.seed = uint64_t(seed);
-  options.tuner = args.Get("--tuner", "xgb");
-  options.transfer = !args.Has("--no-transfer");
-  if (args.Has("--daemon")) {
-    if (args.Has("--records") || args.Has("--local") || args.Has("--time-limit")) {
-      std::fprintf(stderr, "tunefarm tune: with --daemon the daemon owns the records (--records, --local and "
-                           "--time-limit do not apply)\n%s\n", usage);
-      return 2;
-    }
-    return TuneThroughDaemon(args, options, schedule);
+  options.early_stopping = f.early_stopping;
+  options.seed = uint64_t(f.seed);
+  options.tuner = f.tuner;
+  options.transfer = !f.no_transfer;
+  if (!f.daemon.empty()) {
+    return TuneThroughDaemon({f.daemon, f.farm.token_file, f.model, f.target, f.tracker, f.key}, options, schedule);
   }
-  const bool farm = args.Has("--tracker");
-  if (farm && (args.Has("--local") || args.Get("--key", "").empty())) {
-    std::fprintf(stderr, "tunefarm tune: --tracker needs --key and excludes --local\n%s\n", usage);
-    return 2;
-  }
-  auto target = compiler::ParseTarget(args.Get("--target", "native"));
+  const bool farm = !f.tracker.empty();
+  auto target = compiler::ParseTarget(f.target);
   if (!target.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", target.status().message().c_str());
     return 1;
@@ -139,31 +85,31 @@ int TuneCommand(const Args& args) {
                          "(--tracker HOST:PORT --key KEY)\n", target->ToString().c_str());
     return 1;
   }
-  auto tasks = compiler::ExtractTasks(args.positional[0], *target);
+  auto tasks = compiler::ExtractTasks(f.model, *target);
   if (!tasks.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", tasks.status().message().c_str());
     return 1;
   }
-  const std::string db_path = args.Get("--records", kDefaultRecordsDb);
+  const std::string& db_path = f.records;
   auto db = tuner::RecordsDb::Open(db_path, tuner::RecordsDb::Mode::kCreate);
   if (!db.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", db.status().message().c_str());
     return 1;
   }
-  auto lock = tuner::TuningLock::Acquire(db_path, "tunefarm tune " + args.positional[0]);
+  auto lock = tuner::TuningLock::Acquire(db_path, "tunefarm tune " + f.model);
   if (!lock.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", lock.status().message().c_str());
     return 1;
   }
   std::unique_ptr<tuner::Measurer> measurer;
   if (farm) {
-    auto token = farm_net::LoadToken(args.Get("--token-file", ""));
+    auto token = farm_net::LoadToken(f.farm.token_file);
     if (!token.ok()) {
       std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
       return 1;
     }
     measurer = std::make_unique<tuner::FarmMeasurer>(
-        rpc_server::MeasureClientOptions{args.Get("--tracker", ""), args.Get("--key", ""), *token, "tunefarm tune", 0, 600000, {},
+        rpc_server::MeasureClientOptions{f.tracker, f.key, *token, "tunefarm tune", 0, 600000, {},
                                          [](const std::string& line) { std::fprintf(stderr, "farm: %s\n", line.c_str()); }});
   } else {
     const char* tmp = std::getenv("TMPDIR");
@@ -189,7 +135,7 @@ int TuneCommand(const Args& args) {
   std::string budget = total > 0 ? std::to_string(total) + " trials in all (" + schedule.strategy + " scheduler)"
                                  : std::to_string(trials) + " trials each";
   if (time_limit > 0) budget += ", at most " + std::to_string(time_limit) + " s";
-  std::printf("tuning %zu tasks of %s on %s with %s, %s; records: %s\n", tasks->size(), args.positional[0].c_str(),
+  std::printf("tuning %zu tasks of %s on %s with %s, %s; records: %s\n", tasks->size(), f.model.c_str(),
               target->ToString().c_str(), options.tuner.c_str(), budget.c_str(), db_path.c_str());
   std::vector<tuner::ScheduledTask> scheduled;
   for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count});
@@ -222,7 +168,7 @@ int TuneCommand(const Args& args) {
                 db_path.c_str());
   }
   std::printf("records: %s (compile with: tunefarm compile %s --target \"%s\" --records %s -o OUT)\n", db_path.c_str(),
-              args.positional[0].c_str(), target->ToString().c_str(), db_path.c_str());
+              f.model.c_str(), target->ToString().c_str(), db_path.c_str());
   if (g_stop && !timed_out) return 130;
   // Every task without one successful trial (this run's or resumed): the measurements are broken,
   // not slow -- say so instead of exiting 0 with nothing to compile from.
@@ -243,6 +189,40 @@ int TuneCommand(const Args& args) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+Action DeclareTune(CLI::App& app) {
+  auto f = std::make_shared<TuneFlags>();
+  app.add_option("MODEL", f->model, "an ONNX file or a zoo model (resnet-18, squeezenet-1.1, ...)")->required();
+  AddTargetFlag(app, &f->target);
+  auto* trials = AddIntFlag(app, "--trials", &f->trials, 1, 1000000, "trials per task (default 64)");
+  auto* total = AddIntFlag(app, "--total-trials", &f->total_trials, 1, 100000000, "trials over all tasks, shared by the scheduler");
+  trials->excludes(total);
+  app.add_option("--scheduler", f->scheduler, "how --total-trials is shared: gradient (default) or round-robin")
+      ->check(CLI::IsMember({"gradient", "round-robin"}))
+      ->needs(total);
+  app.add_option("--tuner", f->tuner, "the search: xgb (default; cost model + simulated annealing), ga, random or grid")
+      ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}));
+  AddIntFlag(app, "--early-stopping", &f->early_stopping, 0, 1000000, "stop a task after N trials without a better one (0: never)");
+  auto* time_limit = AddIntFlag(app, "--time-limit", &f->time_limit, 0, 31536000, "stop after S seconds like Ctrl-C (0: no limit)");
+  app.add_flag("--no-transfer", f->no_transfer, "do not warm-start the cost model from records of similar workloads");
+  AddIntFlag(app, "--seed", &f->seed, 0, 2147483647, "the search's random seed (default 0)");
+  auto* records = AddRecordsFlag(app, &f->records, "where every trial goes, and what a run resumes from (default ./tunefarm.db)");
+  auto* local = app.add_flag("--local", f->local, "measure on this machine (the default without --tracker)");
+  auto* tracker = app.add_option("--tracker", f->tracker, "measure on the farm of this rpc_tracker")->type_name("HOST:PORT");
+  auto* key = app.add_option("--key", f->key, "the device key to lease on --tracker (e.g. rasp4b, h200)");
+  tracker->needs(key)->excludes(local);
+  key->needs(tracker);
+  AddIntFlag(app, "--threads", &f->threads, 1, 1024, "threads each measurement runs on (default 1)");
+  AddFarmClientFlags(app, &f->farm, /*tls=*/false);
+  app.add_option("--daemon", f->daemon, "submit the job to this tuner-daemon, which owns the records, and follow it")
+      ->type_name("HOST:PORT")
+      ->excludes(records)
+      ->excludes(local)
+      ->excludes(time_limit);
+  return [f] { return Tune(*f); };
 }
 
 }  // namespace tunefarm::cli

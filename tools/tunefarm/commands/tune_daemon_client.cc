@@ -29,20 +29,20 @@ grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& t
   return reader->Finish();
 }
 
-int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
-  const std::string daemon = args.Get("--daemon", "");
-  auto token = farm_net::LoadToken(args.Get("--token-file", ""));
+int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
+  const std::string& daemon = job.daemon;
+  auto token = farm_net::LoadToken(job.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
     return 1;
   }
   v1::TuningJobSpec spec;
   // A model path is resolved here: the daemon runs elsewhere in the file system.
-  std::string model = args.positional[0];
+  std::string model = job.model;
   char resolved[PATH_MAX];
   if (access(model.c_str(), R_OK) == 0 && realpath(model.c_str(), resolved)) model = resolved;
   spec.set_model(model);
-  spec.set_target(args.Get("--target", "native"));
+  spec.set_target(job.target);
   spec.set_tuner(options.tuner);
   if (schedule.total_trials > 0) {
     spec.set_total_trials(schedule.total_trials);
@@ -53,8 +53,8 @@ int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const
   spec.set_early_stopping(options.early_stopping);
   spec.set_threads(options.threads);
   spec.set_seed(options.seed);
-  spec.set_tracker(args.Get("--tracker", ""));
-  spec.set_key(args.Get("--key", ""));
+  spec.set_tracker(job.tracker);
+  spec.set_key(job.key);
 
   auto stub = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon));
   v1::SubmitJobRequest req;

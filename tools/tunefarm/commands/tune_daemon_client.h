@@ -16,7 +16,12 @@ namespace tunefarm::cli {
 // the job as the final event described it.
 grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& token, int64_t id, v1::TuningJob* last);
 
-int TuneThroughDaemon(const Args& args, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule);
+// What `tunefarm tune --daemon` sends besides the tuning options.
+struct DaemonSubmission {
+  std::string daemon, token_file, model, target, tracker, key;
+};
+
+int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule);
 
 }  // namespace tunefarm::cli
 

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "tunefarm/runtime/command_line.h"
+
 namespace tunefarm::runtime {
 
 struct RunToolOptions {
@@ -25,9 +27,9 @@ struct RunToolOptions {
 
 int RunTool(const RunToolOptions& options);
 
-// Parses the shared flags (--input NAME=FILE, --output F, --repeat N, --threads N, --device D, --json, --profile) after
-// the artifact path; on a usage error prints it and returns false.
-bool ParseRunToolArgs(const std::vector<std::string>& args, RunToolOptions* options);
+// Declares ARTIFACT and the flags (--input NAME=FILE.npy, --output F, --repeat N, --threads N,
+// --device D, --json, --profile) on `app`, the one declaration both programs parse with.
+void AddRunToolFlags(CLI::App& app, RunToolOptions* options);
 
 }  // namespace tunefarm::runtime
 

@@ -1,0 +1,30 @@
+#include "tools/tunefarm/common_flags.h"
+
+namespace tunefarm::cli {
+
+CLI::Option* AddTargetFlag(CLI::App& app, std::string* out) {
+  return app.add_option("--target", *out,
+                        "what to compile for: native (default), a board (rasp4b, rasp3b), a GPU (h100, h200, cuda -arch=sm_90) or "
+                        "an LLVM target (llvm -mtriple=... -mcpu=...)")
+      ->type_name("T");
+}
+
+CLI::Option* AddOptLevelFlag(CLI::App& app, int* out) {
+  return AddIntFlag(app, "--opt-level", out, 0, 3, "graph optimization level (default 3)");
+}
+
+CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& help) {
+  return app.add_option("--records", *out, help)->type_name("DB");
+}
+
+CLI::Option* AddJsonFlag(CLI::App& app, bool* out) { return app.add_flag("--json", *out, "print JSON instead of a table"); }
+
+void AddFarmClientFlags(CLI::App& app, FarmClientFlags* out, bool tls) {
+  app.add_option("--token-file", out->token_file, "the farm token (else $TUNEFARM_TOKEN)")->type_name("PATH");
+  if (!tls) return;
+  app.add_option("--tls-cert", out->tls_cert, "this client's certificate; with --tls-key and --tls-ca: mutual TLS")->type_name("PEM");
+  app.add_option("--tls-key", out->tls_key, "the certificate's private key")->type_name("PEM");
+  app.add_option("--tls-ca", out->tls_ca, "the CA the server's certificate must come from")->type_name("PEM");
+}
+
+}  // namespace tunefarm::cli

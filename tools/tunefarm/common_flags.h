@@ -1,0 +1,28 @@
+// The flags several `tunefarm` commands share, declared in one place so each reads and explains
+// them the same way: --target, --opt-level, --records, --json, the token and TLS files.
+#ifndef TUNEFARM_TOOLS_TUNEFARM_COMMON_FLAGS_H_
+#define TUNEFARM_TOOLS_TUNEFARM_COMMON_FLAGS_H_
+
+#include <string>
+
+#include "tunefarm/runtime/command_line.h"
+
+namespace tunefarm::cli {
+
+// The target string as compiler::ParseTarget reads it (checked by the command, which reports the
+// compiler's message); *out keeps its default when the flag is absent.
+CLI::Option* AddTargetFlag(CLI::App& app, std::string* out);
+CLI::Option* AddOptLevelFlag(CLI::App& app, int* out);  // 0-3, default 3
+// --records DB; `help` says what the command does with it.
+CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& help);
+CLI::Option* AddJsonFlag(CLI::App& app, bool* out);
+
+struct FarmClientFlags {
+  std::string token_file, tls_cert, tls_key, tls_ca;
+};
+// --token-file (else $TUNEFARM_TOKEN) and, with `tls`, the --tls-* files of mutual TLS.
+void AddFarmClientFlags(CLI::App& app, FarmClientFlags* out, bool tls);
+
+}  // namespace tunefarm::cli
+
+#endif  // TUNEFARM_TOOLS_TUNEFARM_COMMON_FLAGS_H_
