@@ -19,6 +19,19 @@ CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& 
 
 CLI::Option* AddJsonFlag(CLI::App& app, bool* out) { return app.add_flag("--json", *out, "print JSON instead of a table"); }
 
+std::vector<std::pair<std::string, CLI::App*>> AddActions(CLI::App& app,
+                                                          std::initializer_list<std::pair<const char*, const char*>> name_and_help,
+                                                          std::string* chosen) {
+  app.require_subcommand(1);
+  std::vector<std::pair<std::string, CLI::App*>> out;
+  for (const auto& [name, help] : name_and_help) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    sub->callback([chosen, action = std::string(name)] { *chosen = action; });
+    out.emplace_back(name, sub);
+  }
+  return out;
+}
+
 void AddFarmClientFlags(CLI::App& app, FarmClientFlags* out, bool tls) {
   app.add_option("--token-file", out->token_file, "the farm token (else $TUNEFARM_TOKEN)")->type_name("PATH");
   if (!tls) return;

@@ -3,7 +3,10 @@
 #ifndef TUNEFARM_TOOLS_TUNEFARM_COMMON_FLAGS_H_
 #define TUNEFARM_TOOLS_TUNEFARM_COMMON_FLAGS_H_
 
+#include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tunefarm/runtime/command_line.h"
 
@@ -16,6 +19,13 @@ CLI::Option* AddOptLevelFlag(CLI::App& app, int* out);  // 0-3, default 3
 // --records DB; `help` says what the command does with it.
 CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& help);
 CLI::Option* AddJsonFlag(CLI::App& app, bool* out);
+
+// A command whose first argument picks an action (records list|best|..., jobs list|watch|cancel):
+// each action a subcommand of `app` with its own flags, one of them required; the chosen one's name
+// goes to *chosen once parsed. Returns them by name, in order, for the flags each declares.
+std::vector<std::pair<std::string, CLI::App*>> AddActions(CLI::App& app,
+                                                          std::initializer_list<std::pair<const char*, const char*>> name_and_help,
+                                                          std::string* chosen);
 
 struct FarmClientFlags {
   std::string token_file, tls_cert, tls_key, tls_ca;

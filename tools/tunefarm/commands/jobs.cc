@@ -82,17 +82,11 @@ int Jobs(const JobsFlags& f) {
 
 Action DeclareJobs(CLI::App& app) {
   auto f = std::make_shared<JobsFlags>();
-  app.require_subcommand(1);
-  struct Sub {
-    const char* name;
-    const char* help;
-  };
-  for (const Sub& s : {Sub{"list", "every job: state, trials, tuner, model, target"},
-                       Sub{"watch", "follow a job's progress until it ends (exit 0 when it is done)"},
-                       Sub{"cancel", "cancel a job: it stops after its batch in flight"}}) {
-    CLI::App* sub = app.add_subcommand(s.name, s.help);
-    const std::string name = s.name;
-    sub->callback([f, name] { f->action = name; });
+  for (auto& [name, sub] : AddActions(app,
+                                      {{"list", "every job: state, trials, tuner, model, target"},
+                                       {"watch", "follow a job's progress until it ends (exit 0 when it is done)"},
+                                       {"cancel", "cancel a job: it stops after its batch in flight"}},
+                                      &f->action)) {
     if (name != "list") AddIntFlag(*sub, "JOB_ID", &f->id, 1, INT64_MAX, "the job's id (tunefarm jobs list)")->required();
     sub->add_option("--daemon", f->daemon, "the tuner-daemon")->type_name("HOST:PORT")->required();
     AddFarmClientFlags(*sub, &f->farm, /*tls=*/false);

@@ -144,19 +144,13 @@ int Records(const RecordsFlags& f) {
 
 Action DeclareRecords(CLI::App& app) {
   auto f = std::make_shared<RecordsFlags>();
-  app.require_subcommand(1);
-  struct Sub {
-    const char* name;
-    const char* help;
-  };
-  for (const Sub& s : {Sub{"list", "every trial: status, time, config, workload and target"},
-                       Sub{"best", "the fastest config per workload and target"},
-                       Sub{"stats", "trials, successes and errors by kind per workload and target"},
-                       Sub{"export", "every trial as JSON lines (to move them to another machine)"},
-                       Sub{"import", "add the trials of a JSON lines file (all or nothing)"}}) {
-    CLI::App* sub = app.add_subcommand(s.name, s.help);
-    const std::string name = s.name;
-    sub->callback([f, name] { f->action = name; });
+  for (auto& [name, sub] : AddActions(app,
+                                      {{"list", "every trial: status, time, config, workload and target"},
+                                       {"best", "the fastest config per workload and target"},
+                                       {"stats", "trials, successes and errors by kind per workload and target"},
+                                       {"export", "every trial as JSON lines (to move them to another machine)"},
+                                       {"import", "add the trials of a JSON lines file (all or nothing)"}},
+                                      &f->action)) {
     const bool importing = name == "import";
     AddRecordsFlag(*sub, &f->records,
                    importing ? "the database to add to (created when missing; default ./tunefarm.db)"
