@@ -23,17 +23,6 @@ std::chrono::system_clock::time_point In(int64_t ms) {
   return std::chrono::system_clock::now() + std::chrono::milliseconds(std::max<int64_t>(1, ms));
 }
 
-OutcomeKind FromProto(v1::MeasureError::Kind k) {
-  switch (k) {
-    case v1::MeasureError::INSTANTIATION: return OutcomeKind::kInstantiation;
-    case v1::MeasureError::COMPILE: return OutcomeKind::kCompile;
-    case v1::MeasureError::TIMEOUT: return OutcomeKind::kTimeout;
-    case v1::MeasureError::WRONG_ANSWER: return OutcomeKind::kWrongAnswer;
-    case v1::MeasureError::BAD_REQUEST: return OutcomeKind::kBadRequest;
-    default: return OutcomeKind::kRuntimeCrash;
-  }
-}
-
 v1::MeasureRequest ToRequest(const std::vector<MeasureInput>& batch) {
   v1::MeasureRequest req;
   for (const auto& in : batch) {
@@ -309,17 +298,17 @@ Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<Mea
       lease_id_ = lease_->grant().lease_id();
       std::vector<MeasureOutcome> out;
       for (const auto& r : resp.results()) {
-        MeasureOutcome o;
-        o.costs_ms.assign(r.costs_ms().begin(), r.costs_ms().end());
-        o.number = r.number();
-        o.threads = r.threads();
-        o.run_ms = r.run_ms();
-        if (r.has_error()) {
-          o.kind = FromProto(r.error().kind());
-          o.message = r.error().message();
-          o.signal = r.error().signal();
+        Result<MeasureOutcome> o = OutcomeFromResult(r);
+        if (!o.ok()) {
+          // The server's answer, not the kernel, is broken: a failure of the machine (retried when
+          // conditions change), never a time.
+          MeasureOutcome broken;
+          broken.kind = OutcomeKind::kRuntimeCrash;
+          broken.message = "server " + address + " sent a " + o.status().message();
+          out.push_back(std::move(broken));
+          continue;
         }
-        out.push_back(std::move(o));
+        out.push_back(std::move(*o));
       }
       return out;
     }

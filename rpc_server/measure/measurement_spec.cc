@@ -2,6 +2,7 @@
 #include <elf.h>
 #include <sys/utsname.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "tunefarm/rpc_server/measurement.h"
@@ -276,9 +277,7 @@ std::string SerializeOutcome(const MeasureOutcome& o) {
   return r.SerializeAsString();
 }
 
-Result<MeasureOutcome> ParseOutcome(const std::string& bytes) {
-  v1::MeasureResult r;
-  if (!r.ParseFromString(bytes)) return Status::InvalidArgument("malformed measurement outcome: not a MeasureResult message");
+Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& r) {
   MeasureOutcome o;
   if (r.has_error()) {
     switch (r.error().kind()) {
@@ -296,11 +295,31 @@ Result<MeasureOutcome> ParseOutcome(const std::string& bytes) {
     // A successful measurement has a cost per round; nothing at all is a child that wrote nothing.
     return Status::InvalidArgument("the measurement produced no outcome");
   }
+  // A NaN, infinite or negative time would become a trial's mean and poison the best configs
+  // and the cost model (found by libFuzzer): refused, naming the round.
+  for (int i = 0; i < r.costs_ms_size(); ++i) {
+    const double c = r.costs_ms(i);
+    if (!std::isfinite(c) || c < 0) {
+      return Status::InvalidArgument("malformed measurement outcome: round " + std::to_string(i) + " took " + std::to_string(c) +
+                                     " ms (a time is finite and not negative)");
+    }
+  }
+  if (!std::isfinite(r.run_ms()) || r.run_ms() < 0 || r.number() < 0 || r.threads() < 0) {
+    return Status::InvalidArgument("malformed measurement outcome: run_ms " + std::to_string(r.run_ms()) + ", number " +
+                                   std::to_string(r.number()) + ", threads " + std::to_string(r.threads()) +
+                                   " (each is finite and not negative)");
+  }
   o.costs_ms.assign(r.costs_ms().begin(), r.costs_ms().end());
   o.number = r.number();
   o.threads = r.threads();
   o.run_ms = r.run_ms();
   return o;
+}
+
+Result<MeasureOutcome> ParseOutcome(const std::string& bytes) {
+  v1::MeasureResult r;
+  if (!r.ParseFromString(bytes)) return Status::InvalidArgument("malformed measurement outcome: not a MeasureResult message");
+  return OutcomeFromResult(r);
 }
 
 }  // namespace tunefarm::rpc_server

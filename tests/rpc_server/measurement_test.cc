@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -252,6 +253,38 @@ TEST_F(Containment, StaleDirectoriesOfDeadServersAreSwept) {
   EXPECT_NE(access(stale.c_str(), F_OK), 0);
   EXPECT_EQ(access(mine.c_str(), F_OK), 0);
   EXPECT_EQ(SweepStaleMeasureDirs(dir_ + "/missing"), 0);
+}
+
+}  // namespace
+}  // namespace tunefarm::rpc_server
+
+namespace tunefarm::rpc_server {
+namespace {
+
+// An outcome (the child's file, a server's answer) whose times are not times is refused naming the
+// round: a NaN would become a trial's mean (found by libFuzzer on the measurement messages).
+TEST(MeasureOutcomeMessage, TimesThatAreNotFiniteAndNonNegativeAreRefused) {
+  for (double bad : {std::nan(""), HUGE_VAL, -1.0}) {
+    v1::MeasureResult r;
+    r.add_costs_ms(0.5);
+    r.add_costs_ms(bad);
+    r.set_number(10);
+    auto parsed = ParseOutcome(r.SerializeAsString());
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.status().message().find("malformed measurement outcome: round 1 took "), std::string::npos)
+        << parsed.status().message();
+    EXPECT_NE(parsed.status().message().find("(a time is finite and not negative)"), std::string::npos);
+  }
+  v1::MeasureResult negative_run;
+  negative_run.add_costs_ms(0.5);
+  negative_run.set_run_ms(-3);
+  EXPECT_FALSE(OutcomeFromResult(negative_run).ok());
+  v1::MeasureResult good;
+  good.add_costs_ms(0.5);
+  good.set_number(10);
+  auto parsed = ParseOutcome(good.SerializeAsString());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->costs_ms, std::vector<double>{0.5});
 }
 
 }  // namespace

@@ -88,10 +88,13 @@ std::string CheckPtx(const std::string& bytes, const std::string& symbol);
 MeasureSpec SpecFromKernel(const v1::KernelToMeasure& kernel, const v1::TimingParams& timing);
 // The outcome as the service returns it (measure.proto's MeasureResult; error unset on success).
 void OutcomeToResult(const MeasureOutcome& o, v1::MeasureResult* result);
+// And back, checked: a known error kind, costs on success, every time finite and not negative.
+// The child's outcome file and a server's answer both come through here.
+Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& result);
 
 // The files the parent and the child exchange: v1.ChildSpec and v1.MeasureResult in protobuf's
 // wire format. Parsing never throws; bytes that are not such a message are an error Status, and
-// so is an outcome with neither costs nor an error (a child that wrote nothing).
+// so is an outcome OutcomeFromResult refuses (a child that wrote nothing, a NaN time).
 std::string SerializeSpec(const MeasureSpec& spec);
 Result<MeasureSpec> ParseSpec(const std::string& bytes);
 std::string SerializeOutcome(const MeasureOutcome& o);
