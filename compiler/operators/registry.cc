@@ -62,7 +62,9 @@ std::vector<std::string> OperatorNames() {
 Status CheckAttributes(const graph::Graph& g, const graph::Node& n, const OperatorDef& def) {
   auto fail = [&](const std::string& why) { return Status::InvalidArgument(g.Describe(n) + ": " + why); };
   for (const auto& [name, attr] : n.attrs) {
-    auto spec = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return name == s.name; });
+    // A structured binding cannot be captured in C++17 (clang refuses it); a plain reference can.
+    const std::string& attr_name = name;
+    auto spec = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return attr_name == s.name; });
     if (spec == def.attrs.end()) {
       std::string known;
       for (const AttrSpec& s : def.attrs) known += (known.empty() ? "" : ", ") + std::string(s.name);

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "tunefarm/farm_net/flags.h"
+#include "tunefarm/runtime/command_line.h"
 #if TUNEFARM_HAVE_METRICS
 #include "tunefarm/farm_net/metrics.h"
 #endif

@@ -1,5 +1,7 @@
 #include "tunefarm/farm_net/flags.h"
 
+#include "tunefarm/runtime/command_line.h"
+
 #include <cctype>
 
 namespace tunefarm::farm_net {

@@ -15,8 +15,14 @@
 #include <string>
 #include <string_view>
 
-#include "tunefarm/runtime/command_line.h"
 #include "tunefarm/runtime/result.h"
+
+// CLI11's types, declared here so the many users of this header do not compile CLI11 (flags.cc
+// and each program's main include tunefarm/runtime/command_line.h).
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace tunefarm::farm_net {
 
