@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/compiler/workload.h"
 #include "compiler/graph/graph.h"
 
 namespace tunefarm::operators {
@@ -20,11 +21,11 @@ inline int64_t Product(const std::vector<int64_t>& s) { return Product(s, 0, s.s
 // The element count of a shape, or nullopt when a dimension is negative or the count would exceed
 // kMaxTensorElements (no tensor that large compiles; the check keeps hostile shapes from
 // overflowing the arithmetic).
-constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+using tunefarm::compiler::kMaxTensorElements;
 std::optional<int64_t> CheckedElements(const std::vector<int64_t>& shape);
 // Window attributes (kernel_shape, strides, dilations, pads) past this are refused at import: no
 // real model comes near (docs/onnx_support.md, Limits), and config spaces enumerate their extents.
-constexpr int64_t kMaxWindowAttribute = int64_t(1) << 16;
+using tunefarm::compiler::kMaxWindowAttribute;
 
 // A read-only view of one node and its inputs: what parse functions shared by an operator's
 // inference, folding and lowering take (each lowers what its inference checked, from one parse).

@@ -1,7 +1,9 @@
 #include "tunefarm/compiler/workload.h"
 
 #include <cstdio>
+#include <initializer_list>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace tunefarm::compiler {
@@ -71,6 +73,8 @@ Result<Workload> Workload::FromKey(const std::string& key) {
       return bad("dense shape fields");
     }
     w.dense = {a[0], a[1], a[2]};
+    if (Status s = w.Validate(); !s.ok()) return bad(s.message());
+    if (w.Key() != key) return bad("not in the canonical form '" + w.Key() + "'");
     return w;
   }
   if (FamilyOf(w.template_name) != Family::kConv2d) {
@@ -86,7 +90,83 @@ Result<Workload> Workload::FromKey(const std::string& key) {
   c.kernel_h = a[5]; c.kernel_w = a[6]; c.stride_h = a[7]; c.stride_w = a[8];
   c.pad_top = a[9]; c.pad_left = a[10]; c.pad_bottom = a[11]; c.pad_right = a[12];
   c.dilation_h = a[13]; c.dilation_w = a[14]; c.groups = a[15];
+  if (Status s = w.Validate(); !s.ok()) return bad(s.message());
+  // sscanf skips spaces, takes '+' and leading zeros and ignores what follows a number: only the
+  // form Key() writes is a key, so one workload has one key (records group and match by it).
+  if (w.Key() != key) return bad("not in the canonical form '" + w.Key() + "'");
   return w;
+}
+
+namespace {
+
+// a * b * ..., or -1 once the product passes kMaxTensorElements (each factor is at least 1).
+int64_t BoundedProduct(std::initializer_list<int64_t> factors) {
+  int64_t n = 1;
+  for (int64_t f : factors) {
+    if (f > kMaxTensorElements / n) return -1;
+    n *= f;
+  }
+  return n;
+}
+
+struct Field {
+  const char* name;
+  int64_t value, min, max;
+};
+
+Status CheckFields(std::initializer_list<Field> fields) {
+  for (const Field& f : fields) {
+    if (f.value < f.min || f.value > f.max) {
+      return Status::InvalidArgument(std::string(f.name) + " " + std::to_string(f.value) + " is outside [" + std::to_string(f.min) +
+                                     ", " + std::to_string(f.max) + "]");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Workload::Validate() const {
+  TUNEFARM_RETURN_IF_ERROR(is_dense() ? CheckFields({{"batch", dense.batch, 1, kMaxTensorElements},
+                                                      {"in_features", dense.in_features, 1, kMaxTensorElements},
+                                                      {"out_features", dense.out_features, 1, kMaxTensorElements}})
+                                      : CheckFields({{"batch", conv.batch, 1, kMaxTensorElements},
+                                                     {"in_channels", conv.in_channels, 1, kMaxTensorElements},
+                                                     {"height", conv.height, 1, kMaxTensorElements},
+                                                     {"width", conv.width, 1, kMaxTensorElements},
+                                                     {"out_channels", conv.out_channels, 1, kMaxTensorElements},
+                                                     {"kernel_h", conv.kernel_h, 1, kMaxWindowAttribute},
+                                                     {"kernel_w", conv.kernel_w, 1, kMaxWindowAttribute},
+                                                     {"stride_h", conv.stride_h, 1, kMaxWindowAttribute},
+                                                     {"stride_w", conv.stride_w, 1, kMaxWindowAttribute},
+                                                     {"pad_top", conv.pad_top, 0, kMaxWindowAttribute},
+                                                     {"pad_left", conv.pad_left, 0, kMaxWindowAttribute},
+                                                     {"pad_bottom", conv.pad_bottom, 0, kMaxWindowAttribute},
+                                                     {"pad_right", conv.pad_right, 0, kMaxWindowAttribute},
+                                                     {"dilation_h", conv.dilation_h, 1, kMaxWindowAttribute},
+                                                     {"dilation_w", conv.dilation_w, 1, kMaxWindowAttribute},
+                                                     {"groups", conv.groups, 1, kMaxTensorElements}}));
+  int64_t input = 0, weight = 0, output = 0;
+  if (is_dense()) {
+    input = BoundedProduct({dense.batch, dense.in_features});
+    weight = BoundedProduct({dense.in_features, dense.out_features});
+    output = BoundedProduct({dense.batch, dense.out_features});
+  } else {
+    const Conv2dParams& c = conv;
+    if (c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0) {
+      return Status::InvalidArgument("groups " + std::to_string(c.groups) + " must divide both channel counts (" +
+                                     std::to_string(c.in_channels) + " in, " + std::to_string(c.out_channels) + " out)");
+    }
+    // Extents and window attributes are within bounds above, so these sums cannot overflow.
+    input = BoundedProduct({c.batch, c.in_channels, c.height, c.width});
+    weight = BoundedProduct({c.out_channels, c.in_channels / c.groups, c.kernel_h, c.kernel_w});
+    output = c.out_height() < 1 || c.out_width() < 1 ? 0 : BoundedProduct({c.batch, c.out_channels, c.out_height(), c.out_width()});
+    if (output == 0) return Status::InvalidArgument("the window is larger than the padded input (no output)");
+  }
+  if (input < 0 || weight < 0 || output < 0) {
+    return Status::InvalidArgument("a tensor would have more than " + std::to_string(kMaxTensorElements) + " elements");
+  }
+  return Status::OK();
 }
 
 Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t kh, int64_t kw, int64_t stride,

@@ -67,6 +67,36 @@ TEST(KernelBuild, UserErrorsNameTheProblem) {
   EXPECT_EQ(Workload::FromKey(conv.Key())->Key(), conv.Key());
 }
 
+// Keys come from records files and the command line: numbers past the workload bounds are refused
+// naming the field before anything computes with them (libFuzzer found a pad of 2^63 overflowing
+// the output extent).
+TEST(KernelBuild, WorkloadKeysOutsideTheBoundsAreRefusedNamingTheField) {
+  struct Case {
+    std::string key, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P99999999999999999999_1_1_1_D1x1_G1|NCHW|float32",
+            "pad_top 9223372036854775807 is outside [0, 65536]"},
+           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P-1_1_1_1_D1x1_G1|NCHW|float32", "pad_top -1 is outside [0, 65536]"},
+           {"conv2d_nchwc|N1_C0_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "in_channels 0 is outside [1, 1099511627776]"},
+           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S0x1_P1_1_1_1_D1x1_G1|NCHW|float32", "stride_h 0 is outside [1, 65536]"},
+           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G3|NCHW|float32", "groups 3 must divide both channel counts"},
+           {"conv2d_nchwc|N1_C64_H2_W2|K64_R5x5_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32", "the window is larger than the padded input"},
+           {"conv2d_nchwc|N1_C64_H56_W56_7|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
+            "not in the canonical form 'conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32'"},
+           {"conv2d_nchwc|N1_C064_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "not in the canonical form"},
+           {"dense_pack|N1_I32|O10|NCHW|float32", "not in the canonical form 'dense_pack|N1_I32|O10|NC|float32'"},
+           {"conv2d_nchwc|N1048576_C1048576_H1048576_W1|K64_R1x1_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32",
+            "a tensor would have more than 1099511627776 elements"},
+           {"dense_pack|N1_I0|O10|NC|float32", "in_features 0 is outside"},
+       }) {
+    auto w = Workload::FromKey(c.key);
+    ASSERT_FALSE(w.ok()) << c.key;
+    EXPECT_NE(w.status().message().find("malformed workload key '" + c.key + "': "), std::string::npos) << w.status().message();
+    EXPECT_NE(w.status().message().find(c.message), std::string::npos) << w.status().message();
+  }
+}
+
 TEST(KernelBuild, InvalidConfigPointsAreRejected) {
   Workload conv = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
   Target host = HostTarget();

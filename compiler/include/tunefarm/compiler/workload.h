@@ -37,6 +37,12 @@ struct DenseParams {
   int64_t batch = 1, in_features = 0, out_features = 0;
 };
 
+// Bounds every workload keeps, so each size computed from one (output extents, FLOPs, buffer bytes)
+// stays far from overflow; no real model comes near them (docs/onnx_support.md, Limits). The ONNX
+// import refuses attributes past them (operators/infer_context.h) and FromKey refuses keys past them.
+constexpr int64_t kMaxWindowAttribute = int64_t(1) << 16;  // kernel, stride, dilation, pad
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;   // elements of any one tensor
+
 // Template names: CPUs conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack; CUDA
 // conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, dense_cuda, dense_small_batch_cuda.
 struct Workload {
@@ -51,7 +57,11 @@ struct Workload {
   bool is_dense() const;
   // Multiply-adds count as 2 FLOPs; bias and epilogue are not counted.
   double Flops() const;
+  // Parses Key()'s form; a key whose numbers Validate refuses is an error naming the field.
   static Result<Workload> FromKey(const std::string& key);
+  // Every extent at least 1 (pads at least 0), window attributes within kMaxWindowAttribute, groups
+  // dividing both channel counts, and the input, weight and output within kMaxTensorElements.
+  Status Validate() const;
 };
 
 Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t kh, int64_t kw, int64_t stride,
