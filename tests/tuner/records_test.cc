@@ -131,6 +131,16 @@ TEST_F(RecordsTest, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
       {R"({"workload":"w\u0000x","target":"llvm","status":"timeout","config_index":0})", "line 2: a text field holds a NUL byte"},
       {R"({"workload":"","target":"llvm","status":"timeout","config_index":0})",
        "line 2: fields 'workload' and 'target' must not be empty"},
+      // Numbers outside what the fields hold (libFuzzer: 1e32 overflowed the integer cast).
+      {R"({"workload":"w","target":"llvm","status":"ok","config_index":1e32,"mean_ms":1})",
+       "line 2: field 'config_index' must be an integer in [0, 9007199254740992]"},
+      {R"({"workload":"w","target":"llvm","status":"ok","config_index":0.5,"mean_ms":1})",
+       "line 2: field 'config_index' must be an integer in [0, 9007199254740992]"},
+      {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"threads":-3,"mean_ms":1})",
+       "line 2: field 'threads' must be an integer in [0, 1048576]"},
+      {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":-1})", "line 2: field 'mean_ms' must not be negative"},
+      {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":1,"costs_ms":[1,-2]})",
+       "line 2: field 'costs_ms' must hold non-negative numbers"},
   };
   for (const auto& [line, message] : cases) {
     std::istringstream in(good + "\n" + line + "\n");

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <random>
 #include <set>
 #include <sstream>
@@ -192,14 +193,31 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
   TUNEFARM_RETURN_IF_ERROR(num("build_ms", &t.build_ms, false));
   TUNEFARM_RETURN_IF_ERROR(num("run_ms", &t.run_ms, false));
   TUNEFARM_RETURN_IF_ERROR(num("job_id", &job, false));
-  if (index < 0 || index != double(int64_t(index))) return Status::InvalidArgument("field 'config_index' must be a non-negative integer");
+  // Integers arrive as JSON numbers (doubles): each is checked integral and within range before
+  // the cast, which is undefined past int64 (libFuzzer: "config_index":1e32).
+  auto integer = [](const char* name, double v, double min, double max) -> Status {
+    if (!(v >= min && v <= max) || v != std::floor(v)) {
+      return Status::InvalidArgument(std::string("field '") + name + "' must be an integer in [" + std::to_string(int64_t(min)) + ", " +
+                                     std::to_string(int64_t(max)) + "]");
+    }
+    return Status::OK();
+  };
+  constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53: every integer below is a double
+  TUNEFARM_RETURN_IF_ERROR(integer("config_index", index, 0, kMaxExactInteger));
+  TUNEFARM_RETURN_IF_ERROR(integer("threads", threads, 0, 1 << 20));
+  TUNEFARM_RETURN_IF_ERROR(integer("job_id", job, 0, kMaxExactInteger));
   t.config_index = int64_t(index);
   t.threads = int(threads);
   t.job_id = int64_t(job);
+  // Times and FLOPs are never negative: a negative mean would become the fastest record.
+  for (const auto& [name, value] : {std::pair<const char*, double>{"flops", t.flops}, {"mean_ms", t.mean_ms},
+                                    {"build_ms", t.build_ms}, {"run_ms", t.run_ms}}) {
+    if (value < 0) return Status::InvalidArgument(std::string("field '") + name + "' must not be negative");
+  }
   if (j.contains("costs_ms")) {
     if (!j["costs_ms"].is_array()) return Status::InvalidArgument("field 'costs_ms' must be an array");
     for (const auto& c : j["costs_ms"]) {
-      if (!c.is_number()) return Status::InvalidArgument("field 'costs_ms' must hold numbers");
+      if (!c.is_number() || c.get<double>() < 0) return Status::InvalidArgument("field 'costs_ms' must hold non-negative numbers");
       t.costs_ms.push_back(c.get<double>());
     }
   }
