@@ -47,6 +47,7 @@ struct Options {
   std::string filter;
   uint64_t seed = 2026;
   std::string records;
+  std::string implementation;  // another template for the workloads it applies to
 };
 
 // The fastest distinct successful configs of a workload on the target in the records database.
@@ -146,20 +147,25 @@ int Run(const Options& opt) {
   for (const BenchWorkload& bw : BenchWorkloads()) {
     if (!opt.filter.empty() && bw.label.find(opt.filter) == std::string::npos) continue;
     KernelSpec spec{bw.workload, {}, target, -1, "bench_kernel"};
+    if (!opt.implementation.empty()) {
+      // Another implementation of the same operator: only where its template takes the workload.
+      spec.workload.template_name = opt.implementation;
+      if (!compiler::GetConfigSpace(spec.workload, target).ok()) continue;
+    }
     auto fallback = Build(spec, dir, serial++);
     if (!fallback.ok()) {
       std::fprintf(stderr, "bench_kernels: %s: %s\n", bw.label.c_str(), fallback.status().ToString().c_str());
       return 1;
     }
     build_times.push_back((*fallback)->build_ms);
-    auto space = compiler::GetConfigSpace(bw.workload, target);
+    auto space = compiler::GetConfigSpace(spec.workload, target);
     // Quick timings rank the K candidates; the top kFinalists are timed again carefully below,
     // so one lucky or unlucky quick sample does not decide which random config is "best".
     constexpr size_t kFinalists = 3;
     std::vector<std::pair<double, std::unique_ptr<Candidate>>> finalists;
     std::vector<int64_t> recorded;
     if (records) {
-      recorded = TopRecordedConfigs(*records, bw.workload, target, kFinalists);
+      recorded = TopRecordedConfigs(*records, spec.workload, target, kFinalists);
       if (recorded.empty()) std::fprintf(stderr, "bench_kernels: %s: no tuning record; using the fallback\n", bw.label.c_str());
     }
     const int candidates = records ? int(recorded.size()) : opt.k;
@@ -213,7 +219,7 @@ int Run(const Options& opt) {
       sum_best += t_best;
       sum_dnn += t_dnn;
     }
-    out.push_back({{"workload", bw.workload.Key()},
+    out.push_back({{"workload", spec.workload.Key()},
                    {"label", bw.label},
                    {"flops", flops},
                    {"fallback_gflops", g_fb},
@@ -256,6 +262,10 @@ int main(int argc, char** argv) {
   app.add_option("--filter", opt.filter, "only workloads whose name contains this")->type_name("SUBSTRING");
   app.add_option("--seed", opt.seed, "random seed (default 2026)");
   app.add_option("--records", opt.records, "also time the best recorded configs of this database")->type_name("DB");
+  app.add_option("--template", opt.implementation,
+                 "time this implementation of the workloads it applies to (conv2d_nchwc_winograd: the 3x3 stride-1 "
+                 "convolutions); GFLOP/s stay direct-convolution FLOPs per second")
+      ->type_name("NAME");
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   return tunefarm::bench::Run(opt);
 }

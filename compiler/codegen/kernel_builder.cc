@@ -228,7 +228,7 @@ Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& targ
 
 bool KeepsModelLayout(const Workload& w, const Target& t, const Config& c) {
   const Conv2dParams& p = w.conv;
-  if (w.template_name == "conv2d_nchwc") {
+  if (w.template_name == "conv2d_nchwc" || w.template_name == "conv2d_nchwc_winograd") {  // tile_ic, tile_oc
     return c.Inner("tile_ic") == FallbackChannelBlock(p.in_channels / p.groups, t.vector_lanes) &&
            c.Inner("tile_oc") == FallbackChannelBlock(p.out_channels / p.groups, t.vector_lanes);
   }

@@ -221,10 +221,12 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], blocked ? def.args[0]->shape.back() : 0));
   args.push_back(x);
   std::vector<float> packed;
-  if (is_conv && w.template_name == "conv2d_nchw_winograd_cuda") {
-    // Winograd's weights are transformed here, once (tunefarm/compiler/winograd.h).
-    TUNEFARM_ASSIGN_OR_RETURN(const compiler::WinogradMatrices* wm, compiler::WinogradFor(compiler::WinogradTileSize(w.conv)));
-    packed = compiler::WinogradWeightTransform(wc.f32, w.conv.out_channels, w.conv.in_channels, *wm);
+  if (is_conv && def.winograd_tile > 0) {
+    // Winograd's weights are transformed here, once (tunefarm/compiler/winograd.h), for the tile
+    // and output-channel block of the chosen config.
+    TUNEFARM_ASSIGN_OR_RETURN(const compiler::WinogradMatrices* wm, compiler::WinogradFor(def.winograd_tile));
+    const int64_t oc_block = def.args[1]->shape.size() == 6 ? def.args[1]->shape.back() : 1;
+    packed = compiler::WinogradWeightTransform(wc.f32, w.conv.out_channels, w.conv.in_channels, oc_block, *wm);
   } else if (blocked) {
     packed = PackConvWeights(wc, def, w.template_name == "depthwise_conv2d_nchwc");
   } else if (is_conv) {

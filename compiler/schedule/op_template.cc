@@ -12,6 +12,7 @@ const OpTemplate* DepthwiseConv2dCudaTemplate();
 const OpTemplate* DenseCudaTemplate();
 const OpTemplate* DenseSmallBatchCudaTemplate();
 const OpTemplate* Conv2dWinogradCudaTemplate();
+const OpTemplate* Conv2dWinogradTemplate();
 
 const char* BufferRoleName(BufferRole role) {
   switch (role) {
@@ -28,7 +29,8 @@ Result<const OpTemplate*> FindTemplate(const std::string& name) {
   // The compile-time table of templates (no global registry).
   const OpTemplate* const kTemplates[] = {Conv2dTemplate(),     DepthwiseConv2dTemplate(),     DensePackTemplate(),
                                           DenseNoPackTemplate(), Conv2dCudaTemplate(),          DepthwiseConv2dCudaTemplate(),
-                                          DenseCudaTemplate(),     DenseSmallBatchCudaTemplate(),  Conv2dWinogradCudaTemplate()};
+                                          DenseCudaTemplate(),     DenseSmallBatchCudaTemplate(),  Conv2dWinogradCudaTemplate(),
+                                          Conv2dWinogradTemplate()};
   std::string known;
   for (const OpTemplate* t : kTemplates) {
     if (name == t->name()) return t;

@@ -28,6 +28,10 @@ struct KernelDef {
   std::vector<BufferRole> roles;
   // GPU templates: the config's auto_unroll_max_step (passes/auto_unroll.h).
   int64_t auto_unroll_max_step = 0;
+  // Winograd templates: the output tile m their weights argument is transformed for
+  // (WinogradWeightTransform, with the weights' last dimension as oc_block); 0 for the others,
+  // whose weights are packed 3x3 (or larger) filters.
+  int winograd_tile = 0;
 };
 
 class OpTemplate {

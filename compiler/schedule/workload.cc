@@ -17,7 +17,7 @@ Family FamilyOf(const std::string& template_name) {
       {"conv2d_nchwc", Family::kConv2d},         {"depthwise_conv2d_nchwc", Family::kConv2d},
       {"conv2d_nchw_cuda", Family::kConv2d},     {"depthwise_conv2d_nchw_cuda", Family::kConv2d},
       {"dense_pack", Family::kDense},            {"dense_nopack", Family::kDense},
-      {"conv2d_nchw_winograd_cuda", Family::kConv2d},
+      {"conv2d_nchw_winograd_cuda", Family::kConv2d}, {"conv2d_nchwc_winograd", Family::kConv2d},
       {"dense_cuda", Family::kDense},            {"dense_small_batch_cuda", Family::kDense},
   };
   for (const auto& [name, family] : kTemplates) {

@@ -77,29 +77,41 @@ std::vector<float> ConvReference(const KernelSpec& spec, const KernelInfo& info,
   return out;
 }
 
-// Winograd with weights already transformed (U = G g G^T, [alpha, alpha, K, C]): the definition
-// computed naively in double, tile by tile (V = B^T d B, M = sum_c U (.) V, Y = A^T M A).
-// WinogradTransform.MatchesDirectConvolution checks this against ConvReference.
+// Winograd with weights already transformed (U = G g G^T: [alpha, alpha, K, C] for the CUDA
+// template, [alpha, alpha, K/oc_bn, C/ic_bn, ic_bn, oc_bn] for the CPU one; the tile m is
+// alpha - 2): the definition computed naively in double, tile by tile (V = B^T d B,
+// M = sum_c U (.) V, Y = A^T M A), in whatever layout the data and output buffers declare.
+// winograd_test.cc checks the transforms against direct convolution.
 std::vector<float> WinogradReference(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
   const auto& c = spec.workload.conv;
-  const compiler::WinogradMatrices& wm = **compiler::WinogradFor(compiler::WinogradTileSize(c));
+  const int wi = Find(info, "weight");
+  const auto& ushape = info.buffers[size_t(wi)].shape;
+  const compiler::WinogradMatrices& wm = **compiler::WinogradFor(int(ushape[0]) - 2);
   const int m = wm.m, alpha = wm.alpha;
   const auto& data = args[size_t(Find(info, "input"))];
-  const auto& u = args[size_t(Find(info, "weight"))];
+  const auto& u = args[size_t(wi)];
   int bi = Find(info, "bias"), ri = Find(info, "residual"), oi = Find(info, "output");
+  const auto& dshape = info.buffers[0].shape;
+  const auto& oshape = info.buffers[size_t(oi)].shape;
+  const int64_t ic_bn = dshape.size() == 5 ? dshape[4] : 1, oc_bn = oshape.size() == 5 ? oshape[4] : 1;
   const int64_t OH = c.out_height(), OW = c.out_width(), C = c.in_channels, K = c.out_channels;
+  auto in_at = [&](int64_t n, int64_t ch, int64_t h, int64_t x) {
+    return data[size_t((((n * (C / ic_bn) + ch / ic_bn) * c.height + h) * c.width + x) * ic_bn + ch % ic_bn)];
+  };
+  auto u_at = [&](int e, int f, int64_t k, int64_t ch) {
+    return u[size_t((((e * alpha + f) * (K / oc_bn) + k / oc_bn) * C + ch) * oc_bn + k % oc_bn)];
+  };
   std::vector<float> out(size_t(info.buffers[size_t(oi)].num_elements()));
   std::vector<double> v(size_t(C * alpha * alpha));
   for (int64_t n = 0; n < c.batch; ++n)
     for (int64_t th = 0; th * m < OH; ++th)
       for (int64_t tw = 0; tw * m < OW; ++tw) {
         for (int64_t ch = 0; ch < C; ++ch) {
-          double d[6][6];
+          double d[8][8];
           for (int r = 0; r < alpha; ++r)
             for (int q = 0; q < alpha; ++q) {
               int64_t h = th * m + r - c.pad_top, x = tw * m + q - c.pad_left;
-              d[r][q] = h < 0 || h >= c.height || x < 0 || x >= c.width
-                            ? 0.0 : data[size_t(((n * C + ch) * c.height + h) * c.width + x)];
+              d[r][q] = h < 0 || h >= c.height || x < 0 || x >= c.width ? 0.0 : in_at(n, ch, h, x);
             }
           for (int e = 0; e < alpha; ++e)
             for (int f = 0; f < alpha; ++f) {
@@ -110,13 +122,11 @@ std::vector<float> WinogradReference(const KernelSpec& spec, const KernelInfo& i
             }
         }
         for (int64_t k = 0; k < K; ++k) {
-          double mm[6][6];
+          double mm[8][8];
           for (int e = 0; e < alpha; ++e)
             for (int f = 0; f < alpha; ++f) {
               double acc = 0;
-              for (int64_t ch = 0; ch < C; ++ch) {
-                acc += double(u[size_t(((e * alpha + f) * K + k) * C + ch)]) * v[size_t((ch * alpha + e) * alpha + f)];
-              }
+              for (int64_t ch = 0; ch < C; ++ch) acc += double(u_at(e, f, k, ch)) * v[size_t((ch * alpha + e) * alpha + f)];
               mm[e][f] = acc;
             }
           for (int a = 0; a < m; ++a)
@@ -126,7 +136,7 @@ std::vector<float> WinogradReference(const KernelSpec& spec, const KernelInfo& i
               double y = 0;
               for (int r = 0; r < alpha; ++r)
                 for (int q = 0; q < alpha; ++q) y += wm.a(r, a) * mm[r][q] * wm.a(q, b);
-              size_t o = size_t(((n * K + k) * OH + oh) * OW + ow);
+              size_t o = size_t((((n * (K / oc_bn) + k / oc_bn) * OH + oh) * OW + ow) * oc_bn + k % oc_bn);
               out[o] = Epi(float(y), spec.epilogue, bi >= 0 ? args[size_t(bi)][size_t(k)] : 0.0f,
                            ri >= 0 ? args[size_t(ri)][o] : 0.0f);
             }
@@ -162,11 +172,23 @@ std::vector<float> DenseReference(const KernelSpec& spec, const KernelInfo& info
 
 Buffers RandomArguments(const KernelInfo& info, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const bool winograd = info.workload_key.find("winograd") != std::string::npos;
   Buffers args;
   for (const auto& b : info.buffers) {
     std::vector<float> v(size_t(b.num_elements()), 0.0f);
     if (b.role != "output") {
       for (float& x : v) x = dist(rng);
+    }
+    if (winograd && b.role == "weight") {
+      // What a model passes: 3x3 filters [K, C, 3, 3] transformed for the kernel's tile
+      // (alpha = shape[0]) and output-channel block (the last dimension of the CPU layout).
+      const auto& shape = b.shape;
+      const int64_t oc_block = shape.size() == 6 ? shape.back() : 1;
+      const int64_t k = shape.size() == 6 ? shape[2] * oc_block : shape[2];
+      const int64_t c = shape.size() == 6 ? shape[3] * shape[4] : shape[3];
+      std::vector<float> filters(size_t(k * c * 9));
+      for (float& x : filters) x = dist(rng);
+      v = compiler::WinogradWeightTransform(filters, k, c, oc_block, **compiler::WinogradFor(int(shape[0]) - 2));
     }
     args.push_back(std::move(v));
   }

@@ -13,7 +13,8 @@ namespace tunefarm::testing {
 
 using Buffers = std::vector<std::vector<float>>;
 
-// Random values in [-1, 1) for every argument (outputs zeroed).
+// Random values in [-1, 1) for every argument (outputs zeroed); a Winograd kernel's weights are
+// random 3x3 filters transformed as a model's are (WinogradWeightTransform).
 Buffers RandomArguments(const compiler::KernelInfo& info, std::mt19937_64& rng);
 
 // The expected output buffer for these arguments.

@@ -57,7 +57,8 @@ TEST_P(KernelCorrectness, RandomWorkloadsAndConfigsMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTemplates, KernelCorrectness,
-                         ::testing::Values("conv2d_nchwc", "depthwise_conv2d_nchwc", "dense_pack", "dense_nopack"));
+                         ::testing::Values("conv2d_nchwc", "depthwise_conv2d_nchwc", "dense_pack", "dense_nopack",
+                                           "conv2d_nchwc_winograd"));
 
 }  // namespace
 }  // namespace tunefarm::compiler

@@ -31,25 +31,6 @@ namespace {
 using ir::Expr;
 using ir::Tensor;
 
-// matrix(row, col) for a constant `row` and a loop index `col` that unrolling makes constant:
-// a chain of selects over the nonzero entries (zero when none matches), folded by Simplify.
-Expr ConstEntry(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols,
-                const Expr& col) {
-  Expr e = Expr(0.0f);
-  for (int j = 0; j < cols; ++j) {
-    const double v = (w.*at)(row, j);
-    if (v != 0.0) e = ir::select(col == Expr(int64_t(j)), Expr(float(v)), e);
-  }
-  return e;
-}
-
-bool AllZero(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols) {
-  for (int j = 0; j < cols; ++j) {
-    if ((w.*at)(row, j) != 0.0) return false;
-  }
-  return true;
-}
-
 struct TileCounts {
   int m, alpha;
   int64_t th, tw;  // tiles per image: rows, columns
@@ -128,6 +109,7 @@ class Conv2dWinogradCuda final : public OpTemplate {
     Tensor kernel = te::Placeholder("kernel_winograd", {alpha, alpha, c.out_channels, c.in_channels});
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
+    def.winograd_tile = tiles.m;
     EpilogueArgs epi = DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def);
 
     // d[c, n, th, tw, r, s]: the input window of a tile, zero outside the image.
@@ -143,12 +125,12 @@ class Conv2dWinogradCuda final : public OpTemplate {
                                      [&](const std::vector<Expr>& i) {
                                        Expr sum = Expr(0.0f);
                                        for (int r = 0; r < alpha; ++r) {
-                                         if (AllZero(wm, &WinogradMatrices::b, r, alpha)) continue;
+                                         if (WinogradRowIsZero(wm, &WinogradMatrices::b, r, alpha)) continue;
                                          for (int s = 0; s < alpha; ++s) {
-                                           if (AllZero(wm, &WinogradMatrices::b, s, alpha)) continue;
+                                           if (WinogradRowIsZero(wm, &WinogradMatrices::b, s, alpha)) continue;
                                            sum = sum + te::Read(window, {i[2], i[3], i[4], i[5], Expr(int64_t(r)), Expr(int64_t(s))}) *
-                                                           ConstEntry(wm, &WinogradMatrices::b, r, alpha, i[0]) *
-                                                           ConstEntry(wm, &WinogradMatrices::b, s, alpha, i[1]);
+                                                           WinogradEntry(wm, &WinogradMatrices::b, r, alpha, i[0]) *
+                                                           WinogradEntry(wm, &WinogradMatrices::b, s, alpha, i[1]);
                                          }
                                        }
                                        return sum;
@@ -165,12 +147,12 @@ class Conv2dWinogradCuda final : public OpTemplate {
       Expr th = i[2] / Expr(m), vh = i[2] % Expr(m), tw = i[3] / Expr(m), vw = i[3] % Expr(m);
       Expr sum = Expr(0.0f);
       for (int r = 0; r < alpha; ++r) {
-        if (AllZero(wm, &WinogradMatrices::a, r, int(m))) continue;
+        if (WinogradRowIsZero(wm, &WinogradMatrices::a, r, int(m))) continue;
         for (int s = 0; s < alpha; ++s) {
-          if (AllZero(wm, &WinogradMatrices::a, s, int(m))) continue;
+          if (WinogradRowIsZero(wm, &WinogradMatrices::a, s, int(m))) continue;
           sum = sum + te::Read(product, {Expr(int64_t(r)), Expr(int64_t(s)), i[1], i[0], th, tw}) *
-                          ConstEntry(wm, &WinogradMatrices::a, r, int(m), vh) *
-                          ConstEntry(wm, &WinogradMatrices::a, s, int(m), vw);
+                          WinogradEntry(wm, &WinogradMatrices::a, r, int(m), vh) *
+                          WinogradEntry(wm, &WinogradMatrices::a, s, int(m), vw);
         }
       }
       return sum;

@@ -117,6 +117,23 @@ void SchedulePadding(te::Stage& pad, bool attach, te::Stage& consumer, const te:
   if (block >= 4) pad.vectorize(pad.axes[4]);
 }
 
+ir::Expr WinogradEntry(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols,
+                       const ir::Expr& col) {
+  ir::Expr e = ir::Expr(0.0f);
+  for (int j = 0; j < cols; ++j) {
+    const double v = (w.*at)(row, j);
+    if (v != 0.0) e = ir::select(col == ir::Expr(int64_t(j)), ir::Expr(float(v)), e);
+  }
+  return e;
+}
+
+bool WinogradRowIsZero(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols) {
+  for (int j = 0; j < cols; ++j) {
+    if ((w.*at)(row, j) != 0.0) return false;
+  }
+  return true;
+}
+
 Status CheckConv2d(const Workload& w, const char* name) {
   const Conv2dParams& c = w.conv;
   std::string where = std::string(name) + " workload " + w.Key();

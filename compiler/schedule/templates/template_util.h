@@ -9,6 +9,7 @@
 #include "compiler/ir/ir_operators.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/te/schedule.h"
+#include "tunefarm/compiler/winograd.h"
 #include "tunefarm/compiler/workload.h"
 
 namespace tunefarm::compiler {
@@ -34,6 +35,14 @@ ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices);
 // target's lanes becomes an unrolled loop of full vectors (LLVM legalizes odd-sized wide vectors
 // such as <48 x float> poorly); anything else is vectorized as is.
 void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, int lanes);
+
+// Entry (row, col) of a Winograd matrix (w.*at: WinogradMatrices::a, b or g) for a constant row
+// and a column index that unrolling makes constant: a chain of selects over the row's nonzero
+// entries (zero when none matches), which Simplify folds to the constant, and zero terms away.
+ir::Expr WinogradEntry(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols,
+                       const ir::Expr& col);
+// Whether row `row` of that matrix is zero in all of its `cols` columns (the term can be skipped).
+bool WinogradRowIsZero(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols);
 
 Status CheckConv2d(const Workload& w, const char* template_name);
 Status CheckDense(const Workload& w, const char* template_name);

@@ -1,6 +1,7 @@
 // Winograd F(m x m, 3 x 3) for 3x3 stride-1 convolutions (Lavin & Gray): the transform matrices,
-// the tile size the CUDA template uses for a shape, and the weight transform done once at compile
-// time (a kernel of the Winograd template takes the transformed weights, never the 3x3 ones).
+// the tile size the CUDA template uses for a shape (the CPU template tunes it), and the weight
+// transform done once at compile time (a kernel of a Winograd template takes the transformed
+// weights, never the 3x3 ones).
 //
 // For an input tile d (alpha x alpha, alpha = m + 2) of one channel and a filter g (3 x 3):
 //   U = G g G^T   (alpha x alpha)      V = B^T d B   (alpha x alpha)
@@ -26,8 +27,12 @@ struct WinogradMatrices {
   double g(int i, int j) const { return G[size_t(i * 3 + j)]; }
 };
 
-// m = 2 (alpha 4: 2.25x fewer multiplications) or m = 4 (alpha 6: 4x); anything else is an error.
+// m = 2 (alpha 4: 2.25x fewer multiplications), m = 4 (alpha 6: 4x) or m = 6 (alpha 8: 5.06x,
+// at the price of larger transforms and rounding errors); anything else is an error.
 Result<const WinogradMatrices*> WinogradFor(int m);
+
+// The output tiles WinogradFor builds.
+constexpr int kWinogradTiles[] = {2, 4, 6};
 
 // A 3x3, stride-1, dilation-1, ungrouped convolution with outputs: what Winograd computes.
 bool IsWinogradConv(const Conv2dParams& c);
@@ -36,9 +41,19 @@ bool IsWinogradConv(const Conv2dParams& c);
 // (no wasted edge tiles), else 2.
 int WinogradTileSize(const Conv2dParams& c);
 
-// weights [K, C, 3, 3] -> U [alpha, alpha, K, C]: U[e][n][k][c] = (G g_kc G^T)[e][n], in double.
+// Whether tile m is worth offering for c: m = 2 always; a larger one only when the output is at
+// least m wide or high (m = 6 on a 4x4 output computes a 6x6 tile, mostly waste).
+bool WinogradTileFits(const Conv2dParams& c, int m);
+
+// The CPU template's untuned tile: the m with the least estimated work per output, the GEMM's
+// alpha^2 / m^2 multiplications times the edge waste (tiles computed over outputs needed).
+int WinogradFallbackTile(const Conv2dParams& c);
+
+// weights [K, C, 3, 3] -> U [alpha, alpha, K / oc_block, C, oc_block]:
+// U[e][n][k / oc_block][c][k % oc_block] = (G g_kc G^T)[e][n], in double. oc_block divides K; the
+// CUDA template takes oc_block 1 ([alpha, alpha, K, C]), the CPU one its output-channel block.
 std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, int64_t out_channels,
-                                           int64_t in_channels, const WinogradMatrices& w);
+                                           int64_t in_channels, int64_t oc_block, const WinogradMatrices& w);
 
 }  // namespace tunefarm::compiler
 
