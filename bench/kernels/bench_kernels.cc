@@ -48,6 +48,7 @@ struct Options {
   uint64_t seed = 2026;
   std::string records;
   std::string implementation;  // another template for the workloads it applies to
+  std::vector<std::string> configs;  // configs (as JSON) to time instead of random ones
 };
 
 // The fastest distinct successful configs of a workload on the target in the records database.
@@ -164,14 +165,23 @@ int Run(const Options& opt) {
     constexpr size_t kFinalists = 3;
     std::vector<std::pair<double, std::unique_ptr<Candidate>>> finalists;
     std::vector<int64_t> recorded;
+    nlohmann::ordered_json tried = nlohmann::ordered_json::array();  // every candidate's quick timing
     if (records) {
       recorded = TopRecordedConfigs(*records, spec.workload, target, kFinalists);
       if (recorded.empty()) std::fprintf(stderr, "bench_kernels: %s: no tuning record; using the fallback\n", bw.label.c_str());
     }
-    const int candidates = records ? int(recorded.size()) : opt.k;
+    const int candidates = records ? int(recorded.size()) : !opt.configs.empty() ? int(opt.configs.size()) : opt.k;
     for (int i = 0; i < candidates; ++i) {
       if (records) {
         spec.config_index = recorded[size_t(i)];
+      } else if (!opt.configs.empty()) {
+        auto cfg = space->FromJson(opt.configs[size_t(i)]);
+        if (!cfg.ok()) {
+          std::fprintf(stderr, "bench_kernels: %s: --config %s: %s\n", bw.label.c_str(), opt.configs[size_t(i)].c_str(),
+                       cfg.status().message().c_str());
+          return 1;
+        }
+        spec.config_index = cfg->index();
       } else {
         auto cfg = space->RandomValid(rng);
         if (!cfg.ok()) break;
@@ -186,6 +196,8 @@ int Run(const Options& opt) {
       build_times.push_back((*cand)->build_ms);
       Candidate* c = cand->get();
       double t = BestSecondsPerCall([c] { c->Run(); }, quick);
+      tried.push_back({{"config", nlohmann::ordered_json::parse(c->info.config_json)},
+                       {"quick_gflops", bw.workload.Flops() / t / 1e9}});
       finalists.emplace_back(t, std::move(*cand));
       std::sort(finalists.begin(), finalists.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       if (finalists.size() > kFinalists) finalists.pop_back();
@@ -227,7 +239,8 @@ int Run(const Options& opt) {
                    {"onednn_gflops", g_dnn},
                    {"peak_gflops", peak},
                    {"fallback_config", fb->info.config_json},
-                   {records ? "tuned_config" : "best_random_config", best ? best->info.config_json : std::string()}});
+                   {records ? "tuned_config" : "best_random_config", best ? best->info.config_json : std::string()},
+                   {"candidates", tried}});
   }
   if (sum_flops > 0) {
     double g_fb = sum_flops / sum_fb / 1e9, g_best = sum_flops / sum_best / 1e9, g_dnn = sum_flops / sum_dnn / 1e9;
@@ -266,6 +279,8 @@ int main(int argc, char** argv) {
                  "time this implementation of the workloads it applies to (conv2d_nchwc_winograd: the 3x3 stride-1 "
                  "convolutions); GFLOP/s stay direct-convolution FLOPs per second")
       ->type_name("NAME");
+  app.add_option("--config", opt.configs, "time this config (its JSON, as --json writes it) instead of random ones; repeatable")
+      ->type_name("JSON");
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   return tunefarm::bench::Run(opt);
 }

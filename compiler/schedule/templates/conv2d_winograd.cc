@@ -251,15 +251,23 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
     ir_rows.unroll(ir_rows.axes[5]);
     VectorizeByLanes(ir_rows, ir_rows.axes[6], oc_bn, lanes);
 
-    // 2. The GEMMs of the block: per (e, u) a register tile of the block's tiles x kb vectors,
-    // accumulated over the input channels.
+    // 2. The GEMMs of the block: per (e, u) a register tile of the block's tiles x kb vectors
+    // (the accumulator stage, at constant indices once unrolled, so LLVM keeps it in registers
+    // whatever the loops around it), accumulated over the input channels, then stored to M.
+    Tensor acc = s.cache_write(product);
     te::Stage& p = s[product];
     p.compute_at(ir_rows, ir_rows.axes[0]);
-    p.reorder({p.axes[0], p.axes[1], p.axes[4], p.axes[5], p.reduce_axes[0], p.reduce_axes[1], p.axes[2], p.axes[3],
-               p.axes[6]});
+    p.reorder({p.axes[0], p.axes[1], p.axes[4], p.axes[5], p.axes[2], p.axes[3], p.axes[6]});
     p.unroll(p.axes[2]);
     p.unroll(p.axes[3]);
     VectorizeByLanes(p, p.axes[6], oc_bn, lanes);
+    te::Stage& a = s[acc];
+    a.compute_at(p, p.axes[5]);
+    a.reorder({a.axes[0], a.axes[1], a.axes[4], a.axes[5], a.reduce_axes[0], a.reduce_axes[1], a.axes[2], a.axes[3],
+               a.axes[6]});
+    a.unroll(a.axes[2]);
+    a.unroll(a.axes[3]);
+    VectorizeByLanes(a, a.axes[6], oc_bn, lanes);
     return def;
   }
 };
