@@ -145,6 +145,10 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   lower.warn = options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model_name);
+  for (const PlannedKernel& k : plan->kernels) {
+    if (k.workload.empty()) continue;
+    stats.tunable_nodes.push_back({k.node, k.workload.substr(0, k.workload.find('|')), k.config_source});
+  }
   TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, code_target, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);
   artifact.target = code_target.ToString();

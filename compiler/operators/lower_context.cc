@@ -1,10 +1,12 @@
 #include "compiler/operators/lower_context.h"
 
+
 #include <cstring>
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/registry.h"
 #include "compiler/ops/ops.h"
+#include "compiler/schedule/op_template.h"
 #include "tunefarm/compiler/kernel.h"
 
 namespace tunefarm::operators {
@@ -193,7 +195,18 @@ Result<LowerContext::Choice> LowerContext::ChooseImplementation(const std::vecto
     }
   }
   if (choice.config_index >= 0) return choice;
-  const compiler::Workload& w = implementations.front();
+  // No records: the implementation whose fallback is estimated fastest (the default on ties).
+  const compiler::Workload* untuned = &implementations.front();
+  double best_speedup = 0;
+  for (const compiler::Workload& w : implementations) {
+    TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.template_name));
+    const double speedup = tmpl->UntunedSpeedup(w, target_);
+    if (speedup > best_speedup) {
+      best_speedup = speedup;
+      untuned = &w;
+    }
+  }
+  const compiler::Workload& w = *untuned;
   const std::string key = w.Key();
   if (warned_.insert(key).second && options_.warn) {
     options_.warn("warning: no tuning record for " + key + " on " + target_.ToString() + "; using the fallback config");

@@ -43,6 +43,10 @@ class OpTemplate {
   virtual ConfigSpace Space(const Workload& w, const Target& t) const = 0;
   virtual Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const = 0;
   virtual KernelDef Instantiate(const Workload& w, const Epilogue& e, const Config& c, const Target& t) const = 0;
+  // Untuned speed: the fallback config's speed relative to the fallback of the operator's default
+  // implementation (1 for a default), as measured by bench_kernels --template (bench/RESULTS.md).
+  // The model compiler runs the implementation with the highest one where no records exist.
+  virtual double UntunedSpeedup(const Workload&, const Target&) const { return 1.0; }
 };
 
 // NotFound naming the template when the name is unknown.

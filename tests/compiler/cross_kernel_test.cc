@@ -83,7 +83,7 @@ TEST_P(CrossKernels, RandomKernelsMatchReferenceUnderQemu) {
     pending.clear();
   };
 
-  for (const char* tmpl : {"conv2d_nchwc", "depthwise_conv2d_nchwc", "dense_pack", "dense_nopack"}) {
+  for (const char* tmpl : {"conv2d_nchwc", "depthwise_conv2d_nchwc", "dense_pack", "dense_nopack", "conv2d_nchwc_winograd"}) {
     std::mt19937_64 rng(std::hash<std::string>()(tmpl));  // the host test's workload sequence
     for (int i = 0; i < kCasesPerTemplate; ++i) {
       KernelSpec spec;

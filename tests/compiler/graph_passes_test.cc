@@ -90,25 +90,36 @@ bool Exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
-// ResNet-18's 12 anchor tasks (the ones TVM lists), then the dense layer's second implementation.
-TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasks) {
+// ResNet-18's 12 anchor tasks (the ones TVM lists), each 3x3 stride-1 conv's Winograd
+// implementation right after it, and the dense layer's second implementation.
+TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasksAndTheirAlternatives) {
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   std::string path = std::string(src ? src : ".") + "/../shared/models/resnet18.onnx";
   if (!Exists(path)) TUNEFARM_MISSING_FIXTURE(path << " not present");
   auto tasks = compiler::ExtractTasks(path, compiler::HostTarget());
   ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
-  ASSERT_EQ(tasks->size(), 13u);
-  int convs = 0, dense = 0;
+  ASSERT_EQ(tasks->size(), 17u);
+  int convs = 0, dense = 0, defaults = 0, winograd = 0;
   double flops = 0;
-  for (const auto& t : *tasks) {
+  for (size_t i = 0; i < tasks->size(); ++i) {
+    const compiler::Task& t = (*tasks)[i];
     convs += t.workload.template_name == "conv2d_nchwc" ? t.count : 0;
     dense += t.workload.template_name == "dense_pack" ? t.count : 0;
     flops += t.alternative ? 0 : t.flops * t.count;
+    defaults += t.alternative ? 0 : 1;
     EXPECT_GT(t.config_space_size, 0);
+    if (t.workload.template_name == "conv2d_nchwc_winograd") {
+      ++winograd;
+      EXPECT_TRUE(t.alternative);
+      // the alternative of the direct task just before it: same shape, same nodes
+      EXPECT_EQ(t.default_workload, (*tasks)[i - 1].workload.Key());
+      EXPECT_EQ(t.nodes, (*tasks)[i - 1].nodes);
+    }
   }
-  EXPECT_EQ((*tasks)[12].workload.template_name, "dense_nopack");
-  EXPECT_TRUE((*tasks)[12].alternative);
-  for (size_t i = 0; i < 12; ++i) EXPECT_FALSE((*tasks)[i].alternative) << i;
+  EXPECT_EQ(defaults, 12);  // the anchors
+  EXPECT_EQ(winograd, 4);  // the four 3x3 stride-1 shapes
+  EXPECT_EQ(tasks->back().workload.template_name, "dense_nopack");
+  EXPECT_TRUE(tasks->back().alternative);
   EXPECT_EQ(convs, 20);  // 17 3x3/7x7 convs + 3 downsampling 1x1 convs
   EXPECT_EQ(dense, 1);
   EXPECT_NEAR(flops / 1e9, 3.63, 0.01);
@@ -122,9 +133,10 @@ TEST(Zoo, EveryModelInfersToImageNetLogits) {
     const char* name;
     size_t tasks;
     double mflop;
-  } kModels[] = {{"resnet-18", 13, 3628.1}, {"resnet-34", 13, 7327.5}, {"resnet-50", 25, 8178.4},
-                 {"mobilenet-v1", 21, 1137.5}, {"mobilenet-v2", 32, 601.5}, {"vgg-16", 15, 30940.5},
-                 {"squeezenet-1.1", 18, 698.3}};  // each dense layer also as dense_nopack
+  } kModels[] = {{"resnet-18", 17, 3628.1}, {"resnet-34", 17, 7327.5}, {"resnet-50", 29, 8178.4},
+                 {"mobilenet-v1", 21, 1137.5}, {"mobilenet-v2", 32, 601.5}, {"vgg-16", 24, 30940.5},
+                 {"squeezenet-1.1", 22, 698.3}};  // each dense layer also as dense_nopack, each 3x3
+                                                  // stride-1 conv shape also as Winograd
   for (const auto& m : kModels) {
     auto g = frontend::ZooModel(m.name);
     ASSERT_TRUE(g.ok()) << g.status().ToString();

@@ -71,15 +71,22 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
   CliRun none = Tunefarm("compile squeezenet-1.1 --records none --opt-level 3 -o " + dir_ + "sq.tfa");
   ASSERT_EQ(none.code, 0) << none.output;
   EXPECT_EQ(none.output.find("warning:"), std::string::npos) << none.output;
-  // A records database without records for the model: exactly one warning line per distinct workload.
+  // A records database without records for the model: exactly one warning line per distinct node
+  // workload (the implementation chosen untuned: alternatives are not warned about separately).
   WriteFile(dir_ + "empty.jsonl", "");
   ASSERT_EQ(Tunefarm("records import " + dir_ + "empty.jsonl --records " + dir_ + "empty.db").code, 0);
   CliRun c = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "empty.db --opt-level 3 -o " + dir_ + "sq.tfa");
   ASSERT_EQ(c.code, 0) << c.output;
   EXPECT_NE(c.output.find("compiled squeezenet-1.1 for llvm"), std::string::npos) << c.output;
+  // The summary names each tunable node's implementation: untuned, Winograd for the 3x3 stride-1
+  // convs with enough tiles (27x27 and 13x13 outputs), direct for the rest.
+  EXPECT_NE(c.output.find("implementations: "), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("conv2d_nchwc_winograd (fallback)"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("conv2d_nchwc (fallback)"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("  conv0  "), std::string::npos) << c.output;
   CliRun tasks = Tunefarm("tasks squeezenet-1.1 --json");
   size_t workloads = 0;
-  for (size_t at = 0; (at = tasks.output.find("\"workload\"", at)) != std::string::npos; ++at) ++workloads;
+  for (size_t at = 0; (at = tasks.output.find("\"alternative\": false", at)) != std::string::npos; ++at) ++workloads;
   size_t warnings = 0;
   for (size_t at = 0; (at = c.output.find("warning: no tuning record for ", at)) != std::string::npos; ++at) ++warnings;
   EXPECT_EQ(warnings, workloads);

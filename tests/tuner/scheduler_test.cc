@@ -66,7 +66,7 @@ TEST_F(Scheduler, GlobalBudgetIsSpentExactlyAndEveryTaskIsMeasured) {
     ScheduleOptions schedule{strategy, 20};
     options_.tuner = "random";
     std::vector<int> progress_totals;
-    auto summaries = TuneTasks({{ConvA(), 2}, {ConvB(), 1}}, host, options_, schedule, local, *db,
+    auto summaries = TuneTasks({{ConvA(), 2, ""}, {ConvB(), 1, ""}}, host, options_, schedule, local, *db,
                                [&](const TaskProgress& p) { progress_totals.push_back(p.total_done); });
     ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
     ASSERT_EQ(summaries->size(), 2u);
@@ -77,15 +77,35 @@ TEST_F(Scheduler, GlobalBudgetIsSpentExactlyAndEveryTaskIsMeasured) {
     ASSERT_FALSE(progress_totals.empty());
     EXPECT_EQ(progress_totals.back(), 20);
     // Resumed trials count against the budget: the same call again measures nothing.
-    auto again = TuneTasks({{ConvA(), 2}, {ConvB(), 1}}, host, options_, schedule, local, *db, nullptr);
+    auto again = TuneTasks({{ConvA(), 2, ""}, {ConvB(), 1, ""}}, host, options_, schedule, local, *db, nullptr);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ((*again)[0].trials + (*again)[1].trials, 0);
   }
   ScheduleOptions bad{"fastest-first", 10};
   auto db = Db("bad.db");
-  auto r = TuneTasks({{ConvA(), 1}}, host, options_, bad, local, *db, nullptr);
+  auto r = TuneTasks({{ConvA(), 1, ""}}, host, options_, bad, local, *db, nullptr);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("unknown task scheduler 'fastest-first'"), std::string::npos);
+}
+
+// Winograd and direct convolution of the same nodes are alternatives: the gradient scheduler
+// measures both (each can win) within the exact budget, and the records then hold both, for
+// apply-history-best to pick the faster.
+TEST_F(Scheduler, AlternativeImplementationsOfANodeAreBothTuned) {
+  const compiler::Target host = compiler::HostTarget();
+  LocalMeasurer local(MEASURE_CHILD, dir_, 1);
+  auto db = Db("alternatives.db");
+  compiler::Workload winograd = ConvA();
+  winograd.template_name = "conv2d_nchwc_winograd";
+  ScheduleOptions schedule{"gradient", 24};
+  options_.tuner = "random";
+  auto summaries = TuneTasks({{ConvA(), 2, ""}, {winograd, 2, ConvA().Key()}}, host, options_, schedule, local, *db, nullptr);
+  ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
+  ASSERT_EQ(summaries->size(), 2u);
+  EXPECT_EQ((*summaries)[0].trials + (*summaries)[1].trials, 24);
+  EXPECT_GT((*summaries)[0].trials, 0);
+  EXPECT_GT((*summaries)[1].trials, 0);
+  EXPECT_GT((*summaries)[1].best_gflops, 0) << "no Winograd config was measured successfully";
 }
 
 TEST_F(Scheduler, XgbStartsFromTheRecordsOfASimilarWorkload) {

@@ -81,7 +81,8 @@ TEST_F(TuneFlow, KilledTuneResumesToTheSameDistinctConfigsWithoutDuplicates) {
   ASSERT_EQ(ref.code, 0) << ref.output;
   const Counts expected = Count(dir_ + "/ref.db");
   EXPECT_EQ(expected.trials, expected.distinct);
-  EXPECT_EQ(expected.per_workload.size(), 3u) << ref.output;  // the conv2d and the dense (pack and nopack)
+  // the conv2d (direct and Winograd) and the dense (pack and nopack)
+  EXPECT_EQ(expected.per_workload.size(), 4u) << ref.output;
 
   ChildProcess tune;
   ASSERT_TRUE(StartCli(&tune, {"tune", model_, "--total-trials", "40", "--seed", "3", "--threads", "1", "--records",
@@ -317,7 +318,7 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
       << r.output;
   // Once the machine is fixed, the same command measures those configs again (the failures were the
   // machine's: nothing on this target ever succeeded), the fallback included.
-  auto fixed = RunCommand(Cli("tune " + model_ + " --total-trials 6 --records " + dir_ + "/failing.db"));
+  auto fixed = RunCommand(Cli("tune " + model_ + " --total-trials 8 --records " + dir_ + "/failing.db"));
   EXPECT_EQ(fixed.code, 0) << fixed.output;
   auto db = RecordsDb::Open(dir_ + "/failing.db", RecordsDb::Mode::kMustExist);
   ASSERT_TRUE(db.ok());
@@ -471,8 +472,8 @@ TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
   auto r = RunCommand(Cli("tune " + model_ + " --trials 8 --tracker " + farm.tracker_address() + " --key x86-test --records " + db));
   ASSERT_EQ(r.code, 0) << r.output;
   const Counts c = Count(db);
-  EXPECT_EQ(c.per_workload.size(), 3u);  // conv2d, dense_pack, dense_nopack
-  EXPECT_EQ(c.trials, 24u);
+  EXPECT_EQ(c.per_workload.size(), 4u);  // conv2d (direct and Winograd), dense_pack, dense_nopack
+  EXPECT_EQ(c.trials, 32u);
   EXPECT_EQ(c.device_keys, std::set<std::string>{"x86-test"});
   ASSERT_EQ(c.targets.size(), 1u);
   EXPECT_NE(c.targets.begin()->find("x86_64"), std::string::npos);
@@ -496,7 +497,7 @@ TEST_F(TuneFlow, TunesThroughTheEmulatedRasp4bServerThenCompilesForIt) {
                           " --key rasp4b --records " + db));
   ASSERT_EQ(r.code, 0) << r.output;
   const Counts c = Count(db);
-  EXPECT_EQ(c.per_workload.size(), 3u);  // conv2d, dense_pack, dense_nopack
+  EXPECT_EQ(c.per_workload.size(), 4u);  // conv2d (direct and Winograd), dense_pack, dense_nopack
   EXPECT_EQ(c.device_keys, std::set<std::string>{"rasp4b"});
   ASSERT_EQ(c.targets.size(), 1u);
   EXPECT_NE(c.targets.begin()->find("aarch64"), std::string::npos) << *c.targets.begin();

@@ -313,7 +313,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
     std::lock_guard<std::mutex> l(mu_);
     job->proto.clear_tasks();
     for (const auto& t : *tasks) {
-      scheduled.push_back({t.workload, t.count});
+      scheduled.push_back({t.workload, t.count, t.default_workload});
       v1::TaskStatus* status = job->proto.add_tasks();
       status->set_workload(t.workload.Key());
       status->set_weight(t.count);

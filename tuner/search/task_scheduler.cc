@@ -49,6 +49,23 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
   // Latency share after each batch, for the backward difference of the gradient.
   std::vector<std::vector<std::pair<int, double>>> history(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) history[i].push_back({tuners[i]->done(), LatencyShare(tasks[i], *tuners[i])});
+  // Alternatives of one node share a group, led by the default implementation's task.
+  std::vector<size_t> group(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    group[i] = i;
+    for (size_t j = 0; j < tasks.size() && !tasks[i].alternative_of.empty(); ++j) {
+      if (tasks[j].workload.Key() == tasks[i].alternative_of) group[i] = j;
+    }
+  }
+  // How much task i's latency matters: 1 for the best of its group, best / own for the others.
+  auto relevance = [&](size_t i) {
+    const double own = history[i].back().second;
+    double best = own;
+    for (size_t j = 0; j < tasks.size(); ++j) {
+      if (group[j] == group[i]) best = std::min(best, history[j].back().second);
+    }
+    return std::isinf(own) || own <= 0 ? 1.0 : best / own;
+  };
   std::mt19937_64 rng(options.seed ^ 0x5eedULL);
   size_t round_robin = 0;
 
@@ -74,7 +91,8 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
     }
     if (std::uniform_real_distribution<double>(0, 1)(rng) < 0.05) return open[rng() % open.size()];
     // Ansor's gradient: a mix of the recent drop per trial (backward) and an optimistic forward
-    // estimate (latency falling as 1/trials); the most negative wins.
+    // estimate (latency falling as 1/trials), scaled by the task's relevance among the
+    // alternatives of its nodes; the most negative wins.
     const double alpha = 0.2;
     int best = open[0];
     double best_gradient = std::numeric_limits<double>::infinity();
@@ -86,7 +104,7 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
         backward = (now - h[h.size() - 2].second) / double(h.back().first - h[h.size() - 2].first);
       }
       double forward = -now / double(std::max(1, tuners[size_t(i)]->done()));
-      double g = alpha * backward + (1 - alpha) * forward;
+      double g = (alpha * backward + (1 - alpha) * forward) * relevance(size_t(i));
       if (g < best_gradient) {
         best_gradient = g;
         best = i;

@@ -6,8 +6,9 @@
 //   kernel [alpha, alpha, K/oc_bn, C/ic_bn, ic_bn, oc_bn]   U = G g G^T, transformed at compile time
 //   bias   [K/oc_bn, oc_bn]   residual, out [N, K/oc_bn, OH, OW, oc_bn]     alpha = m + 2
 //
-// The output is cut into m x m tiles (TH x TW per image); m is a knob (2, 4 or 6: 2.25x, 4x or
-// 5.06x fewer multiplications than direct convolution, for larger transforms and edge waste).
+// The output is cut into m x m tiles (TH x TW per image); m is a knob (2 or 4: 2.25x or 4x fewer
+// multiplications than direct convolution, for larger transforms and edge waste; winograd.h says
+// why not 6).
 //   1. data_pack  V[e, u, n, th, tw, c] = (B^T d B)[e][u] of each tile's alpha x alpha input
 //      window d, once for the whole input, in parallel over tile rows. Per (tile, channel block)
 //      the window is copied out with the padding as zeros (padding fused: no padded copy of the
@@ -121,6 +122,15 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
                              {"tile_th", {rows}},
                              {"tile_tw", {cols}},
                              {"parallel", {0}}});
+  }
+
+  // Measured (bench/RESULTS.md, "Winograd on CPUs"): the fallback runs the ResNet-18 3x3 layers
+  // with 16 or more tiles per image 1.9-2.4x faster than direct convolution's fallback; with 4
+  // tiles (7x7 outputs) the GEMMs are too small to reuse the transformed weights, which are 4x
+  // the 3x3 ones, and it runs at half direct convolution's speed.
+  double UntunedSpeedup(const Workload& w, const Target&) const override {
+    const Tiling tiling = TilingFor(w.conv, WinogradFallbackTile(w.conv));
+    return w.conv.batch * tiling.th * tiling.tw >= 16 ? 2.0 : 0.5;
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {

@@ -1,5 +1,7 @@
 // tunefarm compile MODEL --target T [--records DB|none] [--opt-level N] -o OUT
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
@@ -51,6 +53,18 @@ int Compile(const CompileFlags& f) {
   std::printf("compiled %s for %s at opt level %d: %d kernels (%d tunable, %d from records) in %.2f s -> %s\n", f.model.c_str(),
               target->ToString().c_str(), options.opt_level, stats.kernels, stats.tunable_kernels, stats.from_records,
               stats.total_ms / 1000.0, f.output.c_str());
+  // Which implementation each tunable node runs: Winograd or direct convolution is chosen per
+  // node, by the records or (untuned) by the estimate of each implementation's fallback.
+  std::map<std::string, int> per_implementation;
+  for (const auto& n : stats.tunable_nodes) ++per_implementation[n.implementation + " (" + n.config_source + ")"];
+  std::string counts;
+  for (const auto& [name, count] : per_implementation) counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+  std::printf("implementations: %s\n", counts.c_str());
+  size_t width = 4;
+  for (const auto& n : stats.tunable_nodes) width = std::max(width, n.node.size());
+  for (const auto& n : stats.tunable_nodes) {
+    std::printf("  %-*s  %-24s %s\n", int(width), n.node.c_str(), n.implementation.c_str(), n.config_source.c_str());
+  }
   return 0;
 }
 

@@ -138,7 +138,7 @@ int Tune(const TuneFlags& f) {
   std::printf("tuning %zu tasks of %s on %s with %s, %s; records: %s\n", tasks->size(), f.model.c_str(),
               target->ToString().c_str(), options.tuner.c_str(), budget.c_str(), db_path.c_str());
   std::vector<tuner::ScheduledTask> scheduled;
-  for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count});
+  for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
   int last_task = 0;
   auto summaries = tuner::TuneTasks(scheduled, *target, options, schedule, *measurer, **db, [&](const tuner::TaskProgress& p) {
     // On a terminal the line is rewritten in place while one task runs; a new task starts a new line.

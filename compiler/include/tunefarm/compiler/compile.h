@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tunefarm/compiler/config_source.h"
 #include "tunefarm/compiler/target.h"
@@ -43,6 +44,12 @@ struct CompileStats {
   int kernels = 0;
   int tunable_kernels = 0;
   int from_records = 0;
+  // Per tunable node, in graph order: the implementation chosen (its template: direct or Winograd
+  // convolution, packed or plain dense) and where its config came from ("records" or "fallback").
+  struct TunableNode {
+    std::string node, implementation, config_source;
+  };
+  std::vector<TunableNode> tunable_nodes;
   double optimize_ms = 0, lower_ms = 0, codegen_ms = 0, link_ms = 0, total_ms = 0;
 };
 

@@ -165,6 +165,11 @@ struct ScheduleOptions {
 struct ScheduledTask {
   compiler::Workload workload;
   int weight = 1;  // occurrences in the model
+  // Another implementation of the nodes whose default task has this key (Task::default_workload;
+  // empty for a default). The nodes run the fastest of their implementations, so the scheduler
+  // weighs a task by how close it is to its group's best: trials go to an alternative that can
+  // still win, not to one far behind.
+  std::string alternative_of;
 };
 
 Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tasks, const compiler::Target& target,
