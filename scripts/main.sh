@@ -95,8 +95,9 @@ echo "== tune $MODEL for ${MINUTES} min through the farm (records: $DB)"
   --total-trials $((SECONDS_BUDGET * 10)) --time-limit "$SECONDS_BUDGET" --records "$DB"
 
 echo "== compile untuned and tuned"
-"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records none -o "$WORKDIR/untuned.tfa"
-"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records "$DB" -o "$WORKDIR/tuned.tfa"
+# Each summary names the implementation of every tunable node (direct or Winograd convolution, ...).
+"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records none -o "$WORKDIR/untuned.tfa" | tee "$WORKDIR/untuned.compile.txt"
+"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records "$DB" -o "$WORKDIR/tuned.tfa" | tee "$WORKDIR/tuned.compile.txt"
 
 echo "== run (interleaved, 3 rounds of 20 runs each, ${RUN_FLAGS[*]})"
 best_untuned=1e30
@@ -118,6 +119,8 @@ echo "== result: $MODEL, batch 1, ${RUN_FLAGS[*]}, best of 3 round medians"
 printf 'untuned (fallback configs): %8.2f ms\n' "$best_untuned"
 printf 'tuned (best records):       %8.2f ms\n' "$best_tuned"
 awk -v u="$best_untuned" -v t="$best_tuned" 'BEGIN { printf "speedup over untuned:       %8.2fx\n", u / t }'
+echo "untuned $(grep -m1 '^implementations:' "$WORKDIR/untuned.compile.txt")"
+echo "tuned   $(grep -m1 '^implementations:' "$WORKDIR/tuned.compile.txt")"
 echo "records database: $DB (${TRIALS:-?} trials; run again to tune more, resuming)"
 echo "artifacts: $WORKDIR/untuned.tfa $WORKDIR/tuned.tfa"
 if [ "$TARGET" = cuda ]; then

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Whole-model latency: tunefarm (fallback configs, no records) interleaved in one run with ONNX
 Runtime (npm onnxruntime-node) and PyTorch (Debian python3-torch) where installed; compile time of
-resnet-50; peak runtime memory. Writes bench/results/models.json and prints a Markdown table.
+resnet-50; peak runtime memory. resnet50 runs too where PyTorch is installed (exported from torchvision
+by export_torchvision.py: ../shared has no resnet50.onnx). Writes bench/results/models.json and prints a
+Markdown table.
 
     bench/models/bench_models.py [--rounds 5] [--repeat 20] [--build build]
 
@@ -75,26 +77,35 @@ def main():
     cli = os.path.join(args.build, "bin", "tunefarm")
     work = os.path.join(args.build, "bench-models")
     os.makedirs(work, exist_ok=True)
-    models = [m for m in ("resnet18", "mobilenet_v2") if os.path.exists(os.path.join(MODELS, m + ".onnx"))]
-    if not models:
+    onnx = {m: os.path.join(MODELS, m + ".onnx") for m in ("resnet18", "mobilenet_v2")
+            if os.path.exists(os.path.join(MODELS, m + ".onnx"))}
+    if not onnx:
         sys.exit("bench_models: ../shared/models is not present")
     ort, torch = have_ort(), have_torch()
+    if torch:  # resnet50 too, exported here from torchvision (../shared has no resnet50.onnx)
+        onnx["resnet50"] = os.path.join(work, "resnet50.onnx")
+        if not os.path.exists(onnx["resnet50"]):
+            subprocess.run([TORCH_PYTHON, os.path.join(HERE, "export_torchvision.py"), "resnet50", onnx["resnet50"]],
+                           check=True, capture_output=True)
+    models = list(onnx)
     print(f"runtimes: tunefarm, {'onnxruntime-node' if ort else 'no ONNX Runtime'}, {'PyTorch' if torch else 'no PyTorch'}",
           file=sys.stderr)
 
     artifacts = {}
     for m in models:
         artifacts[m] = os.path.join(work, m + ".tfa")
-        subprocess.run([cli, "compile", os.path.join(MODELS, m + ".onnx"), "--records", "none", "-o", artifacts[m]],
+        subprocess.run([cli, "compile", onnx[m], "--records", "none", "-o", artifacts[m]],
                        check=True, capture_output=True)
 
     accuracy = {}
     if args.records:
         for m in models:
             artifacts[m + ".tuned"] = os.path.join(work, m + ".tuned.tfa")
-            p = subprocess.run([cli, "compile", os.path.join(MODELS, m + ".onnx"), "--records", args.records, "-o",
+            p = subprocess.run([cli, "compile", onnx[m], "--records", args.records, "-o",
                                 artifacts[m + ".tuned"]], check=True, capture_output=True, text=True)
-            print(p.stdout.strip().splitlines()[-1], file=sys.stderr)
+            print(p.stdout.strip().splitlines()[1], file=sys.stderr)  # the implementations line
+            if not os.path.exists(os.path.join(MODELS, m + "_input.npy")):
+                continue  # no PyTorch reference output (resnet50)
             out = os.path.join(work, m + ".tuned.out.npy")
             subprocess.run([cli, "run", artifacts[m + ".tuned"], "--input", "data=" + os.path.join(MODELS, m + "_input.npy"),
                             "--output", out], check=True, capture_output=True)
@@ -115,7 +126,7 @@ def main():
         runners["tunefarm-tuned"] = lambda m, t: run_json([cli, "run", artifacts[m + ".tuned"], "--threads", str(t), "--repeat",
                                                            str(args.repeat), "--json"])
     if ort:
-        runners["onnxruntime"] = lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), os.path.join(MODELS, m + ".onnx"),
+        runners["onnxruntime"] = lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), onnx[m],
                                                         str(t), str(args.repeat)])
     if torch:
         runners["pytorch"] = lambda m, t: run_json([TORCH_PYTHON, os.path.join(HERE, "torch_bench.py"), m, str(t), str(args.repeat)])
