@@ -295,6 +295,12 @@ Result<int> TaskTuner::RunBatch(int n) {
     in.spec.symbol = "candidate";
     for (const auto& b : built[i].info.buffers) in.spec.args.push_back(rpc_server::ArgSpec{b.shape, "float32", b.role});
     in.spec.timing = options.timing;
+    // In a model each layer's weights come from memory (the model's weights exceed the caches), not
+    // from the cache a kernel timed alone warms: timed hot, kernels with large weights (Winograd's
+    // transformed ones above all) rank up to 2x too fast and apply-history-best picks them wrongly
+    // (bench/RESULTS.md, issue 16). So a model's CPU kernels are timed with every argument but the
+    // input flushed before each call, as TVM's enable_cpu_cache_flush.
+    if (options.keep_model_layout && !built[i].info.gpu) in.spec.timing.flush_cache = true;
     in.spec.seed = uint64_t(configs[i]);
     if (built[i].info.gpu) {
       // GPU kernels run in microseconds: rounds of at least 10 ms of back-to-back launches between
