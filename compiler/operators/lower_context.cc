@@ -1,6 +1,5 @@
 #include "compiler/operators/lower_context.h"
 
-
 #include <cstring>
 
 #include "compiler/ir/ir_operators.h"
@@ -14,7 +13,6 @@ namespace {
 // How many of a workload's fastest records apply-history-best considers before its fallback.
 constexpr int kRecordsConsidered = 8;
 }  // namespace
-
 
 using graph::DataType;
 using graph::Node;

@@ -25,8 +25,8 @@ class Conv2dNCHWc final : public OpTemplate {
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     ConfigSpace space(w.Key() + " on " + t.ToString());
-    space.DefineSplit("tile_ic", c.in_channels / c.groups, 2, SplitPolicy::kFactors);
-    space.DefineSplit("tile_oc", c.out_channels / c.groups, 2, SplitPolicy::kFactors);
+    int lanes = t.vector_lanes;
+    DefineChannelBlocks(&space, c.in_channels / c.groups, c.out_channels / c.groups, lanes);
     space.DefineSplit("tile_ow", c.out_width(), 2, SplitPolicy::kVerbose, 32);
     space.DefineSplit("tile_oh", c.out_height(), 2, SplitPolicy::kVerbose, 4);
     space.DefineOther("unroll_kw", {0, 1});
@@ -35,16 +35,7 @@ class Conv2dNCHWc final : public OpTemplate {
     space.DefineAnnotate("parallel", {"oc_oh", "oc"});
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
     space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
-    // Input-channel blocks of 1-2 leave the inner loop too short to amortize its loads.
-    int64_t cg = c.in_channels / c.groups;
-    space.FilterKnob("tile_ic", [cg](const std::vector<int64_t>& f) { return f.back() <= 64 && (cg < 4 || f.back() >= 4); });
-    int lanes = t.vector_lanes;
-    int64_t kg = c.out_channels / c.groups, ow = c.out_width();
-    // Output-channel blocks are whole vectors whenever the channel count allows it: a partial
-    // vector wastes lanes of every FMA.
-    space.FilterKnob("tile_oc", [lanes, kg](const std::vector<int64_t>& f) {
-      return f.back() <= 64 && (kg % lanes != 0 || f.back() % lanes == 0);
-    });
+    int64_t ow = c.out_width();
     int max_acc = MaxAccumulators(t);
     // The register tile must fit the register file, and hold enough independent accumulators to
     // cover the FMA latency (unless the whole output row is one tile).

@@ -69,17 +69,11 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
       if (WinogradTileFits(c, m)) tiles.push_back(m);
     }
     space.DefineOther("tile_m", tiles);
-    space.DefineSplit("tile_ic", c.in_channels, 2, SplitPolicy::kFactors);
-    space.DefineSplit("tile_oc", c.out_channels, 2, SplitPolicy::kFactors);
+    const int lanes = t.vector_lanes;
+    DefineChannelBlocks(&space, c.in_channels, c.out_channels, lanes);
     space.DefineOther("tile_th", kBlockRows);
     space.DefineOther("tile_tw", kBlockColumns);
     space.DefineAnnotate("parallel", {"oc", "oc_th"});
-    const int64_t cin = c.in_channels, kout = c.out_channels;
-    const int lanes = t.vector_lanes;
-    space.FilterKnob("tile_ic", [cin](const std::vector<int64_t>& f) { return f.back() <= 64 && (cin < 4 || f.back() >= 4); });
-    space.FilterKnob("tile_oc", [lanes, kout](const std::vector<int64_t>& f) {
-      return f.back() <= 64 && (kout % lanes != 0 || f.back() % lanes == 0);
-    });
     const int max_acc = MaxAccumulators(t);
     space.AddFilter([c, lanes, max_acc](const Config& cfg) {
       const Tiling tiling = TilingFor(c, cfg.Int("tile_m"));

@@ -26,6 +26,15 @@ int64_t FallbackChannelBlock(int64_t channels, int lanes) {
   return below;
 }
 
+void DefineChannelBlocks(ConfigSpace* space, int64_t cin, int64_t kout, int lanes) {
+  space->DefineSplit("tile_ic", cin, 2, SplitPolicy::kFactors);
+  space->DefineSplit("tile_oc", kout, 2, SplitPolicy::kFactors);
+  space->FilterKnob("tile_ic", [cin](const std::vector<int64_t>& f) { return f.back() <= 64 && (cin < 4 || f.back() >= 4); });
+  space->FilterKnob("tile_oc", [lanes, kout](const std::vector<int64_t>& f) {
+    return f.back() <= 64 && (kout % lanes != 0 || f.back() % lanes == 0);
+  });
+}
+
 ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual) {
   if (e.bias) v = v + bias;
   if (e.residual) v = v + residual;

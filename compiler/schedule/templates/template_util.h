@@ -24,6 +24,12 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t limit);
 // agree on its layout and a model needs no layout change between them.
 int64_t FallbackChannelBlock(int64_t channels, int lanes);
 
+// Defines the NCHW[x]c channel-block knobs tile_ic and tile_oc of a convolution with `cin` input
+// and `kout` output channels per group: blocks up to 64 wide; input blocks of 1-3 only when there
+// are fewer than 4 channels (shorter inner loops cannot amortize their loads); output blocks whole
+// vectors whenever the count allows it (a partial vector wastes lanes of every FMA).
+void DefineChannelBlocks(ConfigSpace* space, int64_t cin, int64_t kout, int lanes);
+
 // value + bias + residual, then the activation (what Epilogue documents).
 ir::Expr ApplyEpilogue(ir::Expr value, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual);
 
