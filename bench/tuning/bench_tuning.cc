@@ -85,6 +85,7 @@ int Run(const Options& opt) {
       o.tmp_root = dir;
       o.transfer = false;
       o.keep_model_layout = false;  // the kernel's whole space, as AutoTVM's task tuning
+      o.cold_cache = false;
       auto t0 = std::chrono::steady_clock::now();
       auto tt = tuner::TaskTuner::Create(bw.workload, target, o, measurer, **db, task, 12);
       if (!tt.ok()) {

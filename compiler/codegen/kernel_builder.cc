@@ -226,15 +226,20 @@ Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& targ
   return c.index();
 }
 
-bool KeepsModelLayout(const Workload& w, const Target& t, const Config& c) {
-  const Conv2dParams& p = w.conv;
-  if (w.template_name == "conv2d_nchwc" || w.template_name == "conv2d_nchwc_winograd") {  // tile_ic, tile_oc
-    return c.Inner("tile_ic") == FallbackChannelBlock(p.in_channels / p.groups, t.vector_lanes) &&
-           c.Inner("tile_oc") == FallbackChannelBlock(p.out_channels / p.groups, t.vector_lanes);
-  }
-  if (w.template_name == "depthwise_conv2d_nchwc") return c.Inner("tile_c") == FallbackChannelBlock(p.in_channels, t.vector_lanes);
-  return true;  // dense: activations are plain matrices whatever the config
+std::function<bool(const Config&)> ModelLayoutFilter(const Workload& w, const Target& t) {
+  // The fallback's blocks follow the channel counts alone (FallbackChannelBlock), so they are the
+  // blocks the neighbouring kernels' fallbacks read and write too.
+  auto tmpl = FindTemplate(w.template_name);
+  if (!tmpl.ok() || !(*tmpl)->Check(w).ok()) return [](const Config&) { return false; };
+  const ConfigSpace space = (*tmpl)->Space(w, t);
+  auto fallback = (*tmpl)->Fallback(w, t, space);
+  if (!fallback.ok()) return [](const Config&) { return false; };
+  const OpTemplate* op = *tmpl;
+  const OpTemplate::Blocks blocks = op->ActivationBlocks(w, *fallback);
+  return [op, w, blocks](const Config& c) { return op->ActivationBlocks(w, c) == blocks; };
 }
+
+bool KeepsModelLayout(const Workload& w, const Target& t, const Config& c) { return ModelLayoutFilter(w, t)(c); }
 
 Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));

@@ -164,6 +164,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   stats.kernels = int(artifact.kernels.size());
   stats.tunable_kernels = plan->tunable_kernels;
   stats.from_records = plan->from_records;
+  stats.layouts = plan->layouts;
   stats.total_ms = MsSince(start);
   if (stats_out) *stats_out = stats;
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());

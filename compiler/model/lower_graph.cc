@@ -1,11 +1,31 @@
 #include "compiler/model/lower_graph.h"
 
 #include "compiler/operators/lower_context.h"
+#include "compiler/operators/plan_layouts.h"
 
 namespace tunefarm::compiler {
 
 Result<ModelPlan> LowerGraph(const graph::Graph& g, const Target& target, const LowerGraphOptions& options) {
-  return operators::LowerContext(g, target, options).Run();
+  if (!options.plan_layouts || !options.configs) return operators::LowerContext(g, target, options).Run();
+  operators::LayoutFlow flow;
+  operators::LowerContext first(g, target, options);  // its warnings are the model's: no second pass repeats them
+  first.RecordFlow(&flow);
+  TUNEFARM_ASSIGN_OR_RETURN(ModelPlan per_node, first.Run());
+  bool any_record = false;
+  for (const auto& site : flow.sites) any_record = any_record || site.per_node.source == "records";
+  if (!any_record) return per_node;  // nothing measured to plan with
+  TUNEFARM_ASSIGN_OR_RETURN(operators::LayoutPlan layouts, operators::PlanLayouts(g, target, *options.configs, flow));
+  operators::LowerContext second(g, target, options);
+  second.UsePlan(&layouts.choices);
+  TUNEFARM_ASSIGN_OR_RETURN(ModelPlan plan, second.Run());
+  plan.layouts.ran = true;
+  plan.layouts.planned = layouts.planned;
+  plan.layouts.changed = layouts.changed;
+  plan.layouts.per_node_ms = layouts.per_node_ms;
+  plan.layouts.planned_ms = layouts.planned_ms;
+  plan.layouts.per_node_transform_ms = layouts.per_node_transform_ms;
+  plan.layouts.planned_transform_ms = layouts.planned_transform_ms;
+  return plan;
 }
 
 }  // namespace tunefarm::compiler

@@ -6,7 +6,9 @@
 // storage) and folded constants (parameters). Layout planning happens here: each value has a
 // home layout (its producer's: NCHW[x]c for convs), consumers that accept blocked layouts read it
 // as is when planning is on (opt level 3), and a layout-change kernel is emitted once per
-// (value, layout) that something needs.
+// (value, layout) that something needs. With records, the convolutions' blocks are chosen over the
+// whole graph first (operators/plan_layouts.h): a first pass records how layouts flow, the planner
+// picks every convolution's config, and a second pass lowers with those picks.
 #ifndef TUNEFARM_COMPILER_MODEL_LOWER_GRAPH_H_
 #define TUNEFARM_COMPILER_MODEL_LOWER_GRAPH_H_
 
@@ -42,6 +44,7 @@ struct ModelPlan {
   runtime::Artifact artifact;  // tensors, inputs, outputs, params; kernels are filled at codegen
   std::vector<PlannedKernel> kernels;
   int tunable_kernels = 0, from_records = 0;
+  CompileStats::LayoutPlanning layouts;
 };
 
 struct LowerGraphOptions {

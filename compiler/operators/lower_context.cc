@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "compiler/ir/ir_operators.h"
+#include "compiler/operators/plan_layouts.h"
 #include "compiler/operators/registry.h"
 #include "compiler/ops/ops.h"
 #include "compiler/schedule/op_template.h"
@@ -94,6 +95,19 @@ Result<int> LowerContext::Get(int value, int64_t block) {
   auto it = s.by_block.find(block);
   if (it != s.by_block.end()) return it->second;
   if (s.by_block.empty()) return Status::Internal("value '" + v.name + "' is read before it is computed");
+  if (v.shape.size() == 4 && (block == 1 || (block == 0 && s.by_block.count(1)))) {
+    // NCHW1c is NCHW with a unit axis: a view of the same storage, not a layout change (a
+    // 3-channel image feeds a convolution with input block 1 as it is).
+    int base = 0;
+    if (block == 1) {
+      TUNEFARM_ASSIGN_OR_RETURN(base, Get(value, 0));
+    } else {
+      base = s.by_block.at(1);
+    }
+    const int t = View(base, ops::PhysicalShape(v.shape, block), v.name + (block ? ".nchw1c" : ".nchw"));
+    values_[size_t(value)].by_block[block] = t;
+    return t;
+  }
   const int src = s.by_block.at(s.home_block);
   const int64_t from = s.home_block;
   int t = Emit("layout_transform", {src},
@@ -162,24 +176,39 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
   return id;
 }
 
-Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compiler::Workload& w) {
-  if (!options_.configs) return std::optional<compiler::BestConfig>();
-  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, options_.configs->Ranked(w.Key(), target_, kRecordsConsidered));
-  auto space = compiler::GetConfigSpace(w, target_);
-  if (!space.ok()) return std::optional<compiler::BestConfig>();
-  // The fastest record that is still a point of this space: a record from another target (matched
-  // by model or key) counts only where its index means the same config here, and a stale or
-  // corrupt one gives way to the next.
-  for (const compiler::BestConfig& best : ranked) {
+Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs, const compiler::Workload& w,
+                                                       const compiler::Target& target, int limit) {
+  std::vector<compiler::BestConfig> valid;
+  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, configs.Ranked(w.Key(), target, limit));
+  auto space = compiler::GetConfigSpace(w, target);
+  if (!space.ok()) return valid;
+  for (compiler::BestConfig& best : ranked) {
     if (best.config_index < 0 || best.config_index >= space->size()) continue;
     auto cfg = space->Get(best.config_index);
     if (!cfg.ok() || (!best.config_json.empty() && cfg->ToJson() != best.config_json) || !space->IsValid(*cfg)) continue;
-    return std::optional<compiler::BestConfig>(best);
+    valid.push_back(std::move(best));
   }
-  return std::optional<compiler::BestConfig>();
+  return valid;
+}
+
+Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compiler::Workload& w) {
+  if (!options_.configs) return std::optional<compiler::BestConfig>();
+  TUNEFARM_ASSIGN_OR_RETURN(auto valid, ValidRecords(*options_.configs, w, target_, kRecordsConsidered));
+  if (valid.empty()) return std::optional<compiler::BestConfig>();
+  return std::optional<compiler::BestConfig>(valid.front());
 }
 
 Result<LowerContext::Choice> LowerContext::ChooseImplementation(const std::vector<compiler::Workload>& implementations) {
+  if (plan_choices_) {
+    auto planned = plan_choices_->find(current_node_);
+    if (planned != plan_choices_->end()) return planned->second;
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(Choice choice, ChoosePerNode(implementations));
+  if (flow_) flow_->sites.push_back({current_node_, implementations, choice});
+  return choice;
+}
+
+Result<LowerContext::Choice> LowerContext::ChoosePerNode(const std::vector<compiler::Workload>& implementations) {
   Choice choice;
   double best_ms = 0;
   for (const compiler::Workload& w : implementations) {
@@ -224,6 +253,7 @@ Result<compiler::ModelPlan> LowerContext::Run() {
   }
   const bool cuda = target_.kind == "cuda";
   for (const Node& n : g_.nodes) {
+    current_node_ = int(&n - g_.nodes.data());
     bool all_constant = !n.outputs.empty();
     for (int o : n.outputs) all_constant = all_constant && V(o).constant != nullptr;
     if (all_constant) continue;  // folded by shape inference; read as parameters
@@ -235,6 +265,9 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());
   }
   TUNEFARM_RETURN_IF_ERROR(LowerOutputs());
+  if (flow_) {
+    for (const ValueState& v : values_) flow_->home_block.push_back(v.home_block);
+  }
   // On GPUs a launch costs more than the memory traffic of a small element-wise kernel: chains of
   // injective kernels become one (fuse_injective.cc).
   if (cuda) FuseInjectiveChains();

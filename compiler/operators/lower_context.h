@@ -23,6 +23,8 @@
 
 namespace tunefarm::operators {
 
+struct LayoutFlow;  // operators/plan_layouts.h
+
 using TensorFn = std::function<ir::Tensor(const std::vector<ir::Tensor>&)>;
 using runtime::ArtifactTensor;
 using runtime::ElementType;
@@ -82,12 +84,20 @@ class LowerContext {
   Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations);
   void AddTunableKernel(compiler::PlannedKernel k);
 
+  // --- layout planning (operators/plan_layouts.h) ---
+  // A first pass records how layouts flow through the graph with per-node choices; the second
+  // lowers with the choices the planner made over the whole graph (node index -> choice).
+  void RecordFlow(LayoutFlow* flow) { flow_ = flow; }
+  void UsePlan(const std::map<int, Choice>* plan) { plan_choices_ = plan; }
+
  private:
   struct ValueState {
     std::map<int64_t, int> by_block;  // layout block -> tensor
     int64_t home_block = 0;
   };
   Status LowerOutputs();
+  // Apply history best for the node alone (what ChooseImplementation does without a plan).
+  Result<Choice> ChoosePerNode(const std::vector<compiler::Workload>& implementations);
   // (Re)builds an untuned kernel's schedule and arguments from its definition and args.
   void BuildGenericKernel(compiler::PlannedKernel* k) const;
   // Inlines every injective untuned kernel into its only reader when that reader is untuned too
@@ -103,7 +113,16 @@ class LowerContext {
   compiler::ModelPlan plan_;
   std::set<std::string> warned_;
   Status emit_error_;  // the first kernel whose type did not match its output (see Emit)
+  int current_node_ = -1;  // the node Run is lowering
+  LayoutFlow* flow_ = nullptr;
+  const std::map<int, Choice>* plan_choices_ = nullptr;
 };
+
+// The records of workload `w` that are points of its space on `target`, fastest first, at most
+// `limit`: a record from another target (matched by model or key) counts only where its index
+// means the same config here, and stale or corrupt ones are skipped.
+Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs, const compiler::Workload& w,
+                                                       const compiler::Target& target, int limit);
 
 }  // namespace tunefarm::operators
 

@@ -2,10 +2,12 @@
 // their own; the records database is the one users have, tested in tests/tuner):
 //   LookupRecorder   knows no record and counts every workload compile looked up: what
 //                    `tunefarm compile` tunes, to compare with `tunefarm tasks`;
-//   FixedConfigs     a fixed map workload key -> (config index, cost), for apply-history-best.
+//   FixedConfigs     fixed records per workload key (config index, cost), for apply-history-best
+//                    and layout planning.
 #ifndef TUNEFARM_TESTS_COMPILER_CONFIG_SOURCES_H_
 #define TUNEFARM_TESTS_COMPILER_CONFIG_SOURCES_H_
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -36,16 +38,28 @@ class LookupRecorder final : public compiler::ConfigSource {
 
 class FixedConfigs final : public compiler::ConfigSource {
  public:
-  void Add(const std::string& key, int64_t index, double cost_ms) { best_[key] = {index, cost_ms, "", "target"}; }
+  // One more record of `key`; Ranked lists a key's records fastest first.
+  void Add(const std::string& key, int64_t index, double cost_ms) {
+    auto& records = records_[key];
+    records.push_back({index, cost_ms, "", "target"});
+    std::stable_sort(records.begin(), records.end(),
+                     [](const compiler::BestConfig& a, const compiler::BestConfig& b) { return a.cost_ms < b.cost_ms; });
+  }
   Result<compiler::BestConfig> Best(const std::string& workload_key, const compiler::Target&) const override {
-    auto it = best_.find(workload_key);
-    if (it == best_.end()) return Status::NotFound("no record of " + workload_key);
-    return it->second;
+    auto it = records_.find(workload_key);
+    if (it == records_.end()) return Status::NotFound("no record of " + workload_key);
+    return it->second.front();
+  }
+  Result<std::vector<compiler::BestConfig>> Ranked(const std::string& workload_key, const compiler::Target&,
+                                                   int limit) const override {
+    auto it = records_.find(workload_key);
+    if (it == records_.end()) return std::vector<compiler::BestConfig>();
+    return std::vector<compiler::BestConfig>(it->second.begin(), it->second.begin() + std::min<size_t>(it->second.size(), size_t(limit)));
   }
   std::string Describe() const override { return "fixed configs"; }
 
  private:
-  std::map<std::string, compiler::BestConfig> best_;
+  std::map<std::string, std::vector<compiler::BestConfig>> records_;
 };
 
 // workload key -> occurrences, as the tasks list them.

@@ -76,6 +76,7 @@ TEST(Cli, EveryCommandHasHelpAndOneUsageFromItsDeclaration) {
            {"tune m.onnx --tracker 127.0.0.1:1", "tunefarm tune: --tracker requires --key"},
            {"tune m.onnx --daemon 127.0.0.1:1 --records r.db", "tunefarm tune: --records excludes --daemon"},
            {"tune m.onnx --tuner bayes", "tunefarm tune: --tuner: bayes not in {xgb,ga,random,grid}"},
+           {"tune m.onnx --layouts blocked", "tunefarm tune: --layouts: blocked not in {model,any}"},
            {"jobs watch x --daemon 127.0.0.1:1", "tunefarm jobs watch: JOB_ID 'x': expected an integer"},
            {"jobs list", "tunefarm jobs list: --daemon is required"},
            {"tracker status", "tunefarm tracker status: --tracker is required"},

@@ -207,6 +207,11 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   s = client.Submit(bad, &job);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("unknown tuner 'anneal'"), std::string::npos) << s.error_message();
+  bad.set_tuner("xgb");
+  bad.set_layouts("blocked");
+  s = client.Submit(bad, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "job spec: unknown layouts 'blocked' (model, any)");
   EXPECT_EQ(client.Submit(bad, &job, "wrong-token-0123456789abcdef").error_code(), grpc::StatusCode::UNAUTHENTICATED);
 
   v1::TuningJobSpec spec;

@@ -31,6 +31,10 @@ Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
       spec->total_trials() > 10000000 || spec->early_stopping() < 0 || spec->threads() < 0 || spec->threads() > 1024) {
     return Status::InvalidArgument("job spec: trials_per_task, total_trials, early_stopping and threads must be in range");
   }
+  if (spec->layouts().empty()) spec->set_layouts("model");
+  if (spec->layouts() != "model" && spec->layouts() != "any") {
+    return Status::InvalidArgument("job spec: unknown layouts '" + spec->layouts() + "' (model, any)");
+  }
   if (spec->trials_per_task() == 0 && spec->total_trials() == 0) spec->set_trials_per_task(64);
   if (spec->threads() == 0) spec->set_threads(1);
   if (spec->total_trials() > 0) {
@@ -298,6 +302,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   o.trials = spec.trials_per_task() > 0 ? spec.trials_per_task() : 64;
   o.early_stopping = spec.early_stopping();
   o.seed = spec.seed();
+  o.keep_model_layout = spec.layouts() != "any";
   o.threads = spec.threads();
   o.build_jobs = options_.build_jobs;
   o.tmp_root = options_.tmp_root;

@@ -190,7 +190,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   // Tuned kernels must fit the model's activation layouts: a faster kernel that needs a layout
   // transform on each side loses more than it gains (TVM solves this with a graph tuner).
   if (options.keep_model_layout) {
-    so.accept = [workload, target](const compiler::Config& c) { return compiler::KeepsModelLayout(workload, target, c); };
+    so.accept = compiler::ModelLayoutFilter(workload, target);
   }
   int transfer_rows = 0;
   if (options.tuner == "xgb") {
@@ -300,7 +300,7 @@ Result<int> TaskTuner::RunBatch(int n) {
     // transformed ones above all) rank up to 2x too fast and apply-history-best picks them wrongly
     // (bench/RESULTS.md, issue 16). So a model's CPU kernels are timed with every argument but the
     // input flushed before each call, as TVM's enable_cpu_cache_flush.
-    if (options.keep_model_layout && !built[i].info.gpu) in.spec.timing.flush_cache = true;
+    if (options.cold_cache && !built[i].info.gpu) in.spec.timing.flush_cache = true;
     in.spec.seed = uint64_t(configs[i]);
     if (built[i].info.gpu) {
       // GPU kernels run in microseconds: rounds of at least 10 ms of back-to-back launches between

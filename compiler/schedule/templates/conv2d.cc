@@ -82,6 +82,8 @@ class Conv2dNCHWc final : public OpTemplate {
     return space.FromValues(v);
   }
 
+  Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_ic"), c.Inner("tile_oc")}; }
+
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     const int64_t ic_bn = cfg.Inner("tile_ic"), oc_bn = cfg.Inner("tile_oc");

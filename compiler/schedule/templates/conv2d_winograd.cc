@@ -127,6 +127,8 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
     return w.conv.batch * tiling.th * tiling.tw >= 16 ? 2.0 : 0.5;
   }
 
+  Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_ic"), c.Inner("tile_oc")}; }
+
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     const Tiling tiling = TilingFor(c, cfg.Int("tile_m"));

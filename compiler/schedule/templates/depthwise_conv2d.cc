@@ -74,6 +74,8 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
                              {"pad_at", {padded && input_bytes > (1 << 20) ? 1 : 0}}});
   }
 
+  Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_c"), c.Inner("tile_c")}; }
+
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     const int64_t c_bn = cfg.Inner("tile_c"), reg_n = cfg.Inner("tile_ow");

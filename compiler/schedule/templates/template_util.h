@@ -19,7 +19,7 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t limit);
 
 // The channel block the fallback configs use for a tensor of `channels` channels: two vectors when
 // they divide it, else one, else the largest divisor below a vector (the smallest divisor in
-// [4, 64] when that one is below 4). A function of the channel
+// [4, 64] when that one is below 4); 1 for fewer than 4 channels (NCHW1c is NCHW). A function of the channel
 // count alone, so the conv (or depthwise conv) that writes a tensor and every one that reads it
 // agree on its layout and a model needs no layout change between them.
 int64_t FallbackChannelBlock(int64_t channels, int lanes);

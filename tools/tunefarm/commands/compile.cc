@@ -60,6 +60,13 @@ int Compile(const CompileFlags& f) {
   std::string counts;
   for (const auto& [name, count] : per_implementation) counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + name;
   std::printf("implementations: %s\n", counts.c_str());
+  if (stats.layouts.ran) {
+    // Estimates: the records' kernel times plus layout changes priced by their bytes.
+    const auto& l = stats.layouts;
+    std::printf("layouts: planned over the graph for %d convolutions with records, %d changed from their own best record; "
+                "estimated %.3f ms (layout changes %.3f ms) against %.3f ms (%.3f ms) per node\n",
+                l.planned, l.changed, l.planned_ms, l.planned_transform_ms, l.per_node_ms, l.per_node_transform_ms);
+  }
   size_t width = 4;
   for (const auto& n : stats.tunable_nodes) width = std::max(width, n.node.size());
   for (const auto& n : stats.tunable_nodes) {

@@ -39,7 +39,7 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
 }
 
 struct TuneFlags {
-  std::string model, target = "native", tuner = "xgb", scheduler = "gradient", records = kDefaultRecordsDb;
+  std::string model, target = "native", tuner = "xgb", scheduler = "gradient", records = kDefaultRecordsDb, layouts = "model";
   int trials = 64, total_trials = 0, threads = 1, early_stopping = 0, seed = 0, time_limit = 0;
   bool no_transfer = false, local = false;
   std::string tracker, key, daemon;
@@ -60,6 +60,7 @@ int Tune(const TuneFlags& f) {
   options.seed = uint64_t(f.seed);
   options.tuner = f.tuner;
   options.transfer = !f.no_transfer;
+  options.keep_model_layout = f.layouts == "model";
   if (!f.daemon.empty()) {
     return TuneThroughDaemon({f.daemon, f.farm.token_file, f.model, f.target, f.tracker, f.key}, options, schedule);
   }
@@ -208,6 +209,10 @@ Action DeclareTune(CLI::App& app) {
   AddIntFlag(app, "--early-stopping", &f->early_stopping, 0, 1000000, "stop a task after N trials without a better one (0: never)");
   auto* time_limit = AddIntFlag(app, "--time-limit", &f->time_limit, 0, 31536000, "stop after S seconds like Ctrl-C (0: no limit)");
   app.add_flag("--no-transfer", f->no_transfer, "do not warm-start the cost model from records of similar workloads");
+  app.add_option("--layouts", f->layouts,
+                 "model (default): only configs in the layouts untuned neighbours use; any: every channel block, "
+                 "and compile plans the blocks over the graph")
+      ->check(CLI::IsMember({"model", "any"}));
   AddIntFlag(app, "--seed", &f->seed, 0, 2147483647, "the search's random seed (default 0)");
   auto* records = AddRecordsFlag(app, &f->records, "where every trial goes, and what a run resumes from (default ./tunefarm.db)");
   auto* local = app.add_flag("--local", f->local, "measure on this machine (the default without --tracker)");

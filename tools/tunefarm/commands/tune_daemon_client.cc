@@ -53,6 +53,7 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
   spec.set_early_stopping(options.early_stopping);
   spec.set_threads(options.threads);
   spec.set_seed(options.seed);
+  spec.set_layouts(options.keep_model_layout ? "model" : "any");
   spec.set_tracker(job.tracker);
   spec.set_key(job.key);
 

@@ -50,6 +50,15 @@ struct CompileStats {
     std::string node, implementation, config_source;
   };
   std::vector<TunableNode> tunable_nodes;
+  // Graph-level layout planning (opt level 3 on CPUs, with records): how many convolutions had
+  // records to plan with, how many got another config than their own fastest record to save
+  // layout changes, and the estimated time of the tunable kernels plus layout changes both ways.
+  struct LayoutPlanning {
+    bool ran = false;
+    int planned = 0, changed = 0;
+    double per_node_ms = 0, planned_ms = 0, per_node_transform_ms = 0, planned_transform_ms = 0;
+  };
+  LayoutPlanning layouts;
   double optimize_ms = 0, lower_ms = 0, codegen_ms = 0, link_ms = 0, total_ms = 0;
 };
 

@@ -10,6 +10,7 @@
 #ifndef TUNEFARM_COMPILER_KERNEL_H_
 #define TUNEFARM_COMPILER_KERNEL_H_
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -66,9 +67,11 @@ Result<ConfigSpace> GetConfigSpace(const Workload& workload, const Target& targe
 // The template's heuristic config (index into GetConfigSpace's space).
 Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& target);
 // Whether a config reads and writes activations in the layouts the model compiler plans for
-// untuned models (channel blocks chosen from the channel count alone), so using it in a model
-// adds no layout transform. `tunefarm tune` searches these configs only.
+// untuned models (channel blocks chosen from the channel count alone), so using it next to
+// untuned neighbours adds no layout transform. ModelLayoutFilter is the same test with the
+// workload's blocks computed once (a search's `accept` predicate).
 bool KeepsModelLayout(const Workload& workload, const Target& target, const Config& config);
+std::function<bool(const Config&)> ModelLayoutFilter(const Workload& workload, const Target& target);
 
 struct BuildOptions {
   // Dumps the lowered IR after the named pass ("all": every pass) to *dump.

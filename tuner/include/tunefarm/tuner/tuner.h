@@ -83,10 +83,14 @@ struct TuneOptions {
   uint64_t seed = 0;
   int build_jobs = 2;
   int threads = 1;           // recorded with every trial (the measurer runs with it)
-  bool transfer = true;
-  // Only configs that keep the model compiler's activation layouts (KeepsModelLayout): what a
-  // model's tuning wants. Off: the template's whole space (kernel benchmarks).
-  bool keep_model_layout = true;      // xgb: warm-start from the database's records of similar workloads
+  bool transfer = true;       // xgb: warm-start from the database's records of similar workloads
+  // Only configs that keep the activation layouts untuned neighbours use (KeepsModelLayout). Off:
+  // the template's whole space, every channel block (tune --layouts any: the model compiler then
+  // chooses the blocks over the graph, operators/plan_layouts.h; kernel benchmarks).
+  bool keep_model_layout = true;
+  // Time CPU kernels with every argument but the input flushed from the caches, as a model runs
+  // them (each layer's weights are cold). Off: hot timings (kernel benchmarks).
+  bool cold_cache = true;
   rpc_server::TimingParams timing;  // default: number 10, repeat 3
   std::string tmp_root = "/tmp";
   int64_t job_id = 0;        // recorded with every trial (tuner-daemon jobs)
