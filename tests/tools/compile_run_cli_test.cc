@@ -191,6 +191,10 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   EXPECT_EQ(c.output.find("no tuning record for " + key + " "), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("from records"), std::string::npos);
   EXPECT_NE(c.output.find(", 1 from records)"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("layouts: planned over the graph with records for 1 tunable nodes; 0 run another config than "
+                          "their own fastest record; estimated "),
+            std::string::npos)
+      << c.output;
 
   // Export then import into a fresh database keeps every trial once (uids).
   CliRun exported = Tunefarm("records export --records " + dir_ + "t.db -o " + dir_ + "export.jsonl");

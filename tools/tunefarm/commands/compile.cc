@@ -63,8 +63,9 @@ int Compile(const CompileFlags& f) {
   if (stats.layouts.ran) {
     // Estimates: the records' kernel times plus layout changes priced by their bytes.
     const auto& l = stats.layouts;
-    std::printf("layouts: planned over the graph for %d convolutions with records, %d changed from their own best record; "
-                "estimated %.3f ms (layout changes %.3f ms) against %.3f ms (%.3f ms) per node\n",
+    std::printf("layouts: planned over the graph with records for %d tunable nodes; %d run another config than their "
+                "own fastest record; estimated %.3f ms incl. %.3f ms of layout changes (per-node choice: %.3f ms incl. "
+                "%.3f ms)\n",
                 l.planned, l.changed, l.planned_ms, l.planned_transform_ms, l.per_node_ms, l.per_node_transform_ms);
   }
   size_t width = 4;
