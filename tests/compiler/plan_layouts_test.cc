@@ -81,16 +81,6 @@ Compiled Compile(const graph::Graph& g, const ConfigSource* records, int opt_lev
   return c;
 }
 
-std::vector<float> Execute(runtime::Artifact artifact, const std::vector<float>& x) {
-  auto ex = runtime::Executor::Load(std::move(artifact));
-  EXPECT_TRUE(ex.ok());
-  if (!ex.ok()) return {};
-  EXPECT_TRUE((*ex)->SetInput(0, x.data(), x.size() * 4).ok());
-  EXPECT_TRUE((*ex)->Run().ok());
-  const float* y = static_cast<const float*>((*ex)->Output(0));
-  return std::vector<float>(y, y + (*ex)->outputs()[0].bytes() / 4);
-}
-
 TEST(LayoutPlanning, TradesAKernelsSpeedAgainstTheLayoutChangesItsBlockCosts) {
   std::vector<float> x;
   const graph::Graph g = ResidualPair(&x);
@@ -112,7 +102,7 @@ TEST(LayoutPlanning, TradesAKernelsSpeedAgainstTheLayoutChangesItsBlockCosts) {
   ASSERT_GE(first_same, 0);
   ASSERT_GE(second_same, 0);
   // `a` is 8 KiB: changing its layout is estimated at a few microseconds.
-  const std::vector<float> reference = Execute(Compile(g, nullptr, 0).artifact, x);
+  const std::vector<float> reference = tunefarm::testing::RunArtifact(Compile(g, nullptr, 0).artifact, x);
   ASSERT_EQ(reference.size(), 32u * 64u);
 
   for (double slower_by : {0.0005, 0.5}) {
@@ -141,7 +131,7 @@ TEST(LayoutPlanning, TradesAKernelsSpeedAgainstTheLayoutChangesItsBlockCosts) {
     // change back to the second convolution's block only when the fast record won.
     const int base = planned.layout_changes - (keep_block ? 0 : 1);
     EXPECT_EQ(base, Compile(g, nullptr).layout_changes);
-    const std::vector<float> y = Execute(std::move(planned.artifact), x);
+    const std::vector<float> y = tunefarm::testing::RunArtifact(std::move(planned.artifact), x);
     ASSERT_EQ(y.size(), reference.size());
     for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], reference[i], 1e-4f * (1 + std::fabs(reference[i]))) << i;
   }
