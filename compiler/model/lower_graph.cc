@@ -18,13 +18,7 @@ Result<ModelPlan> LowerGraph(const graph::Graph& g, const Target& target, const 
   operators::LowerContext second(g, target, options);
   second.UsePlan(&layouts.choices);
   TUNEFARM_ASSIGN_OR_RETURN(ModelPlan plan, second.Run());
-  plan.layouts.ran = true;
-  plan.layouts.planned = layouts.planned;
-  plan.layouts.changed = layouts.changed;
-  plan.layouts.per_node_ms = layouts.per_node_ms;
-  plan.layouts.planned_ms = layouts.planned_ms;
-  plan.layouts.per_node_transform_ms = layouts.per_node_transform_ms;
-  plan.layouts.planned_transform_ms = layouts.planned_transform_ms;
+  plan.layouts = layouts.summary;
   return plan;
 }
 

@@ -232,26 +232,27 @@ Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& ta
   for (const LayoutFlow::Site& site : flow.sites) {
     int per_node = -1;
     TUNEFARM_ASSIGN_OR_RETURN(auto candidates, SiteCandidates(site, configs, target, &per_node));
-    if (site.per_node.source == "records") plan.planned++;
+    if (site.per_node.source == "records") plan.summary.planned++;
     site_of_node[site.node] = int(p.candidates.size());
     p.candidates.push_back(std::move(candidates));
     p.per_node.push_back(per_node);
   }
   p.edges = FlowEdges(g, flow, site_of_node);
-  std::vector<int> pick = p.candidates.empty() ? std::vector<int>() : Solve(p, &plan.exact);
+  std::vector<int> pick = p.candidates.empty() ? std::vector<int>() : Solve(p, &plan.summary.exact);
   const Totals per_node = Evaluate(p, p.per_node);
   Totals planned = Evaluate(p, pick);
   if (planned.kernels_ms + planned.transforms_ms > per_node.kernels_ms + per_node.transforms_ms) {
     pick = p.per_node;  // only where the beam lost the optimum
     planned = per_node;
   }
-  plan.per_node_ms = per_node.kernels_ms + per_node.transforms_ms;
-  plan.per_node_transform_ms = per_node.transforms_ms;
-  plan.planned_ms = planned.kernels_ms + planned.transforms_ms;
-  plan.planned_transform_ms = planned.transforms_ms;
+  plan.summary.ran = true;
+  plan.summary.per_node_ms = per_node.kernels_ms + per_node.transforms_ms;
+  plan.summary.per_node_transform_ms = per_node.transforms_ms;
+  plan.summary.planned_ms = planned.kernels_ms + planned.transforms_ms;
+  plan.summary.planned_transform_ms = planned.transforms_ms;
   for (size_t s = 0; s < flow.sites.size(); ++s) {
     plan.choices[flow.sites[s].node] = p.candidates[s][size_t(pick[s])].choice;
-    if (pick[s] != p.per_node[s]) plan.changed++;
+    if (pick[s] != p.per_node[s]) plan.summary.changed++;
   }
   return plan;
 }

@@ -37,12 +37,7 @@ struct LayoutFlow {
 
 struct LayoutPlan {
   std::map<int, LowerContext::Choice> choices;  // every site's node -> its choice
-  int planned = 0;   // sites with records (the others keep their fallback)
-  int changed = 0;   // sites whose choice differs from the per-node one
-  // The estimated time of the tunable kernels plus layout changes, per-node choices vs the plan.
-  double per_node_ms = 0, planned_ms = 0;
-  double per_node_transform_ms = 0, planned_transform_ms = 0;
-  bool exact = true;  // false when the beam cut states (not seen on the zoo's models)
+  compiler::CompileStats::LayoutPlanning summary;  // what `tunefarm compile` reports (compile.h)
 };
 
 // The estimated time of changing the layout of a tensor of `bytes` bytes (read and written once;

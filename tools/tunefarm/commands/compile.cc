@@ -65,8 +65,9 @@ int Compile(const CompileFlags& f) {
     const auto& l = stats.layouts;
     std::printf("layouts: planned over the graph with records for %d tunable nodes; %d run another config than their "
                 "own fastest record; estimated %.3f ms incl. %.3f ms of layout changes (per-node choice: %.3f ms incl. "
-                "%.3f ms)\n",
-                l.planned, l.changed, l.planned_ms, l.planned_transform_ms, l.per_node_ms, l.per_node_transform_ms);
+                "%.3f ms)%s\n",
+                l.planned, l.changed, l.planned_ms, l.planned_transform_ms, l.per_node_ms, l.per_node_transform_ms,
+                l.exact ? "" : "; too many combinations to search them all: the cheapest 4096 were kept at each step");
   }
   size_t width = 4;
   for (const auto& n : stats.tunable_nodes) width = std::max(width, n.node.size());

@@ -55,6 +55,7 @@ struct CompileStats {
   // layout changes, and the estimated time of the tunable kernels plus layout changes both ways.
   struct LayoutPlanning {
     bool ran = false;
+    bool exact = true;  // false when the planner's beam cut states (not seen on the zoo's models)
     int planned = 0, changed = 0;
     double per_node_ms = 0, planned_ms = 0, per_node_transform_ms = 0, planned_transform_ms = 0;
   };
