@@ -14,6 +14,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libxgboost-dev xgboost
   libsqlite3-dev sqlite3
+  # the records database on PostgreSQL: libpq, and a real server (and psql) for its tests and benchmark
+  libpq-dev postgresql postgresql-client
   libboost-dev prometheus-cpp-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libonnx-dev libonnx-testdata
@@ -24,6 +26,7 @@ PACKAGES=(
   chromium
   # Raspberry Pi cross builds, run under emulation in tests
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
+  help2man lintian debootstrap  # Debian packages: man pages, lintian, the clean-root install test (scripts/package.sh, test_packages.sh)
 )
 # The board-side farm (rpc_server) cross-built for aarch64 links Debian's multiarch gRPC; the
 # emulated Raspberry Pi test runs it under qemu. Always --no-install-recommends for foreign
@@ -51,6 +54,7 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(n
 install_npm_packages() {
   echo "setup.sh: npm ci in tuner/dashboard/web"
   npm ci --prefix "$(dirname "$0")/../tuner/dashboard/web" --no-audit --no-fund --loglevel=error
+  npm ci --prefix "$(dirname "$0")/../deploy/k8s/validate" --no-audit --no-fund --loglevel=error
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

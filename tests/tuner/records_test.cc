@@ -1,15 +1,36 @@
-// The records database: schema and migrations, every trial kept, the best-config query's matching
-// order (target, then device model, then a shared key), and import/export.
+// The records database on each engine (SQLite, and a real PostgreSQL server the test starts):
+// schema and migrations, every trial kept, the best-config query's matching order (target, then
+// device model, then a shared key), import/export, and the claims that let several tuners share
+// one database.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <sstream>
 
+#include "common/postgres_server.h"
+#include "common/test_files.h"
 #include "tunefarm/tuner/records.h"
 
 namespace tunefarm::tuner {
 namespace {
 
+TrialRecord Trial(const std::string& target, const std::string& model, const std::string& keys, int64_t config, double ms,
+                  const std::string& status = "ok") {
+  TrialRecord t;
+  t.workload_key = "conv2d_nchwc|W";
+  t.template_name = "conv2d_nchwc";
+  t.flops = 1e9;
+  t.target = target;
+  t.target_model = model;
+  t.target_keys = keys;
+  t.config_index = config;
+  t.status = status;
+  t.mean_ms = ms;
+  if (status != "ok") t.error_message = "boom";
+  return t;
+}
+
+// SQLite-only behaviour (the file, PRAGMA user_version).
 class RecordsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -19,26 +40,44 @@ class RecordsTest : public ::testing::Test {
   void TearDown() override {
     for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
   }
-  TrialRecord Trial(const std::string& target, const std::string& model, const std::string& keys, int64_t config,
-                    double ms, const std::string& status = "ok") {
-    TrialRecord t;
-    t.workload_key = "conv2d_nchwc|W";
-    t.template_name = "conv2d_nchwc";
-    t.flops = 1e9;
-    t.target = target;
-    t.target_model = model;
-    t.target_keys = keys;
-    t.config_index = config;
-    t.status = status;
-    t.mean_ms = ms;
-    if (status != "ok") t.error_message = "boom";
-    return t;
-  }
   std::string path_;
 };
 
-TEST_F(RecordsTest, KeepsEveryTrialAndFindsTheBestByTargetThenModelThenKey) {
-  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+// What both engines must do alike. location_ is a fresh database; Fresh() makes another.
+class RecordsOnEachEngine : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "postgresql") TUNEFARM_START_POSTGRES(server_);
+    location_ = Fresh();
+  }
+  void TearDown() override {
+    for (const auto& path : files_) {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    }
+  }
+  std::string Fresh() {
+    const std::string name = "records_" + std::to_string(getpid()) + "_" + std::to_string(++count_);
+    if (GetParam() == "postgresql") {
+      std::string error;
+      std::string url = server_.CreateDatabase(name, &error);
+      EXPECT_FALSE(url.empty()) << error;
+      return url;
+    }
+    files_.push_back(::testing::TempDir() + name + ".db");
+    std::remove(files_.back().c_str());
+    return files_.back();
+  }
+  testing::PostgresServer server_;
+  std::string location_;
+  std::vector<std::string> files_;
+  int count_ = 0;
+};
+
+INSTANTIATE_TEST_SUITE_P(Engines, RecordsOnEachEngine, ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(RecordsOnEachEngine, KeepsEveryTrialAndFindsTheBestByTargetThenModelThenKey) {
+  auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   EXPECT_EQ(*(*db)->SchemaVersion(), kRecordsSchemaVersion);
   std::vector<TrialRecord> trials = {
@@ -66,10 +105,10 @@ TEST_F(RecordsTest, KeepsEveryTrialAndFindsTheBestByTargetThenModelThenKey) {
   EXPECT_FALSE(none->has_value());
 }
 
-TEST_F(RecordsTest, ExportImportRoundTripsAndRejectsMalformedLinesAtomically) {
+TEST_P(RecordsOnEachEngine, ExportImportRoundTripsAndRejectsMalformedLinesAtomically) {
   std::string exported;
   {
-    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
     ASSERT_TRUE(db.ok());
     for (int i = 0; i < 3; ++i) {
       TrialRecord t = Trial("llvm", "", "cpu", i, 1.0 + i);
@@ -80,8 +119,8 @@ TEST_F(RecordsTest, ExportImportRoundTripsAndRejectsMalformedLinesAtomically) {
     ASSERT_TRUE((*db)->ExportJsonLines(out).ok());
     exported = out.str();
   }
-  TearDown();
-  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+  location_ = Fresh();
+  auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(db.ok());
   std::istringstream in(exported);
   auto added = (*db)->ImportJsonLines(in);
@@ -120,8 +159,8 @@ TEST_F(RecordsTest, NegativeSchemaVersionIsRefusedNotACrash) {
             "records database " + path_ + " has schema version -1, which no tunefarm writes: its header is damaged");
 }
 
-TEST_F(RecordsTest, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
-  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+TEST_P(RecordsOnEachEngine, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
+  auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(db.ok());
   const std::string good = R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":1.0})";
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -156,8 +195,8 @@ TEST_F(RecordsTest, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
   EXPECT_EQ(checked.status().message(), "line 1: bad target");
 }
 
-TEST_F(RecordsTest, TextThatIsNotUtf8IsExportedNotThrownOn) {
-  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+TEST_P(RecordsOnEachEngine, TextThatIsNotUtf8IsExportedNotThrownOn) {
+  auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(db.ok());
   TrialRecord t = Trial("llvm", "", "cpu", 0, 0, "compile_error");
   t.error_message = "caf\xe9 \xff";  // Latin-1 from a compiler's message
@@ -165,6 +204,133 @@ TEST_F(RecordsTest, TextThatIsNotUtf8IsExportedNotThrownOn) {
   std::ostringstream out;
   ASSERT_TRUE((*db)->ExportJsonLines(out).ok());
   EXPECT_NE(out.str().find("\"error_message\":\"caf\xef\xbf\xbd \xef\xbf\xbd\""), std::string::npos) << out.str();
+}
+
+TEST_P(RecordsOnEachEngine, ClaimsGiveEachConfigToOneTunerUntilItsTrialOrItsExpiry) {
+  auto a = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
+  auto b = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);  // a second tuner's connection
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString();
+  const TrialRecord task = Trial("llvm", "", "cpu", 0, 1.0);
+  const int64_t minute = 60000;
+  EXPECT_EQ(*(*a)->Claim(task, {1, 2, 3}, "A", minute), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(*(*b)->Claim(task, {2, 3, 4}, "B", minute), (std::vector<int64_t>{4}));  // A holds 2 and 3
+  TrialRecord two = Trial("llvm", "", "cpu", 2, 1.5);
+  ASSERT_TRUE((*a)->AddTrial(&two, "A").ok());
+  EXPECT_TRUE((*b)->Claim(task, {2}, "B", minute)->empty()) << "measured: never again";
+  // A holder that died: its claim lapses, and only then another may take the config.
+  EXPECT_EQ(*(*a)->Claim(task, {5}, "A", -1), (std::vector<int64_t>{5}));
+  EXPECT_EQ(*(*b)->Claim(task, {5}, "B", minute), (std::vector<int64_t>{5}));
+  // A failure a tuner decided to measure again, up to the trial it saw: once.
+  EXPECT_EQ(*(*b)->Claim(task, {2}, "B", minute, {2}, two.id), (std::vector<int64_t>{2}));
+  EXPECT_TRUE((*a)->Claim(task, {2}, "A", minute, {2}, two.id)->empty()) << "B measures it now";
+  // What the other tuner recorded since a given trial.
+  TrialRecord four = Trial("llvm", "", "cpu", 4, 0.5);
+  ASSERT_TRUE((*b)->AddTrial(&four, "B").ok());
+  auto fresh = (*a)->TrialsOfTaskAfter(task.workload_key, "llvm", two.id);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  ASSERT_EQ(fresh->size(), 1u);
+  EXPECT_EQ((*fresh)[0].config_index, 4);
+  EXPECT_FALSE((*fresh)[0].created_at.empty());
+  EXPECT_EQ(four.created_at, (*fresh)[0].created_at);
+}
+
+TEST_P(RecordsOnEachEngine, JobsKeepTheirDaemonAndAnUpdateOfAMissingJobIsNotFound) {
+  auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  auto id = (*db)->AddJob("{\"model\":\"resnet-18\"}", "daemon-a");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  ASSERT_TRUE((*db)->UpdateJob(*id, "running", "{\"trials_done\":3}").ok());
+  auto job = (*db)->GetJob(*id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, "running");
+  EXPECT_EQ(job->daemon, "daemon-a");
+  EXPECT_EQ(job->progress_json, "{\"trials_done\":3}");
+  auto missing = (*db)->UpdateJob(*id + 100, "done", "{}");
+  EXPECT_EQ(missing.message(), "no job " + std::to_string(*id + 100) + " in " + (*db)->location());
+}
+
+TEST_P(RecordsOnEachEngine, ReadOnlyReadersNeverWrite) {
+  {
+    auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok());
+    TrialRecord t = Trial("llvm", "", "cpu", 1, 1.0);
+    ASSERT_TRUE((*db)->AddTrial(&t).ok());
+  }
+  auto reader = RecordsDb::Open(location_, RecordsDb::Mode::kReadOnly);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ(*(*reader)->CountTrials(), 1);
+  TrialRecord t = Trial("llvm", "", "cpu", 2, 1.0);
+  EXPECT_FALSE((*reader)->AddTrial(&t).ok());
+  EXPECT_EQ(*(*reader)->CountTrials(), 1);
+}
+
+// PostgreSQL only: what a user gets wrong in a URL, and two daemons of one name.
+class PostgresRecordsTest : public ::testing::Test {};
+
+TEST_F(PostgresRecordsTest, ErrorsNameTheDatabaseWithoutItsPassword) {
+  EXPECT_TRUE(IsPostgresRecords("postgresql://u@h/db"));
+  EXPECT_TRUE(IsPostgresRecords("host=db dbname=records"));
+  EXPECT_FALSE(IsPostgresRecords("./tunefarm.db"));
+  EXPECT_FALSE(IsPostgresRecords("/var/lib/tunefarm/a=b.db"));
+  auto refused = RecordsDb::Open("postgresql://tuner:secret@127.0.0.1:1/records", RecordsDb::Mode::kCreate);
+  ASSERT_FALSE(refused.ok());
+  const std::string msg = refused.status().message();
+  EXPECT_EQ(msg.rfind("cannot connect to records database postgresql://tuner@127.0.0.1:1/records: ", 0), 0u) << msg;
+  EXPECT_EQ(msg.find("secret"), std::string::npos) << msg;
+  EXPECT_EQ(DisplayRecordsLocation("postgresql://tuner:secret@db:5433/records"), "postgresql://tuner@db:5433/records");
+  auto garbled = RecordsDb::Open("postgresql://[", RecordsDb::Mode::kCreate);
+  ASSERT_FALSE(garbled.ok());
+  EXPECT_EQ(garbled.status().message().rfind("records database: not a valid PostgreSQL URL or keyword string: ", 0), 0u)
+      << garbled.status().message();
+}
+
+TEST_F(PostgresRecordsTest, ADaemonNameIsHeldByOneProcessAtATime) {
+  testing::PostgresServer server;
+  TUNEFARM_START_POSTGRES(server);
+  std::string error;
+  const std::string url = server.CreateDatabase("daemons", &error);
+  ASSERT_FALSE(url.empty()) << error;
+  auto first = RecordsDb::Open(url, RecordsDb::Mode::kCreate);
+  auto second = RecordsDb::Open(url, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE((*first)->LockDaemonName("tuner-daemon").ok());
+  EXPECT_TRUE((*second)->LockDaemonName("gpu-daemon").ok());
+  Status taken = (*second)->LockDaemonName("tuner-daemon");
+  EXPECT_EQ(taken.message(), "records database " + (*second)->location() +
+                                 " is in use by another tuner-daemon named 'tuner-daemon'; give each daemon sharing a "
+                                 "database its own --name");
+  first->reset();  // the holder exits: its lock goes with its session (the server ends it soon after)
+  bool taken_over = false;
+  for (int i = 0; i < 100 && !taken_over; ++i) {
+    taken_over = (*second)->LockDaemonName("tuner-daemon").ok();
+    if (!taken_over) usleep(50000);
+  }
+  EXPECT_TRUE(taken_over);
+}
+
+TEST_F(RecordsTest, AVersionOneDatabaseIsUpgradedKeepingItsTrials) {
+  const std::string v1 =
+      "CREATE TABLE workloads (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, template TEXT NOT NULL, flops REAL NOT NULL DEFAULT 0);"
+      "CREATE TABLE targets (id INTEGER PRIMARY KEY, target TEXT NOT NULL UNIQUE, model TEXT NOT NULL DEFAULT '', keys TEXT NOT NULL DEFAULT '');"
+      "CREATE TABLE jobs (id INTEGER PRIMARY KEY, spec TEXT NOT NULL, state TEXT NOT NULL, progress TEXT NOT NULL DEFAULT '{}',"
+      " created_at TEXT NOT NULL DEFAULT '', updated_at TEXT NOT NULL DEFAULT '');"
+      "CREATE TABLE trials (id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, workload_id INTEGER NOT NULL, target_id INTEGER NOT NULL,"
+      " config_index INTEGER NOT NULL, config_json TEXT NOT NULL DEFAULT '', status TEXT NOT NULL, error_message TEXT NOT NULL DEFAULT '',"
+      " costs_ms TEXT NOT NULL DEFAULT '[]', mean_ms REAL, threads INTEGER NOT NULL DEFAULT 1, device_key TEXT NOT NULL DEFAULT '',"
+      " device_info TEXT NOT NULL DEFAULT '', build_ms REAL NOT NULL DEFAULT 0, run_ms REAL NOT NULL DEFAULT 0, job_id INTEGER,"
+      " created_at TEXT NOT NULL DEFAULT '');"
+      "INSERT INTO workloads VALUES (1, 'conv2d_nchwc|W', 'conv2d_nchwc', 1e9); INSERT INTO targets VALUES (1, 'llvm', '', 'cpu');"
+      "INSERT INTO trials(uid, workload_id, target_id, config_index, status, mean_ms) VALUES ('u1', 1, 1, 7, 'ok', 2.5);"
+      "INSERT INTO jobs(spec, state) VALUES ('{}', 'running'); PRAGMA user_version = 1;";
+  ASSERT_EQ(system(("sqlite3 " + path_ + " \"" + v1 + "\"").c_str()), 0);
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(*(*db)->SchemaVersion(), 2);
+  auto best = (*db)->Best("conv2d_nchwc|W", {"llvm", "", {"cpu"}});
+  ASSERT_TRUE(best.ok() && best->has_value());
+  EXPECT_EQ((*best)->config_index, 7);
+  EXPECT_EQ((*db)->ListJobs()->at(0).daemon, "");  // a job from before daemons had names
+  EXPECT_EQ(*(*db)->Claim(Trial("llvm", "", "cpu", 0, 1), {8}, "A", 1000), (std::vector<int64_t>{8}));
 }
 
 }  // namespace

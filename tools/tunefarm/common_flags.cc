@@ -14,7 +14,7 @@ CLI::Option* AddOptLevelFlag(CLI::App& app, int* out) {
 }
 
 CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& help) {
-  return app.add_option("--records", *out, help)->type_name("DB");
+  return app.add_option("--records", *out, help + "; a file or postgresql://USER@HOST[:PORT]/DB")->type_name("DB");
 }
 
 CLI::Option* AddJsonFlag(CLI::App& app, bool* out) { return app.add_flag("--json", *out, "print JSON instead of a table"); }

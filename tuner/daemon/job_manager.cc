@@ -1,6 +1,9 @@
 #include "tuner/daemon/job_manager.h"
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
+
 #include <google/protobuf/util/json_util.h>
 
 #include "tunefarm/compiler/model.h"
@@ -68,12 +71,25 @@ struct JobManager::Job {
 Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
   TUNEFARM_ASSIGN_OR_RETURN(m->db_, RecordsDb::Open(m->options_.records, RecordsDb::Mode::kCreate));
-  // One tuner per database: a second daemon (or a `tunefarm tune`) would resume the same jobs.
-  TUNEFARM_ASSIGN_OR_RETURN(m->lock_, TuningLock::Acquire(m->options_.records, "tuner-daemon"));
+  // A file takes one tuner: a second daemon (or a `tunefarm tune`) would resume the same jobs. On
+  // PostgreSQL, tuners share the database through claims, and each daemon resumes its own jobs.
+  if (m->db_->shared()) {
+    // A daemon restarted at once may find its previous session's lock still held: the server ends
+    // a dead client's session moments after its connection drops.
+    Status locked = m->db_->LockDaemonName(m->options_.name);
+    for (int i = 0; i < 20 && locked.code() == StatusCode::kFailedPrecondition; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      locked = m->db_->LockDaemonName(m->options_.name);
+    }
+    TUNEFARM_RETURN_IF_ERROR(locked);
+  } else {
+    TUNEFARM_ASSIGN_OR_RETURN(m->lock_, TuningLock::Acquire(m->options_.records, "tuner-daemon"));
+  }
   TUNEFARM_ASSIGN_OR_RETURN(auto stored, m->db_->ListJobs());
   std::vector<std::shared_ptr<Job>> resume;
   std::lock_guard<std::mutex> lock(m->mu_);
   for (const auto& r : stored) {
+    if (!r.daemon.empty() && r.daemon != m->options_.name) continue;  // another daemon's
     auto job = std::make_shared<Job>();
     if (!google::protobuf::util::JsonStringToMessage(r.progress_json, &job->proto).ok()) job->proto.Clear();
     v1::TuningJobSpec spec;
@@ -172,7 +188,7 @@ Result<v1::TuningJob> JobManager::Submit(const v1::TuningJobSpec& request) {
   TUNEFARM_RETURN_IF_ERROR(Normalize(&spec, options_));
   std::lock_guard<std::mutex> lock(mu_);
   if (shutting_down_) return Status::FailedPrecondition("the daemon is shutting down");
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(ToJson(spec)));
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(ToJson(spec), options_.name));
   auto job = std::make_shared<Job>();
   job->proto.set_id(id);
   *job->proto.mutable_spec() = spec;

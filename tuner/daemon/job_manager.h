@@ -33,7 +33,10 @@ namespace tunefarm::tuner {
 bool IsFinalJobState(const std::string& state);
 
 struct DaemonOptions {
-  std::string records;        // the records database (jobs and trials)
+  std::string records;        // the records database (jobs and trials): a file or a PostgreSQL URL
+  // Which jobs are this daemon's: several daemons sharing one PostgreSQL database each resume only
+  // their own, and two daemons of one name on one database are refused.
+  std::string name = "tuner-daemon";
   std::string tracker, key;   // default runner: the farm; empty tracker: local
   std::string token;          // farm token for the tracker
   farm_net::TlsFiles tls;

@@ -70,7 +70,12 @@ int main(int argc, char** argv) {
                "and is sent to the tracker)",
                "tuner-daemon"};
   tunefarm::farm_net::AddCommonDaemonFlags(app, &common);
-  app.add_option("--records", options.records, "the records database of every job (default ./tunefarm.db)")->type_name("DB");
+  app.add_option("--records", options.records,
+                 "the records database of every job: a file (default ./tunefarm.db) or postgresql://USER@HOST[:PORT]/DB")
+      ->type_name("DB");
+  app.add_option("--name", options.name,
+                 "this daemon's name in the records database: daemons sharing a PostgreSQL database need their own "
+                 "(default tuner-daemon)");
   auto* tracker = app.add_option("--tracker", options.tracker, "measure through this farm (default: a job's own, else this machine)")
                       ->type_name("HOST:PORT");
   auto* key = app.add_option("--key", options.key, "the device key to lease on --tracker");
@@ -154,7 +159,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::printf("tuner-daemon: stopping; unfinished jobs resume when it starts again on %s\n", options.records.c_str());
+  std::printf("tuner-daemon: stopping; unfinished jobs resume when it starts again on %s\n",
+              tunefarm::tuner::DisplayRecordsLocation(options.records).c_str());
   std::fflush(stdout);
 #if TUNEFARM_HAVE_METRICS
   metrics.reset();  // it reads the job list

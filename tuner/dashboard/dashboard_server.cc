@@ -31,8 +31,9 @@ constexpr int64_t kDefaultTrialLimit = 50000, kMaxTrialLimit = 200000;
 // time; requests run on their own threads).
 class ConnectionPool {
  public:
-  explicit ConnectionPool(std::string path) : path_(std::move(path)) {}
-  const std::string& path() const { return path_; }
+  explicit ConnectionPool(std::string path) : path_(std::move(path)), shown_(DisplayRecordsLocation(path_)) {}
+  // Never a password: the page shows it.
+  const std::string& location() const { return shown_; }
 
   class Lease {
    public:
@@ -67,7 +68,7 @@ class ConnectionPool {
     std::lock_guard<std::mutex> lock(mu_);
     if (idle_.size() < 8) idle_.push_back(std::move(db));
   }
-  std::string path_;
+  std::string path_, shown_;
   std::mutex mu_;
   std::vector<std::unique_ptr<RecordsDb>> idle_;
 };
@@ -132,7 +133,7 @@ struct Dashboard::Impl {
     };
     routes.push_back({"GET", "/api/config", {}, [this](const HttpRequest&, const Params&) -> Result<Json> {
                         Json records = Json::array();
-                        for (const auto& p : pools) records.push_back(p->path());
+                        for (const auto& p : pools) records.push_back(p->location());
                         return Json{{"records", records},
                                     {"tracker", options.tracker},
                                     {"daemon", options.daemon},

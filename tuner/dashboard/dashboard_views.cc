@@ -121,7 +121,7 @@ Result<Json> OverviewView(RecordsDb& db) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.LastTrialId());
   TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
   TUNEFARM_ASSIGN_OR_RETURN(auto failures, db.RecentFailures(20));
-  Json out{{"path", db.path()}, {"trials", trials}, {"last_id", last_id}, {"jobs", Json::array()}, {"recent_errors", Json::array()}};
+  Json out{{"path", db.location()}, {"trials", trials}, {"last_id", last_id}, {"jobs", Json::array()}, {"recent_errors", Json::array()}};
   for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) out["jobs"].push_back(JobJson(*it));
   for (const auto& t : failures) out["recent_errors"].push_back(TrialJson(t));
   return out;
@@ -330,7 +330,7 @@ Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& 
     }
     for (const auto& [key, c] : cells) {
       rows.push_back(Json{{"db", d},
-                          {"records", dbs[d]->path()},
+                          {"records", dbs[d]->location()},
                           {"target", target_name[key.first]},
                           {"device", key.second},
                           {"trials", c.trials},

@@ -16,7 +16,7 @@ class RecordsConfigSource final : public compiler::ConfigSource {
   Result<compiler::BestConfig> Best(const std::string& workload_key, const compiler::Target& target) const override;
   Result<std::vector<compiler::BestConfig>> Ranked(const std::string& workload_key, const compiler::Target& target,
                                                    int limit) const override;
-  std::string Describe() const override { return "records database " + db_->path(); }
+  std::string Describe() const override { return "records database " + db_->location(); }
 
  private:
   mutable std::mutex mu_;  // one SQLite connection, shared by the compiler's threads

@@ -1,70 +1,18 @@
-#include <sqlite3.h>
+// RecordsDb's write side, opening and migrations, over a SqlConnection (SQLite or PostgreSQL).
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "tunefarm/tuner/records.h"
-#include "tuner/records/sqlite_stmt.h"
+#include "tuner/records/records_sql.h"
+#include "tuner/records/sql_engines.h"
 
 namespace tunefarm::tuner {
 namespace {
-
-// Migration k takes the schema from version k to k+1. Append only: a released migration never
-// changes, so every database reaches the same schema by the same steps.
-const std::vector<std::string>& Migrations() {
-  static const std::vector<std::string> kMigrations = {
-      R"sql(
-CREATE TABLE workloads (
-  id INTEGER PRIMARY KEY,
-  key TEXT NOT NULL UNIQUE,
-  template TEXT NOT NULL,
-  flops REAL NOT NULL DEFAULT 0
-);
-CREATE TABLE targets (
-  id INTEGER PRIMARY KEY,
-  target TEXT NOT NULL UNIQUE,
-  model TEXT NOT NULL DEFAULT '',
-  keys TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE jobs (
-  id INTEGER PRIMARY KEY,
-  spec TEXT NOT NULL,
-  state TEXT NOT NULL,
-  progress TEXT NOT NULL DEFAULT '{}',
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
-CREATE TABLE trials (
-  id INTEGER PRIMARY KEY,
-  uid TEXT NOT NULL UNIQUE,
-  workload_id INTEGER NOT NULL REFERENCES workloads(id),
-  target_id INTEGER NOT NULL REFERENCES targets(id),
-  config_index INTEGER NOT NULL,
-  config_json TEXT NOT NULL DEFAULT '',
-  status TEXT NOT NULL,
-  error_message TEXT NOT NULL DEFAULT '',
-  costs_ms TEXT NOT NULL DEFAULT '[]',
-  mean_ms REAL,
-  threads INTEGER NOT NULL DEFAULT 1,
-  device_key TEXT NOT NULL DEFAULT '',
-  device_info TEXT NOT NULL DEFAULT '',
-  build_ms REAL NOT NULL DEFAULT 0,
-  run_ms REAL NOT NULL DEFAULT 0,
-  job_id INTEGER,
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
-CREATE INDEX trials_by_workload_target ON trials(workload_id, target_id, status, mean_ms);
-CREATE INDEX trials_by_job ON trials(job_id);
-)sql",
-  };
-  return kMigrations;
-}
 
 std::string NewUid() {
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -73,16 +21,15 @@ std::string NewUid() {
   return buf;
 }
 
-
 }  // namespace
 
 const char* const kSelectTrial =
     "SELECT t.id, t.uid, w.key, w.template, w.flops, g.target, g.model, g.keys, t.config_index, t.config_json, t.status,"
     " t.error_message, t.costs_ms, t.mean_ms, t.threads, t.device_key, t.device_info, t.build_ms, t.run_ms,"
-    " IFNULL(t.job_id, 0), t.created_at FROM trials t JOIN workloads w ON w.id = t.workload_id"
+    " COALESCE(t.job_id, 0), t.created_at FROM trials t JOIN workloads w ON w.id = t.workload_id"
     " JOIN targets g ON g.id = t.target_id ";
 
-TrialRecord ReadTrial(const Stmt& s) {
+TrialRecord ReadTrial(const SqlQuery& s) {
   TrialRecord t;
   t.id = s.Int(0);
   t.uid = s.Text(1);
@@ -113,230 +60,82 @@ TrialRecord ReadTrial(const Stmt& s) {
   return t;
 }
 
-namespace {
-// The stored outcomes (docs/formats/records_db.md); rpc_server's OutcomeKindName uses the same words.
-const char* const kTrialStatuses[] = {"ok", "instantiation_error", "compile_error", "runtime_error",
-                                      "timeout", "wrong_answer", "bad_request"};
-}  // namespace
-
-bool IsTrialStatus(const std::string& status) {
-  for (const char* s : kTrialStatuses) {
-    if (status == s) return true;
-  }
-  return false;
+bool IsPostgresRecords(const std::string& location) { return IsPostgresLocation(location); }
+std::string DisplayRecordsLocation(const std::string& location) {
+  return IsPostgresLocation(location) ? DisplayPostgresLocation(location) : location;
 }
 
-std::string TrialStatusList() {
-  std::string out;
-  for (const char* s : kTrialStatuses) out += (out.empty() ? "" : ", ") + std::string(s);
-  return out;
-}
+RecordsDb::RecordsDb(std::unique_ptr<SqlConnection> conn) : conn_(std::move(conn)) {}
+RecordsDb::~RecordsDb() = default;
 
-std::string TrialRecord::ToJson() const {
-  nlohmann::ordered_json j;
-  j["uid"] = uid;
-  j["workload"] = workload_key;
-  j["template"] = template_name;
-  j["flops"] = flops;
-  j["target"] = target;
-  j["target_model"] = target_model;
-  j["target_keys"] = target_keys;
-  j["config_index"] = config_index;
-  j["config"] = config_json;
-  j["status"] = status;
-  j["error_message"] = error_message;
-  j["costs_ms"] = costs_ms;
-  j["mean_ms"] = mean_ms;
-  j["threads"] = threads;
-  j["device_key"] = device_key;
-  j["device_info"] = device_info;
-  j["build_ms"] = build_ms;
-  j["run_ms"] = run_ms;
-  j["job_id"] = job_id;
-  j["created_at"] = created_at;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // stored text need not be UTF-8
-}
+const std::string& RecordsDb::location() const { return conn_->location(); }
+bool RecordsDb::shared() const { return conn_->engine() == SqlConnection::Engine::kPostgres; }
 
-Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::InvalidArgument("not a JSON object");
-  TrialRecord t;
-  auto str = [&](const char* key, std::string* out, bool required) -> Status {
-    if (!j.contains(key)) return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
-    if (!j[key].is_string()) return Status::InvalidArgument(std::string("field '") + key + "' must be a string");
-    *out = j[key].get<std::string>();
-    return Status::OK();
-  };
-  auto num = [&](const char* key, double* out, bool required) -> Status {
-    if (!j.contains(key)) return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
-    if (!j[key].is_number()) return Status::InvalidArgument(std::string("field '") + key + "' must be a number");
-    *out = j[key].get<double>();
-    return Status::OK();
-  };
-  TUNEFARM_RETURN_IF_ERROR(str("workload", &t.workload_key, true));
-  TUNEFARM_RETURN_IF_ERROR(str("target", &t.target, true));
-  TUNEFARM_RETURN_IF_ERROR(str("status", &t.status, true));
-  TUNEFARM_RETURN_IF_ERROR(str("uid", &t.uid, false));
-  TUNEFARM_RETURN_IF_ERROR(str("template", &t.template_name, false));
-  TUNEFARM_RETURN_IF_ERROR(str("target_model", &t.target_model, false));
-  TUNEFARM_RETURN_IF_ERROR(str("target_keys", &t.target_keys, false));
-  TUNEFARM_RETURN_IF_ERROR(str("config", &t.config_json, false));
-  TUNEFARM_RETURN_IF_ERROR(str("error_message", &t.error_message, false));
-  TUNEFARM_RETURN_IF_ERROR(str("device_key", &t.device_key, false));
-  TUNEFARM_RETURN_IF_ERROR(str("device_info", &t.device_info, false));
-  TUNEFARM_RETURN_IF_ERROR(str("created_at", &t.created_at, false));
-  double index = -1, threads = 1, job = 0;
-  TUNEFARM_RETURN_IF_ERROR(num("config_index", &index, true));
-  TUNEFARM_RETURN_IF_ERROR(num("flops", &t.flops, false));
-  TUNEFARM_RETURN_IF_ERROR(num("mean_ms", &t.mean_ms, false));
-  TUNEFARM_RETURN_IF_ERROR(num("threads", &threads, false));
-  TUNEFARM_RETURN_IF_ERROR(num("build_ms", &t.build_ms, false));
-  TUNEFARM_RETURN_IF_ERROR(num("run_ms", &t.run_ms, false));
-  TUNEFARM_RETURN_IF_ERROR(num("job_id", &job, false));
-  // Integers arrive as JSON numbers (doubles): each is checked integral and within range before
-  // the cast, which is undefined past int64 (libFuzzer: "config_index":1e32).
-  auto integer = [](const char* name, double v, double min, double max) -> Status {
-    if (!(v >= min && v <= max) || v != std::floor(v)) {
-      return Status::InvalidArgument(std::string("field '") + name + "' must be an integer in [" + std::to_string(int64_t(min)) + ", " +
-                                     std::to_string(int64_t(max)) + "]");
+Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, Mode mode) {
+  if (IsPostgresLocation(location)) {
+    TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenPostgres(location));
+    std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
+    TUNEFARM_RETURN_IF_ERROR(r->Migrate());
+    // Readers never write: the server refuses it for the rest of the session.
+    if (mode == Mode::kReadOnly) {
+      if (Status s = r->conn_->Exec("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"); !s.ok()) {
+        return r->Error("cannot make the session read-only", s);
+      }
     }
-    return Status::OK();
-  };
-  constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53: every integer below is a double
-  TUNEFARM_RETURN_IF_ERROR(integer("config_index", index, 0, kMaxExactInteger));
-  TUNEFARM_RETURN_IF_ERROR(integer("threads", threads, 0, 1 << 20));
-  TUNEFARM_RETURN_IF_ERROR(integer("job_id", job, 0, kMaxExactInteger));
-  t.config_index = int64_t(index);
-  t.threads = int(threads);
-  t.job_id = int64_t(job);
-  // Times and FLOPs are never negative: a negative mean would become the fastest record.
-  for (const auto& [name, value] : {std::pair<const char*, double>{"flops", t.flops}, {"mean_ms", t.mean_ms},
-                                    {"build_ms", t.build_ms}, {"run_ms", t.run_ms}}) {
-    if (value < 0) return Status::InvalidArgument(std::string("field '") + name + "' must not be negative");
+    return r;
   }
-  if (j.contains("costs_ms")) {
-    if (!j["costs_ms"].is_array()) return Status::InvalidArgument("field 'costs_ms' must be an array");
-    for (const auto& c : j["costs_ms"]) {
-      if (!c.is_number() || c.get<double>() < 0) return Status::InvalidArgument("field 'costs_ms' must hold non-negative numbers");
-      t.costs_ms.push_back(c.get<double>());
-    }
-  }
-  if (t.status == "ok" && !(t.mean_ms > 0)) return Status::InvalidArgument("a trial with status 'ok' needs mean_ms > 0");
-  if (!IsTrialStatus(t.status)) {
-    return Status::InvalidArgument("field 'status' is '" + t.status.substr(0, 40) + "'; one of " + TrialStatusList());
-  }
-  for (const std::string* text : {&t.workload_key, &t.target, &t.uid, &t.template_name, &t.target_model, &t.target_keys,
-                                  &t.config_json, &t.error_message, &t.device_key, &t.device_info, &t.created_at}) {
-    if (text->find('\0') != std::string::npos) return Status::InvalidArgument("a text field holds a NUL byte");
-  }
-  if (t.workload_key.empty() || t.target.empty()) return Status::InvalidArgument("fields 'workload' and 'target' must not be empty");
-  return t;
-}
-
-namespace {
-
-// "file:" URI for sqlite3_open_v2 with SQLITE_OPEN_URI: the path with %, ? and # escaped.
-std::string FileUri(const std::string& path, const std::string& query) {
-  std::string uri = "file:";
-  for (char c : path) {
-    if (c == '%' || c == '?' || c == '#') {
-      char buf[4];
-      std::snprintf(buf, sizeof(buf), "%%%02X", unsigned(uint8_t(c)));
-      uri += buf;
-    } else {
-      uri += c;
-    }
-  }
-  return uri + "?" + query;
-}
-
-}  // namespace
-
-Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& path, Mode mode) {
   struct stat st;
-  if (mode != Mode::kCreate && stat(path.c_str(), &st) != 0) {
-    return Status::NotFound("records database " + path + " does not exist");
+  if (mode != Mode::kCreate && stat(location.c_str(), &st) != 0) {
+    return Status::NotFound("records database " + location + " does not exist");
   }
-  if (mode == Mode::kReadOnly) return OpenReadOnly(path);
-  sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    return Status::IOError("cannot open records database " + path + ": " + msg);
-  }
-  sqlite3_busy_timeout(db, 5000);
-  std::unique_ptr<RecordsDb> r(new RecordsDb(db, path));
+  if (mode == Mode::kReadOnly) return OpenSqliteReadOnly(location);
+  TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenSqlite(location, mode == Mode::kCreate));
+  std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
   TUNEFARM_RETURN_IF_ERROR(r->Migrate());
   return r;
 }
 
-Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenReadOnly(const std::string& path) {
-  // A WAL database needs its -shm file; where none exists and none can be made (a read-only
-  // directory), SQLite reads the file as immutable -- nothing can be writing it there.
-  for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
-    sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(FileUri(path, query).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
-    if (rc != SQLITE_OK) {
-      std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-      sqlite3_close(db);
-      return Status::IOError("cannot open records database " + path + " for reading: " + msg);
-    }
-    sqlite3_busy_timeout(db, 5000);
-    std::unique_ptr<RecordsDb> r(new RecordsDb(db, path));
-    auto version = r->SchemaVersion();
-    const int code = sqlite3_errcode(db) & 0xff;  // READONLY_CANTINIT, CANTOPEN: no -shm possible here
-    if (!version.ok() && (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && std::string(query) == "mode=ro") continue;
-    if (!version.ok()) return version.status();
-    const int current = int(Migrations().size());
-    if (*version < 0 || *version > current) return r->Migrate();  // refuses both, writing nothing
-    if (*version == current) return r;
-    // An older schema: upgrade it where the file can be written, else say why it cannot be read.
-    r.reset();
-    if (access(path.c_str(), W_OK) == 0) {
-      TUNEFARM_ASSIGN_OR_RETURN(auto upgraded, Open(path, Mode::kMustExist));
-      upgraded.reset();
-      return OpenReadOnly(path);
-    }
-    return Status::FailedPrecondition("records database " + path + " has schema version " + std::to_string(*version) +
-                                      " and this tunefarm reads version " + std::to_string(current) +
-                                      "; it is read-only here, so open it once where it is writable to upgrade it");
+Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenSqliteReadOnly(const std::string& path) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto conn, tuner::OpenSqliteReadOnly(path));
+  std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
+  TUNEFARM_ASSIGN_OR_RETURN(int version, r->SchemaVersion());
+  const int current = int(Migrations().size());
+  if (version < 0 || version > current) return r->Migrate();  // refuses both, writing nothing
+  if (version == current) return r;
+  // An older schema: upgrade it where the file can be written, else say why it cannot be read.
+  r.reset();
+  if (access(path.c_str(), W_OK) == 0) {
+    TUNEFARM_ASSIGN_OR_RETURN(auto upgraded, Open(path, Mode::kMustExist));
+    upgraded.reset();
+    return OpenSqliteReadOnly(path);
   }
-  return Status::IOError("cannot open records database " + path + " for reading: unable to open the database file");
+  return Status::FailedPrecondition("records database " + path + " has schema version " + std::to_string(version) +
+                                    " and this tunefarm reads version " + std::to_string(current) +
+                                    "; it is read-only here, so open it once where it is writable to upgrade it");
 }
 
-RecordsDb::~RecordsDb() { sqlite3_close(db_); }
-
-Status RecordsDb::Error(const std::string& what) {
-  return Status::IOError("records database " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+Status RecordsDb::Error(const std::string& what, const Status& cause) {
+  const std::string msg = "records database " + location() + ": " + what + ": " + cause.message();
+  return cause.code() == Status::Corruption("").code() ? Status::Corruption(msg) : Status::IOError(msg);
 }
 
 // On an error path the first error is what the caller reports; a failed rollback adds nothing
-// (SQLite rolls back an open transaction when the connection closes).
-void RecordsDb::Rollback() { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
-
-Status RecordsDb::Exec(const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return Status::IOError("records database " + path_ + ": " + msg);
-  }
-  return Status::OK();
+// (both engines roll back an open transaction when the connection closes). Ids cached during the
+// transaction may name rows that are gone.
+void RecordsDb::Rollback() {
+  (void)conn_->Exec("ROLLBACK");
+  workload_ids_.clear();
+  target_ids_.clear();
 }
 
 Result<int> RecordsDb::SchemaVersion() {
-  Stmt s(db_, "PRAGMA user_version");
-  if (!s.ok() || s.Step() != SQLITE_ROW) {
-    int code = sqlite3_errcode(db_);
-    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
-      return Status::Corruption("records database " + path_ + " is not a SQLite database or is damaged (" + sqlite3_errmsg(db_) + ")");
-    }
-    return Error("cannot read the schema version");
+  auto version = conn_->SchemaVersion();
+  if (version.ok()) return version;
+  if (version.status().code() == Status::Corruption("").code()) {
+    return Status::Corruption("records database " + location() + " is not a SQLite database or is damaged (" +
+                              version.status().message() + ")");
   }
-  return int(s.Int(0));
+  return Error("cannot read the schema version", version.status());
 }
 
 Status RecordsDb::Migrate() {
@@ -344,169 +143,230 @@ Status RecordsDb::Migrate() {
   TUNEFARM_ASSIGN_OR_RETURN(int version, SchemaVersion());
   const auto& migrations = Migrations();
   if (version < 0) {
-    return Status::Corruption("records database " + path_ + " has schema version " + std::to_string(version) +
+    return Status::Corruption("records database " + location() + " has schema version " + std::to_string(version) +
                               ", which no tunefarm writes: its header is damaged");
   }
   if (version > int(migrations.size())) {
-    return Status::FailedPrecondition("records database " + path_ + " has schema version " + std::to_string(version) +
+    return Status::FailedPrecondition("records database " + location() + " has schema version " + std::to_string(version) +
                                       ", newer than this tunefarm understands (" + std::to_string(migrations.size()) +
                                       "); use a newer tunefarm");
   }
-  {
-    Stmt wal(db_, "PRAGMA journal_mode=WAL");  // finalized before any transaction below
-    if (!wal.ok() || wal.Step() != SQLITE_ROW) return Error("cannot enable WAL");
-  }
-  TUNEFARM_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON"));
+  if (version == int(migrations.size())) return Status::OK();
+  if (Status s = conn_->PrepareForWrites(); !s.ok()) return Error("cannot prepare for writing", s);
+  const bool postgres = conn_->engine() == SqlConnection::Engine::kPostgres;
   for (int v = version; v < int(migrations.size()); ++v) {
-    TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    // Another process may have migrated while we waited for the lock.
-    auto now = SchemaVersion();
-    if (!now.ok() || *now > v) {
-      Rollback();
-      if (!now.ok()) return now.status();
-      continue;
-    }
-    Status s = Exec(migrations[size_t(v)]);
-    if (s.ok()) s = Exec("PRAGMA user_version = " + std::to_string(v + 1));
-    if (!s.ok()) {
-      Rollback();
-      return s;
-    }
-    TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
+    if (Status s = conn_->LockSchema(); !s.ok()) return Error("cannot lock the schema", s);
+    Status s = MigrateOnce(v, postgres ? migrations[size_t(v)].postgres : migrations[size_t(v)].sqlite);
+    conn_->UnlockSchema();
+    TUNEFARM_RETURN_IF_ERROR(s);
   }
   return Status::OK();
 }
 
-Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, bool* inserted) {
-  Stmt w(db_, "INSERT INTO workloads(key, template, flops) VALUES(?, ?, ?) ON CONFLICT(key) DO NOTHING");
-  w.Bind(1, t.workload_key).Bind(2, t.template_name).Bind(3, t.flops);
-  if (w.Step() != SQLITE_DONE) return Error("cannot store workload");
-  Stmt g(db_, "INSERT INTO targets(target, model, keys) VALUES(?, ?, ?) ON CONFLICT(target) DO NOTHING");
-  g.Bind(1, t.target).Bind(2, t.target_model).Bind(3, t.target_keys);
-  if (g.Step() != SQLITE_DONE) return Error("cannot store target");
-  nlohmann::json costs = t.costs_ms;
-  std::string sql = std::string("INSERT ") + (ignore_duplicates ? "OR IGNORE " : "") +
-                    "INTO trials(uid, workload_id, target_id, config_index, config_json, status, error_message, costs_ms,"
-                    " mean_ms, threads, device_key, device_info, build_ms, run_ms, job_id, created_at) VALUES(?,"
-                    " (SELECT id FROM workloads WHERE key = ?), (SELECT id FROM targets WHERE target = ?), ?, ?, ?, ?, ?, ?, ?,"
-                    " ?, ?, ?, ?, ?, COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))";
-  Stmt s(db_, sql);
-  if (!s.ok()) return Error("cannot prepare insert");
-  s.Bind(1, t.uid).Bind(2, t.workload_key).Bind(3, t.target).Bind(4, t.config_index).Bind(5, t.config_json);
-  s.Bind(6, t.status).Bind(7, t.error_message).Bind(8, costs.dump());
-  if (t.status == "ok") s.Bind(9, t.mean_ms);
-  else s.BindNull(9);
-  s.Bind(10, int64_t(t.threads)).Bind(11, t.device_key).Bind(12, t.device_info).Bind(13, t.build_ms).Bind(14, t.run_ms);
-  if (t.job_id > 0) s.Bind(15, t.job_id);
-  else s.BindNull(15);
-  s.Bind(16, t.created_at);
-  if (s.Step() != SQLITE_DONE) return Error("cannot store trial");
-  if (inserted) *inserted = sqlite3_changes(db_) > 0;
+Status RecordsDb::MigrateOnce(int from_version, const char* ddl) {
+  if (Status s = conn_->BeginWrite(); !s.ok()) return Error("cannot start the schema upgrade", s);
+  // Another process may have migrated while we waited for the lock.
+  auto now = SchemaVersion();
+  if (!now.ok() || *now > from_version) {
+    Rollback();
+    return now.status();
+  }
+  Status s = conn_->Exec(ddl);
+  if (s.ok()) s = conn_->SetSchemaVersion(from_version + 1);
+  if (s.ok()) s = conn_->Exec("COMMIT");
+  if (!s.ok()) {
+    Rollback();
+    return Error("cannot upgrade the schema to version " + std::to_string(from_version + 1), s);
+  }
   return Status::OK();
 }
 
-Status RecordsDb::AddTrial(TrialRecord* t) {
+Result<int64_t> RecordsDb::WorkloadId(const TrialRecord& t) {
+  if (auto it = workload_ids_.find(t.workload_key); it != workload_ids_.end()) return it->second;
+  auto ins = conn_->Query("INSERT INTO workloads(key, template, flops) VALUES(?1, ?2, ?3) ON CONFLICT(key) DO NOTHING");
+  ins->Bind(1, t.workload_key).Bind(2, t.template_name).Bind(3, t.flops);
+  if (auto r = ins->Next(); !r.ok()) return Error("cannot store workload", r.status());
+  auto q = conn_->Query("SELECT id FROM workloads WHERE key = ?1");
+  q->Bind(1, t.workload_key);
+  auto row = q->Next();
+  if (!row.ok() || !*row) return Error("cannot read workload id", row.ok() ? Status::IOError("not found") : row.status());
+  return workload_ids_[t.workload_key] = q->Int(0);
+}
+
+Result<int64_t> RecordsDb::TargetId(const TrialRecord& t) {
+  if (auto it = target_ids_.find(t.target); it != target_ids_.end()) return it->second;
+  auto ins = conn_->Query("INSERT INTO targets(target, model, keys) VALUES(?1, ?2, ?3) ON CONFLICT(target) DO NOTHING");
+  ins->Bind(1, t.target).Bind(2, t.target_model).Bind(3, t.target_keys);
+  if (auto r = ins->Next(); !r.ok()) return Error("cannot store target", r.status());
+  auto q = conn_->Query("SELECT id FROM targets WHERE target = ?1");
+  q->Bind(1, t.target);
+  auto row = q->Next();
+  if (!row.ok() || !*row) return Error("cannot read target id", row.ok() ? Status::IOError("not found") : row.status());
+  return target_ids_[t.target] = q->Int(0);
+}
+
+Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* id, std::string* created_at) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadId(t));
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t target_id, TargetId(t));
+  nlohmann::json costs = t.costs_ms;
+  const std::string sql = std::string(
+                              "INSERT INTO trials(uid, workload_id, target_id, config_index, config_json, status, error_message,"
+                              " costs_ms, mean_ms, threads, device_key, device_info, build_ms, run_ms, job_id, created_at)"
+                              " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, COALESCE(NULLIF(?16, ''), ") +
+                          conn_->NowText() + "))" + (ignore_duplicates ? " ON CONFLICT(uid) DO NOTHING" : "") + " RETURNING id, created_at";
+  auto s = conn_->Query(sql);
+  s->Bind(1, t.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, t.config_index).Bind(5, t.config_json);
+  s->Bind(6, t.status).Bind(7, t.error_message).Bind(8, costs.dump());
+  if (t.status == "ok") s->Bind(9, t.mean_ms);
+  else s->BindNull(9);
+  s->Bind(10, int64_t(t.threads)).Bind(11, t.device_key).Bind(12, t.device_info).Bind(13, t.build_ms).Bind(14, t.run_ms);
+  if (t.job_id > 0) s->Bind(15, t.job_id);
+  else s->BindNull(15);
+  s->Bind(16, t.created_at);
+  auto row = s->Next();
+  if (!row.ok()) return Error("cannot store trial", row.status());
+  *id = *row ? s->Int(0) : 0;
+  if (*row && created_at) *created_at = s->Text(1);
+  return Status::OK();
+}
+
+Status RecordsDb::AddTrial(TrialRecord* t, const std::string& claim_holder) {
   if (t->uid.empty()) t->uid = NewUid();
-  TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  Status s = Insert(*t, false, nullptr);
+  if (Status s = conn_->BeginWrite(); !s.ok()) return Error("cannot start a transaction", s);
+  int64_t id = 0;
+  Status s = Insert(*t, false, &id, &t->created_at);
+  if (s.ok() && !claim_holder.empty()) {
+    auto done = conn_->Query(
+        "UPDATE claims SET trial_id = ?1 WHERE workload_id = ?2 AND target_id = ?3 AND config_index = ?4 AND holder = ?5");
+    done->Bind(1, id).Bind(2, workload_ids_[t->workload_key]).Bind(3, target_ids_[t->target]).Bind(4, t->config_index);
+    done->Bind(5, claim_holder);
+    if (auto r = done->Next(); !r.ok()) s = Error("cannot complete the claim", r.status());
+  }
+  if (s.ok()) {
+    if (Status c = conn_->Exec("COMMIT"); !c.ok()) s = Error("cannot commit the trial", c);
+  }
   if (!s.ok()) {
     Rollback();
     return s;
   }
-  t->id = sqlite3_last_insert_rowid(db_);
-  TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
+  t->id = id;
   return Status::OK();
 }
 
-Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_key, const TargetMatch& target,
-                                                   std::string* matched_on) {
-  std::vector<std::string> on;
-  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, Ranked(workload_key, target, 1, &on));
-  if (ranked.empty()) return std::optional<TrialRecord>();
-  if (matched_on) *matched_on = on[0];
-  return std::optional<TrialRecord>(std::move(ranked[0]));
-}
-
-Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_key, const TargetMatch& target, int limit,
-                                                   std::vector<std::string>* matched_on) {
-  const std::string order = " AND t.status = 'ok' AND t.mean_ms IS NOT NULL ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
-  struct Step {
-    const char* name;
-    std::string where;
-    std::string arg;
-  };
-  std::vector<Step> steps = {{"target", "WHERE w.key = ?1 AND g.target = ?2", target.target}};
-  if (!target.model.empty()) steps.push_back({"model", "WHERE w.key = ?1 AND g.model = ?2", target.model});
-  for (const auto& k : target.keys) {
-    steps.push_back({"keys", "WHERE w.key = ?1 AND (',' || g.keys || ',') LIKE ('%,' || ?2 || ',%')", k});
-  }
-  std::vector<TrialRecord> out;
-  std::set<int64_t> seen;
-  for (const auto& step : steps) {
-    if (int(out.size()) >= limit) break;
-    Stmt s(db_, std::string(kSelectTrial) + step.where + order);
-    if (!s.ok()) return Error("cannot query best trial");
-    s.Bind(1, workload_key).Bind(2, step.arg).Bind(3, int64_t(limit));
-    int rc;
-    while (int(out.size()) < limit && (rc = s.Step()) == SQLITE_ROW) {
-      TrialRecord t = ReadTrial(s);
-      if (!seen.insert(t.id).second) continue;
-      out.push_back(std::move(t));
-      if (matched_on) matched_on->push_back(step.name);
+Result<int64_t> RecordsDb::AddTrials(const std::vector<TrialRecord>& trials) {
+  if (Status s = conn_->BeginWrite(); !s.ok()) return Error("cannot start a transaction", s);
+  int64_t added = 0;
+  for (const auto& t : trials) {
+    TrialRecord stored = t;
+    if (stored.uid.empty()) stored.uid = NewUid();
+    int64_t id = 0;
+    if (Status s = Insert(stored, true, &id, nullptr); !s.ok()) {
+      Rollback();
+      return s;
     }
-    if (int(out.size()) < limit && rc != SQLITE_DONE) return Error("cannot query best trial");
+    added += id > 0 ? 1 : 0;
   }
-  return out;
-}
-
-Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit) {
-  Stmt s(db_, std::string(kSelectTrial) + (workload_key.empty() ? "WHERE ?1 = ''" : "WHERE w.key = ?1") + " ORDER BY t.id LIMIT ?2");
-  if (!s.ok()) return Error("cannot list trials");
-  s.Bind(1, workload_key).Bind(2, limit);
-  std::vector<TrialRecord> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadTrial(s));
-  if (rc != SQLITE_DONE) return Error("cannot list trials");
-  return out;
-}
-
-Result<std::vector<TrialRecord>> RecordsDb::ListSimilar(const std::string& template_name, const std::string& target,
-                                                        const std::string& except_workload, int64_t limit) {
-  Stmt s(db_, std::string(kSelectTrial) +
-                  "WHERE w.template = ?1 AND g.target = ?2 AND w.key != ?3 AND t.status = 'ok' ORDER BY t.id DESC LIMIT ?4");
-  if (!s.ok()) return Error("cannot list similar trials");
-  s.Bind(1, template_name).Bind(2, target).Bind(3, except_workload).Bind(4, limit);
-  std::vector<TrialRecord> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadTrial(s));
-  if (rc != SQLITE_DONE) return Error("cannot list similar trials");
-  return out;
-}
-
-Result<int64_t> RecordsDb::AddJob(const std::string& spec_json) {
-  TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  Stmt s(db_, "INSERT INTO jobs(spec, state) VALUES(?1, 'queued')");
-  if (s.ok()) s.Bind(1, spec_json);
-  if (!s.ok() || s.Step() != SQLITE_DONE) {
+  if (Status s = conn_->Exec("COMMIT"); !s.ok()) {
     Rollback();
-    return Error("cannot add a job");
+    return Error("cannot commit the trials", s);
   }
-  TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
-  return int64_t(sqlite3_last_insert_rowid(db_));
+  return added;
+}
+
+Result<std::vector<int64_t>> RecordsDb::Claim(const TrialRecord& task, const std::vector<int64_t>& configs,
+                                              const std::string& holder, int64_t ttl_ms, const std::vector<int64_t>& retry,
+                                              int64_t retry_upto) {
+  std::vector<int64_t> claimed;
+  if (configs.empty()) return claimed;
+  if (Status s = conn_->BeginWrite(); !s.ok()) return Error("cannot start a transaction", s);
+  auto fail = [&](const Status& s) {
+    Rollback();
+    return s;
+  };
+  auto workload_id = WorkloadId(task);
+  if (!workload_id.ok()) return fail(workload_id.status());
+  auto target_id = TargetId(task);
+  if (!target_id.ok()) return fail(target_id.status());
+  const std::string now = conn_->NowMs();
+  auto q = conn_->Query(
+      "INSERT INTO claims(workload_id, target_id, config_index, holder, expires_ms, trial_id) VALUES(?1, ?2, ?3, ?4, " + now +
+      " + ?5, NULL) ON CONFLICT(workload_id, target_id, config_index) DO UPDATE SET holder = excluded.holder,"
+      " expires_ms = excluded.expires_ms, trial_id = NULL WHERE (claims.trial_id IS NULL AND claims.expires_ms < " + now +
+      ") OR claims.trial_id <= ?6 RETURNING config_index");
+  const std::set<int64_t> retried(retry.begin(), retry.end());
+  for (int64_t c : configs) {
+    q->Reset();
+    q->Bind(1, *workload_id).Bind(2, *target_id).Bind(3, c).Bind(4, holder).Bind(5, ttl_ms);
+    q->Bind(6, retried.count(c) ? retry_upto : int64_t(-1));
+    auto row = q->Next();
+    if (!row.ok()) return fail(Error("cannot claim configs", row.status()));
+    if (*row) claimed.push_back(c);
+  }
+  q.reset();  // SQLite commits no transaction with a statement still stepping
+  if (Status s = conn_->Exec("COMMIT"); !s.ok()) return fail(Error("cannot commit the claims", s));
+  return claimed;
+}
+
+Result<std::vector<std::string>> RecordsDb::PendingClaimHolders() {
+  auto q = conn_->Query("SELECT DISTINCT holder FROM claims WHERE trial_id IS NULL ORDER BY holder");
+  std::vector<std::string> out;
+  Status status;
+  while (Step(*q, &status)) out.push_back(q->Text(0));
+  if (!status.ok()) return Error("cannot read the claims", status);
+  return out;
+}
+
+Status RecordsDb::ReleaseClaims(const std::string& holder) {
+  auto q = conn_->Query("UPDATE claims SET expires_ms = 0 WHERE holder = ?1 AND trial_id IS NULL");
+  q->Bind(1, holder);
+  if (auto r = q->Next(); !r.ok()) return Error("cannot release the claims of " + holder, r.status());
+  return Status::OK();
+}
+
+Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string& workload_key, const std::string& target,
+                                                              int64_t after_id) {
+  auto q = conn_->Query(std::string(kSelectTrial) + "WHERE w.key = ?1 AND g.target = ?2 AND t.id > ?3 ORDER BY t.id");
+  q->Bind(1, workload_key).Bind(2, target).Bind(3, after_id);
+  std::vector<TrialRecord> out;
+  Status status;
+  while (Step(*q, &status)) out.push_back(ReadTrial(*q));
+  if (!status.ok()) return Error("cannot read new trials", status);
+  return out;
+}
+
+Status RecordsDb::LockDaemonName(const std::string& name) {
+  if (!shared()) return Status::OK();
+  auto q = conn_->Query("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || CAST(?1 AS TEXT), 0))");
+  q->Bind(1, name);
+  auto row = q->Next();
+  if (!row.ok() || !*row) return Error("cannot lock the daemon name", row.ok() ? Status::IOError("no answer") : row.status());
+  if (q->Int(0) == 0) {
+    return Status::FailedPrecondition("records database " + location() + " is in use by another tuner-daemon named '" + name +
+                                      "'; give each daemon sharing a database its own --name");
+  }
+  return Status::OK();
+}
+
+Result<int64_t> RecordsDb::AddJob(const std::string& spec_json, const std::string& daemon) {
+  auto q = conn_->Query("INSERT INTO jobs(spec, state, daemon) VALUES(?1, 'queued', ?2) RETURNING id");
+  q->Bind(1, spec_json).Bind(2, daemon);
+  auto row = q->Next();
+  if (!row.ok() || !*row) return Error("cannot add a job", row.ok() ? Status::IOError("no id returned") : row.status());
+  return q->Int(0);
 }
 
 Status RecordsDb::UpdateJob(int64_t id, const std::string& state, const std::string& progress_json) {
-  Stmt s(db_,
-         "UPDATE jobs SET state = ?2, progress = ?3, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
-  if (!s.ok()) return Error("cannot update job " + std::to_string(id));
-  s.Bind(1, id).Bind(2, state).Bind(3, progress_json);
-  if (s.Step() != SQLITE_DONE) return Error("cannot update job " + std::to_string(id));
-  if (sqlite3_changes(db_) == 0) return Status::NotFound("no job " + std::to_string(id) + " in " + path_);
+  auto q = conn_->Query(std::string("UPDATE jobs SET state = ?2, progress = ?3, updated_at = ") + conn_->NowText() +
+                        " WHERE id = ?1 RETURNING id");
+  q->Bind(1, id).Bind(2, state).Bind(3, progress_json);
+  auto row = q->Next();
+  if (!row.ok()) return Error("cannot update job " + std::to_string(id), row.status());
+  if (!*row) return Status::NotFound("no job " + std::to_string(id) + " in " + location());
   return Status::OK();
 }
 
 namespace {
-JobRecord ReadJob(const Stmt& s) {
+JobRecord ReadJob(const SqlQuery& s) {
   JobRecord j;
   j.id = s.Int(0);
   j.spec_json = s.Text(1);
@@ -514,35 +374,28 @@ JobRecord ReadJob(const Stmt& s) {
   j.progress_json = s.Text(3);
   j.created_at = s.Text(4);
   j.updated_at = s.Text(5);
+  j.daemon = s.Text(6);
   return j;
 }
-constexpr const char* kSelectJob = "SELECT id, spec, state, progress, created_at, updated_at FROM jobs ";
+constexpr const char* kSelectJob = "SELECT id, spec, state, progress, created_at, updated_at, daemon FROM jobs ";
 }  // namespace
 
 Result<std::vector<JobRecord>> RecordsDb::ListJobs() {
-  Stmt s(db_, std::string(kSelectJob) + "ORDER BY id");
-  if (!s.ok()) return Error("cannot list jobs");
+  auto q = conn_->Query(std::string(kSelectJob) + "ORDER BY id");
   std::vector<JobRecord> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadJob(s));
-  if (rc != SQLITE_DONE) return Error("cannot list jobs");
+  Status status;
+  while (Step(*q, &status)) out.push_back(ReadJob(*q));
+  if (!status.ok()) return Error("cannot list jobs", status);
   return out;
 }
 
 Result<JobRecord> RecordsDb::GetJob(int64_t id) {
-  Stmt s(db_, std::string(kSelectJob) + "WHERE id = ?1");
-  if (!s.ok()) return Error("cannot read job " + std::to_string(id));
-  s.Bind(1, id);
-  int rc = s.Step();
-  if (rc == SQLITE_ROW) return ReadJob(s);
-  if (rc == SQLITE_DONE) return Status::NotFound("no job " + std::to_string(id) + " in " + path_);
-  return Error("cannot read job " + std::to_string(id));
-}
-
-Result<int64_t> RecordsDb::CountTrials() {
-  Stmt s(db_, "SELECT COUNT(*) FROM trials");
-  if (!s.ok() || s.Step() != SQLITE_ROW) return Error("cannot count trials");
-  return s.Int(0);
+  auto q = conn_->Query(std::string(kSelectJob) + "WHERE id = ?1");
+  q->Bind(1, id);
+  auto row = q->Next();
+  if (!row.ok()) return Error("cannot read job " + std::to_string(id), row.status());
+  if (!*row) return Status::NotFound("no job " + std::to_string(id) + " in " + location());
+  return ReadJob(*q);
 }
 
 Status RecordsDb::ExportJsonLines(std::ostream& out) {
@@ -562,22 +415,9 @@ Result<int64_t> RecordsDb::ImportJsonLines(std::istream& in, const std::function
     if (check) {
       if (Status s = check(*t); !s.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + s.message());
     }
-    if (t->uid.empty()) t->uid = NewUid();
     trials.push_back(std::move(*t));
   }
-  TUNEFARM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  int64_t added = 0;
-  for (const auto& t : trials) {
-    bool inserted = false;
-    Status s = Insert(t, true, &inserted);
-    if (!s.ok()) {
-      Rollback();
-      return s;
-    }
-    added += inserted ? 1 : 0;
-  }
-  TUNEFARM_RETURN_IF_ERROR(Exec("COMMIT"));
-  return added;
+  return AddTrials(trials);
 }
 
 }  // namespace tunefarm::tuner

@@ -1,11 +1,15 @@
 // TuneTask: the propose -> build -> measure -> record loop for one workload.
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -125,12 +129,48 @@ struct TaskTuner::State {
   double flops = 0;
   int task_index = 0, task_count = 0;
   Clock::time_point start;
+  // Sharing the database: this tuner's claim holder name, the configs whose trials it has taken
+  // in (resumed, its own, other tuners'), failures it measures again, and the last trial id read.
+  std::string holder;
+  TrialRecord task;  // the task's workload and target fields, for claims
+  std::set<int64_t> measured, retry, own_trials;
+  int64_t retry_upto = 0, last_seen_id = 0;
 };
 
 TaskTuner::TaskTuner(std::unique_ptr<State> state) : state_(std::move(state)) {}
 TaskTuner::~TaskTuner() = default;
 
 namespace {
+
+std::string HostName() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+// Unique among every tuner sharing a database: "HOST pid N RANDOM" (pids repeat).
+std::string ClaimHolder() {
+  static const std::string holder = [] {
+    std::random_device rd;
+    char suffix[20];
+    std::snprintf(suffix, sizeof(suffix), "%08x", rd());
+    return HostName() + " pid " + std::to_string(getpid()) + " " + suffix;
+  }();
+  return holder;
+}
+
+// A tuner of this machine killed mid-batch leaves claims nobody would measure until they expire;
+// its process is gone, so they are released now. (Another machine's dead tuner's claims expire.)
+Status ReleaseClaimsOfDeadTuners(RecordsDb& db) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto holders, db.PendingClaimHolders());
+  const std::string prefix = HostName() + " pid ";
+  for (const auto& h : holders) {
+    if (h.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(h.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH) TUNEFARM_RETURN_IF_ERROR(db.ReleaseClaims(h));
+  }
+  return Status::OK();
+}
 
 // Transfer learning: the database's successful trials of other workloads of the same template on
 // the same target, as feature rows grouped by workload with labels scaled by each one's best.
@@ -210,11 +250,21 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   summary.transfer_rows = transfer_rows;
   tuner->budget_ = options.trials;
 
+  s.holder = ClaimHolder();
+  TUNEFARM_RETURN_IF_ERROR(ReleaseClaimsOfDeadTuners(db));
+  s.task.workload_key = workload.Key();
+  s.task.template_name = workload.template_name;
+  s.task.flops = s.flops;
+  s.task.target = s.target_string;
+  s.task.target_model = target.model;
+  s.task.target_keys = s.target_keys;
+
   // Resume: what the database already holds for this workload on this target.
   TUNEFARM_ASSIGN_OR_RETURN(auto previous, db.List(workload.Key()));
+  for (const auto& t : previous) s.last_seen_id = std::max(s.last_seen_id, t.id);
   std::vector<int64_t> seen;
   std::vector<double> seen_gflops;
-  std::set<int64_t> measured;
+  std::set<int64_t>& measured = s.measured;
   // A failure that may be the machine's rather than the config's (a crash, a timeout, a build or a
   // request the server refused) is measured again when the conditions say so: the earlier runs had
   // no success at all on this target (a broken setup fails everything), the thread count changed,
@@ -227,6 +277,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     return machine_kind && (!any_ok || t.threads != options.threads || t.config_index == s.fallback);
   };
   for (const auto& t : previous) {
+    if (t.target == s.target_string && retried(t)) s.retry.insert(t.config_index);
     if (t.target != s.target_string || measured.count(t.config_index) || retried(t)) continue;
     measured.insert(t.config_index);
     double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
@@ -238,6 +289,8 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     }
     if (t.config_index == s.fallback) summary.fallback_gflops = g;
   }
+  for (int64_t c : measured) s.retry.erase(c);
+  s.retry_upto = s.last_seen_id;
   if (!seen.empty()) s.search->MarkMeasured(seen, seen_gflops);
   summary.resumed = int(seen.size());
   tuner->done_ = summary.resumed;
@@ -252,26 +305,57 @@ TaskProgress TaskTuner::progress() const {
                       std::chrono::duration<double>(Clock::now() - state_->start).count()};
 }
 
+Status TaskTuner::TakeInOthersTrials() {
+  State& s = *state_;
+  TUNEFARM_ASSIGN_OR_RETURN(auto fresh, s.db->TrialsOfTaskAfter(s.task.workload_key, s.target_string, s.last_seen_id));
+  std::vector<int64_t> configs;
+  std::vector<double> gflops;
+  for (const auto& t : fresh) {
+    s.last_seen_id = std::max(s.last_seen_id, t.id);
+    if (s.own_trials.count(t.id) || !s.measured.insert(t.config_index).second) continue;
+    const double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
+    configs.push_back(t.config_index);
+    gflops.push_back(g);
+    if (t.config_index == s.fallback) {
+      summary_.fallback_gflops = g;
+      s.need_fallback = false;
+    }
+    if (g > summary_.best_gflops) {
+      summary_.best_gflops = g;
+      summary_.best_config = t.config_index;
+    }
+    ++done_;
+  }
+  if (!configs.empty()) s.search->MarkMeasured(configs, gflops);
+  return Status::OK();
+}
+
 Result<int> TaskTuner::RunBatch(int n) {
   State& s = *state_;
   const TuneOptions& options = s.options;
+  TUNEFARM_RETURN_IF_ERROR(TakeInOthersTrials());
   if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
   if (finished_) return 0;
   n = std::min(n > 0 ? n : options.batch, budget_ - done_);
-  std::vector<int64_t> configs;
+  std::vector<int64_t> proposed;
   if (s.need_fallback) {  // measured first: the baseline of the summary's speedup
-    configs.push_back(s.fallback);
+    proposed.push_back(s.fallback);
     s.search->Reserve({s.fallback});
     s.need_fallback = false;
     --n;
   }
   auto t_search = Clock::now();
-  for (int64_t c : s.search->NextBatch(n)) configs.push_back(c);
+  for (int64_t c : s.search->NextBatch(n)) proposed.push_back(c);
   summary_.search_s += MsSince(t_search) / 1e3;
-  if (configs.empty()) {  // the space is exhausted
+  if (proposed.empty()) {  // the space is exhausted
     finished_ = true;
     return 0;
   }
+  // Another tuner holds the claims it refused; their trials arrive through TakeInOthersTrials.
+  const std::vector<int64_t> retry(s.retry.begin(), s.retry.end());
+  TUNEFARM_ASSIGN_OR_RETURN(const std::vector<int64_t> configs,
+                            s.db->Claim(s.task, proposed, s.holder, options.claim_ttl_ms, retry, s.retry_upto));
+  if (configs.empty()) return 0;
   auto t_build = Clock::now();
 
   // Build in parallel, each candidate its own library.
@@ -355,7 +439,9 @@ Result<int> TaskTuner::RunBatch(int n) {
         gflops[i] = s.flops / (t.mean_ms * 1e6);
       }
     }
-    TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t));  // committed as it completes
+    TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t, s.holder));  // committed as it completes
+    s.own_trials.insert(t.id);
+    s.measured.insert(t.config_index);
     if (t.status != "ok") ++summary_.errors[t.status];
     if (configs[i] == s.fallback) summary_.fallback_gflops = gflops[i];
     last_batch_best_ = std::max(last_batch_best_, gflops[i]);

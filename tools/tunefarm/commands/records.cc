@@ -1,5 +1,6 @@
-// tunefarm records list|best|stats|export|import [--records DB] [--workload KEY] [--target T] [--json]
+// tunefarm records list|best|stats|export|import|copy [--records DB] [--workload KEY] [--target T] [--json]
 //   export [-o FILE]   JSON lines to FILE or stdout      import FILE   JSON lines into the DB
+//   copy --from DB --to DB   every trial, between SQLite files and PostgreSQL databases either way
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -21,6 +22,7 @@ namespace {
 struct RecordsFlags {
   std::string action;  // the subcommand
   std::string records = kDefaultRecordsDb, file, output, workload, target;
+  std::string from, to;  // copy
   bool json = false;
 };
 
@@ -29,8 +31,26 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+// Every trial of one database into another, keeping uids and times: trials already there (by
+// uid) are skipped, so copying again, or back, never duplicates one. One transaction: all or none.
+int Copy(const RecordsFlags& f) {
+  auto from = tuner::RecordsDb::Open(f.from, tuner::RecordsDb::Mode::kReadOnly);
+  if (!from.ok()) return Fail(from.status().message());
+  auto to = tuner::RecordsDb::Open(f.to, tuner::RecordsDb::Mode::kCreate);
+  if (!to.ok()) return Fail(to.status().message());
+  auto trials = (*from)->List();
+  if (!trials.ok()) return Fail(trials.status().message());
+  std::fprintf(stderr, "copying %zu trials from %s to %s\n", trials->size(), (*from)->location().c_str(), (*to)->location().c_str());
+  auto added = (*to)->AddTrials(*trials);
+  if (!added.ok()) return Fail(added.status().message() + " (nothing copied)");
+  std::printf("copied %lld trials from %s to %s (%lld already there)\n", static_cast<long long>(*added),
+              (*from)->location().c_str(), (*to)->location().c_str(), static_cast<long long>(trials->size()) - static_cast<long long>(*added));
+  return 0;
+}
+
 int Records(const RecordsFlags& f) {
   const std::string& sub = f.action;
+  if (sub == "copy") return Copy(f);
   const bool importing = sub == "import";
   const std::string& path = f.records;
   // Import creates the database; every other subcommand reads an existing one, read-only.
@@ -48,7 +68,7 @@ int Records(const RecordsFlags& f) {
       return Status::OK();
     });
     if (!added.ok()) return Fail(f.file + ": " + added.status().message() + " (nothing imported)");
-    std::printf("imported %lld trials into %s\n", static_cast<long long>(*added), path.c_str());
+    std::printf("imported %lld trials into %s\n", static_cast<long long>(*added), (*db)->location().c_str());
     return 0;
   }
   if (sub == "export") {
@@ -136,7 +156,7 @@ int Records(const RecordsFlags& f) {
     }
     std::printf("\n");
   }
-  if (out.empty()) std::printf("no records%s in %s\n", target_filter.empty() ? "" : (" for " + target_filter).c_str(), path.c_str());
+  if (out.empty()) std::printf("no records%s in %s\n", target_filter.empty() ? "" : (" for " + target_filter).c_str(), (*db)->location().c_str());
   return 0;
 }
 
@@ -149,9 +169,17 @@ Action DeclareRecords(CLI::App& app) {
                                        {"best", "the fastest config per workload and target"},
                                        {"stats", "trials, successes and errors by kind per workload and target"},
                                        {"export", "every trial as JSON lines (to move them to another machine)"},
-                                       {"import", "add the trials of a JSON lines file (all or nothing)"}},
+                                       {"import", "add the trials of a JSON lines file (all or nothing)"},
+                                       {"copy", "every trial of one database into another: SQLite and PostgreSQL, either way"}},
                                       &f->action)) {
     const bool importing = name == "import";
+    if (name == "copy") {
+      sub->add_option("--from", f->from, "the database to read: a file or postgresql://USER@HOST[:PORT]/DB")
+          ->type_name("DB")
+          ->required();
+      sub->add_option("--to", f->to, "the database to add to (created when missing)")->type_name("DB")->required();
+      continue;
+    }
     AddRecordsFlag(*sub, &f->records,
                    importing ? "the database to add to (created when missing; default ./tunefarm.db)"
                              : "the database to read, read-only (default ./tunefarm.db)");

@@ -97,10 +97,17 @@ int Tune(const TuneFlags& f) {
     std::fprintf(stderr, "tunefarm tune: %s\n", db.status().message().c_str());
     return 1;
   }
-  auto lock = tuner::TuningLock::Acquire(db_path, "tunefarm tune " + f.model);
-  if (!lock.ok()) {
-    std::fprintf(stderr, "tunefarm tune: %s\n", lock.status().message().c_str());
-    return 1;
+  const std::string& shown = (*db)->location();  // never a password
+  // A file takes one tuner at a time; on PostgreSQL tuners on many machines share the database
+  // and claims keep them from measuring a config twice.
+  std::unique_ptr<tuner::TuningLock> tuning_lock;
+  if (!(*db)->shared()) {
+    auto acquired = tuner::TuningLock::Acquire(db_path, "tunefarm tune " + f.model);
+    if (!acquired.ok()) {
+      std::fprintf(stderr, "tunefarm tune: %s\n", acquired.status().message().c_str());
+      return 1;
+    }
+    tuning_lock = std::move(*acquired);
   }
   std::unique_ptr<tuner::Measurer> measurer;
   if (farm) {
@@ -137,7 +144,7 @@ int Tune(const TuneFlags& f) {
                                  : std::to_string(trials) + " trials each";
   if (time_limit > 0) budget += ", at most " + std::to_string(time_limit) + " s";
   std::printf("tuning %zu tasks of %s on %s with %s, %s; records: %s\n", tasks->size(), f.model.c_str(),
-              target->ToString().c_str(), options.tuner.c_str(), budget.c_str(), db_path.c_str());
+              target->ToString().c_str(), options.tuner.c_str(), budget.c_str(), shown.c_str());
   std::vector<tuner::ScheduledTask> scheduled;
   for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
   int last_task = 0;
@@ -163,13 +170,13 @@ int Tune(const TuneFlags& f) {
   }
   PrintSummaryTable(*summaries);
   if (g_stop && !timed_out) {
-    std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n", db_path.c_str());
+    std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n", shown.c_str());
   } else if (timed_out) {
     std::printf("stopped at the time limit (%d s); run again to go on (every finished trial is in %s)\n", time_limit,
-                db_path.c_str());
+                shown.c_str());
   }
-  std::printf("records: %s (compile with: tunefarm compile %s --target \"%s\" --records %s -o OUT)\n", db_path.c_str(),
-              f.model.c_str(), target->ToString().c_str(), db_path.c_str());
+  std::printf("records: %s (compile with: tunefarm compile %s --target \"%s\" --records %s -o OUT)\n", shown.c_str(),
+              f.model.c_str(), target->ToString().c_str(), shown.c_str());
   if (g_stop && !timed_out) return 130;
   // Every task without one successful trial (this run's or resumed): the measurements are broken,
   // not slow -- say so instead of exiting 0 with nothing to compile from.
@@ -186,7 +193,7 @@ int Tune(const TuneFlags& f) {
     std::fprintf(stderr,
                  "tunefarm tune: no trial succeeded (%s); the measurements fail, not the configs: see `tunefarm records list "
                  "--records %s` for the messages\n",
-                 why.empty() ? "no trials" : why.c_str(), db_path.c_str());
+                 why.empty() ? "no trials" : why.c_str(), shown.c_str());
     return 1;
   }
   return 0;

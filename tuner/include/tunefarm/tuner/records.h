@@ -1,16 +1,20 @@
-// RecordsDb: the SQLite records database -- every tuning trial, the tuning jobs, and the
-// best-config query the compiler's apply-history-best uses. docs/formats/records_db.md is the
-// schema's specification.
+// RecordsDb: the records database -- every tuning trial, the tuning jobs, and the best-config
+// query the compiler's apply-history-best uses -- in a SQLite file (the embedded default) or on a
+// PostgreSQL server (a team's tuning machines sharing one database). docs/formats/records_db.md is
+// the schema's specification; both engines hold the same tables and answer the same queries.
 //
-// Contract: the schema is versioned with PRAGMA user_version and upgraded by ordered migrations on
-// open; a database from a newer tunefarm is refused before anything is written. WAL mode; every
-// write is its own BEGIN IMMEDIATE transaction, so a crash loses at most the trial being written,
-// and several processes may write concurrently (busy timeout 5 s). Errors name the database file.
-// Thread safety: one RecordsDb per thread (SQLite connections are not shared).
+// Contract: the schema is versioned and upgraded by ordered migrations on open; a database from a
+// newer tunefarm is refused before anything is written. Every write is its own transaction, so a
+// crash loses at most the trial being written (a trial is committed when it completes), and
+// several processes may write concurrently (SQLite: WAL, BEGIN IMMEDIATE, busy timeout 5 s).
+// Several tuners sharing one database measure each config once through claims (Claim). Errors name
+// the database: the file, or the PostgreSQL URL without its password.
+// Thread safety: one RecordsDb per thread (connections are not shared).
 #ifndef TUNEFARM_TUNER_RECORDS_H_
 #define TUNEFARM_TUNER_RECORDS_H_
 
 #include <functional>
+#include <map>
 #include <istream>
 #include <memory>
 #include <optional>
@@ -20,11 +24,9 @@
 
 #include "tunefarm/runtime/result.h"
 
-struct sqlite3;
-
 namespace tunefarm::tuner {
 
-inline constexpr int kRecordsSchemaVersion = 1;
+inline constexpr int kRecordsSchemaVersion = 2;
 
 // Outcomes of a trial; "ok" has costs, every other has a message.
 // ok | instantiation_error | compile_error | runtime_error | timeout | wrong_answer | bad_request
@@ -61,6 +63,7 @@ struct TrialRecord {
 struct JobRecord {
   int64_t id = 0;
   std::string spec_json, state, progress_json = "{}";
+  std::string daemon;  // the tuner-daemon's --name that runs it ("" before schema version 2)
   std::string created_at, updated_at;
 };
 
@@ -102,21 +105,51 @@ struct TargetMatch {
   std::vector<std::string> keys;
 };
 
+class SqlConnection;
+
 class RecordsDb {
  public:
   // kReadOnly: for readers (records list/best/stats/export, compile --records). Never writes, so
   // it works in a read-only directory or on a read-only mount; a database of an older schema is
   // upgraded first where the file is writable, and otherwise refused naming both versions.
+  // `location`: a SQLite file, or a PostgreSQL server's database as a postgresql:// URL or a
+  // libpq keyword string (IsPostgresRecords). On PostgreSQL the database itself must exist (the
+  // server's administrator creates it); kCreate and kMustExist both create the tables.
   enum class Mode { kCreate, kMustExist, kReadOnly };
-  static Result<std::unique_ptr<RecordsDb>> Open(const std::string& path, Mode mode);
+  static Result<std::unique_ptr<RecordsDb>> Open(const std::string& location, Mode mode);
   ~RecordsDb();
   RecordsDb(const RecordsDb&) = delete;
   RecordsDb& operator=(const RecordsDb&) = delete;
 
-  const std::string& path() const { return path_; }
+  // The file, or the PostgreSQL URL without its password: what messages and the dashboard show.
+  const std::string& location() const;
+  // True on PostgreSQL: other machines may write the database at the same time (no file lock).
+  bool shared() const;
   Result<int> SchemaVersion();
 
-  Status AddTrial(TrialRecord* trial);  // sets id, uid (if empty), created_at
+  // Sets id, uid (if empty) and created_at. `claim_holder`: the holder of this config's claim
+  // (Claim), which the trial completes in the same transaction.
+  Status AddTrial(TrialRecord* trial, const std::string& claim_holder = "");
+  // Several trials in one transaction, keeping their uid and created_at (import, records copy);
+  // trials whose uid is present are skipped. Returns the number added.
+  Result<int64_t> AddTrials(const std::vector<TrialRecord>& trials);
+
+  // Claims: a tuner sharing the database with others measures a config only while it holds the
+  // config's claim, so no config of a task is measured twice. `task` names the task (its workload
+  // and target fields). Returns the configs of `configs` now claimed for `holder`: those never
+  // claimed, those whose claim expired (ttl_ms after it was taken, by the database's clock) with
+  // no trial, and those in `retry` whose trial has an id <= retry_upto (a failure the tuner decided
+  // to measure again, that nobody re-measured since).
+  Result<std::vector<int64_t>> Claim(const TrialRecord& task, const std::vector<int64_t>& configs, const std::string& holder,
+                                     int64_t ttl_ms, const std::vector<int64_t>& retry = {}, int64_t retry_upto = 0);
+  // Holders of claims with no trial yet (being measured, or left by a tuner that died), and
+  // releasing a dead holder's claims at once rather than at their expiry.
+  Result<std::vector<std::string>> PendingClaimHolders();
+  Status ReleaseClaims(const std::string& holder);
+  // Trials of a task (workload on target) with id > after_id, in id order: what other tuners
+  // sharing the database measured since.
+  Result<std::vector<TrialRecord>> TrialsOfTaskAfter(const std::string& workload_key, const std::string& target,
+                                                     int64_t after_id);
   // The fastest successful trial of workload_key for the target: same target string first, then
   // same device model, then a shared key. *matched_on says which ("target", "model", "keys"); the
   // caller checks that the config still means the same point of its space (config_json).
@@ -153,8 +186,13 @@ class RecordsDb {
   Result<int64_t> LastTrialId();  // 0: none
   Result<int64_t> CountTrialsOfJob(int64_t job_id);  // 0: trials outside daemon jobs (job index)
 
+  // PostgreSQL: holds the database's lock on a daemon name (a session-level advisory lock, released
+  // when this RecordsDb closes or its process dies); FailedPrecondition when another process holds
+  // it. SQLite: nothing (TuningLock locks the file).
+  Status LockDaemonName(const std::string& name);
+
   // Jobs: created queued; unfinished ones (queued, running) are what a restarted daemon resumes.
-  Result<int64_t> AddJob(const std::string& spec_json);
+  Result<int64_t> AddJob(const std::string& spec_json, const std::string& daemon = "");
   Status UpdateJob(int64_t id, const std::string& state, const std::string& progress_json);
   Result<std::vector<JobRecord>> ListJobs();
   // NotFound naming the id.
@@ -167,16 +205,28 @@ class RecordsDb {
   Result<int64_t> ImportJsonLines(std::istream& in, const std::function<Status(const TrialRecord&)>& check = nullptr);
 
  private:
-  RecordsDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  explicit RecordsDb(std::unique_ptr<SqlConnection> conn);
   Status Migrate();
-  static Result<std::unique_ptr<RecordsDb>> OpenReadOnly(const std::string& path);
-  Status Exec(const std::string& sql);
+  Status MigrateOnce(int from_version, const char* ddl);  // one step, under the schema lock
+  static Result<std::unique_ptr<RecordsDb>> OpenSqliteReadOnly(const std::string& path);
   void Rollback();
-  Status Error(const std::string& what);
-  Status Insert(const TrialRecord& t, bool ignore_duplicates, bool* inserted);
-  sqlite3* db_;
-  std::string path_;
+  // IOError "records database LOCATION: what: the engine's message" (a damaged file stays Corruption).
+  Status Error(const std::string& what, const Status& cause);
+  Result<int64_t> WorkloadId(const TrialRecord& t);
+  Result<int64_t> TargetId(const TrialRecord& t);
+  // Inserts one trial inside the caller's transaction; *id 0 when its uid was present.
+  Status Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* id, std::string* created_at);
+  std::unique_ptr<SqlConnection> conn_;
+  // Ids of workloads and targets known to be stored: a trial then costs one INSERT.
+  std::map<std::string, int64_t> workload_ids_, target_ids_;
 };
+
+// True when `location` names a PostgreSQL database (postgresql:// or postgres://, or a libpq
+// keyword string such as "host=db dbname=records"); anything else is a SQLite file.
+bool IsPostgresRecords(const std::string& location);
+// What to show of a location: a SQLite path as is; a PostgreSQL one as postgresql://user@host:port/db,
+// never its password.
+std::string DisplayRecordsLocation(const std::string& location);
 
 // TuningLock: one tuning writer per records database -- a `tunefarm tune` or a tuner-daemon -- so
 // two of them never measure the same configs twice or both resume one job. An advisory lock

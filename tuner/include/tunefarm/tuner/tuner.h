@@ -78,6 +78,7 @@ struct TuneOptions {
   std::string tuner = "xgb";
   std::string xgb_objective = "rank";  // rank | reg
   int trials = 64;           // distinct configs per task, including those already in the database
+                             // (and those other tuners sharing it measure meanwhile)
   int batch = 16;            // configs built and measured together
   int early_stopping = 0;    // stop a task after this many trials without a better config (0: never)
   uint64_t seed = 0;
@@ -94,6 +95,9 @@ struct TuneOptions {
   rpc_server::TimingParams timing;  // default: number 10, repeat 3
   std::string tmp_root = "/tmp";
   int64_t job_id = 0;        // recorded with every trial (tuner-daemon jobs)
+  // A claim on a config (RecordsDb::Claim) lapses this long after it was taken when its holder
+  // recorded no trial (it died): longer than a batch's builds and measurements ever take.
+  int64_t claim_ttl_ms = 30 * 60 * 1000;
   const std::atomic<bool>* stop = nullptr;  // set (Ctrl-C): finish the batch in flight, then return
 };
 
@@ -130,11 +134,13 @@ class TaskTuner {
                                                    int task_index, int task_count);
   ~TaskTuner();
   // Builds, measures and records one batch of at most n trials (n <= 0: options.batch), never
-  // past the budget. Returns the trials measured (0 when finished()).
+  // past the budget; only configs it claims (RecordsDb::Claim), after taking in what other tuners
+  // sharing the database measured since. Returns the trials this tuner measured (0 when
+  // finished(), or when other tuners held every proposed config).
   Result<int> RunBatch(int n = 0);
   // Budget reached, early stopping hit, or the space exhausted.
   bool finished() const { return finished_; }
-  int done() const { return done_; }
+  int done() const { return done_; }  // trials of the task in the database, any tuner's
   int budget() const { return budget_; }
   void set_budget(int budget) { budget_ = budget; }
   const TaskSummary& summary() const { return summary_; }
@@ -143,6 +149,9 @@ class TaskTuner {
  private:
   struct State;
   explicit TaskTuner(std::unique_ptr<State> state);
+  // Trials of the task other tuners sharing the database recorded since the last look: they
+  // count toward the budget and teach the cost model, as resumed ones do.
+  Status TakeInOthersTrials();
   std::unique_ptr<State> state_;
   TaskSummary summary_;
   int done_ = 0, budget_ = 0, since_best_ = 0;

@@ -1,0 +1,33 @@
+// What RecordsDb's files share: the trial query, its row reader, and the schema's migrations.
+// Private to tuner/records/.
+#ifndef TUNEFARM_TUNER_RECORDS_RECORDS_SQL_H_
+#define TUNEFARM_TUNER_RECORDS_RECORDS_SQL_H_
+
+#include <string>
+#include <vector>
+
+#include "tunefarm/tuner/records.h"
+#include "tuner/records/sql.h"
+
+namespace tunefarm::tuner {
+
+// SELECT ... FROM trials joined with its workload and target, in ReadTrial's column order; the
+// caller appends WHERE/ORDER.
+extern const char* const kSelectTrial;
+TrialRecord ReadTrial(const SqlQuery& q);
+
+// Migration k takes the schema from version k to k+1, in each engine's DDL (the same tables,
+// columns and indexes; docs/formats/records_db.md). Append only: a released migration never
+// changes, so every database reaches the same schema by the same steps.
+struct Migration {
+  const char* sqlite;
+  const char* postgres;
+};
+const std::vector<Migration>& Migrations();
+
+// A LIMIT for "no limit" (-1) that both engines accept.
+inline int64_t SqlLimit(int64_t limit) { return limit < 0 ? INT64_MAX : limit; }
+
+}  // namespace tunefarm::tuner
+
+#endif  // TUNEFARM_TUNER_RECORDS_RECORDS_SQL_H_

@@ -1,0 +1,29 @@
+// Opening a SqlConnection on each engine RecordsDb supports. Private to tuner/records/.
+#ifndef TUNEFARM_TUNER_RECORDS_SQL_ENGINES_H_
+#define TUNEFARM_TUNER_RECORDS_SQL_ENGINES_H_
+
+#include <memory>
+#include <string>
+
+#include "tuner/records/sql.h"
+
+namespace tunefarm::tuner {
+
+// SQLite, read-write; `create` makes the file when it is missing. Busy timeout 5 s.
+Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool create);
+// SQLite, read-only; where the WAL's -shm file cannot be made (a read-only directory), the file is
+// read as immutable -- nothing can be writing it there. The schema version is readable on success.
+Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path);
+
+// True for a PostgreSQL location: a postgresql:// or postgres:// URL, or a libpq keyword string
+// ("host=db dbname=records user=tuner"): text that starts with a keyword and '='.
+bool IsPostgresLocation(const std::string& location);
+// postgresql://user@host:port/db without the password; "postgresql://(unparsable)" when libpq cannot parse it.
+std::string DisplayPostgresLocation(const std::string& location);
+// A libpq connection (password from the URL, PGPASSWORD or ~/.pgpass, as psql). Errors name the
+// location without its password and give libpq's reason.
+Result<std::unique_ptr<SqlConnection>> OpenPostgres(const std::string& location);
+
+}  // namespace tunefarm::tuner
+
+#endif  // TUNEFARM_TUNER_RECORDS_SQL_ENGINES_H_

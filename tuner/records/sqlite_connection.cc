@@ -1,0 +1,151 @@
+// SqlConnection over SQLite: the embedded default records database.
+#include <sqlite3.h>
+
+#include <cstdio>
+
+#include "tuner/records/sql_engines.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+class SqliteQuery : public SqlQuery {
+ public:
+  SqliteQuery(sqlite3* db, const std::string& sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK) prepare_error_ = Error();
+  }
+  ~SqliteQuery() override { sqlite3_finalize(s_); }
+  SqlQuery& Bind(int i, const std::string& v) override {
+    sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  SqlQuery& Bind(int i, int64_t v) override {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  SqlQuery& Bind(int i, double v) override {
+    sqlite3_bind_double(s_, i, v);
+    return *this;
+  }
+  SqlQuery& BindNull(int i) override {
+    sqlite3_bind_null(s_, i);
+    return *this;
+  }
+  Result<bool> Next() override {
+    if (!s_) return prepare_error_;
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return Error();
+  }
+  void Reset() override { sqlite3_reset(s_); }
+  std::string Text(int c) const override {
+    const unsigned char* t = sqlite3_column_text(s_, c);
+    return t ? std::string(reinterpret_cast<const char*>(t), size_t(sqlite3_column_bytes(s_, c))) : "";
+  }
+  int64_t Int(int c) const override { return sqlite3_column_int64(s_, c); }
+  double Double(int c) const override { return sqlite3_column_double(s_, c); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+  Status prepare_error_;
+
+  Status Error() const {
+    const int code = sqlite3_errcode(db_) & 0xff;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) return Status::Corruption(sqlite3_errmsg(db_));
+    return Status::IOError(sqlite3_errmsg(db_));
+  }
+};
+
+class SqliteConnection : public SqlConnection {
+ public:
+  SqliteConnection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  ~SqliteConnection() override { sqlite3_close(db_); }
+  Engine engine() const override { return Engine::kSqlite; }
+  const std::string& location() const override { return path_; }
+  std::unique_ptr<SqlQuery> Query(const std::string& sql) override { return std::make_unique<SqliteQuery>(db_, sql); }
+  Status Exec(const std::string& sql) override {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      return Status::IOError(msg);
+    }
+    return Status::OK();
+  }
+  Status BeginWrite() override { return Exec("BEGIN IMMEDIATE"); }
+  Result<int> SchemaVersion() override {
+    SqliteQuery q(db_, "PRAGMA user_version");
+    TUNEFARM_ASSIGN_OR_RETURN(bool row, q.Next());
+    if (!row) return Status::IOError("PRAGMA user_version returned nothing");
+    return int(q.Int(0));
+  }
+  Status PrepareForWrites() override {
+    {
+      SqliteQuery wal(db_, "PRAGMA journal_mode=WAL");  // finalized before any transaction
+      auto row = wal.Next();
+      if (!row.ok()) return Status::IOError("cannot enable WAL: " + row.status().message());
+    }
+    return Exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+  }
+  // BEGIN IMMEDIATE already holds the write lock.
+  Status LockSchema() override { return Status::OK(); }
+  void UnlockSchema() override {}
+  Status SetSchemaVersion(int version) override { return Exec("PRAGMA user_version = " + std::to_string(version)); }
+  const char* NowText() const override { return "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"; }
+  const char* NowMs() const override { return "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"; }
+  int error_code() const { return sqlite3_errcode(db_) & 0xff; }
+
+ private:
+  sqlite3* db_;
+  std::string path_;
+};
+
+// "file:" URI for sqlite3_open_v2 with SQLITE_OPEN_URI: the path with %, ? and # escaped.
+std::string FileUri(const std::string& path, const std::string& query) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "%%%02X", unsigned(uint8_t(c)));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+Result<std::unique_ptr<SqliteConnection>> OpenWithFlags(const std::string& path, const std::string& name, int flags,
+                                                        const char* purpose) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return Status::IOError("cannot open records database " + path + purpose + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 5000);
+  return std::make_unique<SqliteConnection>(db, path);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool create) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenWithFlags(path, path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), ""));
+  return std::unique_ptr<SqlConnection>(std::move(conn));
+}
+
+Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path) {
+  for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
+    TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenWithFlags(path, FileUri(path, query), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                                       " for reading"));
+    auto version = conn->SchemaVersion();
+    const int code = conn->error_code();  // READONLY_CANTINIT, CANTOPEN: no -shm possible here
+    if (!version.ok() && (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && std::string(query) == "mode=ro") continue;
+    return std::unique_ptr<SqlConnection>(std::move(conn));
+  }
+  return Status::IOError("cannot open records database " + path + " for reading: unable to open the database file");
+}
+
+}  // namespace tunefarm::tuner
