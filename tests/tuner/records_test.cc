@@ -264,6 +264,66 @@ TEST_P(RecordsOnEachEngine, ReadOnlyReadersNeverWrite) {
   EXPECT_EQ(*(*reader)->CountTrials(), 1);
 }
 
+// The dashboard's read side and transfer learning's query, the same answers on both engines.
+TEST_P(RecordsOnEachEngine, AggregatesStreamsAndErrorGroupsAgree) {
+  auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  auto job = (*db)->AddJob("{}", "d");
+  ASSERT_TRUE(job.ok());
+  std::vector<TrialRecord> trials = {Trial("llvm", "", "cpu", 1, 3.0), Trial("llvm", "", "cpu", 2, 2.0),
+                                     Trial("llvm", "", "cpu", 3, 0, "timeout"), Trial("llvm", "", "cpu", 4, 0, "timeout"),
+                                     Trial("llvm -mcpu=b", "", "cpu", 5, 1.0)};
+  trials[1].job_id = *job;
+  TrialRecord other = Trial("llvm", "", "cpu", 9, 4.0);
+  other.workload_key = "conv2d_nchwc|V";
+  trials.push_back(other);
+  for (auto& t : trials) ASSERT_TRUE((*db)->AddTrial(&t).ok());
+
+  auto stats = (*db)->TaskStatsOf();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_EQ(stats->size(), 3u);  // W on llvm, W on llvm -mcpu=b, V on llvm
+  EXPECT_EQ((*stats)[0].trials, 4);
+  EXPECT_EQ((*stats)[0].ok_trials, 2);
+  EXPECT_DOUBLE_EQ((*stats)[0].best_ms, 2.0);
+  EXPECT_EQ((*stats)[0].best_trial_id, trials[1].id);
+  EXPECT_EQ((*stats)[0].last_trial_id, trials[3].id);
+  auto of_job = (*db)->TaskStatsOf(*job);
+  ASSERT_TRUE(of_job.ok());
+  ASSERT_EQ(of_job->size(), 1u);
+  EXPECT_EQ((*of_job)[0].trials, 1);
+  EXPECT_EQ(*(*db)->CountTrialsOfJob(*job), 1);
+  EXPECT_EQ(*(*db)->CountTrialsOfJob(0), 5);
+
+  auto w = (*db)->FindWorkload("conv2d_nchwc|W");
+  ASSERT_TRUE(w.ok());
+  auto after = (*db)->TrialsAfter(trials[1].id, w->id, 10);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  ASSERT_EQ(after->size(), 3u);
+  EXPECT_EQ((*after)[0].status, "timeout");
+  EXPECT_EQ((*after)[0].mean_ms, 0.0);
+  EXPECT_EQ((*db)->TrialsAfter(0, 0, 100)->size(), 6u);
+  auto groups = (*db)->ErrorGroups(0, 10);
+  ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_EQ((*groups)[0].count, 2);
+  EXPECT_EQ((*groups)[0].last_trial_id, trials[3].id);
+  EXPECT_EQ((*db)->RecentFailures(1)->at(0).id, trials[3].id);
+  auto fastest = (*db)->FastestTrials(w->id, 2);
+  ASSERT_TRUE(fastest.ok());
+  ASSERT_EQ(fastest->size(), 2u);
+  EXPECT_EQ((*fastest)[0].config_index, 5);
+  EXPECT_EQ((*fastest)[1].config_index, 2);
+  EXPECT_EQ((*db)->Workloads()->size(), 2u);
+  EXPECT_EQ((*db)->Targets()->size(), 2u);
+  EXPECT_EQ(*(*db)->LastTrialId(), trials.back().id);
+  auto similar = (*db)->ListSimilar("conv2d_nchwc", "llvm", "conv2d_nchwc|W", 10);
+  ASSERT_TRUE(similar.ok());
+  ASSERT_EQ(similar->size(), 1u);
+  EXPECT_EQ((*similar)[0].config_index, 9);
+  EXPECT_EQ((*db)->GetWorkload(w->id + 100).status().message(),
+            "no task " + std::to_string(w->id + 100) + " in " + (*db)->location());
+}
+
 // PostgreSQL only: what a user gets wrong in a URL, and two daemons of one name.
 class PostgresRecordsTest : public ::testing::Test {};
 
