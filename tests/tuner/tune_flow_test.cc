@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/local_farm.h"
+#include "common/postgres_server.h"
 #include "common/process.h"
 #include "common/small_model.h"
 #include "common/test_files.h"
@@ -467,6 +468,62 @@ TEST_F(TuneFlow, DaemonKilledMidJobResumesItAfterRestart) {
   EXPECT_EQ(resumed.distinct, expected.distinct);
   EXPECT_EQ(resumed.trials, resumed.distinct) << "a config was measured twice";
   EXPECT_EQ(resumed.per_workload, expected.per_workload);
+}
+
+// Two daemons sharing one PostgreSQL database: the same job on both measures each config once
+// (claims), a third daemon taking a name in use is refused, and a restarted daemon resumes and
+// lists only its own jobs.
+TEST_F(TuneFlow, DaemonsSharingAPostgresDatabaseSplitTheWorkAndKeepTheirOwnJobs) {
+  tunefarm::testing::PostgresServer server;
+  TUNEFARM_START_POSTGRES(server);
+  std::string error;
+  const std::string url = server.CreateDatabase("daemons", &error);
+  ASSERT_FALSE(url.empty()) << error;
+  auto start = [&](ChildProcess* d, const std::string& name) {
+    if (!d->Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", url, "--name", name},
+                  {std::string("TUNEFARM_TOKEN=") + kToken, "TMPDIR=" + dir_})) {
+      return std::string();
+    }
+    return tunefarm::testing::AddressFromLine(d->WaitForLine("listening on", 20000));
+  };
+  ChildProcess a, b;
+  const std::string address_a = start(&a, "room-a"), address_b = start(&b, "room-b");
+  ASSERT_FALSE(address_a.empty());
+  ASSERT_FALSE(address_b.empty());
+  ChildProcess twin;
+  ASSERT_TRUE(twin.Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", url, "--name", "room-a"},
+                         {std::string("TUNEFARM_TOKEN=") + kToken}));
+  EXPECT_NE(twin.Drain(20000).find("is in use by another tuner-daemon named 'room-a'; give each daemon sharing a database "
+                                   "its own --name"),
+            std::string::npos);
+  EXPECT_NE(twin.Wait(), 0);
+
+  v1::TuningJobSpec spec;
+  spec.set_model(model_);
+  spec.set_trials_per_task(12);
+  spec.set_seed(4);  // the same seed on both: they propose the same configs
+  DaemonClient client_a(address_a), client_b(address_b);
+  v1::TuningJob job_a, job_b;
+  ASSERT_TRUE(client_a.Submit(spec, &job_a).ok());
+  ASSERT_TRUE(client_b.Submit(spec, &job_b).ok());
+  grpc::Status s;
+  auto events_a = client_a.Watch(job_a.id(), &s);
+  auto events_b = client_b.Watch(job_b.id(), &s);
+  ASSERT_FALSE(events_a.empty() || events_b.empty());
+  EXPECT_EQ(events_a.back().job().state(), "done") << events_a.back().job().message();
+  EXPECT_EQ(events_b.back().job().state(), "done") << events_b.back().job().message();
+  const Counts counts = Count(url);
+  EXPECT_EQ(counts.trials, counts.distinct) << "a config was measured twice";
+  for (const auto& [key, n] : counts.per_workload) EXPECT_GE(n, 12u) << key;
+
+  a.Kill(SIGTERM);
+  a.Wait();
+  ChildProcess again;
+  const std::string address = start(&again, "room-a");
+  ASSERT_FALSE(address.empty());
+  auto jobs = DaemonClient(address).List();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id(), job_a.id());
 }
 
 TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
