@@ -116,7 +116,7 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenSqliteReadOnly(const std::stri
 
 Status RecordsDb::Error(const std::string& what, const Status& cause) {
   const std::string msg = "records database " + location() + ": " + what + ": " + cause.message();
-  return cause.code() == Status::Corruption("").code() ? Status::Corruption(msg) : Status::IOError(msg);
+  return cause.code() == StatusCode::kDataLoss ? Status::Corruption(msg) : Status::IOError(msg);
 }
 
 // On an error path the first error is what the caller reports; a failed rollback adds nothing
@@ -131,7 +131,7 @@ void RecordsDb::Rollback() {
 Result<int> RecordsDb::SchemaVersion() {
   auto version = conn_->SchemaVersion();
   if (version.ok()) return version;
-  if (version.status().code() == Status::Corruption("").code()) {
+  if (version.status().code() == StatusCode::kDataLoss) {
     return Status::Corruption("records database " + location() + " is not a SQLite database or is damaged (" +
                               version.status().message() + ")");
   }
@@ -181,28 +181,29 @@ Status RecordsDb::MigrateOnce(int from_version, const char* ddl) {
   return Status::OK();
 }
 
-Result<int64_t> RecordsDb::WorkloadId(const TrialRecord& t) {
-  if (auto it = workload_ids_.find(t.workload_key); it != workload_ids_.end()) return it->second;
-  auto ins = conn_->Query("INSERT INTO workloads(key, template, flops) VALUES(?1, ?2, ?3) ON CONFLICT(key) DO NOTHING");
-  ins->Bind(1, t.workload_key).Bind(2, t.template_name).Bind(3, t.flops);
-  if (auto r = ins->Next(); !r.ok()) return Error("cannot store workload", r.status());
-  auto q = conn_->Query("SELECT id FROM workloads WHERE key = ?1");
-  q->Bind(1, t.workload_key);
+Result<int64_t> RecordsDb::StoredId(std::map<std::string, int64_t>* cache, const std::string& key, const char* insert,
+                                     const char* select, const std::function<void(SqlQuery&)>& bind, const char* what) {
+  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  auto ins = conn_->Query(insert);  // ON CONFLICT DO NOTHING: another writer may store it first
+  bind(*ins);
+  if (auto r = ins->Next(); !r.ok()) return Error(std::string("cannot store ") + what, r.status());
+  auto q = conn_->Query(select);
+  q->Bind(1, key);
   auto row = q->Next();
-  if (!row.ok() || !*row) return Error("cannot read workload id", row.ok() ? Status::IOError("not found") : row.status());
-  return workload_ids_[t.workload_key] = q->Int(0);
+  if (!row.ok() || !*row) return Error(std::string("cannot read the id of a ") + what, row.ok() ? Status::IOError("not found") : row.status());
+  return (*cache)[key] = q->Int(0);
+}
+
+Result<int64_t> RecordsDb::WorkloadId(const TrialRecord& t) {
+  return StoredId(&workload_ids_, t.workload_key, "INSERT INTO workloads(key, template, flops) VALUES(?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
+                  "SELECT id FROM workloads WHERE key = ?1",
+                  [&](SqlQuery& q) { q.Bind(1, t.workload_key).Bind(2, t.template_name).Bind(3, t.flops); }, "workload");
 }
 
 Result<int64_t> RecordsDb::TargetId(const TrialRecord& t) {
-  if (auto it = target_ids_.find(t.target); it != target_ids_.end()) return it->second;
-  auto ins = conn_->Query("INSERT INTO targets(target, model, keys) VALUES(?1, ?2, ?3) ON CONFLICT(target) DO NOTHING");
-  ins->Bind(1, t.target).Bind(2, t.target_model).Bind(3, t.target_keys);
-  if (auto r = ins->Next(); !r.ok()) return Error("cannot store target", r.status());
-  auto q = conn_->Query("SELECT id FROM targets WHERE target = ?1");
-  q->Bind(1, t.target);
-  auto row = q->Next();
-  if (!row.ok() || !*row) return Error("cannot read target id", row.ok() ? Status::IOError("not found") : row.status());
-  return target_ids_[t.target] = q->Int(0);
+  return StoredId(&target_ids_, t.target, "INSERT INTO targets(target, model, keys) VALUES(?1, ?2, ?3) ON CONFLICT(target) DO NOTHING",
+                  "SELECT id FROM targets WHERE target = ?1",
+                  [&](SqlQuery& q) { q.Bind(1, t.target).Bind(2, t.target_model).Bind(3, t.target_keys); }, "target");
 }
 
 Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* id, std::string* created_at) {

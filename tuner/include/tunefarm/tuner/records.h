@@ -106,6 +106,7 @@ struct TargetMatch {
 };
 
 class SqlConnection;
+class SqlQuery;
 
 class RecordsDb {
  public:
@@ -212,6 +213,9 @@ class RecordsDb {
   void Rollback();
   // IOError "records database LOCATION: what: the engine's message" (a damaged file stays Corruption).
   Status Error(const std::string& what, const Status& cause);
+  // The id of a workload or target row, stored first when missing (cached per connection).
+  Result<int64_t> StoredId(std::map<std::string, int64_t>* cache, const std::string& key, const char* insert, const char* select,
+                           const std::function<void(SqlQuery&)>& bind, const char* what);
   Result<int64_t> WorkloadId(const TrialRecord& t);
   Result<int64_t> TargetId(const TrialRecord& t);
   // Inserts one trial inside the caller's transaction; *id 0 when its uid was present.
