@@ -91,6 +91,12 @@ PostgresServer::~PostgresServer() {
   if (!dir_.empty()) RunCommand("rm -rf " + dir_);
 }
 
+bool PostgresServer::Restart(std::string* error) {
+  const auto r = RunCommand(prefix_ + " -l " + dir_ + "/server.log -m fast -w -t 60 restart");
+  if (r.code != 0) *error = "pg_ctl restart failed: " + r.output + ReadFile(dir_ + "/server.log");
+  return r.code == 0;
+}
+
 std::string PostgresServer::Url(const std::string& db) const {
   return "postgresql://tunefarm@127.0.0.1:" + std::to_string(port_) + "/" + db;
 }

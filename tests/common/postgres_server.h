@@ -19,6 +19,9 @@ class PostgresServer {
   bool Start(std::string* error, bool durable = false);
   ~PostgresServer();
 
+  // Stops the server (fast: every client connection is cut) and starts it again with the same
+  // settings, as an administrator's restart or a crash recovery does.
+  bool Restart(std::string* error);
   // Creates a database; its postgresql:// URL ("" and *error on failure).
   std::string CreateDatabase(const std::string& name, std::string* error);
   std::string Url(const std::string& db) const;

@@ -221,8 +221,10 @@ TEST_P(RecordsOnEachEngine, ClaimsGiveEachConfigToOneTunerUntilItsTrialOrItsExpi
   EXPECT_EQ(*(*a)->Claim(task, {5}, "A", -1), (std::vector<int64_t>{5}));
   EXPECT_EQ(*(*b)->Claim(task, {5}, "B", minute), (std::vector<int64_t>{5}));
   // A failure a tuner decided to measure again, up to the trial it saw: once.
-  EXPECT_EQ(*(*b)->Claim(task, {2}, "B", minute, {2}, two.id), (std::vector<int64_t>{2}));
-  EXPECT_TRUE((*a)->Claim(task, {2}, "A", minute, {2}, two.id)->empty()) << "B measures it now";
+  EXPECT_EQ(*(*b)->Claim(task, {2}, "B", minute, {{2, two.id}}), (std::vector<int64_t>{2}));
+  EXPECT_TRUE((*a)->Claim(task, {2}, "A", minute, {{2, two.id}})->empty()) << "B measures it now";
+  // Claims come back in ascending order, each once, whatever order the search proposed.
+  EXPECT_EQ(*(*a)->Claim(task, {9, 7, 9, 8}, "A", minute), (std::vector<int64_t>{7, 8, 9}));
   // What the other tuner recorded since a given trial.
   TrialRecord four = Trial("llvm", "", "cpu", 4, 0.5);
   ASSERT_TRUE((*b)->AddTrial(&four, "B").ok());
@@ -232,6 +234,37 @@ TEST_P(RecordsOnEachEngine, ClaimsGiveEachConfigToOneTunerUntilItsTrialOrItsExpi
   EXPECT_EQ((*fresh)[0].config_index, 4);
   EXPECT_FALSE((*fresh)[0].created_at.empty());
   EXPECT_EQ(four.created_at, (*fresh)[0].created_at);
+}
+
+// A tuner killed mid-batch leaves claims without trials. On PostgreSQL its holder's session lock
+// is gone with it, so the next tuner releases them; while it lives they stay its. On SQLite one
+// tuning process at a time holds the file (TuningLock): every other holder's open claim is dead.
+TEST_P(RecordsOnEachEngine, ClaimsOfATunerThatDiedAreReleasedAndALiveOnesAreKept) {
+  auto a = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
+  auto b = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const TrialRecord task = Trial("llvm", "", "cpu", 0, 1.0);
+  const int64_t day = 24LL * 3600 * 1000;
+  ASSERT_TRUE((*a)->HoldClaimHolder("A").ok());
+  ASSERT_TRUE((*b)->HoldClaimHolder("B").ok());
+  EXPECT_EQ(*(*a)->Claim(task, {1, 2}, "A", day), (std::vector<int64_t>{1, 2}));
+  if (GetParam() == "postgresql") {
+    ASSERT_TRUE((*b)->ReleaseDeadClaims("B").ok());
+    EXPECT_TRUE((*b)->Claim(task, {1}, "B", day)->empty()) << "A is alive: its claims stay";
+  }
+  a->reset();  // A dies (its session ends moments after its connection)
+  std::vector<int64_t> taken;
+  for (int i = 0; i < 100 && taken.empty(); ++i) {
+    ASSERT_TRUE((*b)->ReleaseDeadClaims("B").ok());
+    taken = *(*b)->Claim(task, {1}, "B", day);
+    if (taken.empty()) usleep(50000);
+  }
+  EXPECT_EQ(taken, (std::vector<int64_t>{1}));
+  // A batch that failed half-way gives its claims back.
+  ASSERT_TRUE((*b)->ReleaseClaims(task, {1}, "B").ok());
+  auto c = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*(*c)->Claim(task, {1, 2}, "C", day), (std::vector<int64_t>{1, 2}));
 }
 
 TEST_P(RecordsOnEachEngine, JobsKeepTheirDaemonAndAnUpdateOfAMissingJobIsNotFound) {
@@ -338,10 +371,12 @@ TEST_F(PostgresRecordsTest, ErrorsNameTheDatabaseWithoutItsPassword) {
   EXPECT_EQ(msg.rfind("cannot connect to records database postgresql://tuner@127.0.0.1:1/records: ", 0), 0u) << msg;
   EXPECT_EQ(msg.find("secret"), std::string::npos) << msg;
   EXPECT_EQ(DisplayRecordsLocation("postgresql://tuner:secret@db:5433/records"), "postgresql://tuner@db:5433/records");
-  auto garbled = RecordsDb::Open("postgresql://[", RecordsDb::Mode::kCreate);
+  // libpq's parse error quotes what it stumbled on, a password here: only the expected form is shown.
+  auto garbled = RecordsDb::Open("postgresql://tuner:50%zz@db/records", RecordsDb::Mode::kCreate);
   ASSERT_FALSE(garbled.ok());
-  EXPECT_EQ(garbled.status().message().rfind("records database: not a valid PostgreSQL URL or keyword string: ", 0), 0u)
-      << garbled.status().message();
+  EXPECT_EQ(garbled.status().message(),
+            "records database: not a valid PostgreSQL URL or keyword string (postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, "
+            "or key=value pairs such as host=HOST dbname=DB user=USER)");
 }
 
 TEST_F(PostgresRecordsTest, ADaemonNameIsHeldByOneProcessAtATime) {
@@ -366,6 +401,29 @@ TEST_F(PostgresRecordsTest, ADaemonNameIsHeldByOneProcessAtATime) {
     if (!taken_over) usleep(50000);
   }
   EXPECT_TRUE(taken_over);
+}
+
+// The server restarts under a long-lived connection (a daemon's): the statement that meets the cut
+// fails, the next reconnects, with the session's locks taken again.
+TEST_F(PostgresRecordsTest, AConnectionCutByAServerRestartIsReestablishedWithItsLocks) {
+  testing::PostgresServer server;
+  TUNEFARM_START_POSTGRES(server);
+  std::string error;
+  const std::string url = server.CreateDatabase("restart", &error);
+  ASSERT_FALSE(url.empty()) << error;
+  auto db = RecordsDb::Open(url, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->LockDaemonName("tuner-daemon").ok());
+  TrialRecord first = Trial("llvm", "", "cpu", 1, 1.0);
+  ASSERT_TRUE((*db)->AddTrial(&first).ok());
+  ASSERT_TRUE(server.Restart(&error)) << error;
+  TrialRecord second = Trial("llvm", "", "cpu", 2, 1.0);
+  Status s = (*db)->AddTrial(&second);  // its BEGIN meets the cut, reconnects and starts again
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*(*db)->CountTrials(), 2);
+  auto twin = RecordsDb::Open(url, RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(twin.ok());
+  EXPECT_EQ((*twin)->LockDaemonName("tuner-daemon").code(), StatusCode::kFailedPrecondition) << "the name was taken again";
 }
 
 TEST_F(RecordsTest, AVersionOneDatabaseIsUpgradedKeepingItsTrials) {

@@ -70,9 +70,14 @@ std::string LibpqMessage(PGconn* conn) {
   return msg;
 }
 
+class PostgresConnection;
+// Re-establishes a dropped connection (PQreset) and its session setup; false when it stays down.
+bool EnsureConnected(PostgresConnection* c);
+
 class PostgresQuery : public SqlQuery {
  public:
-  PostgresQuery(PGconn* conn, const std::string& sql) : conn_(conn), sql_(ToDollarParameters(sql)) {}
+  PostgresQuery(PostgresConnection* owner, PGconn* conn, const std::string& sql)
+      : owner_(owner), conn_(conn), sql_(ToDollarParameters(sql)) {}
   ~PostgresQuery() override { PQclear(result_); }
   SqlQuery& Bind(int i, const std::string& v) override { return Set(i, ValidUtf8(v)); }
   SqlQuery& Bind(int i, int64_t v) override { return Set(i, std::to_string(v)); }
@@ -88,9 +93,17 @@ class PostgresQuery : public SqlQuery {
   }
   Result<bool> Next() override {
     if (!result_) {
+      if (!EnsureConnected(owner_)) return Status::IOError(LibpqMessage(conn_));
       std::vector<const char*> params;
       for (const auto& v : values_) params.push_back(v ? v->c_str() : nullptr);
       result_ = PQexecParams(conn_, sql_.c_str(), int(params.size()), nullptr, params.data(), nullptr, nullptr, 0);
+      // A read that met a cut connection (the server restarted) is simply asked again; a write is
+      // not, since whether it committed is unknown.
+      if (PQresultStatus(result_) == PGRES_FATAL_ERROR && PQstatus(conn_) == CONNECTION_BAD && sql_.rfind("SELECT", 0) == 0 &&
+          EnsureConnected(owner_)) {
+        PQclear(result_);
+        result_ = PQexecParams(conn_, sql_.c_str(), int(params.size()), nullptr, params.data(), nullptr, nullptr, 0);
+      }
       const ExecStatusType st = PQresultStatus(result_);
       if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
         std::string msg = PQresultErrorMessage(result_);
@@ -127,6 +140,7 @@ class PostgresQuery : public SqlQuery {
     values_[size_t(i - 1)] = std::move(v);
     return *this;
   }
+  PostgresConnection* owner_;
   PGconn* conn_;
   std::string sql_;
   std::vector<std::optional<std::string>> values_;
@@ -140,15 +154,24 @@ class PostgresConnection : public SqlConnection {
   ~PostgresConnection() override { PQfinish(conn_); }
   Engine engine() const override { return Engine::kPostgres; }
   const std::string& location() const override { return location_; }
-  std::unique_ptr<SqlQuery> Query(const std::string& sql) override { return std::make_unique<PostgresQuery>(conn_, sql); }
+  std::unique_ptr<SqlQuery> Query(const std::string& sql) override { return std::make_unique<PostgresQuery>(this, conn_, sql); }
   Status Exec(const std::string& sql) override {
+    if (!EnsureConnected(this)) return Status::IOError(LibpqMessage(conn_));
+    return ExecOnce(sql);
+  }
+  Status ExecOnce(const std::string& sql) {
     PGresult* r = PQexec(conn_, sql.c_str());
     const ExecStatusType st = PQresultStatus(r);
     Status s = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? Status::OK() : Status::IOError(LibpqMessage(conn_));
     PQclear(r);
     return s;
   }
-  Status BeginWrite() override { return Exec("BEGIN"); }
+  // Nothing is lost by starting a transaction again on a connection that was cut before it.
+  Status BeginWrite() override {
+    Status s = Exec("BEGIN");
+    if (!s.ok() && PQstatus(conn_) == CONNECTION_BAD) s = Exec("BEGIN");
+    return s;
+  }
   Result<int> SchemaVersion() override {
     auto q = Query("SELECT to_regclass('tunefarm_schema') IS NOT NULL");
     TUNEFARM_ASSIGN_OR_RETURN(bool row, q->Next());
@@ -170,11 +193,33 @@ class PostgresConnection : public SqlConnection {
     return "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
   }
   const char* NowMs() const override { return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"; }
+  void KeepForSession(const std::string& sql) override { session_.push_back(sql); }
+  std::string Quote(const std::string& text) const override {
+    const std::string valid = ValidUtf8(text);
+    char* quoted = PQescapeLiteral(conn_, valid.data(), valid.size());
+    if (!quoted) return "''";
+    std::string out = quoted;
+    PQfreemem(quoted);
+    return out;
+  }
+
+  // A connection that dropped (the server restarted, the network failed) is re-established before
+  // the next statement, with its session setup; the statement that saw it drop failed.
+  bool Reconnect() {
+    if (PQstatus(conn_) == CONNECTION_OK) return true;
+    PQreset(conn_);
+    if (PQstatus(conn_) != CONNECTION_OK) return false;
+    for (const auto& sql : session_) (void)ExecOnce(sql);
+    return true;
+  }
 
  private:
   PGconn* conn_;
   std::string location_;
+  std::vector<std::string> session_;  // re-run after a reconnect, in order
 };
+
+bool EnsureConnected(PostgresConnection* c) { return c->Reconnect(); }
 
 void IgnoreNotice(void*, const char*) {}  // "relation already exists, skipping" and the like
 
@@ -214,10 +259,11 @@ Result<std::unique_ptr<SqlConnection>> OpenPostgres(const std::string& location)
   char* parse_error = nullptr;
   PQconninfoOption* options = PQconninfoParse(location.c_str(), &parse_error);
   if (!options) {
-    std::string why = parse_error ? parse_error : "out of memory";
+    // libpq's reason quotes the text it stumbled on, which may be the password: not shown.
     PQfreemem(parse_error);
-    while (!why.empty() && why.back() == '\n') why.pop_back();
-    return Status::InvalidArgument("records database: not a valid PostgreSQL URL or keyword string: " + why);
+    return Status::InvalidArgument(
+        "records database: not a valid PostgreSQL URL or keyword string (postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, "
+        "or key=value pairs such as host=HOST dbname=DB user=USER)");
   }
   const std::string shown = DisplayLocation(options);
   PQconninfoFree(options);
@@ -234,6 +280,7 @@ Result<std::unique_ptr<SqlConnection>> OpenPostgres(const std::string& location)
   const std::string user = PQuser(conn), host = PQhost(conn), port = PQport(conn), db = PQdb(conn);
   auto result = std::make_unique<PostgresConnection>(conn, "postgresql://" + user + "@" + host + ":" + port + "/" + db);
   // Text columns hold UTF-8 (ValidUtf8); the server converts for a database in another encoding.
+  result->KeepForSession("SET client_encoding = 'UTF8'");
   TUNEFARM_RETURN_IF_ERROR(result->Exec("SET client_encoding = 'UTF8'"));
   return std::unique_ptr<SqlConnection>(std::move(result));
 }

@@ -75,10 +75,19 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, 
   if (IsPostgresLocation(location)) {
     TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenPostgres(location));
     std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
+    if (mode == Mode::kReadOnly) {  // a reader never makes tables in a database named by mistake
+      TUNEFARM_ASSIGN_OR_RETURN(int version, r->SchemaVersion());
+      if (version == 0) {
+        return Status::NotFound("records database " + r->location() +
+                                " holds no tunefarm records (no tables yet: tune into it or `records copy --to` it first)");
+      }
+    }
     TUNEFARM_RETURN_IF_ERROR(r->Migrate());
     // Readers never write: the server refuses it for the rest of the session.
     if (mode == Mode::kReadOnly) {
-      if (Status s = r->conn_->Exec("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"); !s.ok()) {
+      const char* read_only = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
+      r->conn_->KeepForSession(read_only);
+      if (Status s = r->conn_->Exec(read_only); !s.ok()) {
         return r->Error("cannot make the session read-only", s);
       }
     }
@@ -275,10 +284,10 @@ Result<int64_t> RecordsDb::AddTrials(const std::vector<TrialRecord>& trials) {
 }
 
 Result<std::vector<int64_t>> RecordsDb::Claim(const TrialRecord& task, const std::vector<int64_t>& configs,
-                                              const std::string& holder, int64_t ttl_ms, const std::vector<int64_t>& retry,
-                                              int64_t retry_upto) {
+                                              const std::string& holder, int64_t ttl_ms, const std::map<int64_t, int64_t>& retry) {
   std::vector<int64_t> claimed;
-  if (configs.empty()) return claimed;
+  const std::set<int64_t> ordered(configs.begin(), configs.end());  // one lock order for every claimer
+  if (ordered.empty()) return claimed;
   if (Status s = conn_->BeginWrite(); !s.ok()) return Error("cannot start a transaction", s);
   auto fail = [&](const Status& s) {
     Rollback();
@@ -293,12 +302,12 @@ Result<std::vector<int64_t>> RecordsDb::Claim(const TrialRecord& task, const std
       "INSERT INTO claims(workload_id, target_id, config_index, holder, expires_ms, trial_id) VALUES(?1, ?2, ?3, ?4, " + now +
       " + ?5, NULL) ON CONFLICT(workload_id, target_id, config_index) DO UPDATE SET holder = excluded.holder,"
       " expires_ms = excluded.expires_ms, trial_id = NULL WHERE (claims.trial_id IS NULL AND claims.expires_ms < " + now +
-      ") OR claims.trial_id <= ?6 RETURNING config_index");
-  const std::set<int64_t> retried(retry.begin(), retry.end());
-  for (int64_t c : configs) {
+      ") OR claims.trial_id = ?6 RETURNING config_index");
+  for (int64_t c : ordered) {
     q->Reset();
     q->Bind(1, *workload_id).Bind(2, *target_id).Bind(3, c).Bind(4, holder).Bind(5, ttl_ms);
-    q->Bind(6, retried.count(c) ? retry_upto : int64_t(-1));
+    const auto again = retry.find(c);
+    q->Bind(6, again == retry.end() ? int64_t(-1) : again->second);
     auto row = q->Next();
     if (!row.ok()) return fail(Error("cannot claim configs", row.status()));
     if (*row) claimed.push_back(c);
@@ -308,19 +317,63 @@ Result<std::vector<int64_t>> RecordsDb::Claim(const TrialRecord& task, const std
   return claimed;
 }
 
-Result<std::vector<std::string>> RecordsDb::PendingClaimHolders() {
-  auto q = conn_->Query("SELECT DISTINCT holder FROM claims WHERE trial_id IS NULL ORDER BY holder");
-  std::vector<std::string> out;
-  Status status;
-  while (Step(*q, &status)) out.push_back(q->Text(0));
-  if (!status.ok()) return Error("cannot read the claims", status);
-  return out;
+namespace {
+// The advisory lock key of a claim holder (PostgreSQL), as SQL over parameter ?1.
+constexpr const char* kHolderKey = "hashtextextended('tunefarm claim holder ' || CAST(?1 AS TEXT), 0)";
+}  // namespace
+
+Status RecordsDb::HoldClaimHolder(const std::string& holder) {
+  if (!shared()) return Status::OK();
+  const std::string lock = "SELECT pg_advisory_lock_shared(hashtextextended('tunefarm claim holder ' || " +
+                           conn_->Quote(holder) + ", 0))";
+  if (Status s = conn_->Exec(lock); !s.ok()) return Error("cannot mark the claim holder alive", s);
+  conn_->KeepForSession(lock);
+  return Status::OK();
 }
 
-Status RecordsDb::ReleaseClaims(const std::string& holder) {
-  auto q = conn_->Query("UPDATE claims SET expires_ms = 0 WHERE holder = ?1 AND trial_id IS NULL");
-  q->Bind(1, holder);
-  if (auto r = q->Next(); !r.ok()) return Error("cannot release the claims of " + holder, r.status());
+Status RecordsDb::ReleaseDeadClaims(const std::string& own_holder) {
+  auto pending = conn_->Query("SELECT DISTINCT holder FROM claims WHERE trial_id IS NULL AND holder <> ?1");
+  pending->Bind(1, own_holder);
+  std::vector<std::string> holders;
+  Status status;
+  while (Step(*pending, &status)) holders.push_back(pending->Text(0));
+  if (!status.ok()) return Error("cannot read the claims", status);
+  pending.reset();
+  auto release = conn_->Query("UPDATE claims SET expires_ms = 0 WHERE holder = ?1 AND trial_id IS NULL");
+  for (const auto& h : holders) {
+    bool dead = true;  // SQLite: TuningLock admits one tuning process, this one
+    if (shared()) {
+      // Nobody holds its lock: the process is gone. Taken only to test, and given back at once.
+      auto probe = conn_->Query(std::string("SELECT pg_try_advisory_lock(") + kHolderKey + ")");
+      probe->Bind(1, h);
+      auto row = probe->Next();
+      if (!row.ok() || !*row) return Error("cannot test a claim holder", row.ok() ? Status::IOError("no answer") : row.status());
+      dead = probe->Int(0) != 0;
+      if (dead) {
+        auto unlock = conn_->Query(std::string("SELECT pg_advisory_unlock(") + kHolderKey + ")");
+        unlock->Bind(1, h);
+        (void)unlock->Next();
+      }
+    }
+    if (!dead) continue;
+    release->Reset();
+    release->Bind(1, h);
+    if (auto r = release->Next(); !r.ok()) return Error("cannot release the claims of " + h, r.status());
+  }
+  return Status::OK();
+}
+
+Status RecordsDb::ReleaseClaims(const TrialRecord& task, const std::vector<int64_t>& configs, const std::string& holder) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadId(task));
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t target_id, TargetId(task));
+  auto q = conn_->Query(
+      "UPDATE claims SET expires_ms = 0 WHERE workload_id = ?1 AND target_id = ?2 AND config_index = ?3 AND holder = ?4"
+      " AND trial_id IS NULL");
+  for (int64_t c : configs) {
+    q->Reset();
+    q->Bind(1, workload_id).Bind(2, target_id).Bind(3, c).Bind(4, holder);
+    if (auto r = q->Next(); !r.ok()) return Error("cannot release claims", r.status());
+  }
   return Status::OK();
 }
 
@@ -345,6 +398,7 @@ Status RecordsDb::LockDaemonName(const std::string& name) {
     return Status::FailedPrecondition("records database " + location() + " is in use by another tuner-daemon named '" + name +
                                       "'; give each daemon sharing a database its own --name");
   }
+  conn_->KeepForSession("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || " + conn_->Quote(name) + ", 0))");
   return Status::OK();
 }
 

@@ -60,6 +60,11 @@ class SqlConnection {
   // SQL expressions for the database's clock: ISO 8601 UTC text, and Unix milliseconds. The
   // database's clock, not the caller's: tuners on several machines compare claim expiries.
   virtual const char* NowText() const = 0;
+  // A statement that sets up the session (a read-only mode, an advisory lock), run again after the
+  // connection is re-established: a PostgreSQL server that restarted, a network that dropped.
+  virtual void KeepForSession(const std::string& sql) = 0;
+  // A string literal for SQL text that cannot take parameters (KeepForSession).
+  virtual std::string Quote(const std::string& text) const = 0;
   virtual const char* NowMs() const = 0;
 };
 

@@ -94,6 +94,12 @@ class SqliteConnection : public SqlConnection {
   Status SetSchemaVersion(int version) override { return Exec("PRAGMA user_version = " + std::to_string(version)); }
   const char* NowText() const override { return "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"; }
   const char* NowMs() const override { return "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"; }
+  void KeepForSession(const std::string&) override {}  // a file does not drop its connection
+  std::string Quote(const std::string& text) const override {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+  }
   int error_code() const { return sqlite3_errcode(db_) & 0xff; }
 
  private:

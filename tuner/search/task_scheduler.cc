@@ -122,7 +122,9 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
     TaskTuner& t = *tuners[size_t(i)];
     const int batch = t.done() == 0 ? first_batch : options.batch;
     TUNEFARM_ASSIGN_OR_RETURN(int n, t.RunBatch(std::min(batch, schedule.total_trials - spent)));
-    spent += n;
+    // The budget counts the database's trials of these tasks: other tuners sharing it spend it too.
+    spent = 0;
+    for (const auto& tuner : tuners) spent += tuner->done();
     history[size_t(i)].push_back({t.done(), LatencyShare(tasks[size_t(i)], t)});
     if (n > 0 && progress) {
       TaskProgress p = t.progress();

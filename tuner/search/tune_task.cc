@@ -1,12 +1,9 @@
 // TuneTask: the propose -> build -> measure -> record loop for one workload.
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <random>
@@ -133,8 +130,9 @@ struct TaskTuner::State {
   // in (resumed, its own, other tuners'), failures it measures again, and the last trial id read.
   std::string holder;
   TrialRecord task;  // the task's workload and target fields, for claims
-  std::set<int64_t> measured, retry, own_trials;
-  int64_t retry_upto = 0, last_seen_id = 0;
+  std::set<int64_t> measured, seen_trials;
+  std::map<int64_t, int64_t> retry;  // config -> the id of its failed trial that is measured again
+  int64_t last_seen_id = 0;
 };
 
 TaskTuner::TaskTuner(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -142,35 +140,23 @@ TaskTuner::~TaskTuner() = default;
 
 namespace {
 
-std::string HostName() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  return host;
-}
-
-// Unique among every tuner sharing a database: "HOST pid N RANDOM" (pids repeat).
+// Unique among every tuner sharing a database: "HOST pid N RANDOM" (pids repeat, hosts too).
 std::string ClaimHolder() {
   static const std::string holder = [] {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
     std::random_device rd;
     char suffix[20];
-    std::snprintf(suffix, sizeof(suffix), "%08x", rd());
-    return HostName() + " pid " + std::to_string(getpid()) + " " + suffix;
+    std::snprintf(suffix, sizeof(suffix), "%08x%08x", rd(), rd());
+    return std::string(host) + " pid " + std::to_string(getpid()) + " " + suffix;
   }();
   return holder;
 }
 
-// A tuner of this machine killed mid-batch leaves claims nobody would measure until they expire;
-// its process is gone, so they are released now. (Another machine's dead tuner's claims expire.)
-Status ReleaseClaimsOfDeadTuners(RecordsDb& db) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto holders, db.PendingClaimHolders());
-  const std::string prefix = HostName() + " pid ";
-  for (const auto& h : holders) {
-    if (h.rfind(prefix, 0) != 0) continue;
-    const long pid = std::strtol(h.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH) TUNEFARM_RETURN_IF_ERROR(db.ReleaseClaims(h));
-  }
-  return Status::OK();
-}
+// How far below its last trial id a tuner looks again for trials of others: PostgreSQL assigns
+// ids at insert, so a trial may commit after one with a higher id was read. Trials commit one by
+// one, so a few are ever in flight; far more than that is read again (and skipped by id).
+constexpr int64_t kLateCommitWindow = 1024;
 
 // Transfer learning: the database's successful trials of other workloads of the same template on
 // the same target, as feature rows grouped by workload with labels scaled by each one's best.
@@ -251,7 +237,9 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   tuner->budget_ = options.trials;
 
   s.holder = ClaimHolder();
-  TUNEFARM_RETURN_IF_ERROR(ReleaseClaimsOfDeadTuners(db));
+  // Alive for as long as this connection is open; claims of tuners that died are released.
+  TUNEFARM_RETURN_IF_ERROR(db.HoldClaimHolder(s.holder));
+  TUNEFARM_RETURN_IF_ERROR(db.ReleaseDeadClaims(s.holder));
   s.task.workload_key = workload.Key();
   s.task.template_name = workload.template_name;
   s.task.flops = s.flops;
@@ -261,7 +249,10 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
 
   // Resume: what the database already holds for this workload on this target.
   TUNEFARM_ASSIGN_OR_RETURN(auto previous, db.List(workload.Key()));
-  for (const auto& t : previous) s.last_seen_id = std::max(s.last_seen_id, t.id);
+  for (const auto& t : previous) {
+    s.last_seen_id = std::max(s.last_seen_id, t.id);
+    s.seen_trials.insert(t.id);
+  }
   std::vector<int64_t> seen;
   std::vector<double> seen_gflops;
   std::set<int64_t>& measured = s.measured;
@@ -277,7 +268,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     return machine_kind && (!any_ok || t.threads != options.threads || t.config_index == s.fallback);
   };
   for (const auto& t : previous) {
-    if (t.target == s.target_string && retried(t)) s.retry.insert(t.config_index);
+    if (t.target == s.target_string && retried(t)) s.retry[t.config_index] = t.id;  // ids ascend: the latest
     if (t.target != s.target_string || measured.count(t.config_index) || retried(t)) continue;
     measured.insert(t.config_index);
     double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
@@ -290,7 +281,6 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     if (t.config_index == s.fallback) summary.fallback_gflops = g;
   }
   for (int64_t c : measured) s.retry.erase(c);
-  s.retry_upto = s.last_seen_id;
   if (!seen.empty()) s.search->MarkMeasured(seen, seen_gflops);
   summary.resumed = int(seen.size());
   tuner->done_ = summary.resumed;
@@ -307,12 +297,13 @@ TaskProgress TaskTuner::progress() const {
 
 Status TaskTuner::TakeInOthersTrials() {
   State& s = *state_;
-  TUNEFARM_ASSIGN_OR_RETURN(auto fresh, s.db->TrialsOfTaskAfter(s.task.workload_key, s.target_string, s.last_seen_id));
+  TUNEFARM_ASSIGN_OR_RETURN(auto fresh, s.db->TrialsOfTaskAfter(s.task.workload_key, s.target_string,
+                                                                std::max<int64_t>(0, s.last_seen_id - kLateCommitWindow)));
   std::vector<int64_t> configs;
   std::vector<double> gflops;
   for (const auto& t : fresh) {
     s.last_seen_id = std::max(s.last_seen_id, t.id);
-    if (s.own_trials.count(t.id) || !s.measured.insert(t.config_index).second) continue;
+    if (!s.seen_trials.insert(t.id).second || !s.measured.insert(t.config_index).second) continue;
     const double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
     configs.push_back(t.config_index);
     gflops.push_back(g);
@@ -352,10 +343,20 @@ Result<int> TaskTuner::RunBatch(int n) {
     return 0;
   }
   // Another tuner holds the claims it refused; their trials arrive through TakeInOthersTrials.
-  const std::vector<int64_t> retry(s.retry.begin(), s.retry.end());
   TUNEFARM_ASSIGN_OR_RETURN(const std::vector<int64_t> configs,
-                            s.db->Claim(s.task, proposed, s.holder, options.claim_ttl_ms, retry, s.retry_upto));
+                            s.db->Claim(s.task, proposed, s.holder, options.claim_ttl_ms, s.retry));
   if (configs.empty()) return 0;
+  auto result = MeasureClaimed(configs);
+  if (!result.ok()) {
+    // Give back what was not recorded: another tuner, or this one's next run, measures them.
+    (void)s.db->ReleaseClaims(s.task, configs, s.holder);
+  }
+  return result;
+}
+
+Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
+  State& s = *state_;
+  const TuneOptions& options = s.options;
   auto t_build = Clock::now();
 
   // Build in parallel, each candidate its own library.
@@ -440,7 +441,7 @@ Result<int> TaskTuner::RunBatch(int n) {
       }
     }
     TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t, s.holder));  // committed as it completes
-    s.own_trials.insert(t.id);
+    s.seen_trials.insert(t.id);
     s.measured.insert(t.config_index);
     if (t.status != "ok") ++summary_.errors[t.status];
     if (configs[i] == s.fallback) summary_.fallback_gflops = gflops[i];
@@ -456,7 +457,7 @@ Result<int> TaskTuner::RunBatch(int n) {
     }
   }
   summary_.record_s += MsSince(t_record) / 1e3;
-  t_search = Clock::now();
+  const auto t_search = Clock::now();
   s.search->Update(configs, gflops);  // refits the cost model
   summary_.search_s += MsSince(t_search) / 1e3;
   if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;

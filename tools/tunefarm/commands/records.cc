@@ -33,6 +33,8 @@ int Fail(const std::string& message) {
 
 // Every trial of one database into another, keeping uids and times: trials already there (by
 // uid) are skipped, so copying again, or back, never duplicates one. One transaction: all or none.
+// Jobs are the source daemon's and stay there: the copies name none (job_id 0), since an id would
+// point at an unrelated job of the destination.
 int Copy(const RecordsFlags& f) {
   auto from = tuner::RecordsDb::Open(f.from, tuner::RecordsDb::Mode::kReadOnly);
   if (!from.ok()) return Fail(from.status().message());
@@ -40,6 +42,7 @@ int Copy(const RecordsFlags& f) {
   if (!to.ok()) return Fail(to.status().message());
   auto trials = (*from)->List();
   if (!trials.ok()) return Fail(trials.status().message());
+  for (auto& t : *trials) t.job_id = 0;
   std::fprintf(stderr, "copying %zu trials from %s to %s\n", trials->size(), (*from)->location().c_str(), (*to)->location().c_str());
   auto added = (*to)->AddTrials(*trials);
   if (!added.ok()) return Fail(added.status().message() + " (nothing copied)");

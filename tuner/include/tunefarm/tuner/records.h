@@ -137,18 +137,25 @@ class RecordsDb {
 
   // Claims: a tuner sharing the database with others measures a config only while it holds the
   // config's claim, so no config of a task is measured twice. `task` names the task (its workload
-  // and target fields). Returns the configs of `configs` now claimed for `holder`: those never
-  // claimed, those whose claim expired (ttl_ms after it was taken, by the database's clock) with
-  // no trial, and those in `retry` whose trial has an id <= retry_upto (a failure the tuner decided
-  // to measure again, that nobody re-measured since).
+  // and target fields). Returns the configs of `configs` now claimed for `holder` (in ascending
+  // order: every claimer locks rows in that order, so two never deadlock): those never claimed,
+  // those whose claim has no trial and expired (ttl_ms after it was taken, by the database's
+  // clock) or was released, and those in `retry` whose claim's trial is the one given there (a
+  // failure the tuner decided to measure again, config -> the trial id it saw; nobody re-measured
+  // it since).
   Result<std::vector<int64_t>> Claim(const TrialRecord& task, const std::vector<int64_t>& configs, const std::string& holder,
-                                     int64_t ttl_ms, const std::vector<int64_t>& retry = {}, int64_t retry_upto = 0);
-  // Holders of claims with no trial yet (being measured, or left by a tuner that died), and
-  // releasing a dead holder's claims at once rather than at their expiry.
-  Result<std::vector<std::string>> PendingClaimHolders();
-  Status ReleaseClaims(const std::string& holder);
+                                     int64_t ttl_ms, const std::map<int64_t, int64_t>& retry = {});
+  // A holder is alive while a process holds it: HoldClaimHolder marks it so for this connection's
+  // life (PostgreSQL: a shared session advisory lock, gone when the process dies however it dies;
+  // SQLite: nothing, TuningLock admits one tuning process). ReleaseDeadClaims then releases the
+  // unmeasured claims of every other holder that no process holds (SQLite: every other holder).
+  Status HoldClaimHolder(const std::string& holder);
+  Status ReleaseDeadClaims(const std::string& own_holder);
+  // Releases holder's unmeasured claims on these configs (a batch that failed half-way).
+  Status ReleaseClaims(const TrialRecord& task, const std::vector<int64_t>& configs, const std::string& holder);
   // Trials of a task (workload on target) with id > after_id, in id order: what other tuners
-  // sharing the database measured since.
+  // sharing the database measured since. (PostgreSQL assigns ids at insert, not at commit: a
+  // reader that wants every trial looks back a little below its last id and skips known ones.)
   Result<std::vector<TrialRecord>> TrialsOfTaskAfter(const std::string& workload_key, const std::string& target,
                                                      int64_t after_id);
   // The fastest successful trial of workload_key for the target: same target string first, then

@@ -96,8 +96,10 @@ struct TuneOptions {
   std::string tmp_root = "/tmp";
   int64_t job_id = 0;        // recorded with every trial (tuner-daemon jobs)
   // A claim on a config (RecordsDb::Claim) lapses this long after it was taken when its holder
-  // recorded no trial (it died): longer than a batch's builds and measurements ever take.
-  int64_t claim_ttl_ms = 30 * 60 * 1000;
+  // recorded no trial. A backstop only: the claims of a tuner that died are released as soon as
+  // another tuner starts (RecordsDb::ReleaseDeadClaims), so it can exceed any batch's wait for a
+  // busy farm.
+  int64_t claim_ttl_ms = 24LL * 3600 * 1000;
   const std::atomic<bool>* stop = nullptr;  // set (Ctrl-C): finish the batch in flight, then return
 };
 
@@ -152,6 +154,8 @@ class TaskTuner {
   // Trials of the task other tuners sharing the database recorded since the last look: they
   // count toward the budget and teach the cost model, as resumed ones do.
   Status TakeInOthersTrials();
+  // Builds, measures and records configs this tuner holds the claims of.
+  Result<int> MeasureClaimed(const std::vector<int64_t>& configs);
   std::unique_ptr<State> state_;
   TaskSummary summary_;
   int done_ = 0, budget_ = 0, since_best_ = 0;
