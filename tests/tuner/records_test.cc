@@ -357,6 +357,22 @@ TEST_P(RecordsOnEachEngine, AggregatesStreamsAndErrorGroupsAgree) {
             "no task " + std::to_string(w->id + 100) + " in " + (*db)->location());
 }
 
+// A trial that commits after one with a higher id (PostgreSQL ids come at insert) is still taken
+// in once; what falls below the window is not offered twice either.
+TEST(NewTrials, TakesInALateCommitOnceAndEveryTrialOnce) {
+  NewTrials seen;
+  EXPECT_EQ(seen.ReadFrom(), 0);
+  for (int64_t id = 1; id <= 3000; ++id) {
+    if (id == 2500) continue;  // in flight while later ones commit
+    EXPECT_TRUE(seen.First(id));
+  }
+  EXPECT_EQ(seen.ReadFrom(), 3000 - NewTrials::kWindow);
+  EXPECT_FALSE(seen.First(2999)) << "seen already";
+  EXPECT_TRUE(seen.First(2500)) << "committed late, inside the window";
+  EXPECT_FALSE(seen.First(2500));
+  EXPECT_FALSE(seen.First(100)) << "below the window: read long ago";
+}
+
 // PostgreSQL only: what a user gets wrong in a URL, and two daemons of one name.
 class PostgresRecordsTest : public ::testing::Test {};
 

@@ -30,14 +30,15 @@ class RecordsCollectable final : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override {
     std::lock_guard<std::mutex> lock(mu_);
     // A read error leaves the counters where they were; the next scrape tries again.
-    for (;;) {
-      auto trials = db_->TrialsAfter(last_id_, 0, 10000);
+    for (int64_t after = counted_.ReadFrom();;) {
+      auto trials = db_->TrialsAfter(after, 0, 10000);
       if (!trials.ok() || trials->empty()) break;
       for (const auto& t : *trials) {
+        if (!counted_.First(t.id)) continue;
         trials_->Add({{"status", t.status}}).Increment();
         if (t.build_ms > 0) build_->Observe(t.build_ms / 1000.0);
       }
-      last_id_ = trials->back().id;
+      after = trials->back().id;
     }
     return registry_->Collect();
   }
@@ -48,7 +49,7 @@ class RecordsCollectable final : public prometheus::Collectable {
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>* trials_;
   prometheus::Histogram* build_;
-  mutable int64_t last_id_ = 0;
+  mutable NewTrials counted_;
 };
 
 }  // namespace

@@ -130,9 +130,9 @@ struct TaskTuner::State {
   // in (resumed, its own, other tuners'), failures it measures again, and the last trial id read.
   std::string holder;
   TrialRecord task;  // the task's workload and target fields, for claims
-  std::set<int64_t> measured, seen_trials;
+  std::set<int64_t> measured;
+  NewTrials trials_seen;  // this task's trials, any tuner's, taken in
   std::map<int64_t, int64_t> retry;  // config -> the id of its failed trial that is measured again
-  int64_t last_seen_id = 0;
 };
 
 TaskTuner::TaskTuner(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -152,11 +152,6 @@ std::string ClaimHolder() {
   }();
   return holder;
 }
-
-// How far below its last trial id a tuner looks again for trials of others: PostgreSQL assigns
-// ids at insert, so a trial may commit after one with a higher id was read. Trials commit one by
-// one, so a few are ever in flight; far more than that is read again (and skipped by id).
-constexpr int64_t kLateCommitWindow = 1024;
 
 // Transfer learning: the database's successful trials of other workloads of the same template on
 // the same target, as feature rows grouped by workload with labels scaled by each one's best.
@@ -250,8 +245,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   // Resume: what the database already holds for this workload on this target.
   TUNEFARM_ASSIGN_OR_RETURN(auto previous, db.List(workload.Key()));
   for (const auto& t : previous) {
-    s.last_seen_id = std::max(s.last_seen_id, t.id);
-    s.seen_trials.insert(t.id);
+    s.trials_seen.First(t.id);
   }
   std::vector<int64_t> seen;
   std::vector<double> seen_gflops;
@@ -297,13 +291,12 @@ TaskProgress TaskTuner::progress() const {
 
 Status TaskTuner::TakeInOthersTrials() {
   State& s = *state_;
-  TUNEFARM_ASSIGN_OR_RETURN(auto fresh, s.db->TrialsOfTaskAfter(s.task.workload_key, s.target_string,
-                                                                std::max<int64_t>(0, s.last_seen_id - kLateCommitWindow)));
+  TUNEFARM_ASSIGN_OR_RETURN(auto fresh,
+                            s.db->TrialsOfTaskAfter(s.task.workload_key, s.target_string, s.trials_seen.ReadFrom()));
   std::vector<int64_t> configs;
   std::vector<double> gflops;
   for (const auto& t : fresh) {
-    s.last_seen_id = std::max(s.last_seen_id, t.id);
-    if (!s.seen_trials.insert(t.id).second || !s.measured.insert(t.config_index).second) continue;
+    if (!s.trials_seen.First(t.id) || !s.measured.insert(t.config_index).second) continue;
     const double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
     configs.push_back(t.config_index);
     gflops.push_back(g);
@@ -441,7 +434,7 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
       }
     }
     TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t, s.holder));  // committed as it completes
-    s.seen_trials.insert(t.id);
+    s.trials_seen.First(t.id);
     s.measured.insert(t.config_index);
     if (t.status != "ok") ++summary_.errors[t.status];
     if (configs[i] == s.fallback) summary_.fallback_gflops = gflops[i];

@@ -242,11 +242,15 @@ function taskTable(tasks) {
 }
 
 // The Task view keeps every trial of the task (columns as the API sends them) and appends what
-// /api/trials returns after its last position.
+// /api/trials returns after its last position. A poll reads again from a window below it and keeps
+// the trials it has not seen: on PostgreSQL a trial can commit after one with a higher id
+// (docs/formats/records_db.md, "Claims"; the tuner and the metrics do the same, NewTrials).
+const LATE_COMMIT_WINDOW = 1024;
 views.task = {
   async render(root, id) {
     this.id = id;
     this.trials = { id: [], target: [], job: [], config: [], status: [], device: [], time_ms: [], mean_ms: [] };
+    this.seen = new Set();
     this.info = await api('task', { db: state.db, id });
     this.position = 0;
     await this.fetchTrials();
@@ -254,11 +258,16 @@ views.task = {
     this.draw();
   },
   async fetchTrials() {
-    for (;;) {
-      const r = await api('trials', { db: state.db, task: this.id, after: this.position, limit: 50000 });
-      for (const k of Object.keys(this.trials)) this.trials[k].push(...r.trials[k]);
-      this.position = r.last_id;
-      if (!r.more) return r.count;
+    let after = Math.max(0, this.position - LATE_COMMIT_WINDOW);
+    for (let added = 0; ;) {
+      const r = await api('trials', { db: state.db, task: this.id, after, limit: 50000 });
+      const fresh = [];
+      r.trials.id.forEach((id, i) => { if (!this.seen.has(id)) { this.seen.add(id); fresh.push(i); } });
+      for (const k of Object.keys(this.trials)) this.trials[k].push(...fresh.map(i => r.trials[k][i]));
+      added += fresh.length;
+      this.position = Math.max(this.position, r.last_id);
+      after = r.last_id;
+      if (!r.more) return added;
     }
   },
   async poll(root) {

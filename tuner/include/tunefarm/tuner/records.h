@@ -18,6 +18,7 @@
 #include <istream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -238,6 +239,30 @@ bool IsPostgresRecords(const std::string& location);
 // What to show of a location: a SQLite path as is; a PostgreSQL one as postgresql://user@host:port/db,
 // never its password.
 std::string DisplayRecordsLocation(const std::string& location);
+
+// NewTrials: reading "what is new" by trial id, as a tuner taking in other tuners' trials, the
+// dashboard's metrics and its stream do. PostgreSQL assigns ids at insert, not at commit, so a
+// trial can become visible after one with a higher id was read; a reader reads again from
+// ReadFrom(), a window below the newest id it has seen, and keeps only the trials First() has not
+// seen. Trials commit one by one, so few are ever in flight; the window is far wider.
+class NewTrials {
+ public:
+  static constexpr int64_t kWindow = 1024;
+  int64_t ReadFrom() const { return newest_ > kWindow ? newest_ - kWindow : 0; }
+  // True the first time `id` is offered; ids below the window are forgotten (never offered again).
+  bool First(int64_t id) {
+    if (id <= ReadFrom() || !seen_.insert(id).second) return false;
+    if (id > newest_) {
+      newest_ = id;
+      seen_.erase(seen_.begin(), seen_.upper_bound(ReadFrom()));
+    }
+    return true;
+  }
+
+ private:
+  int64_t newest_ = 0;
+  std::set<int64_t> seen_;
+};
 
 // TuningLock: one tuning writer per records database -- a `tunefarm tune` or a tuner-daemon -- so
 // two of them never measure the same configs twice or both resume one job. An advisory lock
