@@ -127,7 +127,7 @@ struct TaskTuner::State {
   int task_index = 0, task_count = 0;
   Clock::time_point start;
   // Sharing the database: this tuner's claim holder name, the configs whose trials it has taken
-  // in (resumed, its own, other tuners'), failures it measures again, and the last trial id read.
+  // in (resumed, its own, other tuners'), the trials read so far, and failures it measures again.
   std::string holder;
   TrialRecord task;  // the task's workload and target fields, for claims
   std::set<int64_t> measured;
@@ -244,9 +244,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
 
   // Resume: what the database already holds for this workload on this target.
   TUNEFARM_ASSIGN_OR_RETURN(auto previous, db.List(workload.Key()));
-  for (const auto& t : previous) {
-    s.trials_seen.First(t.id);
-  }
+  for (const auto& t : previous) s.trials_seen.First(t.id);
   std::vector<int64_t> seen;
   std::vector<double> seen_gflops;
   std::set<int64_t>& measured = s.measured;
