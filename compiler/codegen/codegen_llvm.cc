@@ -8,8 +8,7 @@
 namespace tunefarm::compiler {
 
 Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSource>& kernels, const Target& target,
-                                                     llvm::TargetMachine* tm, llvm::LLVMContext* context,
-                                                     const std::function<Status(llvm::Module*)>& before_optimize) {
+                                                     llvm::TargetMachine* tm, llvm::LLVMContext* context) {
   auto module = std::make_unique<llvm::Module>(kernels.empty() ? "tunefarm" : kernels[0].func.name, *context);
   module->setTargetTriple(tm->getTargetTriple().str());
   module->setDataLayout(tm->createDataLayout());
@@ -29,7 +28,6 @@ Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSou
   if (llvm::verifyModule(*module, &err_stream)) {
     return Status::Internal("LLVM module failed verification: " + err_stream.str());
   }
-  if (before_optimize) TUNEFARM_RETURN_IF_ERROR(before_optimize(module.get()));
 
   // O3 with the new pass manager; the TargetMachine gives the vectorizers the target's costs.
   llvm::LoopAnalysisManager lam;

@@ -35,11 +35,9 @@ struct KernelSource {
   std::string metadata_json;
 };
 
-// Builds the module for a set of kernels (one shared library's worth) and runs O3 on it;
-// before_optimize (when set) runs on the verified module first (NVPTX links libdevice there).
-Result<std::unique_ptr<llvm::Module>> GenerateModule(
-    const std::vector<KernelSource>& kernels, const Target& target, llvm::TargetMachine* tm, llvm::LLVMContext* context,
-    const std::function<Status(llvm::Module*)>& before_optimize = nullptr);
+// Builds the module for a set of kernels (one shared library's worth) and runs O3 on it.
+Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSource>& kernels, const Target& target,
+                                                     llvm::TargetMachine* tm, llvm::LLVMContext* context);
 
 }  // namespace tunefarm::compiler
 

@@ -15,6 +15,7 @@
 #include "compiler/codegen/codegen_llvm.h"
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/ir/ir.h"
+#include "compiler/ir/ir_operators.h"
 #include "tunefarm/runtime/check.h"
 
 // The code generators' own namespace: the IR's node names read unqualified, as in every pass.
@@ -216,7 +217,7 @@ class CodeGenLLVM {
     TUNEFARM_CHECK_MSG(false, "ProducerLoad reached codegen: StorageFlatten did not run");
     return nullptr;
   }
-  // A target's own lowering of a math call (NVPTX: libdevice); null: the LLVM intrinsics below.
+  // A target's own lowering of a call (NVPTX: warp shuffles); null: the LLVM intrinsics below.
   virtual llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) {
     (void)op;
     (void)args;
@@ -227,6 +228,7 @@ class CodeGenLLVM {
     for (const auto& a : op->args) args.push_back(Emit(a));
     if (llvm::Value* v = EmitTargetMath(op, args)) return v;
     llvm::Type* t = LLVMType(op->type);
+    if (op->name == kReinterpret) return builder_.CreateBitCast(args[0], t);
     static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {
         {"exp", llvm::Intrinsic::exp}, {"sqrt", llvm::Intrinsic::sqrt}, {"fabs", llvm::Intrinsic::fabs},
         {"log", llvm::Intrinsic::log}, {"floor", llvm::Intrinsic::floor}};

@@ -106,7 +106,7 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
 
   std::unordered_map<const VarNode*, llvm::GlobalVariable*> shared_arrays_;
 
-  // exp, log and tanh through libdevice (linked by EmitPtx); sqrt, fabs and floor lower natively.
+  // sqrt, fabs and floor lower natively (the base class's LLVM intrinsics).
   llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) override {
     if (IsShuffle(op)) {
       // shfl.sync.bfly over the threads that reach it: lower_thread_allreduce emits shuffles that
@@ -118,14 +118,10 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
       llvm::Value* clamp = llvm::ConstantInt::get(i32_, 0x1f);
       return builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {}, {members, args[0], lane_mask, clamp});
     }
-    static const std::unordered_map<std::string, const char*> kLibdevice = {
-        {"exp", "__nv_expf"}, {"log", "__nv_logf"}, {"tanh", "__nv_tanhf"}};
-    auto it = kLibdevice.find(op->name);
-    if (it == kLibdevice.end()) return nullptr;
-    TUNEFARM_CHECK_MSG(op->type == Type::Float(32), ("libdevice call on a non-float32 value: " + op->name).c_str());
-    llvm::Type* f32 = llvm::Type::getFloatTy(ctx_);
-    llvm::FunctionCallee fn = module_->getOrInsertFunction(it->second, llvm::FunctionType::get(f32, {f32}, false));
-    return builder_.CreateCall(fn, args);
+    // exp, log and tanh became arithmetic in lower_gpu_math; NVPTX has no lowering of llvm.exp/log.
+    TUNEFARM_CHECK_MSG(op->name != "exp" && op->name != "log" && op->name != "tanh",
+                       ("'" + op->name + "' reached NVPTX codegen: lower_gpu_math did not run").c_str());
+    return nullptr;
   }
 
   void EmitBarrier(const Barrier*) override { builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
@@ -136,42 +132,6 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
                                   .c_str());
   }
 };
-
-// libdevice.10.bc: TUNEFARM_LIBDEVICE, else the CUDA toolkit's; empty when neither exists.
-std::string FindLibdevice() {
-  if (const char* env = std::getenv("TUNEFARM_LIBDEVICE"); env && *env) return access(env, R_OK) == 0 ? env : "";
-  const char* kDefault = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
-  return access(kDefault, R_OK) == 0 ? kDefault : "";
-}
-
-// Links the libdevice functions the kernels call, internalized so O3 inlines and drops them;
-// NVVMReflect (in the NVPTX pipeline) resolves their __nvvm_reflect queries (no flush-to-zero).
-Status LinkLibdevice(llvm::Module* module) {
-  std::vector<std::string> used;
-  for (const llvm::Function& f : *module) {
-    if (f.isDeclaration() && f.getName().starts_with("__nv_")) used.push_back(f.getName().str());
-  }
-  if (used.empty()) return Status::OK();
-  const std::string path = FindLibdevice();
-  if (path.empty()) {
-    return Status::Unimplemented("these kernels call " + used.front() +
-                                 ", which on CUDA comes from libdevice (libdevice.10.bc of the CUDA toolkit); none "
-                                 "found: install the toolkit at /usr/local/cuda or set TUNEFARM_LIBDEVICE");
-  }
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, error, module->getContext());
-  if (!lib) return Status::IOError("cannot read libdevice " + path + ": " + error.getMessage().str());
-  lib->setTargetTriple(module->getTargetTriple());
-  lib->setDataLayout(module->getDataLayout());
-  if (llvm::Linker::linkModules(*module, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded)) {
-    return Status::Internal("linking libdevice " + path + " failed");
-  }
-  for (llvm::Function& f : *module) {
-    if (!f.isDeclaration() && f.getName().starts_with("__nv_")) f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  }
-  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
-  return Status::OK();
-}
 
 }  // namespace
 
@@ -187,7 +147,7 @@ Result<std::string> EmitPtx(const std::vector<KernelSource>& kernels, const Targ
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(kNvptxTriple, target.arch, ""));
   llvm::LLVMContext context;
-  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context, LinkLibdevice));
+  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context));
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen_pm;

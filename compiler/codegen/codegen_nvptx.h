@@ -7,11 +7,8 @@
 // inference turns the generic accesses into ld/st.shared); local arrays are allocas that SROA
 // promotes to registers once unrolled; barriers are bar.sync 0.
 //
-// exp, log and tanh come from libdevice (libdevice.10.bc, which only the CUDA toolkit ships:
-// TUNEFARM_LIBDEVICE, else /usr/local/cuda/nvvm/libdevice/), linked and internalized before O3;
-// without it a kernel calling one is refused with an error naming the function (the conv,
-// depthwise and dense templates with their epilogues call none). sqrt, fabs and floor lower
-// natively.
+// No CUDA-toolkit file is needed: exp, log and tanh arrive as plain arithmetic
+// (passes/lower_gpu_math.h, no libdevice); sqrt, fabs and floor lower natively.
 //
 // After PTX is generated, ptxas -v (when the toolkit is present: TUNEFARM_PTXAS, then
 // /usr/local/cuda/bin/ptxas, then PATH) reports each kernel's registers; a kernel whose registers

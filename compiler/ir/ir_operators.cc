@@ -65,5 +65,10 @@ Expr cast(Type t, Expr v) {
   if (v.type() == t) return v;
   return Cast::Make(t, std::move(v));
 }
+Expr reinterpret(Type t, Expr v) {
+  TUNEFARM_CHECK_MSG(t.bits * t.lanes == v.type().bits * v.type().lanes,
+                     ("reinterpret " + v.type().ToString() + " as " + t.ToString()).c_str());
+  return Call::Make(t, kReinterpret, {std::move(v)});
+}
 
 }  // namespace tunefarm::ir

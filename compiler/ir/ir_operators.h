@@ -26,6 +26,9 @@ Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
 Expr select(Expr c, Expr t, Expr f);
 Expr cast(Type t, Expr v);
+// The bits of v read as type t (same bit width and lanes): Call "reinterpret", a bitcast in codegen.
+inline constexpr const char* kReinterpret = "reinterpret";
+Expr reinterpret(Type t, Expr v);
 inline Expr operator+(const Var& a, Expr b) { return AsExpr(a) + std::move(b); }
 inline Expr operator*(const Var& a, Expr b) { return AsExpr(a) * std::move(b); }
 

@@ -7,6 +7,7 @@
 #include "compiler/passes/auto_unroll.h"
 #include "compiler/passes/bind_gpu_threads.h"
 #include "compiler/passes/emulate_gpu_on_host.h"
+#include "compiler/passes/lower_gpu_math.h"
 #include "compiler/passes/lower_thread_allreduce.h"
 #include "compiler/passes/verify_gpu_launch.h"
 #include "compiler/passes/partition_loops.h"
@@ -67,6 +68,9 @@ std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<Buffe
       {"unroll_loops", [](const ir::Stmt& s) { return UnrollLoops(s); }},
       {"simplify_unrolled", [](const ir::Stmt& s) { return Simplify(s); }},
       {"remove_no_ops", [](const ir::Stmt& s) { return RemoveNoOps(s); }},
+      // exp, log and tanh as arithmetic (no libdevice), after the simplifications so their
+      // formulas are taken as written; the host emulation then runs the same formulas.
+      {"lower_gpu_math", [](const ir::Stmt& s) { return LowerGpuMath(s); }},
       // Last, on what codegen will see: threads, grid, shared and local memory within the limits.
       {"verify_gpu_launch", [&target, func](const ir::Stmt& s) -> Result<ir::Stmt> {
          TUNEFARM_RETURN_IF_ERROR(VerifyGpuLaunch(s, target, &func->launch));
@@ -83,7 +87,8 @@ const std::vector<std::string>& LoweringPassNames(const std::string& target_kind
       "unroll_loops", "simplify_unrolled", "vectorize_loops", "simplify_vectors", "remove_no_ops"};
   static const std::vector<std::string> kGpu = {
       "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "bind_gpu_threads",
-      "lower_thread_allreduce", "auto_unroll", "unroll_loops", "simplify_unrolled", "remove_no_ops", "verify_gpu_launch"};
+      "lower_thread_allreduce", "auto_unroll", "unroll_loops", "simplify_unrolled", "remove_no_ops", "lower_gpu_math",
+      "verify_gpu_launch"};
   return target_kind == "cuda" ? kGpu : kCpu;
 }
 

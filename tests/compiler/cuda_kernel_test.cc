@@ -291,54 +291,5 @@ TEST(CudaLowering, CpuJitOfACudaSpecSaysHowToRunIt) {
   EXPECT_NE(jit.status().message().find("CUDA kernels run on a GPU"), std::string::npos) << jit.status().ToString();
 }
 
-// out[i] = exp(x) + tanh(x) + log(|x|+1) on 64-thread blocks: the libdevice functions.
-Result<std::string> MathKernelPtx() {
-  ir::Tensor x = te::Placeholder("x", {1000});
-  ir::Tensor out = te::Compute("out", {1000}, [&](const std::vector<ir::Expr>& i) {
-    ir::Expr v = te::Read(x, {i[0]});
-    ir::Type f = ir::Type::Float(32);
-    return ir::Call::Make(f, "exp", {v}) + ir::Call::Make(f, "tanh", {v}) +
-           ir::Call::Make(f, "log", {ir::Call::Make(f, "fabs", {v}) + ir::Expr(1.0f)});
-  });
-  te::Schedule s({out});
-  te::Stage& st = s[out];
-  auto [blocks, threads] = st.split(st.axes[0], 64);
-  st.bind(blocks, ir::ForKind::kGpuBlockX);
-  st.bind(threads, ir::ForKind::kGpuThreadX);
-  const Target target = Gpu("cuda -arch=sm_80");
-  auto func = passes::Lower(s, {x, out}, "math", target);
-  if (!func.ok()) return func.status();
-  return EmitPtx({KernelSource{*func, "{}"}}, target);
-}
-
-TEST(CudaMath, ExpLogTanhComeFromLibdeviceOrAClearError) {
-  const char* saved = std::getenv("TUNEFARM_LIBDEVICE");
-  const std::string saved_value = saved ? saved : "";
-  setenv("TUNEFARM_LIBDEVICE", "/nonexistent/libdevice.10.bc", 1);
-  auto missing = MathKernelPtx();
-  if (saved) setenv("TUNEFARM_LIBDEVICE", saved_value.c_str(), 1); else unsetenv("TUNEFARM_LIBDEVICE");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(missing.status().message().find("which on CUDA comes from libdevice (libdevice.10.bc of the CUDA toolkit); "
-                                            "none found: install the toolkit at /usr/local/cuda or set TUNEFARM_LIBDEVICE"),
-            std::string::npos)
-      << missing.status().ToString();
-
-  if (access("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", R_OK) != 0 && !saved) {
-    GTEST_SKIP() << "no libdevice on this machine (no CUDA toolkit): the linked case cannot run";
-  }
-  auto ptx = MathKernelPtx();
-  ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
-  EXPECT_NE(ptx->find(".entry math("), std::string::npos);
-  EXPECT_EQ(ptx->find("__nv_"), std::string::npos) << "libdevice functions should be inlined";
-  EXPECT_NE(ptx->find("ex2.approx"), std::string::npos);  // how libdevice computes exp
-  const std::string ptxas = FindPtxas();
-  if (!ptxas.empty()) {
-    auto report = RunPtxas(ptxas, *ptx, "sm_80");
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
-    EXPECT_GT(report->at("math").registers, 0);
-  }
-}
-
 }  // namespace
 }  // namespace tunefarm::compiler
