@@ -37,6 +37,8 @@ std::string ReadFile(const std::string& path) {
 }
 
 constexpr const char* kDirPrefix = "tunefarm-measure-";
+// How long a GPU child may take to open its device before the kernel's own timeout starts.
+constexpr std::chrono::seconds kDeviceWarmUpLimit{60};
 
 // Removes the private directory and whatever the kernel left in it (remove_all does not follow
 // symbolic links out of it).
@@ -47,8 +49,8 @@ void RemoveDir(const std::string& dir) {
 
 // The child's whole environment: what loading and sanitizers need, nothing of the server's
 // (its farm token above all). HOME and TMPDIR point into the private directory.
-std::vector<std::string> ChildEnvironment(const std::string& dir) {
-  std::vector<std::string> env = {"HOME=" + dir, "TMPDIR=" + dir};
+std::vector<std::string> ChildEnvironment(const std::string& dir, const std::string& tmp_root) {
+  std::vector<std::string> env = {"HOME=" + dir, "TMPDIR=" + dir, "CUDA_CACHE_PATH=" + tmp_root + "/cuda-cache"};
   for (const char* name : {"PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "TZ", "QEMU_LD_PREFIX", "ASAN_OPTIONS",
                            "UBSAN_OPTIONS", "LSAN_OPTIONS", "CUDA_VISIBLE_DEVICES", "TUNEFARM_LIBCUDA"}) {
     if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
@@ -119,7 +121,7 @@ MeasureOutcome OutcomeOfChild(const std::string& dir, int status, bool timed_out
 }
 
 Result<pid_t> SpawnMeasureChild(std::vector<std::string> argv_s, const std::string& dir, const std::string& log_path,
-                                const std::vector<std::pair<int, int>>& fds) {
+                                const std::vector<std::pair<int, int>>& fds, const std::string& tmp_root) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -131,7 +133,7 @@ Result<pid_t> SpawnMeasureChild(std::vector<std::string> argv_s, const std::stri
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
-  std::vector<std::string> env_s = ChildEnvironment(dir);
+  std::vector<std::string> env_s = ChildEnvironment(dir, tmp_root);
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -155,20 +157,29 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   const std::string dir = *prepared;
   std::vector<std::string> argv = child_command;
   argv.push_back(dir);
-  Result<pid_t> spawned = SpawnMeasureChild(argv, dir, dir + "/child.log", {});
+  Result<pid_t> spawned = SpawnMeasureChild(argv, dir, dir + "/child.log", {}, tmp_root);
   if (!spawned.ok()) {
     RemoveDir(dir);
     return Fail(OutcomeKind::kRuntimeCrash, spawned.status().message());
   }
   const pid_t pid = *spawned;
-  // Wait with the deadline: short sleeps first (most kernels take milliseconds), backing off.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec.timing.timeout_ms);
+  // Wait with the deadline: short sleeps first (most kernels take milliseconds), backing off. A
+  // GPU child opens the device first (cuInit and a context: 0.1-2 s, more on a first JIT), which
+  // is not the kernel's time: its clock starts when the child writes device_ready, within
+  // kDeviceWarmUpLimit.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec.timing.timeout_ms);
+  bool awaiting_device = spec.gpu.enabled;
+  if (awaiting_device) deadline = std::chrono::steady_clock::now() + kDeviceWarmUpLimit;
   int status = 0;
   bool timed_out = false;
   auto nap = std::chrono::microseconds(50);
   while (true) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
+    if (awaiting_device && access((dir + "/device_ready").c_str(), F_OK) == 0) {
+      awaiting_device = false;
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec.timing.timeout_ms);
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
@@ -180,7 +191,10 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
   }
   // Whatever the kernel started (a forked sleeper) dies with the measurement.
   kill(-pid, SIGKILL);
-  MeasureOutcome outcome = OutcomeOfChild(dir, status, timed_out, spec.timing.timeout_ms, dir + "/child.log");
+  MeasureOutcome outcome = timed_out && awaiting_device
+                               ? Fail(OutcomeKind::kRuntimeCrash, "the GPU could not be opened within " +
+                                                                      std::to_string(kDeviceWarmUpLimit.count()) + " s")
+                               : OutcomeOfChild(dir, status, timed_out, spec.timing.timeout_ms, dir + "/child.log");
   RemoveDir(dir);
   return outcome;
 }

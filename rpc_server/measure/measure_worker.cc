@@ -72,7 +72,7 @@ bool MeasureWorker::Start(std::string* error) {
   argv.push_back("--worker");
   // The worker's own directory is the root of its per-kernel ones: its log lives there.
   const std::string log = WorkerLogPath(tmp_root_);
-  Result<pid_t> pid = SpawnMeasureChild(argv, tmp_root_, log, {{requests[0], 3}, {replies[1], 4}});
+  Result<pid_t> pid = SpawnMeasureChild(argv, tmp_root_, log, {{requests[0], 3}, {replies[1], 4}}, tmp_root_);
   close(requests[0]);
   close(replies[1]);
   if (!pid.ok()) {

@@ -269,6 +269,7 @@ void OutcomeToResult(const MeasureOutcome& o, v1::MeasureResult* r) {
   r->set_number(o.number);
   r->set_threads(o.threads);
   r->set_run_ms(o.run_ms);
+  r->set_device_warmup_ms(o.device_warmup_ms);
 }
 
 std::string SerializeOutcome(const MeasureOutcome& o) {
@@ -304,15 +305,18 @@ Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& r) {
                                      " ms (a time is finite and not negative)");
     }
   }
-  if (!std::isfinite(r.run_ms()) || r.run_ms() < 0 || r.number() < 0 || r.threads() < 0) {
+  if (!std::isfinite(r.run_ms()) || r.run_ms() < 0 || r.number() < 0 || r.threads() < 0 ||
+      !std::isfinite(r.device_warmup_ms()) || r.device_warmup_ms() < 0) {
     return Status::InvalidArgument("malformed measurement outcome: run_ms " + std::to_string(r.run_ms()) + ", number " +
                                    std::to_string(r.number()) + ", threads " + std::to_string(r.threads()) +
+                                   ", device_warmup_ms " + std::to_string(r.device_warmup_ms()) +
                                    " (each is finite and not negative)");
   }
   o.costs_ms.assign(r.costs_ms().begin(), r.costs_ms().end());
   o.number = r.number();
   o.threads = r.threads();
   o.run_ms = r.run_ms();
+  o.device_warmup_ms = r.device_warmup_ms();
   return o;
 }
 

@@ -20,9 +20,11 @@ Result<std::string> PrepareWorkDir(const std::string& tmp_root, const std::strin
                                    MeasureOutcome* refused);
 
 // Starts argv in its own session with the minimal environment, `dir` as its working directory,
-// stdout and stderr into log_path, and the given (parent fd, child fd) pairs dup2'ed.
+// stdout and stderr into log_path, and the given (parent fd, child fd) pairs dup2'ed. The CUDA
+// driver's JIT cache is shared by every child: CUDA_CACHE_PATH=<tmp_root>/cuda-cache (HOME is
+// the private directory, so the driver's default cache would start empty each time).
 Result<pid_t> SpawnMeasureChild(std::vector<std::string> argv, const std::string& dir, const std::string& log_path,
-                                const std::vector<std::pair<int, int>>& fds);
+                                const std::vector<std::pair<int, int>>& fds, const std::string& tmp_root);
 
 // The outcome of a kernel whose child ended with `status` (or was killed at its timeout): its
 // outcome.pb, else the signal (COMPILE before the library loaded, RUNTIME_CRASH after).

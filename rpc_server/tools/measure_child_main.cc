@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <chrono>
 #include <sstream>
 
 #include "tunefarm/rpc_server/measurement.h"
@@ -46,7 +47,18 @@ bool MeasureDir(const std::string& dir, bool* limited, tunefarm::rpc_server::Mea
       setrlimit(RLIMIT_AS, &lim);
       *limited = true;
     }
+    double warmup_ms = 0;
+    if (spec->gpu.enabled) {
+      // A fresh one-shot child opens the GPU first and says so (device_ready holds the time it
+      // took): the parent starts the kernel's timeout only then (isolated_runner.cc). In a worker the
+      // device is open already ("warm N") and this costs nothing.
+      const auto start = std::chrono::steady_clock::now();
+      tunefarm::rpc_server::WarmUpCudaDevice(spec->gpu.ordinal);
+      warmup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      std::ofstream(dir + "/device_ready") << warmup_ms << "\n";
+    }
     outcome = tunefarm::rpc_server::MeasureInProcess(dir + "/kernel.so", *spec, dir + "/loaded");
+    outcome.device_warmup_ms = warmup_ms;
   }
   std::ofstream out(dir + "/outcome.pb", std::ios::binary | std::ios::trunc);
   out << tunefarm::rpc_server::SerializeOutcome(outcome);

@@ -13,9 +13,10 @@ constexpr int kFuncNumRegs = 4;
 // CUjit_option numbers.
 constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSize = 6;
-// A blocking stream: it waits for the legacy default stream, where cuMemcpyHtoD (pageable
-// memory, may return before the copy lands) runs, so a launch never reads half-copied inputs.
-constexpr unsigned kStreamDefault = 0;
+// A non-blocking stream (CU_STREAM_NON_BLOCKING): nothing on the legacy default stream joins it,
+// so a graph capture on it cannot be invalidated by another copy or library call. Every copy is
+// therefore enqueued on this stream itself (Upload/Download), ordered with the launches.
+constexpr unsigned kStreamNonBlocking = 1;
 
 }  // namespace
 
@@ -45,7 +46,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::Open(int ordinal) {
   TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuDevicePrimaryCtxRetain(&dev->context_, dev->device_),
                                     "cuDevicePrimaryCtxRetain(device " + std::to_string(ordinal) + ")"));
   TUNEFARM_RETURN_IF_ERROR(dev->Bind());
-  TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuStreamCreate(&dev->stream_, kStreamDefault), "cuStreamCreate"));
+  TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuStreamCreate(&dev->stream_, kStreamNonBlocking), "cuStreamCreate"));
   TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuEventCreate(&dev->start_, 0), "cuEventCreate"));
   TUNEFARM_RETURN_IF_ERROR(d->Check(d->cuEventCreate(&dev->stop_, 0), "cuEventCreate"));
   return dev;
@@ -69,11 +70,23 @@ Result<CudaBuffer> CudaDevice::Alloc(size_t bytes) {
 }
 
 Status CudaDevice::Upload(const CudaBuffer& to, const void* from, size_t bytes) {
-  return driver_->Check(driver_->cuMemcpyHtoD(to.ptr(), from, bytes), "cuMemcpyHtoD(" + std::to_string(bytes) + " bytes)");
+  return Upload(to.ptr(), from, bytes, std::to_string(bytes) + " bytes");
 }
 
 Status CudaDevice::Download(void* to, const CudaBuffer& from, size_t bytes) {
-  return driver_->Check(driver_->cuMemcpyDtoH(to, from.ptr(), bytes), "cuMemcpyDtoH(" + std::to_string(bytes) + " bytes)");
+  return Download(to, from.ptr(), bytes, std::to_string(bytes) + " bytes");
+}
+
+// From pageable memory the driver stages the bytes before returning, so `from` may be reused at
+// once; the copy itself runs in stream order, before any later launch or capture.
+Status CudaDevice::Upload(CudaDevicePtr to, const void* from, size_t bytes, const std::string& what) {
+  return driver_->Check(driver_->cuMemcpyHtoDAsync(to, from, bytes, stream_), "cuMemcpyHtoDAsync(" + what + ")");
+}
+
+// After everything enqueued before it; `to` holds the bytes when this returns.
+Status CudaDevice::Download(void* to, CudaDevicePtr from, size_t bytes, const std::string& what) {
+  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuMemcpyDtoHAsync(to, from, bytes, stream_), "cuMemcpyDtoHAsync(" + what + ")"));
+  return Synchronize(what);
 }
 
 Status CudaDevice::Fill(const CudaBuffer& scratch, unsigned char value) {
@@ -88,7 +101,8 @@ Result<std::unique_ptr<CudaModule>> CudaDevice::LoadPtx(const std::string& ptx, 
   Status s = driver_->Check(driver_->cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values),
                             "cuModuleLoadDataEx(" + what + ")");
   if (!s.ok()) {
-    log.resize(log.find('\0'));
+    // The driver NUL-terminates the log unless it filled the whole buffer.
+    log.resize(std::min(log.find('\0'), log.size()));
     return Status(s.code(), s.message() + (log.empty() ? "" : "; JIT log: " + log));
   }
   return std::make_unique<CudaModule>(driver_, module);

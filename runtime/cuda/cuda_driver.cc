@@ -79,6 +79,8 @@ Result<const CudaDriver*> CudaDriver::Load() {
     if (s.ok()) s = Resolve(handle, "cuMemFree_v2", &d->cuMemFree);
     if (s.ok()) s = Resolve(handle, "cuMemcpyHtoD_v2", &d->cuMemcpyHtoD);
     if (s.ok()) s = Resolve(handle, "cuMemcpyDtoH_v2", &d->cuMemcpyDtoH);
+    if (s.ok()) s = Resolve(handle, "cuMemcpyHtoDAsync_v2", &d->cuMemcpyHtoDAsync);
+    if (s.ok()) s = Resolve(handle, "cuMemcpyDtoHAsync_v2", &d->cuMemcpyDtoHAsync);
     if (s.ok()) s = Resolve(handle, "cuMemsetD8Async", &d->cuMemsetD8Async);
     if (s.ok()) s = Resolve(handle, "cuModuleLoadDataEx", &d->cuModuleLoadDataEx);
     if (s.ok()) s = Resolve(handle, "cuModuleUnload", &d->cuModuleUnload);
@@ -153,6 +155,41 @@ Result<CudaDeviceInfo> CudaDriver::Describe(int ordinal) const {
   }
   TUNEFARM_RETURN_IF_ERROR(Check(cuDriverGetVersion(&info.driver_version), "cuDriverGetVersion"));
   return info;
+}
+
+CudaProbe ProbeCuda() {
+  CudaProbe probe;
+  const std::string name = CudaDriverLibraryName();
+  auto driver = CudaDriver::Load();
+  if (!driver.ok()) {
+    // Load() fails the same way for a missing library and a failing cuInit: ask the loader.
+    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      probe.availability = CudaAvailability::kNoDriver;
+      probe.message = driver.status().message();
+      return probe;
+    }
+    dlclose(handle);
+    probe.availability = CudaAvailability::kInitFailed;
+    probe.message = "the CUDA driver (" + name + ") loads but cannot be used: " + driver.status().message();
+    return probe;
+  }
+  auto count = (*driver)->DeviceCount();
+  if (!count.ok()) {
+    probe.availability = CudaAvailability::kInitFailed;
+    probe.message = "the CUDA driver (" + name + ") loads but cannot be used: " + count.status().message();
+    return probe;
+  }
+  probe.device_count = *count;
+  if (*count == 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    probe.availability = CudaAvailability::kNoDevice;
+    probe.message = "the CUDA driver works but shows no device (CUDA_VISIBLE_DEVICES=" +
+                    std::string(visible ? visible : "unset") + ")";
+    return probe;
+  }
+  probe.availability = CudaAvailability::kReady;
+  return probe;
 }
 
 }  // namespace tunefarm

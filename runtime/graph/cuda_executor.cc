@@ -48,7 +48,10 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, cons
                                       std::to_string(options.ordinal) + " (" + gpu.name + ") is " + gpu.arch() +
                                       ": compile with --target 'cuda -arch=" + gpu.arch() + "'");
   }
-  if (e->use_graph_ && !e->device_->SupportsGraphs()) e->use_graph_ = false;
+  if (e->use_graph_ && !e->device_->SupportsGraphs()) {
+    e->use_graph_ = false;
+    e->graph_fallback_ = "this CUDA driver has no graph entry points";
+  }
   const Artifact& a = e->artifact_;
   if (!a.kernels.empty()) {
     TUNEFARM_ASSIGN_OR_RETURN(e->module_, e->device_->LoadPtx(a.library, a.model.empty() ? "model" : a.model));
@@ -129,7 +132,7 @@ Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
                                    std::to_string(bytes));
   }
   const CudaDevicePtr to = tensor_ptrs_[size_t(artifact_.inputs[index])];
-  return device_->driver().Check(device_->driver().cuMemcpyHtoD(to, data, bytes), "cuMemcpyHtoD(" + info.name + ")");
+  return device_->Upload(to, data, bytes, info.name);
 }
 
 Status CudaExecutor::SetInput(const std::string& name, const void* data, size_t bytes) {
@@ -160,6 +163,7 @@ Status CudaExecutor::Execute() {
       // A driver that cannot capture this stream still runs the launches; a sticky error cannot.
       if (IsStickyCudaError(captured)) return captured;
       use_graph_ = false;
+      graph_fallback_ = captured.message();
       return Enqueue();
     }
   }
@@ -172,9 +176,7 @@ Status CudaExecutor::Run() {
   TUNEFARM_RETURN_IF_ERROR(device_->Synchronize(artifact_.model));
   for (size_t o = 0; o < host_outputs_.size(); ++o) {
     const CudaDevicePtr from = tensor_ptrs_[size_t(artifact_.outputs[o])];
-    TUNEFARM_RETURN_IF_ERROR(device_->driver().Check(
-        device_->driver().cuMemcpyDtoH(host_outputs_[o].data(), from, host_outputs_[o].size()),
-        "cuMemcpyDtoH(" + output_info_[o].name + ")"));
+    TUNEFARM_RETURN_IF_ERROR(device_->Download(host_outputs_[o].data(), from, host_outputs_[o].size(), output_info_[o].name));
   }
   return Status::OK();
 }

@@ -117,6 +117,10 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
       gpu_ms.push_back(*t);
     }
     std::sort(gpu_ms.begin(), gpu_ms.end());
+    if (!ex.graph_fallback().empty()) {
+      std::fprintf(stderr, "tunefarm run: CUDA graph replay did not hold (%s): timed with plain launches\n",
+                   ex.graph_fallback().c_str());
+    }
   }
   if (o.profile && !o.json) {
     std::vector<double> kernel_ms;
@@ -181,6 +185,10 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
     if (!gpu_ms.empty()) {
       j["gpu_median_ms"] = gpu_ms[gpu_ms.size() / 2];
       j["gpu_min_ms"] = gpu_ms.front();
+    }
+    if constexpr (std::is_same_v<Exec, CudaExecutor>) {
+      j["cuda_graph"] = ex.uses_graph();
+      if (!ex.graph_fallback().empty()) j["cuda_graph_fallback"] = ex.graph_fallback();
     }
     j["peak_bytes"] = ex.peak_bytes();
     j["param_bytes"] = ex.param_bytes();

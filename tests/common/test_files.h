@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -42,9 +43,26 @@ inline void WriteFile(const std::string& path, const std::string& bytes) {
 }
 
 // ../shared/models/ beside the source tree (tests skip when it is absent).
+// TUNEFARM_MODELS_DIR overrides it (a GPU check kit's own copy, or none).
 inline std::string SharedModelsDir() {
+  if (const char* dir = std::getenv("TUNEFARM_MODELS_DIR"); dir && *dir) return std::string(dir) + "/";
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   return std::string(src ? src : ".") + "/../shared/models/";
+}
+
+// A program built with the tests (rpc_server, tunefarm-measure-child, ...): the one beside this
+// test binary when there is one -- build/bin, or the bin/ of a GPU check kit unpacked anywhere --
+// else `built_path`, the build tree's path compiled in.
+inline std::string ProgramPath(const std::string& built_path) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) {
+    std::string dir(self, size_t(n));
+    dir.resize(dir.rfind('/') + 1);
+    const std::string beside = dir + built_path.substr(built_path.rfind('/') + 1);
+    if (Exists(beside)) return beside;
+  }
+  return built_path;
 }
 
 struct CommandResult {

@@ -1,7 +1,6 @@
 // The three farm daemons as real processes on 127.0.0.1: strict flags, the health service, and
 // authentication before the body -- ten concurrent 94 MB calls with a wrong token leave each
 // daemon's resident memory within 50 MB of its idle figure (before, rpc_server reached 1025 MB).
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/gpu_test.h"
 #include "common/process.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tunefarm/farm_net/auth.h"
@@ -65,11 +65,7 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
 }
 
 TEST(Daemons, ACudaServerWithoutADriverSaysSo) {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (driver) {
-    dlclose(driver);
-    GTEST_SKIP() << "a CUDA driver is installed here";
-  }
+  TUNEFARM_NEED_NO_DRIVER();
   auto [code, line] = RunBad({RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0",
                               "--device", "cuda:1"},
                              "rpc_server: --device cuda:1: no CUDA driver: libcuda.so.1 cannot be loaded");

@@ -2,21 +2,21 @@
 // the library; on a GPU host, the device described from the driver's own attributes.
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "common/gpu_test.h"
 
 #include "tunefarm/runtime/cuda_driver.h"
 
 namespace tunefarm {
 namespace {
 
-bool DriverPresent() {
-  void* h = dlopen(CudaDriverLibraryName().c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h) dlclose(h);
-  return h != nullptr;
-}
-
 TEST(CudaDriver, WithoutADriverLoadSaysSoClearly) {
-  if (DriverPresent()) GTEST_SKIP() << "a CUDA driver is installed here: the no-driver message cannot be observed";
+  TUNEFARM_NEED_NO_DRIVER();
   auto d = CudaDriver::Load();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), StatusCode::kFailedPrecondition);
@@ -28,9 +28,9 @@ TEST(CudaDriver, WithoutADriverLoadSaysSoClearly) {
 }
 
 TEST(CudaDriver, OnAGpuHostDescribesTheDevice) {
-  if (!DriverPresent()) GTEST_SKIP() << "no CUDA driver (" << CudaDriverLibraryName() << ") on this machine";
+  TUNEFARM_NEED_GPU();
   auto d = CudaDriver::Load();
-  if (!d.ok()) GTEST_SKIP() << "the CUDA driver is present but unusable here: " << d.status().message();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
   auto count = (*d)->DeviceCount();
   ASSERT_TRUE(count.ok()) << count.status().ToString();
   ASSERT_GT(*count, 0);
@@ -51,6 +51,49 @@ TEST(CudaDriver, OnAGpuHostDescribesTheDevice) {
   // A driver error reads as the call, the error's name and the driver's text.
   Status bad = (*d)->Check(1, "cuModuleLoadData(conv2d_3)");
   EXPECT_EQ(bad.message().rfind("cuModuleLoadData(conv2d_3): CUDA_ERROR_INVALID_VALUE (1): ", 0), 0u) << bad.message();
+}
+
+// The probe's three failures read apart; here, without a driver, the first.
+TEST(CudaDriver, TheProbeSaysWhichOfTheThreeWaysCudaIsMissing) {
+  const CudaProbe probe = ProbeCuda();
+  switch (probe.availability) {
+    case CudaAvailability::kReady:
+      EXPECT_TRUE(probe.message.empty()) << probe.message;
+      EXPECT_GT(probe.device_count, 0);
+      break;
+    case CudaAvailability::kNoDriver:
+      EXPECT_EQ(probe.message.rfind("no CUDA driver: " + CudaDriverLibraryName() + " cannot be loaded (", 0), 0u) << probe.message;
+      break;
+    case CudaAvailability::kInitFailed:
+      EXPECT_EQ(probe.message.rfind("the CUDA driver (" + CudaDriverLibraryName() + ") loads but cannot be used: ", 0), 0u)
+          << probe.message;
+      EXPECT_NE(probe.message.find("CUDA_ERROR_"), std::string::npos) << probe.message;
+      break;
+    case CudaAvailability::kNoDevice:
+      EXPECT_EQ(probe.message.rfind("the CUDA driver works but shows no device (CUDA_VISIBLE_DEVICES=", 0), 0u) << probe.message;
+      break;
+  }
+}
+
+// TUNEFARM_REQUIRE_GPU=1 turns a GPU test's skip into a failure that names the reason: this binary
+// runs its own GPU test again in a child with the variable set.
+TEST(CudaDriver, RequiringAGpuTurnsTheSkipIntoAFailure) {
+  const CudaProbe probe = ProbeCuda();
+  if (probe.availability == CudaAvailability::kReady) GTEST_SKIP() << "a GPU is usable here: nothing would be skipped";
+  std::array<char, 4096> self{};
+  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  ASSERT_GT(n, 0);
+  const std::string command = "TUNEFARM_REQUIRE_GPU=1 '" + std::string(self.data(), size_t(n)) +
+                              "' --gtest_filter=CudaDriver.OnAGpuHostDescribesTheDevice 2>&1";
+  FILE* child = popen(command.c_str(), "r");
+  ASSERT_NE(child, nullptr);
+  std::string output;
+  std::array<char, 4096> chunk{};
+  for (size_t got; (got = fread(chunk.data(), 1, chunk.size(), child)) > 0;) output.append(chunk.data(), got);
+  const int status = pclose(child);
+  EXPECT_NE(status, 0) << output;
+  EXPECT_NE(output.find("TUNEFARM_REQUIRE_GPU=1: " + probe.message), std::string::npos) << output;
+  EXPECT_NE(output.find("[  FAILED  ] CudaDriver.OnAGpuHostDescribesTheDevice"), std::string::npos) << output;
 }
 
 }  // namespace

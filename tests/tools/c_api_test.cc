@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "common/gpu_test.h"
 #include "tunefarm/compiler/compile.h"
 #include "tunefarm/runtime/c_api.h"
 
@@ -67,11 +68,19 @@ TEST(CApi, LoadOnADeviceNamesWhatIsWrong) {
   tunefarm_free_string(error);
   error = nullptr;
   TunefarmModel* m = tunefarm_model_load_on(path.c_str(), "cuda:0", &error);
-  if (m == nullptr) {  // no GPU here: the driver's message
+  const tunefarm::CudaProbe probe = tunefarm::ProbeCuda();
+  if (probe.availability != tunefarm::CudaAvailability::kReady) {
+    // No usable GPU here: exactly the driver's own reason, never an unexpected CUDA error.
+    if (tunefarm::testing::GpuRequired()) ADD_FAILURE() << "TUNEFARM_REQUIRE_GPU=1: " << probe.message;
+    ASSERT_EQ(m, nullptr);
     ASSERT_NE(error, nullptr);
-    EXPECT_NE(std::string(error).find("CUDA"), std::string::npos) << error;
+    const std::string reason = probe.availability == tunefarm::CudaAvailability::kNoDevice
+                                   ? std::string("cuda:0")
+                                   : tunefarm::CudaDriver::Load().status().message();
+    EXPECT_NE(std::string(error).find(reason), std::string::npos) << error << "\nexpected: " << reason;
     tunefarm_free_string(error);
   } else {
+    ASSERT_NE(m, nullptr) << error;
     EXPECT_EQ(tunefarm_model_num_inputs(m), 1);
     std::vector<float> x(3 * 224 * 224, 0.5f);
     ASSERT_EQ(tunefarm_model_set_input(m, "data", x.data(), x.size() * 4, &error), 0) << error;

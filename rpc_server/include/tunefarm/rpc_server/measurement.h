@@ -70,6 +70,9 @@ struct MeasureOutcome {
   int number = 0;
   double run_ms = 0;
   int threads = 1;
+  // GPU: the time a fresh child took to open the device (cuInit, context creation) before the
+  // kernel's timeout started counting; 0 when the device was already open (a warm worker).
+  double device_warmup_ms = 0;
 };
 
 // Limits of the protocol (measure.proto); BadRequest outcomes name the violated one.

@@ -96,8 +96,11 @@ class CudaDevice {
   Status Bind() const;
 
   Result<CudaBuffer> Alloc(size_t bytes);
+  // Copies in the stream's order (the stream never waits for the legacy default stream).
   Status Upload(const CudaBuffer& to, const void* from, size_t bytes);
   Status Download(void* to, const CudaBuffer& from, size_t bytes);
+  Status Upload(CudaDevicePtr to, const void* from, size_t bytes, const std::string& what);
+  Status Download(void* to, CudaDevicePtr from, size_t bytes, const std::string& what);
   // Overwrites `scratch` on the stream (an L2 flush: a scratch larger than the L2 cache evicts
   // whatever a kernel left there).
   Status Fill(const CudaBuffer& scratch, unsigned char value);

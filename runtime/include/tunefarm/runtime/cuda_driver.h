@@ -72,6 +72,8 @@ class CudaDriver {
   Result_t (*cuMemFree)(unsigned long long) = nullptr;
   Result_t (*cuMemcpyHtoD)(unsigned long long, const void*, size_t) = nullptr;
   Result_t (*cuMemcpyDtoH)(void*, unsigned long long, size_t) = nullptr;
+  Result_t (*cuMemcpyHtoDAsync)(unsigned long long, const void*, size_t, void*) = nullptr;
+  Result_t (*cuMemcpyDtoHAsync)(void*, unsigned long long, size_t, void*) = nullptr;
   Result_t (*cuMemsetD8Async)(unsigned long long, unsigned char, size_t, void*) = nullptr;
   Result_t (*cuModuleLoadDataEx)(void**, const void*, unsigned int, int*, void**) = nullptr;
   Result_t (*cuModuleUnload)(void*) = nullptr;
@@ -104,6 +106,20 @@ class CudaDriver {
 // The library name the driver is loaded from; TUNEFARM_LIBCUDA overrides it (a driver installed
 // outside the loader's path).
 std::string CudaDriverLibraryName();
+
+// What this machine offers CUDA work, with the three ways it can fall short told apart (a GPU
+// check must not read "the driver loads but cuInit fails" as "no driver", nor either as a pass):
+//   kNoDriver    "no CUDA driver: libcuda.so.1 cannot be loaded (<dlerror>); ..."
+//   kInitFailed  "the CUDA driver (libcuda.so.1) loads but cannot be used: cuInit: CUDA_ERROR_<NAME> (<code>): ..."
+//                (also a driver without an entry point tunefarm needs)
+//   kNoDevice    "the CUDA driver works but shows no device (CUDA_VISIBLE_DEVICES=...)"
+enum class CudaAvailability { kReady, kNoDriver, kInitFailed, kNoDevice };
+struct CudaProbe {
+  CudaAvailability availability = CudaAvailability::kNoDriver;
+  int device_count = 0;
+  std::string message;  // why CUDA work cannot run here; empty when kReady
+};
+CudaProbe ProbeCuda();
 
 }  // namespace tunefarm
 

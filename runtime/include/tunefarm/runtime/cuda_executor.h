@@ -46,6 +46,9 @@ class CudaExecutor {
   const Artifact& artifact() const { return artifact_; }
   const CudaDeviceInfo& device() const { return device_->info(); }
   bool uses_graph() const { return use_graph_; }
+  // Why Run fell back from graph replay to plain launches (capture failed, or the driver has no
+  // graphs); empty while replay holds or was never asked for.
+  const std::string& graph_fallback() const { return graph_fallback_; }
 
   // Copies data to input `index` on the GPU; InvalidArgument when the byte count does not match.
   Status SetInput(size_t index, const void* data, size_t bytes);
@@ -81,6 +84,7 @@ class CudaExecutor {
   std::vector<std::string> host_outputs_;
   std::unique_ptr<CudaGraph> graph_;
   bool use_graph_ = true;
+  std::string graph_fallback_;
   std::vector<TensorInfo> input_info_, output_info_;
   int64_t peak_bytes_ = 0, arena_bytes_ = 0, param_bytes_ = 0;
 };
