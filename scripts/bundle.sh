@@ -1,44 +1,49 @@
 #!/usr/bin/env bash
 # Writes a relocatable tunefarm bundle: the workstation and server programs and every shared library
 # they need beyond glibc, laid out as bin/ and lib/ with an RPATH of $ORIGIN/../lib, so tunefarm runs
-# on a host that has none of Debian's packages (a GPU host with only a driver, a board).
-#   scripts/bundle.sh [OUT.tar.xz]      (default: build-bundle/tunefarm-bundle.tar.xz)
+# on a host that has none of Debian's packages (a GPU host with only a driver, a board). LLVM is
+# linked in statically with only the back ends tunefarm uses (X86, AArch64, ARM, NVPTX) and the
+# binaries are stripped, as compilers' release builds are.
+#
+# Usage: scripts/bundle.sh [--build DIR] [OUT.tar.xz]
+#   OUT.tar.xz     where the bundle goes (default build-bundle/tunefarm-bundle.tar.xz)
+#   --build DIR    the build directory (default build-bundle; shared with scripts/gpu_check.sh)
+#   -h, --help     this text
 # Then: tar xf tunefarm-bundle.tar.xz && tunefarm/bin/tunefarm --help
+# Fails (exit 1, nothing written) when a library is missing here, resolves outside the bundle, or
+# the bundle exceeds 35 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/bundle_lib.sh
 JOBS=${JOBS:-2}
 BUILD=build-bundle
-OUT=${1:-$BUILD/tunefarm-bundle.tar.xz}
-MAX_BYTES=$((55 * 1000 * 1000))
+OUT=""
+MAX_BYTES=$((35 * 1000 * 1000))
 PROGRAMS=(tunefarm tunefarm-run tunefarm-measure-child rpc_tracker rpc_server tuner-daemon)
 
-echo "== bundle: building ${PROGRAMS[*]} with RPATH \$ORIGIN/../lib"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUNEFARM_BUILD_TESTS=OFF -DTUNEFARM_BUILD_BENCH=OFF \
-  -DTUNEFARM_BUNDLE_RPATH=ON >/dev/null
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    -h|--help) usage; exit 0 ;;
+    --build) BUILD=${2:?--build takes a directory}; shift 2 ;;
+    -*) echo "bundle.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) [ -z "$OUT" ] || { echo "bundle.sh: one output path, got '$OUT' and '$1'" >&2; exit 2; }; OUT=$1; shift ;;
+  esac
+done
+OUT=${OUT:-$BUILD/tunefarm-bundle.tar.xz}
+case $OUT in *.tar.xz) ;; *) echo "bundle.sh: the output must end in .tar.xz, got '$OUT'" >&2; exit 2 ;; esac
+
+echo "== bundle: building ${PROGRAMS[*]} (static LLVM, RPATH \$ORIGIN/../lib) in $BUILD"
+bundle_configure "$BUILD"
 cmake --build "$BUILD" -j "$JOBS" --target "${PROGRAMS[@]}"
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root="$stage/tunefarm"
-mkdir -p "$root/bin" "$root/lib"
-for p in "${PROGRAMS[@]}"; do cp "$BUILD/bin/$p" "$root/bin/"; done
+bundle_copy "$BUILD" "$root" "${PROGRAMS[@]}"
 cp LICENSE* "$root/" 2>/dev/null || true
 
-# glibc and the dynamic loader come from the host (they must match its kernel interface).
-is_glibc() { [[ "$1" =~ ^(libc|libm|libpthread|libdl|librt|libresolv|libutil|libanl|libnsl|ld-linux.*)\.so ]]; }
-missing=0
-while read -r soname path; do
-  if [ "$path" = "not" ]; then echo "bundle: $soname is not found on this machine" >&2; missing=1; continue; fi
-  is_glibc "$soname" && continue
-  cp -L "$path" "$root/lib/$soname"
-done < <(for p in "${PROGRAMS[@]}"; do ldd "$BUILD/bin/$p"; done | awk '/=>/ {print $1, $3}' | sort -u)
-[ "$missing" = 0 ] || exit 1
-
-# Check: every non-glibc library resolves inside the bundle, with a clean environment.
-unresolved=$(for p in "${PROGRAMS[@]}"; do env -i ldd "$root/bin/$p"; done | awk '/=>/ {print $1, $3}' | sort -u |
-  while read -r soname path; do
-    is_glibc "$soname" || [[ "$(realpath -m "$path")" == "$root/lib/"* ]] || echo "$soname -> $path"
-  done)
+unresolved=$(bundle_check "$root" "${PROGRAMS[@]}")
 if [ -n "$unresolved" ]; then
   echo "bundle: libraries resolved outside the bundle:" >&2
   echo "$unresolved" >&2
@@ -47,10 +52,12 @@ fi
 env -i "$root/bin/tunefarm" --help >/dev/null
 
 mkdir -p "$(dirname "$OUT")"
-XZ_OPT="-9 -T$JOBS" tar -C "$stage" -cJf "$OUT" tunefarm
-bytes=$(stat -c %s "$OUT")
+bundle_pack "$stage" tunefarm "$OUT.tmp"
+bytes=$(stat -c %s "$OUT.tmp")
 echo "bundle: $OUT: $(( bytes / 1000000 )) MB, $(ls "$root/lib" | wc -l) libraries, $(du -sm "$root" | cut -f1) MB unpacked"
 if [ "$bytes" -gt "$MAX_BYTES" ]; then
+  rm -f "$OUT.tmp"
   echo "bundle: larger than $(( MAX_BYTES / 1000000 )) MB" >&2
   exit 1
 fi
+mv "$OUT.tmp" "$OUT"

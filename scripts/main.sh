@@ -8,10 +8,12 @@
 # Running it again resumes: the records database keeps every trial, so more time means more trials.
 #
 # Usage: scripts/main.sh [--model resnet-18|PATH.onnx] [--minutes 4] [--threads 1] [--workdir DIR]
-#                        [--target native|cuda]
+#                        [--target native|cuda] [--bin DIR]
 # --target cuda runs the same flow on this machine's first NVIDIA GPU (rpc_server --device cuda,
 # CUDA artifacts, tunefarm run --device cuda) and, when PyTorch is installed, times PyTorch's
 # model too; on a machine without a GPU it says so and stops.
+# --bin DIR uses the programs in DIR instead of building them (a GPU host with the relocatable
+# bundle and no compiler: --bin tunefarm/bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,6 +23,7 @@ MINUTES=4
 THREADS=1
 WORKDIR=$ROOT/build/main-job
 TARGET=native
+BIN=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --model) MODEL=$2; shift 2 ;;
@@ -28,7 +31,8 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=$2; shift 2 ;;
     --workdir) WORKDIR=$2; shift 2 ;;
     --target) TARGET=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --bin) BIN=$(cd "$2" && pwd) || { echo "main.sh: --bin $2 is not a directory" >&2; exit 2; }; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "main.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,10 +44,17 @@ case "$TARGET" in
 esac
 SECONDS_BUDGET=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
 
-echo "== build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "${JOBS:-2}" --target tunefarm rpc_tracker rpc_server tunefarm-measure-child tuner-daemon
-BIN=$ROOT/build/bin
+if [ -z "$BIN" ]; then
+  echo "== build"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j "${JOBS:-2}" --target tunefarm rpc_tracker rpc_server tunefarm-measure-child tuner-daemon
+  BIN=$ROOT/build/bin
+else
+  for p in tunefarm rpc_tracker rpc_server tunefarm-measure-child; do
+    [ -x "$BIN/$p" ] || { echo "main.sh: --bin $BIN has no $p" >&2; exit 2; }
+  done
+  echo "== programs from $BIN (no build)"
+fi
 
 mkdir -p "$WORKDIR"
 DB=$WORKDIR/tunefarm.db

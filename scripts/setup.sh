@@ -27,6 +27,7 @@ PACKAGES=(
   # Raspberry Pi cross builds, run under emulation in tests
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
   help2man lintian debootstrap  # Debian packages: man pages, lintian, the clean-root install test (scripts/package.sh, test_packages.sh)
+  xz-utils  # the bundle and the GPU check kit (scripts/bundle.sh, scripts/gpu_check.sh)
 )
 # The board-side farm (rpc_server) cross-built for aarch64 links Debian's multiarch gRPC; the
 # emulated Raspberry Pi test runs it under qemu. Always --no-install-recommends for foreign

@@ -27,6 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
+source scripts/lib/minbase_root.sh
 START=$(date +%s)
 SKIP=77
 
@@ -158,16 +159,8 @@ done
 mkdir -p "$CACHE/apt-archives/partial" "$CACHE/apt-lists/partial"
 exec 9>"$CACHE/lock"
 flock 9  # one run at a time uses the cache
-if [ ! -f "$CACHE/bookworm-minbase.tar" ]; then
-  say "debootstrap --variant=minbase bookworm (once; cached in $CACHE)"
-  rm -rf "$CACHE/root.tmp"
-  debootstrap --variant=minbase bookworm "$CACHE/root.tmp" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 || {
-    tail -30 "$WORK/debootstrap.log" >&2; fail "debootstrap failed (log above)"; }
-  rm -rf "$CACHE/root.tmp/var/cache/apt/archives/"*.deb
-  tar -C "$CACHE/root.tmp" --numeric-owner -cf "$CACHE/bookworm-minbase.tar.new" .
-  mv "$CACHE/bookworm-minbase.tar.new" "$CACHE/bookworm-minbase.tar"
-  rm -rf "$CACHE/root.tmp"
-fi
+[ -f "$CACHE/bookworm-minbase.tar" ] || say "debootstrap --variant=minbase bookworm (once; cached in $CACHE)"
+minbase_root_tar "$CACHE" "$MIRROR" "$WORK/debootstrap.log" || fail "debootstrap failed (log above)"
 say "unpacking the cached root"
 mkdir -p "$R"
 tar -C "$R" --numeric-owner -xf "$CACHE/bookworm-minbase.tar"

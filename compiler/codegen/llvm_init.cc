@@ -7,14 +7,41 @@
 
 namespace tunefarm::compiler {
 
+// The targets tunefarm generates code for, and only those: a statically linked LLVM then carries
+// these four back ends (TUNEFARM_STATIC_LLVM, the GPU check kit), not every one Debian builds.
+// NVPTX has no assembly parser.
+extern "C" {
+#define TUNEFARM_LLVM_TARGET(T)               \
+  void LLVMInitialize##T##TargetInfo();       \
+  void LLVMInitialize##T##Target();           \
+  void LLVMInitialize##T##TargetMC();         \
+  void LLVMInitialize##T##AsmPrinter();
+TUNEFARM_LLVM_TARGET(X86)
+TUNEFARM_LLVM_TARGET(AArch64)
+TUNEFARM_LLVM_TARGET(ARM)
+TUNEFARM_LLVM_TARGET(NVPTX)
+#undef TUNEFARM_LLVM_TARGET
+void LLVMInitializeX86AsmParser();
+void LLVMInitializeAArch64AsmParser();
+void LLVMInitializeARMAsmParser();
+}
+
 void InitializeLLVM() {
   static std::once_flag once;
   std::call_once(once, [] {
-    llvm::InitializeAllTargetInfos();
-    llvm::InitializeAllTargets();
-    llvm::InitializeAllTargetMCs();
-    llvm::InitializeAllAsmPrinters();
-    llvm::InitializeAllAsmParsers();
+#define TUNEFARM_LLVM_TARGET(T)     \
+  LLVMInitialize##T##TargetInfo();  \
+  LLVMInitialize##T##Target();      \
+  LLVMInitialize##T##TargetMC();    \
+  LLVMInitialize##T##AsmPrinter();
+    TUNEFARM_LLVM_TARGET(X86)
+    TUNEFARM_LLVM_TARGET(AArch64)
+    TUNEFARM_LLVM_TARGET(ARM)
+    TUNEFARM_LLVM_TARGET(NVPTX)
+#undef TUNEFARM_LLVM_TARGET
+    LLVMInitializeX86AsmParser();
+    LLVMInitializeAArch64AsmParser();
+    LLVMInitializeARMAsmParser();
   });
 }
 

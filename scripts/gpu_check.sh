@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# The whole GPU verification of tunefarm in one command, in two halves:
+#
+#   scripts/gpu_check.sh --kit OUT.tar.xz [--build DIR]
+#       On the workstation: builds the GPU check kit, a self-contained tar.xz (<= 40 MB) holding the
+#       programs (LLVM linked statically: X86, AArch64, ARM, NVPTX back ends only; stripped), the GPU
+#       test program, tunefarm-measure-child beside them, every shared library beyond glibc, the
+#       PyTorch reference script and this script as the runner. The zoo models are built in.
+#
+#   scripts/gpu_check.sh --run KIT.tar.xz|KIT_DIR --report DIR [--cases N] [--tune-seconds S]
+#       On the GPU host (needs only the NVIDIA driver and glibc >= 2.36): unpacks the kit when given
+#       the tarball and runs, in order,
+#         1. probe       the driver and device (three distinct failures: no driver / cuInit fails / no device)
+#         2. templates   N random cases per CUDA template on the GPU vs the naive references (default 40)
+#         3. kernels     a compiled dense kernel timed and checked; the C API on the device
+#         4. models      every zoo model compiled for this GPU and run against its CPU compile
+#         5. farm        rpc_tracker + rpc_server --device cuda + tunefarm tune for S seconds
+#                        (default 60), measurements per second
+#         6. latency     resnet-18 and mobilenet-v2, untuned and tuned, tunefarm run --device cuda
+#                        (CUDA graph replay, and whether it held)
+#         7. pytorch     PyTorch's strict-fp32 CUDA-graph time for the same models (when `import torch` works)
+#         8. hostile     an out-of-bounds write, an endless loop, a launch out of resources
+#       with TUNEFARM_REQUIRE_GPU=1, so no GPU test can pass by skipping. Writes DIR/gpu_check.md and
+#       DIR/gpu_check.json (plus each step's log), prints a summary, and exits 1 when anything failed
+#       or was skipped (0 only when every step passed). Without a usable GPU it stops after the probe.
+#
+#   scripts/gpu_check.sh --help
+#
+# With the device tool: build the kit here, carry it (`carry: ["build-bundle/gpu-kit.tar.xz"]`) and run
+#   scripts/gpu_check.sh --run build-bundle/gpu-kit.tar.xz --report $OUT
+set -euo pipefail
+
+SELF=$(readlink -f "$0")
+usage() { sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//'; }
+die() { echo "gpu_check.sh: $*" >&2; exit 2; }
+
+MODE="" KIT_OUT="" KIT_IN="" REPORT="" BUILD="" CASES=40 TUNE_SECONDS=60
+while [ $# -gt 0 ]; do
+  case $1 in
+    -h|--help) usage; exit 0 ;;
+    --kit) MODE=kit; KIT_OUT=${2:?--kit takes the output path (OUT.tar.xz)}; shift 2 ;;
+    --build) BUILD=${2:?--build takes a directory}; shift 2 ;;
+    --run) MODE=run; KIT_IN=${2:?--run takes the kit (KIT.tar.xz or its unpacked directory)}; shift 2 ;;
+    --report) REPORT=${2:?--report takes a directory}; shift 2 ;;
+    --cases) CASES=${2:?--cases takes a number}; shift 2 ;;
+    --tune-seconds) TUNE_SECONDS=${2:?--tune-seconds takes a number}; shift 2 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+case $CASES in ''|*[!0-9]*) die "--cases takes a whole number, got '$CASES'" ;; esac
+case $TUNE_SECONDS in ''|*[!0-9]*) die "--tune-seconds takes a whole number, got '$TUNE_SECONDS'" ;; esac
+
+# ============================================================================ the kit (workstation)
+KIT_PROGRAMS=(tunefarm tunefarm-run tunefarm-measure-child rpc_tracker rpc_server gpu_check_test)
+KIT_MAX_BYTES=$((40 * 1000 * 1000))
+
+build_kit() {
+  local src
+  src=$(cd "$(dirname "$SELF")/.." && pwd)
+  source "$src/scripts/lib/bundle_lib.sh"
+  BUILD=${BUILD:-$src/build-bundle}
+  case $KIT_OUT in *.tar.xz) ;; *) die "the kit must end in .tar.xz, got '$KIT_OUT'" ;; esac
+  echo "== gpu_check: building ${KIT_PROGRAMS[*]} in $BUILD (static LLVM)"
+  bundle_configure "$BUILD"
+  cmake --build "$BUILD" -j "${JOBS:-2}" --target "${KIT_PROGRAMS[@]}"
+  local stage root
+  stage=$(mktemp -d)
+  STAGE=$stage
+  trap 'rm -rf "$STAGE"' EXIT
+  root=$stage/tunefarm-gpu-check
+  bundle_copy "$BUILD" "$root" "${KIT_PROGRAMS[@]}"
+  cp "$SELF" "$root/gpu_check.sh"
+  cp "$src/bench/gpu/torch_reference.py" "$root/"
+  (cd "$src" && git describe --always --dirty 2>/dev/null || echo unknown) > "$root/VERSION"
+  local unresolved
+  unresolved=$(bundle_check "$root" "${KIT_PROGRAMS[@]}")
+  if [ -n "$unresolved" ]; then
+    echo "gpu_check: libraries resolved outside the kit:" >&2
+    echo "$unresolved" >&2
+    return 1
+  fi
+  env -i "$root/bin/tunefarm" --help >/dev/null
+  mkdir -p "$(dirname "$KIT_OUT")"
+  echo "== gpu_check: packing the kit (one xz stream, ~3 min)"
+  bundle_pack "$stage" tunefarm-gpu-check "$KIT_OUT.tmp"
+  local bytes
+  bytes=$(stat -c %s "$KIT_OUT.tmp")
+  echo "gpu_check: kit $KIT_OUT: $(( bytes / 1000000 )) MB ($bytes bytes), $(ls "$root/lib" | wc -l) libraries," \
+       "$(du -sm "$root" | cut -f1) MB unpacked"
+  if [ "$bytes" -gt "$KIT_MAX_BYTES" ]; then
+    rm -f "$KIT_OUT.tmp"
+    echo "gpu_check: the kit is larger than $(( KIT_MAX_BYTES / 1000000 )) MB (a device call carries 64 MiB with the tree)" >&2
+    return 1
+  fi
+  mv "$KIT_OUT.tmp" "$KIT_OUT"
+}
+
+# ============================================================================ the runner (GPU host)
+START=$(date +%s)
+STEPS=()          # "name|status|summary" in order; status: pass, fail, skip
+json_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g; s/\t/\\t/g' | awk 'BEGIN { ORS = "" } NR > 1 { print "\\n" } { print }'; }
+record() { STEPS+=("$1|$2|$3"); printf '== %-10s %-4s %s\n' "$1" "$2" "$3"; }
+elapsed() { echo $(( $(date +%s) - START )); }
+
+# Runs gpu_check_test with a filter; the step passes only when gtest ran at least one test and
+# none failed or skipped (TUNEFARM_REQUIRE_GPU=1 already turns a GPU skip into a failure).
+gtest_step() {
+  local name=$1 filter=$2 summary_cmd=$3 log=$REPORT/$1.log rc=0
+  (cd "$WORK" && timeout "${4:-300}" "$KIT/bin/gpu_check_test" --gtest_filter="$filter" --gtest_color=no) >"$log" 2>&1 || rc=$?
+  # gtest's closing summary: "[  PASSED  ] 3 tests.", "[  FAILED  ] 1 test, listed below:", ...
+  local passed failed skipped
+  passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}\..*/\1/p' "$log" | tail -1)
+  failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below:.*/\1/p' "$log" | tail -1)
+  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}, listed below:.*/\1/p' "$log" | tail -1)
+  passed=${passed:-0} failed=${failed:-0} skipped=${skipped:-0}
+  # The step's own summary lines (joined with " / "); a failure without one shows gtest's lines.
+  local detail
+  detail=$( (eval "$summary_cmd" <"$log" || true) | awk 'NF { printf "%s%s", (n++ ? " / " : ""), $0 }')
+  if [ "$rc" = 124 ]; then
+    record "$name" fail "timed out after ${4:-300} s ($passed passed before); $detail"
+  elif [ "$rc" != 0 ] || [ "$failed" != 0 ]; then
+    # gtest prints "FILE:LINE: Failure", then the message: keep the messages.
+    [ -n "$detail" ] || detail=$( (grep -A3 ': Failure$' "$log" || true) |
+      grep -v -E ': Failure$|^--$|^Failed$|^\[' | awk 'NF && !seen[$0]++ && n < 2 { printf "%s%s", (n++ ? " / " : ""), $0 }' | cut -c1-400)
+    record "$name" fail "$passed passed, $failed failed, $skipped skipped: $detail"
+  elif [ "$passed" = 0 ] || [ "$skipped" != 0 ]; then
+    record "$name" skip "$passed passed, $skipped skipped (nothing may skip here); $detail"
+  else
+    record "$name" pass "$passed passed; $detail"
+  fi
+}
+
+# "name listening on HOST:PORT" in a log -> HOST:PORT
+wait_address() {
+  local line
+  for _ in $(seq 1 200); do
+    line=$(grep -m1 "listening on" "$1" 2>/dev/null || true)
+    if [ -n "$line" ]; then echo "${line##* }"; return 0; fi
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+PIDS=()
+stop_children() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+
+run_kit() {
+  [ -n "$REPORT" ] || die "--run needs --report DIR (where the report goes)"
+  mkdir -p "$REPORT"
+  REPORT=$(cd "$REPORT" && pwd)
+  if [ -f "$KIT_IN" ]; then
+    local unpack
+    unpack=$(mktemp -d)
+    tar -C "$unpack" -xJf "$KIT_IN" || die "cannot unpack $KIT_IN"
+    KIT=$unpack/tunefarm-gpu-check
+  else
+    KIT=$(cd "$KIT_IN" && pwd)
+  fi
+  [ -x "$KIT/bin/gpu_check_test" ] || die "$KIT_IN is not a GPU check kit (no bin/gpu_check_test; build one with --kit)"
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/tunefarm-gpu-check.XXXXXX")
+  trap 'stop_children' EXIT
+  export TUNEFARM_REQUIRE_GPU=1 TMPDIR=$WORK TUNEFARM_MODELS_DIR=$WORK/no-shared-models
+  echo "== tunefarm GPU check: kit $(cat "$KIT/VERSION" 2>/dev/null || echo '?'), report in $REPORT"
+
+  # ---- 1. probe
+  local libs_ok=1 unresolved
+  unresolved=$( (for p in "$KIT"/bin/*; do env -i ldd "$p" 2>&1 || true; done) | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
+  [ -z "$unresolved" ] || libs_ok=0
+  local smi=""
+  command -v nvidia-smi >/dev/null && smi=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || true)
+  gtest_step probe 'CudaDriver.OnAGpuHost*:CudaDriver.TheProbe*' "grep -E '^CUDA device|^TUNEFARM_REQUIRE_GPU=1:' | sed 's/^TUNEFARM_REQUIRE_GPU=1: //' | sort -u" 60
+  [ "$libs_ok" = 1 ] || record libraries fail "not found in the kit or on this host: $unresolved"
+  local probe_status=${STEPS[0]#*|}; probe_status=${probe_status%%|*}
+  if [ "$probe_status" != pass ]; then
+    local reason
+    reason=$(grep -m1 -o 'TUNEFARM_REQUIRE_GPU=1: .*' "$REPORT/probe.log" | sed 's/^TUNEFARM_REQUIRE_GPU=1: //' || true)
+    for s in templates kernels models farm latency pytorch hostile; do record "$s" skip "not run: no usable GPU (${reason:-see probe.log})"; done
+  else
+    run_gpu_steps
+  fi
+  write_report "$smi"
+}
+
+run_gpu_steps() {
+  # ---- 2. templates
+  export TUNEFARM_GPU_CASES=$CASES
+  gtest_step templates 'All/CudaTemplatesOnGpu.*' \
+    "grep -E 'cases run on the GPU'" 330
+  # ---- 3. kernels
+  gtest_step kernels 'CudaMeasurement.OnAGpuACompiled*:CApi.LoadOnADevice*' "grep -E '^dense .* ms'" 120
+  # ---- 4. models
+  gtest_step models 'CudaModels.OnAGpu*' "grep -E 'max rel error' | sed 's/ on [^(]*(/ (/'" 300
+
+  # ---- 5. farm
+  local farm=$WORK/farm db=$WORK/farm/records.db
+  mkdir -p "$farm"
+  export TUNEFARM_TOKEN
+  TUNEFARM_TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  "$KIT/bin/rpc_tracker" --listen 127.0.0.1:0 >"$REPORT/rpc_tracker.log" 2>&1 &
+  PIDS+=($!)
+  local tracker="" server_pid
+  tracker=$(wait_address "$REPORT/rpc_tracker.log" "$!") || true
+  "$KIT/bin/rpc_server" --tracker "${tracker:-127.0.0.1:1}" --key gpu-check --listen 127.0.0.1:0 --device cuda \
+    --tmp "$farm" >"$REPORT/rpc_server.log" 2>&1 &
+  server_pid=$!
+  PIDS+=($server_pid)
+  if [ -z "$tracker" ] || ! wait_address "$REPORT/rpc_server.log" "$server_pid" >/dev/null; then
+    record farm fail "the farm did not start: $(cat "$REPORT/rpc_tracker.log" "$REPORT/rpc_server.log" | tail -n 2 | tr '\n' ' ' | cut -c1-300)"
+  else
+    for _ in $(seq 1 100); do grep -q "registered with" "$REPORT/rpc_server.log" && break; sleep 0.05; done
+    local t0 t1 rc=0 trials seconds
+    t0=$(date +%s.%N)
+    timeout $(( TUNE_SECONDS + 120 )) "$KIT/bin/tunefarm" tune resnet-18 --target cuda --tracker "$tracker" --key gpu-check \
+      --total-trials $(( TUNE_SECONDS * 100 )) --time-limit "$TUNE_SECONDS" --records "$db" >"$REPORT/farm.log" 2>&1 || rc=$?
+    t1=$(date +%s.%N)
+    trials=$( ("$KIT/bin/tunefarm" records stats --records "$db" 2>/dev/null || true) |
+             awk '{ for (i = 2; i <= NF; i++) if ($i == "trials,") n += $(i - 1) } END { print n + 0 }')
+    seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    if [ "$rc" != 0 ] || [ "${trials:-0}" = 0 ]; then
+      record farm fail "tunefarm tune exited $rc with ${trials:-0} trials: $(tail -n 3 "$REPORT/farm.log" | tr '\n' ' ' | cut -c1-300)"
+    else
+      record farm pass "$trials trials in $seconds s: $(awk -v n="$trials" -v s="$seconds" 'BEGIN { printf "%.1f", n / s }') measurements/s (resnet-18, rpc_server --device cuda)"
+    fi
+  fi
+  stop_children
+  PIDS=()
+
+  # ---- 6. latency
+  local model lat_fail=0 lat_detail="" fallback
+  for model in resnet-18 mobilenet-v2; do
+    local kind records
+    for kind in untuned tuned; do
+      records=none
+      [ "$kind" = tuned ] && [ -f "$db" ] && records=$db
+      if ! "$KIT/bin/tunefarm" compile "$model" --target cuda --records "$records" -o "$WORK/$model.$kind.tfa" \
+           >"$REPORT/latency.$model.$kind.compile.log" 2>&1; then
+        lat_fail=1; lat_detail+="$model $kind: compile failed ($(tail -n 1 "$REPORT/latency.$model.$kind.compile.log" | cut -c1-200)); "; continue
+      fi
+      local json
+      if ! json=$("$KIT/bin/tunefarm" run "$WORK/$model.$kind.tfa" --device cuda --repeat 50 --json 2>"$REPORT/latency.$model.$kind.run.log"); then
+        lat_fail=1; lat_detail+="$model $kind: run failed ($(tail -n 1 "$REPORT/latency.$model.$kind.run.log" | cut -c1-200)); "; continue
+      fi
+      echo "$json" >"$REPORT/latency.$model.$kind.json"
+      local gpu_ms graph
+      gpu_ms=$(echo "$json" | awk -F': ' '$1 ~ /"gpu_min_ms"/ { gsub(",", "", $2); print $2 }')
+      graph=$(echo "$json" | awk -F': ' '$1 ~ /"cuda_graph"/ { gsub(",", "", $2); print $2 }')
+      fallback=$(echo "$json" | grep -o '"cuda_graph_fallback": *"[^"]*"' || true)
+      [ "$graph" = true ] || { lat_fail=1; lat_detail+="$model $kind: graph replay did not hold ($fallback); "; }
+      lat_detail+="$model $kind ${gpu_ms} ms (graph ${graph:-?}); "
+      LATENCY["$model.$kind"]=$gpu_ms
+    done
+  done
+  if [ "$lat_fail" = 0 ]; then record latency pass "${lat_detail%; }"; else record latency fail "${lat_detail%; }"; fi
+
+  # ---- 7. pytorch
+  if command -v python3 >/dev/null && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    if python3 "$KIT/torch_reference.py" resnet18 mobilenet_v2 >"$REPORT/pytorch.jsonl" 2>"$REPORT/pytorch.log"; then
+      local detail="" line name ms ours
+      while read -r line; do
+        name=$(echo "$line" | sed 's/.*"model": "\([^"]*\)".*/\1/')
+        ms=$(echo "$line" | sed 's/.*"ms": \([0-9.e-]*\).*/\1/')
+        case $name in resnet18) ours=${LATENCY[resnet-18.tuned]:-} ;; *) ours=${LATENCY[mobilenet-v2.tuned]:-} ;; esac
+        detail+="$name PyTorch ${ms} ms"
+        [ -n "$ours" ] && detail+=" vs tunefarm tuned $ours ms ($(awk -v a="$ours" -v b="$ms" 'BEGIN { printf "%.2fx PyTorch'"'"'s time", a / b }'))"
+        detail+="; "
+        PYTORCH["$name"]=$ms
+      done <"$REPORT/pytorch.jsonl"
+      record pytorch pass "${detail%; } ($(head -1 "$REPORT/pytorch.jsonl" | sed 's/.*"torch": "\([^"]*\)".*"definition": "\([^"]*\)".*/torch \1, \2/'))"
+    else
+      record pytorch fail "torch_reference.py failed: $(tail -n 2 "$REPORT/pytorch.log" | tr '\n' ' ' | cut -c1-300)"
+    fi
+  else
+    record pytorch skip "python3 cannot import torch with CUDA here"
+  fi
+
+  # ---- 8. hostile
+  gtest_step hostile 'CudaMeasurement.OnAGpuHostile*' "true" 180
+}
+
+write_report() {
+  local smi=$1 md=$REPORT/gpu_check.md json=$REPORT/gpu_check.json failed=0 skipped=0 entry name status summary
+  {
+    echo "# tunefarm GPU check"
+    echo
+    echo "- kit: $(cat "$KIT/VERSION" 2>/dev/null || echo '?'); host: $(uname -nmr); glibc $(ldd --version 2>/dev/null | head -1 | awk '{print $NF}')"
+    echo "- device: ${smi:-nvidia-smi not available}"
+    echo "- time: $(elapsed) s; template cases per template: $CASES; farm tuning: $TUNE_SECONDS s"
+    echo
+    echo "| step | status | result |"
+    echo "|---|---|---|"
+    for entry in "${STEPS[@]}"; do
+      IFS='|' read -r name status summary <<<"$entry"
+      echo "| $name | $status | ${summary//|//} |"
+    done
+  } >"$md"
+  {
+    printf '{\n  "kit": "%s",\n  "device": "%s",\n  "seconds": %d,\n  "steps": [\n' \
+      "$(json_escape "$(cat "$KIT/VERSION" 2>/dev/null || echo '?')")" "$(json_escape "$smi")" "$(elapsed)"
+    local first=1
+    for entry in "${STEPS[@]}"; do
+      IFS='|' read -r name status summary <<<"$entry"
+      [ "$first" = 1 ] || printf ',\n'
+      first=0
+      printf '    {"step": "%s", "status": "%s", "summary": "%s"}' "$name" "$status" "$(json_escape "$summary")"
+      [ "$status" = fail ] && failed=$((failed + 1))
+      [ "$status" = skip ] && skipped=$((skipped + 1))
+    done
+    printf '\n  ],\n  "failed": %d,\n  "skipped": %d\n}\n' "$failed" "$skipped"
+  } >"$json"
+  echo
+  echo "== GPU check: ${#STEPS[@]} steps, $failed failed, $skipped skipped, $(elapsed) s; report: $md, $json"
+  [ "$failed" = 0 ] && [ "$skipped" = 0 ]
+}
+
+declare -A LATENCY=() PYTORCH=()
+case $MODE in
+  kit) build_kit ;;
+  run) run_kit ;;
+  *) usage >&2; exit 2 ;;
+esac
