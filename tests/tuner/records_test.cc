@@ -3,8 +3,10 @@
 // device model, then a shared key), import/export, and the claims that let several tuners share
 // one database.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <sstream>
 
 #include "common/postgres_server.h"
@@ -137,6 +139,152 @@ TEST_P(RecordsOnEachEngine, ExportImportRoundTripsAndRejectsMalformedLinesAtomic
   EXPECT_NE(rejected.status().message().find("line 4: field 'workload' must be a string"), std::string::npos)
       << rejected.status().ToString();
   EXPECT_EQ(*(*db)->CountTrials(), 3);
+}
+
+// The tuning lock beside a shared database is a place another user can plant a trap (issue 30):
+// a symbolic link to a file of theirs or ours, a FIFO, a file of another user, a file that is not
+// a lock. Each is refused naming it, and the file behind it is unchanged.
+TEST_F(RecordsTest, TheTuningLockRefusesEveryTrapPlantedAtItsName) {
+  const std::string lock = path_ + ".tuning-lock", victim = path_ + ".victim";
+  auto cleanup = [&] { std::remove(lock.c_str()); std::remove(victim.c_str()); };
+  cleanup();
+  testing::WriteFile(victim, "precious\n");
+  ASSERT_EQ(chmod(victim.c_str(), 0600), 0);
+  auto refused = [&](const std::string& what) -> std::string {
+    auto l = TuningLock::Acquire(path_, "tunefarm tune resnet-18");
+    if (l.ok()) {
+      ADD_FAILURE() << what << ": the lock was taken";
+      return "";
+    }
+    EXPECT_EQ(l.status().code(), StatusCode::kFailedPrecondition) << what;
+    EXPECT_EQ(l.status().message().rfind("the tuning lock " + lock + " ", 0), 0u) << l.status().message();
+    EXPECT_EQ(testing::ReadFile(victim), "precious\n") << what;
+    return l.status().message();
+  };
+
+  ASSERT_EQ(symlink(victim.c_str(), lock.c_str()), 0);
+  EXPECT_NE(refused("symlink").find("is a symbolic link: refusing to follow it"), std::string::npos);
+  std::remove(lock.c_str());
+  ASSERT_EQ(symlink((path_ + ".dangling").c_str(), lock.c_str()), 0);  // would be created through
+  EXPECT_NE(refused("dangling symlink").find("is a symbolic link"), std::string::npos);
+  EXPECT_FALSE(testing::Exists(path_ + ".dangling"));
+  std::remove(lock.c_str());
+
+  ASSERT_EQ(mkfifo(lock.c_str(), 0644), 0);
+  EXPECT_NE(refused("fifo").find("is not a regular file"), std::string::npos);
+  std::remove(lock.c_str());
+
+  testing::WriteFile(lock, "precious\n");
+  EXPECT_NE(refused("not a lock").find("holds something other than a tuning lock: refusing to overwrite it"),
+            std::string::npos);
+  EXPECT_EQ(testing::ReadFile(lock), "precious\n");
+  std::remove(lock.c_str());
+
+  if (geteuid() == 0) {  // another user's file needs root to make; CI runs as root
+    testing::WriteFile(lock, "");
+    ASSERT_EQ(chown(lock.c_str(), 65534, 65534), 0);
+    EXPECT_NE(refused("other owner").find("belongs to user 65534, not to you"), std::string::npos);
+    std::remove(lock.c_str());
+  } else if (testing::FixturesRequired()) {
+    ADD_FAILURE() << "the other-owner case needs root (TUNEFARM_REQUIRE_FIXTURES=1)";
+  }
+
+  // And the lock itself: made, says who holds it, and a second taker is told who.
+  {
+    auto held = TuningLock::Acquire(path_, "tunefarm tune resnet-18");
+    ASSERT_TRUE(held.ok()) << held.status().ToString();
+    EXPECT_EQ(testing::ReadFile(lock), "pid " + std::to_string(getpid()) + ": tunefarm tune resnet-18\n");
+    auto second = TuningLock::Acquire(path_, "tuner-daemon");
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().message().find("is being tuned by another process (pid " + std::to_string(getpid()) +
+                                             ": tunefarm tune resnet-18)"),
+              std::string::npos)
+        << second.status().message();
+  }
+  auto again = TuningLock::Acquire(path_, "tuner-daemon");  // released with its holder
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+  cleanup();
+}
+
+// SQL stored in a records database never runs inside tunefarm (issue 30): a trigger that deletes
+// trials, a view named `trials` over an endless recursive query, each refused on open by name in
+// every mode -- promptly, with every trial still there -- and a 20 MB text field is an error, not a
+// 20 MB allocation per copy.
+TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
+  auto fill = [&] {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    for (int c = 1; c <= 3; ++c) {
+      TrialRecord t = Trial("llvm -mcpu=a", "", "cpu", c, 1.0 + c);
+      ASSERT_TRUE((*db)->AddTrial(&t).ok());
+    }
+  };
+  auto sql = [&](const std::string& statements) {
+    ASSERT_EQ(system(("sqlite3 " + path_ + " \"" + statements + "\"").c_str()), 0) << statements;
+  };
+  auto refused_everywhere = [&](const std::string& what) {
+    for (auto mode : {RecordsDb::Mode::kCreate, RecordsDb::Mode::kMustExist, RecordsDb::Mode::kReadOnly}) {
+      const auto start = std::chrono::steady_clock::now();
+      auto db = RecordsDb::Open(path_, mode);
+      ASSERT_FALSE(db.ok()) << what;
+      EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
+      EXPECT_EQ(db.status().message(), "records database " + path_ + " holds " + what +
+                                           ": SQL that would run inside tunefarm, which writes only tables and indexes; "
+                                           "refusing to open it (drop them with sqlite3 if you trust the file's trials)");
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+    }
+  };
+
+  fill();
+  sql("CREATE TRIGGER eat AFTER INSERT ON trials BEGIN DELETE FROM trials WHERE id <> NEW.id; END;");
+  refused_everywhere("trigger 'eat'");
+  sql("DROP TRIGGER eat;");
+  {
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ(*(*db)->CountTrials(), 3);
+  }
+
+  fill();
+  sql("ALTER TABLE trials RENAME TO real_trials; CREATE VIEW trials AS WITH RECURSIVE n(i) AS "
+      "(SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT * FROM real_trials, n;");
+  refused_everywhere("view 'trials'");
+
+  fill();
+  sql("UPDATE trials SET error_message = replace(hex(zeroblob(10000000)), '0', 'x') WHERE config_index = 2;");
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto all = (*db)->List();
+  ASSERT_FALSE(all.ok());
+  EXPECT_NE(all.status().message().find("string or blob too big"), std::string::npos) << all.status().ToString();
+}
+
+// A time no measurement gives (negative, zero, infinite), written into the file by hand, is never
+// applied: the best config stays the fastest real one (issue 30).
+TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
+  {
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    for (int c = 1; c <= 4; ++c) {
+      TrialRecord t = Trial("llvm -mcpu=a", "", "cpu", c, 1.0 + c);
+      ASSERT_TRUE((*db)->AddTrial(&t).ok());
+    }
+  }
+  ASSERT_EQ(system(("sqlite3 " + path_ + " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
+                    "UPDATE trials SET mean_ms = 0 WHERE config_index = 3; "
+                    "UPDATE trials SET mean_ms = 9e999 WHERE config_index = 4;\"").c_str()), 0);
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto best = (*db)->Best("conv2d_nchwc|W", {"llvm -mcpu=a", "", {"cpu"}});
+  ASSERT_TRUE(best.ok() && best->has_value()) << best.status().ToString();
+  EXPECT_EQ((*best)->config_index, 1);
+  EXPECT_DOUBLE_EQ((*best)->mean_ms, 2.0);
+  auto stats = (*db)->TaskStatsOf();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_EQ(stats->size(), 1u);
+  EXPECT_DOUBLE_EQ((*stats)[0].best_ms, 2.0);
+  EXPECT_EQ(*(*db)->CountTrials(), 4);  // still listed as stored
 }
 
 TEST_F(RecordsTest, MustExistModeDoesNotCreate) {

@@ -47,7 +47,7 @@ Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_k
 
 Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_key, const TargetMatch& target, int limit,
                                                    std::vector<std::string>* matched_on) {
-  const std::string order = " AND t.status = 'ok' AND t.mean_ms IS NOT NULL ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
+  const std::string order = std::string(" AND ") + kUsableTrial + " ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
   struct Match {
     const char* name;
     std::string where;
@@ -110,7 +110,8 @@ Result<std::vector<TaskStats>> RecordsDb::TaskStatsOf(int64_t job_id, int64_t wo
   const std::string sql =
       std::string(
           "SELECT t.workload_id, t.target_id, w.key, w.template, w.flops, g.target, g.model, COUNT(*),"
-          " SUM(CASE WHEN t.status = 'ok' THEN 1 ELSE 0 END), MIN(t.mean_ms), MAX(t.id), MIN(t.created_at), MAX(t.created_at)"
+          " SUM(CASE WHEN t.status = 'ok' THEN 1 ELSE 0 END), MIN(CASE WHEN ") + kUsableTrial +
+      std::string(" THEN t.mean_ms END), MAX(t.id), MIN(t.created_at), MAX(t.created_at)"
           " FROM trials t JOIN workloads w ON w.id = t.workload_id JOIN targets g ON g.id = t.target_id WHERE (") +
       JobClause(job_id) + ") AND " + WorkloadClause(workload_id, 2) +
       " GROUP BY t.workload_id, t.target_id, w.key, w.template, w.flops, g.target, g.model ORDER BY MIN(t.id)";
@@ -135,7 +136,8 @@ Result<std::vector<TaskStats>> RecordsDb::TaskStatsOf(int64_t job_id, int64_t wo
     return t;
   }, &status);
   if (!status.ok()) return Error("cannot read the task statistics", status);
-  auto best = conn_->Query(std::string("SELECT t.id FROM trials t WHERE t.workload_id = ?2 AND t.target_id = ?3 AND t.status = 'ok' AND (") +
+  auto best = conn_->Query(std::string("SELECT t.id FROM trials t WHERE t.workload_id = ?2 AND t.target_id = ?3 AND ") +
+                           kUsableTrial + " AND (" +
                            JobClause(job_id) + ") ORDER BY t.mean_ms, t.id LIMIT 1");
   for (TaskStats& t : out) {
     if (t.ok_trials == 0) continue;
@@ -198,7 +200,8 @@ Result<std::vector<ErrorGroup>> RecordsDb::ErrorGroups(int64_t workload_id, int6
 }
 
 Result<std::vector<TrialRecord>> RecordsDb::FastestTrials(int64_t workload_id, int64_t limit) {
-  auto q = conn_->Query(std::string(kSelectTrial) + "WHERE t.workload_id = ?1 AND t.status = 'ok' ORDER BY t.mean_ms, t.id LIMIT ?2");
+  auto q = conn_->Query(std::string(kSelectTrial) + "WHERE t.workload_id = ?1 AND " + kUsableTrial +
+                        " ORDER BY t.mean_ms, t.id LIMIT ?2");
   q->Bind(1, workload_id).Bind(2, SqlLimit(limit));
   Status status;
   auto out = Rows(*q, ReadTrial, &status);

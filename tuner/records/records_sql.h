@@ -16,6 +16,11 @@ namespace tunefarm::tuner {
 extern const char* const kSelectTrial;
 TrialRecord ReadTrial(const SqlQuery& q);
 
+// A trial whose time may be applied (best configs, a task's best, the cost model's fastest): ok,
+// and a time that is positive and finite. A database edited by hand (`mean_ms = -1`) or by a
+// hostile author cannot make a config "fastest"; the trial stays listed as stored.
+inline constexpr const char* kUsableTrial = "t.status = 'ok' AND t.mean_ms > 0 AND t.mean_ms < 1e300";
+
 // Migration k takes the schema from version k to k+1, in each engine's DDL (the same tables,
 // columns and indexes; docs/formats/records_db.md). Append only: a released migration never
 // changes, so every database reaches the same schema by the same steps.

@@ -1,6 +1,15 @@
 // SqlConnection over SQLite: the embedded default records database.
+//
+// A records database is a file users share (a team directory, `records import`, copies between
+// machines), so opening one must not run its author's code or let it exhaust the process:
+//  - SQLITE_DBCONFIG_DEFENSIVE, trusted_schema off, triggers and views disabled outright; and a
+//    schema holding a trigger or a view is refused on open, naming it (tunefarm writes neither);
+//  - values and rows are limited to kMaxValueBytes (a 100 MB text field is "string or blob too
+//    big", not 1.5 GB of memory);
+//  - every step of a statement has a deadline (kStepDeadline) through the progress handler.
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "tuner/records/sql_engines.h"
@@ -8,9 +17,19 @@
 namespace tunefarm::tuner {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+constexpr int kMaxValueBytes = 8 << 20;
+constexpr std::chrono::seconds kStepDeadline{60};
+
+// The progress handler's state: the deadline of the step in progress.
+struct StepClock {
+  Clock::time_point deadline = Clock::time_point::max();
+  static int Check(void* self) { return Clock::now() > static_cast<StepClock*>(self)->deadline ? 1 : 0; }
+};
+
 class SqliteQuery : public SqlQuery {
  public:
-  SqliteQuery(sqlite3* db, const std::string& sql) : db_(db) {
+  SqliteQuery(sqlite3* db, const std::string& sql, StepClock* clock) : db_(db), clock_(clock) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK) prepare_error_ = Error();
   }
   ~SqliteQuery() override { sqlite3_finalize(s_); }
@@ -32,9 +51,15 @@ class SqliteQuery : public SqlQuery {
   }
   Result<bool> Next() override {
     if (!s_) return prepare_error_;
+    clock_->deadline = Clock::now() + kStepDeadline;
     const int rc = sqlite3_step(s_);
+    clock_->deadline = Clock::time_point::max();
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
+    if (rc == SQLITE_INTERRUPT) {
+      return Status::DeadlineExceeded("a statement ran past its " + std::to_string(kStepDeadline.count()) +
+                                      " s deadline and was stopped");
+    }
     return Error();
   }
   void Reset() override { sqlite3_reset(s_); }
@@ -47,6 +72,7 @@ class SqliteQuery : public SqlQuery {
 
  private:
   sqlite3* db_;
+  StepClock* clock_;
   sqlite3_stmt* s_ = nullptr;
   Status prepare_error_;
 
@@ -59,14 +85,21 @@ class SqliteQuery : public SqlQuery {
 
 class SqliteConnection : public SqlConnection {
  public:
-  SqliteConnection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  SqliteConnection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {
+    sqlite3_progress_handler(db_, 10000, &StepClock::Check, &clock_);
+  }
   ~SqliteConnection() override { sqlite3_close(db_); }
   Engine engine() const override { return Engine::kSqlite; }
   const std::string& location() const override { return path_; }
-  std::unique_ptr<SqlQuery> Query(const std::string& sql) override { return std::make_unique<SqliteQuery>(db_, sql); }
+  std::unique_ptr<SqlQuery> Query(const std::string& sql) override {
+    return std::make_unique<SqliteQuery>(db_, sql, &clock_);
+  }
   Status Exec(const std::string& sql) override {
     char* err = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    clock_.deadline = Clock::now() + kStepDeadline;
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+    clock_.deadline = Clock::time_point::max();
+    if (rc != SQLITE_OK) {
       std::string msg = err ? err : sqlite3_errmsg(db_);
       sqlite3_free(err);
       return Status::IOError(msg);
@@ -75,14 +108,14 @@ class SqliteConnection : public SqlConnection {
   }
   Status BeginWrite() override { return Exec("BEGIN IMMEDIATE"); }
   Result<int> SchemaVersion() override {
-    SqliteQuery q(db_, "PRAGMA user_version");
+    SqliteQuery q(db_, "PRAGMA user_version", &clock_);
     TUNEFARM_ASSIGN_OR_RETURN(bool row, q.Next());
     if (!row) return Status::IOError("PRAGMA user_version returned nothing");
     return int(q.Int(0));
   }
   Status PrepareForWrites() override {
     {
-      SqliteQuery wal(db_, "PRAGMA journal_mode=WAL");  // finalized before any transaction
+      SqliteQuery wal(db_, "PRAGMA journal_mode=WAL", &clock_);  // finalized before any transaction
       auto row = wal.Next();
       if (!row.ok()) return Status::IOError("cannot enable WAL: " + row.status().message());
     }
@@ -105,7 +138,46 @@ class SqliteConnection : public SqlConnection {
  private:
   sqlite3* db_;
   std::string path_;
+  StepClock clock_;
 };
+
+// Switches off what lets a database file run code in this process, and bounds values.
+void Harden(sqlite3* db) {
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+  sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+}
+
+// tunefarm writes tables and indexes only: a trigger or a view in the file is someone's code.
+// (They cannot run -- Harden disabled both -- but the user learns why the file is refused.) A
+// schema that cannot be read is left to the first query, whose error says why (not a database,
+// damaged, a read-only directory without the WAL index).
+Status RefuseCodeInTheSchema(sqlite3* db, const std::string& path) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT type, name FROM sqlite_schema WHERE type IN ('trigger', 'view') ORDER BY name",
+                         -1, &s, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(s);
+    return Status::OK();
+  }
+  std::string found;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    if (!found.empty()) found += ", ";
+    const unsigned char* type = sqlite3_column_text(s, 0);
+    const unsigned char* name = sqlite3_column_text(s, 1);
+    found += std::string(type ? reinterpret_cast<const char*>(type) : "?") + " '" +
+             (name ? reinterpret_cast<const char*>(name) : "") + "'";
+  }
+  sqlite3_finalize(s);
+  if (found.empty()) return Status::OK();
+  return Status::FailedPrecondition("records database " + path + " holds " + found +
+                                    ": SQL that would run inside tunefarm, which writes only tables and indexes; "
+                                    "refusing to open it (drop them with sqlite3 if you trust the file's trials)");
+}
 
 // "file:" URI for sqlite3_open_v2 with SQLITE_OPEN_URI: the path with %, ? and # escaped.
 std::string FileUri(const std::string& path, const std::string& query) {
@@ -132,6 +204,11 @@ Result<std::unique_ptr<SqliteConnection>> OpenWithFlags(const std::string& path,
     return Status::IOError("cannot open records database " + path + purpose + ": " + msg);
   }
   sqlite3_busy_timeout(db, 5000);
+  Harden(db);
+  if (Status s = RefuseCodeInTheSchema(db, path); !s.ok()) {
+    sqlite3_close(db);
+    return s;
+  }
   return std::make_unique<SqliteConnection>(db, path);
 }
 

@@ -267,11 +267,15 @@ class NewTrials {
 // TuningLock: one tuning writer per records database -- a `tunefarm tune` or a tuner-daemon -- so
 // two of them never measure the same configs twice or both resume one job. An advisory lock
 // (flock) on DB + ".tuning-lock", released when the holder exits, however it exits; the file says
-// who holds it. Readers (compile, records, dashboard) take no lock.
+// who holds it. Readers (compile, records, dashboard) take no lock. The lock file is never a way to
+// write elsewhere: a symbolic link, a FIFO or other non-regular file, a file of another user, or a
+// file that does not read as a lock is refused (FailedPrecondition naming it), never followed or
+// overwritten.
 class TuningLock {
  public:
   // FailedPrecondition naming the database and the holder ("pid 4242: tunefarm tune resnet-18")
-  // when another process holds it; IOError with the OS's reason when the lock file cannot be made.
+  // when another process holds it, or naming the lock file when it is one of the traps above;
+  // IOError with the OS's reason when the lock file cannot be made.
   static Result<std::unique_ptr<TuningLock>> Acquire(const std::string& db_path, const std::string& holder);
   ~TuningLock();
   TuningLock(const TuningLock&) = delete;
