@@ -16,16 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
-source scripts/lib/minbase_root.sh
 START=$(date +%s)
-SKIP=77
-say() { echo "== test_gpu_kit.sh [$(( $(date +%s) - START ))s]: $*"; }
-fail() { echo "test_gpu_kit.sh: FAIL: $*" >&2; exit 1; }
-missing() {
-  if [ "${TUNEFARM_REQUIRE_FIXTURES:-0}" = 1 ]; then fail "missing prerequisite (TUNEFARM_REQUIRE_FIXTURES=1): $*"; fi
-  echo "test_gpu_kit.sh: SKIP: $*" >&2
-  exit $SKIP
-}
+source scripts/lib/minbase_root.sh  # also say, fail, missing
 
 BUILD=$SRC/build-bundle CACHE=""
 while [ $# -gt 0 ]; do

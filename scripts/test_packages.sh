@@ -27,17 +27,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
-source scripts/lib/minbase_root.sh
 START=$(date +%s)
-SKIP=77
-
-say() { echo "== test_packages.sh [$(( $(date +%s) - START ))s]: $*"; }
-fail() { echo "test_packages.sh: FAIL: $*" >&2; exit 1; }
-missing() {
-  if [ "${TUNEFARM_REQUIRE_FIXTURES:-0}" = 1 ]; then fail "missing prerequisite (TUNEFARM_REQUIRE_FIXTURES=1): $*"; fi
-  echo "test_packages.sh: SKIP: $*" >&2
-  exit $SKIP
-}
+source scripts/lib/minbase_root.sh  # also say, fail, missing
 trap 'echo "test_packages.sh: FAIL: line $LINENO: $BASH_COMMAND" >&2' ERR
 
 DEB_DIR="" FROM_BUILD="" ARM64_BUILD=""

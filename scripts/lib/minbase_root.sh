@@ -1,4 +1,9 @@
-# Sourced by scripts/test_packages.sh and scripts/test_gpu_kit.sh: one cached Debian 12 minbase root.
+# Sourced by scripts/test_packages.sh and scripts/test_gpu_kit.sh: one cached Debian 12 minbase root,
+# and the way those clean-root tests report.
+#
+#   say MSG / fail MSG / missing MSG   progress with the seconds since START; a failure (exit 1);
+#                                      a missing prerequisite: skip (exit 77), or fail under
+#                                      TUNEFARM_REQUIRE_FIXTURES=1. Messages carry $0's name.
 #
 #   minbase_root_tar CACHE MIRROR LOG   makes sure CACHE/bookworm-minbase.tar holds a debootstrapped
 #                                       `--variant=minbase bookworm` root (made once, ~1.5 min, then
@@ -18,4 +23,13 @@ minbase_root_tar() {
   tar -C "$cache/root.tmp" --numeric-owner -cf "$cache/bookworm-minbase.tar.new" .
   mv "$cache/bookworm-minbase.tar.new" "$cache/bookworm-minbase.tar"
   rm -rf "$cache/root.tmp"
+}
+
+START=${START:-$(date +%s)}
+say() { echo "== ${0##*/} [$(( $(date +%s) - START ))s]: $*"; }
+fail() { echo "${0##*/}: FAIL: $*" >&2; exit 1; }
+missing() {
+  if [ "${TUNEFARM_REQUIRE_FIXTURES:-0}" = 1 ]; then fail "missing prerequisite (TUNEFARM_REQUIRE_FIXTURES=1): $*"; fi
+  echo "${0##*/}: SKIP: $*" >&2
+  exit 77
 }
