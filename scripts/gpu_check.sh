@@ -34,7 +34,7 @@ SELF=$(readlink -f "$0")
 usage() { sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "gpu_check.sh: $*" >&2; exit 2; }
 
-MODE="" KIT_OUT="" KIT_IN="" REPORT="" BUILD="" CASES=40 TUNE_SECONDS=60
+MODE="" KIT_OUT="" KIT_IN="" REPORT="" BUILD="" CASES=40 TUNE_SECONDS=60 UNPACKED=
 while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) usage; exit 0 ;;
@@ -149,17 +149,19 @@ run_kit() {
   [ -n "$REPORT" ] || die "--run needs --report DIR (where the report goes)"
   mkdir -p "$REPORT"
   REPORT=$(cd "$REPORT" && pwd)
+  [ -e "$KIT_IN" ] || die "no kit at $KIT_IN (build one with: scripts/gpu_check.sh --kit OUT.tar.xz)"
   if [ -f "$KIT_IN" ]; then
-    local unpack
-    unpack=$(mktemp -d)
-    tar -C "$unpack" -xJf "$KIT_IN" || die "cannot unpack $KIT_IN"
-    KIT=$unpack/tunefarm-gpu-check
+    UNPACKED=$(mktemp -d "${TMPDIR:-/tmp}/tunefarm-gpu-kit.XXXXXX")
+    tar -C "$UNPACKED" -xJf "$KIT_IN" || die "cannot unpack $KIT_IN"
+    KIT=$UNPACKED/tunefarm-gpu-check
   else
     KIT=$(cd "$KIT_IN" && pwd)
   fi
   [ -x "$KIT/bin/gpu_check_test" ] || die "$KIT_IN is not a GPU check kit (no bin/gpu_check_test; build one with --kit)"
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/tunefarm-gpu-check.XXXXXX")
-  trap 'stop_children' EXIT
+  # The unpacked kit and the work directory (artifacts, the farm's records) go when the run ends;
+  # the report directory keeps every step's log. KEEP=1 keeps them.
+  trap 'stop_children; [ "${KEEP:-0}" = 1 ] || rm -rf "$WORK" ${UNPACKED:+"$UNPACKED"}' EXIT
   export TUNEFARM_REQUIRE_GPU=1 TMPDIR=$WORK TUNEFARM_MODELS_DIR=$WORK/no-shared-models
   echo "== tunefarm GPU check: kit $(cat "$KIT/VERSION" 2>/dev/null || echo '?'), report in $REPORT"
 
