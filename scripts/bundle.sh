@@ -43,21 +43,4 @@ root="$stage/tunefarm"
 bundle_copy "$BUILD" "$root" "${PROGRAMS[@]}"
 cp LICENSE* "$root/" 2>/dev/null || true
 
-unresolved=$(bundle_check "$root" "${PROGRAMS[@]}")
-if [ -n "$unresolved" ]; then
-  echo "bundle: libraries resolved outside the bundle:" >&2
-  echo "$unresolved" >&2
-  exit 1
-fi
-env -i "$root/bin/tunefarm" --help >/dev/null
-
-mkdir -p "$(dirname "$OUT")"
-bundle_pack "$stage" tunefarm "$OUT.tmp"
-bytes=$(stat -c %s "$OUT.tmp")
-echo "bundle: $OUT: $(( bytes / 1000000 )) MB, $(ls "$root/lib" | wc -l) libraries, $(du -sm "$root" | cut -f1) MB unpacked"
-if [ "$bytes" -gt "$MAX_BYTES" ]; then
-  rm -f "$OUT.tmp"
-  echo "bundle: larger than $(( MAX_BYTES / 1000000 )) MB" >&2
-  exit 1
-fi
-mv "$OUT.tmp" "$OUT"
+bundle_finish bundle "$stage" tunefarm "$OUT" "$MAX_BYTES" "${PROGRAMS[@]}"

@@ -72,27 +72,8 @@ build_kit() {
   cp "$SELF" "$root/gpu_check.sh"
   cp "$src/bench/gpu/torch_reference.py" "$root/"
   (cd "$src" && git describe --always --dirty 2>/dev/null || echo unknown) > "$root/VERSION"
-  local unresolved
-  unresolved=$(bundle_check "$root" "${KIT_PROGRAMS[@]}")
-  if [ -n "$unresolved" ]; then
-    echo "gpu_check: libraries resolved outside the kit:" >&2
-    echo "$unresolved" >&2
-    return 1
-  fi
-  env -i "$root/bin/tunefarm" --help >/dev/null
-  mkdir -p "$(dirname "$KIT_OUT")"
-  echo "== gpu_check: packing the kit (one xz stream, ~3 min)"
-  bundle_pack "$stage" tunefarm-gpu-check "$KIT_OUT.tmp"
-  local bytes
-  bytes=$(stat -c %s "$KIT_OUT.tmp")
-  echo "gpu_check: kit $KIT_OUT: $(( bytes / 1000000 )) MB ($bytes bytes), $(ls "$root/lib" | wc -l) libraries," \
-       "$(du -sm "$root" | cut -f1) MB unpacked"
-  if [ "$bytes" -gt "$KIT_MAX_BYTES" ]; then
-    rm -f "$KIT_OUT.tmp"
-    echo "gpu_check: the kit is larger than $(( KIT_MAX_BYTES / 1000000 )) MB (a device call carries 64 MiB with the tree)" >&2
-    return 1
-  fi
-  mv "$KIT_OUT.tmp" "$KIT_OUT"
+  # A device call carries 64 MiB with the working tree: KIT_MAX_BYTES leaves room for the tree.
+  bundle_finish "gpu_check kit" "$stage" tunefarm-gpu-check "$KIT_OUT" "$KIT_MAX_BYTES" "${KIT_PROGRAMS[@]}"
 }
 
 # ============================================================================ the runner (GPU host)

@@ -55,7 +55,7 @@ trap cleanup EXIT
 say "building the kit in $BUILD"
 KIT=$WORK/gpu-kit.tar.xz
 scripts/gpu_check.sh --kit "$KIT" --build "$BUILD" >"$WORK/kit.log" 2>&1 || { tail -40 "$WORK/kit.log" >&2; fail "gpu_check.sh --kit failed"; }
-grep '^gpu_check: kit' "$WORK/kit.log"
+grep '^gpu_check kit:' "$WORK/kit.log"
 kit_bytes=$(stat -c %s "$KIT")
 [ "$kit_bytes" -le $((40 * 1000 * 1000)) ] || fail "the kit is $kit_bytes bytes, over 40 MB"
 say "building the bundle from the same build directory"

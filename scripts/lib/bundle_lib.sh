@@ -11,6 +11,9 @@
 #   bundle_pack DIR NAME OUT      DIR/NAME as OUT.tar.xz: one LZMA2 stream with a 192 MiB
 #                                 dictionary, so the copies of LLVM inside each program (70 MB
 #                                 apart) compress once (~3 min on 2 cores; 192 MiB to unpack)
+#   bundle_finish WHAT DIR NAME OUT MAX NAME...
+#                                 bundle_check, `tunefarm --help` with an empty environment, then
+#                                 bundle_pack; refuses (nothing written) an archive over MAX bytes
 # CCACHE_BASEDIR makes a second build directory reuse the first one's objects (the compile lines
 # differ only in the build directory's own path).
 
@@ -59,4 +62,29 @@ bundle_check() {
 bundle_pack() {
   local dir=$1 name=$2 out=$3
   tar -C "$dir" -cf - "$name" | xz --lzma2=preset=6,dict=192MiB -T1 >"$out"
+}
+
+bundle_finish() {
+  local what=$1 dir=$2 name=$3 out=$4 max=$5
+  shift 5
+  local root=$dir/$name unresolved bytes
+  unresolved=$(bundle_check "$root" "$@")
+  if [ -n "$unresolved" ]; then
+    echo "$what: libraries resolved outside it:" >&2
+    echo "$unresolved" >&2
+    return 1
+  fi
+  env -i "$root/bin/tunefarm" --help >/dev/null || { echo "$what: tunefarm --help fails in an empty environment" >&2; return 1; }
+  mkdir -p "$(dirname "$out")"
+  echo "== $what: packing (one xz stream, ~3 min)"
+  bundle_pack "$dir" "$name" "$out.tmp"
+  bytes=$(stat -c %s "$out.tmp")
+  echo "$what: $out: $(( bytes / 1000000 )) MB ($bytes bytes), $(ls "$root/lib" | wc -l) libraries," \
+       "$(du -sm "$root" | cut -f1) MB unpacked"
+  if [ "$bytes" -gt "$max" ]; then
+    rm -f "$out.tmp"
+    echo "$what: larger than $(( max / 1000000 )) MB" >&2
+    return 1
+  fi
+  mv "$out.tmp" "$out"
 }
