@@ -4,7 +4,10 @@
 #ifndef TUNEFARM_TESTS_COMMON_HTTP_CLIENT_H_
 #define TUNEFARM_TESTS_COMMON_HTTP_CLIENT_H_
 
+#include <atomic>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -16,9 +19,32 @@ struct HttpResult {
   std::string body;
 };
 
-// address "127.0.0.1:PORT"; extra_headers as "Name: value".
+// address "127.0.0.1:PORT"; extra_headers as "Name: value" (a Host among them replaces the address).
 HttpResult Http(const std::string& address, const std::string& target, const std::string& method = "GET",
                 const std::vector<std::string>& extra_headers = {});
+
+// Slowloris: `count` connections to `address`, each sending a request's first line and then one
+// header byte every `drip_ms` from a thread of its own, never finishing. Responses the server
+// sends them (a 408, a 503) are collected. Closed by the destructor.
+class SlowClients {
+ public:
+  SlowClients(const std::string& address, int count, int drip_ms);
+  ~SlowClients();
+  SlowClients(const SlowClients&) = delete;
+  SlowClients& operator=(const SlowClients&) = delete;
+  int opened() const { return static_cast<int>(fds_.size()); }
+  // Connections the server has answered or closed so far, and the first answer line of each.
+  std::vector<std::string> Answers();
+
+ private:
+  void Drip();
+  std::vector<int> fds_;
+  std::vector<std::string> answers_;  // per connection; "" while still open
+  int drip_ms_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::thread thread_;
+};
 
 // `promtool check metrics` on text: exit code and output.
 std::pair<int, std::string> Promtool(const std::string& text);

@@ -3,12 +3,15 @@
 // parameters, the cancel guard and the records metrics; then the page itself in headless Chromium
 // over a database from a real tuning run of tuner-daemon (tests/tuner/dashboard_e2e.mjs).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -314,6 +317,41 @@ TEST_F(DashboardApi, StartNamesWhatIsWrong) {
   auto bad = Dashboard::Start(options);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--listen"), std::string::npos) << bad.status().message();
+}
+
+// The dashboard as a user runs it, under slowloris: 200 connections that never finish their
+// request do not keep a well-behaved client out, a DNS-rebinding Host is refused, and SIGTERM
+// stops the process within 2 s with the slow connections still open.
+TEST_F(DashboardApi, SlowClientsNeitherStarveItNorHoldItPastSigterm) {
+  tunefarm::testing::ChildProcess process;
+  ASSERT_TRUE(process.Start({TUNEFARM_CLI, "dashboard", "--records", path_, "--listen", "127.0.0.1:0", "--allow-host",
+                             "tuning.example.lan"}));
+  const std::string line = process.WaitForLine("dashboard on http://", 20000);
+  ASSERT_FALSE(line.empty()) << process.Drain(1000);
+  std::string address = line.substr(line.find("http://") + 7);
+  while (!address.empty() && (address.back() == '/' || address.back() == '\n')) address.pop_back();
+  tunefarm::testing::SlowClients slow(address, 200, 1000);
+  ASSERT_EQ(slow.opened(), 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = Http(address, "/api/config");
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  }
+  const std::string port = address.substr(address.rfind(':'));
+  const auto rebound = Http(address, "/api/config", "GET", {"Host: attacker.example" + port});
+  EXPECT_EQ(rebound.status, 403);
+  EXPECT_NE(rebound.body.find("Host \"attacker.example" + port + "\" is not allowed"), std::string::npos) << rebound.body;
+  EXPECT_EQ(rebound.body.find(path_), std::string::npos) << "the refusal must not show the database path";
+  EXPECT_EQ(Http(address, "/api/config", "GET", {"Host: tuning.example.lan" + port}).status, 200);
+  EXPECT_TRUE(slow.Answers().empty());
+
+  const auto start = std::chrono::steady_clock::now();
+  process.Kill(SIGTERM);
+  const int status = process.Wait();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST_F(DashboardApi, RecordsAndRequestMetricsPassPromtool) {

@@ -59,7 +59,7 @@ class ConnectionPool {
         return Lease(this, std::move(db));
       }
     }
-    TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(path_, RecordsDb::Mode::kMustExist));
+    TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly));
     return Lease(this, std::move(db));
   }
 
@@ -281,7 +281,7 @@ Result<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptions& opti
   impl->options = options;
   for (const auto& path : options.records) {
     // Opened once now, so a missing or foreign file is an error at start, not on the first page.
-    TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(path, RecordsDb::Mode::kMustExist));
+    TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(path, RecordsDb::Mode::kReadOnly));
     impl->pools.push_back(std::make_unique<ConnectionPool>(path));
   }
   impl->farm = std::make_unique<dashboard::FarmView>(options.tracker, options.daemon, options.token, options.tls);
@@ -297,6 +297,8 @@ Result<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptions& opti
   Impl* raw = impl.get();
   farm_net::HttpServerOptions http;
   http.flag = "--listen";
+  http.check_host = true;
+  http.allowed_hosts = options.allowed_hosts;
   TUNEFARM_ASSIGN_OR_RETURN(impl->server, farm_net::HttpServer::Start(
                                               options.listen, [raw](const HttpRequest& r) { return raw->Handle(r); }, http));
   return std::unique_ptr<Dashboard>(new Dashboard(std::move(impl)));

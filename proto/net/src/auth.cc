@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -24,6 +25,16 @@ Result<std::string> LoadToken(const std::string& token_file) {
       return Status::InvalidArgument("cannot read token file " + token_file + ": " + std::strerror(errno));
     }
     if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("token file " + token_file + " is not a regular file");
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
+    if (st.st_mode & S_IWOTH) {  // anyone could put their own token in, or empty it
+      return Status::InvalidArgument("token file " + token_file + " is writable by every user (mode " + mode +
+                                      "): anyone could replace the farm's token; chmod 600 it");
+    }
+    if (st.st_mode & S_IROTH) {
+      std::fprintf(stderr, "warning: token file %s is readable by every user (mode %s); chmod 600 it\n", token_file.c_str(),
+                   mode);
+    }
     if (st.st_size > kMaxTokenFileBytes) {
       return Status::InvalidArgument("token file " + token_file + " holds " + std::to_string(st.st_size) + " bytes; a token is at most " +
                                      std::to_string(kMaxTokenFileBytes));

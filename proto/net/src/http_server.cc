@@ -1,17 +1,25 @@
 #include "tunefarm/farm_net/http_server.h"
 
-#include <sys/socket.h>
-#include <sys/time.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <condition_variable>
+#include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "tunefarm/farm_net/flags.h"
 
@@ -23,8 +31,13 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-void WriteResponse(tcp::socket& socket, const HttpResponse& r, bool head) {
-  http::response<http::string_body> res;
+using Parser = http::request_parser<http::string_body>;
+using Response = http::response<http::string_body>;
+
+constexpr size_t kHeaderLimit = 8192;
+
+Response BuildResponse(const HttpResponse& r, bool head) {
+  Response res;
   res.version(11);
   res.result(static_cast<unsigned>(r.status));
   res.set(http::field::server, "tunefarm");
@@ -35,9 +48,56 @@ void WriteResponse(tcp::socket& socket, const HttpResponse& r, bool head) {
   res.body() = r.body;
   res.prepare_payload();
   if (head) res.body().clear();  // Content-Length stays that of the GET
-  beast::error_code ec;
-  http::write(socket, res, ec);
-  socket.shutdown(tcp::socket::shutdown_both, ec);
+  return res;
+}
+
+void ConfigureParser(Parser& parser, size_t max_body_bytes) {
+  parser.header_limit(kHeaderLimit);
+  parser.body_limit(max_body_bytes);
+}
+
+// The parsed message as handlers see it (names lower-case, HEAD served as GET).
+HttpRequest ToHttpRequest(const http::request<http::string_body>& req) {
+  HttpRequest request;
+  request.method = std::string(req.method_string());
+  const std::string target(req.target());
+  const size_t q = target.find('?');
+  request.path = target.substr(0, q);
+  if (q != std::string::npos) request.query = target.substr(q + 1);
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    request.headers[name] = std::string(field.value());
+  }
+  request.body = req.body();
+  if (req.method() == http::verb::head) request.method = "GET";
+  return request;
+}
+
+// What a failed read answers, or nullopt when there is nobody to answer (the client left).
+std::optional<HttpResponse> ReadErrorResponse(const beast::error_code& ec, size_t max_body_bytes) {
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
+      ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
+    return std::nullopt;
+  }
+  if (ec == http::error::body_limit) {
+    return HttpResponse::Text(413, "request body over " + std::to_string(max_body_bytes) + " bytes");
+  }
+  if (ec == http::error::header_limit) {
+    return HttpResponse::Text(431, "request headers over " + std::to_string(kHeaderLimit) + " bytes");
+  }
+  return HttpResponse::Text(400, "bad request: " + ec.message());
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string ThisMachinesName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "";
+  return Lower(name);
 }
 
 int HexValue(char c) {
@@ -130,90 +190,282 @@ int HttpStatusOf(const Status& status) {
   }
 }
 
+bool HostAllowed(const std::string& host_header, const std::vector<std::string>& allowed_hosts) {
+  if (host_header.empty()) return true;
+  std::string host = host_header;
+  if (host.front() == '[') {  // [v6]:port
+    const size_t close = host.find(']');
+    if (close == std::string::npos) return false;
+    host = host.substr(1, close - 1);
+  } else if (std::count(host.begin(), host.end(), ':') == 1) {
+    host = host.substr(0, host.find(':'));
+  }
+  host = Lower(host);
+  if (!host.empty() && host.back() == '.') host.pop_back();  // "localhost." is localhost
+  beast::error_code ec;
+  asio::ip::make_address(host, ec);
+  if (!ec || host == "localhost") return true;
+  static const std::string self = ThisMachinesName();
+  if (!self.empty() && host == self) return true;
+  for (const auto& name : allowed_hosts) {
+    if (Lower(name) == host) return true;
+  }
+  return false;
+}
+
+Result<HttpRequest> ParseHttpRequest(std::string_view bytes, size_t max_body_bytes) {
+  Parser parser;
+  ConfigureParser(parser, max_body_bytes);
+  parser.eager(true);
+  beast::error_code ec;
+  size_t used = 0;
+  while (used < bytes.size() && !parser.is_done()) {
+    const size_t n = parser.put(asio::buffer(bytes.data() + used, bytes.size() - used), ec);
+    if (ec == http::error::need_more) {
+      ec = {};
+      break;
+    }
+    if (ec || n == 0) break;
+    used += n;
+  }
+  if (!ec && !parser.is_done()) parser.put_eof(ec);
+  if (ec) {
+    auto response = ReadErrorResponse(ec, max_body_bytes);
+    return Status::InvalidArgument(response ? response->body.substr(0, response->body.size() - 1)
+                                            : "incomplete request: " + ec.message());
+  }
+  if (!parser.is_done()) return Status::InvalidArgument("incomplete request");
+  return ToHttpRequest(parser.get());
+}
+
+// Threads: the I/O thread owns the acceptor, every socket, the pending list and the timers (so
+// they need no lock); handler threads touch only `mu`'s fields and post their response back.
 struct HttpServer::Impl {
+  struct Conn {
+    explicit Conn(asio::io_context& io) : socket(io), timer(io) {}
+    enum class State { kReading, kHandling, kWriting, kClosed };
+    tcp::socket socket;
+    asio::steady_timer timer;
+    beast::flat_buffer buffer{kHeaderLimit};
+    std::optional<Parser> parser;
+    Response response;
+    std::string client;  // the peer's IP address
+    State state = State::kReading;
+    std::list<std::shared_ptr<Conn>>::iterator pending_it;
+  };
+  using ConnPtr = std::shared_ptr<Conn>;
+
   asio::io_context io;
+  // Keeps io.run() going while the server lives, so a response posted late is still written.
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_retry{io};
   HttpHandler handler;
   HttpServerOptions options;
-  std::atomic<bool> stopping{false};
-  std::thread accept_thread;
+  std::thread io_thread;
   std::string address;
+
+  // I/O thread only.
+  std::list<ConnPtr> pending;  // oldest first
+  std::unordered_map<std::string, int> pending_per_client;
+  bool stopping = false;
+
   std::mutex mu;
   std::condition_variable idle;
-  int active = 0;
+  int handling = 0;  // GUARDED_BY(mu): handler threads running
+  int writing = 0;   // GUARDED_BY(mu): responses not yet sent
 
-  void Serve(tcp::socket socket) {
-    timeval timeout{5, 0};
-    setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-    beast::flat_buffer buffer(8192);
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(8192);
-    parser.body_limit(options.max_body_bytes);
-    beast::error_code ec;
-    http::read(socket, buffer, parser, ec);
-    if (ec == http::error::end_of_stream || ec == asio::error::timed_out || ec == asio::error::would_block ||
-        ec == asio::error::connection_reset) {
-      return;  // nothing (complete) was asked
+  int PendingCap() const {
+    rlimit limit{};
+    int cap = options.max_pending;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      cap = std::min<int>(cap, static_cast<int>(limit.rlim_cur / 2));
     }
-    if (ec == http::error::body_limit) {
-      WriteResponse(socket, HttpResponse::Text(413, "request body over " + std::to_string(options.max_body_bytes) + " bytes"),
-                    false);
-      return;
-    }
-    if (ec) {
-      WriteResponse(socket, HttpResponse::Text(400, "bad request: " + ec.message()), false);
-      return;
-    }
-    const auto& req = parser.get();
-    HttpRequest request;
-    request.method = std::string(req.method_string());
-    const std::string target(req.target());
-    const size_t q = target.find('?');
-    request.path = target.substr(0, q);
-    if (q != std::string::npos) request.query = target.substr(q + 1);
-    for (const auto& field : req) {
-      std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      request.headers[name] = std::string(field.value());
-    }
-    request.body = req.body();
-    const bool head = req.method() == http::verb::head;
-    if (head) request.method = "GET";
-    HttpResponse response;
-    try {
-      response = handler(request);
-    } catch (const std::exception& e) {  // never out of the connection's thread
-      response = HttpResponse::Text(500, std::string("internal error: ") + e.what());
-    }
-    WriteResponse(socket, response, head);
+    return std::max(cap, 1);
   }
 
-  void Run() {
-    while (!stopping) {
-      tcp::socket socket(io);
-      beast::error_code ec;
-      acceptor.accept(socket, ec);
-      if (stopping) break;
-      if (ec) continue;
+  void Accept() {
+    auto conn = std::make_shared<Conn>(io);
+    acceptor.async_accept(conn->socket, [this, conn](const beast::error_code& ec) {
+      if (stopping || ec == asio::error::operation_aborted) return;
+      if (ec) {
+        // Out of descriptors, most likely: make room, then try again shortly rather than spin.
+        if (!pending.empty()) Refuse(pending.front(), 503, "busy: the server is out of connections");
+        accept_retry.expires_after(std::chrono::milliseconds(20));
+        accept_retry.async_wait([this](const beast::error_code& e) {
+          if (!e && !stopping) Accept();
+        });
+        return;
+      }
+      Admit(conn);
+      Accept();
+    });
+  }
+
+  void Admit(const ConnPtr& conn) {
+    beast::error_code ec;
+    const auto peer = conn->socket.remote_endpoint(ec);
+    conn->client = ec ? "?" : peer.address().to_string();
+    int& mine = pending_per_client[conn->client];
+    if (mine >= options.max_pending_per_client) {
+      for (const auto& old : pending) {
+        if (old->client == conn->client) {
+          Refuse(old, 503, "busy: too many connections from " + conn->client +
+                               " are still sending their request; this one was the oldest");
+          break;
+        }
+      }
+    }
+    if (static_cast<int>(pending.size()) >= PendingCap()) {
+      Refuse(pending.front(), 503, "busy: too many connections are still sending their request; this one was the oldest");
+    }
+    ++pending_per_client[conn->client];
+    conn->pending_it = pending.insert(pending.end(), conn);
+    conn->parser.emplace();
+    ConfigureParser(*conn->parser, options.max_body_bytes);
+    conn->timer.expires_after(options.request_deadline);
+    conn->timer.async_wait([this, conn](const beast::error_code& e) {
+      if (e || conn->state != Conn::State::kReading) return;
+      Refuse(conn, 408, "the request did not arrive whole within " +
+                            std::to_string(options.request_deadline.count()) + " ms");
+    });
+    http::async_read(conn->socket, conn->buffer, *conn->parser,
+                     [this, conn](const beast::error_code& e, size_t) { OnRead(conn, e); });
+  }
+
+  void Unpend(const ConnPtr& conn) {
+    if (conn->state != Conn::State::kReading) return;
+    pending.erase(conn->pending_it);
+    if (--pending_per_client[conn->client] == 0) pending_per_client.erase(conn->client);
+    conn->timer.cancel();
+  }
+
+  // Stops reading `conn` and answers it (I/O thread). By value: callers pass list elements that
+  // Unpend erases.
+  void Refuse(ConnPtr conn, int status, const std::string& why) {
+    Unpend(conn);
+    beast::error_code ec;
+    conn->socket.cancel(ec);
+    Write(conn, HttpResponse::Text(status, why), false);
+  }
+
+  void OnRead(const ConnPtr& conn, const beast::error_code& ec) {
+    if (conn->state != Conn::State::kReading) return;  // refused meanwhile
+    Unpend(conn);
+    if (ec) {
+      if (auto response = ReadErrorResponse(ec, options.max_body_bytes)) {
+        Write(conn, *response, false);
+      } else {
+        Close(conn);
+      }
+      return;
+    }
+    const bool head = conn->parser->get().method() == http::verb::head;
+    HttpRequest request = ToHttpRequest(conn->parser->get());
+    conn->parser.reset();
+    if (options.check_host && !HostAllowed(request.Header("host"), options.allowed_hosts)) {
+      Write(conn,
+            HttpResponse::Text(403, "Host \"" + request.Header("host").substr(0, 256) +
+                                        "\" is not allowed: this server answers its IP addresses, localhost, this machine's "
+                                        "name and the names given with --allow-host (a guard against DNS rebinding)"),
+            head);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (handling >= options.max_connections) {
+        const std::string busy = "busy: " + std::to_string(handling) + " requests in flight";
+        conn->state = Conn::State::kHandling;  // Write moves it on
+        Write(conn, HttpResponse::Text(503, busy), head, /*locked=*/true);
+        return;
+      }
+      ++handling;
+    }
+    conn->state = Conn::State::kHandling;
+    std::thread([this, owned = ConnPtr(conn), request = std::move(request), head]() mutable {
+      HttpResponse response;
+      try {
+        response = handler(request);
+      } catch (const std::exception& e) {  // never out of the handler's thread
+        response = HttpResponse::Text(500, std::string("internal error: ") + e.what());
+      }
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (active >= options.max_connections) {
-          WriteResponse(socket, HttpResponse::Text(503, "busy: " + std::to_string(active) + " connections in flight"), false);
-          continue;
-        }
-        ++active;
+        ++writing;
       }
-      // The socket (even moved-from, it refers to `io`) is destroyed before the count drops: once
-      // it reaches 0 the destructor may free this Impl while the detached thread is still unwinding.
-      auto owned = std::make_unique<tcp::socket>(std::move(socket));
-      std::thread([this, owned = std::move(owned)]() mutable {
-        Serve(std::move(*owned));
-        owned.reset();
+      asio::post(io, [this, conn = owned, response = std::move(response), head] { Write(conn, response, head, false, true); });
+      owned.reset();  // the post holds it now: nothing of this thread touches the Impl after the count drops
+      std::lock_guard<std::mutex> lock(mu);
+      if (--handling == 0) idle.notify_all();
+    }).detach();
+  }
+
+  // Sends `r` and closes (I/O thread). `counted`: `writing` was raised for it already.
+  void Write(const ConnPtr& conn, const HttpResponse& r, bool head, bool locked = false, bool counted = false) {
+    if (!counted) {
+      if (locked) {
+        ++writing;
+      } else {
         std::lock_guard<std::mutex> lock(mu);
-        if (--active == 0) idle.notify_all();
-      }).detach();
+        ++writing;
+      }
     }
+    if (stopping && !conn->socket.is_open()) {
+      Written(conn, locked);
+      return;
+    }
+    conn->state = Conn::State::kWriting;
+    conn->response = BuildResponse(r, head);
+    conn->timer.expires_after(options.write_deadline);
+    conn->timer.async_wait([conn](const beast::error_code& e) {
+      if (e) return;
+      beast::error_code ignored;
+      conn->socket.close(ignored);  // the client does not take its response
+    });
+    // The write may complete inline only through the I/O thread's run loop, never here, so
+    // `locked` cannot be held when Written runs.
+    http::async_write(conn->socket, conn->response, [this, conn](const beast::error_code&, size_t) {
+      Written(conn, false);
+    });
+  }
+
+  void Written(const ConnPtr& conn, bool locked) {
+    Close(conn);
+    if (locked) {
+      if (--writing == 0) idle.notify_all();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (--writing == 0) idle.notify_all();
+  }
+
+  void Close(const ConnPtr& conn) {
+    conn->state = Conn::State::kClosed;
+    conn->timer.cancel();
+    beast::error_code ec;
+    conn->socket.shutdown(tcp::socket::shutdown_both, ec);
+    conn->socket.close(ec);
+  }
+
+  void Stop() {
+    asio::post(io, [this] {
+      stopping = true;
+      beast::error_code ec;
+      acceptor.close(ec);
+      accept_retry.cancel();
+      while (!pending.empty()) {
+        const ConnPtr conn = pending.front();
+        Unpend(conn);
+        Close(conn);
+      }
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    idle.wait(lock, [this] { return handling == 0; });
+    idle.wait_for(lock, std::chrono::seconds(1), [this] { return writing == 0; });
+    lock.unlock();
+    work.reset();
+    io.stop();
+    io_thread.join();
   }
 };
 
@@ -239,21 +491,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& host_po
   impl->address = (bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string()) + ":" +
                   std::to_string(bound.port());
   Impl* raw = impl.get();
-  impl->accept_thread = std::thread([raw] { raw->Run(); });
+  raw->work.emplace(raw->io.get_executor());
+  raw->Accept();
+  impl->io_thread = std::thread([raw] { raw->io.run(); });
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
-HttpServer::~HttpServer() {
-  impl_->stopping = true;
-  // Wake the blocking accept with one connection to ourselves, then wait for those in flight.
-  beast::error_code ec;
-  tcp::socket poke(impl_->io);
-  poke.connect(impl_->acceptor.local_endpoint(ec), ec);
-  impl_->accept_thread.join();
-  impl_->acceptor.close(ec);
-  std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->idle.wait(lock, [this] { return impl_->active == 0; });
-}
+HttpServer::~HttpServer() { impl_->Stop(); }
 
 std::string HttpServer::address() const { return impl_->address; }
 

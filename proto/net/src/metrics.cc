@@ -139,6 +139,7 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(const std::strin
   HttpServerOptions options;
   options.flag = "--metrics";
   options.max_connections = 8;
+  options.check_host = true;  // a scraper addresses it by IP, localhost or this machine's name
   TUNEFARM_ASSIGN_OR_RETURN(impl->server, HttpServer::Start(
                                               host_port, [raw](const HttpRequest& r) { return raw->Handle(r); }, options));
   return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));

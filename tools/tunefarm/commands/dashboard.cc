@@ -69,6 +69,13 @@ int Dashboard(DashboardFlags& f) {
   if (options.token.empty()) std::printf("read-only: no farm token, so jobs cannot be cancelled from the page\n");
   std::fflush(stdout);
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // A request stuck in a slow records query must not hold the process past SIGTERM: the teardown
+  // (which waits for the handlers in flight) gets 1.5 s, then the process leaves without them.
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::fprintf(stderr, "tunefarm dashboard: requests still running 1.5 s after the stop signal; leaving without them\n");
+    std::_Exit(0);
+  }).detach();
   return 0;
 }
 
@@ -83,6 +90,11 @@ Action DeclareDashboard(CLI::App& app) {
   app.add_option("--daemon", f->options.daemon, "cancel jobs through this tuner-daemon")->type_name("HOST:PORT");
   app.add_option("--listen", f->options.listen, "where to serve the page (default 127.0.0.1:8321; port 0 picks a free one)")
       ->type_name("HOST:PORT");
+  app.add_option("--allow-host", f->options.allowed_hosts,
+                 "answer requests for this host name too (repeatable; IP addresses, localhost and this machine's name "
+                 "always are; any other Host is refused: DNS rebinding)")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
   app.add_option("--metrics", f->metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
   AddFarmClientFlags(app, &f->farm, /*tls=*/true);
   return [f] { return Dashboard(*f); };

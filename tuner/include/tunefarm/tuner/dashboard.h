@@ -37,6 +37,9 @@ struct DashboardOptions {
   std::string listen = "127.0.0.1:8321";
   std::string token;                 // the farm token; empty: read-only
   farm_net::TlsFiles tls;            // for the tracker and daemon
+  // Host header names served besides IP addresses, localhost and this machine's name (the page
+  // is refused to any other name: DNS rebinding).
+  std::vector<std::string> allowed_hosts;
 };
 
 class Dashboard {

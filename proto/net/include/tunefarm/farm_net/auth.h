@@ -15,7 +15,8 @@
 
 namespace tunefarm::farm_net {
 
-// token_file empty: $TUNEFARM_TOKEN. InvalidArgument when neither gives a token of 16+ bytes.
+// token_file empty: $TUNEFARM_TOKEN. InvalidArgument when neither gives a token of 16+ bytes, and
+// for a token file every user may write; one every user may read is taken with a warning on stderr.
 Result<std::string> LoadToken(const std::string& token_file);
 
 void AttachToken(grpc::ClientContext* context, const std::string& token);

@@ -5,20 +5,33 @@
 // Contract:
 //  - Start binds host:port (port 0: a free one; address() says which). A bind failure or a host
 //    that is not an IP address is an InvalidArgument naming the flag and the address.
-//  - Connections are served on their own threads, at most `max_connections` at once; past that a
-//    client gets 503 at once. A client that sends nothing for 5 s is dropped, so one idle socket
-//    never stalls the others. Headers over 8 KiB or a body over `max_body_bytes`: 400/413 before
-//    the handler runs. An exception out of a handler becomes a 500 naming it.
-//  - The destructor stops accepting and waits for the connections in flight.
+//  - One I/O thread reads every request without blocking, so a client that sends slowly holds a
+//    socket, never a handler: a request must arrive whole within `request_deadline` (else 408).
+//    At most `max_pending` connections may be sending their request at once, `max_pending_per_client`
+//    from one address; a new connection past either cap evicts the oldest such one with a 503, so
+//    slow clients can never keep a well-behaved one out, and the 503s stop once they go.
+//  - A complete request runs its handler on a thread of its own, at most `max_connections` at once;
+//    past that the request gets 503 at once. Headers over 8 KiB or a body over `max_body_bytes`:
+//    400/413 before the handler runs. An exception out of a handler becomes a 500 naming it. A
+//    response must be taken by the client within `write_deadline`.
+//  - With `check_host`, a request whose Host header names anything but an IP address, localhost,
+//    this machine's name or one of `allowed_hosts` gets 403 naming it (DNS rebinding: a page of
+//    another site must not read the endpoint through a name that resolves to this machine).
+//  - The destructor stops accepting, drops the connections still sending, waits for the handlers in
+//    flight and gives their responses up to a second to leave.
 //  - ParseQuery percent-decodes `a=1&b=x%20y`; a malformed escape, a repeated name or a name
 //    outside [A-Za-z0-9_] is an InvalidArgument naming it.
+//  - ParseHttpRequest parses one whole request from bytes the way the server does (the fuzz
+//    target's entry); HostAllowed is the Host check alone.
 #ifndef TUNEFARM_FARM_NET_HTTP_SERVER_H_
 #define TUNEFARM_FARM_NET_HTTP_SERVER_H_
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,8 +61,15 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 struct HttpServerOptions {
   std::string flag = "--listen";  // what errors call the address
-  int max_connections = 32;
+  int max_connections = 32;       // handlers running at once
   size_t max_body_bytes = 64 * 1024;
+  int max_pending = 512;             // connections still sending their request (capped again by
+                                     // half the process's descriptor limit)
+  int max_pending_per_client = 256;  // of those, from one IP address
+  std::chrono::milliseconds request_deadline{10000};  // accept to the request's last byte
+  std::chrono::milliseconds write_deadline{10000};    // a response's first to last byte
+  bool check_host = false;
+  std::vector<std::string> allowed_hosts;  // names (no port) accepted besides the defaults
 };
 
 class HttpServer {
@@ -69,6 +89,11 @@ class HttpServer {
 };
 
 Result<std::map<std::string, std::string>> ParseQuery(const std::string& query);
+
+Result<HttpRequest> ParseHttpRequest(std::string_view bytes, size_t max_body_bytes);
+
+// `host_header` as sent ("name:port", "[v6]:port", "name"); an absent header (HTTP/1.0) is allowed.
+bool HostAllowed(const std::string& host_header, const std::vector<std::string>& allowed_hosts);
 
 // The one Status -> HTTP status mapping: InvalidArgument/OutOfRange 400, Unauthenticated 401,
 // PermissionDenied 403, NotFound 404, FailedPrecondition 409, Unavailable 502,
