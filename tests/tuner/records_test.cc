@@ -287,6 +287,54 @@ TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
   EXPECT_EQ(*(*db)->CountTrials(), 4);  // still listed as stored
 }
 
+// Readers never write the file they are pointed at (issue 30): an empty file or one reached
+// through a symbolic link gets no schema, an older schema is not upgraded, and a FIFO is refused
+// at once instead of blocking the open forever.
+TEST_F(RecordsTest, ReadersNeverWriteAndRefuseWhatIsNotAFile) {
+  const std::string empty = path_ + ".empty", link = path_ + ".link", fifo = path_ + ".fifo";
+  std::remove(empty.c_str());
+  std::remove(link.c_str());
+  std::remove(fifo.c_str());
+  std::fclose(std::fopen(empty.c_str(), "wb"));
+  ASSERT_EQ(symlink(empty.c_str(), link.c_str()), 0);
+  for (const std::string& path : {empty, link}) {
+    auto db = RecordsDb::Open(path, RecordsDb::Mode::kReadOnly);
+    ASSERT_FALSE(db.ok()) << path;
+    EXPECT_EQ(db.status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(db.status().message(), "records database " + path +
+                                         " holds no tunefarm records (an empty or foreign SQLite file); readers never write "
+                                         "it: tune into it or `tunefarm records import` first");
+    struct stat st;
+    ASSERT_EQ(stat(empty.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 0) << "a reader wrote a schema into " << path;
+  }
+
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (auto mode : {RecordsDb::Mode::kCreate, RecordsDb::Mode::kMustExist, RecordsDb::Mode::kReadOnly}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto db = RecordsDb::Open(fifo, mode);
+    ASSERT_FALSE(db.ok());
+    EXPECT_EQ(db.status().message(),
+              "records database " + fifo + " is a FIFO, not a regular file: give the path of an SQLite records file");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  }
+
+  {
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok());
+  }
+  ASSERT_EQ(system(("sqlite3 " + path_ + " 'PRAGMA user_version = 1'").c_str()), 0);
+  auto older = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
+  ASSERT_FALSE(older.ok());
+  EXPECT_EQ(older.status().message(), "records database " + path_ +
+                                          " has schema version 1 and this tunefarm reads version 2; readers never write "
+                                          "it: a writing command (tunefarm tune, records import, tuner-daemon) upgrades it, "
+                                          "keeping its trials");
+  std::remove(empty.c_str());
+  std::remove(link.c_str());
+  std::remove(fifo.c_str());
+}
+
 TEST_F(RecordsTest, MustExistModeDoesNotCreate) {
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
   ASSERT_FALSE(db.ok());
@@ -335,6 +383,13 @@ TEST_P(RecordsOnEachEngine, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
     ASSERT_FALSE(added.ok()) << line;
     EXPECT_EQ(added.status().message(), message);
     EXPECT_EQ(*(*db)->CountTrials(), 0) << "all or nothing";
+  }
+  {  // A 20 MB line is refused once it passes 16 MiB, not held whole (issue 30).
+    std::istringstream in(good + "\n{\"workload\":\"" + std::string(20 << 20, 'w') + "\"}\n");
+    auto added = (*db)->ImportJsonLines(in);
+    ASSERT_FALSE(added.ok());
+    EXPECT_EQ(added.status().message(), "line 2 is over 16 MiB, which no trial is: nothing was imported");
+    EXPECT_EQ(*(*db)->CountTrials(), 0);
   }
   // The caller's own check (the CLI parses the target) rejects the same way.
   std::istringstream in(good + "\n");

@@ -55,7 +55,7 @@ class RecordsCollectable final : public prometheus::Collectable {
 }  // namespace
 
 Result<std::shared_ptr<prometheus::Collectable>> RecordsMetrics(const std::string& records_path) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(records_path, RecordsDb::Mode::kMustExist));
+  TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(records_path, RecordsDb::Mode::kReadOnly));
   return std::shared_ptr<prometheus::Collectable>(std::make_shared<RecordsCollectable>(std::move(db)));
 }
 

@@ -94,8 +94,18 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, 
     return r;
   }
   struct stat st;
-  if (mode != Mode::kCreate && stat(location.c_str(), &st) != 0) {
+  const bool exists = stat(location.c_str(), &st) == 0;
+  if (mode != Mode::kCreate && !exists) {
     return Status::NotFound("records database " + location + " does not exist");
+  }
+  // A FIFO would block the open forever, a device or directory is nobody's records.
+  if (exists && !S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory"
+                       : S_ISSOCK(st.st_mode)  ? "a socket"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                    : "not a regular file";
+    return Status::InvalidArgument("records database " + location + " is " + kind +
+                                   ", not a regular file: give the path of an SQLite records file");
   }
   if (mode == Mode::kReadOnly) return OpenSqliteReadOnly(location);
   TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenSqlite(location, mode == Mode::kCreate));
@@ -111,16 +121,17 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenSqliteReadOnly(const std::stri
   const int current = int(Migrations().size());
   if (version < 0 || version > current) return r->Migrate();  // refuses both, writing nothing
   if (version == current) return r;
-  // An older schema: upgrade it where the file can be written, else say why it cannot be read.
-  r.reset();
-  if (access(path.c_str(), W_OK) == 0) {
-    TUNEFARM_ASSIGN_OR_RETURN(auto upgraded, Open(path, Mode::kMustExist));
-    upgraded.reset();
-    return OpenSqliteReadOnly(path);
+  // A reader never writes the file it was pointed at: not an empty file named by mistake (or
+  // reached through someone's symbolic link), not an upgrade of an older schema.
+  if (version == 0) {
+    return Status::NotFound("records database " + path +
+                            " holds no tunefarm records (an empty or foreign SQLite file); readers never write it: "
+                            "tune into it or `tunefarm records import` first");
   }
   return Status::FailedPrecondition("records database " + path + " has schema version " + std::to_string(version) +
                                     " and this tunefarm reads version " + std::to_string(current) +
-                                    "; it is read-only here, so open it once where it is writable to upgrade it");
+                                    "; readers never write it: a writing command (tunefarm tune, records import, "
+                                    "tuner-daemon) upgrades it, keeping its trials");
 }
 
 Status RecordsDb::Error(const std::string& what, const Status& cause) {
@@ -460,10 +471,43 @@ Status RecordsDb::ExportJsonLines(std::ostream& out) {
   return Status::OK();
 }
 
+namespace {
+
+// A trial's JSON is a few KiB, and no stored value is over 8 MiB: a longer line is refused as soon
+// as it passes this, instead of being held whole (a 300 MB line cost 1.3 GB).
+constexpr size_t kMaxImportLineBytes = size_t(16) << 20;
+
+// One line without its '\n'; false at the end of the input. *too_long: the line passed `max`
+// bytes (what was read of it is dropped).
+bool ReadLineUpTo(std::istream& in, size_t max, std::string* line, bool* too_long) {
+  line->clear();
+  *too_long = false;
+  std::streambuf* buf = in.rdbuf();
+  bool any = false;
+  for (int c; (c = buf->sbumpc()) != std::char_traits<char>::eof();) {
+    any = true;
+    if (c == '\n') return true;
+    if (line->size() >= max) {
+      *too_long = true;
+      line->clear();
+      return true;
+    }
+    line->push_back(char(c));
+  }
+  return any;
+}
+
+}  // namespace
+
 Result<int64_t> RecordsDb::ImportJsonLines(std::istream& in, const std::function<Status(const TrialRecord&)>& check) {
   std::vector<TrialRecord> trials;
   std::string line;
-  for (int64_t n = 1; std::getline(in, line); ++n) {
+  bool too_long = false;
+  for (int64_t n = 1; ReadLineUpTo(in, kMaxImportLineBytes, &line, &too_long); ++n) {
+    if (too_long) {
+      return Status::InvalidArgument("line " + std::to_string(n) + " is over " + std::to_string(kMaxImportLineBytes >> 20) +
+                                     " MiB, which no trial is: nothing was imported");
+    }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto t = TrialRecord::FromJson(line);
     if (!t.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + t.status().message());
