@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(onnx artifact records_line target kernel_metadata measurement)
+[ ${#targets[@]} -gt 0 ] || targets=(onnx artifact records_line records_db target kernel_metadata measurement http_request)
 
 command -v clang++ > /dev/null || { echo "scripts/fuzz.sh: clang++ is missing (apt install clang)" >&2; exit 1; }
 if [ ! -f build-fuzz/build.ninja ]; then
