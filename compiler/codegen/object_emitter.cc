@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -72,7 +73,14 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::str
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Status::Internal(what + " with " + argv[0] + " failed: " + output);
+    // A tool killed by a signal prints nothing: say how it ended, and why for the usual cause.
+    std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                      : WIFSIGNALED(status) ? std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) +
+                                                  " (" + strsignal(WTERMSIG(status)) + ")"
+                                            : std::string("ended abnormally");
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ) how += ": a file size limit (ulimit -f) stopped it";
+    while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+    return Status::Internal(what + " with " + argv[0] + " failed: it " + how + (output.empty() ? "" : ": " + output));
   }
   return output;
 }

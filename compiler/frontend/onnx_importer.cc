@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -26,18 +27,68 @@ using graph::Attribute;
 using graph::ConstantData;
 using graph::DataType;
 
-Result<std::string> ReadFile(const std::string& path) {
+// protobuf parses at most 2 GiB; larger models keep their weights as external data.
+constexpr uint64_t kMaxOnnxFileBytes = (uint64_t(1) << 31) - 1;
+
+// The first byte of every field a ModelProto holds, as (field number << 3 | wire type): ir_version,
+// producer_name/version, domain, model_version, doc_string, graph, opset_import, metadata_props,
+// training_info, functions, configuration.
+bool StartsLikeAModelProto(const unsigned char* b, size_t n) {
+  if (n == 0) return false;
+  switch (b[0]) {
+    case 0x08: case 0x12: case 0x1a: case 0x22: case 0x28: case 0x32: case 0x3a: case 0x42: case 0x72: return true;
+    case 0xa2: case 0xca: case 0xd2: return n > 1 && b[1] == 0x01;
+    default: return false;
+  }
+}
+
+std::string HexBytes(const unsigned char* b, size_t n) {
+  std::string out;
+  char buf[4];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof(buf), i ? " %02x" : "%02x", b[i]);
+    out += buf;
+  }
+  return out;
+}
+
+// Reads an ONNX file in one allocation of its size, after checking what it is: a 3 GB file of
+// something else costs a stat and a few bytes, not its size twice in memory.
+Result<std::string> ReadFile(const std::string& path, bool model) {
   // A directory opens and reads as nothing, a FIFO blocks: only regular files are models.
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is a directory");
   if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is not a regular file");
   if (st.st_size == 0) return Status::InvalidArgument("ONNX file " + path + " is empty");
+  const uint64_t size = uint64_t(st.st_size);
+  if (size > kMaxOnnxFileBytes) {
+    return Status::InvalidArgument("ONNX file " + path + " is " + std::to_string(size >> 20) +
+                                   " MiB; a serialized ONNX protobuf is at most 2 GiB (models larger than that keep their "
+                                   "weights as external data beside the .onnx file)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string bytes;
+  unsigned char head[8] = {};
+  in.read(reinterpret_cast<char*>(head), std::streamsize(std::min<uint64_t>(size, sizeof(head))));
+  const size_t got = size_t(in.gcount());
+  if (model && !StartsLikeAModelProto(head, got)) {
+    return Status::InvalidArgument("malformed ONNX model " + path + ": not a serialized ModelProto (it starts with bytes " +
+                                   HexBytes(head, got) + ", which begin no ModelProto field)");
+  }
+  try {
+    bytes.resize(size_t(size));
+  } catch (const std::bad_alloc&) {
+    return Status::IOError("ONNX file " + path + ": cannot allocate " + std::to_string(size >> 20) + " MiB to read it");
+  }
+  std::memcpy(bytes.data(), head, got);
+  in.read(bytes.data() + got, std::streamsize(size - got));
+  if (uint64_t(in.gcount()) != size - got) {
+    return Status::IOError("ONNX file " + path + ": read " + std::to_string(got + size_t(in.gcount())) + " of " +
+                           std::to_string(size) + " bytes (it changed while being read?)");
+  }
+  return bytes;
 }
 
 // Every name the compiler keeps (it writes them into artifacts' JSON metadata) must be UTF-8.
@@ -266,6 +317,9 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
   if (gp.node_size() == 0) {
     return Status::InvalidArgument("ONNX model " + what + " has no nodes (an empty graph, or not an ONNX model)");
   }
+  if (gp.output_size() == 0) {
+    return Status::InvalidArgument("ONNX model " + what + " declares no graph outputs: it would compute nothing");
+  }
   TUNEFARM_RETURN_IF_ERROR(CheckNamesAreUtf8(gp, what));
   std::unordered_map<std::string, int> by_name;
   for (const auto& init : gp.initializer()) {
@@ -288,9 +342,11 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
       }
       if (d.has_dim_value()) {
         v.shape.push_back(d.dim_value());
+        v.dim_params.push_back("");
       } else {
         v.shape.push_back(-1);
         v.shape_known = false;
+        v.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
       }
     }
     int idx = g.AddValue(std::move(v));
@@ -344,13 +400,13 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
 }
 
 Result<graph::Graph> ImportOnnxFile(const std::string& path) {
-  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/true));
   const size_t slash = path.rfind('/');
   return ImportOnnxBytes(bytes, path, slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash));
 }
 
 Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path) {
-  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/false));
   onnx::TensorProto t;
   if (!t.ParseFromString(bytes)) return Status::InvalidArgument("malformed ONNX tensor " + path + ": not a TensorProto");
   return ConvertTensor(t, "tensor " + path);

@@ -48,6 +48,9 @@ struct Value {
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;
   bool shape_known = false;
+  // Graph inputs: the name ONNX gives each symbolic dimension (dim_param; "" when the dimension
+  // is fixed or unnamed), for the message that asks for --input-shape.
+  std::vector<std::string> dim_params;
   int producer = -1;                              // node index, -1 for inputs and constants
   std::shared_ptr<const ConstantData> constant;   // set for constants
 };

@@ -185,6 +185,7 @@ Result<Target> ParseTarget(std::string_view text) {
 
   bool cpu_given = false;
   std::string arch_given, model_given;
+  std::vector<std::string> seen;  // a second -mtriple would silently win over the first
   for (size_t i = 1; i < tokens.size(); ++i) {
     const std::string& tok = tokens[i];
     size_t eq = tok.find('=');
@@ -194,6 +195,10 @@ Result<Target> ParseTarget(std::string_view text) {
     }
     std::string name = tok.substr(tok[1] == '-' ? 2 : 1, eq - (tok[1] == '-' ? 2 : 1));
     std::string value = tok.substr(eq + 1);
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      return Status::InvalidArgument("target " + quoted + " gives -" + name + " twice; give each option once");
+    }
+    seen.push_back(name);
     if (t.kind == "cuda") {
       if (name == "arch") {
         if (value.rfind("sm_", 0) != 0) return Status::InvalidArgument("bad CUDA arch '" + value + "'; expected sm_NN");

@@ -1,6 +1,7 @@
 // tunefarm-measure-child DIR: the isolated process rpc_server starts for each kernel. Reads
 // DIR/spec.pb, limits its own address space, measures DIR/kernel.so, writes DIR/outcome.pb.
 // A crash or a kill leaves no outcome: the parent reports it (measurement.h).
+// tunefarm-measure-child --check: prints that it is ready (rpc_server's start check).
 // tunefarm-measure-child --worker: the same for one work directory per line read on fd 3,
 // answering "done" on fd 4 after each (MeasureWorker); exits after a CUDA error that poisons its
 // context.
@@ -95,8 +96,12 @@ int ServeRequests() {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: tunefarm-measure-child DIR | --worker (started by rpc_server)\n");
+    std::fprintf(stderr, "usage: tunefarm-measure-child DIR | --worker | --check (started by rpc_server)\n");
     return 2;
+  }
+  if (std::string(argv[1]) == "--check") {
+    std::printf("%s\n", tunefarm::rpc_server::kMeasureChildReady);
+    return 0;
   }
   // A kernel that crashes must kill this process with its signal, which the parent reports
   // (RUNTIME_CRASH, signal N): no handler of ours or of a sanitizer runtime may turn it into an exit.

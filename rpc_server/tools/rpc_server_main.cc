@@ -7,14 +7,19 @@
 // lease the tracker names. First line: "rpc_server listening on HOST:PORT"; then "registered
 // with HOST:PORT as ID" on every (re)registration. With --metrics, Prometheus metrics on GET
 // /metrics there ("rpc_server metrics on HOST:PORT"; docs/metrics.md).
+#include <poll.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -79,6 +84,60 @@ tunefarm::Status DescribeGpu(int ordinal, tunefarm::v1::DeviceInfo* d) {
   return tunefarm::Status::OK();
 }
 
+// Runs `command --check` (the launcher too, when there is one) and returns "" when it answers
+// as tunefarm-measure-child does, else what happened: a server whose child cannot measure must not
+// register and take leases whose every trial would fail.
+std::string CheckMeasureChild(const std::vector<std::string>& command) {
+  std::vector<std::string> argv = command;
+  argv.push_back("--check");
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  int out[2];
+  if (pipe(out) != 0) return "no pipe";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 2);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    return std::string("cannot start it: ") + std::strerror(rc);
+  }
+  std::string output;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);  // qemu starts slowly
+  pollfd pfd{out[0], POLLIN, 0};
+  while (std::chrono::steady_clock::now() < deadline && output.size() < 4096) {
+    if (poll(&pfd, 1, 100) <= 0) continue;
+    char buf[512];
+    const ssize_t n = read(out[0], buf, sizeof(buf));
+    if (n <= 0) break;
+    output.append(buf, size_t(n));
+  }
+  close(out[0]);
+  int status = 0;
+  pid_t reaped = 0;
+  while ((reaped = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (reaped == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return "no answer to --check within 30 s";
+  }
+  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && output == tunefarm::rpc_server::kMeasureChildReady) return "";
+  std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                      : "signal " + std::to_string(WTERMSIG(status));
+  std::string shown;
+  for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
+  return "`" + shown + "` gave " + how + (output.empty() ? " and printed nothing" : ", printed \"" + output.substr(0, 200) + "\"");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +197,13 @@ int main(int argc, char** argv) {
   options.memory_limit_bytes = memory_mb << 20;
   if (access(child_binary.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "rpc_server: cannot run the measurement child %s (--child PATH)\n", child_binary.c_str());
+    return 1;
+  }
+  if (std::string why = CheckMeasureChild(options.child_command); !why.empty()) {
+    std::fprintf(stderr,
+                 "rpc_server: the measurement child %s fails its start check (%s): every measurement would fail, so "
+                 "the server does not register; --child must name tunefarm-measure-child\n",
+                 child_binary.c_str(), why.c_str());
     return 1;
   }
   struct stat tmp_stat;

@@ -50,6 +50,10 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
        "rpc_server: --threads '4x': expected an integer in [1, 1024]"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "127.0.0.1:0", "--tmp", "/nonexistent-dir"},
        "rpc_server: --tmp /nonexistent-dir is not a writable directory"},
+      {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "127.0.0.1:0", "--child", "/bin/false"},
+       "rpc_server: the measurement child /bin/false fails its start check (`/bin/false --check` gave exit status 1 and "
+       "printed nothing): every measurement would fail, so the server does not register; --child must name "
+       "tunefarm-measure-child"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0", "--device", "gpu0"},
        "rpc_server: --device 'gpu0' is not cpu, cuda or cuda:N"},
       {{TUNER_DAEMON, "--listen", ":99999"}, "tuner-daemon: --listen ':99999': the host is missing"},

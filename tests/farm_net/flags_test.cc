@@ -1,5 +1,6 @@
 // The daemons' strict flags: listen addresses and integers are parsed, never guessed; token files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -117,6 +118,15 @@ TEST(TokenFile, OnlyASmallRegularFileIsAToken) {
   auto token = LoadToken(good);
   ASSERT_TRUE(token.ok());
   EXPECT_EQ(*token, "0123456789abcdef0123");
+  // Anyone could put their own token into a world-writable file (issue 30): refused by its mode.
+  ASSERT_EQ(chmod(good.c_str(), 0666), 0);
+  auto writable = LoadToken(good);
+  ASSERT_FALSE(writable.ok());
+  EXPECT_EQ(writable.status().message(), "token file " + good +
+                                             " is writable by every user (mode 0666): anyone could replace the farm's "
+                                             "token; chmod 600 it");
+  ASSERT_EQ(chmod(good.c_str(), 0600), 0);
+  EXPECT_TRUE(LoadToken(good).ok());
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 

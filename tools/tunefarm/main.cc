@@ -1,6 +1,7 @@
 // tunefarm: the command-line interface (TVMC habits). `tunefarm help` lists the commands,
 // `tunefarm COMMAND --help` a command's flags.
 #include <cstdio>
+#include <csignal>
 #include <cstring>
 #include <string>
 
@@ -29,6 +30,9 @@ const std::vector<Command>& Commands() {
 int main(int argc, char** argv) {
   using tunefarm::cli::Action;
   using tunefarm::cli::Commands;
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG and the command says which
+  // file, instead of the process dying of SIGXFSZ without a word; tools it runs inherit this.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"tunefarm: tune, compile and run deep-learning models; a measurement farm of boards and GPU hosts", "tunefarm"};
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, Action>> actions;

@@ -101,6 +101,8 @@ int main(int argc, char** argv) {
   options.measure_child = tunefarm::rpc_server::DefaultMeasureChild();
   const char* tmp = std::getenv("TMPDIR");
   if (tmp) options.tmp_root = tmp;
+  // Work directories a killed daemon or tune left behind (their pid is gone) go first.
+  tunefarm::rpc_server::SweepStaleMeasureDirs(options.tmp_root);
   auto jobs = tunefarm::tuner::JobManager::Start(options);
   if (!jobs.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n", jobs.status().message().c_str());

@@ -173,6 +173,10 @@ class MeasureWorker {
 // tmp_root (killed servers); returns how many. Only directories owned by this user.
 int SweepStaleMeasureDirs(const std::string& tmp_root);
 
+// What `tunefarm-measure-child --check` prints (and exits 0): rpc_server's start check that
+// --child names a program that can measure.
+inline constexpr const char* kMeasureChildReady = "tunefarm-measure-child: ready";
+
 // tunefarm-measure-child beside the running program (every program that measures is installed
 // next to it: build/bin/, /usr/local/bin/).
 std::string DefaultMeasureChild();
