@@ -138,6 +138,14 @@ std::vector<uint64_t> Tokens(const T& node, bool rename) {
   return std::move(t.tokens);
 }
 
+std::vector<uint64_t> FunctionTokens(const std::vector<Var>& params, const Stmt& body) {
+  Tokenizer t(true);
+  t.tokens.push_back(params.size());
+  for (const Var& v : params) t.Visit(AsExpr(v));
+  t.Visit(body);
+  return std::move(t.tokens);
+}
+
 size_t HashTokens(const std::vector<uint64_t>& tokens) {
   uint64_t h = 1469598103934665603ULL;
   for (uint64_t t : tokens) h = (h ^ t) * 1099511628211ULL;
@@ -150,6 +158,13 @@ bool StructuralEqual(const Expr& a, const Expr& b) { return Tokens(a, true) == T
 bool StructuralEqual(const Stmt& a, const Stmt& b) { return Tokens(a, true) == Tokens(b, true); }
 size_t StructuralHash(const Expr& e) { return HashTokens(Tokens(e, true)); }
 size_t StructuralHash(const Stmt& s) { return HashTokens(Tokens(s, true)); }
+bool StructuralEqual(const std::vector<Var>& params_a, const Stmt& body_a, const std::vector<Var>& params_b,
+                     const Stmt& body_b) {
+  return FunctionTokens(params_a, body_a) == FunctionTokens(params_b, body_b);
+}
+size_t StructuralHash(const std::vector<Var>& params, const Stmt& body) {
+  return HashTokens(FunctionTokens(params, body));
+}
 bool ExprDeepEqual(const Expr& a, const Expr& b) {
   if (a.same_as(b)) return true;
   return Tokens(a, false) == Tokens(b, false);

@@ -8,11 +8,13 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "compiler/codegen/codegen_llvm.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/frontend/zoo.h"
+#include "compiler/ir/ir_equality.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/lower_graph.h"
 #include "compiler/model/optimize.h"
@@ -46,15 +48,34 @@ Result<std::string> ReadFile(const std::string& path) {
 Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Target& code_target,
                                  const CompileOptions& options, CompileStats* stats) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<KernelSource> sources(plan->kernels.size());
+  std::vector<KernelSource> sources;
+  // Host kernels that lower to the same function (the same operator on the same shapes: a repeated
+  // block, a long element-wise chain) are emitted once and share a symbol: LLVM's time is most of
+  // a compile, and it grew with every copy (3.3 ms a node on a 20,000-node model).
+  std::unordered_map<size_t, std::vector<size_t>> emitted_by_hash;  // hash -> indices into sources
   for (size_t i = 0; i < plan->kernels.size(); ++i) {
     PlannedKernel& k = plan->kernels[i];
     std::string symbol = SymbolFor(i, k.op);
     passes::LowerOptions lower;
     lower.auto_unroll_max_step = k.def.auto_unroll_max_step;
     lower.emulate_gpu = options.emulate_gpu;
-    TUNEFARM_ASSIGN_OR_RETURN(sources[i].func, passes::Lower(*k.def.schedule, k.def.args, symbol, target, lower));
-    sources[i].metadata_json = "{\"symbol\":\"" + symbol + "\",\"op\":\"" + k.op + "\"}";
+    KernelSource source;
+    TUNEFARM_ASSIGN_OR_RETURN(source.func, passes::Lower(*k.def.schedule, k.def.args, symbol, target, lower));
+    if (!source.func.is_gpu) {
+      std::vector<size_t>& same_hash = emitted_by_hash[ir::StructuralHash(source.func.buffers, source.func.body)];
+      for (size_t j : same_hash) {
+        const passes::LoweredFunc& other = sources[j].func;
+        if (ir::StructuralEqual(source.func.buffers, source.func.body, other.buffers, other.body)) {
+          symbol = other.name;
+          break;
+        }
+      }
+      if (symbol == source.func.name) same_hash.push_back(sources.size());
+    }
+    if (symbol == source.func.name) {
+      source.metadata_json = "{\"symbol\":\"" + symbol + "\",\"op\":\"" + k.op + "\"}";
+      sources.push_back(std::move(source));
+    }
     runtime::ArtifactKernel ak;
     ak.symbol = symbol;
     ak.op = k.op;
@@ -62,10 +83,10 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
     ak.workload = k.workload;
     ak.config_index = k.config_index;
     ak.config_source = k.config_source;
-    if (sources[i].func.is_gpu) {
-      ak.grid = sources[i].func.launch.grid;
-      ak.block = sources[i].func.launch.block;
-      ak.shared_bytes = sources[i].func.launch.shared_bytes;
+    if (!sources.empty() && sources.back().func.is_gpu) {  // GPU kernels are never shared
+      ak.grid = sources.back().func.launch.grid;
+      ak.block = sources.back().func.launch.block;
+      ak.shared_bytes = sources.back().func.launch.shared_bytes;
     }
     plan->artifact.kernels.push_back(std::move(ak));
   }
@@ -173,7 +194,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
 
 Result<runtime::Artifact> CompileModel(const std::string& model, const Target& target, const CompileOptions& options,
                                        CompileStats* stats) {
-  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model));
+  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model, options.input_shapes));
   return CompileGraph(std::move(g), model, target, options, stats);
 }
 

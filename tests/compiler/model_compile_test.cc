@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "common/run_artifact.h"
 #include "common/test_files.h"
@@ -138,6 +139,53 @@ TEST(ModelCompile, ConstantFoldingEvaluatesConstantSubgraphs) {
       EXPECT_EQ(RunArtifact(std::move(*artifact), in), expected) << "opt level " << level << ", n " << n;
     }
   }
+}
+
+
+// A long chain of the same element-wise operators on one shape (y = relu(... relu(x + c) + c ...)):
+// every Add lowers to one function and every Relu to another, so the library holds two kernels
+// however long the chain, each node keeps its own launch, and the result is that of the chain.
+TEST(ModelCompile, KernelsThatLowerAlikeAreEmittedOnce) {
+  constexpr int kPairs = 200;
+  constexpr int64_t kWidth = 48;
+  graph::Graph g;
+  g.opset = 13;
+  graph::Value x;
+  x.name = "x";
+  x.shape = {1, kWidth};
+  x.shape_known = true;
+  int prev = g.AddValue(x);
+  g.inputs = {prev};
+  std::vector<float> c(kWidth), in(kWidth), expected(kWidth);
+  for (int64_t i = 0; i < kWidth; ++i) {
+    c[size_t(i)] = 0.25f * float(i % 4) - 0.3f;
+    in[size_t(i)] = float(i % 9) - 4.0f;
+  }
+  const int ci = g.AddConstant("c", graph::ConstantData{graph::DataType::kFloat32, {kWidth}, c, {}});
+  for (int n = 0; n < 2 * kPairs; ++n) {
+    graph::Value v;
+    v.name = "v" + std::to_string(n);
+    v.producer = int(g.nodes.size());
+    const int vi = g.AddValue(v);
+    if (n % 2 == 0) {
+      g.nodes.push_back(graph::Node{"add" + std::to_string(n), "Add", {prev, ci}, {vi}, {}, {}});
+    } else {
+      g.nodes.push_back(graph::Node{"relu" + std::to_string(n), "Relu", {prev}, {vi}, {}, {}});
+    }
+    prev = vi;
+  }
+  g.outputs = {prev};
+  expected = in;
+  for (int p = 0; p < kPairs; ++p) {
+    for (int64_t i = 0; i < kWidth; ++i) expected[size_t(i)] = std::max(0.0f, expected[size_t(i)] + c[size_t(i)]);
+  }
+  auto artifact = CompileGraph(g, "chain", HostTarget(), Quiet(3));
+  ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+  std::set<std::string> symbols;
+  for (const auto& k : artifact->kernels) symbols.insert(k.symbol);
+  EXPECT_GE(artifact->kernels.size(), size_t(kPairs));
+  EXPECT_LE(symbols.size(), 2u) << "identical kernels should share one emitted function";
+  EXPECT_EQ(RunArtifact(std::move(*artifact), in), expected);
 }
 
 }  // namespace
