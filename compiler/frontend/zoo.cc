@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/frontend/input_shapes.h"
 #include "compiler/frontend/onnx_importer.h"
 
 namespace tunefarm::frontend {
@@ -275,13 +276,23 @@ Result<graph::Graph> ZooModel(const std::string& name) {
   return Status::NotFound("unknown zoo model '" + name + "' (known: " + known + ")");
 }
 
-Result<graph::Graph> LoadModel(const std::string& model) {
+namespace {
+
+Result<graph::Graph> LoadGraph(const std::string& model) {
   struct stat st;
   if (stat(model.c_str(), &st) == 0) return ImportOnnxFile(model);
   if (IsZooModel(model)) return ZooModel(model);
   std::string known;
   for (const auto& n : ZooModelNames()) known += (known.empty() ? "" : ", ") + n;
   return Status::NotFound("model '" + model + "' is neither a file nor a zoo model (" + known + ")");
+}
+
+}  // namespace
+
+Result<graph::Graph> LoadModel(const std::string& model, const std::vector<compiler::InputShape>& input_shapes) {
+  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, LoadGraph(model));
+  TUNEFARM_RETURN_IF_ERROR(ApplyInputShapes(&g, input_shapes).WithContext("model " + model));
+  return g;
 }
 
 }  // namespace tunefarm::frontend

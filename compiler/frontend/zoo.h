@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "tunefarm/compiler/input_shape.h"
 
 namespace tunefarm::frontend {
 
@@ -19,8 +20,8 @@ bool IsZooModel(const std::string& name);
 Result<graph::Graph> ZooModel(const std::string& name);
 
 // A file path -> the ONNX importer; a zoo name -> ZooModel; InvalidArgument/NotFound naming
-// MODEL otherwise.
-Result<graph::Graph> LoadModel(const std::string& model);
+// MODEL otherwise. Then the --input-shape values (ApplyInputShapes): every input leaves fixed.
+Result<graph::Graph> LoadModel(const std::string& model, const std::vector<compiler::InputShape>& input_shapes = {});
 
 }  // namespace tunefarm::frontend
 

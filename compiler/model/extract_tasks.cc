@@ -86,8 +86,9 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
   return tasks;
 }
 
-Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target, int opt_level) {
-  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model));
+Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target, int opt_level,
+                                       const std::vector<InputShape>& input_shapes) {
+  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model, input_shapes));
   return ExtractTasks(std::move(g), model, target, opt_level);
 }
 

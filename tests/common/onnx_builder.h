@@ -9,6 +9,7 @@
 #define TUNEFARM_TESTS_COMMON_ONNX_BUILDER_H_
 
 #include <cstdint>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,22 @@ class OnnxBuilder {
     auto* tt = in->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx::TensorProto::FLOAT);
     for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  // An input with symbolic dimensions as exporters write them: a number is fixed, a name
+  // ("batch") a dim_param, "" an unnamed dimension.
+  void SymbolicInput(const std::string& name, const std::vector<std::string>& dims) {
+    auto* in = model_.mutable_graph()->add_input();
+    in->set_name(name);
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (const std::string& d : dims) {
+      auto* dim = tt->mutable_shape()->add_dim();
+      if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) {
+        dim->set_dim_value(std::stoll(d));
+      } else if (!d.empty()) {
+        dim->set_dim_param(d);
+      }
+    }
   }
   void Floats(const std::string& name, const std::vector<int64_t>& shape, const std::vector<float>& v) {
     auto* t = model_.mutable_graph()->add_initializer();

@@ -12,6 +12,7 @@
 #include "common/onnx_builder.h"
 #include "tunefarm/compiler/compile.h"
 #include "tunefarm/compiler/config_space.h"
+#include "tunefarm/compiler/input_shape.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
 #include "tunefarm/compiler/target.h"
@@ -133,6 +134,16 @@ TEST_F(HostileInput, NamesThatAreNotUtf8AreRefusedAtImport) {
   EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
 }
 
+// A model whose graph lists no output: a Relu computed for nobody.
+std::string NoOutputs() {
+  OnnxBuilder b(13);
+  b.Input("x", {1, 4});
+  b.Node("Relu", {"x"}, {"y"});
+  return b.Bytes();
+}
+
+// Not models, each refused before anything is read whole (issue 30: a 3 GB file of something else
+// cost 6.4 GB of memory before its error).
 TEST_F(HostileInput, EmptyFilesDirectoriesAndFifosAreNotModels) {
   struct Case {
     std::string path, message;
@@ -143,8 +154,12 @@ TEST_F(HostileInput, EmptyFilesDirectoriesAndFifosAreNotModels) {
       {Write("empty.onnx", ""), "is empty"},
       {dir_, "is a directory"},
       {fifo, "is not a regular file"},
-      {Write("zeros.onnx", std::string(64, '\0')), ""},  // parses as something, but not a model
+      {Write("zeros.onnx", std::string(64, '\0')),
+       "not a serialized ModelProto (it starts with bytes 00 00 00 00 00 00 00 00, which begin no ModelProto field)"},
+      {Write("elf.onnx", std::string("\x7f" "ELF\x02\x01\x01\x00", 8) + std::string(4096, 'x')),
+       "not a serialized ModelProto (it starts with bytes 7f 45 4c 46 02 01 01 00, which begin no ModelProto field)"},
       {Write("nograph.onnx", OnnxBuilder(13).Bytes()), "has no nodes"},
+      {Write("nooutputs.onnx", NoOutputs()), "declares no graph outputs: it would compute nothing"},
   };
   for (const auto& c : cases) {
     auto tasks = ExtractTasks(c.path, Host());
@@ -153,6 +168,69 @@ TEST_F(HostileInput, EmptyFilesDirectoriesAndFifosAreNotModels) {
     auto compiled = CompileModel(c.path, Host(), CompileOptions());
     ASSERT_FALSE(compiled.ok()) << c.path;
   }
+}
+
+// Symbolic input shapes (issue 31): the error names each symbolic dimension and the flag; the flag
+// fixes them for compile and tasks alike, and every wrong use of it is an error naming the problem.
+TEST_F(HostileInput, SymbolicInputsAreFixedWithInputShape) {
+  OnnxBuilder b(13);
+  b.SymbolicInput("images", {"batch", "4", "", "width"});
+  b.Node("Relu", {"images"}, {"y"});
+  b.Output("y");
+  const std::string model = Write("dynamic.onnx", b.Bytes());
+  CompileOptions options;
+  options.warn = [](const std::string&) {};
+  auto unfixed = CompileModel(model, Host(), options);
+  ASSERT_FALSE(unfixed.ok());
+  EXPECT_EQ(unfixed.status().message(),
+            "model " + model + ": graph input 'images' has symbolic dimensions 0 (batch), 2, 3 (width) in "
+            "[batch, 4, ?, width]; fix them with --input-shape images:?x4x?x? (each ? a size)");
+  auto tasks = ExtractTasks(model, Host());
+  ASSERT_FALSE(tasks.ok());
+  EXPECT_EQ(tasks.status().message(), unfixed.status().message());
+
+  options.input_shapes = {*ParseInputShape("images:2x4x3x5")};
+  auto fixed = CompileModel(model, Host(), options);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  EXPECT_TRUE(ExtractTasks(model, Host(), 3, options.input_shapes).ok());
+
+  struct Case {
+    std::vector<std::string> shapes;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"images:2x5x3x5"}, "model " + model + ": --input-shape images:2x5x3x5: dimension 1 of input 'images' is fixed by the "
+                           "model at 4 [batch, 4, ?, width], not 5"},
+      {{"images:2x4x3"}, "model " + model + ": --input-shape images:2x4x3: input 'images' has rank 4 [batch, 4, ?, width], not 3"},
+      {{"image:2x4x3x5"}, "model " + model + ": --input-shape image:2x4x3x5: the model has no graph input 'image' (its inputs: images)"},
+      {{"images:2x4x3x5", "images:1x4x3x5"}, "model " + model + ": --input-shape gives input 'images' twice"},
+  };
+  for (const Case& c : cases) {
+    options.input_shapes.clear();
+    for (const auto& text : c.shapes) options.input_shapes.push_back(*ParseInputShape(text));
+    auto r = CompileModel(model, Host(), options);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"images", "--input-shape 'images': expected NAME:DIMS, such as data:1x3x224x224"},
+           {":1x3", "--input-shape ':1x3': expected NAME:DIMS, such as data:1x3x224x224"},
+           {"images:1x0x3", "--input-shape 'images:1x0x3': dimension '0' is not a positive integer below 2^31 "
+                            "(dimensions are separated by 'x')"},
+           {"images:1x-3", "--input-shape 'images:1x-3': dimension '-3' is not a positive integer below 2^31 "
+                           "(dimensions are separated by 'x')"},
+           {"images:1x3x", "--input-shape 'images:1x3x': dimension '' is not a positive integer below 2^31 "
+                           "(dimensions are separated by 'x')"},
+           {"images:1x99999999999", "--input-shape 'images:1x99999999999': dimension '99999999999' is not a positive "
+                                    "integer below 2^31 (dimensions are separated by 'x')"}}) {
+    auto parsed = ParseInputShape(text);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.status().message(), message);
+  }
+  auto colons = ParseInputShape("encoder:input:1x8");
+  ASSERT_TRUE(colons.ok());
+  EXPECT_EQ(colons->name, "encoder:input");
+  EXPECT_EQ(colons->ToString(), "encoder:input:1x8");
 }
 
 TEST_F(HostileInput, KernelMetadataWithMistypedFieldsIsAnErrorNotAnAbort) {

@@ -19,6 +19,17 @@ CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& 
 
 CLI::Option* AddJsonFlag(CLI::App& app, bool* out) { return app.add_flag("--json", *out, "print JSON instead of a table"); }
 
+CLI::Option* AddInputShapeFlag(CLI::App& app, std::vector<compiler::InputShape>* out) {
+  return AddCheckedFlag(
+      app, "--input-shape",
+      [out](const std::string& text) -> Status {
+        TUNEFARM_ASSIGN_OR_RETURN(compiler::InputShape shape, compiler::ParseInputShape(text));
+        out->push_back(std::move(shape));
+        return Status::OK();
+      },
+      "fix a graph input's shape (repeatable), for models whose inputs are symbolic: data:1x3x224x224", "NAME:DIMS");
+}
+
 std::vector<std::pair<std::string, CLI::App*>> AddActions(CLI::App& app,
                                                           std::initializer_list<std::pair<const char*, const char*>> name_and_help,
                                                           std::string* chosen) {

@@ -1,5 +1,5 @@
 // The flags several `tunefarm` commands share, declared in one place so each reads and explains
-// them the same way: --target, --opt-level, --records, --json, the token and TLS files.
+// them the same way: --target, --opt-level, --records, --json, --input-shape, the token and TLS files.
 #ifndef TUNEFARM_TOOLS_TUNEFARM_COMMON_FLAGS_H_
 #define TUNEFARM_TOOLS_TUNEFARM_COMMON_FLAGS_H_
 
@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "tunefarm/compiler/input_shape.h"
 #include "tunefarm/runtime/command_line.h"
 
 namespace tunefarm::cli {
@@ -19,6 +20,8 @@ CLI::Option* AddOptLevelFlag(CLI::App& app, int* out);  // 0-3, default 3
 // --records DB; `help` says what the command does with it.
 CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& help);
 CLI::Option* AddJsonFlag(CLI::App& app, bool* out);
+// --input-shape NAME:DIMS, repeatable (compiler::ParseInputShape checks each as it is parsed).
+CLI::Option* AddInputShapeFlag(CLI::App& app, std::vector<compiler::InputShape>* out);
 
 // A command whose first argument picks an action (records list|best|..., jobs list|watch|cancel):
 // each action a subcommand of `app` with its own flags, one of them required; the chosen one's name

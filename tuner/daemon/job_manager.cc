@@ -38,6 +38,15 @@ Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
   if (spec->layouts() != "model" && spec->layouts() != "any") {
     return Status::InvalidArgument("job spec: unknown layouts '" + spec->layouts() + "' (model, any)");
   }
+  if (spec->input_shapes_size() > 64) return Status::InvalidArgument("job spec: more than 64 input_shapes");
+  std::set<std::string> shaped;
+  for (const std::string& text : spec->input_shapes()) {
+    auto shape = compiler::ParseInputShape(text);
+    if (!shape.ok()) return Status::InvalidArgument("job spec: input_shapes: " + shape.status().message());
+    if (!shaped.insert(shape->name).second) {
+      return Status::InvalidArgument("job spec: input_shapes gives input '" + shape->name + "' twice");
+    }
+  }
   if (spec->trials_per_task() == 0 && spec->total_trials() == 0) spec->set_trials_per_task(64);
   if (spec->threads() == 0) spec->set_threads(1);
   if (spec->total_trials() > 0) {
@@ -266,7 +275,9 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   lock.unlock();
   // Tasks first (outside the lock: importing a model takes a while), to know what the job touches.
   auto target = compiler::ParseTarget(spec.target());
-  Result<std::vector<compiler::Task>> tasks = target.ok() ? compiler::ExtractTasks(spec.model(), *target)
+  std::vector<compiler::InputShape> input_shapes;
+  for (const std::string& text : spec.input_shapes()) input_shapes.push_back(*compiler::ParseInputShape(text));  // checked at submit
+  Result<std::vector<compiler::Task>> tasks = target.ok() ? compiler::ExtractTasks(spec.model(), *target, 3, input_shapes)
                                                          : Result<std::vector<compiler::Task>>(target.status());
   std::vector<std::string> keys;
   if (tasks.ok()) {

@@ -15,6 +15,7 @@ namespace {
 struct CompileFlags {
   std::string model, target = "native", records, output;
   int opt_level = 3;
+  std::vector<compiler::InputShape> input_shapes;
 };
 
 int Compile(const CompileFlags& f) {
@@ -30,6 +31,7 @@ int Compile(const CompileFlags& f) {
   }
   compiler::CompileOptions options;
   options.opt_level = f.opt_level;
+  options.input_shapes = f.input_shapes;
   options.configs = records->get();
   // --records none asks for the fallback configs: no warning per workload (the summary line says
   // "0 from records").
@@ -87,6 +89,7 @@ Action DeclareCompile(CLI::App& app) {
   AddRecordsFlag(app, &f->records,
                  "apply the best records of this database (default ./tunefarm.db when it exists; none: fallback configs only)");
   AddOptLevelFlag(app, &f->opt_level);
+  AddInputShapeFlag(app, &f->input_shapes);
   return [f] { return Compile(*f); };
 }
 

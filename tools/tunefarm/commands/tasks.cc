@@ -13,6 +13,7 @@ namespace {
 struct TasksFlags {
   std::string model, target = "native";
   int opt_level = 3;
+  std::vector<compiler::InputShape> input_shapes;
   bool json = false;
 };
 
@@ -23,7 +24,7 @@ int Tasks(const TasksFlags& f) {
     return 1;
   }
   // The same graph pipeline as `tunefarm compile --opt-level N`: the tasks are the kernels it tunes.
-  auto tasks = compiler::ExtractTasks(f.model, *target, f.opt_level);
+  auto tasks = compiler::ExtractTasks(f.model, *target, f.opt_level, f.input_shapes);
   if (!tasks.ok()) {
     std::fprintf(stderr, "tunefarm tasks: %s\n", tasks.status().message().c_str());
     return 1;
@@ -65,6 +66,7 @@ Action DeclareTasks(CLI::App& app) {
   app.add_option("MODEL", f->model, "an ONNX file or a zoo model (resnet-18, squeezenet-1.1, ...)")->required();
   AddTargetFlag(app, &f->target);
   AddOptLevelFlag(app, &f->opt_level);
+  AddInputShapeFlag(app, &f->input_shapes);
   AddJsonFlag(app, &f->json);
   return [f] { return Tasks(*f); };
 }

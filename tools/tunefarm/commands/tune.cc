@@ -44,6 +44,7 @@ struct TuneFlags {
   bool no_transfer = false, local = false;
   std::string tracker, key, daemon;
   FarmClientFlags farm;
+  std::vector<compiler::InputShape> input_shapes;
 };
 
 int Tune(const TuneFlags& f) {
@@ -62,7 +63,8 @@ int Tune(const TuneFlags& f) {
   options.transfer = !f.no_transfer;
   options.keep_model_layout = f.layouts == "model";
   if (!f.daemon.empty()) {
-    return TuneThroughDaemon({f.daemon, f.farm.token_file, f.model, f.target, f.tracker, f.key}, options, schedule);
+    return TuneThroughDaemon({f.daemon, f.farm.token_file, f.model, f.target, f.tracker, f.key, f.input_shapes}, options,
+                             schedule);
   }
   const bool farm = !f.tracker.empty();
   auto target = compiler::ParseTarget(f.target);
@@ -86,7 +88,7 @@ int Tune(const TuneFlags& f) {
                          "(--tracker HOST:PORT --key KEY)\n", target->ToString().c_str());
     return 1;
   }
-  auto tasks = compiler::ExtractTasks(f.model, *target);
+  auto tasks = compiler::ExtractTasks(f.model, *target, 3, f.input_shapes);
   if (!tasks.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", tasks.status().message().c_str());
     return 1;
@@ -121,6 +123,8 @@ int Tune(const TuneFlags& f) {
                                          [](const std::string& line) { std::fprintf(stderr, "farm: %s\n", line.c_str()); }});
   } else {
     const char* tmp = std::getenv("TMPDIR");
+    // Work directories a killed tune or daemon left behind (their pid is gone) go first.
+    rpc_server::SweepStaleMeasureDirs(tmp ? tmp : "/tmp");
     measurer = std::make_unique<tuner::LocalMeasurer>(rpc_server::DefaultMeasureChild(), tmp ? tmp : "/tmp", threads);
   }
   options.stop = &g_stop;
@@ -205,6 +209,7 @@ Action DeclareTune(CLI::App& app) {
   auto f = std::make_shared<TuneFlags>();
   app.add_option("MODEL", f->model, "an ONNX file or a zoo model (resnet-18, squeezenet-1.1, ...)")->required();
   AddTargetFlag(app, &f->target);
+  AddInputShapeFlag(app, &f->input_shapes);
   auto* trials = AddIntFlag(app, "--trials", &f->trials, 1, 1000000, "trials per task (default 64)");
   auto* total = AddIntFlag(app, "--total-trials", &f->total_trials, 1, 100000000, "trials over all tasks, shared by the scheduler");
   trials->excludes(total);

@@ -56,6 +56,7 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
   spec.set_layouts(options.keep_model_layout ? "model" : "any");
   spec.set_tracker(job.tracker);
   spec.set_key(job.key);
+  for (const auto& shape : job.input_shapes) spec.add_input_shapes(shape.ToString());
 
   auto stub = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon));
   v1::SubmitJobRequest req;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "tunefarm/compiler/input_shape.h"
 #include "tools/tunefarm/command_table.h"
 #include "tunefarm/tuner/tuner.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
@@ -19,6 +20,7 @@ grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& t
 // What `tunefarm tune --daemon` sends besides the tuning options.
 struct DaemonSubmission {
   std::string daemon, token_file, model, target, tracker, key;
+  std::vector<compiler::InputShape> input_shapes;
 };
 
 int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tunefarm/compiler/config_source.h"
+#include "tunefarm/compiler/input_shape.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/artifact.h"
 
@@ -27,6 +28,8 @@ namespace tunefarm::compiler {
 
 struct CompileOptions {
   int opt_level = 3;
+  // Fixed shapes for graph inputs the model leaves symbolic (--input-shape NAME:DIMS).
+  std::vector<InputShape> input_shapes;
   const ConfigSource* configs = nullptr;  // null: fallback configs only
   // Receives each warning line (a workload without a record); default: stderr.
   std::function<void(const std::string&)> warn;

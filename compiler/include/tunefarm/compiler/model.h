@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/compiler/input_shape.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload.h"
 #include "tunefarm/runtime/result.h"
@@ -32,7 +33,9 @@ struct Task {
 // and lowering at opt_level (as `tunefarm compile -O` does; default 3) without generating code,
 // and lists the plan's tunable kernels as tasks in first-occurrence order: exactly the workloads
 // `compile` would look up in the records. Errors name the model and node.
-Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target, int opt_level = 3);
+// input_shapes fix the inputs the model leaves symbolic, as compile's do.
+Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target, int opt_level = 3,
+                                       const std::vector<InputShape>& input_shapes = {});
 
 }  // namespace tunefarm::compiler
 
