@@ -35,7 +35,12 @@ constexpr UnaryEntry kUnary[] = {
     {"Reciprocal", ops::UnaryKind::kReciprocal, true}, {"Neg", ops::UnaryKind::kNeg, false},
     {"Abs", ops::UnaryKind::kAbs, false},            {"Floor", ops::UnaryKind::kFloor, true},
     {"Erf", ops::UnaryKind::kErf, true},             {"Gelu", ops::UnaryKind::kGelu, true},
-    {"Not", ops::UnaryKind::kNot, false},
+    {"Not", ops::UnaryKind::kNot, false},            {"Ceil", ops::UnaryKind::kCeil, true},
+    {"Round", ops::UnaryKind::kRound, true},         {"Sign", ops::UnaryKind::kSign, true},
+    {"Softplus", ops::UnaryKind::kSoftplus, true},   {"Softsign", ops::UnaryKind::kSoftsign, true},
+    {"Elu", ops::UnaryKind::kElu, true},             {"Selu", ops::UnaryKind::kSelu, true},
+    {"Celu", ops::UnaryKind::kCelu, true},           {"ThresholdedRelu", ops::UnaryKind::kThresholdedRelu, true},
+    {"Mish", ops::UnaryKind::kMish, true},
 };
 
 const UnaryEntry& UnaryFor(const std::string& op) {
@@ -47,6 +52,12 @@ Result<ops::UnaryParams> ParseUnary(const NodeView& v) {
   ops::UnaryParams p;
   p.kind = UnaryFor(n.op_type).kind;
   if (n.op_type == "LeakyRelu") p.alpha = n.GetFloat("alpha", 0.01f);
+  if (n.op_type == "Elu" || n.op_type == "Celu" || n.op_type == "ThresholdedRelu") p.alpha = n.GetFloat("alpha", 1.0f);
+  if (n.op_type == "Celu" && p.alpha == 0.0f) return v.Fail("alpha must not be 0 (Celu divides by it)");
+  if (n.op_type == "Selu") {  // ONNX's defaults, to float32's precision
+    p.alpha = n.GetFloat("alpha", 1.67326319217681884765625f);
+    p.beta = n.GetFloat("gamma", 1.05070102214813232421875f);
+  }
   if (n.op_type == "HardSigmoid") {
     p.alpha = n.GetFloat("alpha", 0.2f);
     p.beta = n.GetFloat("beta", 0.5f);
@@ -93,6 +104,10 @@ Fold FoldUnary(InferContext& cx) {
     case ops::UnaryKind::kNeg: f = [](double x) { return -x; }; break;
     case ops::UnaryKind::kAbs: f = [](double x) { return std::fabs(x); }; break;
     case ops::UnaryKind::kFloor: f = [](double x) { return std::floor(x); }; break;
+    case ops::UnaryKind::kCeil: f = [](double x) { return std::ceil(x); }; break;
+    case ops::UnaryKind::kRound: f = [](double x) { return std::nearbyint(x); }; break;  // half to even
+    case ops::UnaryKind::kSign: f = [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }; break;
+    case ops::UnaryKind::kThresholdedRelu: f = [p](double x) { return x > double(p.alpha) ? x : 0.0; }; break;
     case ops::UnaryKind::kSqrt: f = [](double x) { return double(std::sqrt(float(x))); }; break;
     case ops::UnaryKind::kReciprocal: f = [](double x) { return double(1.0f / float(x)); }; break;
     case ops::UnaryKind::kNot: f = [](double x) { return x == 0 ? 1.0 : 0.0; }; break;
@@ -162,10 +177,26 @@ constexpr BinaryEntry kBinary[] = {
     {"Less", ops::BinaryKind::kLess, true, false},    {"Greater", ops::BinaryKind::kGreater, true, false},
     {"And", ops::BinaryKind::kAnd, true, true},       {"Or", ops::BinaryKind::kOr, true, true},
     {"Mod", ops::BinaryKind::kMod, false, false},
+    {"GreaterOrEqual", ops::BinaryKind::kGreaterOrEqual, true, false},
+    {"LessOrEqual", ops::BinaryKind::kLessOrEqual, true, false},
+    {"PRelu", ops::BinaryKind::kPRelu, false, false},
 };
 
 const BinaryEntry& BinaryFor(const std::string& op) {
   return *std::find_if(std::begin(kBinary), std::end(kBinary), [&](const BinaryEntry& e) { return op == e.op; });
+}
+
+// PRelu's slope as it broadcasts: before opset 7 a 1-D slope of X's channel count applies per
+// channel (axis 1), which numpy's trailing alignment reads as [C, 1, ...].
+std::vector<int64_t> PReluSlopeShape(const NodeView& v) {
+  const auto& x = v.Shape(0);
+  const auto& slope = v.Shape(1);
+  if (v.opset() > 0 && v.opset() < 7 && slope.size() == 1 && x.size() > 2 && slope[0] == x[1] && slope[0] != 1) {
+    std::vector<int64_t> shape(x.size() - 1, 1);
+    shape[0] = slope[0];
+    return shape;
+  }
+  return slope;
 }
 
 // Mod's fmod attribute picks the sign convention.
@@ -203,7 +234,13 @@ Status InferBinary(InferContext& cx) {
     return cx.Fail("legacy broadcast of B at axis " + std::to_string(n.GetInt("axis", 0)) +
                    " is not supported (only trailing alignment, axis = rank(A) - rank(B))");
   }
-  auto s = graph::BroadcastShapes(cx.Shape(0), cx.Shape(1));
+  const bool prelu = e.kind == ops::BinaryKind::kPRelu;
+  auto s = graph::BroadcastShapes(cx.Shape(0), prelu ? PReluSlopeShape(cx) : cx.Shape(1));
+  // PRelu's slope broadcasts to X one way: the result has X's shape.
+  if (prelu && (!s.ok() || *s != cx.Shape(0))) {
+    return cx.Fail("the slope of shape " + ShapeStr(cx.Shape(1)) + " does not broadcast to X's shape " +
+                   ShapeStr(cx.Shape(0)));
+  }
   if (!s.ok()) return cx.Fail(s.status().message());
   cx.SetOut(0, e.to_bool ? DataType::kBool : cx.In(0).dtype, *s);
   return Status::OK();
@@ -213,6 +250,7 @@ Fold FoldBinary(InferContext& cx) {
   const BinaryEntry& e = BinaryFor(cx.node().op_type);
   const ops::BinaryKind kind = BinaryKindOf(cx.node());
   if (cx.num_inputs() != 2) return Status::Unimplemented("not folded");
+  if (kind == ops::BinaryKind::kPRelu && PReluSlopeShape(cx) != cx.Shape(1)) return Status::Unimplemented("not folded");
   const DataType in_t = cx.In(0).dtype, out_t = cx.Out(0).dtype;
   const std::vector<const ConstantData*> inputs = {&cx.Const(0), &cx.Const(1)};
   if (in_t != DataType::kFloat32) {
@@ -232,6 +270,9 @@ Fold FoldBinary(InferContext& cx) {
         case ops::BinaryKind::kEqual: return a == b;
         case ops::BinaryKind::kLess: return a < b;
         case ops::BinaryKind::kGreater: return a > b;
+        case ops::BinaryKind::kGreaterOrEqual: return a >= b;
+        case ops::BinaryKind::kLessOrEqual: return a <= b;
+        case ops::BinaryKind::kPRelu: return a < 0 ? int64_t(uint64_t(a) * uint64_t(b)) : a;
         case ops::BinaryKind::kAnd: return a && b;
         case ops::BinaryKind::kOr: return a || b;
         case ops::BinaryKind::kMod: {
@@ -257,6 +298,9 @@ Fold FoldBinary(InferContext& cx) {
       case ops::BinaryKind::kEqual: return a == b;
       case ops::BinaryKind::kLess: return a < b;
       case ops::BinaryKind::kGreater: return a > b;
+      case ops::BinaryKind::kGreaterOrEqual: return a >= b;
+      case ops::BinaryKind::kLessOrEqual: return a <= b;
+      case ops::BinaryKind::kPRelu: return a < 0 ? a * b : a;
       case ops::BinaryKind::kAnd: return a != 0 && b != 0;
       case ops::BinaryKind::kOr: return a != 0 || b != 0;
       case ops::BinaryKind::kMod: return a - b * std::floor(a / b);
@@ -271,6 +315,19 @@ Fold FoldBinary(InferContext& cx) {
 // constant that broadcasts per channel (packed to the blocked shape at compile time).
 Status LowerBinary(LowerContext& cx, const Node& n) {
   const ops::BinaryKind kind = BinaryKindOf(n);
+  if (kind == ops::BinaryKind::kPRelu) {  // a legacy per-channel slope: viewed as [C, 1, ...]
+    const std::vector<int64_t> slope_shape = PReluSlopeShape(NodeView(cx.graph(), n));
+    if (slope_shape != cx.V(n.inputs[1]).shape) {
+      TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
+      TUNEFARM_ASSIGN_OR_RETURN(int slope, cx.Get(n.inputs[1], 0));
+      slope = cx.View(slope, slope_shape, cx.V(n.inputs[1]).name + ".per_channel");
+      cx.Define(n.outputs[0],
+                cx.Emit(n.op_type, {x, slope}, [kind](const std::vector<ir::Tensor>& i) { return ops::Binary(i[0], i[1], kind); },
+                        cx.OutType(n), cx.V(n.outputs[0]).name),
+                0);
+      return Status::OK();
+    }
+  }
   // Pow by a scalar constant: exact multiplications for small integral exponents (LayerNorm's
   // square as older exporters write it), and the input's blocked layout kept.
   if (kind == ops::BinaryKind::kPow && cx.V(n.inputs[1]).constant && cx.V(n.inputs[1]).constant->num_elements() == 1 &&
@@ -417,16 +474,28 @@ std::vector<OperatorDef> ElementwiseOperators() {
       {"Clip", "elementwise", {{"min", kFloat}, {"max", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr,
        "bounds: attributes before opset 11, inputs from 11 (constant or runtime scalars)"},
       {"Gelu", "elementwise", {{"approximate", kString}}, InferUnary, FoldUnary, LowerUnary, nullptr, "opset 20; erf or tanh form"},
+      {"Elu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
+      {"Celu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32; alpha not 0"},
+      {"Selu", "elementwise", {{"alpha", kFloat}, {"gamma", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
+      {"ThresholdedRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
       {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, "a bool condition", false, 3},
       {"Cast", "elementwise", {{"to", kInt, true}, {"saturate", kInt}}, InferCast, FoldCast, LowerCast, nullptr,
        "float32, int64, int32, int8, uint8, bool; saturate (opset 19) only concerns float8"},
   };
   for (const UnaryEntry& e : kUnary) {
     const std::string op = e.op;
-    if (op == "LeakyRelu" || op == "HardSigmoid" || op == "Clip" || op == "Gelu") continue;  // listed above with attributes
+    if (op == "LeakyRelu" || op == "HardSigmoid" || op == "Clip" || op == "Gelu" || op == "Elu" || op == "Celu" ||
+        op == "Selu" || op == "ThresholdedRelu") {
+      continue;  // listed above with attributes
+    }
     ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, e.float_only ? "float32" : ""});
   }
   for (const BinaryEntry& e : kBinary) {
+    if (e.kind == ops::BinaryKind::kPRelu) {
+      ops.push_back({e.op, "elementwise", {}, InferBinary, FoldBinary, LowerBinary, nullptr,
+                     "the slope broadcasts to X (per channel: [C, 1, 1])"});
+      continue;
+    }
     std::vector<AttrSpec> attrs = {{"broadcast", kInt}, {"axis", kInt}};
     if (e.kind == ops::BinaryKind::kMod) attrs.push_back({"fmod", kInt});
     ops.push_back({e.op, "elementwise", attrs, InferBinary, FoldBinary, LowerBinary, nullptr,

@@ -307,6 +307,112 @@ Status LowerLinear(LowerContext& cx, const Node& n) {
   });
 }
 
+// --- ConvTranspose -------------------------------------------------------------------------
+// Strides, dilations, begin pads and output extents of a transposed convolution, from pads,
+// auto_pad or output_shape (which overrides pads: total padding = stride (in - 1) +
+// output_padding + (k - 1) dilation + 1 - out, split as ONNX says; it may be negative).
+struct TransposeWindow {
+  ops::ConvParams params;
+  std::vector<int64_t> out;  // spatial
+};
+
+Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
+  const Node& n = v.node();
+  const auto& x = v.Shape(0);
+  if (!v.HasInput(1)) return v.Fail("missing the weight input");
+  const auto& w = v.Shape(1);
+  if (x.size() < 3 || x.size() > 5) return v.Fail("ConvTranspose needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
+  if (w.size() != x.size()) return v.Fail("weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
+  const size_t sp = x.size() - 2;
+  TransposeWindow t;
+  t.params.groups = n.GetInt("group", 1);
+  if (t.params.groups < 1 || x[1] != w[0] || w[0] % t.params.groups != 0) {
+    return v.Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " +
+                  std::to_string(t.params.groups));
+  }
+  const std::vector<int64_t> kernel = n.GetInts("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
+  t.params.strides = n.GetInts("strides", std::vector<int64_t>(sp, 1));
+  t.params.dilations = n.GetInts("dilations", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> output_padding = n.GetInts("output_padding", std::vector<int64_t>(sp, 0));
+  if (kernel.size() != sp || t.params.strides.size() != sp || t.params.dilations.size() != sp || output_padding.size() != sp) {
+    return v.Fail("kernel_shape, strides, dilations and output_padding must have " + std::to_string(sp) + " values");
+  }
+  if (!std::equal(kernel.begin(), kernel.end(), w.begin() + 2)) {
+    return v.Fail("kernel_shape " + ShapeStr(kernel) + " differs from the weight " + ShapeStr(w));
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t s = t.params.strides[i], d = t.params.dilations[i];
+    if (s < 1 || d < 1 || s > kMaxWindowAttribute || d > kMaxWindowAttribute) {
+      return v.Fail("strides " + ShapeStr(t.params.strides) + " and dilations " + ShapeStr(t.params.dilations) +
+                    " must be in [1, " + std::to_string(kMaxWindowAttribute) + "]");
+    }
+    if (output_padding[i] < 0 || output_padding[i] >= std::max(s, d)) {
+      return v.Fail("output_padding " + ShapeStr(output_padding) + " must be below the stride or dilation");
+    }
+  }
+  std::vector<int64_t> natural(sp);  // the extent with no padding
+  for (size_t i = 0; i < sp; ++i) {
+    natural[i] = t.params.strides[i] * (x[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * t.params.dilations[i] + 1;
+  }
+  const std::string auto_pad = n.GetString("auto_pad", "NOTSET");
+  std::vector<int64_t> wanted = n.GetInts("output_shape");
+  if (wanted.size() == sp + 2) wanted.erase(wanted.begin(), wanted.begin() + 2);
+  if (!wanted.empty() && wanted.size() != sp) return v.Fail("output_shape must have " + std::to_string(sp) + " values");
+  if (wanted.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
+    for (size_t i = 0; i < sp; ++i) wanted.push_back(x[2 + i] * t.params.strides[i]);
+  }
+  std::vector<int64_t> pads(2 * sp, 0);
+  if (!wanted.empty()) {
+    for (size_t i = 0; i < sp; ++i) {
+      if (wanted[i] < 1 || wanted[i] > (int64_t(1) << 31)) return v.Fail("output_shape " + ShapeStr(wanted) + " is out of range");
+      const int64_t total = natural[i] - wanted[i];
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2), as ONNX's reference
+      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[sp + i] = total - pads[i];
+    }
+  } else if (auto_pad == "NOTSET") {
+    pads = n.GetInts("pads", pads);
+    if (pads.size() != 2 * sp) return v.Fail("pads must have " + std::to_string(2 * sp) + " values");
+    for (int64_t p : pads) {
+      if (p < 0 || p > kMaxWindowAttribute) return v.Fail("pads " + ShapeStr(pads) + " must be in [0, " + std::to_string(kMaxWindowAttribute) + "]");
+    }
+  } else if (auto_pad != "VALID") {
+    return v.Fail("unsupported auto_pad '" + auto_pad + "'");
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    t.params.pads_begin.push_back(pads[i]);
+    t.out.push_back(natural[i] - pads[i] - pads[sp + i]);
+    if (t.out.back() < 1) return v.Fail("the padding leaves no output (extent " + std::to_string(t.out.back()) + ")");
+  }
+  return t;
+}
+
+Status InferConvTranspose(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(TransposeWindow t, ParseConvTranspose(cx));
+  const auto& x = cx.Shape(0);
+  const int64_t m = cx.Shape(1)[1] * t.params.groups;
+  if (cx.HasInput(2) && (cx.Shape(2).size() != 1 || cx.Shape(2)[0] != m)) {
+    return cx.Fail("bias " + ShapeStr(cx.Shape(2)) + " must be [" + std::to_string(m) + "]");
+  }
+  std::vector<int64_t> out = {x[0], m};
+  out.insert(out.end(), t.out.begin(), t.out.end());
+  if (!CheckedElements(out)) return cx.Fail("the output " + ShapeStr(out) + " is too large");
+  cx.SetOut(0, DataType::kFloat32, out);
+  return Status::OK();
+}
+
+Status LowerConvTranspose(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(TransposeWindow t, ParseConvTranspose(NodeView(cx.graph(), n)));
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const auto shape = cx.V(n.outputs[0]).shape;
+  std::vector<size_t> inputs = {0, 1};
+  if (has_bias) inputs.push_back(2);
+  const ops::ConvParams params = t.params;
+  return cx.EmitPlain(n, inputs, [params, shape, has_bias](const std::vector<ir::Tensor>& i) {
+    return ops::ConvTransposeDirect(i[0], i[1], has_bias ? i[2] : ir::Tensor(), params, shape);
+  });
+}
+
 // --- Gemm, MatMul ---------------------------------------------------------------------------
 Status InferGemm(InferContext& cx) {
   TUNEFARM_RETURN_IF_ERROR(cx.NeedRank(0, 2, "Gemm"));
@@ -504,6 +610,39 @@ Status LowerBatchNorm(LowerContext& cx, const Node& n) {
                       [eps](const std::vector<ir::Tensor>& i) { return ops::BatchNorm(i[0], i[1], i[2], i[3], i[4], eps); });
 }
 
+// InstanceNormalization: each (n, c) normalized over its spatial axes, then scale[c] and bias[c]:
+// LayerNorm from axis 2 with the per-channel vectors viewed as [C, 1, ...] (trailing-aligned).
+Status InferInstanceNorm(InferContext& cx) {
+  const auto& x = cx.Shape(0);
+  if (x.size() < 3) return cx.Fail("needs an input of rank 3 or more (N, C, spatial...), got " + ShapeStr(x));
+  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
+  for (size_t i = 1; i < 3; ++i) {
+    if (cx.Shape(i) != std::vector<int64_t>{x[1]}) {
+      return cx.Fail(std::string(i == 1 ? "scale " : "B ") + ShapeStr(cx.Shape(i)) + " must be [" + std::to_string(x[1]) + "]");
+    }
+  }
+  cx.SetOut(0, cx.In(0).dtype, x);
+  return Status::OK();
+}
+
+Status LowerInstanceNorm(LowerContext& cx, const Node& n) {
+  const float eps = n.GetFloat("epsilon", 1e-5f);
+  const auto& shape = cx.V(n.inputs[0]).shape;
+  std::vector<int64_t> per_channel(shape.size() - 1, 1);
+  per_channel[0] = shape[1];
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
+  TUNEFARM_ASSIGN_OR_RETURN(int scale, cx.Get(n.inputs[1], 0));
+  TUNEFARM_ASSIGN_OR_RETURN(int bias, cx.Get(n.inputs[2], 0));
+  const std::string name = cx.V(n.outputs[0]).name;
+  scale = cx.View(scale, per_channel, name + ".scale");
+  bias = cx.View(bias, per_channel, name + ".bias");
+  const int t = cx.Emit(n.op_type, {x, scale, bias},
+                        [eps](const std::vector<ir::Tensor>& i) { return ops::LayerNorm(i[0], i[1], i[2], 2, eps); },
+                        cx.OutType(n), name);
+  cx.Define(n.outputs[0], t, 0);
+  return Status::OK();
+}
+
 Result<int64_t> LayerNormAxis(const NodeView& v) { return v.Axis(v.node().GetInt("axis", -1), v.Shape(0).size()); }
 
 Status InferLayerNorm(InferContext& cx) {
@@ -618,6 +757,11 @@ std::vector<OperatorDef> NnOperators() {
   return {
       {"Conv", "nn", with({{"dilations", kInts}, {"group", kInt}}), InferConv, nullptr, LowerLinear, nullptr,
        "1-D to 3-D; 2-D with constant weights uses the conv2d/depthwise templates, the rest a direct kernel", false, 2},
+      {"ConvTranspose", "nn",
+       {{"auto_pad", kString}, {"dilations", kInts}, {"group", kInt}, {"kernel_shape", kInts}, {"output_padding", kInts},
+        {"output_shape", kInts}, {"pads", kInts}, {"strides", kInts}},
+       InferConvTranspose, nullptr, LowerConvTranspose, nullptr,
+       "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; a direct kernel (untuned)", false, 2},
       {"Gemm", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}}, InferGemm,
        nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
        false, 2},
@@ -634,6 +778,8 @@ std::vector<OperatorDef> NnOperators() {
       {"BatchNormalization", "nn",
        {{"epsilon", kFloat}, {"momentum", kFloat}, {"spatial", kInt}, {"is_test", kInt}, {"consumed_inputs", kInts}, {"training_mode", kInt}},
        InferBatchNorm, nullptr, LowerBatchNorm, nullptr, "inference mode; folded into a preceding Conv from opt level 1", false, 5},
+      {"InstanceNormalization", "nn", {{"epsilon", kFloat}}, InferInstanceNorm, nullptr, LowerInstanceNorm, nullptr,
+       "float32; per-channel scale and B", false, 3},
       {"LayerNormalization", "nn", {{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}}, InferLayerNorm, nullptr,
        LowerLayerNorm, nullptr, "the optional Mean and InvStdDev outputs are computed by kernels of their own", false, 2},
       {"Softmax", "nn", {{"axis", kInt}}, InferSameShape, nullptr, LowerSoftmax, nullptr,

@@ -207,6 +207,85 @@ Status LowerTranspose(LowerContext& cx, const Node& n) {
   return cx.EmitPlain(n, {0}, [perm](const std::vector<ir::Tensor>& i) { return ops::Transpose(i[0], perm); });
 }
 
+// --- DepthToSpace, SpaceToDepth ---------------------------------------------------------------
+// [N, C, H, W] <-> [N, C/b^2, H*b, W*b]. DepthToSpace reads the depth as (b, b, C/b^2) in DCR mode
+// (the default) and as (C/b^2, b, b) in CRD mode (PixelShuffle); SpaceToDepth is DCR's inverse.
+struct SpaceDepth {
+  int64_t block = 1;
+  bool crd = false;
+  bool to_space = true;
+};
+
+Result<SpaceDepth> ParseSpaceDepth(const NodeView& v) {
+  const Node& n = v.node();
+  SpaceDepth s;
+  s.to_space = n.op_type == "DepthToSpace";
+  if (!n.Has("blocksize")) return v.Fail("missing required attribute 'blocksize'");
+  s.block = n.GetInt("blocksize", 0);
+  if (s.block < 1 || s.block > 4096) return v.Fail("blocksize must be in [1, 4096], got " + std::to_string(s.block));
+  const std::string mode = n.GetString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") return v.Fail("mode must be 'DCR' or 'CRD', got '" + mode + "'");
+  s.crd = mode == "CRD";
+  if (v.Shape(0).size() != 4) return v.Fail("takes a 4-D [N, C, H, W] input, got rank " + std::to_string(v.Shape(0).size()));
+  return s;
+}
+
+// The input index an output index reads (I: int64_t when folding, ir::Expr when lowering).
+// `channels` is the output's channel count.
+template <typename I>
+std::vector<I> SpaceDepthSource(const SpaceDepth& s, int64_t channels, const std::vector<I>& o) {
+  const int64_t b = s.block;
+  if (s.to_space) {  // out [n, c, h*b + i, w*b + j]
+    const I c = o[1], i = o[2] % I(b), j = o[3] % I(b);
+    const I depth = s.crd ? c * I(b * b) + i * I(b) + j : (i * I(b) + j) * I(channels) + c;
+    return {o[0], depth, o[2] / I(b), o[3] / I(b)};
+  }
+  // SpaceToDepth: out [n, (i*b + j)*C + c, h, w] with C the input's channels.
+  const int64_t in_channels = channels / (b * b);
+  const I ch = o[1];
+  const I c = ch % I(in_channels), j = (ch / I(in_channels)) % I(b), i = ch / I(in_channels * b);
+  return {o[0], c, o[2] * I(b) + i, o[3] * I(b) + j};
+}
+
+Status InferSpaceDepth(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(SpaceDepth s, ParseSpaceDepth(cx));
+  const auto& in = cx.Shape(0);
+  const int64_t b = s.block;
+  if (s.to_space) {
+    if (in[1] % (b * b) != 0) {
+      return cx.Fail(std::to_string(in[1]) + " channels do not divide into blocks of " + std::to_string(b) + "x" + std::to_string(b));
+    }
+    cx.SetOut(0, cx.In(0).dtype, {in[0], in[1] / (b * b), in[2] * b, in[3] * b});
+  } else {
+    if (in[2] % b != 0 || in[3] % b != 0) {
+      return cx.Fail("height " + std::to_string(in[2]) + " and width " + std::to_string(in[3]) +
+                     " must be multiples of the blocksize " + std::to_string(b));
+    }
+    cx.SetOut(0, cx.In(0).dtype, {in[0], in[1] * b * b, in[2] / b, in[3] / b});
+  }
+  return Status::OK();
+}
+
+Fold FoldSpaceDepth(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(SpaceDepth s, ParseSpaceDepth(cx));
+  const auto& in = cx.Shape(0);
+  const int64_t channels = cx.Out(0).shape[1];
+  return std::vector<ConstantData>{Remap(cx.Const(0), cx.Out(0).shape, [&](const std::vector<int64_t>& o) {
+    return FlatIndex(in, SpaceDepthSource<int64_t>(s, channels, o));
+  })};
+}
+
+Status LowerSpaceDepth(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(SpaceDepth s, ParseSpaceDepth(NodeView(cx.graph(), n)));
+  const std::vector<int64_t> out_shape = cx.V(n.outputs[0]).shape;
+  return cx.EmitPlain(n, {0}, [s, out_shape](const std::vector<ir::Tensor>& i) {
+    const ir::Tensor x = i[0];
+    return te::Compute(x->name + (s.to_space ? ".d2s" : ".s2d"), out_shape, [&](const std::vector<ir::Expr>& o) {
+      return te::Read(x, SpaceDepthSource<ir::Expr>(s, out_shape[1], o));
+    });
+  });
+}
+
 // --- Concat ---------------------------------------------------------------------------------
 Result<int64_t> ConcatAxis(const NodeView& v) { return v.Axis(v.node().GetInt("axis", 0), v.Shape(0).size()); }
 
@@ -733,6 +812,9 @@ std::vector<OperatorDef> TensorOperators() {
       {"Unsqueeze", "tensor", {{"axes", kInts}}, InferUnsqueeze, FoldView, LowerView, nullptr,
        "axes: attribute before opset 13, input from 13; a view", true},
       {"Transpose", "tensor", {{"perm", kInts}}, InferTranspose, FoldTranspose, LowerTranspose, nullptr, ""},
+      {"DepthToSpace", "tensor", {{"blocksize", kInt, true}, {"mode", kString}}, InferSpaceDepth, FoldSpaceDepth,
+       LowerSpaceDepth, nullptr, "DCR (default) and CRD (PixelShuffle) modes; 4-D"},
+      {"SpaceToDepth", "tensor", {{"blocksize", kInt, true}}, InferSpaceDepth, FoldSpaceDepth, LowerSpaceDepth, nullptr, "4-D"},
       {"Concat", "tensor", {{"axis", kInt, true}}, InferConcat, FoldConcat, LowerConcat, nullptr,
        "channel concatenation keeps blocked layouts"},
       {"Split", "tensor", {{"axis", kInt}, {"split", kInts}, {"num_outputs", kInt}}, InferSplit, nullptr, LowerSplit, nullptr,

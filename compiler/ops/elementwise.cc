@@ -29,6 +29,11 @@ Expr IsTrue(const Expr& x) { return x.type().is_float() ? x != F(0.0f) : x != ir
 Expr AsBool(const Expr& c) { return ir::select(c, ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(1))),
                                                ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(0)))); }
 
+// log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|).
+Expr Softplus(const Expr& x) {
+  return ir::max(x, F(0.0f)) + Intrinsic("log", F(1.0f) + Intrinsic("exp", F(0.0f) - Intrinsic("fabs", x)));
+}
+
 Expr Sigmoid(const Expr& x) {
   return F(1.0f) / (F(1.0f) + ir::Call::Make(x.type(), "exp", {F(0.0f) - x}));
 }
@@ -64,6 +69,25 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
     case UnaryKind::kGeluTanh:
       return F(0.5f) * x * (F(1.0f) + Tanh(F(0.79788456080286536f) * (x + F(0.044715f) * x * x * x)));
     case UnaryKind::kNot: return AsBool(!IsTrue(x));
+    case UnaryKind::kCeil: return F(0.0f) - Intrinsic("floor", F(0.0f) - x);
+    case UnaryKind::kRound: {
+      // Half to even (ONNX Round, C's nearbyint): floor(x + 0.5), one less on an odd tie. From
+      // 2^23 on every float is an integer already (and x + 0.5 would round).
+      Expr r = Intrinsic("floor", x + F(0.5f));
+      Expr tie = r - x == F(0.5f);
+      Expr odd = Intrinsic("floor", r * F(0.5f)) * F(2.0f) != r;
+      return ir::select(Intrinsic("fabs", x) >= F(8388608.0f), x, ir::select(tie && odd, r - F(1.0f), r));
+    }
+    case UnaryKind::kSign: return ir::select(x > F(0.0f), F(1.0f), ir::select(x < F(0.0f), F(-1.0f), x));  // 0 and NaN stay
+    case UnaryKind::kSoftplus: return Softplus(x);
+    case UnaryKind::kSoftsign: return x / (F(1.0f) + Intrinsic("fabs", x));
+    case UnaryKind::kElu: return ir::select(x < F(0.0f), F(p.alpha) * (Intrinsic("exp", x) - F(1.0f)), x);
+    case UnaryKind::kSelu:
+      return F(p.beta) * ir::select(x <= F(0.0f), F(p.alpha) * Intrinsic("exp", x) - F(p.alpha), x);
+    case UnaryKind::kCelu:
+      return ir::max(x, F(0.0f)) + ir::min(F(0.0f), F(p.alpha) * (Intrinsic("exp", x / F(p.alpha)) - F(1.0f)));
+    case UnaryKind::kThresholdedRelu: return ir::select(x > F(p.alpha), x, F(0.0f));
+    case UnaryKind::kMish: return x * Tanh(Softplus(x));
     case UnaryKind::kPowScalar: {
       // Pow by a constant: small integral exponents multiply (exact, and defined for negative
       // bases), 0.5 is sqrt; anything else goes through exp/log.
@@ -133,6 +157,12 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
     case BinaryKind::kEqual: return AsBool(x == y);
     case BinaryKind::kLess: return AsBool(x < y);
     case BinaryKind::kGreater: return AsBool(x > y);
+    case BinaryKind::kGreaterOrEqual: return AsBool(x >= y);
+    case BinaryKind::kLessOrEqual: return AsBool(x <= y);
+    case BinaryKind::kPRelu: {
+      const Expr zero = x.type().is_float() ? F(0.0f) : ir::cast(x.type(), Expr(int64_t(0)));
+      return ir::select(x < zero, x * y, x);
+    }
     case BinaryKind::kAnd: return AsBool(IsTrue(x) && IsTrue(y));
     case BinaryKind::kOr: return AsBool(IsTrue(x) || IsTrue(y));
     case BinaryKind::kMod:

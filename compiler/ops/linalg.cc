@@ -92,6 +92,34 @@ Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
                      [&](const std::vector<Expr>& i) { return te::Read(conv, i) + te::Read(bias, {i[1]}); });
 }
 
+Tensor ConvTransposeDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
+                           const std::vector<int64_t>& out_shape) {
+  const size_t sp = x->shape.size() - 2;
+  const int64_t cg = x->shape[1] / p.groups, mg = w->shape[1];
+  std::vector<te::IterVar> raxes = {te::MakeIterVar("rc", cg, true)};
+  for (size_t d = 0; d < sp; ++d) raxes.push_back(te::MakeIterVar("r" + std::to_string(d), w->shape[2 + d], true));
+  Tensor conv = te::ComputeReduce(x->name + ".conv_transpose", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
+    const Expr ic = (i[1] / Expr(mg)) * Expr(cg) + te::AxisExpr(raxes[0]);
+    std::vector<Expr> xi = {i[0], ic};
+    std::vector<Expr> wi = {ic, i[1] % Expr(mg)};
+    Expr inside;
+    for (size_t d = 0; d < sp; ++d) {
+      // The input position whose tap k lands on output o: (o + pad - k * dilation) / stride, when exact.
+      const Expr num = i[2 + d] + Expr(p.pads_begin[d]) - te::AxisExpr(raxes[1 + d]) * Expr(p.dilations[d]);
+      const Expr pos = num / Expr(p.strides[d]);
+      Expr ok = num >= Expr(0) && pos < Expr(x->shape[2 + d]);
+      if (p.strides[d] > 1) ok = ok && num % Expr(p.strides[d]) == Expr(0);
+      inside = inside.defined() ? (inside && ok) : ok;
+      xi.push_back(pos);
+      wi.push_back(te::AxisExpr(raxes[1 + d]));
+    }
+    return ir::select(inside, compiler::ClampedRead(x, xi), Expr(0.0f)) * te::Read(w, wi);
+  });
+  if (!bias) return conv;
+  return te::Compute(x->name + ".conv_transpose_bias", out_shape,
+                     [&](const std::vector<Expr>& i) { return te::Read(conv, i) + te::Read(bias, {i[1]}); });
+}
+
 Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>& input_labels, const std::string& output_labels) {
   std::map<char, int64_t> extent;
   for (size_t k = 0; k < inputs.size(); ++k) {

@@ -28,17 +28,24 @@ using ir::Tensor;
 enum class UnaryKind {
   kIdentity, kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kClip,
   kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kErf, kGelu, kGeluTanh, kNot,
-  kPowScalar  // x ** alpha
+  kPowScalar,  // x ** alpha
+  kCeil, kRound, kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish
 };
 struct UnaryParams {
   UnaryKind kind = UnaryKind::kIdentity;
-  float alpha = 0, beta = 0;         // LeakyRelu alpha; HardSigmoid alpha, beta; PowScalar exponent
+  // LeakyRelu, Elu, Celu, ThresholdedRelu alpha; HardSigmoid alpha, beta; Selu alpha, gamma (as
+  // beta); PowScalar exponent.
+  float alpha = 0, beta = 0;
   float lo = -3.4e38f, hi = 3.4e38f;  // Clip bounds
 };
 Expr ApplyUnary(const Expr& x, const UnaryParams& p);
 Tensor Unary(const Tensor& x, const UnaryParams& p);
 
-enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr, kMod, kFmod };
+enum class BinaryKind {
+  kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr, kMod, kFmod,
+  kGreaterOrEqual, kLessOrEqual,
+  kPRelu  // x < 0 ? x * slope : x
+};
 // Numpy broadcasting over the tensors' shapes (right-aligned; a dimension of 1 broadcasts).
 // Comparisons and logic produce bool (a uint8 of 0/1). Integer division truncates toward zero
 // (ONNX's Div on integers). kMod takes the divisor's sign (Python), kFmod the dividend's (C fmod).
@@ -115,6 +122,11 @@ struct ConvParams {
 };
 Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
                     const std::vector<int64_t>& out_shape);
+// Transposed convolution (ONNX ConvTranspose), gathered per output: out[n, m, o] sums
+// x[n, c, i] * w[c, m % (M/groups), k] over the taps where o = i * stride - pad_begin + k * dilation.
+// w is [C, M/groups, k...]; pads_begin may be negative (an output_shape larger than the natural one).
+Tensor ConvTransposeDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
+                           const std::vector<int64_t>& out_shape);
 
 // --- schedules ------------------------------------------------------------------------------
 // Loops for any of the definitions above: every stage at root, its outer data axes fused into one

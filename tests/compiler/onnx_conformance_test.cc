@@ -21,6 +21,7 @@
 #include "compiler/config_sources.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/onnx_expected_failures.h"
+#include "compiler/onnx_test_inputs.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/extract_tasks.h"
 #include "tunefarm/runtime/executor.h"
@@ -105,9 +106,8 @@ std::string RunOne(const std::string& dir, const Target& target) {
     auto& v = g->values[size_t(g->inputs[i])];
     v.shape = data->shape;
     v.shape_known = true;
-    // Integer inputs are shape operands (starts, axes, split sizes, indices): fed as the constants
-    // a deployed model has.
-    if (data->dtype != graph::DataType::kFloat32) {
+    // Shape operands and interpolation parameters: the constants a deployed model has.
+    if (tunefarm::testing::FedAsConstant(*g, g->inputs[i], *data)) {
       v.constant = std::make_shared<const graph::ConstantData>(*data);
     } else {
       feeds.push_back(*data);

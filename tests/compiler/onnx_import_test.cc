@@ -16,6 +16,7 @@
 #pragma GCC diagnostic pop
 
 #include "common/test_files.h"
+#include "compiler/onnx_test_inputs.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/onnx_expected_failures.h"
@@ -210,9 +211,10 @@ TEST(OnnxImport, ShapeInferenceMatchesOnnxBackendTests) {
           auto& v = g->values[size_t(g->inputs[i])];
           v.shape = data->shape;
           v.shape_known = true;
-          // Integer inputs are shape operands (starts, axes, split sizes): the runner feeds them
-          // as the constants a deployed model would have.
-          if (data->dtype != graph::DataType::kFloat32) v.constant = std::make_shared<const graph::ConstantData>(*data);
+          // Shape operands and interpolation parameters: the constants a deployed model has.
+          if (tunefarm::testing::FedAsConstant(*g, g->inputs[i], *data)) {
+            v.constant = std::make_shared<const graph::ConstantData>(*data);
+          }
         }
       }
       Status s = graph::InferShapes(&*g);
