@@ -3,6 +3,8 @@
 // service, refuses calls without the token before reading them, and caps request sizes.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/server.h"
 #include "tunefarm/farm_net/status_grpc.h"
@@ -40,6 +42,10 @@ class FarmServerTest : public ::testing::Test {
     for (int i = 0; i < kernels; ++i) req.add_kernels();
     if (library_bytes) req.mutable_kernels(0)->set_library(std::string(library_bytes, 'x'));
     grpc::ClientContext ctx;
+    // The server is up; a connection attempt a loaded machine drops is retried, not reported
+    // as the call's status (the test is about the status mapping, not about connecting).
+    ctx.set_wait_for_ready(true);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     if (token) AttachToken(&ctx, token);
     v1::MeasureResponse resp;
     return stub_->Measure(&ctx, req, &resp);
