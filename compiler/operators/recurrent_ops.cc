@@ -198,11 +198,34 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
   }
   DirectionKernels out;
   out.state_at.assign(size_t(T), -1);
+  const bool reset_first = s.cell == Cell::kGru && !s.linear_before_reset;
   for (int64_t step = 0; step < T; ++step) {
     const int64_t t = reverse ? T - 1 - step : step;
+    // GRU without linear_before_reset multiplies the state by the reset gate before its recurrent
+    // product: r ⊙ H_{t-1} is a kernel of its own, so the step reads it whole (a reduction over a
+    // stage that is itself a reduction would be computed only where its reader's bounds reach).
+    int gated = -1;
+    if (reset_first) {
+      gated = cx.Emit(
+          n.op_type, {proj, state, r},
+          [spec, d, t, B, H](const std::vector<Tensor>& in) {
+            const Expr dd = Expr(int64_t(d));
+            const te::IterVar k = te::MakeIterVar("rk", H, true);
+            Tensor rec = te::ComputeReduce(in[1]->name + ".rec_r", {B, H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
+              return te::Read(in[1], {Expr(0), i[0], te::AxisExpr(k)}) * te::Read(in[2], {dd, Expr(H) + i[1], te::AxisExpr(k)});
+            });
+            return te::Compute(in[1]->name + ".gated", {B, H}, [&](const std::vector<Expr>& i) {
+              Expr pre = te::Read(in[0], {Expr(t), i[0], Expr(H) + i[1]}) + te::Read(rec, i);
+              if (spec.clip > 0) pre = ir::min(ir::max(pre, F(-spec.clip)), F(spec.clip));
+              return Sigmoid(pre) * te::Read(in[1], {Expr(0), i[0], i[1]});
+            });
+          },
+          ElementType::kFloat32, base + ".t" + std::to_string(t) + ".reset");
+    }
     std::vector<int> inputs = {proj, state, r};
     if (has_bias) inputs.push_back(bias);
     if (peephole >= 0) inputs.push_back(peephole);
+    if (gated >= 0) inputs.push_back(gated);
     const bool has_peephole = peephole >= 0;
     state = cx.Emit(
         n.op_type, inputs,
@@ -226,11 +249,10 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
           };
           Tensor reset_applied;  // GRU without linear_before_reset: (r ⊙ H_{t-1}) R_h^T
           if (spec.cell == Cell::kGru && !spec.linear_before_reset) {
+            const Tensor& gated = in.back();
             const te::IterVar k2 = te::MakeIterVar("rk2", H, true);
             reset_applied = te::ComputeReduce(prev->name + ".reset", {B, H}, te::ReduceKind::kSum, {k2}, [&](const std::vector<Expr>& i) {
-              const Expr kk = te::AxisExpr(k2);
-              const Expr rgate = Sigmoid(clip(pre(1, i[0], kk)));
-              return rgate * te::Read(prev, {Expr(0), i[0], kk}) * te::Read(rw, {dd, Expr(2 * H) + i[1], kk});
+              return te::Read(gated, {i[0], te::AxisExpr(k2)}) * te::Read(rw, {dd, Expr(2 * H) + i[1], te::AxisExpr(k2)});
             });
           }
           return te::Compute(prev->name + ".step", {S, B, H}, [&](const std::vector<Expr>& i) {
