@@ -1,5 +1,5 @@
 // tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]
-//              [--max-running N] [--metrics HOST:PORT] [--dashboard HOST:PORT]
+//              [--max-running N] [--metrics HOST:PORT] [--dashboard HOST:PORT [--dashboard-allow-host NAME]]
 //              [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 // Takes tuning jobs over gRPC (tunefarm.v1.TunerDaemon; `tunefarm tune --daemon HOST:PORT`),
 // keeps them in the records database and resumes unfinished ones when started again. Jobs measure
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tunefarm/farm_net/flags.h"
 #include "tunefarm/runtime/command_line.h"
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
   tunefarm::tuner::DaemonOptions options;
   options.records = "./tunefarm.db";
   std::string metrics_address, dashboard_address;
+  std::vector<std::string> dashboard_hosts;
   CLI::App app{"tuner-daemon: takes tuning jobs over gRPC (tunefarm tune --daemon), keeps them in the records database and "
                "resumes unfinished ones when started again (token: --token-file or $TUNEFARM_TOKEN; it guards the job API "
                "and is sent to the tracker)",
@@ -85,6 +87,11 @@ int main(int argc, char** argv) {
   app.add_option("--metrics", metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
   app.add_option("--dashboard", dashboard_address, "serve the web dashboard over the records there (off by default)")
       ->type_name("HOST:PORT");
+  app.add_option("--dashboard-allow-host", dashboard_hosts,
+                 "a host name the dashboard may be reached by (repeatable; IP addresses, localhost and this machine's name "
+                 "always are)")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   auto token = tunefarm::farm_net::LoadToken(common.token_file);
   if (!token.ok()) {
@@ -150,6 +157,7 @@ int main(int argc, char** argv) {
     d.listen = dashboard_address;
     d.token = options.token;
     d.tls = options.tls;
+    d.allowed_hosts = dashboard_hosts;
     auto started_dashboard = tunefarm::tuner::Dashboard::Start(d);
     if (!started_dashboard.ok()) {
       std::fprintf(stderr, "tuner-daemon: --dashboard: %s\n", started_dashboard.status().message().c_str());
