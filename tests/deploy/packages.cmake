@@ -10,5 +10,6 @@ if(NOT TUNEFARM_SANITIZE AND NOT TUNEFARM_RUNTIME_ONLY AND NOT TUNEFARM_FARM_ONL
            COMMAND ${CMAKE_SOURCE_DIR}/scripts/test_packages.sh --from-build ${CMAKE_BINARY_DIR}
                    --arm64-build ${CMAKE_BINARY_DIR}/cross/aarch64-linux-gnu-farm)
   set_tests_properties(Packaging.DebsInstallIntoACleanDebootstrapRoot PROPERTIES
-                       LABELS "slow;packaging" TIMEOUT 1200 SKIP_RETURN_CODE 77 RESOURCE_LOCK tunefarm_packaging)
+                       LABELS "slow;packaging" TIMEOUT 1200 SKIP_RETURN_CODE 77 RESOURCE_LOCK tunefarm_packaging
+                       COST 9000)
 endif()
