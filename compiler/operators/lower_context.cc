@@ -177,15 +177,17 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
 }
 
 Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs, const compiler::Workload& w,
-                                                       const compiler::Target& target, int limit) {
+                                                       const compiler::Target& target, int limit, int* skipped) {
   std::vector<compiler::BestConfig> valid;
   TUNEFARM_ASSIGN_OR_RETURN(auto ranked, configs.Ranked(w.Key(), target, limit));
   auto space = compiler::GetConfigSpace(w, target);
   if (!space.ok()) return valid;
   for (compiler::BestConfig& best : ranked) {
-    if (best.config_index < 0 || best.config_index >= space->size()) continue;
-    auto cfg = space->Get(best.config_index);
-    if (!cfg.ok() || (!best.config_json.empty() && cfg->ToJson() != best.config_json) || !space->IsValid(*cfg)) continue;
+    auto cfg = space->Get(best.config_index);  // OutOfRange outside [0, size)
+    if (!cfg.ok() || (!best.config_json.empty() && cfg->ToJson() != best.config_json) || !space->IsValid(*cfg)) {
+      if (skipped) ++*skipped;
+      continue;
+    }
     valid.push_back(std::move(best));
   }
   return valid;
@@ -193,9 +195,26 @@ Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSou
 
 Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compiler::Workload& w) {
   if (!options_.configs) return std::optional<compiler::BestConfig>();
-  TUNEFARM_ASSIGN_OR_RETURN(auto valid, ValidRecords(*options_.configs, w, target_, kRecordsConsidered));
+  int outside = 0;
+  TUNEFARM_ASSIGN_OR_RETURN(auto valid, ValidRecords(*options_.configs, w, target_, kRecordsConsidered, &outside));
+  WarnSkippedRecords(w, outside);
   if (valid.empty()) return std::optional<compiler::BestConfig>();
   return std::optional<compiler::BestConfig>(valid.front());
+}
+
+void LowerContext::WarnSkippedRecords(const compiler::Workload& w, int outside_space) {
+  const std::string key = w.Key();
+  if (!options_.warn || !warned_skips_.insert(key).second) return;
+  auto unusable = options_.configs->UnusableCount(key, target_);
+  const int64_t bad_times = unusable.ok() ? *unusable : 0;
+  if (outside_space > 0) {
+    options_.warn("warning: skipped " + std::to_string(outside_space) + " record(s) of " + key + " on " + target_.ToString() +
+                  " whose config is not a valid point of its space (stale or edited records); none was applied");
+  }
+  if (bad_times > 0) {
+    options_.warn("warning: skipped " + std::to_string(bad_times) + " successful trial(s) of " + key + " on " +
+                  target_.ToString() + " whose time is not a finite positive number; none was applied");
+  }
 }
 
 Result<LowerContext::Choice> LowerContext::ChooseImplementation(const std::vector<compiler::Workload>& implementations) {

@@ -105,6 +105,9 @@ class LowerContext {
   void FuseInjectiveChains();
   // The best record of one workload when it is valid in this target's space; nullopt otherwise.
   Result<std::optional<compiler::BestConfig>> Recorded(const compiler::Workload& w);
+  // Once per workload: how many of its records were skipped, and why (issue 30: records are
+  // validated on read as on import, and what is refused is counted, never applied).
+  void WarnSkippedRecords(const compiler::Workload& w, int outside_space);
 
   const graph::Graph& g_;
   const compiler::Target& target_;
@@ -112,6 +115,7 @@ class LowerContext {
   std::vector<ValueState> values_;
   compiler::ModelPlan plan_;
   std::set<std::string> warned_;
+  std::set<std::string> warned_skips_;
   Status emit_error_;  // the first kernel whose type did not match its output (see Emit)
   int current_node_ = -1;  // the node Run is lowering
   LayoutFlow* flow_ = nullptr;
@@ -120,9 +124,9 @@ class LowerContext {
 
 // The records of workload `w` that are points of its space on `target`, fastest first, at most
 // `limit`: a record from another target (matched by model or key) counts only where its index
-// means the same config here, and stale or corrupt ones are skipped.
+// means the same config here, and stale or corrupt ones are skipped (counted in *skipped if given).
 Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs, const compiler::Workload& w,
-                                                       const compiler::Target& target, int limit);
+                                                       const compiler::Target& target, int limit, int* skipped = nullptr);
 
 }  // namespace tunefarm::operators
 

@@ -189,9 +189,12 @@ class DaemonClient {
   std::unique_ptr<v1::TunerDaemon::Stub> stub_;
 };
 
-std::string StartDaemon(ChildProcess* daemon, const std::string& db, const std::string& dir, int max_running = 2) {
-  if (!daemon->Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", db, "--max-running", std::to_string(max_running)},
-                     {std::string("TUNEFARM_TOKEN=") + kToken, "TMPDIR=" + dir})) {
+std::string StartDaemon(ChildProcess* daemon, const std::string& db, const std::string& dir, int max_running = 2,
+                        std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", db, "--max-running",
+                                   std::to_string(max_running)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  if (!daemon->Start(argv, {std::string("TUNEFARM_TOKEN=") + kToken, "TMPDIR=" + dir})) {
     return "";
   }
   return tunefarm::testing::AddressFromLine(daemon->WaitForLine("listening on", 20000));
@@ -289,6 +292,53 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   }
 }
 
+// Jobs wait for memory (issue 30): with --job-memory 300 (MiB) a job on the small model reserves
+// about 257 MiB to import it and 256 MiB while it tunes, so a second one waits for the first,
+// saying why; a model whose estimate exceeds the whole budget is refused at submit, naming both.
+TEST_F(TuneFlow, DaemonJobsWaitForMemoryAndOneThatCannotFitIsRefused) {
+  ChildProcess daemon;
+  const std::string address = StartDaemon(&daemon, dir_ + "/memory.db", dir_, 2, {"--job-memory", "300"});
+  ASSERT_FALSE(address.empty());
+  DaemonClient client(address);
+  const std::string big = dir_ + "/big.onnx";
+  ASSERT_EQ(system(("truncate -s 100M " + big).c_str()), 0);  // sparse: its size is what counts
+  v1::TuningJobSpec spec;
+  spec.set_model(big);
+  v1::TuningJob job;
+  grpc::Status s = client.Submit(spec, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "job spec: model " + big +
+                                   " needs an estimated 556 MiB to import and tune, over this daemon's job memory of 300 MiB "
+                                   "(tuner-daemon --job-memory MiB)");
+
+  spec.set_model(model_);
+  spec.set_total_trials(4000);  // still running when the second job comes; cancelled below
+  v1::TuningJob first, second;
+  ASSERT_TRUE(client.Submit(spec, &first).ok());
+  auto state_of = [&](int64_t id) {
+    for (const auto& j : client.List()) {
+      if (j.id() == id) return j;
+    }
+    return v1::TuningJob();
+  };
+  for (int i = 0; i < 600 && state_of(first.id()).state() != "running"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(state_of(first.id()).state(), "running");
+  spec.set_total_trials(8);
+  ASSERT_TRUE(client.Submit(spec, &second).ok());
+  std::string waiting;
+  for (int i = 0; i < 200 && waiting.empty(); ++i) {
+    const v1::TuningJob j = state_of(second.id());
+    if (j.message().find("waiting for memory") != std::string::npos) waiting = j.state() + ": " + j.message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(waiting.rfind("queued: waiting for memory: needs an estimated 257 MiB; running jobs hold 256 MiB of 300 MiB", 0), 0u)
+      << waiting;
+  v1::TuningJob cancelled;
+  ASSERT_TRUE(client.Cancel(first.id(), &cancelled).ok());
+  EXPECT_EQ(client.Watch(first.id(), &s).back().job().state(), "cancelled");
+  EXPECT_EQ(client.Watch(second.id(), &s).back().job().state(), "done");  // the memory it waited for came back
+}
+
 // One tuner per database (issue 15): a second `tune` and a daemon on the database a `tune` is
 // writing are refused naming the holder; the database then holds each config once.
 TEST_F(TuneFlow, ASecondTunerOnOneDatabaseIsRefused) {
@@ -346,6 +396,8 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
 
 // Apply-history-best (issue 15): the fastest record of a workload whose config no longer matches
 // the space (here a corrupted config) gives way to the next valid record instead of hiding them all.
+// Records are validated on read (issue 30): the corrupt config and an 'ok' trial whose time was
+// edited to -5 ms are each counted in a warning by compile and by a resumed tune, never applied.
 TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
   const std::string db_path = dir_ + "/best.db", out = dir_ + "/m.tfa";
   auto tune = RunCommand(Cli("tune " + model_ + " --trials 6 --seed 4 --records " + db_path));
@@ -366,9 +418,20 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
     corrupt.costs_ms = {corrupt.mean_ms};
     corrupt.config_json = R"({"index":0,"knobs":{"not":"this space"}})";
     ASSERT_TRUE((*db)->AddTrial(&corrupt).ok());
+    TrialRecord edited = valid;
+    edited.uid.clear();
+    edited.mean_ms = valid.mean_ms / 20;
+    edited.costs_ms = {edited.mean_ms};
+    ASSERT_TRUE((*db)->AddTrial(&edited).ok());
+    ASSERT_EQ(system(("sqlite3 " + db_path + " 'UPDATE trials SET mean_ms = -5 WHERE id = " + std::to_string(edited.id) + "'").c_str()), 0);
   }
   auto compile = RunCommand(Cli("compile " + model_ + " --records " + db_path + " -o " + out));
   ASSERT_EQ(compile.code, 0) << compile.output;
+  EXPECT_NE(compile.output.find("warning: skipped 1 record(s) of " + valid.workload_key), std::string::npos) << compile.output;
+  EXPECT_NE(compile.output.find("whose config is not a valid point of its space (stale or edited records); none was applied"),
+            std::string::npos) << compile.output;
+  EXPECT_NE(compile.output.find("warning: skipped 1 successful trial(s) of " + valid.workload_key), std::string::npos)
+      << compile.output;
   auto artifact = runtime::Artifact::ReadFile(out);
   ASSERT_TRUE(artifact.ok()) << artifact.status().message();
   bool found = false;
@@ -379,6 +442,9 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
     EXPECT_EQ(k.config_index, valid.config_index);
   }
   EXPECT_TRUE(found) << "no kernel of " << valid.workload_key;
+  auto resumed = RunCommand(Cli("tune " + model_ + " --trials 6 --seed 4 --records " + db_path));
+  ASSERT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("skipped 2 record(s) read back from the database"), std::string::npos) << resumed.output;
 }
 
 TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {

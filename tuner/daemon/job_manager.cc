@@ -1,5 +1,8 @@
 #include "tuner/daemon/job_manager.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -64,7 +67,19 @@ Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
   return Status::OK();
 }
 
+constexpr int64_t kMiB = int64_t(1) << 20;
+
+std::string Mib(int64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"; }
+
 }  // namespace
+
+JobMemory EstimateJobBytes(const v1::TuningJobSpec& spec) {
+  constexpr int64_t kZooModelBytes = 128 * kMiB, kTuneBytes = 256 * kMiB;
+  struct stat st {};
+  const bool file = stat(spec.model().c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  const int64_t model = file ? int64_t(st.st_size) : kZooModelBytes;
+  return JobMemory{kTuneBytes + 3 * model, kTuneBytes};
+}
 
 bool IsFinalJobState(const std::string& state) { return state == "done" || state == "failed" || state == "cancelled"; }
 
@@ -79,6 +94,8 @@ struct JobManager::Job {
 
 Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
+  m->memory_budget_ = m->options_.job_memory_bytes;
+  if (m->memory_budget_ <= 0) m->memory_budget_ = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / 2;
   TUNEFARM_ASSIGN_OR_RETURN(m->db_, RecordsDb::Open(m->options_.records, RecordsDb::Mode::kCreate));
   // A file takes one tuner: a second daemon (or a `tunefarm tune`) would resume the same jobs. On
   // PostgreSQL, tuners share the database through claims, and each daemon resumes its own jobs.
@@ -195,6 +212,11 @@ void JobManager::Launch(const std::shared_ptr<Job>& job) {
 Result<v1::TuningJob> JobManager::Submit(const v1::TuningJobSpec& request) {
   v1::TuningJobSpec spec = request;
   TUNEFARM_RETURN_IF_ERROR(Normalize(&spec, options_));
+  if (const JobMemory need = EstimateJobBytes(spec); need.import_bytes > memory_budget_) {
+    return Status::InvalidArgument("job spec: model " + spec.model() + " needs an estimated " + Mib(need.import_bytes) +
+                                   " to import and tune, over this daemon's job memory of " + Mib(memory_budget_) +
+                                   " (tuner-daemon --job-memory MiB)");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (shutting_down_) return Status::FailedPrecondition("the daemon is shutting down");
   TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(ToJson(spec), options_.name));
@@ -272,6 +294,41 @@ Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
 void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   std::unique_lock<std::mutex> lock(mu_);
   const v1::TuningJobSpec spec = job->proto.spec();
+  // Memory first: the import is where a job peaks. Released in steps (after the import, at the end)
+  // by `memory`, whichever way this function returns.
+  const JobMemory need = EstimateJobBytes(spec);
+  struct Reservation {
+    JobManager* m;
+    int64_t held = 0;
+    void Keep(int64_t bytes) {  // with mu_ held
+      m->memory_reserved_ -= held - bytes;
+      held = bytes;
+      m->changed_.notify_all();
+    }
+  } memory{this};
+  auto cancelled_while_queued = [&] {
+    if (job->cancel_requested) {
+      job->proto.set_state("cancelled");
+      Persist(*job);
+    }
+  };
+  if (need.import_bytes > memory_budget_) {  // a job stored before the budget was lowered
+    job->proto.set_state("failed");
+    job->proto.set_message("model " + spec.model() + " needs an estimated " + Mib(need.import_bytes) +
+                           ", over this daemon's job memory of " + Mib(memory_budget_) + " (tuner-daemon --job-memory MiB)");
+    Persist(*job);
+    return;
+  }
+  if (memory_reserved_ + need.import_bytes > memory_budget_) {
+    job->line = "waiting for memory: needs an estimated " + Mib(need.import_bytes) + "; running jobs hold " +
+                Mib(memory_reserved_) + " of " + Mib(memory_budget_) + " (tuner-daemon --job-memory)";
+    job->proto.set_message(job->line);
+    Persist(*job);
+  }
+  changed_.wait(lock, [&] { return memory_reserved_ + need.import_bytes <= memory_budget_ || job->stop; });
+  if (job->stop) return cancelled_while_queued();
+  memory_reserved_ += need.import_bytes;
+  memory.held = need.import_bytes;
   lock.unlock();
   // Tasks first (outside the lock: importing a model takes a while), to know what the job touches.
   auto target = compiler::ParseTarget(spec.target());
@@ -290,12 +347,11 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
     return false;
   };
   lock.lock();
+  memory.Keep(need.tune_bytes);  // the model is gone; its tasks remain
   changed_.wait(lock, [&] { return (running_ < options_.max_running && !overlaps()) || job->stop; });
   if (job->stop) {
-    if (job->cancel_requested) {
-      job->proto.set_state("cancelled");
-      Persist(*job);
-    }
+    cancelled_while_queued();
+    memory.Keep(0);
     return;
   }
   ++running_;
@@ -307,6 +363,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
 
   // Leaves the running set (with mu_ held) and wakes jobs waiting for a slot or a workload.
   auto leave = [&] {
+    memory.Keep(0);
     --running_;
     for (const auto& k : keys) busy_.erase(busy_.find(k));
     changed_.notify_all();

@@ -6,7 +6,10 @@
 // Contract: Submit validates the spec (target, tuner, budgets) before anything is stored. At most
 // max_running jobs tune at once; they share one measurer per (tracker, key) -- or the local runner
 // -- through a FairMeasurer, so their batches alternate. Two jobs that share a workload on a target
-// never run at once (both would measure the same configs): the later one waits. Cancel stops a job after its batch in
+// never run at once (both would measure the same configs): the later one waits. Jobs also wait for
+// memory: each reserves an estimate (EstimateJobBytes) out of job_memory_bytes before it imports
+// its model, keeps a smaller one while it tunes, and a job whose estimate exceeds the whole budget
+// is refused at submit. Cancel stops a job after its batch in
 // flight. Destruction stops every job the same way and leaves them `running` in the database (to
 // be resumed), never `cancelled`.
 // Thread safety: every method may be called from any thread (gRPC handlers).
@@ -44,7 +47,18 @@ struct DaemonOptions {
   std::string tmp_root = "/tmp";
   int max_running = 2;
   int build_jobs = 2;
+  // What the jobs' estimates may add up to at once (0: half of this machine's memory).
+  int64_t job_memory_bytes = 0;
 };
+
+// The memory a job is expected to need: while it imports its model (the file, its parsed protobuf
+// and the graph's weights: three times the file; a zoo model counts as 128 MiB of weights) and
+// then while it tunes (feature matrices, the cost model, candidate builds: 256 MiB). A path that
+// cannot be read counts as a zoo model; the import itself reports what is wrong with it.
+struct JobMemory {
+  int64_t import_bytes = 0, tune_bytes = 0;
+};
+JobMemory EstimateJobBytes(const v1::TuningJobSpec& spec);
 
 class JobManager {
  public:
@@ -84,6 +98,8 @@ class JobManager {
   std::map<int64_t, std::shared_ptr<Job>> jobs_;
   std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_;
   int running_ = 0;
+  int64_t memory_budget_ = 0;    // options_.job_memory_bytes, or half of the machine's memory
+  int64_t memory_reserved_ = 0;  // guarded by mu_: the estimates of the jobs that hold memory
   std::multiset<std::string> busy_;  // "workload key @ target" of running jobs' tasks
   bool shutting_down_ = false;
   uint64_t changes_ = 0;  // guarded by mu_; every job version change counts one

@@ -1,5 +1,5 @@
 // tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]
-//              [--max-running N] [--metrics HOST:PORT] [--dashboard HOST:PORT [--dashboard-allow-host NAME]]
+//              [--max-running N] [--job-memory MIB] [--metrics HOST:PORT] [--dashboard HOST:PORT [--dashboard-allow-host NAME]]
 //              [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 // Takes tuning jobs over gRPC (tunefarm.v1.TunerDaemon; `tunefarm tune --daemon HOST:PORT`),
 // keeps them in the records database and resumes unfinished ones when started again. Jobs measure
@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
   tracker->needs(key);
   key->needs(tracker);
   tunefarm::AddIntFlag(app, "--max-running", &options.max_running, 1, 1024, "jobs tuned at the same time (default 2)");
+  int job_memory_mib = 0;
+  tunefarm::AddIntFlag(app, "--job-memory", &job_memory_mib, 64, 1 << 24,
+                       "MiB the jobs' memory estimates may add up to at once; a job waits for room, and one that needs "
+                       "more than this is refused (default: half of this machine's memory)");
   app.add_option("--metrics", metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
   app.add_option("--dashboard", dashboard_address, "serve the web dashboard over the records there (off by default)")
       ->type_name("HOST:PORT");
@@ -93,6 +97,7 @@ int main(int argc, char** argv) {
       ->type_name("NAME")
       ->allow_extra_args(false);
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
+  options.job_memory_bytes = int64_t(job_memory_mib) << 20;
   auto token = tunefarm::farm_net::LoadToken(common.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tuner-daemon: %s\n", token.status().message().c_str());

@@ -64,6 +64,11 @@ std::string ValidUtf8(const std::string& s) {
   return out;
 }
 
+// The same per-value limit as SQLite's (sqlite_connection.cc): a field no tunefarm writer produces
+// is an error naming it, never a string passed on to the dashboard, the tuner or the compiler.
+// libpq has received the whole result by then; what this bounds is what every layer above copies.
+constexpr int kMaxValueBytes = 8 << 20;
+
 std::string LibpqMessage(PGconn* conn) {
   std::string msg = PQerrorMessage(conn);
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
@@ -115,7 +120,16 @@ class PostgresQuery : public SqlQuery {
       }
       row_ = -1;
     }
-    return ++row_ < PQntuples(result_);
+    if (++row_ >= PQntuples(result_)) return false;
+    for (int c = 0; c < PQnfields(result_); ++c) {
+      const int bytes = PQgetlength(result_, row_, c);
+      if (bytes > kMaxValueBytes) {
+        return Status::IOError("column '" + std::string(PQfname(result_, c)) + "' of a row holds " + std::to_string(bytes) +
+                               " bytes, over the " + std::to_string(kMaxValueBytes >> 20) +
+                               " MiB a records value may hold (string or blob too big)");
+      }
+    }
+    return true;
   }
   void Reset() override {
     PQclear(result_);

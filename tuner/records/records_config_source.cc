@@ -30,4 +30,10 @@ Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const std:
   return out;
 }
 
+Result<int64_t> RecordsConfigSource::UnusableCount(const std::string& workload_key,
+                                                   const compiler::Target& target) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return db_->CountUnusable(workload_key, target.ToString());
+}
+
 }  // namespace tunefarm::tuner

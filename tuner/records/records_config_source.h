@@ -16,6 +16,7 @@ class RecordsConfigSource final : public compiler::ConfigSource {
   Result<compiler::BestConfig> Best(const std::string& workload_key, const compiler::Target& target) const override;
   Result<std::vector<compiler::BestConfig>> Ranked(const std::string& workload_key, const compiler::Target& target,
                                                    int limit) const override;
+  Result<int64_t> UnusableCount(const std::string& workload_key, const compiler::Target& target) const override;
   std::string Describe() const override { return "records database " + db_->location(); }
 
  private:

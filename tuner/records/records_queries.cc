@@ -76,6 +76,16 @@ Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_k
   return out;
 }
 
+Result<int64_t> RecordsDb::CountUnusable(const std::string& workload_key, const std::string& target) {
+  auto q = conn_->Query(std::string("SELECT COUNT(*) FROM trials t JOIN workloads w ON w.id = t.workload_id"
+                                    " JOIN targets g ON g.id = t.target_id WHERE w.key = ?1 AND g.target = ?2"
+                                    " AND t.status = 'ok' AND NOT COALESCE(") + kUsableTrial + ", FALSE)");
+  q->Bind(1, workload_key).Bind(2, target);
+  auto row = q->Next();
+  if (!row.ok()) return Error("cannot count unusable trials", row.status());
+  return q->Int(0);
+}
+
 Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit) {
   auto q = conn_->Query(std::string(kSelectTrial) + (workload_key.empty() ? "WHERE CAST(?1 AS TEXT) = ''" : "WHERE w.key = ?1") +
                         " ORDER BY t.id LIMIT ?2");
@@ -89,7 +99,8 @@ Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key
 Result<std::vector<TrialRecord>> RecordsDb::ListSimilar(const std::string& template_name, const std::string& target,
                                                         const std::string& except_workload, int64_t limit) {
   auto q = conn_->Query(std::string(kSelectTrial) +
-                        "WHERE w.template = ?1 AND g.target = ?2 AND w.key != ?3 AND t.status = 'ok' ORDER BY t.id DESC LIMIT ?4");
+                        "WHERE w.template = ?1 AND g.target = ?2 AND w.key != ?3 AND " + kUsableTrial +
+                        " ORDER BY t.id DESC LIMIT ?4");
   q->Bind(1, template_name).Bind(2, target).Bind(3, except_workload).Bind(4, SqlLimit(limit));
   Status status;
   auto out = Rows(*q, ReadTrial, &status);

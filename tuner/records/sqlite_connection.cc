@@ -33,7 +33,17 @@ class SqliteQuery : public SqlQuery {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK) prepare_error_ = Error();
   }
   ~SqliteQuery() override { sqlite3_finalize(s_); }
+  // A value over the length limit is refused by sqlite3_bind_text (SQLITE_TOOBIG) and would go in
+  // as NULL: the statement fails instead, before it runs.
   SqlQuery& Bind(int i, const std::string& v) override {
+    if (v.size() > size_t(kMaxValueBytes)) {
+      if (bind_error_.ok()) {
+        bind_error_ = Status::InvalidArgument("a value of " + std::to_string(v.size()) + " bytes is over the " +
+                                              std::to_string(kMaxValueBytes >> 20) +
+                                              " MiB a records value may hold (string or blob too big)");
+      }
+      return *this;
+    }
     sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
@@ -51,6 +61,7 @@ class SqliteQuery : public SqlQuery {
   }
   Result<bool> Next() override {
     if (!s_) return prepare_error_;
+    if (!bind_error_.ok()) return bind_error_;
     clock_->deadline = Clock::now() + kStepDeadline;
     const int rc = sqlite3_step(s_);
     clock_->deadline = Clock::time_point::max();
@@ -62,7 +73,10 @@ class SqliteQuery : public SqlQuery {
     }
     return Error();
   }
-  void Reset() override { sqlite3_reset(s_); }
+  void Reset() override {
+    sqlite3_reset(s_);
+    bind_error_ = Status::OK();
+  }
   std::string Text(int c) const override {
     const unsigned char* t = sqlite3_column_text(s_, c);
     return t ? std::string(reinterpret_cast<const char*>(t), size_t(sqlite3_column_bytes(s_, c))) : "";
@@ -75,6 +89,7 @@ class SqliteQuery : public SqlQuery {
   StepClock* clock_;
   sqlite3_stmt* s_ = nullptr;
   Status prepare_error_;
+  Status bind_error_;
 
   Status Error() const {
     const int code = sqlite3_errcode(db_) & 0xff;

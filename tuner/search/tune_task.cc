@@ -118,6 +118,14 @@ struct TaskTuner::State {
   RecordsDb* db;
   compiler::ConfigSpace space;
   explicit State(compiler::ConfigSpace sp) : space(std::move(sp)) {}
+  // A record read back (resumed, or another tuner's) that must not steer the search: its config
+  // is not this space's point at its index (stale, from another version, or edited), or it claims
+  // success with a time that is not a finite positive number. Counted, never used.
+  bool Refused(const TrialRecord& t) const {
+    auto cfg = space.Get(t.config_index);
+    if (!cfg.ok() || (!t.config_json.empty() && cfg->ToJson() != t.config_json)) return true;
+    return t.status == "ok" && !(t.mean_ms > 0 && t.mean_ms < 1e300);
+  }
   std::shared_ptr<TaskFeatures> features;
   std::unique_ptr<SearchStrategy> search;
   int64_t fallback = -1;
@@ -260,6 +268,10 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     return machine_kind && (!any_ok || t.threads != options.threads || t.config_index == s.fallback);
   };
   for (const auto& t : previous) {
+    if (t.target == s.target_string && s.Refused(t)) {
+      ++summary.skipped_records;
+      continue;
+    }
     if (t.target == s.target_string && retried(t)) s.retry[t.config_index] = t.id;  // ids ascend: the latest
     if (t.target != s.target_string || measured.count(t.config_index) || retried(t)) continue;
     measured.insert(t.config_index);
@@ -294,7 +306,12 @@ Status TaskTuner::TakeInOthersTrials() {
   std::vector<int64_t> configs;
   std::vector<double> gflops;
   for (const auto& t : fresh) {
-    if (!s.trials_seen.First(t.id) || !s.measured.insert(t.config_index).second) continue;
+    if (!s.trials_seen.First(t.id)) continue;
+    if (s.Refused(t)) {
+      ++summary_.skipped_records;
+      continue;
+    }
+    if (!s.measured.insert(t.config_index).second) continue;
     const double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
     configs.push_back(t.config_index);
     gflops.push_back(g);

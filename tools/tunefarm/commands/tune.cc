@@ -36,6 +36,13 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
     std::printf("%-6zu %-8d %8d %10.2f %10.2f %7.2fx  %s%s\n", i + 1, s.trials, s.resumed, s.best_gflops, s.fallback_gflops,
                 s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(), s.workload.Key().c_str());
   }
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    if (summaries[i].skipped_records == 0) continue;
+    std::fprintf(stderr,
+                 "warning: task %zu: skipped %d record(s) read back from the database whose config is not a point of "
+                 "this space or whose time is not a finite positive number; none steered the search\n",
+                 i + 1, summaries[i].skipped_records);
+  }
 }
 
 struct TuneFlags {

@@ -31,6 +31,12 @@ class ConfigSource {
   // that is still a valid point of its space, so one stale or corrupt record never hides the valid
   // ones behind it. Empty when there is none. The default asks Best() alone.
   virtual Result<std::vector<BestConfig>> Ranked(const std::string& workload_key, const Target& target, int limit) const;
+  // How many successful trials of workload_key on target the source holds but never offers,
+  // because their time is not a finite positive number (a hand-edited or hostile record): the
+  // compiler reports the count and applies none of them. The default source has none.
+  virtual Result<int64_t> UnusableCount(const std::string& /*workload_key*/, const Target& /*target*/) const {
+    return int64_t(0);
+  }
   // For messages: "records database ./tunefarm.db".
   virtual std::string Describe() const = 0;
 };

@@ -168,10 +168,14 @@ class RecordsDb {
   // one entry per trial.
   Result<std::vector<TrialRecord>> Ranked(const std::string& workload_key, const TargetMatch& target, int limit,
                                           std::vector<std::string>* matched_on = nullptr);
+  // Trials of workload_key on exactly `target` with status 'ok' whose mean_ms is not a finite
+  // positive number (NULL, NaN, zero, negative, infinite): Best/Ranked never return them, and
+  // readers report this count instead.
+  Result<int64_t> CountUnusable(const std::string& workload_key, const std::string& target);
   // Trials in insertion order, optionally of one workload (empty: all).
   Result<std::vector<TrialRecord>> List(const std::string& workload_key = "", int64_t limit = -1);
-  // Successful trials of other workloads of a template on one target, newest first (transfer
-  // learning).
+  // Successful trials with a usable time of other workloads of a template on one target, newest
+  // first (transfer learning).
   Result<std::vector<TrialRecord>> ListSimilar(const std::string& template_name, const std::string& target,
                                                const std::string& except_workload, int64_t limit);
   Result<int64_t> CountTrials();
