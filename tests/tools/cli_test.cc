@@ -143,4 +143,27 @@ TEST(Cli, OutputsThatAreNotRegularFilesAndBrokenInputsAreRefused) {
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 
+// Under a file size limit (issue 30): compile and tune fail with exit 1 and one message naming the
+// limit, never a silent death by SIGXFSZ, and leave no artifact behind.
+TEST(Cli, AFileSizeLimitIsOneClearErrorNotASignal) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_cli_fsize_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const std::string limited = "ulimit -f 16; TMPDIR=" + dir + " exec " + std::string(TUNEFARM_CLI) + " ";
+  CliRun compile = tunefarm::testing::RunCommand("bash -c '" + limited + "compile squeezenet-1.1 -o " + dir + "/m.tfa'");
+  EXPECT_EQ(compile.code, 1) << compile.output;  // 128 + SIGXFSZ (153) before
+  EXPECT_NE(compile.output.find("tunefarm compile: cannot write " + dir), std::string::npos) << compile.output;
+  EXPECT_NE(compile.output.find("tunefarm: a write went past this process's file size limit (ulimit -f: 16384 bytes)"),
+            std::string::npos)
+      << compile.output;
+  EXPECT_NE(access((dir + "/m.tfa").c_str(), F_OK), 0) << "a partial artifact was left";
+  CliRun tune = tunefarm::testing::RunCommand("bash -c '" + limited + "tune squeezenet-1.1 --total-trials 4 --records " + dir +
+                                              "/t.db'");
+  EXPECT_EQ(tune.code, 1) << tune.output;
+  EXPECT_NE(tune.output.find("tunefarm: a write went past this process's file size limit (ulimit -f: 16384 bytes), which is "
+                             "why the command failed"),
+            std::string::npos)
+      << tune.output;
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
 }  // namespace

@@ -1,7 +1,9 @@
 // tunefarm: the command-line interface (TVMC habits). `tunefarm help` lists the commands,
 // `tunefarm COMMAND --help` a command's flags.
-#include <cstdio>
+#include <sys/resource.h>
+
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -27,12 +29,32 @@ const std::vector<Command>& Commands() {
 
 }  // namespace tunefarm::cli
 
+namespace {
+
+// Set when a write of this process went past the file size limit (ulimit -f). With a handler
+// instead of the default action, the write fails with EFBIG and the command reports the file it
+// was writing; main then names the limit, which that message (SQLite's "disk I/O error", say) does
+// not. Tools tunefarm runs (the linker) get the default action back at exec, and a tool killed by
+// SIGXFSZ is reported with the limit (object_emitter.cc).
+volatile std::sig_atomic_t g_file_size_limit_hit = 0;
+extern "C" void NoteFileSizeLimit(int) { g_file_size_limit_hit = 1; }
+
+void ExplainFileSizeLimit() {
+  if (!g_file_size_limit_hit) return;
+  struct rlimit limit {};
+  getrlimit(RLIMIT_FSIZE, &limit);
+  std::fprintf(stderr,
+               "tunefarm: a write went past this process's file size limit (ulimit -f: %llu bytes), which is why the "
+               "command failed; raise the limit or write elsewhere\n",
+               static_cast<unsigned long long>(limit.rlim_cur));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using tunefarm::cli::Action;
   using tunefarm::cli::Commands;
-  // Past a file size limit (ulimit -f) a write then fails with EFBIG and the command says which
-  // file, instead of the process dying of SIGXFSZ without a word; tools it runs inherit this.
-  std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGXFSZ, NoteFileSizeLimit);
   CLI::App app{"tunefarm: tune, compile and run deep-learning models; a measurement farm of boards and GPU hosts", "tunefarm"};
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, Action>> actions;
@@ -53,7 +75,10 @@ int main(int argc, char** argv) {
   }
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   for (auto& [sub, action] : actions) {
-    if (sub->parsed()) return action();
+    if (!sub->parsed()) continue;
+    const int code = action();
+    if (code != 0) ExplainFileSizeLimit();
+    return code;
   }
   return 2;  // require_subcommand(1) makes this unreachable
 }
