@@ -40,7 +40,11 @@ constexpr UnaryEntry kUnary[] = {
     {"Softplus", ops::UnaryKind::kSoftplus, true},   {"Softsign", ops::UnaryKind::kSoftsign, true},
     {"Elu", ops::UnaryKind::kElu, true},             {"Selu", ops::UnaryKind::kSelu, true},
     {"Celu", ops::UnaryKind::kCelu, true},           {"ThresholdedRelu", ops::UnaryKind::kThresholdedRelu, true},
-    {"Mish", ops::UnaryKind::kMish, true},
+    {"Mish", ops::UnaryKind::kMish, true},           {"Sinh", ops::UnaryKind::kSinh, true},
+    {"Cosh", ops::UnaryKind::kCosh, true},           {"Asinh", ops::UnaryKind::kAsinh, true},
+    {"Acosh", ops::UnaryKind::kAcosh, true},         {"Atanh", ops::UnaryKind::kAtanh, true},
+    {"IsNaN", ops::UnaryKind::kIsNaN, true},         {"IsInf", ops::UnaryKind::kIsInf, true},
+    {"Shrink", ops::UnaryKind::kShrink, true},
 };
 
 const UnaryEntry& UnaryFor(const std::string& op) {
@@ -57,6 +61,14 @@ Result<ops::UnaryParams> ParseUnary(const NodeView& v) {
   if (n.op_type == "Selu") {  // ONNX's defaults, to float32's precision
     p.alpha = n.GetFloat("alpha", 1.67326319217681884765625f);
     p.beta = n.GetFloat("gamma", 1.05070102214813232421875f);
+  }
+  if (n.op_type == "IsInf") {
+    p.alpha = float(n.GetInt("detect_negative", 1) != 0);
+    p.beta = float(n.GetInt("detect_positive", 1) != 0);
+  }
+  if (n.op_type == "Shrink") {
+    p.alpha = n.GetFloat("lambd", 0.5f);
+    p.beta = n.GetFloat("bias", 0.0f);
   }
   if (n.op_type == "HardSigmoid") {
     p.alpha = n.GetFloat("alpha", 0.2f);
@@ -89,7 +101,8 @@ Status InferUnary(InferContext& cx) {
     if (cx.HasInput(i) && Product(cx.Shape(i)) != 1) return cx.Fail("Clip bounds must be scalars");
   }
   TUNEFARM_RETURN_IF_ERROR(ParseUnary(cx).status());
-  cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
+  const bool predicate = e.kind == ops::UnaryKind::kIsNaN || e.kind == ops::UnaryKind::kIsInf;
+  cx.SetOut(0, predicate ? DataType::kBool : cx.In(0).dtype, cx.Shape(0));
   return Status::OK();
 }
 
@@ -167,13 +180,16 @@ struct BinaryEntry {
   const char* op;
   ops::BinaryKind kind;
   bool to_bool;     // comparisons and logic produce bool
-  bool bool_input;  // And, Or
+  bool bool_input;  // And, Or, Xor
+  bool variadic = false;  // one or more inputs, folded left to right (Max, Min, Sum, Mean)
 };
 constexpr BinaryEntry kBinary[] = {
     {"Add", ops::BinaryKind::kAdd, false, false},     {"Sub", ops::BinaryKind::kSub, false, false},
     {"Mul", ops::BinaryKind::kMul, false, false},     {"Div", ops::BinaryKind::kDiv, false, false},
-    {"Pow", ops::BinaryKind::kPow, false, false},     {"Max", ops::BinaryKind::kMax, false, false},
-    {"Min", ops::BinaryKind::kMin, false, false},     {"Equal", ops::BinaryKind::kEqual, true, false},
+    {"Pow", ops::BinaryKind::kPow, false, false},     {"Max", ops::BinaryKind::kMax, false, false, true},
+    {"Min", ops::BinaryKind::kMin, false, false, true}, {"Equal", ops::BinaryKind::kEqual, true, false},
+    {"Sum", ops::BinaryKind::kAdd, false, false, true}, {"Mean", ops::BinaryKind::kAdd, false, false, true},
+    {"Xor", ops::BinaryKind::kXor, true, true},
     {"Less", ops::BinaryKind::kLess, true, false},    {"Greater", ops::BinaryKind::kGreater, true, false},
     {"And", ops::BinaryKind::kAnd, true, true},       {"Or", ops::BinaryKind::kOr, true, true},
     {"Mod", ops::BinaryKind::kMod, false, false},
@@ -207,8 +223,7 @@ ops::BinaryKind BinaryKindOf(const Node& n) {
 
 Status InferBinary(InferContext& cx) {
   const BinaryEntry& e = BinaryFor(cx.node().op_type);
-  const bool variadic = e.kind == ops::BinaryKind::kMax || e.kind == ops::BinaryKind::kMin;
-  if (variadic) {  // Max and Min take one or more inputs
+  if (e.variadic) {  // Max, Min, Sum and Mean take one or more inputs
     std::vector<int64_t> shape = cx.Shape(0);
     for (size_t i = 1; i < cx.num_inputs(); ++i) {
       if (!cx.HasInput(i) || cx.In(i).dtype != cx.In(0).dtype) return cx.Fail("inputs must be present and of one type");
@@ -216,10 +231,14 @@ Status InferBinary(InferContext& cx) {
       if (!s.ok()) return cx.Fail(s.status().message());
       shape = *s;
     }
+    if (cx.node().op_type == "Mean" && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Mean takes float32 tensors");
     cx.SetOut(0, cx.In(0).dtype, shape);
     return Status::OK();
   }
   if (cx.num_inputs() != 2 || !cx.HasInput(1)) return cx.Fail("takes exactly two inputs");
+  if (e.bool_input && cx.In(0).dtype != DataType::kBool) {
+    return cx.Fail(std::string(e.op) + " takes bool tensors, got " + graph::DataTypeName(cx.In(0).dtype));
+  }
   // Pow's exponent may have another type (integer exponents of float bases).
   if (e.kind != ops::BinaryKind::kPow && cx.In(0).dtype != cx.In(1).dtype) {
     return cx.Fail(std::string("operands have different types: ") + graph::DataTypeName(cx.In(0).dtype) + " and " +
@@ -249,7 +268,9 @@ Status InferBinary(InferContext& cx) {
 Fold FoldBinary(InferContext& cx) {
   const BinaryEntry& e = BinaryFor(cx.node().op_type);
   const ops::BinaryKind kind = BinaryKindOf(cx.node());
-  if (cx.num_inputs() != 2) return Status::Unimplemented("not folded");
+  if (cx.num_inputs() != 2 || (e.variadic && cx.node().op_type != "Max" && cx.node().op_type != "Min")) {
+    return Status::Unimplemented("not folded");  // Sum and Mean of constants run once, in the kernel
+  }
   if (kind == ops::BinaryKind::kPRelu && PReluSlopeShape(cx) != cx.Shape(1)) return Status::Unimplemented("not folded");
   const DataType in_t = cx.In(0).dtype, out_t = cx.Out(0).dtype;
   const std::vector<const ConstantData*> inputs = {&cx.Const(0), &cx.Const(1)};
@@ -275,6 +296,7 @@ Fold FoldBinary(InferContext& cx) {
         case ops::BinaryKind::kPRelu: return a < 0 ? int64_t(uint64_t(a) * uint64_t(b)) : a;
         case ops::BinaryKind::kAnd: return a && b;
         case ops::BinaryKind::kOr: return a || b;
+        case ops::BinaryKind::kXor: return (a != 0) != (b != 0);
         case ops::BinaryKind::kMod: {
           const int64_t m = (b == -1) ? 0 : a % b;
           return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
@@ -303,6 +325,7 @@ Fold FoldBinary(InferContext& cx) {
       case ops::BinaryKind::kPRelu: return a < 0 ? a * b : a;
       case ops::BinaryKind::kAnd: return a != 0 && b != 0;
       case ops::BinaryKind::kOr: return a != 0 || b != 0;
+      case ops::BinaryKind::kXor: return (a != 0) != (b != 0);
       case ops::BinaryKind::kMod: return a - b * std::floor(a / b);
       case ops::BinaryKind::kFmod: return std::fmod(a, b);
       case ops::BinaryKind::kPow: break;
@@ -341,14 +364,18 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
                                     cx.OutType(n), cx.V(n.outputs[0]).name), block);
     return Status::OK();
   }
-  if (n.inputs.size() != 2) {  // variadic Max/Min: one kernel over all inputs
+  if (n.inputs.size() != 2 || n.op_type == "Mean") {  // variadic: one kernel over all inputs
     std::vector<size_t> inputs;
     for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(i);
     const auto shape = cx.V(n.outputs[0]).shape;
-    return cx.EmitPlain(n, inputs, [kind, shape](const std::vector<ir::Tensor>& ts) {
+    const bool mean = n.op_type == "Mean";
+    return cx.EmitPlain(n, inputs, [kind, shape, mean](const std::vector<ir::Tensor>& ts) {
       ir::Tensor acc = ops::Expand(ts[0], shape);
       for (size_t i = 1; i < ts.size(); ++i) acc = ops::Binary(acc, ts[i], kind);
-      return acc;
+      if (!mean) return acc;
+      const float count = float(ts.size());
+      return te::Compute(acc->name + ".mean", acc->shape,
+                         [&](const std::vector<ir::Expr>& i) { return te::Read(acc, i) / ir::Expr(count); });
     });
   }
   const int a = n.inputs[0], b = n.inputs[1];
@@ -478,16 +505,19 @@ std::vector<OperatorDef> ElementwiseOperators() {
       {"Celu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32; alpha not 0"},
       {"Selu", "elementwise", {{"alpha", kFloat}, {"gamma", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
       {"ThresholdedRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
+      {"IsInf", "elementwise", {{"detect_negative", kInt}, {"detect_positive", kInt}}, InferUnary, FoldUnary, LowerUnary,
+       nullptr, "float32 in, bool out"},
+      {"IsNaN", "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32 in, bool out"},
+      {"Shrink", "elementwise", {{"lambd", kFloat}, {"bias", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
       {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, "a bool condition", false, 3},
       {"Cast", "elementwise", {{"to", kInt, true}, {"saturate", kInt}}, InferCast, FoldCast, LowerCast, nullptr,
        "float32, int64, int32, int8, uint8, bool; saturate (opset 19) only concerns float8"},
   };
+  const size_t with_attributes = ops.size();
   for (const UnaryEntry& e : kUnary) {
-    const std::string op = e.op;
-    if (op == "LeakyRelu" || op == "HardSigmoid" || op == "Clip" || op == "Gelu" || op == "Elu" || op == "Celu" ||
-        op == "Selu" || op == "ThresholdedRelu") {
-      continue;  // listed above with attributes
-    }
+    const auto listed = std::find_if(ops.begin(), ops.begin() + long(with_attributes),
+                                     [&](const OperatorDef& d) { return std::string(d.name) == e.op; });
+    if (listed != ops.begin() + long(with_attributes)) continue;  // listed above with its attributes
     ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, e.float_only ? "float32" : ""});
   }
   for (const BinaryEntry& e : kBinary) {

@@ -1,5 +1,5 @@
 // Neural-network operators: Conv, Gemm, MatMul (tunable templates where the workload fits, a
-// direct untuned kernel otherwise), pooling, normalization, Softmax, Dropout.
+// direct untuned kernel otherwise), pooling, normalization, Softmax (LogSoftmax, Hardmax), Dropout.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -706,15 +706,24 @@ Status InferSameShape(InferContext& cx) {
   return Status::OK();
 }
 
+// Softmax, LogSoftmax and Hardmax: one axis from opset 13; before, the flattened axes [axis, rank).
 Status LowerSoftmax(LowerContext& cx, const Node& n) {
   const graph::Graph& g = cx.graph();
   const int64_t rank = int64_t(cx.V(n.outputs[0]).shape.size());
   int64_t axis = n.GetInt("axis", g.opset >= 13 ? -1 : 1);
   if (axis < -rank || axis >= rank) return Status::InvalidArgument(g.Describe(n) + ": axis " + std::to_string(axis) + " out of range");
   if (axis < 0) axis += rank;
-  // Before opset 13 Softmax normalizes over the flattened axes [axis, rank).
   const int64_t last = g.opset >= 13 ? axis : rank - 1;
-  return cx.EmitPlain(n, {0}, [axis, last](const std::vector<ir::Tensor>& i) { return ops::Softmax(i[0], axis, last); });
+  using Normalize = ir::Tensor (*)(const ir::Tensor&, int64_t, int64_t);
+  const Normalize fn = n.op_type == "LogSoftmax" ? &ops::LogSoftmax : n.op_type == "Hardmax" ? &ops::Hardmax : &ops::Softmax;
+  return cx.EmitPlain(n, {0}, [axis, last, fn](const std::vector<ir::Tensor>& i) { return fn(i[0], axis, last); });
+}
+
+Status InferSoftmaxLike(InferContext& cx) {
+  if (cx.In(0).dtype != DataType::kFloat32) {
+    return cx.Fail(cx.node().op_type + " takes float32 tensors, got " + graph::DataTypeName(cx.In(0).dtype));
+  }
+  return InferSameShape(cx);
 }
 
 Status InferDropout(InferContext& cx) {
@@ -784,6 +793,10 @@ std::vector<OperatorDef> NnOperators() {
        LowerLayerNorm, nullptr, "the optional Mean and InvStdDev outputs are computed by kernels of their own", false, 2},
       {"Softmax", "nn", {{"axis", kInt}}, InferSameShape, nullptr, LowerSoftmax, nullptr,
        "before opset 13 over the flattened trailing axes"},
+      {"LogSoftmax", "nn", {{"axis", kInt}}, InferSoftmaxLike, nullptr, LowerSoftmax, nullptr,
+       "float32; before opset 13 over the flattened trailing axes"},
+      {"Hardmax", "nn", {{"axis", kInt}}, InferSoftmaxLike, nullptr, LowerSoftmax, nullptr,
+       "float32; 1 at the first largest element; before opset 13 over the flattened trailing axes"},
       {"Dropout", "nn", {{"ratio", kFloat}, {"is_test", kInt}, {"seed", kInt}, {"consumed_inputs", kInts}}, InferDropout, nullptr,
        LowerDropout, nullptr, "inference only (the identity; the mask is all ones)"},
   };

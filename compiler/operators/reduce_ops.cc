@@ -1,5 +1,6 @@
-// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2. Axes are an
-// attribute until the operator's opset-18 form (ReduceSum: 13), an optional input after.
+// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2,
+// ReduceLogSum, ReduceLogSumExp. Axes are an attribute until the operator's opset-18 form
+// (ReduceSum: 13), an optional input after. ArgMax and ArgMin: one axis, an int64 index.
 #include <algorithm>
 
 #include "compiler/operators/infer_context.h"
@@ -22,7 +23,14 @@ constexpr ReduceEntry kReduce[] = {
     {"ReduceMean", ops::ReduceOp::kMean, 18}, {"ReduceSum", ops::ReduceOp::kSum, 13},
     {"ReduceMax", ops::ReduceOp::kMax, 18},   {"ReduceMin", ops::ReduceOp::kMin, 18},
     {"ReduceSumSquare", ops::ReduceOp::kSumSquare, 18}, {"ReduceL2", ops::ReduceOp::kL2, 18},
+    {"ReduceL1", ops::ReduceOp::kL1, 18},     {"ReduceLogSum", ops::ReduceOp::kLogSum, 18},
+    {"ReduceLogSumExp", ops::ReduceOp::kLogSumExp, 18},
 };
+
+// Whether the reduction's value is a float whatever the input (a log or a square root).
+bool FloatOnly(ops::ReduceOp op) {
+  return op == ops::ReduceOp::kL2 || op == ops::ReduceOp::kLogSum || op == ops::ReduceOp::kLogSumExp;
+}
 
 const ReduceEntry& ReduceFor(const std::string& op) {
   return *std::find_if(std::begin(kReduce), std::end(kReduce), [&](const ReduceEntry& e) { return op == e.op; });
@@ -66,8 +74,8 @@ Result<ReduceArgs> ParseReduce(const NodeView& v) {
 
 Status InferReduce(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(ReduceArgs a, ParseReduce(cx));
-  if (ReduceFor(cx.node().op_type).kind == ops::ReduceOp::kL2 && cx.In(0).dtype != DataType::kFloat32) {
-    return cx.Fail(std::string("ReduceL2 takes float32 tensors, got ") + graph::DataTypeName(cx.In(0).dtype));
+  if (FloatOnly(ReduceFor(cx.node().op_type).kind) && cx.In(0).dtype != DataType::kFloat32) {
+    return cx.Fail(cx.node().op_type + " takes float32 tensors, got " + graph::DataTypeName(cx.In(0).dtype));
   }
   const auto& in = cx.Shape(0);
   std::vector<int64_t> out;
@@ -86,12 +94,18 @@ Status InferReduce(InferContext& cx) {
 
 Status LowerReduce(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ReduceArgs a, ParseReduce(NodeView(cx.graph(), n)));
-  if (a.identity && ReduceFor(n.op_type).kind == ops::ReduceOp::kL2) {  // |x|, reduced over nothing
+  const ops::ReduceOp op = ReduceFor(n.op_type).kind;
+  if (a.identity && op == ops::ReduceOp::kLogSum) {  // log x (LogSumExp over nothing is x: a view)
+    ops::UnaryParams log;
+    log.kind = ops::UnaryKind::kLog;
+    return cx.EmitPlain(n, {0}, [log](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], log); });
+  }
+  if (a.identity && (op == ops::ReduceOp::kL2 || op == ops::ReduceOp::kL1)) {  // |x|, reduced over nothing
     ops::UnaryParams abs;
     abs.kind = ops::UnaryKind::kAbs;
     return cx.EmitPlain(n, {0}, [abs](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], abs); });
   }
-  if (a.identity && ReduceFor(n.op_type).kind == ops::ReduceOp::kSumSquare) {  // the square, reduced over nothing
+  if (a.identity && op == ops::ReduceOp::kSumSquare) {  // the square, reduced over nothing
     ops::UnaryParams square;
     square.kind = ops::UnaryKind::kPowScalar;
     square.alpha = 2.0f;
@@ -102,8 +116,42 @@ Status LowerReduce(LowerContext& cx, const Node& n) {
     cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);
     return Status::OK();
   }
-  const ops::ReduceOp kind = ReduceFor(n.op_type).kind;
-  return cx.EmitPlain(n, {0}, [a, kind](const std::vector<ir::Tensor>& i) { return ops::Reduce(i[0], a.axes, a.keepdims, kind); });
+  return cx.EmitPlain(n, {0}, [a, op](const std::vector<ir::Tensor>& i) { return ops::Reduce(i[0], a.axes, a.keepdims, op); });
+}
+
+// --- ArgMax, ArgMin -----------------------------------------------------------------------
+struct ArgArgs {
+  int64_t axis = 0;
+  bool keepdims = true, last_index = false;
+};
+
+Result<ArgArgs> ParseArg(const NodeView& v) {
+  ArgArgs a;
+  TUNEFARM_ASSIGN_OR_RETURN(a.axis, v.Axis(v.node().GetInt("axis", 0), v.Shape(0).size()));
+  a.keepdims = v.node().GetInt("keepdims", 1) != 0;
+  a.last_index = v.node().GetInt("select_last_index", 0) != 0;
+  return a;
+}
+
+Status InferArg(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(ArgArgs a, ParseArg(cx));
+  const auto& in = cx.Shape(0);
+  if (in[size_t(a.axis)] == 0) return cx.Fail("the axis " + std::to_string(a.axis) + " is empty: no element to index");
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (int64_t(d) != a.axis) out.push_back(in[d]);
+    else if (a.keepdims) out.push_back(1);
+  }
+  cx.SetOut(0, DataType::kInt64, out);
+  return Status::OK();
+}
+
+Status LowerArg(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(ArgArgs a, ParseArg(NodeView(cx.graph(), n)));
+  const bool is_max = n.op_type == "ArgMax";
+  return cx.EmitPlain(n, {0}, [a, is_max](const std::vector<ir::Tensor>& i) {
+    return ops::ArgReduce(i[0], a.axis, a.keepdims, is_max, a.last_index);
+  });
 }
 
 }  // namespace
@@ -120,6 +168,10 @@ std::vector<OperatorDef> ReduceOperators() {
                    nullptr,
                    e.axes_input_since == 13 ? "axes: attribute before opset 13, input from 13"
                                             : "axes: attribute before opset 18, input from 18"});
+  }
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    ops.push_back({op, "reduce", {{"axis", kInt}, {"keepdims", kInt}, {"select_last_index", kInt}}, InferArg, nullptr, LowerArg,
+                   nullptr, "one axis; the first index of the extreme value, or the last with select_last_index"});
   }
   return ops;
 }

@@ -611,6 +611,28 @@ Status LowerGather(LowerContext& cx, const Node& n) {
   return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return ops::Gather(i[0], i[1], axis); });
 }
 
+// --- Trilu ---------------------------------------------------------------------------------
+// The diagonal offset k: a constant scalar input (0 when absent).
+Result<int64_t> TriluOffset(const NodeView& v) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto k, v.OptionalConstInts(1, "k"));
+  if (!k) return int64_t(0);
+  if (k->size() != 1) return v.Fail("k must be a scalar");
+  return (*k)[0];
+}
+
+Status InferTrilu(InferContext& cx) {
+  if (cx.Shape(0).size() < 2) return cx.Fail("takes a tensor of rank 2 or more, got rank " + std::to_string(cx.Shape(0).size()));
+  TUNEFARM_RETURN_IF_ERROR(TriluOffset(cx).status());
+  cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
+  return Status::OK();
+}
+
+Status LowerTrilu(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t k, TriluOffset(NodeView(cx.graph(), n)));
+  const bool upper = n.GetInt("upper", 1) != 0;
+  return cx.EmitPlain(n, {0}, [upper, k](const std::vector<ir::Tensor>& i) { return ops::Trilu(i[0], upper, k); });
+}
+
 // --- Expand, Tile ---------------------------------------------------------------------------
 Status InferExpand(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> shape, cx.ConstInts(1, "shape"));
@@ -825,6 +847,7 @@ std::vector<OperatorDef> TensorOperators() {
        "constant/edge/reflect, wrap from 19; axes input from 18; the fill may be a runtime scalar; no cropping"},
       {"Gather", "tensor", {{"axis", kInt}}, InferGather, FoldGather, LowerGather, nullptr, "negative indices", false, 2},
       {"Expand", "tensor", {}, InferExpand, FoldExpand, LowerExpand, nullptr, "the shape must be a constant", false, 2},
+      {"Trilu", "tensor", {{"upper", kInt}}, InferTrilu, nullptr, LowerTrilu, nullptr, "k must be a constant"},
       {"Tile", "tensor", {}, InferTile, nullptr, LowerTile, nullptr, "the repeats must be a constant", false, 2},
       {"ScatterND", "tensor", {{"reduction", kString}}, InferScatterND, FoldScatterND, LowerScatterND, nullptr,
        "constant indices; reduction 'none'", false, 3},

@@ -46,6 +46,27 @@ std::vector<Expr> BroadcastIndex(const std::vector<int64_t>& in, const std::vect
   return idx;
 }
 
+// The magnitude bits of a float32 (its bits with the sign cleared) as int64, and whether the sign
+// is set: NaN and infinity read from the bits, which no simplification of x != x can touch.
+Expr MagnitudeBits(const Expr& x) {
+  Expr bits = ir::reinterpret(ir::Type::Int(32).with_lanes(x.type().lanes), x);
+  Expr wide = ir::cast(ir::Type::Int(64).with_lanes(x.type().lanes), bits);
+  return ir::select(bits < ir::cast(bits.type(), Expr(int64_t(0))), wide + Expr(int64_t(2147483648LL)), wide);
+}
+Expr SignBit(const Expr& x) {
+  Expr bits = ir::reinterpret(ir::Type::Int(32).with_lanes(x.type().lanes), x);
+  return bits < ir::cast(bits.type(), Expr(int64_t(0)));
+}
+constexpr int64_t kInfBits = 0x7f800000;
+
+// sinh by its Taylor series below |x| = 0.5 (e^x - e^-x cancels there), else (e^x - e^-x) / 2.
+Expr Sinh(const Expr& x) {
+  Expr x2 = x * x;
+  Expr series = x * (F(1.0f) + x2 * (F(1.0f / 6) + x2 * (F(1.0f / 120) + x2 * (F(1.0f / 5040) + x2 * F(1.0f / 362880)))));
+  Expr big = F(0.5f) * (Intrinsic("exp", x) - Intrinsic("exp", F(0.0f) - x));
+  return ir::select(Intrinsic("fabs", x) < F(0.5f), series, big);
+}
+
 }  // namespace
 
 Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
@@ -88,6 +109,30 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
       return ir::max(x, F(0.0f)) + ir::min(F(0.0f), F(p.alpha) * (Intrinsic("exp", x / F(p.alpha)) - F(1.0f)));
     case UnaryKind::kThresholdedRelu: return ir::select(x > F(p.alpha), x, F(0.0f));
     case UnaryKind::kMish: return x * Tanh(Softplus(x));
+    case UnaryKind::kSinh: return Sinh(x);
+    case UnaryKind::kCosh: return F(0.5f) * (Intrinsic("exp", x) + Intrinsic("exp", F(0.0f) - x));
+    case UnaryKind::kAsinh: {
+      // sign(x) log(|x| + sqrt(x^2 + 1)); past 2^60 x^2 + 1 would overflow: log(2|x|).
+      Expr a = Intrinsic("fabs", x);
+      Expr m = ir::select(a > F(1.0e18f), Intrinsic("log", a) + F(0.693147180559945f),
+                          Intrinsic("log", a + Intrinsic("sqrt", a * a + F(1.0f))));
+      return ir::select(x < F(0.0f), F(0.0f) - m, m);
+    }
+    case UnaryKind::kAcosh:
+      return ir::select(x > F(1.0e18f), Intrinsic("log", x) + F(0.693147180559945f),
+                        Intrinsic("log", x + Intrinsic("sqrt", x * x - F(1.0f))));
+    case UnaryKind::kAtanh: return F(0.5f) * Intrinsic("log", (F(1.0f) + x) / (F(1.0f) - x));
+    case UnaryKind::kIsNaN: return AsBool(MagnitudeBits(x) > Expr(kInfBits));
+    case UnaryKind::kIsInf: {
+      Expr inf = MagnitudeBits(x) == Expr(kInfBits);
+      Expr negative = SignBit(x);
+      const bool minus = p.alpha != 0.0f, plus = p.beta != 0.0f;
+      if (minus && plus) return AsBool(inf);
+      if (minus || plus) return AsBool(inf && (minus ? negative : !negative));
+      return AsBool(MagnitudeBits(x) < Expr(int64_t(0)));  // detects neither: false everywhere
+    }
+    case UnaryKind::kShrink:
+      return ir::select(x < F(-p.alpha), x + F(p.beta), ir::select(x > F(p.alpha), x - F(p.beta), F(0.0f)));
     case UnaryKind::kPowScalar: {
       // Pow by a constant: small integral exponents multiply (exact, and defined for negative
       // bases), 0.5 is sqrt; anything else goes through exp/log.
@@ -165,6 +210,10 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
     }
     case BinaryKind::kAnd: return AsBool(IsTrue(x) && IsTrue(y));
     case BinaryKind::kOr: return AsBool(IsTrue(x) || IsTrue(y));
+    case BinaryKind::kXor: {
+      Expr a = IsTrue(x), b = IsTrue(y);
+      return AsBool((a && !b) || (!a && b));
+    }
     case BinaryKind::kMod:
       if (!x.type().is_float()) return x % y;  // the IR's integer modulo floors: the divisor's sign
       return x - y * Intrinsic("floor", x / y);

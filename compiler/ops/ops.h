@@ -29,7 +29,10 @@ enum class UnaryKind {
   kIdentity, kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kClip,
   kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kErf, kGelu, kGeluTanh, kNot,
   kPowScalar,  // x ** alpha
-  kCeil, kRound, kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish
+  kCeil, kRound, kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish,
+  kSinh, kCosh, kAsinh, kAcosh, kAtanh,
+  kIsNaN, kIsInf,  // to bool; IsInf: alpha != 0 detects -inf, beta != 0 +inf
+  kShrink          // x < -alpha ? x + beta : x > alpha ? x - beta : 0
 };
 struct UnaryParams {
   UnaryKind kind = UnaryKind::kIdentity;
@@ -44,7 +47,8 @@ Tensor Unary(const Tensor& x, const UnaryParams& p);
 enum class BinaryKind {
   kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr, kMod, kFmod,
   kGreaterOrEqual, kLessOrEqual,
-  kPRelu  // x < 0 ? x * slope : x
+  kPRelu,  // x < 0 ? x * slope : x
+  kXor
 };
 // Numpy broadcasting over the tensors' shapes (right-aligned; a dimension of 1 broadcasts).
 // Comparisons and logic produce bool (a uint8 of 0/1). Integer division truncates toward zero
@@ -97,7 +101,7 @@ Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& ou
 // Mean over spatial_axes, which stay as extent-1 dimensions.
 Tensor GlobalAveragePool(const Tensor& x, const std::vector<int64_t>& spatial_axes);
 Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims);
-enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare, kL2 };
+enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kLogSum, kLogSumExp };
 Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op);
 // (x - mean) / sqrt(var + eps) * scale + bias over axes [axis, rank); scale and bias have the
 // trailing shape (bias may be null).
@@ -105,6 +109,16 @@ Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
 // Normalized exponentials over axes [first_axis, last_axis] (a range, for the opset < 13 form
 // that flattens the trailing axes).
 Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis);
+// log(Softmax) over the same axes, as x - max - log(sum(exp(x - max))): never log(0).
+Tensor LogSoftmax(const Tensor& x, int64_t first_axis, int64_t last_axis);
+// 1 at the first largest element over axes [first_axis, last_axis] (in row-major order), 0 elsewhere.
+Tensor Hardmax(const Tensor& x, int64_t first_axis, int64_t last_axis);
+// The int64 index along `axis` of the largest (is_max) or smallest element; the first such one,
+// or the last with last_index. keepdims keeps the axis as 1.
+Tensor ArgReduce(const Tensor& x, int64_t axis, bool keepdims, bool is_max, bool last_index);
+// x where element (.., i, j) of its last two axes lies on or above (upper) or on or below the
+// k-th diagonal (j - i >= k, or j - i <= k), 0 elsewhere.
+Tensor Trilu(const Tensor& x, bool upper, int64_t k);
 
 // --- linear algebra (untuned forms; dense layers with constant weights use dense_pack) ---------
 // Batched matrix product with numpy semantics (1-D operands promoted, batch dims broadcast).

@@ -128,6 +128,36 @@ Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdi
 
 Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op) {
   if (op == ReduceOp::kMean) return ReduceMean(x, axes, keepdims);
+  if (op == ReduceOp::kL1 || op == ReduceOp::kLogSum) {  // sum |x|; log of the sum
+    const Reduction red(x, axes, keepdims);
+    Tensor sum = te::ComputeReduce(x->name + ".sum", red.shape, te::ReduceKind::kSum, red.raxes, [&](const std::vector<Expr>& i) {
+      Expr v = te::Read(x, red.InputIndex(i));
+      if (op == ReduceOp::kLogSum) return v;
+      return x->dtype.is_float() ? ir::Call::Make(x->dtype, "fabs", {v}) : ir::max(v, ir::cast(x->dtype, Expr(int64_t(0))) - v);
+    });
+    if (op == ReduceOp::kL1) return sum;
+    return te::Compute(x->name + ".logsum", sum->shape, [&](const std::vector<Expr>& i) {
+      return ir::Call::Make(ir::Type::Float(32), "log", {te::Read(sum, i)});
+    });
+  }
+  if (op == ReduceOp::kLogSumExp) {
+    // m + log(sum(exp(x - m))) with m the max, so nothing overflows; an all -inf row takes m = 0
+    // and gives log(0) = -inf, as log(sum(exp(x))) does, never -inf - -inf = NaN.
+    const Reduction red(x, axes, keepdims), again(x, axes, keepdims);
+    const Expr minus_inf(-std::numeric_limits<float>::infinity());
+    Tensor m = te::ComputeReduce(x->name + ".max", red.shape, te::ReduceKind::kMax, red.raxes,
+                                 [&](const std::vector<Expr>& i) { return te::Read(x, red.InputIndex(i)); });
+    Tensor shift = te::Compute(x->name + ".shift", m->shape, [&](const std::vector<Expr>& i) {
+      Expr v = te::Read(m, i);
+      return ir::select(v == minus_inf, Expr(0.0f), v);
+    });
+    Tensor sum = te::ComputeReduce(x->name + ".expsum", again.shape, te::ReduceKind::kSum, again.raxes, [&](const std::vector<Expr>& i) {
+      return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, again.InputIndex(i)) - te::Read(shift, i)});
+    });
+    return te::Compute(x->name + ".logsumexp", sum->shape, [&](const std::vector<Expr>& i) {
+      return te::Read(shift, i) + ir::Call::Make(ir::Type::Float(32), "log", {te::Read(sum, i)});
+    });
+  }
   if (op == ReduceOp::kL2) {  // sqrt of the sum of squares
     Tensor sum = Reduce(x, axes, keepdims, ReduceOp::kSumSquare);
     return te::Compute(x->name + ".l2", sum->shape, [&](const std::vector<Expr>& i) {
@@ -203,6 +233,78 @@ Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {
                                [&](const std::vector<Expr>& i) { return te::Read(e, with_axes(i, rsum)); });
   return te::Compute(x->name + ".softmax", x->shape,
                      [&](const std::vector<Expr>& i) { return te::Read(e, i) / te::Read(s, kept_index(i)); });
+}
+
+Tensor LogSoftmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {
+  std::vector<int64_t> kept = x->shape;
+  std::vector<int64_t> axes;
+  for (int64_t d = first_axis; d <= last_axis; ++d) axes.push_back(d);
+  Tensor lse = Reduce(x, axes, true, ReduceOp::kLogSumExp);  // kept as extent-1 axes
+  return te::Compute(x->name + ".logsoftmax", x->shape, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> k = i;
+    for (int64_t d : axes) k[size_t(d)] = Expr(0);
+    return te::Read(x, i) - te::Read(lse, k);
+  });
+}
+
+namespace {
+
+// The row-major position of x's element over axes [first, last] within that block of axes.
+Expr FlatPosition(const Tensor& x, const std::vector<Expr>& idx, int64_t first, int64_t last) {
+  Expr pos(int64_t(0));
+  for (int64_t d = first; d <= last; ++d) pos = pos * Expr(x->shape[size_t(d)]) + idx[size_t(d)];
+  return pos;
+}
+
+// For each output index (x's with axes [first, last] removed or kept as 1), the row-major position
+// of the first (or last) extreme element over those axes: max of x, then the smallest (largest)
+// position holding it. Positions are int64; "smallest" is -max(-position).
+Tensor ExtremePosition(const Tensor& x, int64_t first, int64_t last, bool keepdims, bool is_max, bool last_index) {
+  std::vector<int64_t> axes;
+  for (int64_t d = first; d <= last; ++d) axes.push_back(d);
+  const Reduction red(x, axes, keepdims), again(x, axes, keepdims);
+  auto value = [&](const Expr& v) {  // argmin is argmax of -x
+    if (is_max) return v;
+    return x->dtype.is_float() ? Expr(0.0f) - v : ir::cast(x->dtype, Expr(int64_t(0))) - v;
+  };
+  Tensor m = te::ComputeReduce(x->name + ".extreme", red.shape, te::ReduceKind::kMax, red.raxes,
+                               [&](const std::vector<Expr>& i) { return value(te::Read(x, red.InputIndex(i))); });
+  const ir::Type i64 = ir::Type::Int(64);
+  Tensor pos = te::ComputeReduce(x->name + ".position", again.shape, te::ReduceKind::kMax, again.raxes, [&](const std::vector<Expr>& i) {
+    const std::vector<Expr> idx = again.InputIndex(i);
+    Expr p = ir::cast(i64, FlatPosition(x, idx, first, last));
+    Expr hit = value(te::Read(x, idx)) == te::Read(m, i);
+    // Not the extreme: the identity of max (the most negative int64).
+    return ir::select(hit, last_index ? p : Expr(int64_t(0)) - p, Expr(std::numeric_limits<int64_t>::min()));
+  });
+  if (last_index) return pos;
+  return te::Compute(x->name + ".first", pos->shape, [&](const std::vector<Expr>& i) { return Expr(int64_t(0)) - te::Read(pos, i); });
+}
+
+}  // namespace
+
+Tensor ArgReduce(const Tensor& x, int64_t axis, bool keepdims, bool is_max, bool last_index) {
+  return ExtremePosition(x, axis, axis, keepdims, is_max, last_index);
+}
+
+Tensor Hardmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {
+  Tensor pos = ExtremePosition(x, first_axis, last_axis, true, true, false);
+  return te::Compute(x->name + ".hardmax", x->shape, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> k = i;
+    for (int64_t d = first_axis; d <= last_axis; ++d) k[size_t(d)] = Expr(0);
+    Expr here = ir::cast(ir::Type::Int(64), FlatPosition(x, i, first_axis, last_axis));
+    return ir::select(here == te::Read(pos, k), ir::cast(x->dtype, Expr(1.0f)), ir::cast(x->dtype, Expr(0.0f)));
+  });
+}
+
+Tensor Trilu(const Tensor& x, bool upper, int64_t k) {
+  const size_t rank = x->shape.size();
+  return te::Compute(x->name + ".trilu", x->shape, [&](const std::vector<Expr>& i) {
+    Expr diff = i[rank - 1] - i[rank - 2];  // j - i
+    Expr keep = upper ? diff >= Expr(k) : diff <= Expr(k);
+    Expr zero = x->dtype.is_float() ? Expr(0.0f) : ir::cast(x->dtype, Expr(int64_t(0)));
+    return ir::select(keep, te::Read(x, i), zero);
+  });
 }
 
 }  // namespace tunefarm::ops
