@@ -1,5 +1,5 @@
-// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2,
-// ReduceLogSum, ReduceLogSumExp. Axes are an attribute until the operator's opset-18 form
+// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1,
+// ReduceL2, ReduceLogSum, ReduceLogSumExp. Axes are an attribute until the operator's opset-18 form
 // (ReduceSum: 13), an optional input after. ArgMax and ArgMin: one axis, an int64 index.
 #include <algorithm>
 
@@ -24,7 +24,7 @@ constexpr ReduceEntry kReduce[] = {
     {"ReduceMax", ops::ReduceOp::kMax, 18},   {"ReduceMin", ops::ReduceOp::kMin, 18},
     {"ReduceSumSquare", ops::ReduceOp::kSumSquare, 18}, {"ReduceL2", ops::ReduceOp::kL2, 18},
     {"ReduceL1", ops::ReduceOp::kL1, 18},     {"ReduceLogSum", ops::ReduceOp::kLogSum, 18},
-    {"ReduceLogSumExp", ops::ReduceOp::kLogSumExp, 18},
+    {"ReduceLogSumExp", ops::ReduceOp::kLogSumExp, 18}, {"ReduceProd", ops::ReduceOp::kProd, 18},
 };
 
 // Whether the reduction's value is a float whatever the input (a log or a square root).

@@ -611,6 +611,33 @@ Status LowerGather(LowerContext& cx, const Node& n) {
   return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return ops::Gather(i[0], i[1], axis); });
 }
 
+// --- GatherElements ------------------------------------------------------------------------
+Status InferGatherElements(InferContext& cx) {
+  const auto& data = cx.Shape(0);
+  const auto& idx = cx.Shape(1);
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, cx.Axis(cx.node().GetInt("axis", 0), data.size()));
+  if (cx.In(1).dtype != DataType::kInt64 && cx.In(1).dtype != DataType::kInt32) return cx.Fail("indices must be int64 or int32");
+  if (idx.size() != data.size()) {
+    return cx.Fail("indices " + ShapeStr(idx) + " must have the rank of data " + ShapeStr(data));
+  }
+  for (size_t d = 0; d < data.size(); ++d) {
+    if (int64_t(d) != axis && idx[d] > data[d]) return cx.Fail("indices " + ShapeStr(idx) + " exceed data " + ShapeStr(data) + " off the axis");
+  }
+  if (cx.In(1).constant) {
+    for (int64_t i : cx.In(1).constant->i64) {
+      if (i < -data[size_t(axis)] || i >= data[size_t(axis)]) return cx.Fail("index " + std::to_string(i) + " out of range");
+    }
+  }
+  cx.SetOut(0, cx.In(0).dtype, idx);
+  return Status::OK();
+}
+
+Status LowerGatherElements(LowerContext& cx, const Node& n) {
+  const NodeView v(cx.graph(), n);
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
+  return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return ops::GatherElements(i[0], i[1], axis); });
+}
+
 // --- Trilu ---------------------------------------------------------------------------------
 // The diagonal offset k: a constant scalar input (0 when absent).
 Result<int64_t> TriluOffset(const NodeView& v) {
@@ -848,6 +875,8 @@ std::vector<OperatorDef> TensorOperators() {
       {"Gather", "tensor", {{"axis", kInt}}, InferGather, FoldGather, LowerGather, nullptr, "negative indices", false, 2},
       {"Expand", "tensor", {}, InferExpand, FoldExpand, LowerExpand, nullptr, "the shape must be a constant", false, 2},
       {"Trilu", "tensor", {{"upper", kInt}}, InferTrilu, nullptr, LowerTrilu, nullptr, "k must be a constant"},
+      {"GatherElements", "tensor", {{"axis", kInt}}, InferGatherElements, nullptr, LowerGatherElements, nullptr,
+       "runtime indices outside the axis are clamped into it", false, 2},
       {"Tile", "tensor", {}, InferTile, nullptr, LowerTile, nullptr, "the repeats must be a constant", false, 2},
       {"ScatterND", "tensor", {{"reduction", kString}}, InferScatterND, FoldScatterND, LowerScatterND, nullptr,
        "constant indices; reduction 'none'", false, 3},

@@ -59,6 +59,10 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind);
 Tensor Where(const Tensor& cond, const Tensor& x, const Tensor& y);
 // x converted to t (float -> integer truncates); to_bool: x != 0 as a bool byte.
 Tensor Cast(const Tensor& x, ir::Type t, bool to_bool);
+// ONNX GatherElements: out[i] = x[i with axis `axis` replaced by indices[i]]; indices has x's
+// rank. Negative indices count from the end; one outside the axis is clamped into it (a read never
+// leaves the tensor).
+Tensor GatherElements(const Tensor& x, const Tensor& indices, int64_t axis);
 // x broadcast to shape (numpy rules, ONNX Expand: the result shape is the broadcast of both).
 Tensor Expand(const Tensor& x, const std::vector<int64_t>& shape);
 std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
@@ -101,7 +105,7 @@ Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& ou
 // Mean over spatial_axes, which stay as extent-1 dimensions.
 Tensor GlobalAveragePool(const Tensor& x, const std::vector<int64_t>& spatial_axes);
 Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims);
-enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kLogSum, kLogSumExp };
+enum class ReduceOp { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kLogSum, kLogSumExp, kProd };
 Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, ReduceOp op);
 // (x - mean) / sqrt(var + eps) * scale + bias over axes [axis, rank); scale and bias have the
 // trailing shape (bias may be null).

@@ -168,7 +168,10 @@ Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, 
   // min(x) = -max(-x): the IR reduces by sum and max only.
   const bool negate = op == ReduceOp::kMin;
   auto negated = [&](const Expr& e) { return x->dtype.is_float() ? Expr(0.0f) - e : ir::cast(x->dtype, Expr(int64_t(0))) - e; };
-  Tensor r = te::ComputeReduce(x->name + ".reduce", red.shape, op == ReduceOp::kMax || negate ? te::ReduceKind::kMax : te::ReduceKind::kSum,
+  const te::ReduceKind kind = op == ReduceOp::kMax || negate ? te::ReduceKind::kMax
+                              : op == ReduceOp::kProd       ? te::ReduceKind::kProd
+                                                            : te::ReduceKind::kSum;
+  Tensor r = te::ComputeReduce(x->name + ".reduce", red.shape, kind,
                                red.raxes, [&](const std::vector<Expr>& i) {
     Expr v = te::Read(x, red.InputIndex(i));
     if (op == ReduceOp::kSumSquare) return v * v;

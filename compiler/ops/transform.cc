@@ -113,6 +113,18 @@ Tensor Gather(const Tensor& x, const Tensor& indices, int64_t axis) {
   });
 }
 
+Tensor GatherElements(const Tensor& x, const Tensor& indices, int64_t axis) {
+  return te::Compute(x->name + ".gather_elements", indices->shape, [&](const std::vector<Expr>& i) {
+    Expr k = te::Read(indices, i);
+    if (k.type() != ir::Type::Int(64)) k = ir::cast(ir::Type::Int(64), k);
+    const int64_t n = x->shape[size_t(axis)];
+    k = ir::select(k < Expr(int64_t(0)), k + Expr(n), k);
+    std::vector<Expr> idx = i;
+    idx[size_t(axis)] = ir::min(ir::max(k, Expr(int64_t(0))), Expr(n - 1));
+    return te::Read(x, idx);
+  });
+}
+
 std::vector<int64_t> PhysicalShape(const std::vector<int64_t>& logical, int64_t block) {
   if (block == 0) return logical;
   TUNEFARM_CHECK(logical.size() == 4 && logical[1] % block == 0);

@@ -38,7 +38,18 @@ Expr Identity(ReduceKind kind, Type t) {
   if (kind == ReduceKind::kMax) {
     return ir::IntImm::Make(t, t.code == Type::kUInt ? 0 : -(int64_t(1) << (t.bits - 1)));
   }
-  return t.is_float() ? ir::FloatImm::Make(t, 0.0) : ir::IntImm::Make(t, 0);
+  const double identity = kind == ReduceKind::kProd ? 1.0 : 0.0;
+  return t.is_float() ? ir::FloatImm::Make(t, identity) : ir::IntImm::Make(t, int64_t(identity));
+}
+
+Expr Combine(ReduceKind kind, const Expr& acc, const Expr& value) {
+  switch (kind) {
+    case ReduceKind::kSum: return acc + value;
+    case ReduceKind::kProd: return acc * value;
+    case ReduceKind::kMax:
+    case ReduceKind::kNone: break;
+  }
+  return ir::max(acc, value);
 }
 
 struct ThreadLoop {
@@ -120,7 +131,7 @@ class StageLowering {
       update = ir::ProducerStore::Make(s.tensor, body, indices);
     } else {
       Expr acc = te::Read(s.tensor, indices);
-      Expr combined = s.reduce == ReduceKind::kSum ? acc + body : ir::max(acc, body);
+      Expr combined = Combine(s.reduce, acc, body);
       update = ir::ProducerStore::Make(s.tensor, combined, indices);
       init = ir::ProducerStore::Make(s.tensor, Identity(s.reduce, s.tensor->dtype), indices);
     }
@@ -165,6 +176,8 @@ class StageLowering {
         TUNEFARM_CHECK_MSG(s.reduce_axes.size() == 1 && s.reduce_axes[0] == leaf,
                            ("stage " + s.tensor->name + ": a reduction bound to GPU threads needs one unsplit reduce axis")
                                .c_str());
+        TUNEFARM_CHECK_MSG(s.reduce != ReduceKind::kProd,
+                           ("stage " + s.tensor->name + ": cross-thread reductions sum or take the max, not a product").c_str());
         const bool is_max = s.reduce == ReduceKind::kMax;
         const int dim = ir::GpuDimension(ann->second);
         ir::Var total = ir::MakeVar(s.tensor->name + ".total", body.type());

@@ -29,7 +29,7 @@ struct IterVarNode {
 using IterVar = std::shared_ptr<const IterVarNode>;
 IterVar MakeIterVar(const std::string& name, int64_t extent, bool is_reduce);
 
-enum class ReduceKind { kNone, kSum, kMax };
+enum class ReduceKind { kNone, kSum, kMax, kProd };
 
 }  // namespace tunefarm::te
 
