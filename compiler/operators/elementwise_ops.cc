@@ -44,7 +44,10 @@ constexpr UnaryEntry kUnary[] = {
     {"Cosh", ops::UnaryKind::kCosh, true},           {"Asinh", ops::UnaryKind::kAsinh, true},
     {"Acosh", ops::UnaryKind::kAcosh, true},         {"Atanh", ops::UnaryKind::kAtanh, true},
     {"IsNaN", ops::UnaryKind::kIsNaN, true},         {"IsInf", ops::UnaryKind::kIsInf, true},
-    {"Shrink", ops::UnaryKind::kShrink, true},
+    {"Shrink", ops::UnaryKind::kShrink, true},       {"Sin", ops::UnaryKind::kSin, true},
+    {"Cos", ops::UnaryKind::kCos, true},             {"Tan", ops::UnaryKind::kTan, true},
+    {"Asin", ops::UnaryKind::kAsin, true},           {"Acos", ops::UnaryKind::kAcos, true},
+    {"Atan", ops::UnaryKind::kAtan, true},
 };
 
 const UnaryEntry& UnaryFor(const std::string& op) {

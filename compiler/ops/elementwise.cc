@@ -67,6 +67,37 @@ Expr Sinh(const Expr& x) {
   return ir::select(Intrinsic("fabs", x) < F(0.5f), series, big);
 }
 
+// sin and cos from arithmetic alone (floor, multiply-add), so that every target computes them
+// alike and the GPU needs no math library: x reduced by pi/2 in three parts (Cody-Waite: exact
+// while |x| < 2^15), then the quadrant's polynomial on [-pi/4, pi/4] (Cephes' sinf/cosf
+// coefficients; within 2 ulp of float64 there). cos(x) is sin of the next quadrant.
+Expr SinQuadrant(const Expr& x, int shift) {
+  Expr j = Intrinsic("floor", x * F(0.636619772367581343f) + F(0.5f));
+  Expr y = ((x - j * F(1.5703125f)) - j * F(4.837512969970703125e-4f)) - j * F(7.54978995489188216e-8f);
+  Expr z = y * y;
+  Expr s = y + y * z * (F(-1.6666654611e-1f) + z * (F(8.3321608736e-3f) + z * F(-1.9515295891e-4f)));
+  Expr c = F(1.0f) - F(0.5f) * z + z * z * (F(4.166664568298827e-2f) + z * (F(-1.388731625493765e-3f) + z * F(2.443315711809948e-5f)));
+  Expr q = j + F(float(shift));
+  q = q - F(4.0f) * Intrinsic("floor", q * F(0.25f));  // the quadrant, 0..3
+  return ir::select(q < F(0.5f), s, ir::select(q < F(1.5f), c, ir::select(q < F(2.5f), F(0.0f) - s, F(0.0f) - c)));
+}
+
+// atan: |x| reduced to [0, tan(pi/8)] through atan(x) = pi/2 - atan(1/x) and pi/4 + atan((x-1)/(x+1)),
+// then Cephes' atanf polynomial.
+Expr Atan(const Expr& x) {
+  Expr a = Intrinsic("fabs", x);
+  Expr big = a > F(2.414213562373095f), mid = a > F(0.4142135623730950f);
+  Expr r = ir::select(big, F(-1.0f) / a, ir::select(mid, (a - F(1.0f)) / (a + F(1.0f)), a));
+  Expr base = ir::select(big, F(1.5707963267948966f), ir::select(mid, F(0.7853981633974483f), F(0.0f)));
+  Expr z = r * r;
+  Expr p = (((F(8.05374449538e-2f) * z - F(1.38776856032e-1f)) * z + F(1.99777106478e-1f)) * z - F(3.33329491539e-1f)) * z * r + r;
+  Expr m = base + p;
+  return ir::select(x < F(0.0f), F(0.0f) - m, m);
+}
+
+// asin(x) = atan(x / sqrt(1 - x^2)): +-1 give +-inf, and atan(+-inf) = +-pi/2.
+Expr Asin(const Expr& x) { return Atan(x / Intrinsic("sqrt", F(1.0f) - x * x)); }
+
 }  // namespace
 
 Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
@@ -112,16 +143,28 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
     case UnaryKind::kSinh: return Sinh(x);
     case UnaryKind::kCosh: return F(0.5f) * (Intrinsic("exp", x) + Intrinsic("exp", F(0.0f) - x));
     case UnaryKind::kAsinh: {
-      // sign(x) log(|x| + sqrt(x^2 + 1)); past 2^60 x^2 + 1 would overflow: log(2|x|).
+      // sign(x) log(|x| + sqrt(x^2 + 1)); below 1/4 its Taylor series (the log's argument is
+      // 1 + ~|x| there, and the rounding of that sum would cost ~100 ulp near 0); past 1e18,
+      // where x^2 + 1 overflows, log(2|x|).
       Expr a = Intrinsic("fabs", x);
-      Expr m = ir::select(a > F(1.0e18f), Intrinsic("log", a) + F(0.693147180559945f),
-                          Intrinsic("log", a + Intrinsic("sqrt", a * a + F(1.0f))));
+      Expr z = a * a;
+      Expr series = a * (F(1.0f) + z * (F(-1.0f / 6) + z * (F(3.0f / 40) + z * (F(-15.0f / 336) + z * (F(105.0f / 3456) +
+                                   z * (F(-945.0f / 42240) + z * F(10395.0f / 599040)))))));
+      Expr m = ir::select(a < F(0.25f), series,
+                          ir::select(a > F(1.0e18f), Intrinsic("log", a) + F(0.693147180559945f),
+                                     Intrinsic("log", a + Intrinsic("sqrt", z + F(1.0f)))));
       return ir::select(x < F(0.0f), F(0.0f) - m, m);
     }
     case UnaryKind::kAcosh:
       return ir::select(x > F(1.0e18f), Intrinsic("log", x) + F(0.693147180559945f),
                         Intrinsic("log", x + Intrinsic("sqrt", x * x - F(1.0f))));
     case UnaryKind::kAtanh: return F(0.5f) * Intrinsic("log", (F(1.0f) + x) / (F(1.0f) - x));
+    case UnaryKind::kSin: return SinQuadrant(x, 0);
+    case UnaryKind::kCos: return SinQuadrant(x, 1);
+    case UnaryKind::kTan: return SinQuadrant(x, 0) / SinQuadrant(x, 1);
+    case UnaryKind::kAsin: return Asin(x);
+    case UnaryKind::kAcos: return F(1.5707963267948966f) - Asin(x);
+    case UnaryKind::kAtan: return Atan(x);
     case UnaryKind::kIsNaN: return AsBool(MagnitudeBits(x) > Expr(kInfBits));
     case UnaryKind::kIsInf: {
       Expr inf = MagnitudeBits(x) == Expr(kInfBits);

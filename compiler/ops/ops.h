@@ -30,7 +30,7 @@ enum class UnaryKind {
   kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kErf, kGelu, kGeluTanh, kNot,
   kPowScalar,  // x ** alpha
   kCeil, kRound, kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish,
-  kSinh, kCosh, kAsinh, kAcosh, kAtanh,
+  kSinh, kCosh, kAsinh, kAcosh, kAtanh, kSin, kCos, kTan, kAsin, kAcos, kAtan,
   kIsNaN, kIsInf,  // to bool; IsInf: alpha != 0 detects -inf, beta != 0 +inf
   kShrink          // x < -alpha ? x + beta : x > alpha ? x - beta : 0
 };
