@@ -294,8 +294,8 @@ Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
 void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   std::unique_lock<std::mutex> lock(mu_);
   const v1::TuningJobSpec spec = job->proto.spec();
-  // Memory first: the import is where a job peaks. Released in steps (after the import, at the end)
-  // by `memory`, whichever way this function returns.
+  // Memory first: the import is where a job peaks. The reservation shrinks to need.tune_bytes once
+  // the model is imported and to 0 where the job leaves (a stop while queued, or `leave` below).
   const JobMemory need = EstimateJobBytes(spec);
   struct Reservation {
     JobManager* m;
