@@ -143,6 +143,43 @@ TEST(Cli, OutputsThatAreNotRegularFilesAndBrokenInputsAreRefused) {
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 
+// `records check` lists what makes a database refused and exits 1; `records repair` keeps the sound
+// trials in another database, naming the ones left out (issue 30).
+TEST(Cli, RecordsCheckAndRepairAHostileDatabase) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_cli_repair_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const std::string lines = dir + "/t.jsonl", bad = dir + "/bad.db", good = dir + "/good.db";
+  std::FILE* f = std::fopen(lines.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  for (int c = 1; c <= 2; ++c) {
+    std::fprintf(f, "{\"workload\":\"w\",\"target\":\"llvm\",\"status\":\"ok\",\"config_index\":%d,\"mean_ms\":%d.0}\n", c, c);
+  }
+  std::fclose(f);
+  ASSERT_EQ(Tunefarm("records import " + lines + " --records " + bad).code, 0);
+  ASSERT_EQ(system(("sqlite3 " + bad + " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
+                    "CREATE TRIGGER eat AFTER INSERT ON trials BEGIN DELETE FROM trials; END;\"").c_str()), 0);
+  CliRun check = Tunefarm("records check --records " + bad);
+  EXPECT_EQ(check.code, 1) << check.output;
+  EXPECT_NE(check.output.find("records database " + bad + ": 2 problem(s)\n  trigger 'eat': SQL that would run inside "
+                              "tunefarm"),
+            std::string::npos)
+      << check.output;
+  EXPECT_NE(check.output.find("  trial 2: field 'mean_ms' must not be negative"), std::string::npos) << check.output;
+  CliRun repair = Tunefarm("records repair --records " + bad + " -o " + good);
+  EXPECT_EQ(repair.code, 0) << repair.output;
+  EXPECT_NE(repair.output.find("kept 1 trials of " + bad + " in " + good + " (1 new there); left out 1\n"
+                               "  trial 2: field 'mean_ms' must not be negative"),
+            std::string::npos)
+      << repair.output;
+  CliRun clean = Tunefarm("records check --records " + good);
+  EXPECT_EQ(clean.code, 0) << clean.output;
+  EXPECT_NE(clean.output.find("no problems found"), std::string::npos) << clean.output;
+  CliRun same = Tunefarm("records repair --records " + bad + " -o " + bad);
+  EXPECT_EQ(same.code, 1);
+  EXPECT_NE(same.output.find("-o must name another database than --records"), std::string::npos) << same.output;
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
 // Under a file size limit (issue 30): compile and tune fail with exit 1 and one message naming the
 // limit, never a silent death by SIGXFSZ, and leave no artifact behind.
 TEST(Cli, AFileSizeLimitIsOneClearErrorNotASignal) {

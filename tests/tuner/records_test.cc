@@ -231,7 +231,8 @@ TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
       EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
       EXPECT_EQ(db.status().message(), "records database " + path_ + " holds " + what +
                                            ": SQL that would run inside tunefarm, which writes only tables and indexes; "
-                                           "refusing to open it (drop them with sqlite3 if you trust the file's trials)");
+                                           "refusing to open it (`tunefarm records check` lists what is wrong; "
+                                           "`tunefarm records repair` copies the trials into a new database without it)");
       EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
     }
   };
@@ -258,6 +259,50 @@ TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
   auto all = (*db)->List();
   ASSERT_FALSE(all.ok());
   EXPECT_NE(all.status().message().find("string or blob too big"), std::string::npos) << all.status().ToString();
+}
+
+// A file the other modes refuse opens for salvage without running anything in it: Check names each
+// problem (the trigger, a trial import would refuse, a value over the limit) and Salvage keeps the
+// trials that are sound, which a fresh database then takes (issue 30: `records check`/`repair`).
+TEST_F(RecordsTest, CheckNamesWhatIsWrongAndSalvageKeepsTheSoundTrials) {
+  {
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    for (int c = 1; c <= 3; ++c) {
+      TrialRecord t = Trial("llvm -mcpu=a", "", "cpu", c, 1.0 + c);
+      ASSERT_TRUE((*db)->AddTrial(&t).ok());
+    }
+  }
+  ASSERT_EQ(system(("sqlite3 " + path_ + " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
+                    "UPDATE trials SET error_message = replace(hex(zeroblob(5000000)), '0', 'x') WHERE config_index = 3; "
+                    "CREATE TRIGGER eat AFTER INSERT ON trials BEGIN DELETE FROM trials; END;\"").c_str()), 0);
+  ASSERT_FALSE(RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly).ok());
+  auto db = RecordsDb::Open(path_, RecordsDb::Mode::kSalvage);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto problems = (*db)->Check();
+  ASSERT_TRUE(problems.ok()) << problems.status().ToString();
+  EXPECT_EQ(*problems, (std::vector<std::string>{
+                           "trigger 'eat': SQL that would run inside tunefarm, which writes only tables and indexes (every "
+                           "other command refuses the file)",
+                           "trial 2: field 'mean_ms' must not be negative", "trial 3: string or blob too big"}));
+  std::vector<std::string> skipped;
+  auto kept = (*db)->Salvage(&skipped);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].config_index, 1);
+  EXPECT_EQ(skipped.size(), 2u);
+  const std::string fresh = path_ + ".repaired";
+  std::remove(fresh.c_str());
+  {
+    auto to = RecordsDb::Open(fresh, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(to.ok());
+    EXPECT_EQ(*(*to)->AddTrials(*kept), 1);
+    auto again = (*to)->Check();
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->empty());
+  }
+  EXPECT_EQ(*(*db)->CountTrials(), 3) << "the source is only read";
+  std::remove(fresh.c_str());
 }
 
 // A time no measurement gives (negative, zero, infinite), written into the file by hand, is never

@@ -75,7 +75,7 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, 
   if (IsPostgresLocation(location)) {
     TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenPostgres(location));
     std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
-    if (mode == Mode::kReadOnly) {  // a reader never makes tables in a database named by mistake
+    if (mode == Mode::kReadOnly || mode == Mode::kSalvage) {  // a reader never makes tables in a database named by mistake
       TUNEFARM_ASSIGN_OR_RETURN(int version, r->SchemaVersion());
       if (version == 0) {
         return Status::NotFound("records database " + r->location() +
@@ -84,7 +84,7 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, 
     }
     TUNEFARM_RETURN_IF_ERROR(r->Migrate());
     // Readers never write: the server refuses it for the rest of the session.
-    if (mode == Mode::kReadOnly) {
+    if (mode == Mode::kReadOnly || mode == Mode::kSalvage) {
       const char* read_only = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
       r->conn_->KeepForSession(read_only);
       if (Status s = r->conn_->Exec(read_only); !s.ok()) {
@@ -107,15 +107,15 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, 
     return Status::InvalidArgument("records database " + location + " is " + kind +
                                    ", not a regular file: give the path of an SQLite records file");
   }
-  if (mode == Mode::kReadOnly) return OpenSqliteReadOnly(location);
+  if (mode == Mode::kReadOnly || mode == Mode::kSalvage) return OpenSqliteReadOnly(location, mode == Mode::kSalvage);
   TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenSqlite(location, mode == Mode::kCreate));
   std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
   TUNEFARM_RETURN_IF_ERROR(r->Migrate());
   return r;
 }
 
-Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenSqliteReadOnly(const std::string& path) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto conn, tuner::OpenSqliteReadOnly(path));
+Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenSqliteReadOnly(const std::string& path, bool salvage) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto conn, tuner::OpenSqliteReadOnly(path, salvage));
   std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
   TUNEFARM_ASSIGN_OR_RETURN(int version, r->SchemaVersion());
   const int current = int(Migrations().size());

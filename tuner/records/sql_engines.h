@@ -13,7 +13,9 @@ namespace tunefarm::tuner {
 Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool create);
 // SQLite, read-only; where the WAL's -shm file cannot be made (a read-only directory), the file is
 // read as immutable -- nothing can be writing it there. The schema version is readable on success.
-Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path);
+// salvage: a schema holding triggers or views is opened instead of refused (they stay disabled),
+// for `records check` and `records repair`.
+Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path, bool salvage = false);
 
 // True for a PostgreSQL location: a postgresql:// or postgres:// URL, or a libpq keyword string
 // ("host=db dbname=records user=tuner"): text that starts with a keyword and '='.

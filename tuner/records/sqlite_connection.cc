@@ -191,7 +191,8 @@ Status RefuseCodeInTheSchema(sqlite3* db, const std::string& path) {
   if (found.empty()) return Status::OK();
   return Status::FailedPrecondition("records database " + path + " holds " + found +
                                     ": SQL that would run inside tunefarm, which writes only tables and indexes; "
-                                    "refusing to open it (drop them with sqlite3 if you trust the file's trials)");
+                                    "refusing to open it (`tunefarm records check` lists what is wrong; `tunefarm records repair` copies "
+                                    "the trials into a new database without it)");
 }
 
 // "file:" URI for sqlite3_open_v2 with SQLITE_OPEN_URI: the path with %, ? and # escaped.
@@ -210,7 +211,7 @@ std::string FileUri(const std::string& path, const std::string& query) {
 }
 
 Result<std::unique_ptr<SqliteConnection>> OpenWithFlags(const std::string& path, const std::string& name, int flags,
-                                                        const char* purpose) {
+                                                        const char* purpose, bool salvage = false) {
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
@@ -220,7 +221,7 @@ Result<std::unique_ptr<SqliteConnection>> OpenWithFlags(const std::string& path,
   }
   sqlite3_busy_timeout(db, 5000);
   Harden(db);
-  if (Status s = RefuseCodeInTheSchema(db, path); !s.ok()) {
+  if (Status s = salvage ? Status::OK() : RefuseCodeInTheSchema(db, path); !s.ok()) {
     sqlite3_close(db);
     return s;
   }
@@ -234,10 +235,10 @@ Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool 
   return std::unique_ptr<SqlConnection>(std::move(conn));
 }
 
-Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path) {
+Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path, bool salvage) {
   for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
     TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenWithFlags(path, FileUri(path, query), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                                                       " for reading"));
+                                                       " for reading", salvage));
     auto version = conn->SchemaVersion();
     const int code = conn->error_code();  // READONLY_CANTINIT, CANTOPEN: no -shm possible here
     if (!version.ok() && (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && std::string(query) == "mode=ro") continue;

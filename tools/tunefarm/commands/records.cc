@@ -1,6 +1,7 @@
-// tunefarm records list|best|stats|export|import|copy [--records DB] [--workload KEY] [--target T] [--json]
+// tunefarm records list|best|stats|export|import|copy|check|repair [--records DB] [--workload KEY] [--target T] [--json]
 //   export [-o FILE]   JSON lines to FILE or stdout      import FILE   JSON lines into the DB
 //   copy --from DB --to DB   every trial, between SQLite files and PostgreSQL databases either way
+//   check                    what is wrong with a database the others refuse   repair -o DB   keep its good trials
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -51,9 +52,50 @@ int Copy(const RecordsFlags& f) {
   return 0;
 }
 
+// What is wrong with a database the other commands refuse or read only in part; exit 1 when
+// anything is. Nothing in the file runs (Mode::kSalvage) and nothing is written.
+int Check(const RecordsFlags& f) {
+  auto db = tuner::RecordsDb::Open(f.records, tuner::RecordsDb::Mode::kSalvage);
+  if (!db.ok()) return Fail(db.status().message());
+  auto problems = (*db)->Check();
+  if (!problems.ok()) return Fail(problems.status().message());
+  if (problems->empty()) {
+    std::printf("records database %s: no problems found\n", (*db)->location().c_str());
+    return 0;
+  }
+  std::printf("records database %s: %zu problem(s)\n", (*db)->location().c_str(), problems->size());
+  for (const auto& p : *problems) std::printf("  %s\n", p.c_str());
+  std::printf("`tunefarm records repair --records %s -o NEW.db` copies the trials that can be kept into a new "
+              "database\n",
+              f.records.c_str());
+  return 1;
+}
+
+// Every trial Check does not object to, into another database (created when missing); the
+// source is only read. Job ids are dropped, as by copy.
+int Repair(const RecordsFlags& f) {
+  if (f.output == f.records) return Fail("-o must name another database than --records (the source is only read)");
+  auto from = tuner::RecordsDb::Open(f.records, tuner::RecordsDb::Mode::kSalvage);
+  if (!from.ok()) return Fail(from.status().message());
+  std::vector<std::string> skipped;
+  auto trials = (*from)->Salvage(&skipped);
+  if (!trials.ok()) return Fail(trials.status().message());
+  auto to = tuner::RecordsDb::Open(f.output, tuner::RecordsDb::Mode::kCreate);
+  if (!to.ok()) return Fail(to.status().message());
+  for (auto& t : *trials) t.job_id = 0;
+  auto added = (*to)->AddTrials(*trials);
+  if (!added.ok()) return Fail(added.status().message() + " (nothing copied)");
+  std::printf("kept %zu trials of %s in %s (%lld new there); left out %zu\n", trials->size(), (*from)->location().c_str(),
+              (*to)->location().c_str(), static_cast<long long>(*added), skipped.size());
+  for (const auto& s : skipped) std::printf("  %s\n", s.c_str());
+  return 0;
+}
+
 int Records(const RecordsFlags& f) {
   const std::string& sub = f.action;
   if (sub == "copy") return Copy(f);
+  if (sub == "check") return Check(f);
+  if (sub == "repair") return Repair(f);
   const bool importing = sub == "import";
   const std::string& path = f.records;
   // Import creates the database; every other subcommand reads an existing one, read-only.
@@ -173,7 +215,9 @@ Action DeclareRecords(CLI::App& app) {
                                        {"stats", "trials, successes and errors by kind per workload and target"},
                                        {"export", "every trial as JSON lines (to move them to another machine)"},
                                        {"import", "add the trials of a JSON lines file (all or nothing)"},
-                                       {"copy", "every trial of one database into another: SQLite and PostgreSQL, either way"}},
+                                       {"copy", "every trial of one database into another: SQLite and PostgreSQL, either way"},
+                                       {"check", "what is wrong with a database the other commands refuse (nothing in it runs)"},
+                                       {"repair", "copy the trials that can be kept from such a database into a new one"}},
                                       &f->action)) {
     const bool importing = name == "import";
     if (name == "copy") {
@@ -186,6 +230,13 @@ Action DeclareRecords(CLI::App& app) {
     AddRecordsFlag(*sub, &f->records,
                    importing ? "the database to add to (created when missing; default ./tunefarm.db)"
                              : "the database to read, read-only (default ./tunefarm.db)");
+    if (name == "check") continue;
+    if (name == "repair") {
+      sub->add_option("-o,--output", f->output, "the database to copy the kept trials into (created when missing)")
+          ->type_name("DB")
+          ->required();
+      continue;
+    }
     if (importing) {
       sub->add_option("FILE", f->file, "JSON lines from tunefarm records export")->required();
     } else if (name == "export") {

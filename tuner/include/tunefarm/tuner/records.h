@@ -117,7 +117,10 @@ class RecordsDb {
   // `location`: a SQLite file, or a PostgreSQL server's database as a postgresql:// URL or a
   // libpq keyword string (IsPostgresRecords). On PostgreSQL the database itself must exist (the
   // server's administrator creates it); kCreate and kMustExist both create the tables.
-  enum class Mode { kCreate, kMustExist, kReadOnly };
+  // kSalvage (SQLite): kReadOnly, except that a file whose schema holds triggers or views is
+  // opened rather than refused -- they stay disabled and never run -- so that Check can say what is
+  // wrong and Salvage can keep the trials (`records check`, `records repair`).
+  enum class Mode { kCreate, kMustExist, kReadOnly, kSalvage };
   static Result<std::unique_ptr<RecordsDb>> Open(const std::string& location, Mode mode);
   ~RecordsDb();
   RecordsDb(const RecordsDb&) = delete;
@@ -172,6 +175,13 @@ class RecordsDb {
   // positive number (NULL, NaN, zero, negative, infinite): Best/Ranked never return them, and
   // readers report this count instead.
   Result<int64_t> CountUnusable(const std::string& workload_key, const std::string& target);
+  // Every trial that reads back within the limits and that `records import` would accept
+  // (TrialRecord::FromJson of its JSON), one at a time in id order, so that one bad row costs only
+  // itself; *skipped gets "trial N: why" for each one left out.
+  Result<std::vector<TrialRecord>> Salvage(std::vector<std::string>* skipped);
+  // What is wrong with the database, one line each (empty: nothing): SQL objects tunefarm never
+  // writes (triggers, views), a failed SQLite integrity check, and the trials Salvage leaves out.
+  Result<std::vector<std::string>> Check();
   // Trials in insertion order, optionally of one workload (empty: all).
   Result<std::vector<TrialRecord>> List(const std::string& workload_key = "", int64_t limit = -1);
   // Successful trials with a usable time of other workloads of a template on one target, newest
@@ -221,7 +231,7 @@ class RecordsDb {
   explicit RecordsDb(std::unique_ptr<SqlConnection> conn);
   Status Migrate();
   Status MigrateOnce(int from_version, const char* ddl);  // one step, under the schema lock
-  static Result<std::unique_ptr<RecordsDb>> OpenSqliteReadOnly(const std::string& path);
+  static Result<std::unique_ptr<RecordsDb>> OpenSqliteReadOnly(const std::string& path, bool salvage);
   void Rollback();
   // IOError "records database LOCATION: what: the engine's message" (a damaged file stays Corruption).
   Status Error(const std::string& what, const Status& cause);
