@@ -1,6 +1,7 @@
 // Fuzz target: a records database file from someone else (a team share, a copy): the bytes are
-// written as an SQLite file and opened the way every reader opens one (read-only, defensive, the
-// schema checked for code), then listed, ranked, summarized and exported. A hostile file must cost
+// written as an SQLite file, checked as `records check` does (opened for salvage: its SQL disabled,
+// not refused) and opened the way every reader opens one (read-only, defensive, the schema checked
+// for code), then listed, ranked, summarized and exported. A hostile file must cost
 // an error, never a crash, a hang past the step deadline or unbounded memory. Seeds: a database
 // tunefarm wrote, the same with a trigger, with a view, with hostile values.
 #include <unistd.h>
@@ -40,6 +41,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  }
+  {
+    // `records check` and `repair` open what readers refuse, with its SQL still disabled.
+    auto salvage = tt::RecordsDb::Open(path, tt::RecordsDb::Mode::kSalvage);
+    if (salvage.ok()) {
+      (void)(*salvage)->Check();
+    } else if (salvage.status().message().empty()) {
+      std::abort();
+    }
   }
   auto db = tt::RecordsDb::Open(path, tt::RecordsDb::Mode::kReadOnly);
   if (!db.ok()) {
