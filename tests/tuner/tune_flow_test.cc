@@ -397,7 +397,8 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
 // Apply-history-best (issue 15): the fastest record of a workload whose config no longer matches
 // the space (here a corrupted config) gives way to the next valid record instead of hiding them all.
 // Records are validated on read (issue 30): the corrupt config and an 'ok' trial whose time was
-// edited to -5 ms are each counted in a warning by compile and by a resumed tune, never applied.
+// edited to -5 ms are each counted in a warning by compile and by a resumed tune (with a third
+// trial whose status no tunefarm writes), never applied.
 TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
   const std::string db_path = dir_ + "/best.db", out = dir_ + "/m.tfa";
   auto tune = RunCommand(Cli("tune " + model_ + " --trials 6 --seed 4 --records " + db_path));
@@ -424,6 +425,11 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
     edited.costs_ms = {edited.mean_ms};
     ASSERT_TRUE((*db)->AddTrial(&edited).ok());
     ASSERT_EQ(system(("sqlite3 " + db_path + " 'UPDATE trials SET mean_ms = -5 WHERE id = " + std::to_string(edited.id) + "'").c_str()), 0);
+    // And a status no tunefarm writes, on another trial of the same workload.
+    const std::string others = "SELECT MIN(id) FROM trials WHERE workload_id = (SELECT workload_id FROM trials WHERE id = " +
+                               std::to_string(valid.id) + ") AND id NOT IN (" + std::to_string(valid.id) + ", " +
+                               std::to_string(corrupt.id) + ", " + std::to_string(edited.id) + ")";
+    ASSERT_EQ(system(("sqlite3 " + db_path + " \"UPDATE trials SET status = 'weird' WHERE id = (" + others + ")\"").c_str()), 0);
   }
   auto compile = RunCommand(Cli("compile " + model_ + " --records " + db_path + " -o " + out));
   ASSERT_EQ(compile.code, 0) << compile.output;
@@ -444,7 +450,7 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
   EXPECT_TRUE(found) << "no kernel of " << valid.workload_key;
   auto resumed = RunCommand(Cli("tune " + model_ + " --trials 6 --seed 4 --records " + db_path));
   ASSERT_EQ(resumed.code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("skipped 2 record(s) read back from the database"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("skipped 3 record(s) read back from the database"), std::string::npos) << resumed.output;
 }
 
 TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {

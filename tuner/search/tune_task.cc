@@ -119,9 +119,11 @@ struct TaskTuner::State {
   compiler::ConfigSpace space;
   explicit State(compiler::ConfigSpace sp) : space(std::move(sp)) {}
   // A record read back (resumed, or another tuner's) that must not steer the search: its config
-  // is not this space's point at its index (stale, from another version, or edited), or it claims
-  // success with a time that is not a finite positive number. Counted, never used.
+  // is not this space's point at its index (stale, from another version, or edited), its status is
+  // none tunefarm writes, or it claims success with a time that is not a finite positive number.
+  // Counted, never used.
   bool Refused(const TrialRecord& t) const {
+    if (!IsTrialStatus(t.status)) return true;
     auto cfg = space.Get(t.config_index);
     if (!cfg.ok() || (!t.config_json.empty() && cfg->ToJson() != t.config_json)) return true;
     return t.status == "ok" && !(t.mean_ms > 0 && t.mean_ms < 1e300);

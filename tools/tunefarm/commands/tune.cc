@@ -40,7 +40,8 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
     if (summaries[i].skipped_records == 0) continue;
     std::fprintf(stderr,
                  "warning: task %zu: skipped %d record(s) read back from the database whose config is not a point of "
-                 "this space or whose time is not a finite positive number; none steered the search\n",
+                 "this space, whose status is none tunefarm writes or whose time is not a finite positive number; "
+                 "none steered the search\n",
                  i + 1, summaries[i].skipped_records);
   }
 }

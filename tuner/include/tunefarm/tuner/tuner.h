@@ -122,8 +122,9 @@ struct TaskSummary {
   int64_t best_config = -1;
   std::map<std::string, int> errors;  // by status
   int transfer_rows = 0;              // xgb: rows of similar workloads the model started from
-  // Records read back and refused (a config that is not this space's point at its index, or an
-  // 'ok' time that is not finite and positive): they neither count as measured nor steer the search.
+  // Records read back and refused (a config that is not this space's point at its index, a status
+  // tunefarm never writes, an 'ok' time that is not finite and positive): they neither count as
+  // measured nor steer the search.
   int skipped_records = 0;
   // Where the time went (this run): proposing configs (model fits, annealing, features),
   // building candidates (wall clock of the parallel builds), measuring, recording.
