@@ -97,12 +97,35 @@ TEST_F(RegistrarTest, RegistersWithBackoffThenHeartbeats) {
   EXPECT_TRUE(r->server_id().empty());
   link_.down = false;
   r->Step();
-  EXPECT_EQ(r->server_id(), "srv1");
-  EXPECT_EQ(log_.back(), "registered as srv1");
+  EXPECT_EQ(r->server_id().rfind("srv1-", 0), 0u) << r->server_id();
+  EXPECT_EQ(log_.back(), "registered as " + r->server_id());
   EXPECT_EQ(r->Step(), 100);  // the tracker's heartbeat interval
   Run(*r, 20);                // two seconds of heartbeats keep it registered
   EXPECT_EQ(raw_->GetStatus().servers.size(), 1u);
   EXPECT_EQ(r->registrations(), 1);
+}
+
+// A tracker restarted numbers its servers from 1 again. A server whose heartbeat comes after
+// another server already re-registered must be unknown to the new tracker, not taken for the one
+// that got its old number: otherwise it heartbeats on, listed nowhere (the failure of
+// Farm.ServersReRegisterAfterTheTrackerRestarts under load).
+TEST_F(RegistrarTest, AfterATrackerRestartAnOldIdIsNeverAnotherServers) {
+  auto a = MakeRegistrar("127.0.0.1:1");
+  auto b = MakeRegistrar("127.0.0.1:2");
+  a->Step();
+  b->Step();
+  const std::string a_before = a->server_id();
+  ASSERT_EQ(a_before.rfind("srv1-", 0), 0u) << a_before;
+  Restart();
+  // b notices first (its heartbeat is due) and registers again: the new tracker's first server.
+  ASSERT_TRUE(b->RefreshLease().ok());
+  ASSERT_EQ(b->server_id().rfind("srv1-", 0), 0u) << b->server_id();
+  EXPECT_NE(b->server_id(), a_before);
+  // a's next heartbeat carries its old id: unknown, so it registers again.
+  Run(*a, 3);
+  EXPECT_EQ(raw_->GetStatus().servers.size(), 2u);
+  EXPECT_NE(a->server_id(), a_before);
+  EXPECT_NE(a->server_id(), b->server_id());
 }
 
 TEST_F(RegistrarTest, FollowsTheLeaseTheTrackerNamesAndRefreshesOnDemand) {
@@ -134,7 +157,7 @@ TEST_F(RegistrarTest, ALeaseInUseSurvivesATrackerRestart) {
   Restart();
   link_.down = false;
   Run(*r, 3);
-  EXPECT_EQ(r->server_id(), "srv1");  // the new tracker's first id
+  EXPECT_EQ(r->server_id().rfind("srv1-", 0), 0u) << r->server_id();  // the new tracker's first id
   EXPECT_EQ(r->lease_id(), lease);
   auto status = raw_->GetStatus();
   ASSERT_EQ(status.servers.size(), 1u);

@@ -183,6 +183,10 @@ TEST_F(Farm, ServersReRegisterAfterTheTrackerRestarts) {
     seen = Status().servers_size();
   }
   EXPECT_EQ(seen, 3);
+  if (seen != 3) {  // what each process said since the restart
+    for (size_t i = 0; i < 3; ++i) std::printf("server %zu: %s\n", i, farm_.server(i).Drain(500).c_str());
+    std::printf("tracker: %s\n", farm_.tracker().Drain(500).c_str());
+  }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - restarted).count();
   std::printf("all 3 servers registered again %.2f s after the tracker restarted\n", s);
 }

@@ -136,7 +136,9 @@ Result<Registration> TrackerCore::Register(const std::string& key, const std::st
   {
     std::lock_guard<std::mutex> lock(mu_);
     Server s;
-    s.id = "srv" + std::to_string(next_server_++);
+    // The epoch's first 8 hex digits: a restarted tracker numbers its servers from 1 again, and a
+    // server still heartbeating with its old id must be told "unknown", not taken for another.
+    s.id = "srv" + std::to_string(next_server_++) + "-" + epoch_.substr(0, 8);
     s.key = key;
     s.address = address;
     s.device = device;

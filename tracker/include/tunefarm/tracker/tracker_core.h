@@ -11,6 +11,8 @@
 //    renewed, and ends on Release, on expiry (kExpired) or when its server is lost.
 //  - Time comes from the Clock; Tick() applies every time-based transition and grants free servers
 //    to queue heads. Every public call also ticks, so state is never stale.
+//  - Server ids ("srv<n>-<epoch prefix>") and lease ids carry this tracker's epoch (random per
+//    start): a server heartbeating with an id from before a restart is unknown, never another server.
 //  - Lease ids carry this tracker's epoch (random per start). A server re-registering reports the
 //    lease it was serving: a lease of an earlier epoch (the tracker restarted) is restored on it,
 //    so a server mid-batch is never granted to a second client; a lease of this epoch is kept only
