@@ -42,6 +42,15 @@ class RecordsTest : public ::testing::Test {
   void TearDown() override {
     for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
   }
+  // n trials of one workload, configs 1..n taking 2..n+1 ms, in a new database at path_.
+  void AddTrials(int n) {
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    for (int c = 1; c <= n; ++c) {
+      TrialRecord t = Trial("llvm -mcpu=a", "", "cpu", c, 1.0 + c);
+      ASSERT_TRUE((*db)->AddTrial(&t).ok());
+    }
+  }
   std::string path_;
 };
 
@@ -265,14 +274,7 @@ TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
 // problem (the trigger, a trial import would refuse, a value over the limit) and Salvage keeps the
 // trials that are sound, which a fresh database then takes (issue 30: `records check`/`repair`).
 TEST_F(RecordsTest, CheckNamesWhatIsWrongAndSalvageKeepsTheSoundTrials) {
-  {
-    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    for (int c = 1; c <= 3; ++c) {
-      TrialRecord t = Trial("llvm -mcpu=a", "", "cpu", c, 1.0 + c);
-      ASSERT_TRUE((*db)->AddTrial(&t).ok());
-    }
-  }
+  AddTrials(3);
   ASSERT_EQ(system(("sqlite3 " + path_ + " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
                     "UPDATE trials SET error_message = replace(hex(zeroblob(5000000)), '0', 'x') WHERE config_index = 3; "
                     "CREATE TRIGGER eat AFTER INSERT ON trials BEGIN DELETE FROM trials; END;\"").c_str()), 0);
@@ -308,14 +310,7 @@ TEST_F(RecordsTest, CheckNamesWhatIsWrongAndSalvageKeepsTheSoundTrials) {
 // A time no measurement gives (negative, zero, infinite), written into the file by hand, is never
 // applied: the best config stays the fastest real one (issue 30).
 TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
-  {
-    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    for (int c = 1; c <= 4; ++c) {
-      TrialRecord t = Trial("llvm -mcpu=a", "", "cpu", c, 1.0 + c);
-      ASSERT_TRUE((*db)->AddTrial(&t).ok());
-    }
-  }
+  AddTrials(4);
   ASSERT_EQ(system(("sqlite3 " + path_ + " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
                     "UPDATE trials SET mean_ms = 0 WHERE config_index = 3; "
                     "UPDATE trials SET mean_ms = 9e999 WHERE config_index = 4;\"").c_str()), 0);
