@@ -229,6 +229,8 @@ class CodeGenLLVM {
     if (llvm::Value* v = EmitTargetMath(op, args)) return v;
     llvm::Type* t = LLVMType(op->type);
     if (op->name == kReinterpret) return builder_.CreateBitCast(args[0], t);
+    if (op->name == "shift_left") return builder_.CreateShl(args[0], args[1]);
+    if (op->name == "shift_right") return builder_.CreateLShr(args[0], args[1]);  // unsigned: logical
     static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {
         {"exp", llvm::Intrinsic::exp}, {"sqrt", llvm::Intrinsic::sqrt}, {"fabs", llvm::Intrinsic::fabs},
         {"log", llvm::Intrinsic::log}, {"floor", llvm::Intrinsic::floor}};

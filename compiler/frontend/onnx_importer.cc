@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "compiler/operators/registry.h"
+#include "tunefarm/runtime/element_convert.h"
 #include "tunefarm/runtime/utf8.h"
 
 #pragma GCC diagnostic push
@@ -26,6 +27,7 @@ namespace {
 using graph::Attribute;
 using graph::ConstantData;
 using graph::DataType;
+using runtime::ElementType;
 
 // protobuf parses at most 2 GiB; larger models keep their weights as external data.
 constexpr uint64_t kMaxOnnxFileBytes = (uint64_t(1) << 31) - 1;
@@ -111,19 +113,12 @@ Status CheckNamesAreUtf8(const onnx::GraphProto& gp, const std::string& what) {
   return Status::OK();
 }
 
-Result<DataType> ConvertType(int32_t onnx_type, const std::string& what) {
-  switch (onnx_type) {
-    case onnx::TensorProto::FLOAT: return DataType::kFloat32;
-    case onnx::TensorProto::INT64: return DataType::kInt64;
-    case onnx::TensorProto::INT32: return DataType::kInt32;
-    case onnx::TensorProto::BOOL: return DataType::kBool;
-    case onnx::TensorProto::INT8: return DataType::kInt8;
-    case onnx::TensorProto::UINT8: return DataType::kUInt8;
-    default:
-      return Status::InvalidArgument(what + " has unsupported element type " +
-                                     onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type)) +
-                                     " (supported: float32, int64, int32, int8, uint8, bool)");
-  }
+// The element type an ONNX type code names, as callers at the model's edges see it.
+Result<ElementType> ConvertElementType(int32_t onnx_type, const std::string& what) {
+  if (auto t = graph::OnnxElementType(onnx_type)) return *t;
+  return Status::InvalidArgument(what + " has unsupported element type " +
+                                 onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type)) +
+                                 " (supported: " + graph::SupportedElementTypes() + ")");
 }
 
 // The bytes of a tensor stored in a file beside the model (ONNX external data: models over
@@ -192,9 +187,34 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
   return bytes;
 }
 
+// Widens `n` integers of storage type `t` at `p` to int64 (ConstantData keeps every integer type
+// widened); bool reads any non-zero byte as true.
+void WidenToInt64(ElementType t, const char* p, int64_t n, std::vector<int64_t>* out) {
+  out->resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t) {
+      case ElementType::kInt64: std::memcpy(&(*out)[size_t(i)], p + i * 8, 8); break;
+      case ElementType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, p + i * 4, 4);
+        (*out)[size_t(i)] = v;
+        break;
+      }
+      case ElementType::kInt8: (*out)[size_t(i)] = static_cast<int8_t>(p[i]); break;
+      case ElementType::kUInt8: (*out)[size_t(i)] = static_cast<uint8_t>(p[i]); break;
+      default: (*out)[size_t(i)] = p[i] != 0; break;  // bool
+    }
+  }
+}
+
+// A TensorProto's values. Types kernels do not compute on are converted as the executor converts
+// them at the model's edges (element_convert.h): float64/float16/bfloat16 to float32, the other
+// integer types to int64.
 Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what, const std::string& base_dir = "") {
   ConstantData c;
-  TUNEFARM_ASSIGN_OR_RETURN(c.dtype, ConvertType(t.data_type(), what));
+  TUNEFARM_ASSIGN_OR_RETURN(const ElementType edge, ConvertElementType(t.data_type(), what));
+  const ElementType storage = runtime::StorageTypeOf(edge);
+  c.dtype = graph::StorageDataType(edge);
   int64_t n = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) return Status::InvalidArgument(what + " has a negative dimension");
@@ -202,64 +222,52 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
     n *= d;
     c.shape.push_back(d);
   }
+  const size_t width = size_t(runtime::ElementSize(edge));
   std::string external;
   const bool is_external = t.data_location() == onnx::TensorProto::EXTERNAL;
   if (is_external) {
-    const uint64_t width = c.dtype == DataType::kFloat32 || c.dtype == DataType::kInt32 ? 4 : c.dtype == DataType::kInt64 ? 8 : 1;
     TUNEFARM_ASSIGN_OR_RETURN(external, ReadExternalData(t, base_dir, uint64_t(n) * width, what));
   }
   const std::string& raw = is_external ? external : t.raw_data();
   auto bad_size = [&](size_t got) {
     return Status::InvalidArgument(what + " holds " + std::to_string(got) + " elements, its shape needs " + std::to_string(n));
   };
-  switch (c.dtype) {
-    case DataType::kFloat32:
-      if (!raw.empty()) {
-        if (raw.size() != size_t(n) * 4) return bad_size(raw.size() / 4);
-        c.f32.resize(size_t(n));
-        std::memcpy(c.f32.data(), raw.data(), raw.size());
-      } else {
-        if (t.float_data_size() != n) return bad_size(size_t(t.float_data_size()));
-        c.f32.assign(t.float_data().begin(), t.float_data().end());
+  // The values as `edge` bytes: raw data as it is, or the typed field the type is kept in.
+  std::string bytes;
+  if (!raw.empty()) {
+    if (raw.size() != size_t(n) * width) return bad_size(raw.size() / width);
+    bytes = raw;
+  } else {
+    auto take = [&](const auto& field, auto convert) -> Status {
+      if (field.size() != n) return bad_size(size_t(field.size()));
+      bytes.resize(size_t(n) * width);
+      for (int64_t i = 0; i < n; ++i) {
+        auto v = convert(field[int(i)]);
+        std::memcpy(&bytes[size_t(i) * width], &v, width);
       }
-      break;
-    case DataType::kInt64:
-      if (!raw.empty()) {
-        if (raw.size() != size_t(n) * 8) return bad_size(raw.size() / 8);
-        c.i64.resize(size_t(n));
-        std::memcpy(c.i64.data(), raw.data(), raw.size());
-      } else {
-        if (t.int64_data_size() != n) return bad_size(size_t(t.int64_data_size()));
-        c.i64.assign(t.int64_data().begin(), t.int64_data().end());
-      }
-      break;
-    case DataType::kInt32:
-    case DataType::kInt8:
-    case DataType::kUInt8:
-    case DataType::kBool: {
-      size_t width = c.dtype == DataType::kInt32 ? 4 : 1;
-      if (!raw.empty()) {
-        if (raw.size() != size_t(n) * width) return bad_size(raw.size() / width);
-        c.i64.resize(size_t(n));
-        for (int64_t i = 0; i < n; ++i) {
-          if (width == 4) {
-            int32_t v;
-            std::memcpy(&v, raw.data() + i * 4, 4);
-            c.i64[size_t(i)] = v;
-          } else if (c.dtype == DataType::kInt8) {
-            c.i64[size_t(i)] = static_cast<int8_t>(raw[size_t(i)]);
-          } else if (c.dtype == DataType::kUInt8) {
-            c.i64[size_t(i)] = static_cast<uint8_t>(raw[size_t(i)]);
-          } else {
-            c.i64[size_t(i)] = raw[size_t(i)] != 0;
-          }
-        }
-      } else {
-        if (t.int32_data_size() != n) return bad_size(size_t(t.int32_data_size()));
-        c.i64.assign(t.int32_data().begin(), t.int32_data().end());
-      }
-      break;
+      return Status::OK();
+    };
+    switch (edge) {
+      case ElementType::kFloat32: TUNEFARM_RETURN_IF_ERROR(take(t.float_data(), [](float v) { return v; })); break;
+      case ElementType::kFloat64: TUNEFARM_RETURN_IF_ERROR(take(t.double_data(), [](double v) { return v; })); break;
+      case ElementType::kInt64: TUNEFARM_RETURN_IF_ERROR(take(t.int64_data(), [](int64_t v) { return v; })); break;
+      case ElementType::kUInt32: TUNEFARM_RETURN_IF_ERROR(take(t.uint64_data(), [](uint64_t v) { return uint32_t(v); })); break;
+      case ElementType::kUInt64: TUNEFARM_RETURN_IF_ERROR(take(t.uint64_data(), [](uint64_t v) { return v; })); break;
+      case ElementType::kInt32: TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return v; })); break;
+      case ElementType::kFloat16:  // int32_data holds the 16-bit patterns
+      case ElementType::kBFloat16:
+      case ElementType::kInt16:
+      case ElementType::kUInt16: TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return uint16_t(v); })); break;
+      default: TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return uint8_t(v); })); break;  // 8-bit, bool
     }
+  }
+  std::string stored(size_t(n) * size_t(runtime::ElementSize(storage)), '\0');
+  TUNEFARM_RETURN_IF_ERROR(runtime::ConvertToStorage(edge, bytes.data(), stored.data(), n, what));
+  if (storage == ElementType::kFloat32) {
+    c.f32.resize(size_t(n));
+    if (n > 0) std::memcpy(c.f32.data(), stored.data(), stored.size());
+  } else {
+    WidenToInt64(storage, stored.data(), n, &c.i64);
   }
   return c;
 }
@@ -332,7 +340,9 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     v.name = in.name();
     if (!in.type().has_tensor_type()) return Status::InvalidArgument("graph input '" + in.name() + "' is not a tensor");
     const auto& tt = in.type().tensor_type();
-    TUNEFARM_ASSIGN_OR_RETURN(v.dtype, ConvertType(tt.elem_type(), "graph input '" + in.name() + "'"));
+    TUNEFARM_ASSIGN_OR_RETURN(const ElementType edge, ConvertElementType(tt.elem_type(), "graph input '" + in.name() + "'"));
+    v.dtype = graph::StorageDataType(edge);
+    if (!runtime::IsStorageType(edge)) v.edge_dtype = edge;
     v.shape_known = tt.has_shape();
     for (const auto& d : tt.shape().dim()) {
       if (d.has_dim_value() && d.dim_value() < 0) {
@@ -395,6 +405,12 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     auto it = by_name.find(out.name());
     if (it == by_name.end()) return Status::InvalidArgument("graph output '" + out.name() + "' is never produced");
     g.outputs.push_back(it->second);
+    // A declared type kernels do not compute on (a float16 output) is the output's edge type;
+    // lowering checks that the value's inferred type is its storage type.
+    if (out.type().has_tensor_type() && out.type().tensor_type().elem_type() != 0) {
+      auto edge = ConvertElementType(out.type().tensor_type().elem_type(), "graph output '" + out.name() + "'");
+      if (edge.ok() && !runtime::IsStorageType(*edge)) g.values[size_t(it->second)].edge_dtype = *edge;
+    }
   }
   return g;
 }

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "tunefarm/runtime/element_convert.h"
+
 namespace tunefarm::graph {
 
 const char* DataTypeName(DataType t) {
@@ -14,6 +16,45 @@ const char* DataTypeName(DataType t) {
     case DataType::kBool: return "bool";
   }
   return "?";
+}
+
+std::optional<runtime::ElementType> OnnxElementType(int64_t code) {
+  using runtime::ElementType;
+  switch (code) {  // TensorProto.DataType
+    case 1: return ElementType::kFloat32;
+    case 2: return ElementType::kUInt8;
+    case 3: return ElementType::kInt8;
+    case 4: return ElementType::kUInt16;
+    case 5: return ElementType::kInt16;
+    case 6: return ElementType::kInt32;
+    case 7: return ElementType::kInt64;
+    case 9: return ElementType::kBool;
+    case 10: return ElementType::kFloat16;
+    case 11: return ElementType::kFloat64;
+    case 12: return ElementType::kUInt32;
+    case 13: return ElementType::kUInt64;
+    case 16: return ElementType::kBFloat16;
+    default: return std::nullopt;  // string, complex, float8, 4-bit types
+  }
+}
+
+std::string SupportedElementTypes() {
+  std::string known;
+  for (int t = 0; t <= int(runtime::ElementType::kUInt64); ++t) {
+    known += std::string(known.empty() ? "" : ", ") + runtime::ElementTypeName(runtime::ElementType(t));
+  }
+  return known;
+}
+
+DataType StorageDataType(runtime::ElementType t) {
+  switch (runtime::StorageTypeOf(t)) {
+    case runtime::ElementType::kInt64: return DataType::kInt64;
+    case runtime::ElementType::kInt32: return DataType::kInt32;
+    case runtime::ElementType::kInt8: return DataType::kInt8;
+    case runtime::ElementType::kUInt8: return DataType::kUInt8;
+    case runtime::ElementType::kBool: return DataType::kBool;
+    default: return DataType::kFloat32;
+  }
 }
 
 int64_t ConstantData::num_elements() const {

@@ -13,15 +13,24 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tunefarm/runtime/artifact.h"
 #include "tunefarm/runtime/result.h"
 
 namespace tunefarm::graph {
 
 enum class DataType { kFloat32, kInt64, kInt32, kInt8, kUInt8, kBool };
 const char* DataTypeName(DataType t);
+// The DataType values of element type `t` are computed in: runtime::StorageTypeOf(t), so
+// float16 -> kFloat32 and uint32 -> kInt64.
+DataType StorageDataType(runtime::ElementType t);
+// The element type an ONNX TensorProto.DataType code names; nullopt for types tunefarm does not
+// read (string, complex, float8). SupportedElementTypes lists the others, for messages.
+std::optional<runtime::ElementType> OnnxElementType(int64_t code);
+std::string SupportedElementTypes();
 
 // Constant tensor data, row-major. Exactly one of the vectors is used, per dtype: float32 ->
 // f32, the integer types and bool -> i64 (widened).
@@ -51,6 +60,9 @@ struct Value {
   // Graph inputs: the name ONNX gives each symbolic dimension (dim_param; "" when the dimension
   // is fixed or unnamed), for the message that asks for --input-shape.
   std::vector<std::string> dim_params;
+  // Graph inputs and outputs: the element type callers use when kernels do not compute on it
+  // (float16 given and computed as float32, `dtype`); converted by the executor.
+  std::optional<runtime::ElementType> edge_dtype;
   int producer = -1;                              // node index, -1 for inputs and constants
   std::shared_ptr<const ConstantData> constant;   // set for constants
 };

@@ -199,6 +199,7 @@ constexpr BinaryEntry kBinary[] = {
     {"GreaterOrEqual", ops::BinaryKind::kGreaterOrEqual, true, false},
     {"LessOrEqual", ops::BinaryKind::kLessOrEqual, true, false},
     {"PRelu", ops::BinaryKind::kPRelu, false, false},
+    {"BitShift", ops::BinaryKind::kShiftLeft, false, false},  // kShiftRight by `direction`
 };
 
 const BinaryEntry& BinaryFor(const std::string& op) {
@@ -218,9 +219,10 @@ std::vector<int64_t> PReluSlopeShape(const NodeView& v) {
   return slope;
 }
 
-// Mod's fmod attribute picks the sign convention.
+// Mod's fmod attribute picks the sign convention, BitShift's direction the shift.
 ops::BinaryKind BinaryKindOf(const Node& n) {
   const ops::BinaryKind kind = BinaryFor(n.op_type).kind;
+  if (kind == ops::BinaryKind::kShiftLeft && n.GetString("direction", "") == "RIGHT") return ops::BinaryKind::kShiftRight;
   return kind == ops::BinaryKind::kMod && n.GetInt("fmod", 0) != 0 ? ops::BinaryKind::kFmod : kind;
 }
 
@@ -248,6 +250,13 @@ Status InferBinary(InferContext& cx) {
                    graph::DataTypeName(cx.In(1).dtype));
   }
   if (e.kind == ops::BinaryKind::kPow && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Pow takes a float32 base");
+  if (e.kind == ops::BinaryKind::kShiftLeft) {
+    const std::string direction = cx.node().GetString("direction", "");
+    if (direction != "LEFT" && direction != "RIGHT") return cx.Fail("direction '" + direction + "' is not LEFT or RIGHT");
+    if (cx.In(0).dtype == DataType::kFloat32 || cx.In(0).dtype == DataType::kBool) {
+      return cx.Fail(std::string("BitShift takes unsigned integers, got ") + graph::DataTypeName(cx.In(0).dtype));
+    }
+  }
   // Before opset 7, broadcast=1 with an axis aligns B at that axis of A; numpy's rule (trailing
   // alignment) is the same only when the axis is rank(A) - rank(B).
   const Node& n = cx.node();
@@ -305,6 +314,14 @@ Fold FoldBinary(InferContext& cx) {
           return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
         }
         case ops::BinaryKind::kFmod: return (b == -1) ? 0 : a % b;
+        case ops::BinaryKind::kShiftLeft:
+        case ops::BinaryKind::kShiftRight: {
+          // As the kernel: in the storage type's width (uint8, or int64 for the wider unsigned).
+          const int bits = out_t == DataType::kUInt8 ? 8 : 64;
+          if (b < 0 || b >= bits) return 0;
+          const uint64_t mask = bits == 8 ? 0xffu : ~uint64_t(0);
+          return int64_t(kind == ops::BinaryKind::kShiftLeft ? (uint64_t(a) << b) & mask : (uint64_t(a) & mask) >> b);
+        }
         case ops::BinaryKind::kPow: break;
       }
       return 0;
@@ -331,7 +348,9 @@ Fold FoldBinary(InferContext& cx) {
       case ops::BinaryKind::kXor: return (a != 0) != (b != 0);
       case ops::BinaryKind::kMod: return a - b * std::floor(a / b);
       case ops::BinaryKind::kFmod: return std::fmod(a, b);
-      case ops::BinaryKind::kPow: break;
+      case ops::BinaryKind::kPow:
+      case ops::BinaryKind::kShiftLeft:  // integers only (InferBinary)
+      case ops::BinaryKind::kShiftRight: break;
     }
     return 0;
   })};
@@ -453,25 +472,24 @@ Status LowerWhere(LowerContext& cx, const Node& n) {
   return cx.EmitPlain(n, {0, 1, 2}, [](const std::vector<ir::Tensor>& i) { return ops::Where(i[0], i[1], i[2]); });
 }
 
+// Cast's target as computed: a type kernels do not compute on is its storage type (float16 ->
+// float32, uint32 -> int64); the graph output it reaches converts to the type itself.
 Result<DataType> CastTarget(const NodeView& v) {
   if (!v.node().Has("to")) return v.Fail("missing required attribute 'to'");
-  // ONNX TensorProto.DataType numbers.
-  switch (v.node().GetInt("to", 0)) {
-    case 1: return DataType::kFloat32;
-    case 2: return DataType::kUInt8;
-    case 3: return DataType::kInt8;
-    case 6: return DataType::kInt32;
-    case 7: return DataType::kInt64;
-    case 9: return DataType::kBool;
-    default:
-      return v.Fail("cast to element type " + std::to_string(v.node().GetInt("to", 0)) +
-                    " is not supported (float32, int64, int32, int8, uint8, bool)");
-  }
+  const int64_t to = v.node().GetInt("to", 0);
+  if (auto t = graph::OnnxElementType(to)) return graph::StorageDataType(*t);
+  return v.Fail("cast to element type " + std::to_string(to) + " is not supported (" + graph::SupportedElementTypes() + ")");
 }
 
 Status InferCast(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(DataType to, CastTarget(cx));
   cx.SetOut(0, to, cx.Shape(0));
+  return Status::OK();
+}
+
+// CastLike (opset 15): Cast to the type of input 1, whose values are not read.
+Status InferCastLike(InferContext& cx) {
+  cx.SetOut(0, cx.In(1).dtype, cx.Shape(0));
   return Status::OK();
 }
 
@@ -514,7 +532,10 @@ std::vector<OperatorDef> ElementwiseOperators() {
       {"Shrink", "elementwise", {{"lambd", kFloat}, {"bias", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
       {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, "a bool condition", false, 3},
       {"Cast", "elementwise", {{"to", kInt, true}, {"saturate", kInt}}, InferCast, FoldCast, LowerCast, nullptr,
-       "float32, int64, int32, int8, uint8, bool; saturate (opset 19) only concerns float8"},
+       "to any numeric type but float8 (float64, float16, bfloat16 computed in float32; int16 and unsigned in int64); "
+       "saturate (opset 19) only concerns float8"},
+      {"CastLike", "elementwise", {{"saturate", kInt}}, InferCastLike, FoldCast, LowerCast, nullptr,
+       "as Cast, to the type of `target_type`", false, 2},
   };
   const size_t with_attributes = ops.size();
   for (const UnaryEntry& e : kUnary) {
@@ -530,6 +551,11 @@ std::vector<OperatorDef> ElementwiseOperators() {
       continue;
     }
     std::vector<AttrSpec> attrs = {{"broadcast", kInt}, {"axis", kInt}};
+    if (e.kind == ops::BinaryKind::kShiftLeft) {
+      ops.push_back({e.op, "elementwise", {{"direction", kString, true}}, InferBinary, FoldBinary, LowerBinary, nullptr,
+                     "unsigned integers (uint16/32/64 computed in int64); LEFT or RIGHT"});
+      continue;
+    }
     if (e.kind == ops::BinaryKind::kMod) attrs.push_back({"fmod", kInt});
     ops.push_back({e.op, "elementwise", attrs, InferBinary, FoldBinary, LowerBinary, nullptr,
                    e.kind == ops::BinaryKind::kMod ? "fmod 0: the divisor's sign (integers), 1: C fmod"

@@ -8,6 +8,7 @@
 #include "compiler/ops/ops.h"
 #include "compiler/schedule/op_template.h"
 #include "tunefarm/compiler/kernel.h"
+#include "tunefarm/runtime/element_convert.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -30,17 +31,17 @@ ElementType ToElementType(DataType t) {
   return ElementType::kFloat32;
 }
 
-// Kernels see bool as its storage byte.
+// Kernels see bool as its storage byte, and an edge type as its storage type.
 ir::Type ToIRType(ElementType t) {
-  switch (t) {
+  switch (runtime::StorageTypeOf(t)) {
     case ElementType::kFloat32: return ir::Type::Float(32);
     case ElementType::kInt64: return ir::Type::Int(64);
     case ElementType::kInt32: return ir::Type::Int(32);
     case ElementType::kInt8: return ir::Type::Int(8);
     case ElementType::kUInt8:
     case ElementType::kBool: return ir::Type{ir::Type::kUInt, 8, 1};
+    default: return ir::Type::Float(32);
   }
-  return ir::Type::Float(32);
 }
 
 int LowerContext::NewTensor(const std::string& name, ArtifactTensor::Kind kind, ElementType dtype, std::vector<int64_t> shape) {
@@ -267,7 +268,9 @@ Result<compiler::ModelPlan> LowerContext::Run() {
   plan_.artifact.target = target_.ToString();
   for (int in : g_.inputs) {
     const graph::Value& v = V(in);
-    Define(in, NewTensor(v.name, ArtifactTensor::kInput, ToElementType(v.dtype), v.shape), 0);
+    const int t = NewTensor(v.name, ArtifactTensor::kInput, ToElementType(v.dtype), v.shape);
+    plan_.artifact.tensors[size_t(t)].edge_dtype = v.edge_dtype;
+    Define(in, t, 0);
     plan_.artifact.inputs.push_back(values_[size_t(in)].by_block[0]);
   }
   const bool cuda = target_.kind == "cuda";
@@ -321,6 +324,12 @@ Status LowerContext::LowerOutputs() {
       t = Emit("copy", {t}, [&](const std::vector<ir::Tensor>& in) { return ops::Reshape(in[0], in[0]->shape); },
                T(t).dtype, V(out).name);
     }
+    const graph::Value& v = V(out);
+    if (v.edge_dtype && graph::StorageDataType(*v.edge_dtype) != v.dtype) {
+      return Status::InvalidArgument("graph output '" + v.name + "' is declared " + runtime::ElementTypeName(*v.edge_dtype) +
+                                     " but computes " + graph::DataTypeName(v.dtype));
+    }
+    plan_.artifact.tensors[size_t(t)].edge_dtype = v.edge_dtype;
     plan_.artifact.tensors[size_t(t)].kind = ArtifactTensor::kOutput;
     plan_.artifact.tensors[size_t(t)].name = V(out).name;
     plan_.artifact.tensors[size_t(t)].shape = V(out).shape;

@@ -156,6 +156,28 @@ Status LowerArg(LowerContext& cx, const Node& n) {
 
 }  // namespace
 
+// --- CumSum ----------------------------------------------------------------------------------
+// The axis: a constant scalar input (input 1), negative counting from the end.
+Result<int64_t> CumSumAxis(const NodeView& v) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> axis, v.ConstInts(1, "axis"));
+  if (axis.size() != 1) return v.Fail("axis must be a scalar");
+  return v.Axis(axis[0], v.Shape(0).size());
+}
+
+Status InferCumSum(InferContext& cx) {
+  if (cx.In(0).dtype == DataType::kBool) return cx.Fail("CumSum takes numbers, got bool");
+  if (cx.Shape(0).empty()) return cx.Fail("takes a tensor of rank 1 or more");
+  TUNEFARM_RETURN_IF_ERROR(CumSumAxis(cx).status());
+  cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
+  return Status::OK();
+}
+
+Status LowerCumSum(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, CumSumAxis(NodeView(cx.graph(), n)));
+  const bool exclusive = n.GetInt("exclusive", 0) != 0, reverse = n.GetInt("reverse", 0) != 0;
+  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return ops::CumSum(i[0], axis, exclusive, reverse); });
+}
+
 std::vector<OperatorDef> ReduceOperators() {
   std::vector<OperatorDef> ops;
   for (const ReduceEntry& e : kReduce) {
@@ -173,6 +195,8 @@ std::vector<OperatorDef> ReduceOperators() {
     ops.push_back({op, "reduce", {{"axis", kInt}, {"keepdims", kInt}, {"select_last_index", kInt}}, InferArg, nullptr, LowerArg,
                    nullptr, "one axis; the first index of the extreme value, or the last with select_last_index"});
   }
+  ops.push_back({"CumSum", "reduce", {{"exclusive", kInt}, {"reverse", kInt}}, InferCumSum, nullptr, LowerCumSum, nullptr,
+                 "a constant axis; exclusive and reverse", false, 2});
   return ops;
 }
 

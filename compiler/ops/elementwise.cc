@@ -257,6 +257,15 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
       Expr a = IsTrue(x), b = IsTrue(y);
       return AsBool((a && !b) || (!a && b));
     }
+    case BinaryKind::kShiftLeft:
+    case BinaryKind::kShiftRight: {
+      // LLVM's shifts are poison from the width on: shift by at most width - 1, select 0 beyond.
+      const Expr zero = ir::cast(x.type(), Expr(int64_t(0)));
+      const Expr last = ir::cast(x.type(), Expr(int64_t(x.type().bits - 1)));
+      const Expr shifted = ir::Call::Make(x.type(), kind == BinaryKind::kShiftLeft ? "shift_left" : "shift_right",
+                                          {x, ir::min(y, last)});
+      return ir::select(y > last, zero, shifted);
+    }
     case BinaryKind::kMod:
       if (!x.type().is_float()) return x % y;  // the IR's integer modulo floors: the divisor's sign
       return x - y * Intrinsic("floor", x / y);

@@ -48,7 +48,8 @@ enum class BinaryKind {
   kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr, kMod, kFmod,
   kGreaterOrEqual, kLessOrEqual,
   kPRelu,  // x < 0 ? x * slope : x
-  kXor
+  kXor,
+  kShiftLeft, kShiftRight  // unsigned integers; a shift by the width or more gives 0
 };
 // Numpy broadcasting over the tensors' shapes (right-aligned; a dimension of 1 broadcasts).
 // Comparisons and logic produce bool (a uint8 of 0/1). Integer division truncates toward zero
@@ -123,6 +124,8 @@ Tensor ArgReduce(const Tensor& x, int64_t axis, bool keepdims, bool is_max, bool
 // x where element (.., i, j) of its last two axes lies on or above (upper) or on or below the
 // k-th diagonal (j - i >= k, or j - i <= k), 0 elsewhere.
 Tensor Trilu(const Tensor& x, bool upper, int64_t k);
+// ONNX CumSum along `axis`: inclusive or exclusive, forward or reversed.
+Tensor CumSum(const Tensor& x, int64_t axis, bool exclusive, bool reverse);
 
 // --- linear algebra (untuned forms; dense layers with constant weights use dense_pack) ---------
 // Batched matrix product with numpy semantics (1-D operands promoted, batch dims broadcast).

@@ -300,6 +300,22 @@ Tensor Hardmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {
   });
 }
 
+Tensor CumSum(const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
+  // out[i] = sum of x[k] along `axis` over k <= i (k < i exclusive; k >= i, k > i reversed): a
+  // reduction over the whole axis with the others masked, O(n^2) in the axis length but one
+  // kernel like every other reduction, tiled and vectorized by the same schedules.
+  const int64_t n = x->shape[size_t(axis)];
+  te::IterVar k = te::MakeIterVar("k", n, true);
+  const Expr zero = x->dtype.is_float() ? Expr(0.0f) : ir::cast(x->dtype, Expr(int64_t(0)));
+  return te::ComputeReduce(x->name + ".cumsum", x->shape, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> at = i;
+    at[size_t(axis)] = te::AxisExpr(k);
+    const Expr pos = i[size_t(axis)], kv = te::AxisExpr(k);
+    const Expr included = reverse ? (exclusive ? kv > pos : kv >= pos) : (exclusive ? kv < pos : kv <= pos);
+    return ir::select(included, te::Read(x, at), zero);
+  });
+}
+
 Tensor Trilu(const Tensor& x, bool upper, int64_t k) {
   const size_t rank = x->shape.size();
   return te::Compute(x->name + ".trilu", x->shape, [&](const std::vector<Expr>& i) {

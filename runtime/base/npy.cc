@@ -16,8 +16,15 @@ const char* Descr(ElementType t) {
     case ElementType::kInt8: return "|i1";
     case ElementType::kUInt8: return "|u1";
     case ElementType::kBool: return "|b1";
+    case ElementType::kFloat64: return "<f8";
+    case ElementType::kFloat16: return "<f2";
+    case ElementType::kInt16: return "<i2";
+    case ElementType::kUInt16: return "<u2";
+    case ElementType::kUInt32: return "<u4";
+    case ElementType::kUInt64: return "<u8";
+    case ElementType::kBFloat16: return nullptr;  // NumPy has no bfloat16
   }
-  return "<f4";
+  return nullptr;
 }
 
 // The value of 'key' in the header's Python dict literal, as raw text.
@@ -60,14 +67,17 @@ Result<NpyArray> ParseNpy(const std::string& bytes) {
   descr = descr.substr(1, descr.size() - 2);
   NpyArray a;
   bool found = false;
-  for (ElementType t : {ElementType::kFloat32, ElementType::kInt64, ElementType::kInt32, ElementType::kInt8,
-                        ElementType::kUInt8, ElementType::kBool}) {
+  std::string known;
+  for (int k = 0; k <= int(ElementType::kUInt64); ++k) {
+    const ElementType t = ElementType(k);
+    if (!Descr(t)) continue;
+    known += std::string(known.empty() ? "" : ", ") + ElementTypeName(t);
     if (descr == Descr(t) || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(Descr(t)).substr(1))) {
       a.dtype = t;
       found = true;
     }
   }
-  if (!found) return bad("unsupported dtype '" + descr + "' (float32, int64, int32, int8, uint8, bool)");
+  if (!found) return bad("unsupported dtype '" + descr + "' (" + known + ")");
   if (fortran != "False") return bad("Fortran-ordered arrays are not supported");
   if (shape.size() < 2 || shape.front() != '(') return bad("no shape");
   std::stringstream ss(shape.substr(1, shape.size() - 2));
@@ -101,6 +111,9 @@ Result<NpyArray> ReadNpy(const std::string& path) {
 }
 
 Status WriteNpy(const std::string& path, const NpyArray& a) {
+  if (!Descr(a.dtype)) {
+    return Status::InvalidArgument("cannot write " + path + ": .npy has no " + ElementTypeName(a.dtype) + " type");
+  }
   std::string shape = "(";
   for (size_t i = 0; i < a.shape.size(); ++i) shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 || i + 1 < a.shape.size() ? "," : "");
   shape += ")";

@@ -2,6 +2,7 @@
 
 #include "runtime/base/crc32c.h"
 #include "tunefarm/runtime/atomic_file.h"
+#include "tunefarm/runtime/element_convert.h"
 
 #include <unistd.h>
 
@@ -64,14 +65,20 @@ const char* ElementTypeName(ElementType t) {
     case ElementType::kInt8: return "int8";
     case ElementType::kUInt8: return "uint8";
     case ElementType::kBool: return "bool";
+    case ElementType::kFloat64: return "float64";
+    case ElementType::kFloat16: return "float16";
+    case ElementType::kBFloat16: return "bfloat16";
+    case ElementType::kInt16: return "int16";
+    case ElementType::kUInt16: return "uint16";
+    case ElementType::kUInt32: return "uint32";
+    case ElementType::kUInt64: return "uint64";
   }
   return "float32";
 }
 
 Result<ElementType> ParseElementType(const std::string& name) {
-  for (ElementType t : {ElementType::kFloat32, ElementType::kInt64, ElementType::kInt32, ElementType::kInt8,
-                        ElementType::kUInt8, ElementType::kBool}) {
-    if (name == ElementTypeName(t)) return t;
+  for (int t = 0; t <= int(ElementType::kUInt64); ++t) {
+    if (name == ElementTypeName(ElementType(t))) return ElementType(t);
   }
   return Status::InvalidArgument("unknown element type '" + name + "'");
 }
@@ -79,10 +86,20 @@ Result<ElementType> ParseElementType(const std::string& name) {
 int ElementSize(ElementType t) {
   switch (t) {
     case ElementType::kFloat32:
-    case ElementType::kInt32: return 4;
-    case ElementType::kInt64: return 8;
-    default: return 1;
+    case ElementType::kInt32:
+    case ElementType::kUInt32: return 4;
+    case ElementType::kInt64:
+    case ElementType::kFloat64:
+    case ElementType::kUInt64: return 8;
+    case ElementType::kFloat16:
+    case ElementType::kBFloat16:
+    case ElementType::kInt16:
+    case ElementType::kUInt16: return 2;
+    case ElementType::kInt8:
+    case ElementType::kUInt8:
+    case ElementType::kBool: return 1;
   }
+  return 1;
 }
 
 int64_t ArtifactTensor::num_elements() const {
@@ -101,6 +118,15 @@ Status Artifact::Validate() const {
         return Corrupt("tensor '" + t.name + "' has an invalid shape");
       }
       n *= d;
+    }
+    // Kernels compute only on storage types; an edge type converts to exactly its tensor's type.
+    if (!IsStorageType(t.dtype)) {
+      return Corrupt("tensor '" + t.name + "' is stored as " + ElementTypeName(t.dtype) + ", which no kernel computes on");
+    }
+    if (t.edge_dtype && (t.kind == ArtifactTensor::kParam || t.kind == ArtifactTensor::kIntermediate ||
+                         StorageTypeOf(*t.edge_dtype) != t.dtype)) {
+      return Corrupt("tensor '" + t.name + "' has edge type " + ElementTypeName(*t.edge_dtype) + ", which its kind and " +
+                     ElementTypeName(t.dtype) + " storage cannot have");
     }
     if (t.kind == ArtifactTensor::kParam &&
         (t.param_offset < 0 || uint64_t(t.param_offset) + uint64_t(t.bytes()) > params.size())) {
@@ -140,7 +166,11 @@ Status Artifact::Validate() const {
 
 std::string Artifact::MetadataJson() const {
   nlohmann::ordered_json j;
-  j["format_version"] = kArtifactFormatVersion;
+  // Version 2 unless a tensor has an edge type: a runtime that predates edge types still loads
+  // every artifact it can run, and refuses by version the ones it would misread.
+  bool has_edge_types = false;
+  for (const auto& t : tensors) has_edge_types = has_edge_types || t.edge_dtype.has_value();
+  j["format_version"] = has_edge_types ? kArtifactFormatVersion : 2;
   j["target"] = target;
   if (!triple.empty()) {
     j["triple"] = triple;
@@ -156,6 +186,7 @@ std::string Artifact::MetadataJson() const {
     e["name"] = t.name;
     e["kind"] = KindName(t.kind);
     e["dtype"] = ElementTypeName(t.dtype);
+    if (t.edge_dtype) e["edge_dtype"] = ElementTypeName(*t.edge_dtype);
     e["shape"] = t.shape;
     if (t.kind == ArtifactTensor::kParam) e["offset"] = t.param_offset;
     if (t.view_of >= 0) e["view_of"] = t.view_of;
@@ -270,6 +301,11 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       auto dt = ParseElementType(e.at("dtype").get<std::string>());
       if (!dt.ok()) return Corrupt(dt.status().message());
       t.dtype = *dt;
+      if (e.contains("edge_dtype")) {
+        auto edge = ParseElementType(e.at("edge_dtype").get<std::string>());
+        if (!edge.ok()) return Corrupt(edge.status().message());
+        t.edge_dtype = *edge;
+      }
       t.shape = e.at("shape").get<std::vector<int64_t>>();
       t.param_offset = e.value("offset", int64_t(0));
       t.view_of = e.value("view_of", -1);

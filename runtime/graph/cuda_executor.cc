@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "runtime/graph/memory_plan.h"
+#include "tunefarm/runtime/element_convert.h"
 
 namespace tunefarm::runtime {
 namespace {
@@ -115,10 +116,13 @@ Status CudaExecutor::Plan() {
     for (int arg : k.args) args.push_back(tensor_ptrs_[size_t(arg)]);
     kernel_args_.push_back(std::move(args));
   }
-  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].dtype, a.tensors[size_t(i)].shape});
+  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].caller_dtype(), a.tensors[size_t(i)].shape});
   for (int o : a.outputs) {
-    output_info_.push_back({a.tensors[size_t(o)].name, a.tensors[size_t(o)].dtype, a.tensors[size_t(o)].shape});
+    const ArtifactTensor& tensor = a.tensors[size_t(o)];
+    output_info_.push_back({tensor.name, tensor.caller_dtype(), tensor.shape});
     host_outputs_.emplace_back(size_t(output_info_.back().bytes()), '\0');
+    // An output with an edge type comes down as stored and is converted on the host.
+    host_storage_.emplace_back(tensor.edge_dtype ? size_t(tensor.bytes()) : 0, '\0');
   }
   return Status::OK();
 }
@@ -132,7 +136,11 @@ Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
                                    std::to_string(bytes));
   }
   const CudaDevicePtr to = tensor_ptrs_[size_t(artifact_.inputs[index])];
-  return device_->Upload(to, data, bytes, info.name);
+  const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.inputs[index])];
+  if (!tensor.edge_dtype) return device_->Upload(to, data, bytes, info.name);
+  std::string stored(size_t(tensor.bytes()), '\0');
+  TUNEFARM_RETURN_IF_ERROR(ConvertToStorage(*tensor.edge_dtype, data, stored.data(), tensor.num_elements(), "input '" + info.name + "'"));
+  return device_->Upload(to, stored.data(), stored.size(), info.name);
 }
 
 Status CudaExecutor::SetInput(const std::string& name, const void* data, size_t bytes) {
@@ -176,7 +184,13 @@ Status CudaExecutor::Run() {
   TUNEFARM_RETURN_IF_ERROR(device_->Synchronize(artifact_.model));
   for (size_t o = 0; o < host_outputs_.size(); ++o) {
     const CudaDevicePtr from = tensor_ptrs_[size_t(artifact_.outputs[o])];
-    TUNEFARM_RETURN_IF_ERROR(device_->Download(host_outputs_[o].data(), from, host_outputs_[o].size(), output_info_[o].name));
+    const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.outputs[o])];
+    if (!tensor.edge_dtype) {
+      TUNEFARM_RETURN_IF_ERROR(device_->Download(host_outputs_[o].data(), from, host_outputs_[o].size(), output_info_[o].name));
+      continue;
+    }
+    TUNEFARM_RETURN_IF_ERROR(device_->Download(host_storage_[o].data(), from, host_storage_[o].size(), output_info_[o].name));
+    ConvertFromStorage(*tensor.edge_dtype, host_storage_[o].data(), host_outputs_[o].data(), tensor.num_elements());
   }
   return Status::OK();
 }

@@ -1,5 +1,6 @@
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/cpu_features.h"
+#include "tunefarm/runtime/element_convert.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -166,8 +167,14 @@ Status Executor::Plan() {
     for (int arg : k.args) args.push_back(tensor_ptrs_[size_t(arg)]);
     kernel_args_.push_back(std::move(args));
   }
-  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].dtype, a.tensors[size_t(i)].shape});
-  for (int o : a.outputs) output_info_.push_back({a.tensors[size_t(o)].name, a.tensors[size_t(o)].dtype, a.tensors[size_t(o)].shape});
+  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].caller_dtype(), a.tensors[size_t(i)].shape});
+  for (int o : a.outputs) {
+    const ArtifactTensor& tensor = a.tensors[size_t(o)];
+    output_info_.push_back({tensor.name, tensor.caller_dtype(), tensor.shape});
+    // An output with an edge type is converted after each run into a buffer of its own.
+    edge_outputs_.emplace_back(tensor.edge_dtype ? AllocAligned(size_t(output_info_.back().bytes())) : nullptr);
+    if (tensor.edge_dtype && !edge_outputs_.back()) return Status::Internal("out of memory for output '" + tensor.name + "'");
+  }
   return Status::OK();
 }
 
@@ -192,8 +199,19 @@ Status Executor::SetInput(size_t index, const void* data, size_t bytes) {
     return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(info.bytes()) + " bytes, got " +
                                    std::to_string(bytes));
   }
-  std::memcpy(tensor_ptrs_[size_t(artifact_.inputs[index])], data, bytes);
+  const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.inputs[index])];
+  void* storage = tensor_ptrs_[size_t(artifact_.inputs[index])];
+  if (tensor.edge_dtype) return ConvertToStorage(*tensor.edge_dtype, data, storage, tensor.num_elements(), "input '" + info.name + "'");
+  std::memcpy(storage, data, bytes);
   return Status::OK();
+}
+
+void Executor::ConvertOutputs() {
+  for (size_t o = 0; o < edge_outputs_.size(); ++o) {
+    if (!edge_outputs_[o]) continue;
+    const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.outputs[o])];
+    ConvertFromStorage(*tensor.edge_dtype, tensor_ptrs_[size_t(artifact_.outputs[o])], edge_outputs_[o].get(), tensor.num_elements());
+  }
 }
 
 Status Executor::Run() {
@@ -204,6 +222,7 @@ Status Executor::Run() {
                               std::to_string(rc));
     }
   }
+  ConvertOutputs();
   return Status::OK();
 }
 
@@ -215,9 +234,13 @@ Status Executor::RunProfiled(std::vector<double>* kernel_ms) {
     (*kernel_ms)[k] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (rc != 0) return Status::Internal("kernel " + artifact_.kernels[k].symbol + " failed with code " + std::to_string(rc));
   }
+  ConvertOutputs();
   return Status::OK();
 }
 
-const void* Executor::Output(size_t index) const { return tensor_ptrs_[size_t(artifact_.outputs[index])]; }
+const void* Executor::Output(size_t index) const {
+  if (edge_outputs_[index]) return edge_outputs_[index].get();
+  return tensor_ptrs_[size_t(artifact_.outputs[index])];
+}
 
 }  // namespace tunefarm::runtime

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tunefarm/runtime/cuda_executor.h"
+#include "tunefarm/runtime/element_convert.h"
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/npy.h"
 
@@ -85,12 +86,12 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
     if (fed[i]) continue;
     const TensorInfo& info = ex.inputs()[i];
     std::string bytes(size_t(info.bytes()), '\0');
-    if (info.dtype == ElementType::kFloat32) {
+    if (StorageTypeOf(info.dtype) == ElementType::kFloat32) {
+      // Drawn in float32 and converted to the input's floating type (float16, float64, ...).
+      std::vector<float> values(size_t(info.bytes() / ElementSize(info.dtype)));
       std::uniform_real_distribution<float> dist(0.0f, 1.0f);
-      for (size_t k = 0; k < bytes.size() / 4; ++k) {
-        float v = dist(rng);
-        std::memcpy(&bytes[k * 4], &v, 4);
-      }
+      for (float& v : values) v = dist(rng);
+      ConvertFromStorage(info.dtype, values.data(), bytes.data(), int64_t(values.size()));
     }
     if (!o.json) std::printf("input '%s' %s: no --input given, using uniform random values in [0, 1)\n", info.name.c_str(), ShapeStr(info.shape).c_str());
     Status s = ex.SetInput(i, bytes.data(), bytes.size());

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,12 +30,17 @@
 
 namespace tunefarm::runtime {
 
-// 2: the "device" field and, for CUDA, PTX code with per-kernel launch dimensions. Version-1 files
-// (CPU only) still load.
-inline constexpr int kArtifactFormatVersion = 2;
+// 2: the "device" field and, for CUDA, PTX code with per-kernel launch dimensions. 3: inputs and
+// outputs with an `edge_dtype` (written only by artifacts that have one, so older runtimes refuse
+// exactly the files they would misread). Version-1 files (CPU only) still load.
+inline constexpr int kArtifactFormatVersion = 3;
 
-// Element types, as ONNX spells them in lower case.
-enum class ElementType { kFloat32, kInt64, kInt32, kInt8, kUInt8, kBool };
+// Element types, in NumPy's spelling. Kernels compute on the first six (the storage types); the
+// others exist only at a model's edges and are converted on the way in and out (element_convert.h).
+enum class ElementType {
+  kFloat32, kInt64, kInt32, kInt8, kUInt8, kBool,
+  kFloat64, kFloat16, kBFloat16, kInt16, kUInt16, kUInt32, kUInt64,
+};
 const char* ElementTypeName(ElementType t);
 Result<ElementType> ParseElementType(const std::string& name);
 int ElementSize(ElementType t);
@@ -47,8 +53,12 @@ struct ArtifactTensor {
   std::vector<int64_t> shape;
   int64_t param_offset = 0;  // kParam: byte offset in the parameter blob
   int view_of = -1;          // >= 0: shares that tensor's storage (same byte size; reshapes)
+  // Inputs and outputs only: the type callers give and get when it is not a storage type (a
+  // float16 input is stored as float32, `dtype`, and converted by the executor).
+  std::optional<ElementType> edge_dtype;
   int64_t num_elements() const;
-  int64_t bytes() const { return num_elements() * ElementSize(dtype); }
+  int64_t bytes() const { return num_elements() * ElementSize(dtype); }  // as stored
+  ElementType caller_dtype() const { return edge_dtype.value_or(dtype); }
 };
 
 struct ArtifactKernel {

@@ -81,7 +81,8 @@ class CudaExecutor {
   std::vector<std::vector<CudaDevicePtr>> kernel_args_;
   std::vector<CudaBuffer> buffers_;        // params, arena, inputs, outputs
   std::vector<CudaDevicePtr> tensor_ptrs_;  // per tensor
-  std::vector<std::string> host_outputs_;
+  std::vector<std::string> host_outputs_;  // per output, as callers see it
+  std::vector<std::string> host_storage_;  // per output with an edge type: as stored
   std::unique_ptr<CudaGraph> graph_;
   bool use_graph_ = true;
   std::string graph_fallback_;

@@ -42,14 +42,15 @@ class Executor {
   // The artifact's metadata (its parameter and library sections are released after loading).
   const Artifact& artifact() const { return artifact_; }
 
-  // Copies data into input `name`; InvalidArgument naming the input when the name is unknown or
-  // the byte count does not match its shape.
+  // Copies data (of the input's dtype in inputs(), converted when that is an edge type) into
+  // input `name`; InvalidArgument naming the input when the name is unknown, the byte count does
+  // not match its shape or a value does not fit its storage type.
   Status SetInput(const std::string& name, const void* data, size_t bytes);
   Status SetInput(size_t index, const void* data, size_t bytes);
   Status Run();
   // Run, adding each kernel's wall time in milliseconds to (*kernel_ms)[k] (resized as needed).
   Status RunProfiled(std::vector<double>* kernel_ms);
-  // The output's bytes, valid until the next Run.
+  // The output's bytes (of its dtype in outputs()), valid until the next Run.
   const void* Output(size_t index) const;
 
   int64_t peak_bytes() const { return peak_bytes_; }
@@ -61,6 +62,7 @@ class Executor {
  private:
   Executor() = default;
   Status Plan();
+  void ConvertOutputs();
 
   Artifact artifact_;
   std::shared_ptr<void> library_file_;  // keeps the library's file open while it is loaded
@@ -74,6 +76,7 @@ class Executor {
   std::unique_ptr<uint8_t, AlignedFree> arena_;
   size_t arena_size_ = 0;
   std::vector<std::unique_ptr<uint8_t, AlignedFree>> io_buffers_;
+  std::vector<std::unique_ptr<uint8_t, AlignedFree>> edge_outputs_;  // per output; null: no edge type
   std::unique_ptr<uint8_t, AlignedFree> params_;
   std::vector<TensorInfo> input_info_, output_info_;
   int64_t peak_bytes_ = 0;
