@@ -7,7 +7,9 @@
 #include "compiler/graph/passes/fuse_epilogues.h"
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/graph/passes/remove_dead_nodes.h"
+#include "compiler/model/conv_transpose_as_conv.h"
 #include "compiler/model/fold_constants.h"
+#include "compiler/model/recurrent_input_projections.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -27,6 +29,10 @@ const std::vector<GraphPass>& Passes() {
       // Before batch-norm folding: a weight computed from constants (Transpose, Mul) must be a
       // constant for the conv it feeds to be folded and tuned.
       {"fold_constants", 1, [](graph::Graph* g) { return FoldConstants(g); }},
+      // After folding (the weights must be constants), before epilogue fusion (the conv it makes
+      // takes the bias and fuses like any other).
+      {"conv_transpose_as_conv", 1, [](graph::Graph* g) { return ConvTransposeAsConv(g); }},
+      {"recurrent_input_projections", 1, [](graph::Graph* g) { return RecurrentInputProjections(g); }},
       {"fold_batch_norm", 1, [](graph::Graph* g) -> Result<int> { return graph::FoldBatchNorm(g); }},
       {"fuse_epilogues", 2, [](graph::Graph* g) -> Result<int> { return graph::FuseEpilogues(g); }},
       {"remove_dead_nodes", 0, [](graph::Graph* g) -> Result<int> { return graph::RemoveDeadNodes(g); }},

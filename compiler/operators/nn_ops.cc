@@ -8,6 +8,7 @@
 #include "compiler/ir/ir_operators.h"
 #include "compiler/model/node_workload.h"
 #include "compiler/operators/constant_eval.h"
+#include "compiler/operators/conv_transpose_window.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
@@ -18,6 +19,78 @@
 #include "tunefarm/compiler/winograd.h"
 
 namespace tunefarm::operators {
+
+Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
+  const graph::Node& n = v.node();
+  const auto& x = v.Shape(0);
+  if (!v.HasInput(1)) return v.Fail("missing the weight input");
+  const auto& w = v.Shape(1);
+  if (x.size() < 3 || x.size() > 5) return v.Fail("ConvTranspose needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
+  if (w.size() != x.size()) return v.Fail("weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
+  const size_t sp = x.size() - 2;
+  TransposeWindow t;
+  t.params.groups = n.GetInt("group", 1);
+  if (t.params.groups < 1 || x[1] != w[0] || w[0] % t.params.groups != 0) {
+    return v.Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " +
+                  std::to_string(t.params.groups));
+  }
+  const std::vector<int64_t> kernel = n.GetInts("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
+  t.params.strides = n.GetInts("strides", std::vector<int64_t>(sp, 1));
+  t.params.dilations = n.GetInts("dilations", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> output_padding = n.GetInts("output_padding", std::vector<int64_t>(sp, 0));
+  if (kernel.size() != sp || t.params.strides.size() != sp || t.params.dilations.size() != sp || output_padding.size() != sp) {
+    return v.Fail("kernel_shape, strides, dilations and output_padding must have " + std::to_string(sp) + " values");
+  }
+  if (!std::equal(kernel.begin(), kernel.end(), w.begin() + 2)) {
+    return v.Fail("kernel_shape " + ShapeStr(kernel) + " differs from the weight " + ShapeStr(w));
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t s = t.params.strides[i], d = t.params.dilations[i];
+    if (s < 1 || d < 1 || s > kMaxWindowAttribute || d > kMaxWindowAttribute) {
+      return v.Fail("strides " + ShapeStr(t.params.strides) + " and dilations " + ShapeStr(t.params.dilations) +
+                    " must be in [1, " + std::to_string(kMaxWindowAttribute) + "]");
+    }
+    if (output_padding[i] < 0 || output_padding[i] >= std::max(s, d)) {
+      return v.Fail("output_padding " + ShapeStr(output_padding) + " must be below the stride or dilation");
+    }
+  }
+  std::vector<int64_t> natural(sp);  // the extent with no padding
+  for (size_t i = 0; i < sp; ++i) {
+    natural[i] = t.params.strides[i] * (x[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * t.params.dilations[i] + 1;
+  }
+  const std::string auto_pad = n.GetString("auto_pad", "NOTSET");
+  std::vector<int64_t> wanted = n.GetInts("output_shape");
+  if (wanted.size() == sp + 2) wanted.erase(wanted.begin(), wanted.begin() + 2);
+  if (!wanted.empty() && wanted.size() != sp) return v.Fail("output_shape must have " + std::to_string(sp) + " values");
+  if (wanted.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
+    for (size_t i = 0; i < sp; ++i) wanted.push_back(x[2 + i] * t.params.strides[i]);
+  }
+  std::vector<int64_t> pads(2 * sp, 0);
+  if (!wanted.empty()) {
+    for (size_t i = 0; i < sp; ++i) {
+      if (wanted[i] < 1 || wanted[i] > (int64_t(1) << 31)) return v.Fail("output_shape " + ShapeStr(wanted) + " is out of range");
+      const int64_t total = natural[i] - wanted[i];
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2), as ONNX's reference
+      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[sp + i] = total - pads[i];
+    }
+  } else if (auto_pad == "NOTSET") {
+    pads = n.GetInts("pads", pads);
+    if (pads.size() != 2 * sp) return v.Fail("pads must have " + std::to_string(2 * sp) + " values");
+    for (int64_t p : pads) {
+      if (p < 0 || p > kMaxWindowAttribute) return v.Fail("pads " + ShapeStr(pads) + " must be in [0, " + std::to_string(kMaxWindowAttribute) + "]");
+    }
+  } else if (auto_pad != "VALID") {
+    return v.Fail("unsupported auto_pad '" + auto_pad + "'");
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    t.params.pads_begin.push_back(pads[i]);
+    t.out.push_back(natural[i] - pads[i] - pads[sp + i]);
+    if (t.out.back() < 1) return v.Fail("the padding leaves no output (extent " + std::to_string(t.out.back()) + ")");
+  }
+  return t;
+}
+
 namespace {
 
 using graph::Attribute;
@@ -308,85 +381,6 @@ Status LowerLinear(LowerContext& cx, const Node& n) {
 }
 
 // --- ConvTranspose -------------------------------------------------------------------------
-// Strides, dilations, begin pads and output extents of a transposed convolution, from pads,
-// auto_pad or output_shape (which overrides pads: total padding = stride (in - 1) +
-// output_padding + (k - 1) dilation + 1 - out, split as ONNX says; it may be negative).
-struct TransposeWindow {
-  ops::ConvParams params;
-  std::vector<int64_t> out;  // spatial
-};
-
-Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
-  const Node& n = v.node();
-  const auto& x = v.Shape(0);
-  if (!v.HasInput(1)) return v.Fail("missing the weight input");
-  const auto& w = v.Shape(1);
-  if (x.size() < 3 || x.size() > 5) return v.Fail("ConvTranspose needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
-  if (w.size() != x.size()) return v.Fail("weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
-  const size_t sp = x.size() - 2;
-  TransposeWindow t;
-  t.params.groups = n.GetInt("group", 1);
-  if (t.params.groups < 1 || x[1] != w[0] || w[0] % t.params.groups != 0) {
-    return v.Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " +
-                  std::to_string(t.params.groups));
-  }
-  const std::vector<int64_t> kernel = n.GetInts("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
-  t.params.strides = n.GetInts("strides", std::vector<int64_t>(sp, 1));
-  t.params.dilations = n.GetInts("dilations", std::vector<int64_t>(sp, 1));
-  const std::vector<int64_t> output_padding = n.GetInts("output_padding", std::vector<int64_t>(sp, 0));
-  if (kernel.size() != sp || t.params.strides.size() != sp || t.params.dilations.size() != sp || output_padding.size() != sp) {
-    return v.Fail("kernel_shape, strides, dilations and output_padding must have " + std::to_string(sp) + " values");
-  }
-  if (!std::equal(kernel.begin(), kernel.end(), w.begin() + 2)) {
-    return v.Fail("kernel_shape " + ShapeStr(kernel) + " differs from the weight " + ShapeStr(w));
-  }
-  for (size_t i = 0; i < sp; ++i) {
-    const int64_t s = t.params.strides[i], d = t.params.dilations[i];
-    if (s < 1 || d < 1 || s > kMaxWindowAttribute || d > kMaxWindowAttribute) {
-      return v.Fail("strides " + ShapeStr(t.params.strides) + " and dilations " + ShapeStr(t.params.dilations) +
-                    " must be in [1, " + std::to_string(kMaxWindowAttribute) + "]");
-    }
-    if (output_padding[i] < 0 || output_padding[i] >= std::max(s, d)) {
-      return v.Fail("output_padding " + ShapeStr(output_padding) + " must be below the stride or dilation");
-    }
-  }
-  std::vector<int64_t> natural(sp);  // the extent with no padding
-  for (size_t i = 0; i < sp; ++i) {
-    natural[i] = t.params.strides[i] * (x[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * t.params.dilations[i] + 1;
-  }
-  const std::string auto_pad = n.GetString("auto_pad", "NOTSET");
-  std::vector<int64_t> wanted = n.GetInts("output_shape");
-  if (wanted.size() == sp + 2) wanted.erase(wanted.begin(), wanted.begin() + 2);
-  if (!wanted.empty() && wanted.size() != sp) return v.Fail("output_shape must have " + std::to_string(sp) + " values");
-  if (wanted.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
-    for (size_t i = 0; i < sp; ++i) wanted.push_back(x[2 + i] * t.params.strides[i]);
-  }
-  std::vector<int64_t> pads(2 * sp, 0);
-  if (!wanted.empty()) {
-    for (size_t i = 0; i < sp; ++i) {
-      if (wanted[i] < 1 || wanted[i] > (int64_t(1) << 31)) return v.Fail("output_shape " + ShapeStr(wanted) + " is out of range");
-      const int64_t total = natural[i] - wanted[i];
-      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2), as ONNX's reference
-      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
-      pads[sp + i] = total - pads[i];
-    }
-  } else if (auto_pad == "NOTSET") {
-    pads = n.GetInts("pads", pads);
-    if (pads.size() != 2 * sp) return v.Fail("pads must have " + std::to_string(2 * sp) + " values");
-    for (int64_t p : pads) {
-      if (p < 0 || p > kMaxWindowAttribute) return v.Fail("pads " + ShapeStr(pads) + " must be in [0, " + std::to_string(kMaxWindowAttribute) + "]");
-    }
-  } else if (auto_pad != "VALID") {
-    return v.Fail("unsupported auto_pad '" + auto_pad + "'");
-  }
-  for (size_t i = 0; i < sp; ++i) {
-    t.params.pads_begin.push_back(pads[i]);
-    t.out.push_back(natural[i] - pads[i] - pads[sp + i]);
-    if (t.out.back() < 1) return v.Fail("the padding leaves no output (extent " + std::to_string(t.out.back()) + ")");
-  }
-  return t;
-}
-
 Status InferConvTranspose(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(TransposeWindow t, ParseConvTranspose(cx));
   const auto& x = cx.Shape(0);

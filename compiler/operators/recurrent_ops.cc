@@ -14,6 +14,7 @@
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
+#include "compiler/operators/recurrent_inputs.h"
 #include "compiler/operators/registry.h"
 #include "compiler/te/tensor.h"
 
@@ -135,28 +136,36 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
   }
 
   // Projection [T, B, G*H]: x_t W^T + Wb + the recurrent biases that add outside the state (all of
-  // them but GRU's h gate with linear_before_reset).
+  // them but GRU's h gate with linear_before_reset). The graph gives it as a dense layer's output
+  // where the weights are constant (compiler/model/recurrent_input_projections.h).
   std::vector<int> proj_inputs = {x, w};
   if (has_bias) proj_inputs.push_back(bias);
   const RecurrentSpec spec = s;
-  const int proj = cx.Emit(
-      n.op_type, proj_inputs,
-      [spec, d, has_bias, T, B, I, G, H](const std::vector<Tensor>& in) {
-        const te::IterVar k = te::MakeIterVar("ri", I, true);
-        Tensor mm = te::ComputeReduce(in[0]->name + ".proj", {T, B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
-          const Expr xv = spec.batch_first ? te::Read(in[0], {i[1], i[0], te::AxisExpr(k)}) : te::Read(in[0], {i[0], i[1], te::AxisExpr(k)});
-          return xv * te::Read(in[1], {Expr(int64_t(d)), i[2], te::AxisExpr(k)});
-        });
-        if (!has_bias) return mm;
-        return te::Compute(in[0]->name + ".proj_bias", {T, B, G * H}, [&](const std::vector<Expr>& i) {
-          Expr b = te::Read(in[2], {Expr(int64_t(d)), i[2]});
-          const Expr rb = te::Read(in[2], {Expr(int64_t(d)), i[2] + Expr(G * H)});
-          const bool gru_h_inside = spec.cell == Cell::kGru && spec.linear_before_reset;
-          b = gru_h_inside ? b + ir::select(i[2] < Expr(2 * H), rb, F(0.0f)) : b + rb;
-          return te::Read(mm, i) + b;
-        });
-      },
-      ElementType::kFloat32, base + ".projection");
+  const size_t given = size_t(kRecurrentProjectionInput + d);
+  const bool projected = n.inputs.size() > given && n.inputs[given] >= 0;
+  int proj = -1;
+  if (projected) {
+    TUNEFARM_ASSIGN_OR_RETURN(proj, cx.Get(n.inputs[given], 0));
+  } else {
+    proj = cx.Emit(
+        n.op_type, proj_inputs,
+        [spec, d, has_bias, T, B, I, G, H](const std::vector<Tensor>& in) {
+          const te::IterVar k = te::MakeIterVar("ri", I, true);
+          Tensor mm = te::ComputeReduce(in[0]->name + ".proj", {T, B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
+            const Expr xv = spec.batch_first ? te::Read(in[0], {i[1], i[0], te::AxisExpr(k)}) : te::Read(in[0], {i[0], i[1], te::AxisExpr(k)});
+            return xv * te::Read(in[1], {Expr(int64_t(d)), i[2], te::AxisExpr(k)});
+          });
+          if (!has_bias) return mm;
+          return te::Compute(in[0]->name + ".proj_bias", {T, B, G * H}, [&](const std::vector<Expr>& i) {
+            Expr b = te::Read(in[2], {Expr(int64_t(d)), i[2]});
+            const Expr rb = te::Read(in[2], {Expr(int64_t(d)), i[2] + Expr(G * H)});
+            const bool gru_h_inside = spec.cell == Cell::kGru && spec.linear_before_reset;
+            b = gru_h_inside ? b + ir::select(i[2] < Expr(2 * H), rb, F(0.0f)) : b + rb;
+            return te::Read(mm, i) + b;
+          });
+        },
+        ElementType::kFloat32, base + ".projection");
+  }
 
   // The initial state [S, B, H].
   const int64_t S = s.cell == Cell::kLstm ? 2 : 1;

@@ -18,4 +18,13 @@ bool IsGraphOutput(const Graph& g, int value) {
   return std::find(g.outputs.begin(), g.outputs.end(), value) != g.outputs.end();
 }
 
+void ReplaceNode(Graph* g, size_t index, std::vector<Node> replacement) {
+  g->nodes.erase(g->nodes.begin() + long(index));
+  g->nodes.insert(g->nodes.begin() + long(index), std::make_move_iterator(replacement.begin()),
+                  std::make_move_iterator(replacement.end()));
+  for (size_t n = 0; n < g->nodes.size(); ++n) {
+    for (int o : g->nodes[n].outputs) g->values[size_t(o)].producer = int(n);
+  }
+}
+
 }  // namespace tunefarm::graph

@@ -11,6 +11,9 @@ namespace tunefarm::graph {
 // How many node inputs read each value (graph outputs not counted).
 std::vector<int> CountUses(const Graph& g);
 bool IsGraphOutput(const Graph& g, int value);
+// Replaces node `index` with `replacement` (in order, where it stood, so the nodes stay in
+// topological order) and renumbers every value's producer.
+void ReplaceNode(Graph* g, size_t index, std::vector<Node> replacement);
 
 }  // namespace tunefarm::graph
 

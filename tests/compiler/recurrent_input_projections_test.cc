@@ -1,0 +1,131 @@
+// RecurrentInputProjections (compiler/model/recurrent_input_projections.h): LSTM, GRU and RNN
+// with constant weights get their input projections as dense tasks, and compute what the
+// in-kernel projection computes (opt level 0, where the rewrite does not run), for every cell,
+// direction and GRU's linear_before_reset.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "compiler/frontend/onnx_importer.h"
+#include "compiler/model/compile_graph.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/runtime/executor.h"
+
+namespace tunefarm {
+namespace {
+
+struct Case {
+  std::string op = "LSTM";
+  std::string direction = "forward";
+  bool linear_before_reset = false;
+  bool bias = true;
+};
+
+void AddInitializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims, std::mt19937* rng) {
+  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  for (int64_t i = 0; i < n; ++i) t->add_float_data(dist(*rng));
+}
+
+onnx::ModelProto Model(const Case& c, int64_t T, int64_t B, int64_t I, int64_t H) {
+  std::mt19937 rng(3);
+  const int64_t gates = c.op == "LSTM" ? 4 : c.op == "GRU" ? 3 : 1, D = c.direction == "bidirectional" ? 2 : 1;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(14);
+  auto* g = m.mutable_graph();
+  g->set_name("rnn");
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {T, B, I}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  AddInitializer(g, "w", {D, gates * H, I}, &rng);
+  AddInitializer(g, "r", {D, gates * H, H}, &rng);
+  auto* n = g->add_node();
+  n->set_name("cell");
+  n->set_op_type(c.op);
+  n->add_input("x");
+  n->add_input("w");
+  n->add_input("r");
+  if (c.bias) {
+    AddInitializer(g, "b", {D, 2 * gates * H}, &rng);
+    n->add_input("b");
+  }
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  auto* hs = n->add_attribute();
+  hs->set_name("hidden_size");
+  hs->set_type(onnx::AttributeProto::INT);
+  hs->set_i(H);
+  auto* dir = n->add_attribute();
+  dir->set_name("direction");
+  dir->set_type(onnx::AttributeProto::STRING);
+  dir->set_s(c.direction);
+  if (c.linear_before_reset) {
+    auto* lbr = n->add_attribute();
+    lbr->set_name("linear_before_reset");
+    lbr->set_type(onnx::AttributeProto::INT);
+    lbr->set_i(1);
+  }
+  return m;
+}
+
+// Y at `opt_level`, and whether a dense task computed part of it.
+std::vector<float> CompileAndRun(const onnx::ModelProto& m, int opt_level, const std::vector<float>& x, bool* dense) {
+  auto g = frontend::ImportOnnxBytes(m.SerializeAsString(), "rnn");
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  compiler::CompileOptions options;
+  options.warn = [](const std::string&) {};
+  options.opt_level = opt_level;
+  auto artifact = compiler::CompileGraph(std::move(*g), "rnn", compiler::HostTarget(), options);
+  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  if (!artifact.ok()) return {};
+  *dense = false;
+  for (const auto& k : artifact->kernels) *dense = *dense || k.workload.rfind("dense", 0) == 0;
+  auto ex = runtime::Executor::Load(std::move(*artifact));
+  EXPECT_TRUE(ex.ok());
+  EXPECT_TRUE((*ex)->SetInput(0, x.data(), x.size() * 4).ok());
+  EXPECT_TRUE((*ex)->Run().ok());
+  const float* y = static_cast<const float*>((*ex)->Output(0));
+  return std::vector<float>(y, y + (*ex)->outputs()[0].bytes() / 4);
+}
+
+TEST(RecurrentInputProjections, DenseProjectionsComputeWhatTheRecurrentKernelComputes) {
+  const int64_t T = 5, B = 2, I = 7, H = 6;
+  std::vector<float> x(size_t(T * B * I));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : x) v = dist(rng);
+  std::vector<Case> cases;
+  for (const char* op : {"LSTM", "GRU", "RNN"}) {
+    for (const char* direction : {"forward", "reverse", "bidirectional"}) cases.push_back({op, direction, false, true});
+  }
+  cases.push_back({"GRU", "bidirectional", true, true});
+  cases.push_back({"LSTM", "forward", false, false});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " " + c.direction + (c.linear_before_reset ? " linear_before_reset" : "") + (c.bias ? "" : " no bias"));
+    const onnx::ModelProto m = Model(c, T, B, I, H);
+    bool dense0 = true, dense3 = false;
+    const std::vector<float> reference = CompileAndRun(m, 0, x, &dense0);
+    const std::vector<float> rewritten = CompileAndRun(m, 3, x, &dense3);
+    EXPECT_FALSE(dense0);
+    EXPECT_TRUE(dense3) << "no dense task computes the input projection";
+    ASSERT_EQ(reference.size(), rewritten.size());
+    for (size_t i = 0; i < reference.size(); ++i) ASSERT_NEAR(rewritten[i], reference[i], 1e-5f) << i;
+  }
+}
+
+}  // namespace
+}  // namespace tunefarm
