@@ -5,7 +5,11 @@ resnet-50; peak runtime memory. resnet50 runs too where PyTorch is installed (ex
 by export_torchvision.py: ../shared has no resnet50.onnx). Writes bench/results/models.json and prints a
 Markdown table.
 
-    bench/models/bench_models.py [--rounds 5] [--repeat 20] [--build build]
+    bench/models/bench_models.py [--rounds 5] [--repeat 20] [--build build] [--families DIR] [--models a,b]
+
+--families DIR adds the model families of issue 31 (segmentation, U-Net, super-resolution, recurrent)
+from tools/model_families/export_families.py's output, each at opset 17 with the input shape of its
+meta.json; --models keeps only the named models.
 
 Each round runs every (model, threads, runtime) once for `repeat` timed runs after warm-up, the
 runtimes in rotating order; the figures are the median over rounds of each round's median, and the
@@ -61,6 +65,11 @@ def read_npy_f32(path):
     return struct.unpack(f"<{n}f", data[start:start + 4 * n])
 
 
+# The families of issue 31 that bench_models.py times (tools/model_families/export_families.py).
+FAMILY_MODELS = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50", "unet", "espcn", "prelu_net",
+                 "lstm", "gru")
+
+
 def have_torch():
     return subprocess.run([TORCH_PYTHON, "-c", "import torch, torchvision"], capture_output=True).returncode == 0
 
@@ -71,6 +80,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "models.json"))
+    ap.add_argument("--families", help="the export directory of tools/model_families/export_families.py")
+    ap.add_argument("--models", help="comma-separated: bench only these models")
     ap.add_argument("--records", help="also run each model compiled with this records database (tuned), and check "
                     "its output against the PyTorch reference")
     args = ap.parse_args()
@@ -87,6 +98,16 @@ def main():
         if not os.path.exists(onnx["resnet50"]):
             subprocess.run([TORCH_PYTHON, os.path.join(HERE, "export_torchvision.py"), "resnet50", onnx["resnet50"]],
                            check=True, capture_output=True)
+    shapes = {}  # model -> input dims, where not 1x3x224x224
+    if args.families:
+        for m in FAMILY_MODELS:
+            meta = os.path.join(args.families, m, "opset17", "meta.json")
+            if os.path.exists(meta):
+                onnx[m] = os.path.join(args.families, m, "opset17", "model.onnx")
+                with open(meta) as f:
+                    shapes[m] = "x".join(str(d) for d in json.load(f)["input_shape"])
+    if args.models:
+        onnx = {m: p for m, p in onnx.items() if m in args.models.split(",")}
     models = list(onnx)
     print(f"runtimes: tunefarm, {'onnxruntime-node' if ort else 'no ONNX Runtime'}, {'PyTorch' if torch else 'no PyTorch'}",
           file=sys.stderr)
@@ -104,12 +125,16 @@ def main():
             p = subprocess.run([cli, "compile", onnx[m], "--records", args.records, "-o",
                                 artifacts[m + ".tuned"]], check=True, capture_output=True, text=True)
             print(p.stdout.strip().splitlines()[1], file=sys.stderr)  # the implementations line
-            if not os.path.exists(os.path.join(MODELS, m + "_input.npy")):
+            # The PyTorch reference: ../shared's (input "data") or the family export's (input "input").
+            family_dir = os.path.dirname(onnx[m]) if m in shapes else None
+            x_path = os.path.join(family_dir, "input.npy") if family_dir else os.path.join(MODELS, m + "_input.npy")
+            ref_path = os.path.join(family_dir, "output.npy") if family_dir else os.path.join(MODELS, m + "_output.npy")
+            if not os.path.exists(x_path):
                 continue  # no PyTorch reference output (resnet50)
             out = os.path.join(work, m + ".tuned.out.npy")
-            subprocess.run([cli, "run", artifacts[m + ".tuned"], "--input", "data=" + os.path.join(MODELS, m + "_input.npy"),
+            subprocess.run([cli, "run", artifacts[m + ".tuned"], "--input", ("input=" if family_dir else "data=") + x_path,
                             "--output", out], check=True, capture_output=True)
-            y, ref = read_npy_f32(out), read_npy_f32(os.path.join(MODELS, m + "_output.npy"))
+            y, ref = read_npy_f32(out), read_npy_f32(ref_path)
             accuracy[m] = max(abs(a - b) for a, b in zip(y, ref)) / max(abs(b) for b in ref)
             print(f"{m} tuned vs PyTorch: max|y-yref|/max|yref| = {accuracy[m]:.2e}", file=sys.stderr)
 
@@ -127,8 +152,8 @@ def main():
                                                            str(args.repeat), "--json"])
     if ort:
         runners["onnxruntime"] = lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), onnx[m],
-                                                        str(t), str(args.repeat)])
-    if torch:
+                                                        str(t), str(args.repeat), shapes.get(m, "1x3x224x224")])
+    if torch and not args.families:  # torch_bench.py knows the torchvision classifiers only
         runners["pytorch"] = lambda m, t: run_json([TORCH_PYTHON, os.path.join(HERE, "torch_bench.py"), m, str(t), str(args.repeat)])
     names = list(runners)
     samples = {}

@@ -1,6 +1,7 @@
-// ONNX Runtime latency for bench/models/run.sh: node ort_bench.js MODEL.onnx THREADS REPEAT
-// Prints one JSON line {median_ms, min_ms, mean_ms}. Input: the model's first input, filled with
-// a fixed pseudo-random pattern (latency does not depend on the values).
+// ONNX Runtime latency for bench_models.py: node ort_bench.js MODEL.onnx THREADS REPEAT [DIMS]
+// Prints one JSON line {median_ms, min_ms, mean_ms}. Input: the model's first input, of shape DIMS
+// ("1x3x224x224", the default), filled with a fixed pseudo-random pattern (latency does not depend
+// on the values).
 const ort = require('onnxruntime-node');
 
 async function main() {
@@ -8,7 +9,7 @@ async function main() {
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential'});
   const name = session.inputNames[0];
-  const dims = [1, 3, 224, 224];
+  const dims = (process.argv[5] || '1x3x224x224').split('x').map((d) => parseInt(d));
   const data = new Float32Array(dims.reduce((a, b) => a * b));
   for (let i = 0; i < data.length; ++i) data[i] = ((i * 2654435761) % 1000) / 1000;
   const feeds = {[name]: new ort.Tensor('float32', data, dims)};

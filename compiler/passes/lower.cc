@@ -46,6 +46,10 @@ std::vector<Step> CpuSteps(const te::Schedule& schedule, const std::vector<Buffe
       {"vectorize_loops", [](const ir::Stmt& s) { return VectorizeLoops(s); }},
       // Broadcast+ramp -> ramp, so dense vector accesses are recognizable in codegen.
       {"simplify_vectors", [](const ir::Stmt& s) { return Simplify(s); }},
+      // exp, log and tanh as arithmetic on whole vectors (LLVM would scalarize llvm.exp into one
+      // libm call per lane): the same formulas as the GPU's, after vectorization so they are
+      // built at the vector's width.
+      {"lower_math", [](const ir::Stmt& s) { return LowerGpuMath(s); }},
       {"remove_no_ops", [](const ir::Stmt& s) { return RemoveNoOps(s); }},
   };
 }
@@ -84,7 +88,7 @@ std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<Buffe
 const std::vector<std::string>& LoweringPassNames(const std::string& target_kind) {
   static const std::vector<std::string> kCpu = {
       "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "partition_loops",
-      "unroll_loops", "simplify_unrolled", "vectorize_loops", "simplify_vectors", "remove_no_ops"};
+      "unroll_loops", "simplify_unrolled", "vectorize_loops", "simplify_vectors", "lower_math", "remove_no_ops"};
   static const std::vector<std::string> kGpu = {
       "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "bind_gpu_threads",
       "lower_thread_allreduce", "auto_unroll", "unroll_loops", "simplify_unrolled", "remove_no_ops", "lower_gpu_math",
