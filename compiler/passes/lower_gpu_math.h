@@ -1,6 +1,8 @@
-// LowerGpuMath: the float32 transcendental calls of a GPU kernel (exp, log, tanh) become plain
+// LowerGpuMath: the float32 transcendental calls of a kernel (exp, log, tanh) become plain
 // arithmetic, so a CUDA kernel never needs libdevice (a CUDA-toolkit file a GPU host with only a
 // driver does not have) and the host emulation of a GPU kernel runs the very formulas the GPU runs.
+// CPU kernels run it too, as `lower_math` after vectorization: the formulas are built at the
+// vector's width, where LLVM would make one libm call per lane.
 //
 //   exp   Cody-Waite range reduction x = n ln2 + r (|r| <= ln2/2, ln2 split in two so n*hi is
 //         exact), a degree-7 polynomial for e^r, and 2^n applied as two exponent-field scalings so
