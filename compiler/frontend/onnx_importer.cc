@@ -299,6 +299,142 @@ Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::str
   return out;
 }
 
+// Where ImportNodes puts nodes and what it nests in: If branches are inlined, with their nodes
+// guarded by the condition, to this depth.
+struct NodeSink {
+  graph::Graph* g;
+  const std::string& base_dir;
+  int depth;
+};
+constexpr int kMaxIfDepth = 16;
+
+Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const NodeSink& sink,
+                   const std::vector<graph::NodeGuard>& guards, const std::string& prefix,
+                   std::unordered_map<std::string, int>* scope);
+
+// An If node: both branches inlined into the graph (their values named "<if>.then/..." and
+// "<if>.else/...", their nodes guarded by the condition), then one "If" node that picks each
+// output from the branch the condition names: inputs [cond, then outputs..., else outputs...].
+// Branches see the values of the enclosing scopes (ONNX's scoping); their own names shadow.
+Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSink& sink,
+                const std::vector<graph::NodeGuard>& guards, const std::string& prefix,
+                std::unordered_map<std::string, int>* scope) {
+  graph::Graph& g = *sink.g;
+  if (sink.depth >= kMaxIfDepth) return Status::InvalidArgument(who + ": If nested deeper than " + std::to_string(kMaxIfDepth));
+  if (np.input_size() != 1 || np.input(0).empty()) return Status::InvalidArgument(who + ": takes exactly one input, the condition");
+  auto cond = scope->find(np.input(0));
+  if (cond == scope->end()) {
+    return Status::InvalidArgument(who + ": input '" + np.input(0) + "' is not a graph input, initializer or earlier output");
+  }
+  const onnx::GraphProto* branches[2] = {nullptr, nullptr};
+  for (const auto& a : np.attribute()) {
+    const int which = a.name() == "then_branch" ? 0 : a.name() == "else_branch" ? 1 : -1;
+    if (which < 0) return Status::InvalidArgument(who + ": unknown attribute '" + a.name() + "'");
+    if (a.type() != onnx::AttributeProto::GRAPH || !a.has_g()) {
+      return Status::InvalidArgument(who + ": attribute '" + a.name() + "' must be a graph");
+    }
+    branches[which] = &a.g();
+  }
+  if (!branches[0] || !branches[1]) return Status::InvalidArgument(who + ": needs both then_branch and else_branch");
+  const std::string name = prefix + (np.name().empty() ? np.output_size() ? np.output(0) : std::string("if") : np.name());
+  std::vector<int> outputs[2];
+  for (int which = 0; which < 2; ++which) {
+    const onnx::GraphProto& branch = *branches[which];
+    const std::string branch_name = which == 0 ? "then_branch" : "else_branch";
+    TUNEFARM_RETURN_IF_ERROR(CheckNamesAreUtf8(branch, who + " " + branch_name));
+    if (branch.output_size() != np.output_size()) {
+      return Status::InvalidArgument(who + ": " + branch_name + " gives " + std::to_string(branch.output_size()) +
+                                     " outputs, the node has " + std::to_string(np.output_size()));
+    }
+    const std::string branch_prefix = name + (which == 0 ? ".then/" : ".else/");
+    std::unordered_map<std::string, int> branch_scope = *scope;
+    for (const auto& init : branch.initializer()) {
+      TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, who + " " + branch_name + " initializer '" + init.name() + "'",
+                                                              sink.base_dir));
+      branch_scope[init.name()] = g.AddConstant(branch_prefix + init.name(), std::move(c));
+    }
+    std::vector<graph::NodeGuard> branch_guards = guards;
+    branch_guards.push_back({cond->second, which == 0});
+    TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.base_dir, sink.depth + 1}, branch_guards, branch_prefix,
+                                         &branch_scope));
+    for (const auto& out : branch.output()) {
+      auto it = branch_scope.find(out.name());
+      if (it == branch_scope.end()) {
+        return Status::InvalidArgument(who + ": " + branch_name + " output '" + out.name() + "' is never produced");
+      }
+      outputs[which].push_back(it->second);
+    }
+  }
+  graph::Node merge;
+  merge.name = np.name();
+  merge.op_type = "If";
+  merge.guards = guards;
+  merge.inputs = {cond->second};
+  for (const auto& list : outputs) merge.inputs.insert(merge.inputs.end(), list.begin(), list.end());
+  const int node_index = int(g.nodes.size());
+  for (const auto& out : np.output()) {
+    graph::Value v;
+    v.name = prefix + out;
+    v.producer = node_index;
+    const int idx = g.AddValue(std::move(v));
+    if (!out.empty()) (*scope)[out] = idx;
+    merge.outputs.push_back(idx);
+  }
+  g.nodes.push_back(std::move(merge));
+  return Status::OK();
+}
+
+Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const NodeSink& sink,
+                   const std::vector<graph::NodeGuard>& guards, const std::string& prefix,
+                   std::unordered_map<std::string, int>* scope) {
+  graph::Graph& g = *sink.g;
+  std::unordered_map<std::string, int>& by_name = *scope;
+  for (const auto& np : nodes) {
+    graph::Node n;
+    n.name = np.name().empty() ? "" : prefix + np.name();
+    n.op_type = np.op_type();
+    n.guards = guards;
+    std::string who = "node '" + (np.name().empty() ? (np.output_size() ? np.output(0) : std::string("?")) : np.name()) +
+                      "' (op " + np.op_type() + ", opset " + std::to_string(g.opset) + ")";
+    if (!np.domain().empty() && np.domain() != "ai.onnx") {
+      return Status::InvalidArgument(who + ": operator domain '" + np.domain() + "' is not supported");
+    }
+    if (np.op_type() == "If") {
+      TUNEFARM_RETURN_IF_ERROR(ImportIf(np, who, sink, guards, prefix, scope));
+      continue;
+    }
+    const operators::OperatorDef* def = operators::FindOperator(np.op_type());
+    if (!def) return Status::InvalidArgument(who + ": unsupported operator");
+    for (const auto& in : np.input()) {
+      if (in.empty()) {
+        n.inputs.push_back(-1);
+        continue;
+      }
+      auto it = by_name.find(in);
+      if (it == by_name.end()) {
+        return Status::InvalidArgument(who + ": input '" + in + "' is not a graph input, initializer or earlier output");
+      }
+      n.inputs.push_back(it->second);
+    }
+    for (const auto& a : np.attribute()) {
+      TUNEFARM_ASSIGN_OR_RETURN(Attribute attr, ConvertAttribute(a, who));
+      n.attrs[a.name()] = std::move(attr);
+    }
+    int node_index = int(g.nodes.size());
+    for (const auto& out : np.output()) {
+      graph::Value v;
+      v.name = prefix + out;
+      v.producer = node_index;
+      int idx = g.AddValue(std::move(v));
+      if (!out.empty()) by_name[out] = idx;
+      n.outputs.push_back(idx);
+    }
+    g.nodes.push_back(std::move(n));
+    TUNEFARM_RETURN_IF_ERROR(operators::CheckAttributes(g, g.nodes.back(), *def));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 const std::vector<std::string>& SupportedOnnxOps() {
@@ -363,44 +499,7 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     by_name[in.name()] = idx;
     g.inputs.push_back(idx);
   }
-  for (const auto& np : gp.node()) {
-    graph::Node n;
-    n.name = np.name();
-    n.op_type = np.op_type();
-    std::string who = "node '" + (np.name().empty() ? (np.output_size() ? np.output(0) : std::string("?")) : np.name()) +
-                      "' (op " + np.op_type() + ", opset " + std::to_string(g.opset) + ")";
-    if (!np.domain().empty() && np.domain() != "ai.onnx") {
-      return Status::InvalidArgument(who + ": operator domain '" + np.domain() + "' is not supported");
-    }
-    const operators::OperatorDef* def = operators::FindOperator(np.op_type());
-    if (!def) return Status::InvalidArgument(who + ": unsupported operator");
-    for (const auto& in : np.input()) {
-      if (in.empty()) {
-        n.inputs.push_back(-1);
-        continue;
-      }
-      auto it = by_name.find(in);
-      if (it == by_name.end()) {
-        return Status::InvalidArgument(who + ": input '" + in + "' is not a graph input, initializer or earlier output");
-      }
-      n.inputs.push_back(it->second);
-    }
-    for (const auto& a : np.attribute()) {
-      TUNEFARM_ASSIGN_OR_RETURN(Attribute attr, ConvertAttribute(a, who));
-      n.attrs[a.name()] = std::move(attr);
-    }
-    int node_index = int(g.nodes.size());
-    for (const auto& out : np.output()) {
-      graph::Value v;
-      v.name = out;
-      v.producer = node_index;
-      int idx = g.AddValue(std::move(v));
-      if (!out.empty()) by_name[out] = idx;
-      n.outputs.push_back(idx);
-    }
-    g.nodes.push_back(std::move(n));
-    TUNEFARM_RETURN_IF_ERROR(operators::CheckAttributes(g, g.nodes.back(), *def));
-  }
+  TUNEFARM_RETURN_IF_ERROR(ImportNodes(gp.node(), {&g, base_dir, 0}, {}, "", &by_name));
   for (const auto& out : gp.output()) {
     auto it = by_name.find(out.name());
     if (it == by_name.end()) return Status::InvalidArgument("graph output '" + out.name() + "' is never produced");

@@ -75,6 +75,13 @@ struct NodeEpilogue {
   float clip_min = 0, clip_max = 0;  // kClip only (relu6 is a clip to [0, 6])
 };
 
+// A node inlined from a branch of an If runs only when the condition (a bool scalar value) is
+// `when`; a node in nested branches holds one guard per level, outermost first.
+struct NodeGuard {
+  int cond = -1;
+  bool when = true;
+};
+
 struct Node {
   std::string name;
   std::string op_type;
@@ -82,6 +89,7 @@ struct Node {
   std::vector<int> outputs;  // value indices
   std::map<std::string, Attribute> attrs;  // as the model gave them (ONNX names)
   NodeEpilogue epilogue;
+  std::vector<NodeGuard> guards;  // empty: runs on every inference
 
   // Attribute accessors with defaults; a wrong attribute kind reads as absent.
   int64_t GetInt(const std::string& name, int64_t def) const;

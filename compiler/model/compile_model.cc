@@ -83,6 +83,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
     ak.workload = k.workload;
     ak.config_index = k.config_index;
     ak.config_source = k.config_source;
+    ak.run_if = k.run_if;
     if (!sources.empty() && sources.back().func.is_gpu) {  // GPU kernels are never shared
       ak.grid = sources.back().func.launch.grid;
       ak.block = sources.back().func.launch.block;

@@ -135,6 +135,7 @@ Result<int> ConvTransposeAsConv(graph::Graph* g) {
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     std::vector<Node> nodes = Rewrite(g, i);
     if (nodes.empty()) continue;
+    for (Node& added_node : nodes) added_node.guards = g->nodes[i].guards;  // inside an If's branch too
     const size_t added = nodes.size();
     graph::ReplaceNode(g, i, std::move(nodes));
     i += added - 1;

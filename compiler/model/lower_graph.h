@@ -34,6 +34,8 @@ struct PlannedKernel {
   std::vector<std::string> candidate_workloads;
   int64_t config_index = -1;
   std::string config_source;
+  // Kernels of an If branch (CPU): run only when each (bool tensor, value) holds.
+  std::vector<std::pair<int, bool>> run_if;
   // Untuned kernels: the compute definition over placeholders of args[0..n-2] (how the kernel can
   // be rebuilt with a producer inlined), and whether it is injective (no reduction).
   std::function<ir::Tensor(const std::vector<ir::Tensor>&)> definition;

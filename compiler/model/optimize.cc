@@ -7,9 +7,11 @@
 #include "compiler/graph/passes/fuse_epilogues.h"
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/graph/passes/remove_dead_nodes.h"
+#include "compiler/graph/passes/resolve_constant_ifs.h"
 #include "compiler/model/conv_transpose_as_conv.h"
 #include "compiler/model/fold_constants.h"
 #include "compiler/model/recurrent_input_projections.h"
+#include "compiler/model/trim_dead_conv_taps.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -26,6 +28,9 @@ const std::vector<GraphPass>& Passes() {
          TUNEFARM_RETURN_IF_ERROR(graph::InferShapes(g));
          return -1;
        }},
+      // Right after inference (which folds the shape arithmetic most conditions are made of): the
+      // other passes see only the branch a constant condition takes.
+      {"resolve_constant_ifs", 0, [](graph::Graph* g) -> Result<int> { return graph::ResolveConstantIfs(g); }},
       // Before batch-norm folding: a weight computed from constants (Transpose, Mul) must be a
       // constant for the conv it feeds to be folded and tuned.
       {"fold_constants", 1, [](graph::Graph* g) { return FoldConstants(g); }},
@@ -33,6 +38,8 @@ const std::vector<GraphPass>& Passes() {
       // takes the bias and fuses like any other).
       {"conv_transpose_as_conv", 1, [](graph::Graph* g) { return ConvTransposeAsConv(g); }},
       {"recurrent_input_projections", 1, [](graph::Graph* g) { return RecurrentInputProjections(g); }},
+      // After conv_transpose_as_conv, so the convolutions it makes are trimmed too.
+      {"trim_dead_conv_taps", 1, [](graph::Graph* g) { return TrimDeadConvTaps(g); }},
       {"fold_batch_norm", 1, [](graph::Graph* g) -> Result<int> { return graph::FoldBatchNorm(g); }},
       {"fuse_epilogues", 2, [](graph::Graph* g) -> Result<int> { return graph::FuseEpilogues(g); }},
       {"remove_dead_nodes", 0, [](graph::Graph* g) -> Result<int> { return graph::RemoveDeadNodes(g); }},

@@ -1,6 +1,7 @@
 #include "compiler/operators/lower_context.h"
 
 #include <cstring>
+#include <set>
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/plan_layouts.h"
@@ -283,8 +284,12 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     if (!def) return Fail(n, "not in the operator registry");
     const LowerFn lower = cuda && def->lower_cuda ? def->lower_cuda : def->lower;
     if (!lower) return Fail(n, "no lowering for target kind '" + target_.kind + "'");
+    const size_t first_kernel = plan_.kernels.size();
     TUNEFARM_RETURN_IF_ERROR(lower(*this, n));
     if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());
+    // On CUDA both branches of a runtime If run (reading the condition would cost a device sync
+    // and break graph replay); the If's kernels select.
+    if (!n.guards.empty() && !cuda) TUNEFARM_RETURN_IF_ERROR(GuardKernels(n, first_kernel));
   }
   TUNEFARM_RETURN_IF_ERROR(LowerOutputs());
   if (flow_) {
@@ -294,6 +299,27 @@ Result<compiler::ModelPlan> LowerContext::Run() {
   // injective kernels become one (fuse_injective.cc).
   if (cuda) FuseInjectiveChains();
   return std::move(plan_);
+}
+
+// A kernel computing another layout of a value from outside the node is cached for every later
+// reader, which may run whatever the condition: it stays unguarded (a layout change is pure
+// arithmetic on whatever bytes it reads).
+Status LowerContext::GuardKernels(const Node& n, size_t first) {
+  std::vector<std::pair<int, bool>> run_if;
+  for (const graph::NodeGuard& guard : n.guards) {
+    TUNEFARM_ASSIGN_OR_RETURN(int t, Get(guard.cond, 0));
+    run_if.push_back({t, guard.when});
+  }
+  const std::set<int> own(n.outputs.begin(), n.outputs.end());
+  std::set<int> elsewhere;  // tensors standing for values n does not produce
+  for (size_t v = 0; v < values_.size(); ++v) {
+    if (own.count(int(v))) continue;
+    for (const auto& [block, t] : values_[v].by_block) elsewhere.insert(t);
+  }
+  for (size_t k = first; k < plan_.kernels.size(); ++k) {
+    if (!elsewhere.count(plan_.kernels[k].args.back())) plan_.kernels[k].run_if = run_if;
+  }
+  return Status::OK();
 }
 
 Status LowerContext::EmitPlain(const Node& n, const std::vector<size_t>& inputs, const TensorFn& fn) {

@@ -96,6 +96,8 @@ class LowerContext {
     int64_t home_block = 0;
   };
   Status LowerOutputs();
+  // Makes the kernels node n emitted from index `first` on run only when n's guards hold.
+  Status GuardKernels(const graph::Node& n, size_t first);
   // Apply history best for the node alone (what ChooseImplementation does without a plan).
   Result<Choice> ChoosePerNode(const std::vector<compiler::Workload>& implementations);
   // (Re)builds an untuned kernel's schedule and arguments from its definition and args.

@@ -154,6 +154,11 @@ Status Artifact::Validate() const {
     for (int a : k.args) {
       if (a < 0 || a >= nt) return Corrupt("kernel '" + k.symbol + "' refers to tensor " + std::to_string(a));
     }
+    for (const auto& [t, value] : k.run_if) {
+      if (t < 0 || t >= nt || tensors[size_t(t)].dtype != ElementType::kBool || tensors[size_t(t)].num_elements() != 1) {
+        return Corrupt("kernel '" + k.symbol + "' runs on a condition that is not a one-element bool tensor");
+      }
+    }
   }
   for (const auto* list : {&inputs, &outputs}) {
     for (int a : *list) {
@@ -166,10 +171,11 @@ Status Artifact::Validate() const {
 
 std::string Artifact::MetadataJson() const {
   nlohmann::ordered_json j;
-  // Version 2 unless a tensor has an edge type: a runtime that predates edge types still loads
-  // every artifact it can run, and refuses by version the ones it would misread.
+  // Version 2 unless a tensor has an edge type or a kernel a guard: a runtime that predates them
+  // still loads every artifact it can run, and refuses by version the ones it would misread.
   bool has_edge_types = false;
   for (const auto& t : tensors) has_edge_types = has_edge_types || t.edge_dtype.has_value();
+  for (const auto& k : kernels) has_edge_types = has_edge_types || !k.run_if.empty();
   j["format_version"] = has_edge_types ? kArtifactFormatVersion : 2;
   j["target"] = target;
   if (!triple.empty()) {
@@ -199,6 +205,11 @@ std::string Artifact::MetadataJson() const {
     e["symbol"] = k.symbol;
     e["op"] = k.op;
     e["args"] = k.args;
+    if (!k.run_if.empty()) {
+      nlohmann::ordered_json guards = nlohmann::ordered_json::array();
+      for (const auto& [t, value] : k.run_if) guards.push_back({t, value});
+      e["run_if"] = guards;
+    }
     if (!k.workload.empty()) {
       e["workload"] = k.workload;
       e["config_index"] = k.config_index;
@@ -319,6 +330,9 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       k.workload = e.value("workload", "");
       k.config_index = e.value("config_index", int64_t(-1));
       k.config_source = e.value("config_source", "");
+      if (e.contains("run_if")) {
+        for (const auto& guard : e.at("run_if")) k.run_if.push_back({guard.at(0).get<int>(), guard.at(1).get<bool>()});
+      }
       if (e.contains("launch")) {
         const auto& l = e.at("launch");
         k.grid = l.at("grid").get<std::array<int64_t, 3>>();

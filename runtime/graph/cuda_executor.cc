@@ -77,6 +77,12 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, cons
 
 Status CudaExecutor::Plan() {
   const Artifact& a = artifact_;
+  // The CUDA lowering runs both branches of an If and selects: a guarded kernel is not its output.
+  for (const auto& k : a.kernels) {
+    if (!k.run_if.empty()) {
+      return Status::FailedPrecondition("kernel '" + k.symbol + "' runs under a condition, which only the CPU executor reads");
+    }
+  }
   const size_t nt = a.tensors.size();
   // peak_bytes counts activations and inputs/outputs, as on CPUs (parameters are param_bytes).
   auto alloc = [&](size_t bytes, const std::string& what, bool counted) -> Result<CudaDevicePtr> {

@@ -214,8 +214,17 @@ void Executor::ConvertOutputs() {
   }
 }
 
+// Whether kernel k runs: an If branch's kernels only when their conditions hold.
+bool Executor::Runs(size_t k) const {
+  for (const auto& [t, value] : artifact_.kernels[k].run_if) {
+    if ((*static_cast<const uint8_t*>(tensor_ptrs_[size_t(t)]) != 0) != value) return false;
+  }
+  return true;
+}
+
 Status Executor::Run() {
   for (size_t k = 0; k < fns_.size(); ++k) {
+    if (!Runs(k)) continue;
     int32_t rc = fns_[k](kernel_args_[k].data());
     if (rc != 0) {
       return Status::Internal("kernel " + artifact_.kernels[k].symbol + " (" + artifact_.kernels[k].op + ") failed with code " +
@@ -229,6 +238,7 @@ Status Executor::Run() {
 Status Executor::RunProfiled(std::vector<double>* kernel_ms) {
   kernel_ms->resize(fns_.size(), 0.0);
   for (size_t k = 0; k < fns_.size(); ++k) {
+    if (!Runs(k)) continue;
     auto t0 = std::chrono::steady_clock::now();
     int32_t rc = fns_[k](kernel_args_[k].data());
     (*kernel_ms)[k] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

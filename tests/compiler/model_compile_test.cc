@@ -126,8 +126,8 @@ TEST(ModelCompile, ConstantFoldingEvaluatesConstantSubgraphs) {
     graph::Value y;
     y.name = "y";
     int yi = g.AddValue(y);
-    g.nodes.push_back(graph::Node{"mul", "Mul", {c1, c2}, {di}, {}, {}});
-    g.nodes.push_back(graph::Node{"add", "Add", {xi, di}, {yi}, {}, {}});
+    g.nodes.push_back(graph::Node{"mul", "Mul", {c1, c2}, {di}, {}, {}, {}});
+    g.nodes.push_back(graph::Node{"add", "Add", {xi, di}, {yi}, {}, {}, {}});
     g.values[size_t(di)].producer = 0;
     g.values[size_t(yi)].producer = 1;
     g.outputs = {yi};
@@ -168,9 +168,9 @@ TEST(ModelCompile, KernelsThatLowerAlikeAreEmittedOnce) {
     v.producer = int(g.nodes.size());
     const int vi = g.AddValue(v);
     if (n % 2 == 0) {
-      g.nodes.push_back(graph::Node{"add" + std::to_string(n), "Add", {prev, ci}, {vi}, {}, {}});
+      g.nodes.push_back(graph::Node{"add" + std::to_string(n), "Add", {prev, ci}, {vi}, {}, {}, {}});
     } else {
-      g.nodes.push_back(graph::Node{"relu" + std::to_string(n), "Relu", {prev}, {vi}, {}, {}});
+      g.nodes.push_back(graph::Node{"relu" + std::to_string(n), "Relu", {prev}, {vi}, {}, {}, {}});
     }
     prev = vi;
   }

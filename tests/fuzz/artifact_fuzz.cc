@@ -56,12 +56,14 @@ std::vector<std::string> Seeds() {
   a.cpu = "x86-64";
   a.cpu_features = {"sse4.2"};
   a.model = "fuzz";
-  // The input has an edge type, so the seed is a version-3 file and the fuzzer reaches its checks.
+  // An input with an edge type and a kernel under a condition: the seed is a version-3 file and the
+  // fuzzer reaches both checks.
   a.tensors = {{"x", runtime::ArtifactTensor::kInput, runtime::ElementType::kFloat32, {1, 4}, 0, -1, runtime::ElementType::kFloat16},
                {"w", runtime::ArtifactTensor::kParam, runtime::ElementType::kFloat32, {4}, 0, -1, std::nullopt},
-               {"y", runtime::ArtifactTensor::kOutput, runtime::ElementType::kFloat32, {1, 4}, 0, -1, std::nullopt}};
-  a.kernels.push_back({"tf_k0", "add", {0, 1, 2}, "", -1, "", {0, 0, 0}, {0, 0, 0}, 0});
-  a.inputs = {0};
+               {"y", runtime::ArtifactTensor::kOutput, runtime::ElementType::kFloat32, {1, 4}, 0, -1, std::nullopt},
+               {"c", runtime::ArtifactTensor::kInput, runtime::ElementType::kBool, {1}, 0, -1, std::nullopt}};
+  a.kernels.push_back({"tf_k0", "add", {0, 1, 2}, "", -1, "", {0, 0, 0}, {0, 0, 0}, 0, {{3, true}}});
+  a.inputs = {0, 3};
   a.outputs = {2};
   a.params = std::string(16, '\1');
   a.library = "\x7f" "ELF not really";

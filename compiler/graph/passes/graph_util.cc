@@ -27,4 +27,18 @@ void ReplaceNode(Graph* g, size_t index, std::vector<Node> replacement) {
   }
 }
 
+std::optional<bool> ConstantCondition(const Graph& g, int value) {
+  const auto& c = g.values[size_t(value)].constant;
+  if (!c) return std::nullopt;
+  return c->dtype == DataType::kFloat32 ? !c->f32.empty() && c->f32[0] != 0 : !c->i64.empty() && c->i64[0] != 0;
+}
+
+bool NeverRuns(const Graph& g, const Node& n) {
+  for (const NodeGuard& guard : n.guards) {
+    const std::optional<bool> cond = ConstantCondition(g, guard.cond);
+    if (cond && *cond != guard.when) return true;
+  }
+  return false;
+}
+
 }  // namespace tunefarm::graph

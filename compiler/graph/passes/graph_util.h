@@ -2,6 +2,7 @@
 #ifndef TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
 #define TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
 
+#include <optional>
 #include <vector>
 
 #include "compiler/graph/graph.h"
@@ -14,6 +15,11 @@ bool IsGraphOutput(const Graph& g, int value);
 // Replaces node `index` with `replacement` (in order, where it stood, so the nodes stay in
 // topological order) and renumbers every value's producer.
 void ReplaceNode(Graph* g, size_t index, std::vector<Node> replacement);
+// Whether a node of an If branch never runs: one of its guards has a constant condition that is
+// not the branch's.
+bool NeverRuns(const Graph& g, const Node& n);
+// A constant bool condition's value, or nullopt when the value is not a constant.
+std::optional<bool> ConstantCondition(const Graph& g, int value);
 
 }  // namespace tunefarm::graph
 

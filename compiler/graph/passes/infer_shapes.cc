@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "compiler/graph/passes/graph_util.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/registry.h"
@@ -41,7 +42,11 @@ Status InferNode(Graph* g, Node* n) {
   if (!def) return Status::InvalidArgument(g->Describe(*n) + ": no shape rule for this operator");
   operators::InferContext cx(g, n);
   for (size_t i = 0; i < n->inputs.size(); ++i) {
-    if (cx.HasInput(i) && !cx.In(i).shape_known) return cx.Fail("input '" + cx.In(i).name + "' has an unknown shape");
+    if (!cx.HasInput(i) || cx.In(i).shape_known) continue;
+    // An If's input from the branch a constant condition does not take: never read.
+    const int producer = cx.In(i).producer;
+    if (producer >= 0 && NeverRuns(*g, g->nodes[size_t(producer)])) continue;
+    return cx.Fail("input '" + cx.In(i).name + "' has an unknown shape");
   }
   const int required = n->op_type == "Constant" ? 0 : def->required_inputs;
   for (int i = 0; i < required; ++i) {
@@ -83,7 +88,10 @@ Status InferShapes(Graph* g) {
                                      "; give it a fixed shape");
     }
   }
-  for (Node& n : g->nodes) TUNEFARM_RETURN_IF_ERROR(InferNode(g, &n));
+  for (Node& n : g->nodes) {
+    if (NeverRuns(*g, n)) continue;  // the branch a constant condition does not take
+    TUNEFARM_RETURN_IF_ERROR(InferNode(g, &n));
+  }
   return Status::OK();
 }
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tunefarm/runtime/result.h"
@@ -31,8 +32,8 @@
 namespace tunefarm::runtime {
 
 // 2: the "device" field and, for CUDA, PTX code with per-kernel launch dimensions. 3: inputs and
-// outputs with an `edge_dtype` (written only by artifacts that have one, so older runtimes refuse
-// exactly the files they would misread). Version-1 files (CPU only) still load.
+// outputs with an `edge_dtype`, kernels with `run_if` (written only by artifacts that have one, so
+// older runtimes refuse exactly the files they would misread). Version-1 files (CPU only) still load.
 inline constexpr int kArtifactFormatVersion = 3;
 
 // Element types, in NumPy's spelling. Kernels compute on the first six (the storage types); the
@@ -71,6 +72,9 @@ struct ArtifactKernel {
   // Device "cuda": the launch (blocks and threads per dimension, static shared memory per block).
   std::array<int64_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
   int64_t shared_bytes = 0;
+  // A kernel of an If branch (format version 3, CPU): runs only when every (tensor, value) holds,
+  // the tensor a one-element bool; otherwise the executor skips it.
+  std::vector<std::pair<int, bool>> run_if;
 };
 
 struct Artifact {

@@ -63,6 +63,7 @@ class Executor {
   Executor() = default;
   Status Plan();
   void ConvertOutputs();
+  bool Runs(size_t kernel) const;
 
   Artifact artifact_;
   std::shared_ptr<void> library_file_;  // keeps the library's file open while it is loaded
