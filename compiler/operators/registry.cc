@@ -30,7 +30,7 @@ const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table;
     for (auto family : {ElementwiseOperators, NnOperators, TensorOperators, ReduceOperators, ResizeOperators, RecurrentOperators,
-                        ControlOperators}) {
+                        ControlOperators, IndexOperators}) {
       for (OperatorDef& d : family()) t->rows.push_back(std::move(d));
     }
     for (const OperatorDef& d : t->rows) {

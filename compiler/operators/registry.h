@@ -48,7 +48,7 @@ using LowerFn = Status (*)(LowerContext& cx, const graph::Node& n);
 
 struct OperatorDef {
   const char* name;            // the ONNX op type
-  const char* family;          // the file that defines it: elementwise, nn, tensor, reduce, resize, recurrent, control
+  const char* family;          // the file that defines it: elementwise, nn, tensor, reduce, resize, recurrent, control, index
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
   FoldFn fold = nullptr;        // null: never folded during inference
@@ -87,6 +87,7 @@ std::vector<OperatorDef> ReduceOperators();
 std::vector<OperatorDef> ResizeOperators();
 std::vector<OperatorDef> RecurrentOperators();
 std::vector<OperatorDef> ControlOperators();
+std::vector<OperatorDef> IndexOperators();
 
 }  // namespace tunefarm::operators
 

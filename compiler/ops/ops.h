@@ -64,6 +64,20 @@ Tensor Cast(const Tensor& x, ir::Type t, bool to_bool);
 // rank. Negative indices count from the end; one outside the axis is clamped into it (a read never
 // leaves the tensor).
 Tensor GatherElements(const Tensor& x, const Tensor& indices, int64_t axis);
+// --- indexed reads and writes (ops/index.cc): indices normalized and clamped into their axes ----
+// ONNX GatherND with batch_dims.
+Tensor GatherND(const Tensor& data, const Tensor& indices, int64_t batch_dims);
+// ONNX ScatterElements (and Scatter): data with updates written where indices name along axis.
+enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
+Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& updates, int64_t axis, ScatterReduction reduction);
+// ONNX OneHot: values[1] where the (normalized) index equals the position along the new axis.
+Tensor OneHot(const Tensor& indices, const Tensor& values, int64_t depth, int64_t axis);
+// ONNX TopK along axis: the k largest (or smallest) values and their int64 indices, sorted, ties
+// by index.
+struct TopKResult {
+  Tensor values, indices;
+};
+TopKResult TopK(const Tensor& x, int64_t axis, int64_t k, bool largest);
 // x broadcast to shape (numpy rules, ONNX Expand: the result shape is the broadcast of both).
 Tensor Expand(const Tensor& x, const std::vector<int64_t>& shape);
 std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);

@@ -34,7 +34,7 @@ using tunefarm::testing::OnnxBuilder;
 TEST(OperatorRegistry, OneRowPerOperatorWithInferenceAndALowering) {
   std::set<std::string> seen;
   // Operators whose outputs are always constants (shape inference folds them) need no kernel.
-  const std::set<std::string> always_constant = {"Constant", "ConstantOfShape", "Range", "Shape", "Size"};
+  const std::set<std::string> always_constant = {"Constant", "ConstantOfShape", "EyeLike", "Range", "Shape", "Size"};
   for (const operators::OperatorDef* d : operators::AllOperators()) {
     EXPECT_TRUE(seen.insert(d->name).second) << d->name << " is registered twice";
     EXPECT_NE(d->infer, nullptr) << d->name;
@@ -119,6 +119,39 @@ TEST(OperatorRegistry, HostileNodesAreErrorsNamingTheNode) {
     b.Node("MatMul", {"x", ""}, {"y"});
     b.Output("y");
     ExpectError(infer(b), "node 'n0' (MatMul, opset 13): missing required input 1");
+  }
+  {  // the indexed operators (index_ops.cc)
+    OnnxBuilder b(13);
+    b.Input("x", {2, 3});
+    b.Ints("k", {4});
+    b.Node("TopK", {"x", "k"}, {"v", "i"});
+    b.Output("v");
+    ExpectError(infer(b), "node 'n0' (TopK, opset 13): K 4 is outside [0, 3]");
+  }
+  {
+    OnnxBuilder b(16);
+    b.Input("x", {3});
+    b.Ints("idx", {0, 7, 1});
+    b.Node("ScatterElements", {"x", "idx", "x"}, {"y"}, {AttrString("reduction", "mean")});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (ScatterElements, opset 16): reduction 'mean' is not one of none, add, mul, max, min");
+  }
+  {
+    OnnxBuilder b(16);
+    b.Input("x", {3});
+    b.Ints("idx", {0, 7, 1});
+    b.Node("ScatterElements", {"x", "idx", "x"}, {"y"});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (ScatterElements, opset 16): index 7 is outside [-3, 3)");
+  }
+  {
+    OnnxBuilder b(13);
+    b.Input("x", {2, 3});
+    b.Input("depth", {1});
+    b.Floats("values", {2}, {0, 1});
+    b.Node("OneHot", {"x", "depth", "values"}, {"y"});
+    b.Output("y");
+    ExpectError(infer(b), "node 'n0' (OneHot, opset 13): depth must be a constant scalar");
   }
   {
     OnnxBuilder b(13);
