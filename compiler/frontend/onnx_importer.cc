@@ -366,7 +366,7 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
     }
   }
   graph::Node merge;
-  merge.name = np.name();
+  merge.name = np.name().empty() ? "" : prefix + np.name();
   merge.op_type = "If";
   merge.guards = guards;
   merge.inputs = {cond->second};

@@ -47,6 +47,7 @@ bool Evaluate(const graph::Graph& g, const graph::Node& n, std::vector<graph::Co
   graph::Graph mini;
   mini.opset = g.opset;
   graph::Node copy = n;
+  copy.guards.clear();  // its conditions are values of the whole graph, and a constant runs anyway
   for (int& in : copy.inputs) {
     if (in < 0) continue;
     graph::Value v = g.values[size_t(in)];
@@ -55,6 +56,7 @@ bool Evaluate(const graph::Graph& g, const graph::Node& n, std::vector<graph::Co
   }
   for (int& out : copy.outputs) {
     graph::Value v = g.values[size_t(out)];
+    v.edge_dtype.reset();  // read back as stored, not converted to the model's output type
     if (v.shape_known) {
       int64_t elements = 1;
       for (int64_t d : v.shape) elements *= d;

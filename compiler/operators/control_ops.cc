@@ -55,7 +55,10 @@ Status InferIf(InferContext& cx) {
 
 Status LowerIf(LowerContext& cx, const Node& n) {
   const size_t outputs = n.outputs.size();
-  TUNEFARM_ASSIGN_OR_RETURN(int cond, cx.Get(n.inputs[0], 0));
+  TUNEFARM_ASSIGN_OR_RETURN(int cond_any_shape, cx.Get(n.inputs[0], 0));
+  // A scalar view: ONNX allows any one-element condition ([1, 1, 1]), which must not broadcast
+  // the outputs to its rank.
+  const int cond = cx.View(cond_any_shape, {}, cx.V(n.inputs[0]).name + ".scalar");
   for (size_t k = 0; k < outputs; ++k) {
     if (n.outputs[k] < 0) continue;
     TUNEFARM_ASSIGN_OR_RETURN(int then_t, cx.Get(n.inputs[1 + k], 0));

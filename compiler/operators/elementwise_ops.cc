@@ -3,6 +3,7 @@
 // NCHW[x]c layout of their input, so a chain of them between convolutions costs no conversion.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/ir/ir_operators.h"
@@ -493,8 +494,41 @@ Status InferCastLike(InferContext& cx) {
   return Status::OK();
 }
 
+// Cast to int16, uint16 or uint32 computes in int64 and wraps to the type's range there, so a
+// later cast back reads what ONNX does (uint32(-1) = 4294967295); nullopt for other targets.
+struct NarrowInteger {
+  int bits;
+  bool is_signed;
+};
+std::optional<NarrowInteger> NarrowTarget(const Node& n) {
+  if (n.op_type != "Cast") return std::nullopt;
+  const auto t = graph::OnnxElementType(n.GetInt("to", 0));
+  if (t == runtime::ElementType::kInt16) return NarrowInteger{16, true};
+  if (t == runtime::ElementType::kUInt16) return NarrowInteger{16, false};
+  if (t == runtime::ElementType::kUInt32) return NarrowInteger{32, false};
+  return std::nullopt;
+}
+
+int64_t Wrap(int64_t v, NarrowInteger w) {
+  const int64_t range = int64_t(1) << w.bits, half = w.is_signed ? range / 2 : 0;
+  const int64_t m = (v + half) % range;
+  return (m < 0 ? m + range : m) - half;
+}
+
+ir::Expr WrapExpr(const ir::Expr& v, NarrowInteger w) {  // the IR's integer % is a floor modulo
+  const int64_t range = int64_t(1) << w.bits, half = w.is_signed ? range / 2 : 0;
+  return (v + ir::Expr(half)) % ir::Expr(range) - ir::Expr(half);
+}
+
 Fold FoldCast(InferContext& cx) {
   const DataType to = cx.Out(0).dtype;
+  if (const auto narrow = NarrowTarget(cx.node())) {
+    ConstantData wide = cx.In(0).dtype == DataType::kFloat32
+                            ? MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<double>& v) { return v[0]; })
+                            : MapBroadcastInt(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<int64_t>& v) { return v[0]; });
+    for (int64_t& v : wide.i64) v = Wrap(v, *narrow);
+    return std::vector<ConstantData>{std::move(wide)};
+  }
   if (to == DataType::kFloat32 || cx.In(0).dtype == DataType::kFloat32) {
     return std::vector<ConstantData>{MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<double>& v) { return v[0]; })};
   }
@@ -505,6 +539,13 @@ Status LowerCast(LowerContext& cx, const Node& n) {
   const ElementType to = cx.OutType(n);
   const ir::Type t = ToIRType(to);
   const bool to_bool = to == ElementType::kBool;
+  if (const auto narrow = NarrowTarget(n)) {
+    const NarrowInteger w = *narrow;
+    return cx.EmitPlain(n, {0}, [t, w](const std::vector<ir::Tensor>& i) {
+      const ir::Tensor wide = ops::Cast(i[0], t, false);
+      return te::Compute(wide->name + ".wrap", wide->shape, [&](const std::vector<ir::Expr>& idx) { return WrapExpr(te::Read(wide, idx), w); });
+    });
+  }
   if (cx.V(n.inputs[0]).dtype == cx.V(n.outputs[0]).dtype) {  // a no-op cast is a view
     TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
     cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);
@@ -532,8 +573,8 @@ std::vector<OperatorDef> ElementwiseOperators() {
       {"Shrink", "elementwise", {{"lambd", kFloat}, {"bias", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
       {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, "a bool condition", false, 3},
       {"Cast", "elementwise", {{"to", kInt, true}, {"saturate", kInt}}, InferCast, FoldCast, LowerCast, nullptr,
-       "to any numeric type but float8 (float64, float16, bfloat16 computed in float32; int16 and unsigned in int64); "
-       "saturate (opset 19) only concerns float8"},
+       "to any numeric type but float8 (float64, float16, bfloat16 computed in float32; int16 and unsigned in int64, "
+       "int16/uint16/uint32 wrapped to their range); saturate (opset 19) only concerns float8"},
       {"CastLike", "elementwise", {{"saturate", kInt}}, InferCastLike, FoldCast, LowerCast, nullptr,
        "as Cast, to the type of `target_type`", false, 2},
   };

@@ -1,7 +1,7 @@
 // Indexed reads and writes: GatherND, ScatterElements (and opset 9's Scatter), OneHot, TopK, and
 // EyeLike (a constant: its values depend only on the input's shape). Compute definitions in
 // compiler/ops/index.cc; every index a kernel reads is normalized and clamped into its axis, and
-// constant indices out of range are refused here, naming the node.
+// ScatterElements' constant indices out of range are refused here, naming the node.
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"

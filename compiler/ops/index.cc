@@ -1,7 +1,7 @@
 // Indexed reads and writes: GatherND, ScatterElements, OneHot and TopK. Every index a kernel reads
 // from a tensor is normalized (negative counts from the end) and clamped into its axis, so a read
-// never leaves its tensor whatever the data; the operators' inference refuses out-of-range
-// constant indices by name.
+// never leaves its tensor whatever the data; ScatterElements' inference refuses out-of-range
+// constant indices by name. TopK assumes no NaN (ranks of NaNs tie).
 #include <cstdint>
 #include <utility>
 
@@ -22,6 +22,20 @@ Expr NormalizedIndex(Expr k, int64_t n) {
 
 Expr Zero(const ir::Type& t) { return t.is_float() ? Expr(0.0f) : ir::cast(t, Expr(int64_t(0))); }
 Expr True() { return Expr(int64_t(0)) == Expr(int64_t(0)); }
+
+// The lowest value of t: the identity of a max reduction.
+Expr Lowest(const ir::Type& t) {
+  if (t.is_float()) return Expr(-3.4028234e38f);
+  if (t.code == ir::Type::kUInt || t.is_bool()) return ir::cast(t, Expr(int64_t(0)));
+  return ir::cast(t, Expr(t.bits >= 64 ? INT64_MIN : -(int64_t(1) << (t.bits - 1))));
+}
+
+// An order-reversing involution of t's values (min(a, b) = Flip(max(Flip(a), Flip(b)))): negation,
+// or for unsigned types the distance from the largest value, so it never wraps.
+Expr Flip(const ir::Type& t, const Expr& v) {
+  if (t.code == ir::Type::kUInt || t.is_bool()) return ir::cast(t, Expr((int64_t(1) << t.bits) - 1)) - v;
+  return Zero(t) - v;
+}
 
 }  // namespace
 
@@ -48,7 +62,7 @@ Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& 
   // indices' extent along the axis at p's other coordinates (where those lie inside the indices).
   const int64_t n = indices->shape[size_t(axis)], extent = data->shape[size_t(axis)];
   const ir::Type t = data->dtype;
-  // min is a max of the negated updates (te has no min reduction).
+  // min is a max of the flipped updates (te has no min reduction).
   const bool negate = reduction == ScatterReduction::kMin;
   const te::ReduceKind kind = reduction == ScatterReduction::kMul                                        ? te::ReduceKind::kProd
                               : reduction == ScatterReduction::kMax || reduction == ScatterReduction::kMin ? te::ReduceKind::kMax
@@ -72,10 +86,10 @@ Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& 
     const auto [hit, at] = hits(p, te::AxisExpr(r2));
     // Not a hit: the reduction's identity (0 for sums, 1 for products, the lowest value for max).
     const Expr identity = kind == te::ReduceKind::kProd  ? (t.is_float() ? Expr(1.0f) : ir::cast(t, Expr(int64_t(1))))
-                          : kind == te::ReduceKind::kMax ? (t.is_float() ? Expr(-3.4028234e38f) : ir::cast(t, Expr(INT64_MIN)))
+                          : kind == te::ReduceKind::kMax ? Lowest(t)
                                                          : Zero(t);
     const Expr u = te::Read(updates, at);
-    return ir::select(hit, negate ? Zero(t) - u : u, identity);
+    return ir::select(hit, negate ? Flip(t, u) : u, identity);
   });
   return te::Compute(data->name + ".scatter", data->shape, [&](const std::vector<Expr>& p) {
     const Expr none = te::Read(count, p) == Expr(int64_t(0));
@@ -86,7 +100,7 @@ Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& 
       case ScatterReduction::kAdd: merged = old + u; break;
       case ScatterReduction::kMul: merged = old * u; break;
       case ScatterReduction::kMax: merged = ir::max(old, u); break;
-      case ScatterReduction::kMin: merged = ir::min(old, Zero(t) - u); break;
+      case ScatterReduction::kMin: merged = ir::min(old, Flip(t, u)); break;
     }
     return ir::select(none, old, merged);
   });

@@ -94,6 +94,42 @@ TEST(EdgeTypes, CastToFloat64ReachesTheOutputAsFloat64) {
   EXPECT_EQ(y, (std::vector<double>{0.25, -3.0, double(1e30f), 7.5}));
 }
 
+TEST(EdgeTypes, CastsToNarrowIntegersWrapInsideTheGraph) {
+  // x -> Cast(to) -> Cast(int64): what the narrow type held, read back as ONNX (numpy) reads it.
+  for (const auto& [to, expected] : std::vector<std::pair<int, std::vector<int64_t>>>{
+           {onnx::TensorProto::UINT32, {4294967295, 70000, 3}},
+           {onnx::TensorProto::UINT16, {65535, 4464, 3}},
+           {onnx::TensorProto::INT16, {-1, 4464, 3}}}) {
+    SCOPED_TRACE(to);
+    onnx::ModelProto m = Model("Cast", onnx::TensorProto::FLOAT, false, onnx::TensorProto::INT64);
+    auto* g = m.mutable_graph();
+    g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(3);
+    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(3);
+    auto* first = g->mutable_node(0);
+    first->set_output(0, "narrow");
+    auto* a = first->add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(to);
+    auto* back = g->add_node();
+    back->set_op_type("Cast");
+    back->add_input("narrow");
+    back->add_output("y");
+    auto* b = back->add_attribute();
+    b->set_name("to");
+    b->set_type(onnx::AttributeProto::INT);
+    b->set_i(onnx::TensorProto::INT64);
+    auto ex = Build(m);
+    ASSERT_TRUE(ex.ok()) << ex.status().message();
+    const std::vector<float> x = {-1.0f, 70000.0f, 3.0f};
+    ASSERT_TRUE((*ex)->SetInput(0, x.data(), 12).ok());
+    ASSERT_TRUE((*ex)->Run().ok());
+    std::vector<int64_t> y(3);
+    std::memcpy(y.data(), (*ex)->Output(0), 24);
+    EXPECT_EQ(y, expected);
+  }
+}
+
 TEST(EdgeTypes, AnOutputDeclaredAsAnotherTypeThanItComputesIsRefused) {
   // Relu of float16 computes a float, declared uint32: the model contradicts itself.
   auto ex = Build(Model("Relu", onnx::TensorProto::FLOAT16, false, onnx::TensorProto::UINT32));

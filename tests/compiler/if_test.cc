@@ -89,7 +89,17 @@ Result<runtime::Artifact> Compile(const onnx::ModelProto& m, bool gpu = false) {
 }
 
 TEST(If, ARuntimeConditionRunsOneBranch) {
-  auto artifact = Compile(RuntimeIf());
+  // An initializer nothing reads (its removal renumbers the values a guard names) and a
+  // one-element condition of rank 3 (which must not broadcast the outputs to its rank).
+  onnx::ModelProto m = RuntimeIf();
+  auto* unused = m.mutable_graph()->mutable_initializer()->Add();
+  unused->set_name("unused");
+  unused->set_data_type(onnx::TensorProto::FLOAT);
+  unused->add_float_data(1.0f);
+  m.mutable_graph()->mutable_initializer()->SwapElements(0, m.graph().initializer_size() - 1);
+  auto* cond_shape = m.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (int d = 0; d < 3; ++d) cond_shape->add_dim()->set_dim_value(1);
+  auto artifact = Compile(m);
   ASSERT_TRUE(artifact.ok()) << artifact.status().message();
   std::vector<size_t> then_kernels, else_kernels;
   for (size_t k = 0; k < artifact->kernels.size(); ++k) {

@@ -1,5 +1,6 @@
 // The indexed operators' forms the ONNX backend data leaves out (compiler/ops/index.cc):
-// ScatterElements' mul, max and min reductions over duplicate indices, checked by hand.
+// ScatterElements' mul, max and min reductions over duplicate indices, on float32 and on int32
+// (whose reductions' identities must be int32's own extremes), checked by hand.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,36 +15,60 @@
 namespace tunefarm {
 namespace {
 
+using testing::AttrInt;
 using testing::AttrString;
 using testing::OnnxBuilder;
 
-std::vector<float> Scatter(const std::string& reduction) {
+// ScatterElements(x, [0, 0, 2], updates) with `reduction`, computed in float32 or (cast there and
+// back) int32.
+std::vector<float> Scatter(const std::string& reduction, const std::vector<float>& x, const std::vector<float>& updates, bool int32) {
   OnnxBuilder b(18);
   b.Input("x", {3});
   b.Ints("idx", {0, 0, 2});
-  b.Floats("updates", {3}, {4, 2, 7});
-  b.Node("ScatterElements", {"x", "idx", "updates"}, {"y"}, {AttrString("reduction", reduction)});
+  b.Floats("updates", {3}, updates);
+  if (int32) {
+    b.Node("Cast", {"x"}, {"xi"}, {AttrInt("to", 6)});
+    b.Node("Cast", {"updates"}, {"ui"}, {AttrInt("to", 6)});
+    b.Node("ScatterElements", {"xi", "idx", "ui"}, {"yi"}, {AttrString("reduction", reduction)});
+    b.Node("Cast", {"yi"}, {"y"}, {AttrInt("to", 1)});
+  } else {
+    b.Node("ScatterElements", {"x", "idx", "updates"}, {"y"}, {AttrString("reduction", reduction)});
+  }
   b.Output("y");
   auto g = frontend::ImportOnnxBytes(b.Bytes(), "scatter");
-  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) {
+    ADD_FAILURE() << g.status().message();
+    return {};
+  }
   compiler::CompileOptions options;
   options.warn = [](const std::string&) {};
   auto artifact = compiler::CompileGraph(std::move(*g), "scatter", compiler::HostTarget(), options);
-  EXPECT_TRUE(artifact.ok()) << artifact.status().message();
+  if (!artifact.ok()) {
+    ADD_FAILURE() << artifact.status().message();
+    return {};
+  }
   auto ex = runtime::Executor::Load(std::move(*artifact));
-  EXPECT_TRUE(ex.ok());
-  const std::vector<float> x = {1, 5, 3};
-  EXPECT_TRUE((*ex)->SetInput(0, x.data(), 12).ok());
-  EXPECT_TRUE((*ex)->Run().ok());
+  if (!ex.ok() || !(*ex)->SetInput(0, x.data(), 12).ok() || !(*ex)->Run().ok()) {
+    ADD_FAILURE() << "the scatter did not run";
+    return {};
+  }
   const float* y = static_cast<const float*>((*ex)->Output(0));
   return std::vector<float>(y, y + 3);
 }
 
 TEST(IndexOps, ScatterElementsReducesDuplicateIndices) {
-  EXPECT_EQ(Scatter("add"), (std::vector<float>{1 + 4 + 2, 5, 3 + 7}));
-  EXPECT_EQ(Scatter("mul"), (std::vector<float>{1 * 4 * 2, 5, 3 * 7}));
-  EXPECT_EQ(Scatter("max"), (std::vector<float>{4, 5, 7}));
-  EXPECT_EQ(Scatter("min"), (std::vector<float>{1, 5, 3}));
+  const std::vector<float> x = {1, 5, 3}, updates = {4, -2, 7};
+  for (bool int32 : {false, true}) {
+    SCOPED_TRACE(int32 ? "int32" : "float32");
+    EXPECT_EQ(Scatter("none", x, {4, 9, 7}, int32), (std::vector<float>{4 + 9, 5, 7}));  // duplicates add
+    EXPECT_EQ(Scatter("add", x, updates, int32), (std::vector<float>{1 + 4 - 2, 5, 3 + 7}));
+    EXPECT_EQ(Scatter("mul", x, updates, int32), (std::vector<float>{1 * 4 * -2, 5, 3 * 7}));
+    EXPECT_EQ(Scatter("max", x, updates, int32), (std::vector<float>{4, 5, 7}));
+    EXPECT_EQ(Scatter("min", x, updates, int32), (std::vector<float>{-2, 5, 3}));
+    // All negative: a max whose identity were 0 would give 0.
+    EXPECT_EQ(Scatter("max", {-10, -10, -10}, {-5, -7, -20}, int32), (std::vector<float>{-5, -10, -10}));
+    EXPECT_EQ(Scatter("min", {10, 10, 10}, {5, 7, 20}, int32), (std::vector<float>{5, 10, 10}));
+  }
 }
 
 }  // namespace

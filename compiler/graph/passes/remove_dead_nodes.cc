@@ -17,6 +17,7 @@ int RemoveDeadNodes(Graph* g) {
     for (int in : n.inputs) {
       if (in >= 0) live_value[size_t(in)] = true;
     }
+    for (const NodeGuard& guard : n.guards) live_value[size_t(guard.cond)] = true;  // an If branch's condition
   }
   for (int in : g->inputs) live_value[size_t(in)] = true;  // inputs stay part of the signature
 
@@ -37,6 +38,7 @@ int RemoveDeadNodes(Graph* g) {
     Node n = std::move(g->nodes[i]);
     for (int& in : n.inputs) in = in >= 0 ? remap[size_t(in)] : -1;
     for (int& o : n.outputs) o = remap[size_t(o)];
+    for (NodeGuard& guard : n.guards) guard.cond = remap[size_t(guard.cond)];
     nodes.push_back(std::move(n));
   }
   // Producers are node indices: recompute them for the surviving nodes.
