@@ -27,15 +27,6 @@ Attribute Int(int64_t v) {
   return a;
 }
 
-int AddIntermediate(graph::Graph* g, const std::string& name, std::vector<int64_t> shape) {
-  graph::Value v;
-  v.name = name;
-  v.dtype = DataType::kFloat32;
-  v.shape = std::move(shape);
-  v.shape_known = true;
-  return g->AddValue(std::move(v));
-}
-
 // The rewrite of node `index`, or an empty list when the identity does not apply to it.
 std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   const Node n = g->nodes[index];
@@ -96,7 +87,7 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
                 {"group", Int(1)}};
   const int64_t N = x.shape[0];
   const bool crop = ph != 0 || pw != 0 || out[0] != full_h || out[1] != full_w;
-  conv.outputs = {s == 1 && !crop ? n.outputs[0] : AddIntermediate(g, base + ".phases", {N, s * s * O, H + Kh - 1, W + Kw - 1})};
+  conv.outputs = {s == 1 && !crop ? n.outputs[0] : graph::AddFloatValue(g, base + ".phases", {N, s * s * O, H + Kh - 1, W + Kw - 1})};
   std::vector<Node> nodes = {conv};
   int phases = conv.outputs[0];
   if (s > 1) {
@@ -105,7 +96,7 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
     d2s.op_type = "DepthToSpace";
     d2s.inputs = {phases};
     d2s.attrs = {{"blocksize", Int(s)}};
-    d2s.outputs = {crop ? AddIntermediate(g, base + ".interleaved", {N, O, full_h, full_w}) : n.outputs[0]};
+    d2s.outputs = {crop ? graph::AddFloatValue(g, base + ".interleaved", {N, O, full_h, full_w}) : n.outputs[0]};
     phases = d2s.outputs[0];
     nodes.push_back(d2s);
   }
@@ -130,18 +121,6 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
 
 }  // namespace
 
-Result<int> ConvTransposeAsConv(graph::Graph* g) {
-  int rewritten = 0;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    std::vector<Node> nodes = Rewrite(g, i);
-    if (nodes.empty()) continue;
-    for (Node& added_node : nodes) added_node.guards = g->nodes[i].guards;  // inside an If's branch too
-    const size_t added = nodes.size();
-    graph::ReplaceNode(g, i, std::move(nodes));
-    i += added - 1;
-    ++rewritten;
-  }
-  return rewritten;
-}
+Result<int> ConvTransposeAsConv(graph::Graph* g) { return graph::RewriteNodes(g, Rewrite); }
 
 }  // namespace tunefarm::compiler

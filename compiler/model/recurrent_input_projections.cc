@@ -15,15 +15,6 @@ using graph::ConstantData;
 using graph::DataType;
 using graph::Node;
 
-int AddIntermediate(graph::Graph* g, const std::string& name, std::vector<int64_t> shape) {
-  graph::Value v;
-  v.name = name;
-  v.dtype = DataType::kFloat32;
-  v.shape = std::move(shape);
-  v.shape_known = true;
-  return g->AddValue(std::move(v));
-}
-
 // A Reshape of `from` to `shape`, written as the graph's opset reads it (an attribute before 5).
 Node MakeReshape(graph::Graph* g, const std::string& name, int from, const std::vector<int64_t>& shape, int to) {
   Node r;
@@ -63,7 +54,7 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   const std::string base = n.name.empty() ? g->values[size_t(n.outputs[0])].name : n.name;
 
   std::vector<Node> nodes;
-  const int rows = AddIntermediate(g, base + ".x_rows", {T * B, I});
+  const int rows = graph::AddFloatValue(g, base + ".x_rows", {T * B, I});
   nodes.push_back(MakeReshape(g, base + ".x_rows", n.inputs[0], {T * B, I}, rows));
   n.inputs.resize(size_t(operators::kRecurrentProjectionInput), -1);
   for (int64_t d = 0; d < D; ++d) {
@@ -83,8 +74,8 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
     trans_b.kind = Attribute::kInt;
     trans_b.i = 1;
     gemm.attrs["transB"] = trans_b;
-    gemm.outputs = {AddIntermediate(g, dir + ".projected_rows", {T * B, GH})};
-    const int projected = AddIntermediate(g, dir + ".projected", {T, B, GH});
+    gemm.outputs = {graph::AddFloatValue(g, dir + ".projected_rows", {T * B, GH})};
+    const int projected = graph::AddFloatValue(g, dir + ".projected", {T, B, GH});
     nodes.push_back(gemm);
     nodes.push_back(MakeReshape(g, dir + ".projected", gemm.outputs[0], {T, B, GH}, projected));
     n.inputs.push_back(projected);
@@ -95,18 +86,6 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
 
 }  // namespace
 
-Result<int> RecurrentInputProjections(graph::Graph* g) {
-  int rewritten = 0;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    std::vector<Node> nodes = Rewrite(g, i);
-    if (nodes.empty()) continue;
-    for (Node& added_node : nodes) added_node.guards = g->nodes[i].guards;  // inside an If's branch too
-    const size_t added = nodes.size();
-    graph::ReplaceNode(g, i, std::move(nodes));
-    i += added - 1;
-    ++rewritten;
-  }
-  return rewritten;
-}
+Result<int> RecurrentInputProjections(graph::Graph* g) { return graph::RewriteNodes(g, Rewrite); }
 
 }  // namespace tunefarm::compiler

@@ -27,6 +27,29 @@ void ReplaceNode(Graph* g, size_t index, std::vector<Node> replacement) {
   }
 }
 
+int RewriteNodes(Graph* g, const std::function<std::vector<Node>(Graph*, size_t)>& rewrite) {
+  int rewritten = 0;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    std::vector<Node> nodes = rewrite(g, i);
+    if (nodes.empty()) continue;
+    for (Node& added : nodes) added.guards = g->nodes[i].guards;
+    const size_t added = nodes.size();
+    ReplaceNode(g, i, std::move(nodes));
+    i += added - 1;
+    ++rewritten;
+  }
+  return rewritten;
+}
+
+int AddFloatValue(Graph* g, const std::string& name, std::vector<int64_t> shape) {
+  Value v;
+  v.name = name;
+  v.dtype = DataType::kFloat32;
+  v.shape = std::move(shape);
+  v.shape_known = true;
+  return g->AddValue(std::move(v));
+}
+
 std::optional<bool> ConstantCondition(const Graph& g, int value) {
   const auto& c = g.values[size_t(value)].constant;
   if (!c) return std::nullopt;

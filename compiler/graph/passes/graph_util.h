@@ -2,7 +2,9 @@
 #ifndef TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
 #define TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "compiler/graph/graph.h"
@@ -15,6 +17,11 @@ bool IsGraphOutput(const Graph& g, int value);
 // Replaces node `index` with `replacement` (in order, where it stood, so the nodes stay in
 // topological order) and renumbers every value's producer.
 void ReplaceNode(Graph* g, size_t index, std::vector<Node> replacement);
+// Applies `rewrite` to every node in order: where it returns nodes, they replace that node (and
+// run under its guards: inside an If's branch too). Returns the number of nodes replaced.
+int RewriteNodes(Graph* g, const std::function<std::vector<Node>(Graph*, size_t)>& rewrite);
+// A new float32 value of a known shape, produced by a node the caller adds.
+int AddFloatValue(Graph* g, const std::string& name, std::vector<int64_t> shape);
 // Whether a node of an If branch never runs: one of its guards has a constant condition that is
 // not the branch's.
 bool NeverRuns(const Graph& g, const Node& n);
