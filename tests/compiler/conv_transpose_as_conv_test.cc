@@ -11,9 +11,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "compiler/frontend/onnx_importer.h"
-#include "compiler/model/compile_graph.h"
-#include "tunefarm/compiler/target.h"
+#include "common/compile_onnx.h"
 #include "tunefarm/runtime/executor.h"
 
 namespace tunefarm {
@@ -116,13 +114,7 @@ void Check(const Case& cs, bool gpu = false) {
   group->set_type(onnx::AttributeProto::INT);
   group->set_i(cs.group);
 
-  auto imported = frontend::ImportOnnxBytes(m.SerializeAsString(), "ct");
-  ASSERT_TRUE(imported.ok()) << imported.status().message();
-  compiler::CompileOptions options;
-  options.warn = [](const std::string&) {};
-  options.emulate_gpu = gpu;
-  const compiler::Target target = gpu ? *compiler::ParseTarget("cuda -arch=sm_90") : compiler::HostTarget();
-  auto artifact = compiler::CompileGraph(std::move(*imported), "ct", target, options);
+  auto artifact = testing::CompileOnnxBytes(m.SerializeAsString(), "ct", 3, gpu);
   ASSERT_TRUE(artifact.ok()) << artifact.status().message();
   bool as_conv = false;
   for (const auto& k : artifact->kernels) as_conv = as_conv || k.workload.find("conv2d") != std::string::npos;

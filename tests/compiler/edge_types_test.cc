@@ -7,9 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "compiler/frontend/onnx_importer.h"
-#include "compiler/model/compile_graph.h"
-#include "tunefarm/compiler/target.h"
+#include "common/compile_onnx.h"
 #include "tunefarm/runtime/element_convert.h"
 #include "tunefarm/runtime/executor.h"
 
@@ -40,10 +38,7 @@ onnx::ModelProto Model(const std::string& op, int type, bool binary, int output_
 }
 
 Result<std::unique_ptr<runtime::Executor>> Build(const onnx::ModelProto& m) {
-  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::ImportOnnxBytes(m.SerializeAsString(), "edge"));
-  compiler::CompileOptions options;
-  options.warn = [](const std::string&) {};
-  TUNEFARM_ASSIGN_OR_RETURN(runtime::Artifact a, compiler::CompileGraph(std::move(g), "edge", compiler::HostTarget(), options));
+  TUNEFARM_ASSIGN_OR_RETURN(runtime::Artifact a, testing::CompileOnnxBytes(m.SerializeAsString(), "edge"));
   return runtime::Executor::Load(std::move(a));
 }
 

@@ -9,9 +9,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "common/compile_onnx.h"
 #include "compiler/frontend/onnx_importer.h"
-#include "compiler/model/compile_graph.h"
-#include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/executor.h"
 
 namespace tunefarm {
@@ -80,12 +79,7 @@ onnx::ModelProto RuntimeIf() {
 
 // For the host, or for an sm_90 GPU with its kernels emulated on the CPU.
 Result<runtime::Artifact> Compile(const onnx::ModelProto& m, bool gpu = false) {
-  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::ImportOnnxBytes(m.SerializeAsString(), "if"));
-  compiler::CompileOptions options;
-  options.warn = [](const std::string&) {};
-  options.emulate_gpu = gpu;
-  return compiler::CompileGraph(std::move(g), "if", gpu ? *compiler::ParseTarget("cuda -arch=sm_90") : compiler::HostTarget(),
-                                options);
+  return testing::CompileOnnxBytes(m.SerializeAsString(), "if", 3, gpu);
 }
 
 TEST(If, ARuntimeConditionRunsOneBranch) {

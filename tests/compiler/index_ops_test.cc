@@ -7,10 +7,8 @@
 #include <vector>
 
 #include "common/onnx_builder.h"
-#include "compiler/frontend/onnx_importer.h"
-#include "compiler/model/compile_graph.h"
-#include "tunefarm/compiler/target.h"
-#include "tunefarm/runtime/executor.h"
+#include "common/compile_onnx.h"
+#include "common/run_artifact.h"
 
 namespace tunefarm {
 namespace {
@@ -35,25 +33,12 @@ std::vector<float> Scatter(const std::string& reduction, const std::vector<float
     b.Node("ScatterElements", {"x", "idx", "updates"}, {"y"}, {AttrString("reduction", reduction)});
   }
   b.Output("y");
-  auto g = frontend::ImportOnnxBytes(b.Bytes(), "scatter");
-  if (!g.ok()) {
-    ADD_FAILURE() << g.status().message();
-    return {};
-  }
-  compiler::CompileOptions options;
-  options.warn = [](const std::string&) {};
-  auto artifact = compiler::CompileGraph(std::move(*g), "scatter", compiler::HostTarget(), options);
+  auto artifact = testing::CompileOnnxBytes(b.Bytes(), "scatter");
   if (!artifact.ok()) {
     ADD_FAILURE() << artifact.status().message();
     return {};
   }
-  auto ex = runtime::Executor::Load(std::move(*artifact));
-  if (!ex.ok() || !(*ex)->SetInput(0, x.data(), 12).ok() || !(*ex)->Run().ok()) {
-    ADD_FAILURE() << "the scatter did not run";
-    return {};
-  }
-  const float* y = static_cast<const float*>((*ex)->Output(0));
-  return std::vector<float>(y, y + 3);
+  return testing::RunArtifact(std::move(*artifact), x);
 }
 
 TEST(IndexOps, ScatterElementsReducesDuplicateIndices) {

@@ -11,10 +11,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "compiler/frontend/onnx_importer.h"
-#include "compiler/model/compile_graph.h"
-#include "tunefarm/compiler/target.h"
-#include "tunefarm/runtime/executor.h"
+#include "common/compile_onnx.h"
+#include "common/run_artifact.h"
 
 namespace tunefarm {
 namespace {
@@ -84,22 +82,12 @@ onnx::ModelProto Model(const Case& c, int64_t T, int64_t B, int64_t I, int64_t H
 
 // Y at `opt_level`, and whether a dense task computed part of it.
 std::vector<float> CompileAndRun(const onnx::ModelProto& m, int opt_level, const std::vector<float>& x, bool* dense) {
-  auto g = frontend::ImportOnnxBytes(m.SerializeAsString(), "rnn");
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  compiler::CompileOptions options;
-  options.warn = [](const std::string&) {};
-  options.opt_level = opt_level;
-  auto artifact = compiler::CompileGraph(std::move(*g), "rnn", compiler::HostTarget(), options);
+  auto artifact = testing::CompileOnnxBytes(m.SerializeAsString(), "rnn", opt_level);
   EXPECT_TRUE(artifact.ok()) << artifact.status().message();
   if (!artifact.ok()) return {};
   *dense = false;
   for (const auto& k : artifact->kernels) *dense = *dense || k.workload.rfind("dense", 0) == 0;
-  auto ex = runtime::Executor::Load(std::move(*artifact));
-  EXPECT_TRUE(ex.ok());
-  EXPECT_TRUE((*ex)->SetInput(0, x.data(), x.size() * 4).ok());
-  EXPECT_TRUE((*ex)->Run().ok());
-  const float* y = static_cast<const float*>((*ex)->Output(0));
-  return std::vector<float>(y, y + (*ex)->outputs()[0].bytes() / 4);
+  return testing::RunArtifact(std::move(*artifact), x);
 }
 
 TEST(RecurrentInputProjections, DenseProjectionsComputeWhatTheRecurrentKernelComputes) {

@@ -9,10 +9,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "compiler/frontend/onnx_importer.h"
-#include "compiler/model/compile_graph.h"
-#include "tunefarm/compiler/target.h"
-#include "tunefarm/runtime/executor.h"
+#include "common/compile_onnx.h"
+#include "common/run_artifact.h"
 
 namespace tunefarm {
 namespace {
@@ -59,21 +57,11 @@ onnx::ModelProto Model(const Case& c) {
 }
 
 std::vector<float> CompileAndRun(const onnx::ModelProto& m, int opt_level, const std::vector<float>& x, std::string* workloads) {
-  auto g = frontend::ImportOnnxBytes(m.SerializeAsString(), "aspp");
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  compiler::CompileOptions options;
-  options.warn = [](const std::string&) {};
-  options.opt_level = opt_level;
-  auto artifact = compiler::CompileGraph(std::move(*g), "aspp", compiler::HostTarget(), options);
+  auto artifact = testing::CompileOnnxBytes(m.SerializeAsString(), "aspp", opt_level);
   EXPECT_TRUE(artifact.ok()) << artifact.status().message();
   if (!artifact.ok()) return {};
   for (const auto& k : artifact->kernels) *workloads += k.workload + " ";
-  auto ex = runtime::Executor::Load(std::move(*artifact));
-  EXPECT_TRUE(ex.ok());
-  EXPECT_TRUE((*ex)->SetInput(0, x.data(), x.size() * 4).ok());
-  EXPECT_TRUE((*ex)->Run().ok());
-  const float* y = static_cast<const float*>((*ex)->Output(0));
-  return std::vector<float>(y, y + (*ex)->outputs()[0].bytes() / 4);
+  return testing::RunArtifact(std::move(*artifact), x);
 }
 
 TEST(TrimDeadConvTaps, TapsThatReadOnlyPaddingAreDroppedAndTheValuesStay) {
