@@ -7,15 +7,15 @@
 #       test program, tunefarm-measure-child beside them, every shared library beyond glibc, the
 #       PyTorch reference script and this script as the runner. The zoo models are built in.
 #
-#   scripts/gpu_check.sh --run KIT.tar.xz|KIT_DIR --report DIR [--cases N] [--tune-seconds S]
+#   scripts/gpu_check.sh --run KIT.tar.xz|KIT_DIR --report DIR [--cases N] [--tune-seconds S] [--deadline T]
 #       On the GPU host (needs only the NVIDIA driver and glibc >= 2.36): unpacks the kit when given
 #       the tarball and runs, in order,
 #         1. probe       the driver and device (three distinct failures: no driver / cuInit fails / no device)
 #         2. templates   N random cases per CUDA template on the GPU vs the naive references (default 40)
 #         3. kernels     a compiled dense kernel timed and checked; the C API on the device
 #         4. models      every zoo model compiled for this GPU and run against its CPU compile
-#         5. farm        rpc_tracker + rpc_server --device cuda + tunefarm tune for S seconds
-#                        (default 60), measurements per second
+#         5. farm        rpc_tracker + rpc_server --device cuda + tunefarm tune of resnet-18 and
+#                        mobilenet-v2 for S seconds each (default 60), measurements per second
 #         6. latency     resnet-18 and mobilenet-v2, untuned and tuned, tunefarm run --device cuda
 #                        (CUDA graph replay, and whether it held)
 #         7. pytorch     PyTorch's strict-fp32 CUDA-graph time for the same models (when `import torch` works)
@@ -23,6 +23,10 @@
 #       with TUNEFARM_REQUIRE_GPU=1, so no GPU test can pass by skipping. Writes DIR/gpu_check.md and
 #       DIR/gpu_check.json (plus each step's log), prints a summary, and exits 1 when anything failed
 #       or was skipped (0 only when every step passed). Without a usable GPU it stops after the probe.
+#       --deadline T: finish within T seconds of starting (default 1500), so that a device command's
+#       own limit never kills the run before the report is written: each step's time limit is cut to
+#       what is left (less 20 s for the report), and a step with under 15 s left is recorded as
+#       skipped, "out of time".
 #
 #   scripts/gpu_check.sh --help
 #
@@ -34,7 +38,7 @@ SELF=$(readlink -f "$0")
 usage() { sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "gpu_check.sh: $*" >&2; exit 2; }
 
-MODE="" KIT_OUT="" KIT_IN="" REPORT="" BUILD="" CASES=40 TUNE_SECONDS=60 UNPACKED=
+MODE="" KIT_OUT="" KIT_IN="" REPORT="" BUILD="" CASES=40 TUNE_SECONDS=60 DEADLINE=1500 UNPACKED=
 while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) usage; exit 0 ;;
@@ -44,11 +48,13 @@ while [ $# -gt 0 ]; do
     --report) REPORT=${2:?--report takes a directory}; shift 2 ;;
     --cases) CASES=${2:?--cases takes a number}; shift 2 ;;
     --tune-seconds) TUNE_SECONDS=${2:?--tune-seconds takes a number}; shift 2 ;;
+    --deadline) DEADLINE=${2:?--deadline takes a number of seconds}; shift 2 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 case $CASES in ''|*[!0-9]*) die "--cases takes a whole number, got '$CASES'" ;; esac
 case $TUNE_SECONDS in ''|*[!0-9]*) die "--tune-seconds takes a whole number, got '$TUNE_SECONDS'" ;; esac
+case $DEADLINE in ''|*[!0-9]*) die "--deadline takes a whole number of seconds, got '$DEADLINE'" ;; esac
 
 # ============================================================================ the kit (workstation)
 KIT_PROGRAMS=(tunefarm tunefarm-run tunefarm-measure-child rpc_tracker rpc_server gpu_check_test)
@@ -82,12 +88,21 @@ STEPS=()          # "name|status|summary" in order; status: pass, fail, skip
 json_escape() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g; s/\t/\\t/g' | awk 'BEGIN { ORS = "" } NR > 1 { print "\\n" } { print }'; }
 record() { STEPS+=("$1|$2|$3"); printf '== %-10s %-4s %s\n' "$1" "$2" "$3"; }
 elapsed() { echo $(( $(date +%s) - START )); }
+# A step's time limit: the step's own ($1), cut to what --deadline leaves less 20 s for the report.
+# Prints nothing when under 15 s would be left (the caller records the step as out of time).
+step_limit() {
+  local left=$(( DEADLINE - $(elapsed) - 20 ))
+  [ "$left" -ge 15 ] || return 1
+  echo $(( $1 < left ? $1 : left ))
+}
+out_of_time() { record "$1" skip "not run: out of time (--deadline $DEADLINE s, $(elapsed) s used)"; }
 
 # Runs gpu_check_test with a filter; the step passes only when gtest ran at least one test and
 # none failed or skipped (TUNEFARM_REQUIRE_GPU=1 already turns a GPU skip into a failure).
 gtest_step() {
-  local name=$1 filter=$2 summary_cmd=$3 log=$REPORT/$1.log rc=0
-  (cd "$WORK" && timeout "${4:-300}" "$KIT/bin/gpu_check_test" --gtest_filter="$filter" --gtest_color=no) >"$log" 2>&1 || rc=$?
+  local name=$1 filter=$2 summary_cmd=$3 log=$REPORT/$1.log rc=0 limit
+  limit=$(step_limit "${4:-300}") || { out_of_time "$name"; return 0; }
+  (cd "$WORK" && timeout "$limit" "$KIT/bin/gpu_check_test" --gtest_filter="$filter" --gtest_color=no) >"$log" 2>&1 || rc=$?
   # gtest's closing summary: "[  PASSED  ] 3 tests.", "[  FAILED  ] 1 test, listed below:", ...
   local passed failed skipped
   passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}\..*/\1/p' "$log" | tail -1)
@@ -98,7 +113,7 @@ gtest_step() {
   local detail
   detail=$( (eval "$summary_cmd" <"$log" || true) | awk 'NF { printf "%s%s", (n++ ? " / " : ""), $0 }')
   if [ "$rc" = 124 ]; then
-    record "$name" fail "timed out after ${4:-300} s ($passed passed before); $detail"
+    record "$name" fail "timed out after $limit s ($passed passed before); $detail"
   elif [ "$rc" != 0 ] || [ "$failed" != 0 ]; then
     # gtest prints "FILE:LINE: Failure", then the message: keep the messages.
     [ -n "$detail" ] || detail=$( (grep -A3 ': Failure$' "$log" || true) |
@@ -133,7 +148,10 @@ run_kit() {
   [ -e "$KIT_IN" ] || die "no kit at $KIT_IN (build one with: scripts/gpu_check.sh --kit OUT.tar.xz)"
   if [ -f "$KIT_IN" ]; then
     UNPACKED=$(mktemp -d "${TMPDIR:-/tmp}/tunefarm-gpu-kit.XXXXXX")
-    tar -C "$UNPACKED" -xJf "$KIT_IN" || die "cannot unpack $KIT_IN"
+    # A host without xz still has Python's lzma (a GPU host has python3 for PyTorch).
+    tar -C "$UNPACKED" -xJf "$KIT_IN" 2>/dev/null ||
+      python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$KIT_IN" "$UNPACKED" ||
+      die "cannot unpack $KIT_IN (needs xz or python3)"
     KIT=$UNPACKED/tunefarm-gpu-check
   else
     KIT=$(cd "$KIT_IN" && pwd)
@@ -154,6 +172,13 @@ run_kit() {
   command -v nvidia-smi >/dev/null && smi=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || true)
   gtest_step probe 'CudaDriver.OnAGpuHost*:CudaDriver.TheProbe*' "grep -E '^CUDA device|^TUNEFARM_REQUIRE_GPU=1:' | sed 's/^TUNEFARM_REQUIRE_GPU=1: //' | sort -u" 60
   [ "$libs_ok" = 1 ] || record libraries fail "not found in the kit or on this host: $unresolved"
+  # The target the farm and latency steps compile for: this card's tag when tunefarm knows it (its
+  # arch, SM count and shared memory), else plain cuda.
+  GPU_TARGET=cuda
+  local tag
+  for tag in H100:h100 H200:h200 A100:a100 A10:a10 L4:l4 T4:t4 "RTX 3090:rtx3090" "RTX 4090:rtx4090"; do
+    case $smi in *"${tag%%:*}"*) GPU_TARGET=${tag##*:}; break ;; esac
+  done
   local probe_status=${STEPS[0]#*|}; probe_status=${probe_status%%|*}
   if [ "$probe_status" != pass ]; then
     local reason
@@ -165,19 +190,11 @@ run_kit() {
   write_report "$smi"
 }
 
-run_gpu_steps() {
-  # ---- 2. templates
-  export TUNEFARM_GPU_CASES=$CASES
-  gtest_step templates 'All/CudaTemplatesOnGpu.*' \
-    "grep -E 'cases run on the GPU'" 330
-  # ---- 3. kernels
-  gtest_step kernels 'CudaMeasurement.OnAGpuACompiled*:CApi.LoadOnADevice*' "grep -E '^dense .* ms'" 120
-  # ---- 4. models
-  gtest_step models 'CudaModels.OnAGpu*' "grep -E 'max rel error' | sed 's/ on [^(]*(/ (/'" 300
-
-  # ---- 5. farm
-  local farm=$WORK/farm db=$WORK/farm/records.db
+# 5. The farm: rpc_tracker + rpc_server --device cuda + tunefarm tune, into $DB (the latency step reads it).
+farm_step() {
+  local farm=$WORK/farm limit
   mkdir -p "$farm"
+  limit=$(step_limit $(( TUNE_SECONDS + 60 ))) || { out_of_time farm; return 0; }
   export TUNEFARM_TOKEN
   TUNEFARM_TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   "$KIT/bin/rpc_tracker" --listen 127.0.0.1:0 >"$REPORT/rpc_tracker.log" 2>&1 &
@@ -192,22 +209,44 @@ run_gpu_steps() {
     record farm fail "the farm did not start: $(cat "$REPORT/rpc_tracker.log" "$REPORT/rpc_server.log" | tail -n 2 | tr '\n' ' ' | cut -c1-300)"
   else
     for _ in $(seq 1 100); do grep -q "registered with" "$REPORT/rpc_server.log" && break; sleep 0.05; done
-    local t0 t1 rc=0 trials seconds
+    # Both models the latency step compares with PyTorch, TUNE_SECONDS each, into one database.
+    local t0 t1 rc=0 trials seconds model split=""
     t0=$(date +%s.%N)
-    timeout $(( TUNE_SECONDS + 120 )) "$KIT/bin/tunefarm" tune resnet-18 --target cuda --tracker "$tracker" --key gpu-check \
-      --total-trials $(( TUNE_SECONDS * 100 )) --time-limit "$TUNE_SECONDS" --records "$db" >"$REPORT/farm.log" 2>&1 || rc=$?
+    for model in resnet-18 mobilenet-v2; do
+      limit=$(step_limit $(( TUNE_SECONDS + 60 ))) || break
+      timeout "$limit" "$KIT/bin/tunefarm" tune "$model" --target "$GPU_TARGET" --tracker "$tracker" --key gpu-check \
+        --total-trials $(( TUNE_SECONDS * 100 )) --time-limit "$TUNE_SECONDS" --records "$DB" >>"$REPORT/farm.log" 2>&1 || rc=$?
+      # tune's closing line says where the time went (search, build, measure: loading, timing, transport).
+      split+="$model: $(grep '^time: ' "$REPORT/farm.log" | tail -1 | sed 's/^time: //'); "
+    done
     t1=$(date +%s.%N)
-    trials=$( ("$KIT/bin/tunefarm" records stats --records "$db" 2>/dev/null || true) |
+    trials=$( ("$KIT/bin/tunefarm" records stats --records "$DB" 2>/dev/null || true) |
              awk '{ for (i = 2; i <= NF; i++) if ($i == "trials,") n += $(i - 1) } END { print n + 0 }')
     seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
     if [ "$rc" != 0 ] || [ "${trials:-0}" = 0 ]; then
       record farm fail "tunefarm tune exited $rc with ${trials:-0} trials: $(tail -n 3 "$REPORT/farm.log" | tr '\n' ' ' | cut -c1-300)"
     else
-      record farm pass "$trials trials in $seconds s: $(awk -v n="$trials" -v s="$seconds" 'BEGIN { printf "%.1f", n / s }') measurements/s (resnet-18, rpc_server --device cuda)"
+      record farm pass "$trials trials in $seconds s: $(awk -v n="$trials" -v s="$seconds" 'BEGIN { printf "%.1f", n / s }') measurements/s (resnet-18 and mobilenet-v2, rpc_server --device cuda; ${split%; })"
     fi
   fi
   stop_children
   PIDS=()
+}
+
+run_gpu_steps() {
+  # ---- 2. templates
+  export TUNEFARM_GPU_CASES=$CASES
+  gtest_step templates 'All/CudaTemplatesOnGpu.*' \
+    "grep -E 'cases run on the GPU'" 330
+  # ---- 3. kernels
+  gtest_step kernels 'CudaMeasurement.OnAGpuACompiled*:CudaMeasurement.OnAGpuCandidates*:CApi.LoadOnADevice*' \
+    "grep -E '^dense .* ms|^conv2d .* candidates'" 120
+  # ---- 4. models
+  gtest_step models 'CudaModels.OnAGpu*' "grep -E 'max rel error' | sed 's/ on [^(]*(/ (/'" 300
+
+  # ---- 5. farm
+  DB=$WORK/farm/records.db
+  farm_step
 
   # ---- 6. latency
   local model lat_fail=0 lat_detail="" fallback
@@ -215,13 +254,15 @@ run_gpu_steps() {
     local kind records
     for kind in untuned tuned; do
       records=none
-      [ "$kind" = tuned ] && [ -f "$db" ] && records=$db
-      if ! "$KIT/bin/tunefarm" compile "$model" --target cuda --records "$records" -o "$WORK/$model.$kind.tfa" \
+      [ "$kind" = tuned ] && [ -f "$DB" ] && records=$DB
+      if ! limit=$(step_limit 120); then lat_fail=1; lat_detail+="$model $kind: not run, out of time; "; continue; fi
+      if ! timeout "$limit" "$KIT/bin/tunefarm" compile "$model" --target "$GPU_TARGET" --records "$records" -o "$WORK/$model.$kind.tfa" \
            >"$REPORT/latency.$model.$kind.compile.log" 2>&1; then
         lat_fail=1; lat_detail+="$model $kind: compile failed ($(tail -n 1 "$REPORT/latency.$model.$kind.compile.log" | cut -c1-200)); "; continue
       fi
       local json
-      if ! json=$("$KIT/bin/tunefarm" run "$WORK/$model.$kind.tfa" --device cuda --repeat 50 --json 2>"$REPORT/latency.$model.$kind.run.log"); then
+      limit=$(step_limit 60) || limit=15
+      if ! json=$(timeout "$limit" "$KIT/bin/tunefarm" run "$WORK/$model.$kind.tfa" --device cuda --repeat 50 --json 2>"$REPORT/latency.$model.$kind.run.log"); then
         lat_fail=1; lat_detail+="$model $kind: run failed ($(tail -n 1 "$REPORT/latency.$model.$kind.run.log" | cut -c1-200)); "; continue
       fi
       echo "$json" >"$REPORT/latency.$model.$kind.json"
@@ -238,7 +279,8 @@ run_gpu_steps() {
 
   # ---- 7. pytorch
   if command -v python3 >/dev/null && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-    if python3 "$KIT/torch_reference.py" resnet18 mobilenet_v2 >"$REPORT/pytorch.jsonl" 2>"$REPORT/pytorch.log"; then
+    if ! limit=$(step_limit 240); then out_of_time pytorch
+    elif timeout "$limit" python3 "$KIT/torch_reference.py" resnet18 mobilenet_v2 >"$REPORT/pytorch.jsonl" 2>"$REPORT/pytorch.log"; then
       local detail="" line name ms ours
       while read -r line; do
         name=$(echo "$line" | sed 's/.*"model": "\([^"]*\)".*/\1/')
@@ -268,7 +310,7 @@ write_report() {
     echo
     echo "- kit: $(cat "$KIT/VERSION" 2>/dev/null || echo '?'); host: $(uname -nmr); glibc $(ldd --version 2>/dev/null | head -1 | awk '{print $NF}')"
     echo "- device: ${smi:-nvidia-smi not available}"
-    echo "- time: $(elapsed) s; template cases per template: $CASES; farm tuning: $TUNE_SECONDS s"
+    echo "- time: $(elapsed) s; template cases per template: $CASES; farm tuning: $TUNE_SECONDS s; target: ${GPU_TARGET:-cuda}"
     echo
     echo "| step | status | result |"
     echo "|---|---|---|"

@@ -171,7 +171,7 @@ std::string FindPtxas() {
 }
 
 Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptxas, const std::string& ptx,
-                                                          const std::string& arch) {
+                                                          const std::string& arch, std::string* cubin) {
   char dir_template[] = "/tmp/tunefarm-ptxas-XXXXXX";
   if (!mkdtemp(dir_template)) return Status::IOError("cannot create a temporary directory for ptxas");
   const std::string dir = dir_template, in = dir + "/kernels.ptx", out = dir + "/kernels.cubin";
@@ -181,6 +181,12 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
     if (!f) return Status::IOError("cannot write " + in);
   }
   Result<std::string> output = RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch);
+  if (output.ok() && cubin) {
+    std::ifstream f(out, std::ios::binary);
+    std::stringstream bytes;
+    bytes << f.rdbuf();
+    *cubin = bytes.str();
+  }
   std::remove(in.c_str());
   std::remove(out.c_str());
   rmdir(dir.c_str());
@@ -222,11 +228,12 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
 }
 
 Result<std::map<std::string, int>> CheckPtxRegisters(const std::string& ptx, const Target& target,
-                                                     const std::map<std::string, int64_t>& threads_per_block) {
+                                                     const std::map<std::string, int64_t>& threads_per_block,
+                                                     std::string* cubin) {
   std::map<std::string, int> registers;
   const std::string ptxas = FindPtxas();
   if (ptxas.empty()) return registers;
-  TUNEFARM_ASSIGN_OR_RETURN(auto reports, RunPtxas(ptxas, ptx, target.arch));
+  TUNEFARM_ASSIGN_OR_RETURN(auto reports, RunPtxas(ptxas, ptx, target.arch, cubin));
   for (const auto& [symbol, threads] : threads_per_block) {
     auto it = reports.find(symbol);
     if (it == reports.end()) return Status::Internal("ptxas did not report kernel " + symbol);

@@ -291,7 +291,7 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
     const KernelInfo& info = (*infos)[i];
     threads[info.symbol] = info.block[0] * info.block[1] * info.block[2];
   }
-  TUNEFARM_ASSIGN_OR_RETURN(auto registers, CheckPtxRegisters(ptx, target, threads));
+  TUNEFARM_ASSIGN_OR_RETURN(auto registers, CheckPtxRegisters(ptx, target, threads, options.cubin));
   for (size_t i = first; i < infos->size() && !registers.empty(); ++i) (*infos)[i].registers = registers.at((*infos)[i].symbol);
   return ptx;
 }

@@ -40,6 +40,10 @@ v1::MeasureRequest ToRequest(const std::vector<MeasureInput>& batch) {
                                         in.spec.expected_outputs.size() * 4));
     k->set_tolerance(in.spec.tolerance);
     if (in.spec.gpu.enabled) {
+      if (!in.cubin.empty()) {
+        k->set_cubin(in.cubin);
+        k->set_cubin_arch(in.cubin_arch);
+      }
       auto* launch = k->mutable_launch();
       for (int d = 0; d < 3; ++d) {
         launch->add_grid(in.spec.gpu.grid[d]);

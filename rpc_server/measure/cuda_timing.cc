@@ -67,6 +67,7 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
   }
   // TVM never checks registers: its users' launches fail. Here it is an instantiation error.
   if (Status s = gpu.CheckLaunch(*kernel, dims); !s.ok()) return Fail(OutcomeKind::kInstantiation, s.message());
+  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (!loaded_marker.empty()) {
     if (FILE* f = std::fopen(loaded_marker.c_str(), "w")) std::fclose(f);
   }
@@ -114,7 +115,9 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
     return gpu.TimeLaunches(*kernel, dims, args, number, spec.timing.flush_cache ? &scratch : nullptr);
   };
   MeasureOutcome out;
-  int number = t.number;
+  // The sizing round starts from one launch, not `number`: a candidate whose launch takes a second
+  // costs one second here instead of `number` (and its timeout) before the growth rule sizes it.
+  int number = t.min_repeat_ms > 0 ? 1 : t.number;
   Result<double> per_launch = round(number);
   // Grow `number` until one round lasts min_repeat_ms (as on CPUs).
   while (per_launch.ok() && *per_launch * number < t.min_repeat_ms && number < 1000000) {
@@ -130,6 +133,7 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
   if (!per_launch.ok()) return LaunchFailure(per_launch.status());
   out.number = number;
   out.threads = 1;
+  out.load_ms = load_ms;
   out.run_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return out;
 }

@@ -95,8 +95,23 @@ std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t 
 }
 
 std::string CheckPtx(const std::string& bytes, const std::string& symbol) {
+  if (bytes.size() >= SELFMAG && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0) {
+    // A cubin (ptxas's machine code, KernelToMeasure.cubin): the driver checks its arch on loading.
+    constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA
+    if (bytes.size() < sizeof(Elf64_Ehdr)) {
+      return "the kernel is a truncated ELF file (" + std::to_string(bytes.size()) + " bytes), not a cubin";
+    }
+    uint16_t machine = 0;
+    std::memcpy(&machine, bytes.data() + 18, 2);
+    if (machine != kElfMachineCuda) {
+      return "the kernel is an ELF file for machine " + std::to_string(machine) + ", not a cubin (EM_CUDA, 190)";
+    }
+    if (bytes.find(symbol + '\0') == std::string::npos) return "the cubin has no symbol '" + symbol + "'";
+    return "";
+  }
   if (bytes.find(".version") == std::string::npos || bytes.find(".target") == std::string::npos) {
-    return "the kernel is not PTX text (no .version/.target directives): a CUDA server measures PTX";
+    return "the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures "
+           "PTX or a cubin";
   }
   if (bytes.find(".entry " + symbol + "(") == std::string::npos) {
     return "the PTX has no entry '" + symbol + "'";
@@ -270,6 +285,7 @@ void OutcomeToResult(const MeasureOutcome& o, v1::MeasureResult* r) {
   r->set_threads(o.threads);
   r->set_run_ms(o.run_ms);
   r->set_device_warmup_ms(o.device_warmup_ms);
+  r->set_load_ms(o.load_ms);
 }
 
 std::string SerializeOutcome(const MeasureOutcome& o) {
@@ -306,10 +322,11 @@ Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& r) {
     }
   }
   if (!std::isfinite(r.run_ms()) || r.run_ms() < 0 || r.number() < 0 || r.threads() < 0 ||
-      !std::isfinite(r.device_warmup_ms()) || r.device_warmup_ms() < 0) {
+      !std::isfinite(r.device_warmup_ms()) || r.device_warmup_ms() < 0 || !std::isfinite(r.load_ms()) || r.load_ms() < 0) {
     return Status::InvalidArgument("malformed measurement outcome: run_ms " + std::to_string(r.run_ms()) + ", number " +
                                    std::to_string(r.number()) + ", threads " + std::to_string(r.threads()) +
-                                   ", device_warmup_ms " + std::to_string(r.device_warmup_ms()) +
+                                   ", device_warmup_ms " + std::to_string(r.device_warmup_ms()) + ", load_ms " +
+                                   std::to_string(r.load_ms()) +
                                    " (each is finite and not negative)");
   }
   o.costs_ms.assign(r.costs_ms().begin(), r.costs_ms().end());
@@ -317,6 +334,7 @@ Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& r) {
   o.threads = r.threads();
   o.run_ms = r.run_ms();
   o.device_warmup_ms = r.device_warmup_ms();
+  o.load_ms = r.load_ms();
   return o;
 }
 

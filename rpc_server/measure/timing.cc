@@ -63,6 +63,7 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
     out.message = "the library exports no kernel '" + spec.symbol + "'";
     return out;
   }
+  const double load_ms = MsSince(start);
   if (!loaded_marker.empty()) {
     // Tells the parent that a crash from here on is the kernel's, not the loader's.
     if (FILE* f = std::fopen(loaded_marker.c_str(), "w")) std::fclose(f);
@@ -137,6 +138,7 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
     return out;
   }
   out.number = number;
+  out.load_ms = load_ms;
   out.run_ms = MsSince(start);
   return out;
 }

@@ -20,6 +20,13 @@ MeasureSpec SpecOf(const v1::KernelToMeasure& k, const v1::TimingParams& t, cons
   return spec;
 }
 
+// A cubin runs only on the arch it was assembled for (sm_90a's on an sm_90 GPU too); for any other
+// GPU the kernel's PTX is JIT-compiled as before.
+bool UsesCubin(const v1::KernelToMeasure& k, const std::string& gpu_arch) {
+  if (k.cubin().empty() || gpu_arch.empty()) return false;
+  return k.cubin_arch() == gpu_arch || k.cubin_arch() == gpu_arch + "a";
+}
+
 }  // namespace
 
 MeasureService::MeasureService(ServerOptions options, farm_net::Registrar* registrar)
@@ -103,8 +110,9 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
       o.message = "this server measures CPU kernels: a GPU launch was sent to it (lease a server of a CUDA key)";
     } else {
       const MeasureSpec spec = SpecOf(k, req->timing(), options_);
-      o = worker_ ? worker_->Measure(k.library(), spec)
-                  : MeasureIsolated(options_.child_command, options_.tmp_root, k.library(), spec);
+      const std::string& library = UsesCubin(k, options_.cuda_arch) ? k.cubin() : k.library();
+      o = worker_ ? worker_->Measure(library, spec)
+                  : MeasureIsolated(options_.child_command, options_.tmp_root, library, spec);
     }
     if (observer_) {
       observer_(o.kind, std::chrono::duration<double>(std::chrono::steady_clock::now() - measure_start).count());

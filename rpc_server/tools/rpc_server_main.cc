@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
   }
   tunefarm::rpc_server::ServerOptions options;
   options.cuda_ordinal = ordinal;
+  options.cuda_arch = device_info.gpu_arch();
   options.persistent_worker = ordinal >= 0;
   const std::string child_binary = child.empty() ? tunefarm::rpc_server::DefaultMeasureChild() : child;
   if (!launcher.empty()) options.child_command.push_back(launcher);

@@ -54,9 +54,21 @@ class CudaMeasurement : public ::testing::Test {
 };
 
 TEST_F(CudaMeasurement, PtxAndLaunchAreCheckedBeforeAnythingRuns) {
+  MeasureOutcome garbage = Run("garbage", Spec("twice"));
+  EXPECT_EQ(garbage.kind, OutcomeKind::kCompile);
+  EXPECT_EQ(garbage.message,
+            "the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures PTX or "
+            "a cubin");
   MeasureOutcome elf = Run(std::string("\x7f" "ELF garbage"), Spec("twice"));
   EXPECT_EQ(elf.kind, OutcomeKind::kCompile);
-  EXPECT_EQ(elf.message, "the kernel is not PTX text (no .version/.target directives): a CUDA server measures PTX");
+  EXPECT_EQ(elf.message, "the kernel is a truncated ELF file (12 bytes), not a cubin");
+  // An ELF header for x86-64 (machine 62), and one for CUDA (190) that does not name the kernel.
+  std::string header(64, '\0');
+  header.replace(0, 4, "\x7f" "ELF");
+  header[18] = char(62);
+  EXPECT_EQ(Run(header, Spec("twice")).message, "the kernel is an ELF file for machine 62, not a cubin (EM_CUDA, 190)");
+  header[18] = char(190);
+  EXPECT_EQ(Run(header + "other", Spec("twice")).message, "the cubin has no symbol 'twice'");
   MeasureOutcome absent = Run(Ptx("twice", kDouble), Spec("thrice"));
   EXPECT_EQ(absent.kind, OutcomeKind::kCompile);
   EXPECT_EQ(absent.message, "the PTX has no entry 'thrice'");
@@ -131,6 +143,84 @@ TEST_F(CudaMeasurement, OnAGpuACompiledKernelIsTimedAndChecked) {
   ASSERT_EQ(o.costs_ms.size(), 3u);
   for (double c : o.costs_ms) EXPECT_GT(c, 0);
   std::printf("dense 1x512->1000 fallback on %s: %.4f ms (%d launches per round)\n", gpu_name.c_str(), o.costs_ms[0], o.number);
+}
+
+// ResNet-18's 3x3 conv at 56x56 under a few random configs of the CUDA template (the tuner's
+// candidates), each built to PTX and, with ptxas here, to a cubin for the target's arch.
+struct Candidates {
+  std::vector<compiler::KernelSpec> specs;
+  std::vector<compiler::KernelInfo> infos;
+  std::vector<std::string> ptx, cubin;
+};
+Candidates BuildConvCandidates(const compiler::Target& target, int count) {
+  Candidates c;
+  compiler::Workload w = compiler::Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
+  w.template_name = "conv2d_nchw_cuda";
+  auto space = compiler::GetConfigSpace(w, target);
+  EXPECT_TRUE(space.ok()) << space.status().ToString();
+  std::mt19937_64 rng(11);
+  for (int tries = 0; space.ok() && int(c.specs.size()) < count && tries < 50 * count; ++tries) {
+    auto cfg = space->RandomValid(rng);
+    if (!cfg.ok()) continue;
+    compiler::KernelSpec spec{w, compiler::Epilogue{}, target, cfg->index(), "conv"};
+    std::vector<compiler::KernelInfo> infos;
+    std::string cubin;
+    compiler::BuildOptions options;
+    options.cubin = &cubin;
+    auto ptx = compiler::BuildPtx({spec}, &infos, options);
+    if (!ptx.ok()) continue;  // a config the launch verifier or the register check refuses
+    c.specs.push_back(spec);
+    c.infos.push_back(infos[0]);
+    c.ptx.push_back(*ptx);
+    c.cubin.push_back(cubin);
+  }
+  return c;
+}
+
+// With ptxas on the tuning machine, a candidate travels with ptxas's cubin, which a server whose GPU
+// has that arch loads without the driver's JIT: what the server checks of it.
+TEST_F(CudaMeasurement, ACubinFromPtxasIsAcceptedNamingItsKernel) {
+  auto target = compiler::ParseTarget("h100");
+  ASSERT_TRUE(target.ok());
+  Candidates c = BuildConvCandidates(*target, 1);
+  ASSERT_EQ(c.specs.size(), 1u);
+  if (c.cubin[0].empty()) GTEST_SKIP() << "no ptxas on this machine: candidates travel as PTX alone";
+  EXPECT_EQ(c.cubin[0].compare(0, 4, "\x7f" "ELF"), 0);
+  EXPECT_EQ(CheckPtx(c.cubin[0], "conv"), "");
+  EXPECT_EQ(CheckPtx(c.cubin[0], "dense"), "the cubin has no symbol 'dense'");
+}
+
+// The same candidates measured on the GPU from PTX (the driver JIT-compiles each) and from the
+// cubin: both correct, and the load times side by side (the kit's report shows them).
+TEST_F(CudaMeasurement, OnAGpuCandidatesLoadFromPtxAndFromTheirCubin) {
+  TUNEFARM_NEED_GPU();
+  std::string gpu_name;
+  auto target = FirstGpuTarget(&gpu_name);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  Candidates c = BuildConvCandidates(*target, 8);
+  ASSERT_FALSE(c.specs.empty());
+  MeasureWorker worker({testing::ProgramPath(MEASURE_CHILD)}, dir_);
+  double ptx_load = 0, cubin_load = 0, run = 0;
+  int cubins = 0;
+  for (size_t i = 0; i < c.specs.size(); ++i) {
+    MeasureSpec m = CheckedSpec(c.specs[i], c.infos[i], 5 + i);
+    m.timing.min_repeat_ms = 10;
+    m.timing.timeout_ms = 20000;
+    MeasureOutcome from_ptx = worker.Measure(c.ptx[i], m);
+    ASSERT_EQ(from_ptx.kind, OutcomeKind::kOk) << from_ptx.message;
+    ptx_load += from_ptx.load_ms;
+    run += from_ptx.run_ms - from_ptx.load_ms;
+    if (c.cubin[i].empty()) continue;
+    MeasureOutcome from_cubin = worker.Measure(c.cubin[i], m);
+    ASSERT_EQ(from_cubin.kind, OutcomeKind::kOk) << from_cubin.message;
+    cubin_load += from_cubin.load_ms;
+    ++cubins;
+  }
+  const int n = int(c.specs.size());
+  std::printf("conv2d 64x56x56 3x3 candidates on %s: loading %.1f ms per kernel from PTX (the driver's JIT), %s; "
+              "timing %.1f ms per kernel\n", gpu_name.c_str(), ptx_load / n,
+              cubins ? (std::to_string(cubin_load / cubins).substr(0, 5) + " ms from the cubin").c_str()
+                     : "no ptxas here (no cubins)", run / n);
 }
 
 TEST_F(CudaMeasurement, OnAGpuHostileKernelsCostOneTrialEach) {

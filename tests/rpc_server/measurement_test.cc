@@ -73,6 +73,9 @@ TEST_F(Measurement, CompiledConvKernelIsTimedAndChecked) {
   // `number` grows until a round lasts min_repeat_ms; how far depends on the machine's speed, so
   // only its sanity is asserted here (bench/ reports the timing protocol's figures).
   EXPECT_GE(ok.number, 1);
+  // The load (dlopen) is reported apart, as part of the whole measurement.
+  EXPECT_GT(ok.load_ms, 0.0);
+  EXPECT_LT(ok.load_ms, ok.run_ms);
 
   int64_t outputs = spec.args.back().num_elements();
   spec.expected_outputs.assign(size_t(outputs), 123.0f);  // wrong on purpose
@@ -279,12 +282,22 @@ TEST(MeasureOutcomeMessage, TimesThatAreNotFiniteAndNonNegativeAreRefused) {
   negative_run.add_costs_ms(0.5);
   negative_run.set_run_ms(-3);
   EXPECT_FALSE(OutcomeFromResult(negative_run).ok());
+  v1::MeasureResult negative_load;
+  negative_load.add_costs_ms(0.5);
+  negative_load.set_load_ms(-1);
+  auto refused = OutcomeFromResult(negative_load);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("load_ms -1"), std::string::npos) << refused.status().message();
   v1::MeasureResult good;
   good.add_costs_ms(0.5);
   good.set_number(10);
+  good.set_run_ms(40);
+  good.set_load_ms(12.5);
   auto parsed = ParseOutcome(good.SerializeAsString());
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(parsed->costs_ms, std::vector<double>{0.5});
+  EXPECT_EQ(parsed->run_ms, 40);
+  EXPECT_EQ(parsed->load_ms, 12.5);  // where a batch's time went (tune's closing line)
 }
 
 }  // namespace

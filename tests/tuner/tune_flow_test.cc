@@ -84,6 +84,10 @@ TEST_F(TuneFlow, KilledTuneResumesToTheSameDistinctConfigsWithoutDuplicates) {
   EXPECT_EQ(expected.trials, expected.distinct);
   // the conv2d (direct and Winograd) and the dense (pack and nopack)
   EXPECT_EQ(expected.per_workload.size(), 4u) << ref.output;
+  // The closing line says where the time went, over the 40 measurements.
+  EXPECT_NE(ref.output.find("\ntime: "), std::string::npos) << ref.output;
+  EXPECT_NE(ref.output.find(" s for 40 measurements ("), std::string::npos) << ref.output;
+  EXPECT_NE(ref.output.find("(loading kernels "), std::string::npos) << ref.output;
 
   ChildProcess tune;
   ASSERT_TRUE(StartCli(&tune, {"tune", model_, "--total-trials", "40", "--seed", "3", "--threads", "1", "--records",

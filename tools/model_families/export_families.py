@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Export models of the families users bring (segmentation, U-Nets, super-resolution, PReLU nets,
-recurrent models, dynamic-axes exports, every interpolation mode) to ONNX with PyTorch's outputs.
+recurrent models, dynamic-axes exports, every interpolation mode, transformers) to ONNX with PyTorch's outputs.
 
 tunefarm's agreement test (tests/compiler/torchvision_test.cc, ModelFamilies) compiles each
 OUT/<model>/opset<N>/model.onnx with the shapes in input_shapes.txt (when the export has symbolic
@@ -127,6 +127,29 @@ class Recurrent(nn.Module):
         return self.head(y)
 
 
+class Encoder(nn.Module):
+    """A BERT-like encoder over embeddings [batch, sequence, hidden]: torch's nn.TransformerEncoder
+    (post-norm, GELU FFN), then a linear head. torch 1.13 exports it only with grad mode on: its fused
+    inference path has no ONNX form."""
+
+    def __init__(self, layers, hidden, heads, ffn):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(hidden, heads, ffn, dropout=0.0, activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(hidden, 2)
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+def vit_b_16():
+    """torchvision's vit_b_16 with a random head: torchvision zeroes it, and an output check would compare zeros."""
+    model = torchvision.models.vit_b_16(weights=None)
+    nn.init.normal_(model.heads.head.weight, std=0.02)
+    nn.init.normal_(model.heads.head.bias, std=0.02)
+    return model
+
+
 # name -> (constructor, input shape, dynamic axes of the input or None)
 MODELS = {
     "fcn_resnet50": (lambda: Unwrap(torchvision.models.segmentation.fcn_resnet50(weights=None, weights_backbone=None,
@@ -142,6 +165,10 @@ MODELS = {
     "resnet18_dynamic": (lambda: torchvision.models.resnet18(weights=None), [1, 3, 224, 224], {0: "batch", 2: "height", 3: "width"}),
     "lstm": (lambda: Recurrent(nn.LSTM, True), [1, 16, 32], None),
     "gru": (lambda: Recurrent(nn.GRU, False), [1, 16, 32], None),
+    # Transformers (issue 32): the small encoder, BERT-base's configuration, ViT-B/16.
+    "encoder_small": (lambda: Encoder(4, 256, 4, 1024), [1, 128, 256], None),
+    "bert_base": (lambda: Encoder(12, 768, 12, 3072), [1, 128, 768], None),
+    "vit_b_16": (vit_b_16, [1, 3, 224, 224], None),
 }
 
 

@@ -46,7 +46,7 @@ struct DaemonOptions {
   std::string measure_child;  // local runner's tunefarm-measure-child
   std::string tmp_root = "/tmp";
   int max_running = 2;
-  int build_jobs = 2;
+  int build_jobs = DefaultBuildJobs();
   // What the jobs' estimates may add up to at once (0: half of this machine's memory).
   int64_t job_memory_bytes = 0;
 };

@@ -36,6 +36,19 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
     std::printf("%-6zu %-8d %8d %10.2f %10.2f %7.2fx  %s%s\n", i + 1, s.trials, s.resumed, s.best_gflops, s.fallback_gflops,
                 s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(), s.workload.Key().c_str());
   }
+  // Where this run's time went, over every task: what to speed up when the farm is slow.
+  tuner::TaskSummary all;
+  for (const auto& s : summaries) {
+    all.search_s += s.search_s, all.build_s += s.build_s, all.measure_s += s.measure_s, all.record_s += s.record_s;
+    all.load_s += s.load_s, all.run_s += s.run_s, all.measured += s.measured;
+  }
+  const double total_s = all.search_s + all.build_s + all.measure_s + all.record_s;
+  if (all.measured > 0 && total_s > 0) {
+    std::printf("\ntime: %.1f s for %d measurements (%.1f per second): search %.1f s, build %.1f s, measure %.1f s "
+                "(loading kernels %.1f s, timing %.1f s, transport %.1f s), records %.1f s\n",
+                total_s, all.measured, all.measured / total_s, all.search_s, all.build_s, all.measure_s, all.load_s,
+                all.run_s - all.load_s, std::max(0.0, all.measure_s - all.run_s), all.record_s);
+  }
   for (size_t i = 0; i < summaries.size(); ++i) {
     if (summaries[i].skipped_records == 0) continue;
     std::fprintf(stderr,

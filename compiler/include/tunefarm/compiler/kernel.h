@@ -88,6 +88,10 @@ struct BuildOptions {
   // GPU's semantics (blocks and threads in turn, phases split at barriers; passes/
   // emulate_gpu_on_host.h). BuildJit only; for checking GPU schedules without a GPU.
   bool emulate_gpu = false;
+  // BuildPtx: when set and this machine has ptxas (which checks the registers anyway), receives
+  // the machine code ptxas assembled for the target's arch, a cubin the GPU's driver loads without
+  // JIT-compiling the PTX again; left empty without ptxas. The tuner sends it in place of the PTX.
+  std::string* cubin = nullptr;
 };
 
 // Lowers a spec (validating workload, config index and target) and describes it.

@@ -32,8 +32,11 @@
 namespace tunefarm::rpc_server {
 
 struct MeasureInput {
-  std::string library;  // shared-library bytes for the key's architecture
+  std::string library;  // shared-library bytes for the key's architecture (CUDA: PTX text)
   MeasureSpec spec;     // symbol, args, seed, expected outputs; the batch uses the first one's timing
+  // CUDA, optional: ptxas's machine code of `library` for cubin_arch; a server with that GPU loads
+  // it instead of JIT-compiling the PTX (measure.proto, KernelToMeasure.cubin).
+  std::string cubin, cubin_arch;
 };
 
 struct MeasureClientOptions {

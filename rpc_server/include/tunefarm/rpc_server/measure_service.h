@@ -33,6 +33,7 @@ struct ServerOptions {
   int threads = 1;            // every measurement runs with this many threads
   int64_t memory_limit_bytes = int64_t(4) << 30;  // default address-space limit of a child
   int cuda_ordinal = -1;      // >= 0: a CUDA server measuring PTX on this GPU (--device cuda[:N])
+  std::string cuda_arch;      // that GPU's arch ("sm_90"): a kernel's cubin for it replaces its PTX
   // One measurement child kept across kernels (MeasureWorker) instead of one per kernel: on for
   // CUDA servers (a CUDA context costs 0.1-0.3 s to create).
   bool persistent_worker = false;

@@ -73,6 +73,9 @@ struct MeasureOutcome {
   // GPU: the time a fresh child took to open the device (cuInit, context creation) before the
   // kernel's timeout started counting; 0 when the device was already open (a warm worker).
   double device_warmup_ms = 0;
+  // Of run_ms: loading the kernel (dlopen; GPU: the module load, which JIT-compiles PTX and only
+  // maps a cubin). The tuner reports it apart (where a batch's time went).
+  double load_ms = 0;
 };
 
 // Limits of the protocol (measure.proto); BadRequest outcomes name the violated one.
@@ -84,7 +87,8 @@ std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t 
 // "" when the library is an ELF shared object for this machine's architecture, else why not
 // (truncated, not ELF, built for another architecture).
 std::string CheckLibraryArchitecture(const std::string& bytes);
-// "" when the bytes are PTX text with an entry named symbol, else why not.
+// "" when the bytes are PTX text with an entry named symbol, or a cubin (an ELF file for EM_CUDA)
+// naming it, else why not.
 std::string CheckPtx(const std::string& bytes, const std::string& symbol);
 
 // The request's kernel as a spec (no server options applied: threads 1, the tolerance as sent).

@@ -5,6 +5,7 @@
 #ifndef TUNEFARM_TUNER_TUNER_H_
 #define TUNEFARM_TUNER_TUNER_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tunefarm/compiler/kernel.h"
@@ -74,6 +76,9 @@ class FairMeasurer final : public Measurer {
   uint64_t next_ticket_ = 0, serving_ = 0;
 };
 
+// One build job per core of this machine, at least 2.
+inline int DefaultBuildJobs() { return std::max(2, int(std::thread::hardware_concurrency())); }
+
 struct TuneOptions {
   std::string tuner = "xgb";
   std::string xgb_objective = "rank";  // rank | reg
@@ -82,7 +87,8 @@ struct TuneOptions {
   int batch = 16;            // configs built and measured together
   int early_stopping = 0;    // stop a task after this many trials without a better config (0: never)
   uint64_t seed = 0;
-  int build_jobs = 2;
+  // Candidates built at once: one per core (a GPU's candidates also run ptxas, when it is here).
+  int build_jobs = DefaultBuildJobs();
   int threads = 1;           // recorded with every trial (the measurer runs with it)
   bool transfer = true;       // xgb: warm-start from the database's records of similar workloads
   // Only configs that keep the activation layouts untuned neighbours use (KeepsModelLayout). Off:
@@ -129,6 +135,11 @@ struct TaskSummary {
   // Where the time went (this run): proposing configs (model fits, annealing, features),
   // building candidates (wall clock of the parallel builds), measuring, recording.
   double search_s = 0, build_s = 0, measure_s = 0, record_s = 0;
+  // Of measure_s, as the measuring children report it: loading kernels (GPU: the driver's JIT of
+  // PTX) and the whole of each measurement (load, warm-up, timed rounds); the rest of measure_s
+  // is transport and process overhead. `measured`: kernels sent to the measurer.
+  double load_s = 0, run_s = 0;
+  int measured = 0;
 };
 
 // One task's tuning state: resumes from the database on Create, then measures batch by batch.
