@@ -1,5 +1,6 @@
 #include "compiler/codegen/object_emitter.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,7 +52,11 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::str
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   int out_pipe[2];
-  if (pipe(out_pipe) != 0) return Status::IOError("pipe failed while " + what);
+  // Close-on-exec: the tuner builds candidates on several threads at once, and a pipe another
+  // thread's tool inherited would keep this read from seeing EOF until that tool exits -- every
+  // parallel build (ld, ptxas) then waited for the others' and the build jobs ran one at a time.
+  // (The dup2 onto the child's stdout and stderr clears the flag there.)
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return Status::IOError("pipe failed while " + what);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);

@@ -7,6 +7,7 @@
 // lease the tracker names. First line: "rpc_server listening on HOST:PORT"; then "registered
 // with HOST:PORT as ID" on every (re)registration. With --metrics, Prometheus metrics on GET
 // /metrics there ("rpc_server metrics on HOST:PORT"; docs/metrics.md).
+#include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -94,7 +95,7 @@ std::string CheckMeasureChild(const std::vector<std::string>& command) {
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   int out[2];
-  if (pipe(out) != 0) return "no pipe";
+  if (pipe2(out, O_CLOEXEC) != 0) return "no pipe";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "common/kernel_reference.h"
 #include "compiler/codegen/object_emitter.h"
@@ -125,6 +127,22 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Board{"rasp4b", "qemu-aarch64", "/usr/aarch64-linux-gnu", TUNEFARM_KERNEL_CHECK_AARCH64},
                       Board{"rasp3b", "qemu-arm", "/usr/arm-linux-gnueabihf", TUNEFARM_KERNEL_CHECK_ARMHF}),
     [](const auto& info) { return std::string(info.param.tag); });
+
+// The tuner builds candidates on several threads, each running ld or ptxas through RunTool: a tool
+// must inherit no other thread's pipe (a write end inherited keeps that thread's read from seeing EOF
+// until the tool exits). Here a tool counts the pipes it holds while another thread's RunTool is
+// reading its own pipe: the same count as with nothing else running.
+TEST(RunTool, AToolInheritsNoPipeOfAnotherThreadsTool) {
+  const std::vector<std::string> count_pipes = {"sh", "-c", "for f in /proc/$$/fd/*; do readlink $f; done | grep -c pipe:"};
+  auto alone = RunTool(count_pipes, "counting pipes");
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  std::thread other([] { EXPECT_TRUE(RunTool({"sh", "-c", "sleep 2"}, "sleeping").ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the other thread is reading its pipe now
+  auto beside = RunTool(count_pipes, "counting pipes");
+  other.join();
+  ASSERT_TRUE(beside.ok()) << beside.status().ToString();
+  EXPECT_EQ(*beside, *alone) << "a tool started beside another RunTool inherited its pipe";
+}
 
 }  // namespace
 }  // namespace tunefarm::compiler
