@@ -20,7 +20,12 @@ bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
     return true;
   }
   bool gemm = n.op_type == "Gemm", matmul = n.op_type == "MatMul";
-  if ((gemm || matmul) && n.inputs.size() >= 2 && value(1).constant && value(0).shape.size() == 2 &&
+  // A MatMul of any rank >= 2 by a constant matrix is a dense layer over the rows of its leading
+  // dimensions ([B, S, K] x [K, N]: B*S rows), as transformers' projections and sequence models'
+  // heads are; the output keeps the input's leading dimensions (the same elements, row-major).
+  if (!(gemm || matmul) || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
+  const size_t rank_a = value(0).shape.size();
+  if (value(1).constant && (rank_a == 2 || (matmul && rank_a > 2)) &&
       value(1).shape.size() == 2 && value(0).dtype == graph::DataType::kFloat32) {
     if (gemm && n.GetInt("transA", 0)) return false;  // a transposed activation: not a dense layer
     if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
@@ -37,7 +42,10 @@ bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
     bool trans_b = gemm && n.GetInt("transB", 0);
     auto a = value(0).shape, b = value(1).shape;
     int64_t in = trans_b ? b[1] : b[0], out = trans_b ? b[0] : b[1];
-    *w = DenseWorkload(a[0], in, out);
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < a.size(); ++d) rows *= a[d];
+    if (rows < 1) return false;
+    *w = DenseWorkload(rows, in, out);
     return true;
   }
   return false;

@@ -323,7 +323,10 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
     TUNEFARM_ASSIGN_OR_RETURN(int r, cx.Get(n.inputs[3], block));
     args.push_back(r);
   }
-  const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, ElementType::kFloat32, out_t->shape);
+  // A dense layer over a MatMul's leading dimensions writes [rows, N] into the node's [..., N]
+  // output: the same elements, so the tensor keeps the graph's shape for its readers.
+  const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, ElementType::kFloat32,
+                               is_conv ? out_t->shape : cx.V(n.outputs[0]).shape);
   args.push_back(out);
   cx.Define(n.outputs[0], out, block);
   compiler::PlannedKernel k;
@@ -769,7 +772,9 @@ std::vector<OperatorDef> NnOperators() {
        nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
        false, 2},
       {"MatMul", "nn", {}, InferMatMul, nullptr, LowerLinear, nullptr,
-       "2-D with a constant B uses the dense template; batched forms broadcast", false, 2},
+       "a constant 2-D B at any rank of A uses the dense template (rows: the leading dims); products of two "
+       "activations broadcast",
+       false, 2},
       {"Einsum", "nn", {{"equation", kString, true}}, InferEinsum, nullptr, LowerEinsum, nullptr,
        "explicit and implicit forms; no ellipsis, no repeated label within an operand"},
       {"MaxPool", "nn", with({{"ceil_mode", kInt}, {"dilations", kInts}, {"storage_order", kInt}}), InferPool, nullptr, LowerPool,

@@ -13,7 +13,11 @@ int64_t OutputChannels(const Graph& g, const Node& n) {
   auto value = [&](size_t i) -> const Value& { return g.values[size_t(n.inputs[i])]; };
   if (n.op_type == "Conv" && n.inputs.size() >= 2 && value(1).constant && value(0).shape.size() == 4) return value(1).shape[0];
   bool gemm = n.op_type == "Gemm", matmul = n.op_type == "MatMul";
-  if ((gemm || matmul) && value(1).constant && value(0).shape.size() == 2 && value(1).shape.size() == 2) {
+  // MatMul of any rank by a constant matrix: a dense layer over its leading dimensions' rows
+  // (compiler/model/node_workload.cc), its channels on the last axis.
+  if (!(gemm || matmul) || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return 0;
+  const size_t rank_a = value(0).shape.size();
+  if (value(1).constant && (rank_a == 2 || (matmul && rank_a > 2)) && value(1).shape.size() == 2) {
     if (gemm && n.GetInt("transA", 0)) return 0;
     if (gemm && (n.GetFloat("alpha", 1.0f) != 1.0f || n.GetFloat("beta", 1.0f) != 1.0f)) return 0;
     if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
@@ -25,15 +29,14 @@ int64_t OutputChannels(const Graph& g, const Node& n) {
   return 0;
 }
 
-// The per-channel values of a constant that broadcasts along the channel axis of an output of
-// `rank` (channel axis 1 for convs, the last axis for dense), or empty.
-std::vector<float> PerChannel(const Value& c, int64_t channels, size_t rank) {
+// The per-channel values of a constant that broadcasts along `channel_axis` of an output of `rank`
+// (axis 1 for convs, the last axis for dense layers), or empty.
+std::vector<float> PerChannel(const Value& c, int64_t channels, size_t rank, size_t channel_axis) {
   if (!c.constant || c.constant->dtype != DataType::kFloat32) return {};
   const auto& s = c.shape;
   if (c.constant->num_elements() != channels && c.constant->num_elements() != 1) return {};
   if (s.size() > rank) return {};
   // Right-aligned: the channel extent must sit on the channel axis, ones elsewhere.
-  size_t channel_axis = rank == 4 ? 1 : rank - 1;
   for (size_t i = 0; i < s.size(); ++i) {
     size_t axis = rank - s.size() + i;
     if (s[i] != 1 && axis != channel_axis) return {};
@@ -53,6 +56,7 @@ int FuseEpilogues(Graph* g) {
     const int64_t channels = OutputChannels(*g, g->nodes[ni]);
     if (channels == 0 || HasActivation(g->nodes[ni])) continue;
     const size_t rank = g->values[size_t(g->nodes[ni].outputs[0])].shape.size();
+    const size_t channel_axis = g->nodes[ni].op_type == "Conv" ? 1 : rank - 1;
     std::vector<int> uses = CountUses(*g);
     std::map<int, std::vector<size_t>> readers;
     for (size_t k = ni + 1; k < g->nodes.size(); ++k) {
@@ -70,7 +74,7 @@ int FuseEpilogues(Graph* g) {
       if (next.op_type == "Add" && next.inputs.size() == 2) {
         int other = next.inputs[0] == out ? next.inputs[1] : next.inputs[0];
         const Value& ov = g->values[size_t(other)];
-        std::vector<float> bias = PerChannel(ov, channels, rank);
+        std::vector<float> bias = PerChannel(ov, channels, rank, channel_axis);
         if (!bias.empty() && !has_residual && !HasActivation(g->nodes[ni])) {
           Node& n = g->nodes[ni];
           if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
