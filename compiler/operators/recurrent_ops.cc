@@ -129,7 +129,28 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
   const bool has_bias = n.inputs.size() > 3 && n.inputs[3] >= 0;
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
   TUNEFARM_ASSIGN_OR_RETURN(int w, cx.Get(n.inputs[1], 0));
-  TUNEFARM_ASSIGN_OR_RETURN(int r, cx.Get(n.inputs[2], 0));
+  // The recurrent weights R [D, G*H, H], transposed at compile time to [H, G*H] for this direction
+  // when constant: every step's product H_{t-1} R^T then reads R along the gates, contiguously in
+  // the vector lanes (the generic schedule vectorizes the output axis), not a gather of H-strided
+  // elements -- the step kernels were most of a small LSTM's time.
+  const graph::Value& r_value = cx.V(n.inputs[2]);
+  const bool transposed = r_value.constant && r_value.constant->dtype == graph::DataType::kFloat32 &&
+                          int64_t(r_value.constant->f32.size()) == s.directions * G * H * H;
+  int r = -1;
+  if (transposed) {
+    std::vector<float> rt(size_t(H * G * H));
+    const float* rd = r_value.constant->f32.data() + size_t(d) * size_t(G * H * H);
+    for (int64_t g = 0; g < G * H; ++g) {
+      for (int64_t k = 0; k < H; ++k) rt[size_t(k * G * H + g)] = rd[size_t(g * H + k)];
+    }
+    r = cx.ParamFloats(base + ".recurrence_transposed", {H, G * H}, rt);
+  } else {
+    TUNEFARM_ASSIGN_OR_RETURN(r, cx.Get(n.inputs[2], 0));
+  }
+  // R[d, gate row, k] as read from whichever layout r has.
+  auto read_r = [transposed, d](const Tensor& rw, const Expr& row, const Expr& k) {
+    return transposed ? te::Read(rw, {k, row}) : te::Read(rw, {Expr(int64_t(d)), row, k});
+  };
   int bias = -1;
   if (has_bias) {
     TUNEFARM_ASSIGN_OR_RETURN(bias, cx.Get(n.inputs[3], 0));
@@ -217,11 +238,10 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
     if (reset_first) {
       gated = cx.Emit(
           n.op_type, {proj, state, r},
-          [spec, d, t, B, H](const std::vector<Tensor>& in) {
-            const Expr dd = Expr(int64_t(d));
+          [spec, t, B, H, read_r](const std::vector<Tensor>& in) {
             const te::IterVar k = te::MakeIterVar("rk", H, true);
             Tensor rec = te::ComputeReduce(in[1]->name + ".rec_r", {B, H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
-              return te::Read(in[1], {Expr(0), i[0], te::AxisExpr(k)}) * te::Read(in[2], {dd, Expr(H) + i[1], te::AxisExpr(k)});
+              return te::Read(in[1], {Expr(0), i[0], te::AxisExpr(k)}) * read_r(in[2], Expr(H) + i[1], te::AxisExpr(k));
             });
             return te::Compute(in[1]->name + ".gated", {B, H}, [&](const std::vector<Expr>& i) {
               Expr pre = te::Read(in[0], {Expr(t), i[0], Expr(H) + i[1]}) + te::Read(rec, i);
@@ -238,7 +258,7 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
     const bool has_peephole = peephole >= 0;
     state = cx.Emit(
         n.op_type, inputs,
-        [spec, d, t, has_bias, has_peephole, S, B, H, G](const std::vector<Tensor>& in) {
+        [spec, d, t, has_bias, has_peephole, S, B, H, G, read_r](const std::vector<Tensor>& in) {
           const Tensor& proj_t = in[0];
           const Tensor& prev = in[1];
           const Tensor& rw = in[2];
@@ -249,7 +269,7 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
           // The recurrent product H_{t-1} R^T for every gate: [B, G*H].
           const te::IterVar k = te::MakeIterVar("rk", H, true);
           Tensor rec = te::ComputeReduce(prev->name + ".rec", {B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
-            return te::Read(prev, {Expr(0), i[0], te::AxisExpr(k)}) * te::Read(rw, {dd, i[1], te::AxisExpr(k)});
+            return te::Read(prev, {Expr(0), i[0], te::AxisExpr(k)}) * read_r(rw, i[1], te::AxisExpr(k));
           });
           auto clip = [&](Expr e) { return spec.clip > 0 ? ir::min(ir::max(e, F(-spec.clip)), F(spec.clip)) : e; };
           // Gate g's pre-activation at (b, j).
@@ -261,7 +281,7 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
             const Tensor& gated = in.back();
             const te::IterVar k2 = te::MakeIterVar("rk2", H, true);
             reset_applied = te::ComputeReduce(prev->name + ".reset", {B, H}, te::ReduceKind::kSum, {k2}, [&](const std::vector<Expr>& i) {
-              return te::Read(gated, {i[0], te::AxisExpr(k2)}) * te::Read(rw, {dd, Expr(2 * H) + i[1], te::AxisExpr(k2)});
+              return te::Read(gated, {i[0], te::AxisExpr(k2)}) * read_r(rw, Expr(2 * H) + i[1], te::AxisExpr(k2));
             });
           }
           return te::Compute(prev->name + ".step", {S, B, H}, [&](const std::vector<Expr>& i) {

@@ -186,10 +186,13 @@ TEST_F(FarmDaemons, WrongTokenFloodsAreRefusedBeforeTheBodyIsBuffered) {
               (long long)server_idle, (long long)server_peak, (long long)tracker_idle, (long long)tracker_peak,
               (long long)daemon_idle, (long long)daemon_peak);
 #if !defined(__SANITIZE_ADDRESS__)
-  // (Under ASan, freed memory sits in its quarantine, so resident memory says little.)
-  EXPECT_LE(server_peak - server_idle, 50);
-  EXPECT_LE(tracker_peak - tracker_idle, 50);
-  EXPECT_LE(daemon_peak - daemon_idle, 50);
+  // (Under ASan, freed memory sits in its quarantine, so resident memory says little.) One body
+  // buffered would add 94 MB; gRPC's own read buffers and the allocator's arenas under a parallel
+  // test load reached 52 MB once, so the bound sits between the two.
+  constexpr long long kBelowOneBody = 80;
+  EXPECT_LE(server_peak - server_idle, kBelowOneBody);
+  EXPECT_LE(tracker_peak - tracker_idle, kBelowOneBody);
+  EXPECT_LE(daemon_peak - daemon_idle, kBelowOneBody);
 #endif
 
   // With the right token, the tracker's and daemon's caps (kilobytes) refuse the same payload.
