@@ -65,9 +65,9 @@ def read_npy_f32(path):
     return struct.unpack(f"<{n}f", data[start:start + 4 * n])
 
 
-# The families of issue 31 that bench_models.py times (tools/model_families/export_families.py).
+# The families of issues 31 and 32 that bench_models.py times (tools/model_families/export_families.py).
 FAMILY_MODELS = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50", "unet", "espcn", "prelu_net",
-                 "lstm", "gru")
+                 "lstm", "gru", "encoder_small", "bert_base", "vit_b_16")
 
 
 def have_torch():

@@ -2,7 +2,10 @@
 //
 // dense_pack: weights packed as [ceil(O/o_bn), K, o_bn] (zero-padded), so the inner loop
 //   multiplies one broadcast input by an o_bn-wide weight vector into register accumulators;
-//   the layout TVM's dense_pack uses. A non-divisible O is legal: the tail tile is guarded.
+//   the layout TVM's dense_pack uses. A non-divisible O is legal: the tail tile is guarded. With
+//   more than one row (transformers' and sequence models' projections: the rows are tokens), a
+//   tile of n_bn rows (tile_n, a divisor of N) shares each weight vector loaded: n_bn x o_bn
+//   accumulators, each weight vector read once per n_bn rows instead of once per row.
 // dense_nopack: weights as stored, [O, K]; vectorizes along k into a k_bn-wide partial sum per
 //   output (an rfactor written in the compute) and reduces the lanes at the end.
 //   data [N, K]   bias [O]   residual, out [N, O]
@@ -43,18 +46,27 @@ class DensePack final : public OpTemplate {
     space.DefineOther("tile_o", o_bn);
     space.DefineSplit("tile_k", d.in_features, 2, SplitPolicy::kFactors, 16);
     space.DefineAnnotate("parallel", {"o", "none"});
+    // Row tiles only where there are rows to tile: a one-row layer's space (classifier heads) is
+    // the same as before this knob, so its records keep their indices.
+    if (d.batch > 1) space.DefineSplit("tile_n", d.batch, 2, SplitPolicy::kFactors, 8);
     return space;
   }
 
   Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
     int64_t k = w.dense.in_features;
     int64_t k_bn = LargestDivisorAtMost(k, 8);
-    return space.FromValues({{"tile_o", {int64_t(2 * t.vector_lanes)}}, {"tile_k", {k / k_bn, k_bn}}, {"parallel", {0}}});
+    std::vector<std::pair<std::string, std::vector<int64_t>>> values = {
+        {"tile_o", {int64_t(2 * t.vector_lanes)}}, {"tile_k", {k / k_bn, k_bn}}, {"parallel", {0}}};
+    // 4 rows x 2 vectors: 8 accumulators, and each weight vector feeds 4 FMAs.
+    const int64_t n_bn = LargestDivisorAtMost(w.dense.batch, 4);
+    if (w.dense.batch > 1) values.push_back({"tile_n", {w.dense.batch / n_bn, n_bn}});
+    return space.FromValues(values);
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const DenseParams& d = w.dense;
     const int64_t o_bn = cfg.Int("tile_o"), k_bn = cfg.Inner("tile_k");
+    const int64_t n_bn = d.batch > 1 ? cfg.Inner("tile_n") : 1;
     const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
     KernelDef def;
     Tensor weight = te::Placeholder("weight", {o_chunks, d.in_features, o_bn});
@@ -77,8 +89,22 @@ class DensePack final : public OpTemplate {
     te::Stage& o = s[out];
     auto [oo, oi] = o.split(o.axes[1], o_bn);
     if (cfg.Annotation("parallel") == "o") o.parallel(oo);
-    VectorizeByLanes(o, oi, o_bn, t.vector_lanes);
     te::Stage& c = s[acc];
+    if (n_bn > 1) {
+      // out: o chunk, row tile, rows, lanes (a weight block stays in cache across the row tiles);
+      // the accumulator tile [n_bn, o_bn] is computed per (o chunk, row tile), rows unrolled.
+      auto [no, ni] = o.split(o.axes[0], n_bn);
+      o.reorder({oo, no, ni, oi});
+      VectorizeByLanes(o, oi, o_bn, t.vector_lanes);
+      c.compute_at(o, no);
+      auto [ko, ki] = c.split(c.reduce_axes[0], k_bn);
+      c.reorder({ko, ki, c.axes[0], c.axes[1]});
+      c.unroll(ki);
+      c.unroll(c.axes[0]);
+      VectorizeByLanes(c, c.axes[1], o_bn, t.vector_lanes);
+      return def;
+    }
+    VectorizeByLanes(o, oi, o_bn, t.vector_lanes);
     c.compute_at(o, oo);
     auto [ko, ki] = c.split(c.reduce_axes[0], k_bn);
     c.reorder({c.axes[0], ko, ki, c.axes[1]});
