@@ -30,6 +30,13 @@ std::vector<BenchWorkload> BenchWorkloads() {
     w.push_back({"mobilenet_v2.pw" + std::to_string(p[0]) + "_" + std::to_string(p[1]) + "@" + std::to_string(p[2]),
                  Conv2dWorkload(1, p[0], p[2], p[2], p[1], 1, 1, 1, 0), false});
   }
+  // BERT-base at sequence 128 (issue 32): the fused QKV, attention output and FFN projections,
+  // MatMuls over 128 token rows.
+  const int64_t bert[][3] = {{768, 2304, 0}, {768, 768, 0}, {768, 3072, 0}, {3072, 768, 0}};
+  const char* bert_names[] = {"qkv", "attn_out", "ffn1", "ffn2"};
+  for (int i = 0; i < 4; ++i) {
+    w.push_back({std::string("bert_base.") + bert_names[i], compiler::DenseWorkload(128, bert[i][0], bert[i][1]), false});
+  }
   return w;
 }
 
