@@ -4,8 +4,10 @@
 //   multiplies one broadcast input by an o_bn-wide weight vector into register accumulators;
 //   the layout TVM's dense_pack uses. A non-divisible O is legal: the tail tile is guarded. With
 //   more than one row (transformers' and sequence models' projections: the rows are tokens), a
-//   tile of n_bn rows (tile_n, a divisor of N) shares each weight vector loaded: n_bn x o_bn
-//   accumulators, each weight vector read once per n_bn rows instead of once per row.
+//   tile of n_bn rows (tile_n) shares each weight vector loaded: n_bn x o_bn accumulators, each
+//   weight vector read once per n_bn rows instead of once per row. A row count n_bn does not
+//   divide (ViT's 197 tokens) is computed over whole tiles, the rows past the end reading the last
+//   row again, and only the real rows are stored: no guard inside the k loop.
 // dense_nopack: weights as stored, [O, K]; vectorizes along k into a k_bn-wide partial sum per
 //   output (an rfactor written in the compute) and reduces the lanes at the end.
 //   data [N, K]   bias [O]   residual, out [N, O]
@@ -30,6 +32,15 @@ Tensor EpilogueStage(const Tensor& dense, const Epilogue& ep, const EpilogueArgs
   return FusedEpilogue(dense, ep, a, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[1]}; });
 }
 
+// dense_pack's row tiles for n rows: 1, 2, 4, 6 and 8, those not above n.
+std::vector<int64_t> RowTiles(int64_t n) {
+  std::vector<int64_t> tiles;
+  for (int64_t v : {1, 2, 4, 6, 8}) {
+    if (v <= n) tiles.push_back(v);
+  }
+  return tiles;
+}
+
 class DensePack final : public OpTemplate {
  public:
   const char* name() const override { return "dense_pack"; }
@@ -48,7 +59,7 @@ class DensePack final : public OpTemplate {
     space.DefineAnnotate("parallel", {"o", "none"});
     // Row tiles only where there are rows to tile: a one-row layer's space (classifier heads) is
     // the same as before this knob, so its records keep their indices.
-    if (d.batch > 1) space.DefineSplit("tile_n", d.batch, 2, SplitPolicy::kFactors, 8);
+    if (d.batch > 1) space.DefineOther("tile_n", RowTiles(d.batch));
     return space;
   }
 
@@ -59,18 +70,23 @@ class DensePack final : public OpTemplate {
     // accumulators, the weights and the broadcast). The k unroll shrinks as the row tile grows
     // (rows x k steps x vectors FMAs per iteration): 8 rows with 8 k steps ran at a quarter of
     // the speed of 8 rows with 4 on BERT-base's shapes (bench_kernels --filter bert).
-    const int64_t n_bn = LargestDivisorAtMost(w.dense.batch, t.vector_lanes >= 16 ? 8 : 4);
+    int64_t n_bn = 1;
+    for (int64_t v : RowTiles(w.dense.batch)) {
+      if (v <= (t.vector_lanes >= 16 ? 8 : 4)) n_bn = v;
+    }
     const int64_t k_bn = LargestDivisorAtMost(k, n_bn > 4 ? 4 : 8);
     std::vector<std::pair<std::string, std::vector<int64_t>>> values = {
         {"tile_o", {int64_t(2 * t.vector_lanes)}}, {"tile_k", {k / k_bn, k_bn}}, {"parallel", {0}}};
-    if (w.dense.batch > 1) values.push_back({"tile_n", {w.dense.batch / n_bn, n_bn}});
+    if (w.dense.batch > 1) values.push_back({"tile_n", {n_bn}});
     return space.FromValues(values);
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const DenseParams& d = w.dense;
     const int64_t o_bn = cfg.Int("tile_o"), k_bn = cfg.Inner("tile_k");
-    const int64_t n_bn = d.batch > 1 ? cfg.Inner("tile_n") : 1;
+    const int64_t n_bn = d.batch > 1 ? cfg.Int("tile_n") : 1;
+    const int64_t rows = (d.batch + n_bn - 1) / n_bn * n_bn;  // whole row tiles
+    const bool padded = rows != d.batch;
     const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
     KernelDef def;
     Tensor weight = te::Placeholder("weight", {o_chunks, d.in_features, o_bn});
@@ -78,18 +94,28 @@ class DensePack final : public OpTemplate {
     const Tensor data = declared.first;
     const EpilogueArgs epi = declared.second;
     auto rk = te::MakeIterVar("k", d.in_features, true);
-    Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk},
+    Tensor dense = te::ComputeReduce("dense", {rows, d.out_features}, te::ReduceKind::kSum, {rk},
                                      [&](const std::vector<Expr>& i) {
-                                       return te::Read(data, {i[0], te::AxisExpr(rk)}) *
+                                       const Expr row = padded ? ir::min(i[0], Expr(d.batch - 1)) : i[0];
+                                       return te::Read(data, {row, te::AxisExpr(rk)}) *
                                               te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
                                      });
-    Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, ep, epi) : dense;
+    Tensor out;
+    if (padded) {  // the real rows of the whole tiles, with the epilogue
+      out = te::Compute("out", {d.batch, d.out_features}, [&](const std::vector<Expr>& i) {
+        const Expr bias = ep.bias ? te::Read(epi.bias, {i[1]}) : Expr();
+        const Expr residual = ep.residual ? te::Read(epi.residual, i) : Expr();
+        return ApplyEpilogue(te::Read(dense, i), ep, bias, residual);
+      });
+    } else {
+      out = HasEpilogue(ep) ? EpilogueStage(dense, ep, epi) : dense;
+    }
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 
     def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
     te::Schedule& s = *def.schedule;
-    Tensor acc = HasEpilogue(ep) ? dense : s.cache_write(dense);
+    Tensor acc = HasEpilogue(ep) || padded ? dense : s.cache_write(dense);
     te::Stage& o = s[out];
     auto [oo, oi] = o.split(o.axes[1], o_bn);
     if (cfg.Annotation("parallel") == "o") o.parallel(oo);
