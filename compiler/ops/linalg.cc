@@ -10,6 +10,24 @@
 namespace tunefarm::ops {
 
 Tensor MatMul(const Tensor& a, const Tensor& b) {
+  // The generic schedule vectorizes the output's last axis only when 4 or more lanes divide it: a
+  // product whose columns do not (ViT's attention scores, 197 x 197) would run scalar. B's columns
+  // are padded with zeros to a multiple of 16 instead (a copy of k x n per batch, small beside the
+  // m x k x n product), and the real columns copied out.
+  if (b->shape.size() >= 2 && b->shape.back() >= 16 && b->shape.back() % 4 != 0) {
+    const int64_t n = b->shape.back(), padded_n = (n + 15) / 16 * 16;
+    std::vector<int64_t> padded_shape = b->shape;
+    padded_shape.back() = padded_n;
+    Tensor padded_b = te::Compute(b->name + ".padded", padded_shape, [&](const std::vector<Expr>& i) {
+      std::vector<Expr> idx = i;
+      idx.back() = ir::min(i.back(), Expr(n - 1));
+      return ir::select(i.back() < Expr(n), te::Read(b, idx), Expr(0.0f));
+    });
+    Tensor product = MatMul(a, padded_b);
+    std::vector<int64_t> shape = product->shape;
+    shape.back() = n;
+    return te::Compute(a->name + ".matmul", shape, [&](const std::vector<Expr>& i) { return te::Read(product, i); });
+  }
   std::vector<int64_t> as = a->shape, bs = b->shape;
   const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
   if (a_vec) as.insert(as.begin(), 1);

@@ -98,5 +98,55 @@ TEST(MatMulAsDense, AnyRankByAConstantMatrixIsADenseTaskWithItsBiasAndReluFused)
   }
 }
 
+// A product of two activations whose column count no vector width divides (ViT's 197 x 197
+// attention scores): B's columns are padded for the vectorized product (compiler/ops/linalg.cc).
+// x [2, 17, 8] times its transpose [2, 8, 17] against a naive product, host and emulated sm_90.
+TEST(MatMulOfActivations, ColumnsNoVectorWidthDividesMatchANaiveProduct) {
+  const int64_t batch = 2, rows = 17, k = 8;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("scores");
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {batch, rows, k}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  auto* tr = g->add_node();
+  tr->set_op_type("Transpose");
+  tr->add_input("x");
+  tr->add_output("xt");
+  auto* perm = tr->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {0, 2, 1}) perm->add_ints(p);
+  auto* mm = g->add_node();
+  mm->set_op_type("MatMul");
+  mm->add_input("x");
+  mm->add_input("xt");
+  mm->add_output("y");
+  g->add_output()->set_name("y");
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(size_t(batch * rows * k));
+  for (float& v : x) v = dist(rng);
+  for (bool gpu : {false, true}) {
+    SCOPED_TRACE(gpu ? "sm_90 (emulated)" : "host");
+    auto artifact = testing::CompileOnnxBytes(m.SerializeAsString(), "scores", 3, gpu);
+    ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+    const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
+    ASSERT_EQ(y.size(), size_t(batch * rows * rows));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < rows; ++j) {
+          double acc = 0;
+          for (int64_t c = 0; c < k; ++c) acc += double(x[size_t((b * rows + i) * k + c)]) * x[size_t((b * rows + j) * k + c)];
+          ASSERT_NEAR(y[size_t((b * rows + i) * rows + j)], acc, 1e-4) << b << " " << i << " " << j;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tunefarm
