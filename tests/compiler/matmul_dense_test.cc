@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
-
 #include "common/compile_onnx.h"
+#include "common/onnx_builder.h"
 #include "common/run_artifact.h"
 
 namespace tunefarm {
@@ -22,45 +21,17 @@ struct Weights {
   std::vector<float> w, bias;  // w [K, N], bias [N]
 };
 
-void AddInitializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-                    const std::vector<float>& values) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) t->add_dims(d);
-  for (float v : values) t->add_float_data(v);
-}
-
 // x [dims..., K] -> MatMul(w [K, N]) -> Add(bias [N], bias first as torch writes it) -> Relu.
-onnx::ModelProto Model(const std::vector<int64_t>& x_dims, int64_t n, const Weights& wt) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
-  g->set_name("matmul");
-  auto* in = g->add_input();
-  in->set_name("x");
-  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : x_dims) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  AddInitializer(g, "w", {x_dims.back(), n}, wt.w);
-  AddInitializer(g, "b", {n}, wt.bias);
-  auto* mm = g->add_node();
-  mm->set_op_type("MatMul");
-  mm->set_name("proj");
-  mm->add_input("x");
-  mm->add_input("w");
-  mm->add_output("xw");
-  auto* add = g->add_node();
-  add->set_op_type("Add");
-  add->add_input("b");
-  add->add_input("xw");
-  add->add_output("xwb");
-  auto* relu = g->add_node();
-  relu->set_op_type("Relu");
-  relu->add_input("xwb");
-  relu->add_output("y");
-  g->add_output()->set_name("y");
-  return m;
+std::string Model(const std::vector<int64_t>& x_dims, int64_t n, const Weights& wt) {
+  testing::OnnxBuilder b(13);
+  b.Input("x", x_dims);
+  b.Floats("w", {x_dims.back(), n}, wt.w);
+  b.Floats("b", {n}, wt.bias);
+  b.Node("MatMul", {"x", "w"}, {"xw"});
+  b.Node("Add", {"b", "xw"}, {"xwb"});
+  b.Node("Relu", {"xwb"}, {"y"});
+  b.Output("y");
+  return b.Bytes();
 }
 
 TEST(MatMulAsDense, AnyRankByAConstantMatrixIsADenseTaskWithItsBiasAndReluFused) {
@@ -77,7 +48,7 @@ TEST(MatMulAsDense, AnyRankByAConstantMatrixIsADenseTaskWithItsBiasAndReluFused)
       SCOPED_TRACE("rank " + std::to_string(dims.size()) + (gpu ? " on sm_90 (emulated)" : " on the host"));
       std::vector<float> x(size_t(rows * k));
       for (float& v : x) v = dist(rng);
-      auto artifact = testing::CompileOnnxBytes(Model(dims, n, wt).SerializeAsString(), "matmul", 3, gpu);
+      auto artifact = testing::CompileOnnxBytes(Model(dims, n, wt), "matmul", 3, gpu);
       ASSERT_TRUE(artifact.ok()) << artifact.status().message();
       // One kernel: the dense template with the bias and the Relu as its epilogue.
       ASSERT_EQ(artifact->kernels.size(), 1u);
@@ -103,36 +74,18 @@ TEST(MatMulAsDense, AnyRankByAConstantMatrixIsADenseTaskWithItsBiasAndReluFused)
 // x [2, 17, 8] times its transpose [2, 8, 17] against a naive product, host and emulated sm_90.
 TEST(MatMulOfActivations, ColumnsNoVectorWidthDividesMatchANaiveProduct) {
   const int64_t batch = 2, rows = 17, k = 8;
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
-  g->set_name("scores");
-  auto* in = g->add_input();
-  in->set_name("x");
-  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {batch, rows, k}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  auto* tr = g->add_node();
-  tr->set_op_type("Transpose");
-  tr->add_input("x");
-  tr->add_output("xt");
-  auto* perm = tr->add_attribute();
-  perm->set_name("perm");
-  perm->set_type(onnx::AttributeProto::INTS);
-  for (int64_t p : {0, 2, 1}) perm->add_ints(p);
-  auto* mm = g->add_node();
-  mm->set_op_type("MatMul");
-  mm->add_input("x");
-  mm->add_input("xt");
-  mm->add_output("y");
-  g->add_output()->set_name("y");
+  testing::OnnxBuilder b(13);
+  b.Input("x", {batch, rows, k});
+  b.Node("Transpose", {"x"}, {"xt"}, {testing::AttrInts("perm", {0, 2, 1})});
+  b.Node("MatMul", {"x", "xt"}, {"y"});
+  b.Output("y");
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> x(size_t(batch * rows * k));
   for (float& v : x) v = dist(rng);
   for (bool gpu : {false, true}) {
     SCOPED_TRACE(gpu ? "sm_90 (emulated)" : "host");
-    auto artifact = testing::CompileOnnxBytes(m.SerializeAsString(), "scores", 3, gpu);
+    auto artifact = testing::CompileOnnxBytes(b.Bytes(), "scores", 3, gpu);
     ASSERT_TRUE(artifact.ok()) << artifact.status().message();
     const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
     ASSERT_EQ(y.size(), size_t(batch * rows * rows));
