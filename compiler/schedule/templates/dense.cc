@@ -28,8 +28,10 @@ std::pair<Tensor, EpilogueArgs> DeclareArgs(const DenseParams& d, const Epilogue
   return {data, DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, def)};
 }
 
-Tensor EpilogueStage(const Tensor& dense, const Epilogue& ep, const EpilogueArgs& a) {
-  return FusedEpilogue(dense, ep, a, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[1]}; });
+// The epilogue over dense's first `rows` rows (all of them by default).
+Tensor EpilogueStage(const Tensor& dense, const Epilogue& ep, const EpilogueArgs& a, int64_t rows = -1) {
+  return FusedEpilogue(dense, ep, a, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[1]}; },
+                       rows < 0 ? std::vector<int64_t>{} : std::vector<int64_t>{rows, dense->shape[1]});
 }
 
 // dense_pack's row tiles for n rows: 1, 2, 4, 6 and 8, those not above n.
@@ -100,16 +102,11 @@ class DensePack final : public OpTemplate {
                                        return te::Read(data, {row, te::AxisExpr(rk)}) *
                                               te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
                                      });
-    Tensor out;
-    if (padded) {  // the real rows of the whole tiles, with the epilogue
-      out = te::Compute("out", {d.batch, d.out_features}, [&](const std::vector<Expr>& i) {
-        const Expr bias = ep.bias ? te::Read(epi.bias, {i[1]}) : Expr();
-        const Expr residual = ep.residual ? te::Read(epi.residual, i) : Expr();
-        return ApplyEpilogue(te::Read(dense, i), ep, bias, residual);
-      });
-    } else {
-      out = HasEpilogue(ep) ? EpilogueStage(dense, ep, epi) : dense;
-    }
+    // Padded: the real rows of the whole tiles are stored by the epilogue stage (an identity one
+    // when the layer has no epilogue).
+    Tensor out = padded            ? EpilogueStage(dense, ep, epi, d.batch)
+                 : HasEpilogue(ep) ? EpilogueStage(dense, ep, epi)
+                                   : dense;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 

@@ -86,8 +86,9 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_sh
 bool HasEpilogue(const Epilogue& e) { return e.bias || e.residual || e.activation != Activation::kNone; }
 
 ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
-                         const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index) {
-  return te::Compute("out", acc->shape, [&](const std::vector<ir::Expr>& i) {
+                         const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,
+                         const std::vector<int64_t>& shape) {
+  return te::Compute("out", shape.empty() ? acc->shape : shape, [&](const std::vector<ir::Expr>& i) {
     ir::Expr b = e.bias ? te::Read(args.bias, bias_index(i)) : ir::Expr();
     ir::Expr r = e.residual ? te::Read(args.residual, i) : ir::Expr();
     return ApplyEpilogue(te::Read(acc, i), e, b, r);

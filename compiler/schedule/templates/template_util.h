@@ -61,9 +61,11 @@ struct EpilogueArgs {
 EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_shape, std::vector<int64_t> out_shape,
                                  KernelDef* def);
 bool HasEpilogue(const Epilogue& e);
-// out[i] = epilogue(acc[i]); bias read at bias_index(i).
+// out[i] = epilogue(acc[i]); bias read at bias_index(i). `shape`: out's, when it is only a part of
+// acc's (the real rows of dense_pack's whole row tiles); empty: acc's.
 ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
-                         const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index);
+                         const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,
+                         const std::vector<int64_t>& shape = {});
 
 // The zero-padded input of an NCHW[x]c convolution (data itself when there is no padding).
 ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
