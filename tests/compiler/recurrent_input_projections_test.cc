@@ -102,12 +102,22 @@ std::vector<float> CompileAndRun(const onnx::ModelProto& m, int opt_level, const
   return testing::RunArtifact(std::move(*artifact), x);
 }
 
-TEST(RecurrentInputProjections, DenseProjectionsComputeWhatTheRecurrentKernelComputes) {
-  const int64_t T = 5, B = 2, I = 7, H = 6;
-  std::vector<float> x(size_t(T * B * I));
-  std::mt19937 rng(11);
+// X [T, B, I]: uniform in [-1, 1) from seed.
+std::vector<float> RandomInput(int64_t n, unsigned seed) {
+  std::vector<float> x(static_cast<size_t>(n));
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (float& v : x) v = dist(rng);
+  return x;
+}
+
+std::string Label(const Case& c) {
+  return c.op + " " + c.direction + (c.linear_before_reset ? " linear_before_reset" : "") + (c.bias ? "" : " no bias");
+}
+
+TEST(RecurrentInputProjections, DenseProjectionsComputeWhatTheRecurrentKernelComputes) {
+  const int64_t T = 5, B = 2, I = 7, H = 6;
+  const std::vector<float> x = RandomInput(T * B * I, 11);
   std::vector<Case> cases;
   for (const char* op : {"LSTM", "GRU", "RNN"}) {
     for (const char* direction : {"forward", "reverse", "bidirectional"}) cases.push_back({op, direction, false, true});
@@ -115,7 +125,7 @@ TEST(RecurrentInputProjections, DenseProjectionsComputeWhatTheRecurrentKernelCom
   cases.push_back({"GRU", "bidirectional", true, true});
   cases.push_back({"LSTM", "forward", false, false});
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.op + " " + c.direction + (c.linear_before_reset ? " linear_before_reset" : "") + (c.bias ? "" : " no bias"));
+    SCOPED_TRACE(Label(c));
     const onnx::ModelProto m = Model(c, T, B, I, H);
     bool dense0 = true, dense3 = false;
     const std::vector<float> reference = CompileAndRun(m, 0, x, &dense0);
@@ -131,15 +141,12 @@ TEST(RecurrentInputProjections, DenseProjectionsComputeWhatTheRecurrentKernelCom
 // with R fed at run time (read as given), for every cell, direction and GRU's reset form.
 TEST(RecurrentWeights, TransposedAtCompileTimeTheyComputeWhatRFedAtRunTimeComputes) {
   const int64_t T = 4, B = 2, I = 5, H = 16;
-  std::vector<float> x(size_t(T * B * I));
-  std::mt19937 rng(13);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& v : x) v = dist(rng);
+  const std::vector<float> x = RandomInput(T * B * I, 13);
   std::vector<Case> cases;
   for (const char* op : {"LSTM", "GRU", "RNN"}) cases.push_back({op, "bidirectional", false, true});
   cases.push_back({"GRU", "forward", true, true});
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.op + " " + c.direction + (c.linear_before_reset ? " linear_before_reset" : ""));
+    SCOPED_TRACE(Label(c));
     bool dense = false;
     const std::vector<float> constant_r = CompileAndRun(Model(c, T, B, I, H), 3, x, &dense);
     std::vector<float> r;
