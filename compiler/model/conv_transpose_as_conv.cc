@@ -40,9 +40,12 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   if (!window.ok()) return {};
   const ops::ConvParams& p = window->params;
   const int64_t s = p.strides[0];
-  if (p.groups != 1 || p.strides[1] != s || p.dilations[0] != 1 || p.dilations[1] != 1) return {};
-  const int64_t C = w->shape[0], O = w->shape[1], kh = w->shape[2], kw = w->shape[3];
-  const int64_t Kh = (kh + s - 1) / s, Kw = (kw + s - 1) / s;  // taps per phase
+  if (p.strides[1] != s) return {};  // DepthToSpace interleaves square blocks only
+  const int64_t G = p.groups, C = w->shape[0], Og = w->shape[1], kh = w->shape[2], kw = w->shape[3];
+  const int64_t Cg = C / G, O = Og * G, dh = p.dilations[0], dw = p.dilations[1];
+  // Tap t of the window lands (t*d) past its input's position: in phase (t*d) % s, (t*d) / s
+  // output steps further. Each phase is a plain convolution over the taps that land in it.
+  const int64_t Kh = (kh - 1) * dh / s + 1, Kw = (kw - 1) * dw / s + 1;  // taps per phase
   const int64_t H = x.shape[2], W = x.shape[3];
   const int64_t full_h = (H + Kh - 1) * s, full_w = (W + Kw - 1) * s;  // the phases' extent
   const std::vector<int64_t>& out = window->out;
@@ -51,21 +54,20 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   // positions the identity does not produce: those keep the direct kernel.
   if (ph < 0 || pw < 0 || ph + out[0] > full_h || pw + out[1] > full_w) return {};
 
-  // V[(rh*s + rw)*O + o, c, jh, jw] = W[c, o, mh*s + rh, mw*s + rw], m = K - 1 - j (flipped).
-  ConstantData v{DataType::kFloat32, {s * s * O, C, Kh, Kw}, {}, {}};
+  // V[o*s*s + rh*s + rw, c % Cg, Kh-1-eh, Kw-1-ew] = W[c, o % Og, th, tw] with th*dh = eh*s + rh
+  // (flipped taps). Output channel o's phases are adjacent (DepthToSpace's CRD order), so a
+  // group's channels stay contiguous and grouped windows are grouped convolutions.
+  ConstantData v{DataType::kFloat32, {O * s * s, Cg, Kh, Kw}, {}, {}};
   v.f32.assign(size_t(v.num_elements()), 0.0f);
-  for (int64_t rh = 0; rh < s; ++rh) {
-    for (int64_t rw = 0; rw < s; ++rw) {
-      for (int64_t o = 0; o < O; ++o) {
-        for (int64_t c = 0; c < C; ++c) {
-          for (int64_t jh = 0; jh < Kh; ++jh) {
-            for (int64_t jw = 0; jw < Kw; ++jw) {
-              const int64_t th = (Kh - 1 - jh) * s + rh, tw = (Kw - 1 - jw) * s + rw;
-              if (th >= kh || tw >= kw) continue;
-              v.f32[size_t((((rh * s + rw) * O + o) * C + c) * Kh * Kw + jh * Kw + jw)] =
-                  w->f32[size_t(((c * O + o) * kh + th) * kw + tw)];
-            }
-          }
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t ol = 0; ol < Og; ++ol) {
+      const int64_t o = (c / Cg) * Og + ol;
+      for (int64_t th = 0; th < kh; ++th) {
+        for (int64_t tw = 0; tw < kw; ++tw) {
+          const int64_t rh = th * dh % s, rw = tw * dw % s;
+          const int64_t jh = Kh - 1 - th * dh / s, jw = Kw - 1 - tw * dw / s;
+          v.f32[size_t(((o * s * s + rh * s + rw) * Cg + c % Cg) * Kh * Kw + jh * Kw + jw)] =
+              w->f32[size_t(((c * Og + ol) * kh + th) * kw + tw)];
         }
       }
     }
@@ -76,26 +78,29 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   conv.op_type = "Conv";
   conv.inputs = {n.inputs[0], g->AddConstant(base + ".phase_weights", std::move(v))};
   if (has_bias) {
-    ConstantData b{DataType::kFloat32, {s * s * O}, {}, {}};
-    for (int64_t phase = 0; phase < s * s; ++phase) b.f32.insert(b.f32.end(), bias->f32.begin(), bias->f32.end());
+    ConstantData b{DataType::kFloat32, {O * s * s}, {}, {}};
+    for (float value : bias->f32) b.f32.insert(b.f32.end(), size_t(s * s), value);
     conv.inputs.push_back(g->AddConstant(base + ".phase_bias", std::move(b)));
   }
   conv.attrs = {{"kernel_shape", Ints({Kh, Kw})},
                 {"pads", Ints({Kh - 1, Kw - 1, Kh - 1, Kw - 1})},
                 {"strides", Ints({1, 1})},
                 {"dilations", Ints({1, 1})},
-                {"group", Int(1)}};
+                {"group", Int(G)}};
   const int64_t N = x.shape[0];
   const bool crop = ph != 0 || pw != 0 || out[0] != full_h || out[1] != full_w;
-  conv.outputs = {s == 1 && !crop ? n.outputs[0] : graph::AddFloatValue(g, base + ".phases", {N, s * s * O, H + Kh - 1, W + Kw - 1})};
+  conv.outputs = {s == 1 && !crop ? n.outputs[0] : graph::AddFloatValue(g, base + ".phases", {N, O * s * s, H + Kh - 1, W + Kw - 1})};
   std::vector<Node> nodes = {conv};
   int phases = conv.outputs[0];
   if (s > 1) {
-    Node d2s;  // DCR, the default in every opset
+    Node d2s;
     d2s.name = base + ".interleave";
     d2s.op_type = "DepthToSpace";
     d2s.inputs = {phases};
-    d2s.attrs = {{"blocksize", Int(s)}};
+    Attribute crd;
+    crd.kind = Attribute::kString;
+    crd.s = "CRD";
+    d2s.attrs = {{"blocksize", Int(s)}, {"mode", crd}};
     d2s.outputs = {crop ? graph::AddFloatValue(g, base + ".interleaved", {N, O, full_h, full_w}) : n.outputs[0]};
     phases = d2s.outputs[0];
     nodes.push_back(d2s);

@@ -2,16 +2,19 @@
 // the tuner sees (a conv2d task with its templates, config space and fallback on every target),
 // followed by DepthToSpace and, where the padding crops, a Slice:
 //
-//   ConvTranspose(x, W[C, O, k, k], stride s, pads p)
-//     = Slice(DepthToSpace_s(Conv(x, V[s*s*O, C, K, K], pads K-1)), p, p + out),  K = ceil(k / s)
+//   ConvTranspose(x, W[C, O/G, k, k], stride s, dilation d, groups G, pads p)
+//     = Slice(DepthToSpace_s,CRD(Conv(x, V[O*s*s, C/G, K, K], pads K-1, groups G)), p, p + out),
+//   K = (k - 1) * d / s + 1
 //
-// Output phase (rh, rw) of the stride-s grid at q*s + r reads x[q - m] * W[m*s + r] over the taps
-// m: a plain correlation with the sub-kernel W[r::s] flipped. So V holds, per phase, the flipped
-// sub-kernels (zero where m*s + r >= k), DCR-ordered so DepthToSpace interleaves the phases; the
-// bias repeats per phase and fuses as the conv's epilogue. The arithmetic is the transposed
-// convolution's own (no multiplications by inserted zeros), so for k = s (U-Net up-sampling) it is
-// a 1x1 convolution; the direct kernel stays for what the identity does not cover (groups,
-// dilations, unequal strides, output_padding past the phases' extent, runtime weights).
+// Tap t lands t*d past its input position: in output phase r = (t*d) % s, (t*d) / s steps of the
+// stride-s grid further. So phase r at q*s + r reads x[q - e] * W[t] over the taps with
+// t*d = e*s + r: a plain correlation with those taps flipped. V holds, per output channel and
+// phase, the flipped taps (zero where none lands), CRD-ordered (a channel's phases adjacent) so
+// each group's channels stay contiguous and DepthToSpace interleaves the phases; the bias repeats
+// per phase and fuses as the conv's epilogue. The arithmetic is the transposed convolution's own
+// (no multiplications by inserted zeros), so for k = s (U-Net up-sampling) it is a 1x1
+// convolution. The direct kernel stays for what the identity does not cover (unequal strides,
+// output_padding past the phases' extent, runtime weights).
 #ifndef TUNEFARM_COMPILER_MODEL_CONV_TRANSPOSE_AS_CONV_H_
 #define TUNEFARM_COMPILER_MODEL_CONV_TRANSPOSE_AS_CONV_H_
 

@@ -131,10 +131,10 @@ void Check(const Case& cs, bool gpu = false) {
     const int64_t total = natural - cs.output_shape[0];
     ph = pw = total - (total >= 0 ? total / 2 : -((1 - total) / 2));
   }
-  // The identity covers ungrouped, undilated windows whose cropped output lies inside the phases'
-  // extent, (in + ceil(k / s) - 1) * s; output_padding can reach past it.
-  const int64_t taps = (cs.k + cs.s - 1) / cs.s;
-  const bool expect_conv = cs.group == 1 && cs.dilation == 1 && ph >= 0 && ph + shape[2] <= (cs.h + taps - 1) * cs.s &&
+  // The identity covers windows whose cropped output lies inside the phases' extent,
+  // (in + (k - 1) * d / s) * s; output_padding can reach past it.
+  const int64_t taps = (cs.k - 1) * cs.dilation / cs.s + 1;
+  const bool expect_conv = ph >= 0 && ph + shape[2] <= (cs.h + taps - 1) * cs.s &&
                            pw + shape[3] <= (cs.w + taps - 1) * cs.s;
   EXPECT_EQ(as_conv, expect_conv) << "the rewrite " << (expect_conv ? "did not apply" : "applied where it must not");
   const std::vector<float> ref = Reference(cs, x, w, b, shape[2], shape[3], ph, pw);
@@ -178,14 +178,36 @@ TEST(ConvTransposeAsConv, MatchesANaiveTransposedConvolutionOverItsForms) {
   Check(unet, /*gpu=*/true);
 }
 
-TEST(ConvTransposeAsConv, GroupsAndDilationsKeepTheDirectKernel) {
-  Case grouped;
-  grouped.c = 4;
-  grouped.group = 2;
-  Check(grouped);
-  Case dilated;
-  dilated.dilation = 2;
-  Check(dilated);
+TEST(ConvTransposeAsConv, GroupedAndDilatedWindowsAreConvTasksToo) {
+  for (int64_t s : {1, 2, 3}) {
+    Case grouped;  // two groups of 2 input and 3 output channels each
+    grouped.c = 4;
+    grouped.o = 6;
+    grouped.group = 2;
+    grouped.s = s;
+    Check(grouped);
+    Case depthwise;  // the decoders' per-channel up-sampling
+    depthwise.c = depthwise.o = depthwise.group = 4;
+    depthwise.s = s;
+    depthwise.k = 2 * s;
+    depthwise.pads = {s / 2, s / 2, s / 2, s / 2};
+    Check(depthwise);
+    for (int64_t d : {2, 3}) {
+      Case dilated;
+      dilated.dilation = d;
+      dilated.s = s;
+      dilated.pads = {1, 0, 0, 1};
+      Check(dilated);
+      dilated.group = 1;
+      dilated.output_padding = {s - 1, 0};
+      dilated.pads = {0, 0, 0, 0};
+      Check(dilated);
+    }
+  }
+  Case both;
+  both.c = both.o = both.group = 4;
+  both.dilation = 2;
+  Check(both, /*gpu=*/true);
 }
 
 }  // namespace
