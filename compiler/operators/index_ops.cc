@@ -187,6 +187,36 @@ Status InferEyeLike(InferContext& cx) {
   return Status::OK();
 }
 
+// --- NonZero --------------------------------------------------------------------------------
+// The output's shape is the count of its input's nonzero elements: known at compile time only
+// when the input is a constant (folded here, as the shape arithmetic of exporters needs);
+// kernels have static shapes, so a runtime input is refused naming the node.
+Status InferNonZero(InferContext& cx) {
+  const graph::Value& x = cx.In(0);
+  if (!x.constant) {
+    return cx.Fail("its output's shape depends on the values of '" + x.name +
+                   "', which are known only at run time; tunefarm compiles static shapes, so NonZero needs a constant input");
+  }
+  const auto n = CheckedElements(x.shape);
+  if (!n || *n > kMaxInferenceFoldElements) return cx.Fail("the input " + ShapeStr(x.shape) + " is too large to fold at compile time");
+  std::vector<int64_t> nonzero;  // flat indices, row-major
+  for (int64_t i = 0; i < *n; ++i) {
+    if (ElementAt(*x.constant, i) != 0) nonzero.push_back(i);
+  }
+  const int64_t rank = int64_t(x.shape.size()), count = int64_t(nonzero.size());
+  ConstantData out = EmptyConstant(DataType::kInt64, {rank, count});
+  out.i64.assign(size_t(rank * count), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t rest = nonzero[size_t(k)];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      out.i64[size_t(d * count + k)] = rest % x.shape[size_t(d)];
+      rest /= x.shape[size_t(d)];
+    }
+  }
+  cx.SetConstOut(0, std::move(out));
+  return Status::OK();
+}
+
 }  // namespace
 
 std::vector<OperatorDef> IndexOperators() {
@@ -202,6 +232,8 @@ std::vector<OperatorDef> IndexOperators() {
        nullptr, "K must be a constant; always sorted, ties by index", false, 1},
       {"EyeLike", "index", {{"dtype", kInt}, {"k", kInt}}, InferEyeLike, nullptr, nullptr, nullptr,
        "a constant (its values depend only on the shape)"},
+      {"NonZero", "index", {}, InferNonZero, nullptr, nullptr, nullptr,
+       "a constant input only (folded at compile time): the output's shape depends on the values"},
   };
 }
 

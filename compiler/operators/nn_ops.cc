@@ -640,6 +640,53 @@ Status LowerInstanceNorm(LowerContext& cx, const Node& n) {
   return Status::OK();
 }
 
+// GroupNormalization: scale and bias are per group in opset 18 (a spec bug ONNX fixed in 21,
+// where they are per channel); each opset's form is checked for what it says.
+Status InferGroupNorm(InferContext& cx) {
+  const auto& x = cx.Shape(0);
+  if (x.size() < 3) return cx.Fail("needs an input of rank 3 or more (N, C, spatial...), got " + ShapeStr(x));
+  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
+  const int64_t groups = cx.node().GetInt("num_groups", 0);
+  if (groups < 1 || x[1] % groups != 0) {
+    return cx.Fail("num_groups " + std::to_string(groups) + " must be positive and divide the " + std::to_string(x[1]) + " channels");
+  }
+  const bool per_channel = cx.opset() >= 21;
+  const int64_t affine = per_channel ? x[1] : groups;
+  for (size_t i = 1; i < 3; ++i) {
+    if (cx.Shape(i) != std::vector<int64_t>{affine}) {
+      return cx.Fail(std::string(i == 1 ? "scale " : "bias ") + ShapeStr(cx.Shape(i)) + " must be [" + std::to_string(affine) +
+                     "] (one per " + (per_channel ? "channel" : "group, as opset 18 says; per channel from opset 21") + ")");
+    }
+  }
+  cx.SetOut(0, cx.In(0).dtype, x);
+  return Status::OK();
+}
+
+Status LowerGroupNorm(LowerContext& cx, const Node& n) {
+  const float eps = n.GetFloat("epsilon", 1e-5f);
+  const int64_t groups = n.GetInt("num_groups", 1);
+  return cx.EmitPlain(n, {0, 1, 2}, [=](const std::vector<ir::Tensor>& i) { return ops::GroupNorm(i[0], i[1], i[2], groups, eps); });
+}
+
+// LRN: AlexNet/GoogLeNet-era cross-channel normalization.
+Status InferLrn(InferContext& cx) {
+  const auto& x = cx.Shape(0);
+  if (x.size() < 3) return cx.Fail("needs an input of rank 3 or more (N, C, spatial...), got " + ShapeStr(x));
+  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
+  const int64_t size = cx.node().GetInt("size", 0);
+  if (size < 1 || size > kMaxWindowAttribute) {
+    return cx.Fail("size " + std::to_string(size) + " must be in [1, " + std::to_string(kMaxWindowAttribute) + "]");
+  }
+  cx.SetOut(0, cx.In(0).dtype, x);
+  return Status::OK();
+}
+
+Status LowerLrn(LowerContext& cx, const Node& n) {
+  const int64_t size = n.GetInt("size", 1);
+  const float alpha = n.GetFloat("alpha", 1e-4f), beta = n.GetFloat("beta", 0.75f), bias = n.GetFloat("bias", 1.0f);
+  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return ops::LocalResponseNorm(i[0], size, alpha, beta, bias); });
+}
+
 Result<int64_t> LayerNormAxis(const NodeView& v) { return v.Axis(v.node().GetInt("axis", -1), v.Shape(0).size()); }
 
 Status InferLayerNorm(InferContext& cx) {
@@ -767,7 +814,8 @@ std::vector<OperatorDef> NnOperators() {
        {{"auto_pad", kString}, {"dilations", kInts}, {"group", kInt}, {"kernel_shape", kInts}, {"output_padding", kInts},
         {"output_shape", kInts}, {"pads", kInts}, {"strides", kInts}},
        InferConvTranspose, nullptr, LowerConvTranspose, nullptr,
-       "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; a direct kernel (untuned)", false, 2},
+       "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; 2-D with constant weights and "
+       "equal strides is a conv2d task (tunable), the rest a direct kernel", false, 2},
       {"Gemm", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}}, InferGemm,
        nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
        false, 2},
@@ -788,6 +836,10 @@ std::vector<OperatorDef> NnOperators() {
        InferBatchNorm, nullptr, LowerBatchNorm, nullptr, "inference mode; folded into a preceding Conv from opt level 1", false, 5},
       {"InstanceNormalization", "nn", {{"epsilon", kFloat}}, InferInstanceNorm, nullptr, LowerInstanceNorm, nullptr,
        "float32; per-channel scale and B", false, 3},
+      {"GroupNormalization", "nn", {{"epsilon", kFloat}, {"num_groups", kInt, true}, {"stash_type", kInt}}, InferGroupNorm,
+       nullptr, LowerGroupNorm, nullptr, "float32; scale and bias per group (opset 18) or per channel (opset 21)", false, 3},
+      {"LRN", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"bias", kFloat}, {"size", kInt, true}}, InferLrn, nullptr, LowerLrn,
+       nullptr, "float32; across channels"},
       {"LayerNormalization", "nn", {{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}}, InferLayerNorm, nullptr,
        LowerLayerNorm, nullptr, "the optional Mean and InvStdDev outputs are computed by kernels of their own", false, 2},
       {"Softmax", "nn", {{"axis", kInt}}, InferSameShape, nullptr, LowerSoftmax, nullptr,

@@ -125,6 +125,13 @@ Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, 
 // (x - mean) / sqrt(var + eps) * scale + bias over axes [axis, rank); scale and bias have the
 // trailing shape (bias may be null).
 Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t axis, float epsilon);
+// GroupNormalization: x [N, C, spatial...] normalized over each group of C / groups channels and
+// the spatial axes, then scale and bias per channel ([C]) or, in opset 18's form, per group
+// ([groups]).
+Tensor GroupNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t groups, float epsilon);
+// Local response normalization across channels: x / (bias + alpha / size * sum of x^2 over the
+// `size` channels from c - (size - 1) / 2, those inside [0, C))^beta.
+Tensor LocalResponseNorm(const Tensor& x, int64_t size, float alpha, float beta, float bias);
 // Normalized exponentials over axes [first_axis, last_axis] (a range, for the opset < 13 form
 // that flattens the trailing axes).
 Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis);

@@ -211,6 +211,60 @@ Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
   });
 }
 
+Tensor GroupNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t groups, float epsilon) {
+  const int64_t C = x->shape[1], per_group = C / groups;
+  int64_t elements = per_group;
+  for (size_t d = 2; d < x->shape.size(); ++d) elements *= x->shape[d];
+  const Expr count = Expr(float(elements));
+  const std::vector<int64_t> kept = {x->shape[0], groups};
+  // The reduction axes of one group: its channels, then the spatial axes.
+  auto group_axes = [&](const std::string& tag) {
+    std::vector<te::IterVar> r = {te::MakeIterVar(tag + "c", per_group, true)};
+    for (size_t d = 2; d < x->shape.size(); ++d) r.push_back(te::MakeIterVar(tag + std::to_string(d), x->shape[d], true));
+    return r;
+  };
+  auto element = [&](const std::vector<Expr>& ng, const std::vector<te::IterVar>& r) {
+    std::vector<Expr> idx = {ng[0], ng[1] * Expr(per_group) + te::AxisExpr(r[0])};
+    for (size_t d = 1; d < r.size(); ++d) idx.push_back(te::AxisExpr(r[d]));
+    return te::Read(x, idx);
+  };
+  const auto rsum = group_axes("rg"), rvar = group_axes("rv");
+  Tensor sum = te::ComputeReduce(x->name + ".groupsum", kept, te::ReduceKind::kSum, rsum,
+                                 [&](const std::vector<Expr>& i) { return element(i, rsum); });
+  Tensor mean = te::Compute(x->name + ".groupmean", kept, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count; });
+  // Two passes (mean, then squared deviations) as LayerNorm: no cancellation in E[x^2] - E[x]^2.
+  Tensor dev = te::ComputeReduce(x->name + ".groupvar", kept, te::ReduceKind::kSum, rvar, [&](const std::vector<Expr>& i) {
+    Expr c = element(i, rvar) - te::Read(mean, i);
+    return c * c;
+  });
+  Tensor inv = te::Compute(x->name + ".groupinv", kept, [&](const std::vector<Expr>& i) {
+    return Expr(1.0f) / ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(dev, i) / count + Expr(epsilon)});
+  });
+  const bool per_channel = scale->shape[0] == C;
+  return te::Compute(x->name + ".groupnorm", x->shape, [&](const std::vector<Expr>& i) {
+    const std::vector<Expr> ng = {i[0], i[1] / Expr(per_group)};
+    const std::vector<Expr> affine = {per_channel ? i[1] : ng[1]};
+    return (te::Read(x, i) - te::Read(mean, ng)) * te::Read(inv, ng) * te::Read(scale, affine) + te::Read(bias, affine);
+  });
+}
+
+Tensor LocalResponseNorm(const Tensor& x, int64_t size, float alpha, float beta, float bias) {
+  const int64_t C = x->shape[1];
+  te::IterVar r = te::MakeIterVar("rlrn", size, true);
+  Tensor sum = te::ComputeReduce(x->name + ".lrnsum", x->shape, te::ReduceKind::kSum, {r}, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> idx = i;
+    idx[1] = i[1] - Expr((size - 1) / 2) + te::AxisExpr(r);
+    Expr v = compiler::ClampedRead(x, idx);
+    return ir::select(idx[1] >= Expr(0) && idx[1] < Expr(C), v * v, Expr(0.0f));
+  });
+  return te::Compute(x->name + ".lrn", x->shape, [&](const std::vector<Expr>& i) {
+    // base^-beta as exp(-beta log base): base >= bias > 0 for every model's attributes.
+    Expr base = Expr(bias) + Expr(alpha / float(size)) * te::Read(sum, i);
+    Expr log_base = ir::Call::Make(ir::Type::Float(32), "log", {base});
+    return te::Read(x, i) * ir::Call::Make(ir::Type::Float(32), "exp", {Expr(-beta) * log_base});
+  });
+}
+
 Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {
   std::vector<int64_t> kept = x->shape;
   std::vector<te::IterVar> rmax, rsum;

@@ -33,8 +33,9 @@ using tunefarm::testing::OnnxBuilder;
 
 TEST(OperatorRegistry, OneRowPerOperatorWithInferenceAndALowering) {
   std::set<std::string> seen;
-  // Operators whose outputs are always constants (shape inference folds them) need no kernel.
-  const std::set<std::string> always_constant = {"Constant", "ConstantOfShape", "EyeLike", "Range", "Shape", "Size"};
+  // Operators whose outputs are always constants (shape inference folds them, or refuses a runtime
+  // input: NonZero) need no kernel.
+  const std::set<std::string> always_constant = {"Constant", "ConstantOfShape", "EyeLike", "NonZero", "Range", "Shape", "Size"};
   for (const operators::OperatorDef* d : operators::AllOperators()) {
     EXPECT_TRUE(seen.insert(d->name).second) << d->name << " is registered twice";
     EXPECT_NE(d->infer, nullptr) << d->name;
