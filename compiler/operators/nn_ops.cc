@@ -239,6 +239,7 @@ compiler::Epilogue TemplateEpilogue(const Node& n) {
       ep.clip_min = n.epilogue.clip_min;
       ep.clip_max = n.epilogue.clip_max;
       break;
+    case graph::FusedActivation::kPRelu: ep.activation = compiler::Activation::kPRelu; break;
   }
   return ep;
 }
@@ -323,6 +324,10 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
     TUNEFARM_ASSIGN_OR_RETURN(int r, cx.Get(n.inputs[3], block));
     args.push_back(r);
   }
+  if (ep.activation == compiler::Activation::kPRelu) {  // laid out as the bias (DeclareEpilogueArgs)
+    const graph::ConstantData& s = *cx.V(n.inputs[4]).constant;
+    args.push_back(cx.ParamFloats(cx.V(n.inputs[4]).name, def.args[args.size()]->shape, s.f32));
+  }
   // A dense layer over a MatMul's leading dimensions writes [rows, N] into the node's [..., N]
   // output: the same elements, so the tensor keeps the graph's shape for its readers.
   const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, ElementType::kFloat32,
@@ -358,7 +363,11 @@ Status LowerLinear(LowerContext& cx, const Node& n) {
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (n.inputs[i] >= 0) inputs.push_back(i);
   }
+  // Positions in `inputs` (absent ones are skipped): bias 2, residual 3, PRelu's slopes 4.
+  auto position = [&inputs](size_t input) { return size_t(std::find(inputs.begin(), inputs.end(), input) - inputs.begin()); };
   const bool has_c = n.inputs.size() > 2 && n.inputs[2] >= 0, has_res = n.inputs.size() > 3 && n.inputs[3] >= 0;
+  const bool prelu = n.epilogue.activation == graph::FusedActivation::kPRelu;
+  const size_t res_at = position(3), slope_at = position(4);
   const ops::UnaryParams act = FusedActivation(n);
   ops::ConvParams cp;
   if (op == "Conv") {
@@ -377,8 +386,9 @@ Status LowerLinear(LowerContext& cx, const Node& n) {
                    : op == "Gemm" ? ops::Gemm(i[0], i[1], c, ta, tb, alpha, beta)
                                   : ops::MatMul(i[0], i[1]);
     if (op == "MatMul" && has_c) t = ops::Binary(t, c, ops::BinaryKind::kAdd);
-    if (has_res) t = ops::Binary(t, i.back(), ops::BinaryKind::kAdd);
+    if (has_res) t = ops::Binary(t, i[res_at], ops::BinaryKind::kAdd);
     if (act.kind != ops::UnaryKind::kIdentity) t = ops::Unary(t, act);
+    if (prelu) t = ops::Binary(t, i[slope_at], ops::BinaryKind::kPRelu);
     return t;
   });
 }

@@ -20,6 +20,7 @@ const char* BufferRoleName(BufferRole role) {
     case BufferRole::kWeight: return "weight";
     case BufferRole::kBias: return "bias";
     case BufferRole::kResidual: return "residual";
+    case BufferRole::kSlope: return "slope";
     case BufferRole::kOutput: return "output";
   }
   return "?";

@@ -19,7 +19,7 @@
 namespace tunefarm::compiler {
 
 // What each kernel argument is for; the order of KernelDef::args is the C ABI order.
-enum class BufferRole { kInput, kWeight, kBias, kResidual, kOutput };
+enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kOutput };
 const char* BufferRoleName(BufferRole role);
 
 struct KernelDef {

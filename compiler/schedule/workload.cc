@@ -195,6 +195,7 @@ std::string Epilogue::ToString() const {
     case Activation::kRelu: add("relu"); break;
     case Activation::kRelu6: add("relu6"); break;
     case Activation::kClip: add("clip(" + std::to_string(clip_min) + "," + std::to_string(clip_max) + ")"); break;
+    case Activation::kPRelu: add("prelu"); break;
   }
   return s.empty() ? "none" : s;
 }

@@ -95,6 +95,21 @@ int FuseEpilogues(Graph* g) {
           has_residual = true;
           absorbed_next = true;
         }
+      } else if (next.op_type == "PRelu" && next.inputs.size() == 2 && next.inputs[0] == out) {
+        // Per-channel (or one) slopes: kept as input 4, shaped to broadcast over the output so the
+        // untuned form applies it as the PRelu did.
+        std::vector<float> slope = PerChannel(g->values[size_t(next.inputs[1])], channels, rank, channel_axis);
+        if (!slope.empty()) {
+          std::vector<int64_t> shape(rank - channel_axis, 1);
+          shape[0] = channels;
+          ConstantData data{DataType::kFloat32, std::move(shape), std::move(slope), {}};
+          const int s = g->AddConstant(g->values[size_t(next.outputs[0])].name + ".slope", std::move(data));
+          Node& n = g->nodes[ni];
+          n.inputs.resize(5, -1);
+          n.inputs[4] = s;
+          n.epilogue.activation = FusedActivation::kPRelu;
+          absorbed_next = true;
+        }
       } else if (next.op_type == "Relu") {
         g->nodes[ni].epilogue.activation = FusedActivation::kRelu;
         absorbed_next = true;

@@ -38,7 +38,8 @@ void DefineChannelBlocks(ConfigSpace* space, int64_t cin, int64_t kout, int lane
   });
 }
 
-ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual) {
+ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual,
+                       const ir::Expr& slope) {
   if (e.bias) v = v + bias;
   if (e.residual) v = v + residual;
   switch (e.activation) {
@@ -46,6 +47,7 @@ ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, cons
     case Activation::kRelu: v = ir::max(v, ir::Expr(0.0f)); break;
     case Activation::kRelu6: v = ir::min(ir::max(v, ir::Expr(0.0f)), ir::Expr(6.0f)); break;
     case Activation::kClip: v = ir::min(ir::max(v, ir::Expr(e.clip_min)), ir::Expr(e.clip_max)); break;
+    case Activation::kPRelu: v = ir::select(v < ir::Expr(0.0f), v * slope, v); break;
   }
   return v;
 }
@@ -71,7 +73,7 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_sh
                                  KernelDef* def) {
   EpilogueArgs a;
   if (e.bias) {
-    a.bias = te::Placeholder("bias", std::move(bias_shape));
+    a.bias = te::Placeholder("bias", bias_shape);
     def->args.push_back(a.bias);
     def->roles.push_back(BufferRole::kBias);
   }
@@ -79,6 +81,11 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_sh
     a.residual = te::Placeholder("residual", std::move(out_shape));
     def->args.push_back(a.residual);
     def->roles.push_back(BufferRole::kResidual);
+  }
+  if (e.activation == Activation::kPRelu) {
+    a.slope = te::Placeholder("slope", bias_shape);
+    def->args.push_back(a.slope);
+    def->roles.push_back(BufferRole::kSlope);
   }
   return a;
 }
@@ -91,7 +98,8 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
   return te::Compute("out", shape.empty() ? acc->shape : shape, [&](const std::vector<ir::Expr>& i) {
     ir::Expr b = e.bias ? te::Read(args.bias, bias_index(i)) : ir::Expr();
     ir::Expr r = e.residual ? te::Read(args.residual, i) : ir::Expr();
-    return ApplyEpilogue(te::Read(acc, i), e, b, r);
+    ir::Expr s = e.activation == Activation::kPRelu ? te::Read(args.slope, bias_index(i)) : ir::Expr();
+    return ApplyEpilogue(te::Read(acc, i), e, b, r, s);
   });
 }
 

@@ -30,8 +30,9 @@ int64_t FallbackChannelBlock(int64_t channels, int lanes);
 // vectors whenever the count allows it (a partial vector wastes lanes of every FMA).
 void DefineChannelBlocks(ConfigSpace* space, int64_t cin, int64_t kout, int lanes);
 
-// value + bias + residual, then the activation (what Epilogue documents).
-ir::Expr ApplyEpilogue(ir::Expr value, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual);
+// value + bias + residual, then the activation (what Epilogue documents); slope: kPRelu's.
+ir::Expr ApplyEpilogue(ir::Expr value, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual,
+                       const ir::Expr& slope);
 
 // Reads t at indices clamped into its shape, so a padded read that a select discards never
 // touches memory outside the buffer (both select arms are evaluated).
@@ -54,14 +55,14 @@ Status CheckConv2d(const Workload& w, const char* template_name);
 Status CheckDense(const Workload& w, const char* template_name);
 
 // The epilogue's extra arguments, appended to def->args after data and weights: bias of
-// bias_shape, residual of the output's shape.
+// bias_shape, residual of the output's shape, PRelu's slopes of bias_shape.
 struct EpilogueArgs {
-  ir::Tensor bias, residual;
+  ir::Tensor bias, residual, slope;
 };
 EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_shape, std::vector<int64_t> out_shape,
                                  KernelDef* def);
 bool HasEpilogue(const Epilogue& e);
-// out[i] = epilogue(acc[i]); bias read at bias_index(i). `shape`: out's, when it is only a part of
+// out[i] = epilogue(acc[i]); bias and slopes read at bias_index(i). `shape`: out's, when it is only a part of
 // acc's (the real rows of dense_pack's whole row tiles); empty: acc's.
 ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
                          const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,

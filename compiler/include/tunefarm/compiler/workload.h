@@ -68,10 +68,11 @@ Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, i
                         int64_t pad, int64_t dilation = 1, int64_t groups = 1);
 Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features, bool packed = true);
 
-enum class Activation { kNone, kRelu, kRelu6, kClip };
+enum class Activation { kNone, kRelu, kRelu6, kClip, kPRelu };
 
 // What the kernel applies to the accumulator, in this order: + bias[channel], + residual (same
-// shape and layout as the output), then the activation.
+// shape and layout as the output), then the activation (kPRelu: v < 0 ? slope[channel] * v : v,
+// the slopes an argument laid out as the bias).
 struct Epilogue {
   bool bias = false;
   bool residual = false;
