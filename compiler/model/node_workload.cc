@@ -1,5 +1,7 @@
 #include "compiler/model/node_workload.h"
 
+#include <algorithm>
+
 namespace tunefarm::compiler {
 
 bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
@@ -46,6 +48,18 @@ bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
     for (size_t d = 0; d + 1 < a.size(); ++d) rows *= a[d];
     if (rows < 1) return false;
     *w = DenseWorkload(rows, in, out);
+    return true;
+  }
+  // A MatMul of two activations with the same batch dimensions (attention's Q K^T and A V over
+  // [batch, heads, tokens, ...]): a batched product over the folded batch dimensions.
+  const auto& a = value(0).shape;
+  const auto& b = value(1).shape;
+  if (matmul && !value(1).constant && value(0).dtype == graph::DataType::kFloat32 &&
+      value(1).dtype == graph::DataType::kFloat32 && a.size() >= 2 && a.size() == b.size() &&
+      std::equal(a.begin(), a.end() - 2, b.begin()) && a.back() == b[b.size() - 2]) {
+    int64_t batch = 1;
+    for (size_t d = 0; d + 2 < a.size(); ++d) batch *= a[d];
+    *w = BatchMatmulWorkload(batch, a[a.size() - 2], a.back(), b.back());
     return true;
   }
   return false;

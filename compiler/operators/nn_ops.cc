@@ -266,6 +266,40 @@ std::vector<float> PackConvWeights(const graph::ConstantData& wc, const compiler
   return packed;
 }
 
+// The plan's kernel for a tunable node, its arguments in def's order.
+void AddTemplateKernel(LowerContext& cx, const Node& n, const LowerContext::Choice& choice, compiler::KernelDef def,
+                       const compiler::Epilogue& ep, std::vector<int> args) {
+  compiler::PlannedKernel k;
+  k.op = choice.workload.template_name + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
+  k.def = std::move(def);
+  k.args = std::move(args);
+  k.workload = choice.workload.Key();
+  k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
+  k.config_index = choice.config_index;
+  k.config_source = choice.source;
+  k.candidate_workloads = choice.candidates;
+  cx.AddTunableKernel(std::move(k));
+}
+
+// A batched product of two activations: both operands and the output in plain layouts, their
+// batch dimensions folded (the kernel's [B, M, K] is the node's [..., M, K]: the same elements).
+Status EmitBatchMatmul(LowerContext& cx, const Node& n, const LowerContext::Choice& choice, compiler::KernelDef def,
+                       const compiler::Epilogue& ep) {
+  // FuseEpilogues attaches nothing to a product without constant weights (no per-channel axis).
+  if (ep.ToString() != "none") return cx.Fail(n, "a batched product takes no fused epilogue, got " + ep.ToString());
+  std::vector<int> args;
+  for (size_t i = 0; i < 2; ++i) {
+    TUNEFARM_ASSIGN_OR_RETURN(int operand, cx.Get(n.inputs[i], 0));
+    args.push_back(operand);
+  }
+  const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, ElementType::kFloat32,
+                               cx.V(n.outputs[0]).shape);
+  args.push_back(out);
+  cx.Define(n.outputs[0], out, 0);
+  AddTemplateKernel(cx, n, choice, std::move(def), ep, std::move(args));
+  return Status::OK();
+}
+
 // A convolution or dense layer through the best of its tunable implementations.
 Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler::Workload>& implementations) {
   TUNEFARM_ASSIGN_OR_RETURN(LowerContext::Choice choice, cx.ChooseImplementation(implementations));
@@ -276,6 +310,7 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
   TUNEFARM_ASSIGN_OR_RETURN(compiler::Config cfg, space.Get(index));
   const compiler::Epilogue ep = TemplateEpilogue(n);
   compiler::KernelDef def = tmpl->Instantiate(w, ep, cfg, cx.target());
+  if (w.is_batch_matmul()) return EmitBatchMatmul(cx, n, choice, std::move(def), ep);
   const graph::ConstantData& wc = *cx.V(n.inputs[1]).constant;
   const ir::Tensor& out_t = def.args.back();
   const bool is_conv = n.op_type == "Conv";
@@ -334,16 +369,7 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
                                is_conv ? out_t->shape : cx.V(n.outputs[0]).shape);
   args.push_back(out);
   cx.Define(n.outputs[0], out, block);
-  compiler::PlannedKernel k;
-  k.op = w.template_name + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
-  k.def = std::move(def);
-  k.args = std::move(args);
-  k.workload = w.Key();
-  k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
-  k.config_index = index;
-  k.config_source = choice.source;
-  k.candidate_workloads = std::move(choice.candidates);
-  cx.AddTunableKernel(std::move(k));
+  AddTemplateKernel(cx, n, choice, std::move(def), ep, std::move(args));
   return Status::OK();
 }
 

@@ -23,7 +23,11 @@ void ScheduleStage(te::Stage& s, const compiler::Target& target) {
 
   std::vector<te::IterVar> outer(s.axes.begin(), s.axes.end() - 1);
   const te::IterVar last = s.axes.back();
-  const int64_t width = VectorWidth(last->extent, target.vector_lanes);
+  int64_t width = VectorWidth(last->extent, target.vector_lanes);
+  // An extent no vector width divides (ViT's 197 tokens) still runs in full vectors: the split's
+  // guard is peeled into a scalar tail (PartitionLoops), so only the last extent % lanes elements
+  // are scalar; a scalar row would compute exp and divisions one lane at a time.
+  if (width == 0 && last->extent > 2 * int64_t(target.vector_lanes)) width = target.vector_lanes;
   std::vector<te::IterVar> order = outer;
   te::IterVar vector_axis;
   if (width > 0) {

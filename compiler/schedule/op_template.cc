@@ -13,6 +13,8 @@ const OpTemplate* DenseCudaTemplate();
 const OpTemplate* DenseSmallBatchCudaTemplate();
 const OpTemplate* Conv2dWinogradCudaTemplate();
 const OpTemplate* Conv2dWinogradTemplate();
+const OpTemplate* BatchMatmulTemplate();
+const OpTemplate* BatchMatmulCudaTemplate();
 
 const char* BufferRoleName(BufferRole role) {
   switch (role) {
@@ -31,7 +33,7 @@ Result<const OpTemplate*> FindTemplate(const std::string& name) {
   const OpTemplate* const kTemplates[] = {Conv2dTemplate(),     DepthwiseConv2dTemplate(),     DensePackTemplate(),
                                           DenseNoPackTemplate(), Conv2dCudaTemplate(),          DepthwiseConv2dCudaTemplate(),
                                           DenseCudaTemplate(),     DenseSmallBatchCudaTemplate(),  Conv2dWinogradCudaTemplate(),
-                                          Conv2dWinogradTemplate()};
+                                          Conv2dWinogradTemplate(), BatchMatmulTemplate(),       BatchMatmulCudaTemplate()};
   std::string known;
   for (const OpTemplate* t : kTemplates) {
     if (name == t->name()) return t;

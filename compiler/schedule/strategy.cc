@@ -30,6 +30,7 @@ const std::vector<StrategyRow>& StrategyTable() {
       // which is faster depends on the shape and the machine, so both are tuned.
       {"dense", "llvm", "dense_pack", Always},
       {"dense", "llvm", "dense_nopack", Always},
+      {"batch_matmul", "llvm", "batch_matmul", Always},
       {"conv2d", "cuda", "conv2d_nchw_cuda", IsNotDepthwise},
       {"conv2d", "cuda", "depthwise_conv2d_nchw_cuda", IsDepthwise},
       // 3x3 stride 1: Winograd does fewer multiplications, direct has no transforms; both tuned.
@@ -38,6 +39,7 @@ const std::vector<StrategyRow>& StrategyTable() {
       // faster depends on the shape, so both are tuned where both apply.
       {"dense", "cuda", "dense_cuda", Always},
       {"dense", "cuda", "dense_small_batch_cuda", Always},
+      {"batch_matmul", "cuda", "batch_matmul_cuda", Always},
   };
   return kRows;
 }

@@ -11,7 +11,7 @@ namespace tunefarm::compiler {
 namespace {
 
 // Every template's operator family, in one place: the key's shape fields follow the family.
-enum class Family { kUnknown, kConv2d, kDense };
+enum class Family { kUnknown, kConv2d, kDense, kBatchMatmul };
 Family FamilyOf(const std::string& template_name) {
   static const std::pair<const char*, Family> kTemplates[] = {
       {"conv2d_nchwc", Family::kConv2d},         {"depthwise_conv2d_nchwc", Family::kConv2d},
@@ -19,6 +19,7 @@ Family FamilyOf(const std::string& template_name) {
       {"dense_pack", Family::kDense},            {"dense_nopack", Family::kDense},
       {"conv2d_nchw_winograd_cuda", Family::kConv2d}, {"conv2d_nchwc_winograd", Family::kConv2d},
       {"dense_cuda", Family::kDense},            {"dense_small_batch_cuda", Family::kDense},
+      {"batch_matmul", Family::kBatchMatmul},    {"batch_matmul_cuda", Family::kBatchMatmul},
   };
   for (const auto& [name, family] : kTemplates) {
     if (template_name == name) return family;
@@ -29,9 +30,16 @@ Family FamilyOf(const std::string& template_name) {
 }  // namespace
 
 bool Workload::is_dense() const { return FamilyOf(template_name) == Family::kDense; }
+bool Workload::is_batch_matmul() const { return FamilyOf(template_name) == Family::kBatchMatmul; }
 
 std::string Workload::Key() const {
   char buf[256];
+  if (is_batch_matmul()) {
+    const BatchMatmulParams& b = batch_matmul;
+    std::snprintf(buf, sizeof(buf), "%s|B%lld_M%lld_K%lld|N%lld|BMN|%s", template_name.c_str(), (long long)b.batch,
+                  (long long)b.m, (long long)b.k, (long long)b.n, dtype.c_str());
+    return buf;
+  }
   if (is_dense()) {
     std::snprintf(buf, sizeof(buf), "%s|N%lld_I%lld|O%lld|NC|%s", template_name.c_str(), (long long)dense.batch,
                   (long long)dense.in_features, (long long)dense.out_features, dtype.c_str());
@@ -48,6 +56,9 @@ std::string Workload::Key() const {
 }
 
 double Workload::Flops() const {
+  if (is_batch_matmul()) {
+    return 2.0 * double(batch_matmul.batch) * double(batch_matmul.m) * double(batch_matmul.k) * double(batch_matmul.n);
+  }
   if (is_dense()) {
     return 2.0 * double(dense.batch) * double(dense.in_features) * double(dense.out_features);
   }
@@ -68,6 +79,15 @@ Result<Workload> Workload::FromKey(const std::string& key) {
   w.template_name = parts[0];
   w.dtype = parts[4];
   long long a[16] = {0};
+  if (w.is_batch_matmul()) {
+    if (std::sscanf(parts[1].c_str(), "B%lld_M%lld_K%lld", &a[0], &a[1], &a[2]) != 3 || std::sscanf(parts[2].c_str(), "N%lld", &a[3]) != 1) {
+      return bad("batch_matmul shape fields");
+    }
+    w.batch_matmul = {a[0], a[1], a[2], a[3]};
+    if (Status s = w.Validate(); !s.ok()) return bad(s.message());
+    if (w.Key() != key) return bad("not in the canonical form '" + w.Key() + "'");
+    return w;
+  }
   if (w.is_dense()) {
     if (std::sscanf(parts[1].c_str(), "N%lld_I%lld", &a[0], &a[1]) != 2 || std::sscanf(parts[2].c_str(), "O%lld", &a[2]) != 1) {
       return bad("dense shape fields");
@@ -127,6 +147,17 @@ Status CheckFields(std::initializer_list<Field> fields) {
 }  // namespace
 
 Status Workload::Validate() const {
+  if (is_batch_matmul()) {
+    const BatchMatmulParams& b = batch_matmul;
+    TUNEFARM_RETURN_IF_ERROR(CheckFields({{"batch", b.batch, 1, kMaxTensorElements},
+                                          {"m", b.m, 1, kMaxTensorElements},
+                                          {"k", b.k, 1, kMaxTensorElements},
+                                          {"n", b.n, 1, kMaxTensorElements}}));
+    if (BoundedProduct({b.batch, b.m, b.k}) < 0 || BoundedProduct({b.batch, b.k, b.n}) < 0 || BoundedProduct({b.batch, b.m, b.n}) < 0) {
+      return Status::InvalidArgument("a tensor would have more than " + std::to_string(kMaxTensorElements) + " elements");
+    }
+    return Status::OK();
+  }
   TUNEFARM_RETURN_IF_ERROR(is_dense() ? CheckFields({{"batch", dense.batch, 1, kMaxTensorElements},
                                                       {"in_features", dense.in_features, 1, kMaxTensorElements},
                                                       {"out_features", dense.out_features, 1, kMaxTensorElements}})
@@ -182,6 +213,13 @@ Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features,
   Workload wl;
   wl.template_name = packed ? "dense_pack" : "dense_nopack";
   wl.dense = {batch, in_features, out_features};
+  return wl;
+}
+
+Workload BatchMatmulWorkload(int64_t batch, int64_t m, int64_t k, int64_t n) {
+  Workload wl;
+  wl.template_name = "batch_matmul";
+  wl.batch_matmul = {batch, m, k, n};
   return wl;
 }
 

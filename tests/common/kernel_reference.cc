@@ -21,7 +21,8 @@ int Find(const KernelInfo& info, const char* role) {
   return -1;
 }
 
-float Epi(float v, const Epilogue& e, float bias, float residual) {
+// slope: PRelu's for the output's channel (the kernel's "slope" argument, laid out as the bias).
+float Epi(float v, const Epilogue& e, float bias, float residual, float slope) {
   if (e.bias) v += bias;
   if (e.residual) v += residual;
   switch (e.activation) {
@@ -29,15 +30,23 @@ float Epi(float v, const Epilogue& e, float bias, float residual) {
     case Activation::kRelu: v = std::max(v, 0.0f); break;
     case Activation::kRelu6: v = std::min(std::max(v, 0.0f), 6.0f); break;
     case Activation::kClip: v = std::min(std::max(v, e.clip_min), e.clip_max); break;
+    case Activation::kPRelu: v = v < 0 ? v * slope : v; break;
   }
   return v;
+}
+
+// The epilogue of output element `o` in channel `ch` (bias, slope) from the kernel's arguments.
+float EpiAt(float v, const KernelSpec& spec, const KernelInfo& info, const Buffers& args, size_t ch, size_t o) {
+  const int bi = Find(info, "bias"), ri = Find(info, "residual"), si = Find(info, "slope");
+  return Epi(v, spec.epilogue, bi >= 0 ? args[size_t(bi)][ch] : 0.0f, ri >= 0 ? args[size_t(ri)][o] : 0.0f,
+             si >= 0 ? args[size_t(si)][ch] : 0.0f);
 }
 
 std::vector<float> ConvReference(const KernelSpec& spec, const KernelInfo& info, const Buffers& args, bool depthwise) {
   const auto& c = spec.workload.conv;
   const auto& data = args[size_t(Find(info, "input"))];
   const auto& w = args[size_t(Find(info, "weight"))];
-  int bi = Find(info, "bias"), ri = Find(info, "residual"), oi = Find(info, "output");
+  const int oi = Find(info, "output");
   const auto& dshape = info.buffers[0].shape;
   const auto& oshape = info.buffers[size_t(oi)].shape;
   // Blocked NCHW[x]c (CPU templates) or plain NCHW (CUDA templates: a block of 1).
@@ -70,9 +79,7 @@ std::vector<float> ConvReference(const KernelSpec& spec, const KernelInfo& info,
                 acc += double(in_at(n, g * Cg + icg, ih, iw)) * double(w_at(oc, icg, kh, kw));
               }
           size_t o = size_t((((n * (c.out_channels / oc_bn) + oc / oc_bn) * OH + oh) * OW + ow) * oc_bn + oc % oc_bn);
-          float b = bi >= 0 ? args[size_t(bi)][size_t(oc)] : 0.0f;
-          float r = ri >= 0 ? args[size_t(ri)][o] : 0.0f;
-          out[o] = Epi(float(acc), spec.epilogue, b, r);
+          out[o] = EpiAt(float(acc), spec, info, args, size_t(oc), o);
         }
   return out;
 }
@@ -90,7 +97,7 @@ std::vector<float> WinogradReference(const KernelSpec& spec, const KernelInfo& i
   const int m = wm.m, alpha = wm.alpha;
   const auto& data = args[size_t(Find(info, "input"))];
   const auto& u = args[size_t(wi)];
-  int bi = Find(info, "bias"), ri = Find(info, "residual"), oi = Find(info, "output");
+  const int oi = Find(info, "output");
   const auto& dshape = info.buffers[0].shape;
   const auto& oshape = info.buffers[size_t(oi)].shape;
   const int64_t ic_bn = dshape.size() == 5 ? dshape[4] : 1, oc_bn = oshape.size() == 5 ? oshape[4] : 1;
@@ -137,8 +144,7 @@ std::vector<float> WinogradReference(const KernelSpec& spec, const KernelInfo& i
               for (int r = 0; r < alpha; ++r)
                 for (int q = 0; q < alpha; ++q) y += wm.a(r, a) * mm[r][q] * wm.a(q, b);
               size_t o = size_t((((n * (K / oc_bn) + k / oc_bn) * OH + oh) * OW + ow) * oc_bn + k % oc_bn);
-              out[o] = Epi(float(y), spec.epilogue, bi >= 0 ? args[size_t(bi)][size_t(k)] : 0.0f,
-                           ri >= 0 ? args[size_t(ri)][o] : 0.0f);
+              out[o] = EpiAt(float(y), spec, info, args, size_t(k), o);
             }
         }
       }
@@ -151,7 +157,6 @@ std::vector<float> DenseReference(const KernelSpec& spec, const KernelInfo& info
   const auto& w = args[1];
   const auto& wshape = info.buffers[1].shape;
   bool packed = spec.workload.template_name == "dense_pack";
-  int bi = Find(info, "bias"), ri = Find(info, "residual");
   std::vector<float> out(size_t(d.batch * d.out_features));
   for (int64_t n = 0; n < d.batch; ++n)
     for (int64_t o = 0; o < d.out_features; ++o) {
@@ -162,9 +167,25 @@ std::vector<float> DenseReference(const KernelSpec& spec, const KernelInfo& info
         acc += double(data[size_t(n * d.in_features + k)]) * double(wv);
       }
       size_t idx = size_t(n * d.out_features + o);
-      out[idx] = Epi(float(acc), spec.epilogue, bi >= 0 ? args[size_t(bi)][size_t(o)] : 0.0f,
-                     ri >= 0 ? args[size_t(ri)][idx] : 0.0f);
+      out[idx] = EpiAt(float(acc), spec, info, args, size_t(o), idx);
     }
+  return out;
+}
+
+// out[b, m, n] = sum_k a[b, m, k] * b[b, k, n], both operands inputs (arguments 0 and 1).
+std::vector<float> BatchMatmulReference(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
+  const auto& p = spec.workload.batch_matmul;
+  const auto& a = args[0];
+  const auto& b = args[1];
+  std::vector<float> out(size_t(p.batch * p.m * p.n));
+  for (int64_t bi = 0; bi < p.batch; ++bi)
+    for (int64_t m = 0; m < p.m; ++m)
+      for (int64_t n = 0; n < p.n; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < p.k; ++k) acc += double(a[size_t((bi * p.m + m) * p.k + k)]) * b[size_t((bi * p.k + k) * p.n + n)];
+        const size_t o = size_t((bi * p.m + m) * p.n + n);
+        out[o] = EpiAt(float(acc), spec, info, args, size_t(n), o);
+      }
   return out;
 }
 
@@ -197,6 +218,7 @@ Buffers RandomArguments(const KernelInfo& info, std::mt19937_64& rng) {
 
 std::vector<float> ReferenceOutput(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
   if (spec.workload.is_dense()) return DenseReference(spec, info, args);
+  if (spec.workload.is_batch_matmul()) return BatchMatmulReference(spec, info, args);
   if (spec.workload.template_name.find("winograd") != std::string::npos) return WinogradReference(spec, info, args);
   const bool depthwise = spec.workload.template_name.find("depthwise") != std::string::npos;
   return ConvReference(spec, info, args, depthwise);
@@ -208,6 +230,10 @@ compiler::Workload RandomWorkload(const std::string& template_name, std::mt19937
   w.template_name = template_name;
   if (w.is_dense()) {
     w.dense = {pick({1, 1, 2, 3}), pick({1, 7, 16, 33, 64, 100}), pick({1, 5, 16, 31, 48, 70})};
+    return w;
+  }
+  if (w.is_batch_matmul()) {  // attention's shapes in small: odd token counts, head sizes
+    w.batch_matmul = {pick({1, 2, 3, 4}), pick({1, 5, 8, 13, 17}), pick({1, 7, 16, 33}), pick({1, 5, 16, 19, 40})};
     return w;
   }
   auto& c = w.conv;
@@ -248,7 +274,7 @@ Epilogue RandomEpilogue(std::mt19937_64& rng) {
   Epilogue e;
   e.bias = rng() % 2 == 0;
   e.residual = rng() % 3 == 0;
-  e.activation = static_cast<Activation>(rng() % 4);
+  e.activation = static_cast<Activation>(rng() % 5);  // kNone .. kPRelu
   e.clip_min = -0.5f;
   e.clip_max = 0.75f;
   return e;

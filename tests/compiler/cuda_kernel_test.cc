@@ -147,7 +147,7 @@ TEST_P(CudaTemplates, PtxAssemblesWithinTheRegisterFileForSm75Sm80Sm90) {
 
 INSTANTIATE_TEST_SUITE_P(All, CudaTemplates,
                          ::testing::Values("conv2d_nchw_cuda", "depthwise_conv2d_nchw_cuda", "dense_cuda",
-                                           "dense_small_batch_cuda", "conv2d_nchw_winograd_cuda"));
+                                           "dense_small_batch_cuda", "conv2d_nchw_winograd_cuda", "batch_matmul_cuda"));
 
 // The CUDA template of a CPU task's workload (same operator and shapes).
 Workload OnCuda(Workload w) {

@@ -1,5 +1,5 @@
 // Random (workload, config, epilogue) triples of every template, JIT-compiled for the host and
-// compared with the naive references (max relative error <= 1e-4).
+// compared with the naive references (max relative error <= 1e-4; Winograd 3e-4).
 #include <gtest/gtest.h>
 
 #include "common/kernel_reference.h"
@@ -17,6 +17,9 @@ TEST_P(KernelCorrectness, RandomWorkloadsAndConfigsMatchReference) {
   const std::string tmpl = GetParam();
   Target host = HostTarget();
   std::mt19937_64 rng(std::hash<std::string>()(tmpl));
+  // Winograd's F(4x4, 3x3) transforms amplify rounding by about ten; the error is measured against
+  // the largest output, which a clip epilogue bounds below the accumulators' scale.
+  const double tolerance = tmpl.find("winograd") != std::string::npos ? 3e-4 : 1e-4;
   int checked = 0;
   while (checked < kCasesPerTemplate) {
     std::vector<KernelSpec> specs;
@@ -49,7 +52,7 @@ TEST_P(KernelCorrectness, RandomWorkloadsAndConfigsMatchReference) {
       for (auto& a : args) ptrs.push_back(a.data());
       ASSERT_EQ((*fn)(ptrs.data()), 0);
       double err = runtime::MaxRelativeError(args.back(), expected);
-      EXPECT_LE(err, 1e-4) << specs[i].workload.Key() << " epilogue " << specs[i].epilogue.ToString() << " config "
+      EXPECT_LE(err, tolerance) << specs[i].workload.Key() << " epilogue " << specs[i].epilogue.ToString() << " config "
                            << infos[i].config_json;
     }
     checked += kCasesPerModule;
@@ -58,7 +61,7 @@ TEST_P(KernelCorrectness, RandomWorkloadsAndConfigsMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllTemplates, KernelCorrectness,
                          ::testing::Values("conv2d_nchwc", "depthwise_conv2d_nchwc", "dense_pack", "dense_nopack",
-                                           "conv2d_nchwc_winograd"));
+                                           "conv2d_nchwc_winograd", "batch_matmul"));
 
 }  // namespace
 }  // namespace tunefarm::compiler

@@ -1,7 +1,8 @@
 // A MatMul of any rank >= 2 by a constant matrix is a dense task over the rows of its leading
 // dimensions (compiler/model/node_workload.cc), with a bias Add along the last axis and a Relu fused
-// into it (graph/passes/fuse_epilogues.cc): the task's key, and the output against a naive
-// product, on the host and lowered for an sm_90 GPU (emulated).
+// into it (graph/passes/fuse_epilogues.cc); a MatMul of two activations with equal batch dims is a
+// batch_matmul task. The tasks' keys, and the outputs against naive products, on the host and
+// lowered for an sm_90 GPU (emulated).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,35 +70,100 @@ TEST(MatMulAsDense, AnyRankByAConstantMatrixIsADenseTaskWithItsBiasAndReluFused)
   }
 }
 
-// A product of two activations whose column count no vector width divides (ViT's 197 x 197
-// attention scores): B's columns are padded for the vectorized product (compiler/ops/linalg.cc).
-// x [2, 17, 8] times its transpose [2, 8, 17] against a naive product, host and emulated sm_90.
-TEST(MatMulOfActivations, ColumnsNoVectorWidthDividesMatchANaiveProduct) {
-  const int64_t batch = 2, rows = 17, k = 8;
+// x [batch..., rows, k] times y [batch' ..., k, cols] naively, numpy's broadcasting over batch dims of
+// equal rank (extent 1 broadcasts).
+std::vector<double> NaiveMatMul(const std::vector<float>& x, const std::vector<int64_t>& xs, const std::vector<float>& y,
+                                const std::vector<int64_t>& ys) {
+  const size_t r = xs.size();
+  const int64_t rows = xs[r - 2], k = xs[r - 1], cols = ys[r - 1];
+  std::vector<int64_t> batch(r - 2);
+  int64_t batches = 1;
+  for (size_t d = 0; d + 2 < r; ++d) batches *= (batch[d] = std::max(xs[d], ys[d]));
+  std::vector<double> out;
+  for (int64_t flat = 0; flat < batches; ++flat) {
+    int64_t xb = 0, yb = 0, rest = flat, xstride = 1, ystride = 1;
+    for (size_t d = r - 2; d-- > 0;) {
+      const int64_t i = rest % batch[d];
+      rest /= batch[d];
+      xb += (xs[d] == 1 ? 0 : i) * xstride;
+      yb += (ys[d] == 1 ? 0 : i) * ystride;
+      xstride *= xs[d];
+      ystride *= ys[d];
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        double acc = 0;
+        for (int64_t c = 0; c < k; ++c) acc += double(x[size_t((xb * rows + i) * k + c)]) * y[size_t((yb * k + c) * cols + j)];
+        out.push_back(acc);
+      }
+    }
+  }
+  return out;
+}
+
+// Attention's scores, x x^T per head: products of two activations with the same batch dimensions
+// are batch_matmul tasks (the batch dims folded), on the host and for sm_90 (emulated), and match
+// a naive product; 17 columns is a count no vector width divides (ViT's 197 tokens in small).
+TEST(MatMulOfActivations, EqualBatchDimsAreABatchMatmulTask) {
+  const std::vector<int64_t> xs = {2, 3, 17, 8}, ts = {2, 3, 8, 17};
   testing::OnnxBuilder b(13);
-  b.Input("x", {batch, rows, k});
-  b.Node("Transpose", {"x"}, {"xt"}, {testing::AttrInts("perm", {0, 2, 1})});
+  b.Input("x", xs);
+  b.Node("Transpose", {"x"}, {"xt"}, {testing::AttrInts("perm", {0, 1, 3, 2})});
   b.Node("MatMul", {"x", "xt"}, {"y"});
   b.Output("y");
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> x(size_t(batch * rows * k));
+  std::vector<float> x(size_t(2 * 3 * 17 * 8));
   for (float& v : x) v = dist(rng);
+  std::vector<float> xt(x.size());  // the transpose, for the reference
+  for (int64_t h = 0; h < 6; ++h)
+    for (int64_t i = 0; i < 17; ++i)
+      for (int64_t c = 0; c < 8; ++c) xt[size_t((h * 8 + c) * 17 + i)] = x[size_t((h * 17 + i) * 8 + c)];
+  const std::vector<double> ref = NaiveMatMul(x, xs, xt, ts);
   for (bool gpu : {false, true}) {
     SCOPED_TRACE(gpu ? "sm_90 (emulated)" : "host");
     auto artifact = testing::CompileOnnxBytes(b.Bytes(), "scores", 3, gpu);
     ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+    std::string workloads;
+    for (const auto& k : artifact->kernels) workloads += k.workload + " ";
+    EXPECT_NE(workloads.find(std::string(gpu ? "batch_matmul_cuda" : "batch_matmul") + "|B6_M17_K8|N17|BMN|float32"),
+              std::string::npos)
+        << workloads;
     const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
-    ASSERT_EQ(y.size(), size_t(batch * rows * rows));
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t i = 0; i < rows; ++i) {
-        for (int64_t j = 0; j < rows; ++j) {
-          double acc = 0;
-          for (int64_t c = 0; c < k; ++c) acc += double(x[size_t((b * rows + i) * k + c)]) * x[size_t((b * rows + j) * k + c)];
-          ASSERT_NEAR(y[size_t((b * rows + i) * rows + j)], acc, 1e-4) << b << " " << i << " " << j;
-        }
-      }
-    }
+    ASSERT_EQ(y.size(), ref.size());
+    for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ref[i], 1e-4) << "element " << i;
+  }
+}
+
+// Batch dims that broadcast ([2, 17, 8] x [1, 8, 17]) are no batched task: the generic product,
+// B's 17 columns padded to a vector multiple for it (compiler/ops/linalg.cc).
+TEST(MatMulOfActivations, BroadcastBatchDimsUseTheGenericProduct) {
+  const std::vector<int64_t> xs = {2, 17, 8}, ys = {1, 8, 17};
+  testing::OnnxBuilder b(13);
+  b.Input("x", xs);
+  b.Ints("starts", {0});
+  b.Ints("ends", {1});
+  b.Ints("axes", {0});
+  b.Node("Slice", {"x", "starts", "ends", "axes"}, {"first"});
+  b.Node("Transpose", {"first"}, {"yt"}, {testing::AttrInts("perm", {0, 2, 1})});
+  b.Node("MatMul", {"x", "yt"}, {"y"});
+  b.Output("y");
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(size_t(2 * 17 * 8));
+  for (float& v : x) v = dist(rng);
+  std::vector<float> yt(size_t(8 * 17));
+  for (int64_t i = 0; i < 17; ++i)
+    for (int64_t c = 0; c < 8; ++c) yt[size_t(c * 17 + i)] = x[size_t(i * 8 + c)];
+  const std::vector<double> ref = NaiveMatMul(x, xs, yt, ys);
+  for (bool gpu : {false, true}) {
+    SCOPED_TRACE(gpu ? "sm_90 (emulated)" : "host");
+    auto artifact = testing::CompileOnnxBytes(b.Bytes(), "scores", 3, gpu);
+    ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+    for (const auto& k : artifact->kernels) EXPECT_EQ(k.workload.find("batch_matmul"), std::string::npos) << k.workload;
+    const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
+    ASSERT_EQ(y.size(), ref.size());
+    for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ref[i], 1e-4) << "element " << i;
   }
 }
 

@@ -176,6 +176,12 @@ Status CheckConv2d(const Workload& w, const char* name) {
   return Status::OK();
 }
 
+Status CheckBatchMatmul(const Workload& w, const char* name) {
+  if (!w.is_batch_matmul()) return Status::InvalidArgument(std::string(name) + " computes batched products, not " + w.Key());
+  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  return w.Validate();
+}
+
 Status CheckDense(const Workload& w, const char* name) {
   const DenseParams& d = w.dense;
   if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");

@@ -53,6 +53,7 @@ bool WinogradRowIsZero(const WinogradMatrices& w, double (WinogradMatrices::*at)
 
 Status CheckConv2d(const Workload& w, const char* template_name);
 Status CheckDense(const Workload& w, const char* template_name);
+Status CheckBatchMatmul(const Workload& w, const char* template_name);
 
 // The epilogue's extra arguments, appended to def->args after data and weights: bias of
 // bias_shape, residual of the output's shape, PRelu's slopes of bias_shape.

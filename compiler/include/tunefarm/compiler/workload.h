@@ -37,24 +37,35 @@ struct DenseParams {
   int64_t batch = 1, in_features = 0, out_features = 0;
 };
 
+// A product of two activations, batched: out[b, m, n] = sum_k a[b, m, k] * b[b, k, n] (attention's
+// Q K^T and A V, with the heads and the batch folded into b).
+struct BatchMatmulParams {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+};
+
 // Bounds every workload keeps, so each size computed from one (output extents, FLOPs, buffer bytes)
 // stays far from overflow; no real model comes near them (docs/onnx_support.md, Limits). The ONNX
 // import refuses attributes past them (operators/infer_context.h) and FromKey refuses keys past them.
 constexpr int64_t kMaxWindowAttribute = int64_t(1) << 16;  // kernel, stride, dilation, pad
 constexpr int64_t kMaxTensorElements = int64_t(1) << 40;   // elements of any one tensor
 
-// Template names: CPUs conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack; CUDA
-// conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, dense_cuda, dense_small_batch_cuda.
+// Template names: CPUs conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack,
+// batch_matmul; CUDA conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, dense_cuda,
+// dense_small_batch_cuda, batch_matmul_cuda.
 struct Workload {
   std::string template_name;
   Conv2dParams conv;  // conv templates
   DenseParams dense;  // dense templates
+  BatchMatmulParams batch_matmul;  // batch_matmul templates
   std::string dtype = "float32";
 
-  // e.g. "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32"
+  // e.g. "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
+  // "batch_matmul|B12_M197_K64|N197|BMN|float32"
   std::string Key() const;
-  // The template computes a dense layer (dense fields), else a convolution (conv fields).
+  // The template computes a dense layer (dense fields), a batched product of activations
+  // (batch_matmul fields), else a convolution (conv fields).
   bool is_dense() const;
+  bool is_batch_matmul() const;
   // Multiply-adds count as 2 FLOPs; bias and epilogue are not counted.
   double Flops() const;
   // Parses Key()'s form; a key whose numbers Validate refuses is an error naming the field.
@@ -67,6 +78,7 @@ struct Workload {
 Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t kh, int64_t kw, int64_t stride,
                         int64_t pad, int64_t dilation = 1, int64_t groups = 1);
 Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features, bool packed = true);
+Workload BatchMatmulWorkload(int64_t batch, int64_t m, int64_t k, int64_t n);
 
 enum class Activation { kNone, kRelu, kRelu6, kClip, kPRelu };
 
