@@ -1,5 +1,15 @@
 // The one schedule every untuned operator gets: good enough that element-wise and pooling kernels
 // run at memory speed, simple enough to be correct for any definition in ops.h.
+//
+// Each stage: the last axis vectorized (a scalar tail where no vector width divides it), the outer
+// axes fused into one parallel loop when the work pays for it. Row-local kernels (Softmax and
+// LayerNorm over the last axis: stages of the output's shape or its reduction over the last
+// axis) compute those the output reads inside its row loop (RowStages), so a row's exponentials or
+// deviations stay in cache instead of passing through memory whole.
+#include <algorithm>
+#include <set>
+
+#include "compiler/ir/ir_visitor.h"
 #include "compiler/ops/ops.h"
 
 namespace tunefarm::ops {
@@ -15,8 +25,10 @@ int64_t VectorWidth(int64_t extent, int lanes) {
   return 0;
 }
 
-void ScheduleStage(te::Stage& s, const compiler::Target& target) {
-  if (s.axes.empty()) return;
+// Schedules one stage. An attached stage runs inside another stage's loop: never parallel. With
+// want_row, returns the stage's row loop (over every axis but the last), else null.
+te::IterVar ScheduleStage(te::Stage& s, const compiler::Target& target, bool attached, bool want_row) {
+  if (s.axes.empty()) return te::IterVar();
   int64_t work = 1;
   for (const auto& a : s.axes) work *= a->extent;
   for (const auto& r : s.reduce_axes) work *= r->extent;
@@ -43,7 +55,8 @@ void ScheduleStage(te::Stage& s, const compiler::Target& target) {
   s.reorder(order);
   if (vector_axis) s.vectorize(vector_axis);
 
-  if (work < kMinParallelWork) return;
+  if (attached) return te::IterVar();
+  if (work < kMinParallelWork) return want_row && !outer.empty() ? outer.back() : te::IterVar();
   // Fuse the outer data axes into one parallel loop (the last axis's outer part too when there
   // is nothing else to split the work by).
   te::IterVar fused = order[0];
@@ -51,13 +64,69 @@ void ScheduleStage(te::Stage& s, const compiler::Target& target) {
   if (fusable == 0 && width > 0) fusable = 1;
   for (size_t k = 1; k < fusable; ++k) fused = s.fuse(fused, order[k]);
   if (fusable > 0 && fused->extent > 1) s.parallel(fused);
+  return want_row && !outer.empty() ? fused : te::IterVar();
+}
+
+// The tensors a stage's definition reads.
+std::set<const ir::TensorNode*> Reads(const te::Stage& s) {
+  std::set<const ir::TensorNode*> reads;
+  ir::PreOrderVisit(ir::Evaluate::Make(s.body), [&](const Expr& e) {
+    if (const auto* p = e.as<ir::ProducerLoad>()) reads.insert(p->tensor.get());
+  });
+  return reads;
+}
+
+// The stages to compute inside the output's row loop: those the output reads that are row-local
+// (the output's shape, or that shape with the last axis reduced to 1) and that no other stage
+// outside the row reads; empty unless one of them reduces (a Softmax- or LayerNorm-like kernel).
+// A row's region is inferred from the output's reads, so only stages it reads directly attach;
+// the others stay whole (Softmax's row maxima: one value per row).
+std::vector<te::Stage*> RowStages(const te::Schedule& s, const te::Stage& out) {
+  const std::vector<int64_t>& shape = out.tensor->shape;
+  std::vector<te::Stage*> rows;
+  if (shape.size() < 2 || shape.back() < 2) return rows;
+  const std::set<const ir::TensorNode*> read_by_out = Reads(out);
+  for (const auto& st : s.stages()) {
+    const std::vector<int64_t>& own = st->tensor->shape;
+    if (st.get() == &out || !read_by_out.count(st->tensor.get()) || own.size() != shape.size()) continue;
+    if (!std::equal(own.begin(), own.end() - 1, shape.begin()) || (own.back() != shape.back() && own.back() != 1)) continue;
+    rows.push_back(st.get());
+  }
+  // A stage computed outside the row must not read one computed inside it.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& st : s.stages()) {
+      if (st.get() == &out || std::find(rows.begin(), rows.end(), st.get()) != rows.end()) continue;
+      const std::set<const ir::TensorNode*> reads = Reads(*st);
+      for (auto it = rows.begin(); it != rows.end();) {
+        if (reads.count((*it)->tensor.get())) {
+          it = rows.erase(it);
+          changed = true;
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+  const bool reduces = std::any_of(rows.begin(), rows.end(), [](const te::Stage* st) { return !st->reduce_axes.empty(); });
+  return reduces ? rows : std::vector<te::Stage*>{};
 }
 
 }  // namespace
 
 std::unique_ptr<te::Schedule> ScheduleGeneric(const std::vector<Tensor>& outputs, const compiler::Target& target) {
   auto schedule = std::make_unique<te::Schedule>(outputs);
-  for (const auto& stage : schedule->stages()) ScheduleStage(*stage, target);
+  te::Stage* out = outputs.size() == 1 ? &(*schedule)[outputs[0]] : nullptr;
+  const std::vector<te::Stage*> rows = out ? RowStages(*schedule, *out) : std::vector<te::Stage*>{};
+  auto in_row = [&](const te::Stage* st) { return std::find(rows.begin(), rows.end(), st) != rows.end(); };
+  for (const auto& stage : schedule->stages()) {
+    if (stage.get() != out) ScheduleStage(*stage, target, in_row(stage.get()), false);
+  }
+  if (!out) return schedule;
+  const te::IterVar row = ScheduleStage(*out, target, false, !rows.empty());
+  if (row) {
+    for (te::Stage* stage : rows) stage->compute_at(*out, row);
+  }
   return schedule;
 }
 

@@ -190,11 +190,15 @@ Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
     for (int64_t d : axes) m[size_t(d)] = Expr(0);
     return te::Read(x, i) - te::Read(mean, m);
   });
-  Tensor var = ReduceMean(te::Compute(x->name + ".sq", x->shape, [&](const std::vector<Expr>& i) {
-                            Expr c = te::Read(centered, i);
-                            return c * c;
-                          }),
-                          axes, true);
+  // The squared deviations from x and the mean directly (not from `centered`): the generic
+  // schedule then computes `centered` one row at a time (RowStages), read only by the output.
+  const Reduction red(x, axes, true);
+  Tensor sq_sum = te::ComputeReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, red.raxes, [&](const std::vector<Expr>& i) {
+    Expr c = te::Read(x, red.InputIndex(i)) - te::Read(mean, i);
+    return c * c;
+  });
+  const Expr count = Expr(float(red.count));
+  Tensor var = te::Compute(x->name + ".var", red.shape, [&](const std::vector<Expr>& i) { return te::Read(sq_sum, i) / count; });
   auto trailing = [&](const Tensor& t, const std::vector<Expr>& i) {
     std::vector<Expr> idx(i.end() - int64_t(t->shape.size()), i.end());
     for (size_t d = 0; d < idx.size(); ++d) {
