@@ -71,7 +71,7 @@ struct Value {
 // residual are its inputs 2 and 3): the activation, applied last. Set by FuseEpilogues. kPRelu's
 // per-channel slopes are the node's input 4, a float32 constant shaped to broadcast over its
 // output ([C, 1, 1] for a conv, [C] for a dense layer).
-enum class FusedActivation { kNone, kRelu, kClip, kPRelu };
+enum class FusedActivation { kNone, kRelu, kClip, kPRelu, kGelu, kGeluTanh };
 struct NodeEpilogue {
   FusedActivation activation = FusedActivation::kNone;
   float clip_min = 0, clip_max = 0;  // kClip only (relu6 is a clip to [0, 6])

@@ -218,6 +218,8 @@ Status InferConv(InferContext& cx) {
 ops::UnaryParams FusedActivation(const Node& n) {
   ops::UnaryParams p;
   if (n.epilogue.activation == graph::FusedActivation::kRelu) p.kind = ops::UnaryKind::kRelu;
+  if (n.epilogue.activation == graph::FusedActivation::kGelu) p.kind = ops::UnaryKind::kGelu;
+  if (n.epilogue.activation == graph::FusedActivation::kGeluTanh) p.kind = ops::UnaryKind::kGeluTanh;
   if (n.epilogue.activation == graph::FusedActivation::kClip) {
     p.kind = ops::UnaryKind::kClip;
     p.lo = n.epilogue.clip_min;
@@ -240,6 +242,8 @@ compiler::Epilogue TemplateEpilogue(const Node& n) {
       ep.clip_max = n.epilogue.clip_max;
       break;
     case graph::FusedActivation::kPRelu: ep.activation = compiler::Activation::kPRelu; break;
+    case graph::FusedActivation::kGelu: ep.activation = compiler::Activation::kGelu; break;
+    case graph::FusedActivation::kGeluTanh: ep.activation = compiler::Activation::kGeluTanh; break;
   }
   return ep;
 }

@@ -234,6 +234,8 @@ std::string Epilogue::ToString() const {
     case Activation::kRelu6: add("relu6"); break;
     case Activation::kClip: add("clip(" + std::to_string(clip_min) + "," + std::to_string(clip_max) + ")"); break;
     case Activation::kPRelu: add("prelu"); break;
+    case Activation::kGelu: add("gelu"); break;
+    case Activation::kGeluTanh: add("gelu_tanh"); break;
   }
   return s.empty() ? "none" : s;
 }

@@ -1,6 +1,7 @@
 #include "common/kernel_reference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "tunefarm/compiler/winograd.h"
@@ -31,6 +32,10 @@ float Epi(float v, const Epilogue& e, float bias, float residual, float slope) {
     case Activation::kRelu6: v = std::min(std::max(v, 0.0f), 6.0f); break;
     case Activation::kClip: v = std::min(std::max(v, e.clip_min), e.clip_max); break;
     case Activation::kPRelu: v = v < 0 ? v * slope : v; break;
+    case Activation::kGelu: v = float(0.5 * v * (1.0 + std::erf(double(v) / std::sqrt(2.0)))); break;
+    case Activation::kGeluTanh:
+      v = float(0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (double(v) + 0.044715 * double(v) * v * v))));
+      break;
   }
   return v;
 }
@@ -274,7 +279,7 @@ Epilogue RandomEpilogue(std::mt19937_64& rng) {
   Epilogue e;
   e.bias = rng() % 2 == 0;
   e.residual = rng() % 3 == 0;
-  e.activation = static_cast<Activation>(rng() % 5);  // kNone .. kPRelu
+  e.activation = static_cast<Activation>(rng() % 7);  // kNone .. kGeluTanh
   e.clip_min = -0.5f;
   e.clip_max = 0.75f;
   return e;

@@ -113,6 +113,10 @@ int FuseEpilogues(Graph* g) {
       } else if (next.op_type == "Relu") {
         g->nodes[ni].epilogue.activation = FusedActivation::kRelu;
         absorbed_next = true;
+      } else if (next.op_type == "Gelu") {
+        const bool tanh = next.GetString("approximate", "none") == "tanh";
+        g->nodes[ni].epilogue.activation = tanh ? FusedActivation::kGeluTanh : FusedActivation::kGelu;
+        absorbed_next = true;
       } else if (next.op_type == "Clip") {
         float lo = next.GetFloat("min", -3.4e38f), hi = next.GetFloat("max", 3.4e38f);
         bool constant_bounds = true;

@@ -4,8 +4,10 @@
 // Walks each Conv and Gemm/MatMul-with-constant-weights node down its single-consumer chain:
 //   Add(constant broadcast per output channel)  -> merged into the bias input
 //   Add(non-constant tensor of the same shape)  -> the residual, input 3 (at most one)
-//   Relu | Clip(constant bounds)                -> the node's typed epilogue (Node::epilogue:
-//                                                  relu, or clip with its bounds); ends the chain
+//   Relu | Clip(constant bounds) | Gelu         -> the node's typed epilogue (Node::epilogue:
+//   | PRelu(per-channel or one slope)              relu, clip with its bounds, gelu in either
+//                                                  form, prelu with its slopes as input 4); ends
+//                                                  the chain
 // A value that is a graph output or has another reader ends the chain. The fused node takes over
 // the last output value; the absorbed nodes are left dead for RemoveDeadNodes.
 #ifndef TUNEFARM_COMPILER_GRAPH_PASSES_FUSE_EPILOGUES_H_

@@ -80,11 +80,11 @@ Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, i
 Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features, bool packed = true);
 Workload BatchMatmulWorkload(int64_t batch, int64_t m, int64_t k, int64_t n);
 
-enum class Activation { kNone, kRelu, kRelu6, kClip, kPRelu };
+enum class Activation { kNone, kRelu, kRelu6, kClip, kPRelu, kGelu, kGeluTanh };
 
 // What the kernel applies to the accumulator, in this order: + bias[channel], + residual (same
 // shape and layout as the output), then the activation (kPRelu: v < 0 ? slope[channel] * v : v,
-// the slopes an argument laid out as the bias).
+// the slopes an argument laid out as the bias; kGelu and kGeluTanh: ONNX Gelu's erf and tanh forms).
 struct Epilogue {
   bool bias = false;
   bool residual = false;

@@ -1,0 +1,132 @@
+#include "compiler/graph/passes/recognize_gelu.h"
+
+#include <cmath>
+#include <optional>
+
+#include "compiler/graph/passes/graph_util.h"
+
+namespace tunefarm::graph {
+namespace {
+
+// The value of a float32 constant with one element, or nullopt.
+std::optional<float> Scalar(const Graph& g, int value) {
+  if (value < 0) return std::nullopt;
+  const auto& c = g.values[size_t(value)].constant;
+  if (!c || c->dtype != DataType::kFloat32 || c->f32.size() != 1) return std::nullopt;
+  return c->f32[0];
+}
+
+bool Near(std::optional<float> v, double want) { return v && std::fabs(double(*v) - want) <= 1e-4 * std::fabs(want); }
+
+// The input of binary node n that is not `known` (-1 when neither or both are).
+int Other(const Node& n, int known) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == known && n.inputs[1] != known) return n.inputs[1];
+  if (n.inputs[1] == known && n.inputs[0] != known) return n.inputs[0];
+  return -1;
+}
+
+struct Chain {
+  int x = -1;          // GELU's input
+  size_t last = 0;     // the node whose output is GELU's
+  std::vector<size_t> nodes;  // every node of the chain, `last` included
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const Graph& g) : g_(g), uses_(CountUses(g)), reader_(g.values.size(), -1) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      for (int in : g.nodes[i].inputs) {
+        if (in >= 0) reader_[size_t(in)] = int(i);  // meaningful only where uses_ is 1
+      }
+    }
+  }
+
+  // The chain whose Erf is node `erf`, or nullopt.
+  std::optional<Chain> Match(size_t erf) const {
+    const Node& e = g_.nodes[erf];
+    if (e.op_type != "Erf" || e.inputs.size() != 1 || e.outputs.size() != 1) return std::nullopt;
+    // x / sqrt(2), or x * (1 / sqrt(2)).
+    const int scaled = e.inputs[0];
+    const Node* s = Producer(scaled);
+    if (!s || !OnlyUse(scaled) || s->inputs.size() != 2) return std::nullopt;
+    Chain c;
+    if (s->op_type == "Div" && Near(Scalar(g_, s->inputs[1]), std::sqrt(2.0))) {
+      c.x = s->inputs[0];
+    } else if (s->op_type == "Mul") {
+      for (int k : {0, 1}) {
+        if (Near(Scalar(g_, s->inputs[size_t(k)]), std::sqrt(0.5))) c.x = s->inputs[size_t(1 - k)];
+      }
+    }
+    if (c.x < 0) return std::nullopt;
+    c.nodes = {size_t(g_.values[size_t(scaled)].producer), erf};
+    // Erf(...) + 1.
+    const auto plus_one = Next(e.outputs[0], "Add");
+    if (!plus_one || !Near(Scalar(g_, Other(g_.nodes[*plus_one], e.outputs[0])), 1.0)) return std::nullopt;
+    c.nodes.push_back(*plus_one);
+    // Times x, or times 0.5 * x; then times 0.5 when x came unhalved.
+    const int sum = g_.nodes[*plus_one].outputs[0];
+    const auto product = Next(sum, "Mul");
+    if (!product) return std::nullopt;
+    c.nodes.push_back(*product);
+    const int factor = Other(g_.nodes[*product], sum);
+    if (factor == c.x) {
+      const auto half = Next(g_.nodes[*product].outputs[0], "Mul");
+      if (!half || !Near(Scalar(g_, Other(g_.nodes[*half], g_.nodes[*product].outputs[0])), 0.5)) return std::nullopt;
+      c.nodes.push_back(*half);
+      c.last = *half;
+      return c;
+    }
+    const Node* h = Producer(factor);
+    if (!h || !OnlyUse(factor) || h->op_type != "Mul" || !Near(Scalar(g_, Other(*h, c.x)), 0.5)) return std::nullopt;
+    c.nodes.push_back(size_t(g_.values[size_t(factor)].producer));
+    c.last = *product;
+    return c;
+  }
+
+ private:
+  const Node* Producer(int value) const {
+    if (value < 0 || g_.values[size_t(value)].producer < 0) return nullptr;
+    return &g_.nodes[size_t(g_.values[size_t(value)].producer)];
+  }
+  bool OnlyUse(int value) const { return uses_[size_t(value)] == 1 && !IsGraphOutput(g_, value); }
+  // The single reader of `value` when it has op `op` and one output.
+  std::optional<size_t> Next(int value, const char* op) const {
+    if (!OnlyUse(value) || reader_[size_t(value)] < 0) return std::nullopt;
+    const Node& n = g_.nodes[size_t(reader_[size_t(value)])];
+    if (n.op_type != op || n.outputs.size() != 1) return std::nullopt;
+    return size_t(reader_[size_t(value)]);
+  }
+
+  const Graph& g_;
+  std::vector<int> uses_;
+  std::vector<int> reader_;
+};
+
+}  // namespace
+
+int RecognizeGelu(Graph* g) {
+  int replaced = 0;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const std::optional<Chain> chain = Matcher(*g).Match(i);
+    if (!chain || g->values[size_t(chain->x)].dtype != DataType::kFloat32) continue;
+    // The last node computes GELU from x; the others are left without inputs or outputs (dead, for
+    // RemoveDeadNodes), in place so the node order stays topological.
+    for (size_t k : chain->nodes) {
+      Node& n = g->nodes[k];
+      if (k == chain->last) {
+        n.op_type = "Gelu";
+        n.inputs = {chain->x};
+        n.attrs.clear();
+      } else {
+        n.op_type = "Identity";
+        n.inputs.clear();  // reads nothing: x's other readers see x used once (FuseEpilogues)
+        n.outputs.clear();
+      }
+    }
+    ++replaced;
+  }
+  return replaced;
+}
+
+}  // namespace tunefarm::graph
