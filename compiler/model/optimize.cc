@@ -7,6 +7,7 @@
 #include "compiler/graph/passes/fuse_epilogues.h"
 #include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/graph/passes/recognize_gelu.h"
+#include "compiler/graph/passes/recognize_layer_norm.h"
 #include "compiler/graph/passes/remove_dead_nodes.h"
 #include "compiler/graph/passes/resolve_constant_ifs.h"
 #include "compiler/model/conv_transpose_as_conv.h"
@@ -44,6 +45,7 @@ const std::vector<GraphPass>& Passes() {
       {"fold_batch_norm", 1, [](graph::Graph* g) -> Result<int> { return graph::FoldBatchNorm(g); }},
       // Before epilogue fusion: a recognized Gelu folds into the dense layer before it.
       {"recognize_gelu", 1, [](graph::Graph* g) -> Result<int> { return graph::RecognizeGelu(g); }},
+      {"recognize_layer_norm", 1, [](graph::Graph* g) -> Result<int> { return graph::RecognizeLayerNorm(g); }},
       {"fuse_epilogues", 2, [](graph::Graph* g) -> Result<int> { return graph::FuseEpilogues(g); }},
       {"remove_dead_nodes", 0, [](graph::Graph* g) -> Result<int> { return graph::RemoveDeadNodes(g); }},
   };
