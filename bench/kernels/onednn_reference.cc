@@ -60,6 +60,19 @@ class Primitive final : public OneDnnPrimitive {
              {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
   }
 
+  // oneDNN's matmul over plain row-major [B, M, K] x [B, K, N].
+  void InitBatchMatmul(const compiler::BatchMatmulParams& p) {
+    dnnl::memory::desc a_md({p.batch, p.m, p.k}, dt::f32, tag::abc);
+    dnnl::memory::desc b_md({p.batch, p.k, p.n}, dt::f32, tag::abc);
+    dnnl::memory::desc c_md({p.batch, p.m, p.n}, dt::f32, tag::abc);
+    dnnl::matmul::desc desc(a_md, b_md, c_md);
+    dnnl::matmul::primitive_desc pd(desc, engine_);
+    prim_ = dnnl::matmul(pd);
+    args_ = {{DNNL_ARG_SRC, Filled(pd.src_desc(), engine_)},
+             {DNNL_ARG_WEIGHTS, Filled(pd.weights_desc(), engine_)},
+             {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
+  }
+
  private:
   dnnl::engine engine_;
   dnnl::stream stream_;
@@ -71,7 +84,8 @@ class Primitive final : public OneDnnPrimitive {
 
 std::unique_ptr<OneDnnPrimitive> OneDnnPrimitive::Create(const compiler::Workload& w) {
   auto p = std::make_unique<Primitive>();
-  if (w.template_name == "dense_pack" || w.template_name == "dense_nopack") p->InitDense(w.dense);
+  if (w.is_dense()) p->InitDense(w.dense);
+  else if (w.is_batch_matmul()) p->InitBatchMatmul(w.batch_matmul);
   else p->InitConv(w.conv);
   return p;
 }

@@ -37,9 +37,14 @@ std::vector<BenchWorkload> BenchWorkloads() {
   for (int i = 0; i < 4; ++i) {
     w.push_back({std::string("bert_base.") + bert_names[i], compiler::DenseWorkload(128, bert[i][0], bert[i][1]), false});
   }
+  // The attention products per layer (12 heads of 64): scores Q K^T and context A V.
+  w.push_back({"bert_base.scores", compiler::BatchMatmulWorkload(12, 128, 64, 128), false});
+  w.push_back({"bert_base.context", compiler::BatchMatmulWorkload(12, 128, 128, 64), false});
   // ViT-B/16: 197 tokens (196 patches and the class token), a prime row count.
   w.push_back({"vit_b_16.ffn1", compiler::DenseWorkload(197, 768, 3072), false});
   w.push_back({"vit_b_16.ffn2", compiler::DenseWorkload(197, 3072, 768), false});
+  w.push_back({"vit_b_16.scores", compiler::BatchMatmulWorkload(12, 197, 64, 197), false});
+  w.push_back({"vit_b_16.context", compiler::BatchMatmulWorkload(12, 197, 197, 64), false});
   return w;
 }
 

@@ -8,8 +8,9 @@
 // broadcast a[b, m, k] meets the tile_n / lanes vectors of b's row k, and each vector of b feeds
 // tile_m FMAs, as dense_pack's row tiles do. b's columns are padded with zeros to a multiple of
 // tile_n (a copy of K x N per batch, small beside the M x K x N product) so every tile loads whole
-// vectors; rows past M read row M - 1 again and are not stored. Loops: (batch x column chunks)
-// parallel, then the row tiles, so a column block of b stays in cache while the rows stream.
+// vectors; rows past M read row M - 1 again and are not stored. Loops: (batch x row tiles)
+// parallel, then the column chunks: a row tile of a stays in registers' reach while b's columns
+// (K x N, tens of KB for attention) stream from L2.
 #include "compiler/ir/ir_operators.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/templates/template_util.h"
@@ -103,12 +104,15 @@ class BatchMatmul final : public OpTemplate {
     const te::IterVar batch = o.axes[0];
     auto [mo, mi] = o.split(o.axes[1], m_bn);
     auto [no, ni] = o.split(o.axes[2], n_bn);
-    o.reorder({batch, no, mo, mi, ni});
-    const te::IterVar outer = o.fuse(batch, no);
+    // Row tiles outside column chunks: the column loop stays a plain loop, so the guard of a
+    // partial last chunk (197 columns) is peeled off and the stores stay vectors; fused with the
+    // batch it would be a modulus the peeling cannot see through.
+    o.reorder({batch, mo, no, mi, ni});
+    const te::IterVar outer = o.fuse(batch, mo);
     if (cfg.Annotation("parallel") == "outer") o.parallel(outer);
     VectorizeByLanes(o, ni, n_bn, t.vector_lanes);
     te::Stage& c = s[product];
-    c.compute_at(o, mo);
+    c.compute_at(o, no);
     auto [ko, ki] = c.split(c.reduce_axes[0], k_bn);
     c.reorder({c.axes[0], ko, ki, c.axes[1], c.axes[2]});
     c.unroll(ki);
