@@ -16,6 +16,51 @@ Tensor DivideBy(const Tensor& sum, const std::string& name, const std::function<
   return te::Compute(name, sum->shape, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count(i); });
 }
 
+// A reduction over the last axis of more than kLaneSplitMin elements runs as kLanes interleaved
+// partial reductions (element r into lane r % kLanes), then one over the lanes. The generic
+// schedule vectorizes the first along its lanes; a single running sum or maximum would be a
+// scalar chain of dependent operations (LayerNorm's and Softmax's statistics, 768 and 197 wide).
+constexpr int64_t kLanes = 16, kLaneSplitMin = 64;
+
+// Reduces fn(i, r) over r in [0, n) for each index i of `kept` (the input's shape with the last
+// axis kept as 1).
+Tensor LastAxisReduce(const std::string& name, const std::vector<int64_t>& kept, te::ReduceKind kind, int64_t n,
+                      const std::function<Expr(const std::vector<Expr>&, const Expr&)>& fn) {
+  if (n < kLaneSplitMin) {
+    auto r = te::MakeIterVar("r", n, true);
+    return te::ComputeReduce(name, kept, kind, {r}, [&](const std::vector<Expr>& i) { return fn(i, te::AxisExpr(r)); });
+  }
+  // Whole chunks of kLanes into the lanes (dense vector reads); the last n % kLanes elements are
+  // reduced on their own and combined at the end.
+  const int64_t chunks = n / kLanes, main = chunks * kLanes, tail = n - main;
+  std::vector<int64_t> lanes_shape = kept;
+  lanes_shape.push_back(kLanes);
+  auto ro = te::MakeIterVar("ro", chunks, true);
+  Tensor partial = te::ComputeReduce(name + ".lanes", lanes_shape, kind, {ro}, [&](const std::vector<Expr>& i) {
+    return fn(std::vector<Expr>(i.begin(), i.end() - 1), te::AxisExpr(ro) * Expr(kLanes) + i.back());
+  });
+  auto rl = te::MakeIterVar("rl", kLanes, true);
+  Tensor lanes = te::ComputeReduce(tail == 0 ? name : name + ".main", kept, kind, {rl}, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> idx = i;
+    idx.push_back(te::AxisExpr(rl));
+    return te::Read(partial, idx);
+  });
+  if (tail == 0) return lanes;
+  // The tail in its own reduction (a select would evaluate fn for every lane as well).
+  auto rt = te::MakeIterVar("rt", tail, true);
+  Tensor rest = te::ComputeReduce(name + ".tail", kept, kind, {rt},
+                                  [&](const std::vector<Expr>& i) { return fn(i, te::AxisExpr(rt) + Expr(main)); });
+  return te::Compute(name, kept, [&](const std::vector<Expr>& i) {
+    return kind == te::ReduceKind::kMax ? ir::max(te::Read(lanes, i), te::Read(rest, i)) : te::Read(lanes, i) + te::Read(rest, i);
+  });
+}
+
+// idx with its last index replaced by r.
+std::vector<Expr> AtLast(std::vector<Expr> idx, const Expr& r) {
+  idx.back() = r;
+  return idx;
+}
+
 }  // namespace
 
 Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& out_shape) {
@@ -184,20 +229,32 @@ Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, 
 Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t axis, float epsilon) {
   std::vector<int64_t> axes;
   for (int64_t d = axis; d < int64_t(x->shape.size()); ++d) axes.push_back(d);
-  Tensor mean = ReduceMean(x, axes, true);
+  const Reduction red(x, axes, true);
+  const Expr count = Expr(float(red.count));
+  Tensor mean, sq_sum;
+  if (axes.size() == 1) {  // over the last axis: lane-split reductions
+    const int64_t n = x->shape.back();
+    Tensor sum = LastAxisReduce(x->name + ".sum", red.shape, te::ReduceKind::kSum, n,
+                                [&](const std::vector<Expr>& i, const Expr& r) { return te::Read(x, AtLast(i, r)); });
+    mean = te::Compute(x->name + ".mean", red.shape, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count; });
+    sq_sum = LastAxisReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, n, [&](const std::vector<Expr>& i, const Expr& r) {
+      Expr c = te::Read(x, AtLast(i, r)) - te::Read(mean, i);
+      return c * c;
+    });
+  } else {
+    mean = ReduceMean(x, axes, true);
+    sq_sum = te::ComputeReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, red.raxes, [&](const std::vector<Expr>& i) {
+      Expr c = te::Read(x, red.InputIndex(i)) - te::Read(mean, i);
+      return c * c;
+    });
+  }
+  // The squared deviations come from x and the mean directly (not from `centered`): the generic
+  // schedule then computes `centered` one row at a time (RowStages), read only by the output.
   Tensor centered = te::Compute(x->name + ".centered", x->shape, [&](const std::vector<Expr>& i) {
     std::vector<Expr> m = i;
     for (int64_t d : axes) m[size_t(d)] = Expr(0);
     return te::Read(x, i) - te::Read(mean, m);
   });
-  // The squared deviations from x and the mean directly (not from `centered`): the generic
-  // schedule then computes `centered` one row at a time (RowStages), read only by the output.
-  const Reduction red(x, axes, true);
-  Tensor sq_sum = te::ComputeReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, red.raxes, [&](const std::vector<Expr>& i) {
-    Expr c = te::Read(x, red.InputIndex(i)) - te::Read(mean, i);
-    return c * c;
-  });
-  const Expr count = Expr(float(red.count));
   Tensor var = te::Compute(x->name + ".var", red.shape, [&](const std::vector<Expr>& i) { return te::Read(sq_sum, i) / count; });
   auto trailing = [&](const Tensor& t, const std::vector<Expr>& i) {
     std::vector<Expr> idx(i.end() - int64_t(t->shape.size()), i.end());
@@ -270,6 +327,27 @@ Tensor LocalResponseNorm(const Tensor& x, int64_t size, float alpha, float beta,
 }
 
 Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {
+  if (first_axis == last_axis && last_axis == int64_t(x->shape.size()) - 1 && x->shape.back() >= kLaneSplitMin) {
+    // Over a long last axis: lane-split maximum and sum; the sum recomputes its exponentials
+    // from x (vectorized) so the output's exponentials can be computed one row at a time.
+    const int64_t n = x->shape.back();
+    std::vector<int64_t> kept = x->shape;
+    kept.back() = 1;
+    auto row = [](std::vector<Expr> i) {
+      i.back() = Expr(0);
+      return i;
+    };
+    Tensor m = LastAxisReduce(x->name + ".max", kept, te::ReduceKind::kMax, n,
+                              [&](const std::vector<Expr>& i, const Expr& r) { return te::Read(x, AtLast(i, r)); });
+    Tensor s = LastAxisReduce(x->name + ".expsum", kept, te::ReduceKind::kSum, n, [&](const std::vector<Expr>& i, const Expr& r) {
+      return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, AtLast(i, r)) - te::Read(m, i)});
+    });
+    Tensor e = te::Compute(x->name + ".exp", x->shape, [&](const std::vector<Expr>& i) {
+      return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, i) - te::Read(m, row(i))});
+    });
+    return te::Compute(x->name + ".softmax", x->shape,
+                       [&](const std::vector<Expr>& i) { return te::Read(e, i) / te::Read(s, row(i)); });
+  }
   std::vector<int64_t> kept = x->shape;
   std::vector<te::IterVar> rmax, rsum;
   for (int64_t d = first_axis; d <= last_axis; ++d) {

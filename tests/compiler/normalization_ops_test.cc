@@ -1,9 +1,12 @@
 // GroupNormalization and NonZero (compiler/operators/nn_ops.cc, index_ops.cc), which ONNX 1.13's
 // backend data does not cover: GroupNormalization against a naive reference in both opsets' forms
 // (scale and bias per group at 18, per channel at 21) on the host and for sm_90 (emulated), and
-// NonZero folded from a constant or refused, naming the node, for a runtime input.
+// NonZero folded from a constant or refused, naming the node, for a runtime input. Softmax and
+// LayerNormalization over rows long enough for lane-split reductions (compiler/ops/reduce.cc:
+// 64, 128, 197 and 768 wide, the backend data's rows are shorter), against naive references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -96,6 +99,52 @@ TEST(GroupNormalization, AffineOfTheOtherOpsetsFormIsRefusedNamingTheShape) {
   ASSERT_FALSE(artifact.ok());
   EXPECT_NE(artifact.status().message().find("num_groups 4 must be positive and divide the 6 channels"), std::string::npos)
       << artifact.status().message();
+}
+
+TEST(LongRows, SoftmaxAndLayerNormMatchNaiveReferences) {
+  for (int64_t n : {64, 128, 197, 768}) {
+    const int64_t rows = 3;
+    const std::vector<float> x = Pattern(size_t(rows * n), 0.43f, -5.0f);
+    for (const char* op : {"Softmax", "LayerNormalization"}) {
+      OnnxBuilder b(17);
+      b.Input("x", {rows, n});
+      const bool ln = std::string(op) == "LayerNormalization";
+      if (ln) {
+        b.Floats("scale", {n}, Pattern(size_t(n), 0.05f, 0.5f));
+        b.Floats("bias", {n}, Pattern(size_t(n), -0.02f, 0.1f));
+        b.Node(op, {"x", "scale", "bias"}, {"y"}, {AttrInt("axis", -1)});
+      } else {
+        b.Node(op, {"x"}, {"y"}, {AttrInt("axis", -1)});
+      }
+      b.Output("y");
+      std::vector<double> ref;
+      const std::vector<float> scale = Pattern(size_t(n), 0.05f, 0.5f), bias = Pattern(size_t(n), -0.02f, 0.1f);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* row = &x[size_t(r * n)];
+        if (ln) {
+          double mean = 0, var = 0;
+          for (int64_t c = 0; c < n; ++c) mean += row[c];
+          mean /= double(n);
+          for (int64_t c = 0; c < n; ++c) var += (row[c] - mean) * (row[c] - mean);
+          var /= double(n);
+          for (int64_t c = 0; c < n; ++c) ref.push_back((row[c] - mean) / std::sqrt(var + 1e-5) * scale[size_t(c)] + bias[size_t(c)]);
+        } else {
+          double max = row[0], sum = 0;
+          for (int64_t c = 0; c < n; ++c) max = std::max(max, double(row[c]));
+          for (int64_t c = 0; c < n; ++c) sum += std::exp(row[c] - max);
+          for (int64_t c = 0; c < n; ++c) ref.push_back(std::exp(row[c] - max) / sum);
+        }
+      }
+      for (bool gpu : {false, true}) {
+        SCOPED_TRACE(std::string(op) + " over " + std::to_string(n) + (gpu ? " on sm_90 (emulated)" : " on the host"));
+        auto artifact = testing::CompileOnnxBytes(b.Bytes(), "rows", 3, gpu);
+        ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+        const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
+        ASSERT_EQ(y.size(), ref.size());
+        for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ref[i], 1e-5 * (1 + std::fabs(ref[i]))) << "element " << i;
+      }
+    }
+  }
 }
 
 TEST(NonZero, AConstantInputFoldsToItsIndices) {
