@@ -860,8 +860,8 @@ std::vector<OperatorDef> NnOperators() {
        nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
        false, 2},
       {"MatMul", "nn", {}, InferMatMul, nullptr, LowerLinear, nullptr,
-       "a constant 2-D B at any rank of A uses the dense template (rows: the leading dims); products of two "
-       "activations broadcast",
+       "a constant 2-D B at any rank of A uses the dense template (rows: the leading dims); two activations with "
+       "equal batch dims the batch_matmul template; broadcast batch dims a generic product",
        false, 2},
       {"Einsum", "nn", {{"equation", kString, true}}, InferEinsum, nullptr, LowerEinsum, nullptr,
        "explicit and implicit forms; no ellipsis, no repeated label within an operand"},
