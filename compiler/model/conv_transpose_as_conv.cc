@@ -40,12 +40,15 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   if (!window.ok()) return {};
   const ops::ConvParams& p = window->params;
   const int64_t s = p.strides[0];
-  if (p.strides[1] != s) return {};  // DepthToSpace interleaves square blocks only
+  // DepthToSpace interleaves square blocks only. A dilated window's taps leave most of each
+  // phase's kernel zero (and none land in some phases where d and s share a factor): those keep
+  // the direct kernel rather than multiply by zeros.
+  if (p.strides[1] != s || p.dilations[0] != 1 || p.dilations[1] != 1) return {};
   const int64_t G = p.groups, C = w->shape[0], Og = w->shape[1], kh = w->shape[2], kw = w->shape[3];
-  const int64_t Cg = C / G, O = Og * G, dh = p.dilations[0], dw = p.dilations[1];
-  // Tap t of the window lands (t*d) past its input's position: in phase (t*d) % s, (t*d) / s
-  // output steps further. Each phase is a plain convolution over the taps that land in it.
-  const int64_t Kh = (kh - 1) * dh / s + 1, Kw = (kw - 1) * dw / s + 1;  // taps per phase
+  const int64_t Cg = C / G, O = Og * G;
+  // Tap t of the window lands t past its input's position: in phase t % s, t / s output steps
+  // further. Each phase is a plain convolution over the taps that land in it.
+  const int64_t Kh = (kh + s - 1) / s, Kw = (kw + s - 1) / s;  // taps per phase
   const int64_t H = x.shape[2], W = x.shape[3];
   const int64_t full_h = (H + Kh - 1) * s, full_w = (W + Kw - 1) * s;  // the phases' extent
   const std::vector<int64_t>& out = window->out;
@@ -54,7 +57,7 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   // positions the identity does not produce: those keep the direct kernel.
   if (ph < 0 || pw < 0 || ph + out[0] > full_h || pw + out[1] > full_w) return {};
 
-  // V[o*s*s + rh*s + rw, c % Cg, Kh-1-eh, Kw-1-ew] = W[c, o % Og, th, tw] with th*dh = eh*s + rh
+  // V[o*s*s + rh*s + rw, c % Cg, Kh-1-eh, Kw-1-ew] = W[c, o % Og, th, tw] with th = eh*s + rh
   // (flipped taps). Output channel o's phases are adjacent (DepthToSpace's CRD order), so a
   // group's channels stay contiguous and grouped windows are grouped convolutions.
   ConstantData v{DataType::kFloat32, {O * s * s, Cg, Kh, Kw}, {}, {}};
@@ -64,8 +67,8 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
       const int64_t o = (c / Cg) * Og + ol;
       for (int64_t th = 0; th < kh; ++th) {
         for (int64_t tw = 0; tw < kw; ++tw) {
-          const int64_t rh = th * dh % s, rw = tw * dw % s;
-          const int64_t jh = Kh - 1 - th * dh / s, jw = Kw - 1 - tw * dw / s;
+          const int64_t rh = th % s, rw = tw % s;
+          const int64_t jh = Kh - 1 - th / s, jw = Kw - 1 - tw / s;
           v.f32[size_t(((o * s * s + rh * s + rw) * Cg + c % Cg) * Kh * Kw + jh * Kw + jw)] =
               w->f32[size_t(((c * Og + ol) * kh + th) * kw + tw)];
         }

@@ -854,8 +854,8 @@ std::vector<OperatorDef> NnOperators() {
        {{"auto_pad", kString}, {"dilations", kInts}, {"group", kInt}, {"kernel_shape", kInts}, {"output_padding", kInts},
         {"output_shape", kInts}, {"pads", kInts}, {"strides", kInts}},
        InferConvTranspose, nullptr, LowerConvTranspose, nullptr,
-       "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; 2-D with constant weights and "
-       "equal strides is a conv2d task (tunable), the rest a direct kernel", false, 2},
+       "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; 2-D with constant weights, "
+       "equal strides and no dilation is a conv2d task (tunable), the rest a direct kernel", false, 2},
       {"Gemm", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}}, InferGemm,
        nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
        false, 2},

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <set>
 
-#include "compiler/ir/ir_visitor.h"
 #include "compiler/ops/ops.h"
 
 namespace tunefarm::ops {
@@ -67,25 +66,18 @@ te::IterVar ScheduleStage(te::Stage& s, const compiler::Target& target, bool att
   return want_row && !outer.empty() ? fused : te::IterVar();
 }
 
-// The tensors a stage's definition reads.
-std::set<const ir::TensorNode*> Reads(const te::Stage& s) {
-  std::set<const ir::TensorNode*> reads;
-  ir::PreOrderVisit(ir::Evaluate::Make(s.body), [&](const Expr& e) {
-    if (const auto* p = e.as<ir::ProducerLoad>()) reads.insert(p->tensor.get());
-  });
-  return reads;
-}
-
-// The stages to compute inside the output's row loop: those the output reads that are row-local
-// (the output's shape, or that shape with the last axis reduced to 1) and that no other stage
-// outside the row reads; empty unless one of them reduces (a Softmax- or LayerNorm-like kernel).
-// A row's region is inferred from the output's reads, so only stages it reads directly attach;
-// the others stay whole (Softmax's row maxima: one value per row).
+// The stages to compute inside the output's row loop: those an element-wise output reads that are
+// row-local (the output's shape, or that shape with the last axis reduced to 1) and that no other
+// stage outside the row reads (Softmax's exponentials, LayerNorm's deviations). A row's region is
+// inferred from the output's reads, so only stages it reads directly attach; the others stay
+// whole (Softmax's row maxima: one value per row).
 std::vector<te::Stage*> RowStages(const te::Schedule& s, const te::Stage& out) {
   const std::vector<int64_t>& shape = out.tensor->shape;
   std::vector<te::Stage*> rows;
-  if (shape.size() < 2 || shape.back() < 2) return rows;
-  const std::set<const ir::TensorNode*> read_by_out = Reads(out);
+  // An output that reduces may read a whole producer for each of its rows: computing that inside
+  // the row would repeat it per row.
+  if (shape.size() < 2 || shape.back() < 2 || !out.reduce_axes.empty()) return rows;
+  const std::set<const ir::TensorNode*> read_by_out = te::TensorsRead(out);
   for (const auto& st : s.stages()) {
     const std::vector<int64_t>& own = st->tensor->shape;
     if (st.get() == &out || !read_by_out.count(st->tensor.get()) || own.size() != shape.size()) continue;
@@ -97,7 +89,7 @@ std::vector<te::Stage*> RowStages(const te::Schedule& s, const te::Stage& out) {
     changed = false;
     for (const auto& st : s.stages()) {
       if (st.get() == &out || std::find(rows.begin(), rows.end(), st.get()) != rows.end()) continue;
-      const std::set<const ir::TensorNode*> reads = Reads(*st);
+      const std::set<const ir::TensorNode*> reads = te::TensorsRead(*st);
       for (auto it = rows.begin(); it != rows.end();) {
         if (reads.count((*it)->tensor.get())) {
           it = rows.erase(it);
@@ -108,8 +100,7 @@ std::vector<te::Stage*> RowStages(const te::Schedule& s, const te::Stage& out) {
       }
     }
   }
-  const bool reduces = std::any_of(rows.begin(), rows.end(), [](const te::Stage* st) { return !st->reduce_axes.empty(); });
-  return reduces ? rows : std::vector<te::Stage*>{};
+  return rows;
 }
 
 }  // namespace

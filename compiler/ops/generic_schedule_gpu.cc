@@ -8,6 +8,9 @@
 //   - every intermediate reduction (a softmax's max and sum, a norm's mean) is computed by the
 //     thread that needs it, in registers, attached at the thread loop: the region one output
 //     element reads. Rows are recomputed per element; simple and sound, not fast for long rows.
+//     A reduction read only by another intermediate one (the lanes of a lane-split reduction,
+//     ops/reduce.cc) is computed inside that one's innermost data loop: the region one of its
+//     elements reads.
 #include "compiler/ops/ops.h"
 
 namespace tunefarm::ops {
@@ -34,7 +37,20 @@ std::unique_ptr<te::Schedule> ScheduleGenericGpu(const Tensor& output, const com
   for (const auto& stage : s.stages()) {
     if (stage->tensor == output || stage->inlined) continue;
     stage->set_scope(ir::MemoryScope::kLocal);
-    stage->compute_at(o, thread);
+    // Its one reader when that is another intermediate stage (not inlined: inlined ones were
+    // substituted into their readers); else the output's thread loop.
+    te::Stage* reader = nullptr;
+    int readers = 0;
+    for (const auto& other : s.stages()) {
+      if (other->inlined || other.get() == stage.get() || !te::TensorsRead(*other).count(stage->tensor.get())) continue;
+      ++readers;
+      reader = other.get();
+    }
+    if (readers == 1 && reader->tensor != output && !reader->axes.empty()) {
+      stage->compute_at(*reader, reader->axes.back());
+    } else {
+      stage->compute_at(o, thread);
+    }
   }
   return schedule;
 }

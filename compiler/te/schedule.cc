@@ -215,4 +215,12 @@ void Schedule::compute_inline(const Tensor& t) {
   st.inlined = true;
 }
 
+std::set<const ir::TensorNode*> TensorsRead(const Stage& s) {
+  std::set<const ir::TensorNode*> reads;
+  ir::PreOrderVisit(ir::Evaluate::Make(s.body), [&](const Expr& e) {
+    if (const auto* p = e.as<ir::ProducerLoad>()) reads.insert(p->tensor.get());
+  });
+  return reads;
+}
+
 }  // namespace tunefarm::te

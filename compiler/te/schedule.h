@@ -30,6 +30,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,9 @@ class Schedule {
 
 // All tensors a body reads.
 std::vector<Tensor> ReadTensors(const Expr& body);
+
+// The tensors a stage's definition reads (after any compute_inline into it).
+std::set<const ir::TensorNode*> TensorsRead(const Stage& s);
 
 }  // namespace tunefarm::te
 

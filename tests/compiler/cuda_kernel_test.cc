@@ -15,6 +15,7 @@
 #include "common/kernel_reference.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/ir/ir_operators.h"
+#include "compiler/schedule/strategy.h"
 #include "compiler/passes/lower.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/te/schedule.h"
@@ -149,33 +150,16 @@ INSTANTIATE_TEST_SUITE_P(All, CudaTemplates,
                          ::testing::Values("conv2d_nchw_cuda", "depthwise_conv2d_nchw_cuda", "dense_cuda",
                                            "dense_small_batch_cuda", "conv2d_nchw_winograd_cuda", "batch_matmul_cuda"));
 
-// The CUDA template of a CPU task's workload (same operator and shapes).
-Workload OnCuda(Workload w) {
-  if (w.is_dense()) {
-    w.template_name = "dense_cuda";
-  } else {
-    const Conv2dParams& c = w.conv;
-    bool depthwise = c.groups > 1 && c.groups == c.in_channels && c.out_channels == c.in_channels;
-    w.template_name = depthwise ? "depthwise_conv2d_nchw_cuda" : "conv2d_nchw_cuda";
-  }
-  return w;
-}
-
 TEST(CudaFallbacks, EveryModelWorkloadIsValidOnEveryListedCard) {
   std::set<std::string> keys;
   std::vector<Workload> workloads;
   for (const char* model : {"resnet-18", "resnet-50", "mobilenet-v2"}) {
     auto tasks = ExtractTasks(model, HostTarget());
     ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+    // Every CUDA implementation of each CPU task's operator (the strategy table's: the
+    // cross-thread reduction for dense, Winograd for 3x3 stride 1).
     for (const Task& t : *tasks) {
-      Workload w = OnCuda(t.workload);
-      if (keys.insert(w.Key()).second) workloads.push_back(w);
-      // The alternative implementations: the cross-thread reduction for dense, Winograd for 3x3 stride 1.
-      if (w.is_dense()) {
-        w.template_name = "dense_small_batch_cuda";
-        if (keys.insert(w.Key()).second) workloads.push_back(w);
-      } else if (w.template_name == "conv2d_nchw_cuda" && IsWinogradConv(w.conv)) {
-        w.template_name = "conv2d_nchw_winograd_cuda";
+      for (const Workload& w : Implementations(t.workload, Gpu("h100"))) {
         if (keys.insert(w.Key()).second) workloads.push_back(w);
       }
     }

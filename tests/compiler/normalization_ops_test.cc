@@ -22,6 +22,12 @@ using testing::AttrFloat;
 using testing::AttrInt;
 using testing::OnnxBuilder;
 
+int64_t Product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 std::vector<float> Pattern(size_t n, float scale, float offset) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = offset + scale * float((i * 11) % 23);
@@ -102,12 +108,13 @@ TEST(GroupNormalization, AffineOfTheOtherOpsetsFormIsRefusedNamingTheShape) {
 }
 
 TEST(LongRows, SoftmaxAndLayerNormMatchNaiveReferences) {
-  for (int64_t n : {64, 128, 197, 768}) {
-    const int64_t rows = 3;
+  // [3, n] rows, and [4, 50, 197]: enough work for the parallel loop the row stages attach to.
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{3, 64}, {3, 128}, {3, 197}, {3, 768}, {4, 50, 197}}) {
+    const int64_t n = shape.back(), rows = Product(shape) / n;
     const std::vector<float> x = Pattern(size_t(rows * n), 0.43f, -5.0f);
     for (const char* op : {"Softmax", "LayerNormalization"}) {
       OnnxBuilder b(17);
-      b.Input("x", {rows, n});
+      b.Input("x", shape);
       const bool ln = std::string(op) == "LayerNormalization";
       if (ln) {
         b.Floats("scale", {n}, Pattern(size_t(n), 0.05f, 0.5f));
@@ -136,7 +143,8 @@ TEST(LongRows, SoftmaxAndLayerNormMatchNaiveReferences) {
         }
       }
       for (bool gpu : {false, true}) {
-        SCOPED_TRACE(std::string(op) + " over " + std::to_string(n) + (gpu ? " on sm_90 (emulated)" : " on the host"));
+        SCOPED_TRACE(std::string(op) + " over " + std::to_string(n) + " in " + std::to_string(rows) + " rows" +
+                     (gpu ? " on sm_90 (emulated)" : " on the host"));
         auto artifact = testing::CompileOnnxBytes(b.Bytes(), "rows", 3, gpu);
         ASSERT_TRUE(artifact.ok()) << artifact.status().message();
         const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);

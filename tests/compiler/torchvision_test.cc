@@ -40,8 +40,8 @@ std::vector<std::string> ListDir(const std::string& path) {
 
 struct Row {
   std::string model, opset;
-  double error[2] = {-1, -1};  // opt levels 0 and 3
-  double compile_s[2] = {0, 0};
+  double error[3] = {-1, -1, -1};  // opt levels 0 and 3; opt level 3 for sm_90 (emulated), when asked
+  double compile_s[3] = {0, 0, 0};
   std::string failure;
 };
 
@@ -57,14 +57,17 @@ Result<std::vector<InputShape>> ExportInputShapes(const std::string& dir) {
   return shapes;
 }
 
-// Compiles and runs one export at one opt level; the relative error, or a failure message.
-Result<double> CompileAndCompare(const std::string& dir, int level, double* compile_s) {
+// Compiles and runs one export at one opt level (for the host, or for sm_90 with the kernels
+// emulated on the CPU); the relative error, or a failure message.
+Result<double> CompileAndCompare(const std::string& dir, int level, double* compile_s, bool gpu = false) {
   CompileOptions options;
   options.opt_level = level;
   options.warn = [](const std::string&) {};
+  options.emulate_gpu = gpu;
   TUNEFARM_ASSIGN_OR_RETURN(options.input_shapes, ExportInputShapes(dir));
+  TUNEFARM_ASSIGN_OR_RETURN(const Target target, gpu ? ParseTarget("cuda -arch=sm_90") : Result<Target>(HostTarget()));
   const auto t0 = std::chrono::steady_clock::now();
-  TUNEFARM_ASSIGN_OR_RETURN(runtime::Artifact artifact, CompileModel(dir + "/model.onnx", HostTarget(), options));
+  TUNEFARM_ASSIGN_OR_RETURN(runtime::Artifact artifact, CompileModel(dir + "/model.onnx", target, options));
   *compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   TUNEFARM_ASSIGN_OR_RETURN(auto input, runtime::ReadNpy(dir + "/input.npy"));
   TUNEFARM_ASSIGN_OR_RETURN(auto ref, runtime::ReadNpy(dir + "/output.npy"));
@@ -84,14 +87,17 @@ Result<double> CompileAndCompare(const std::string& dir, int level, double* comp
 }
 
 // Every export under $<dir_env> (OUT/<model>/opset<N>/), filtered by $<dir_env minus _DIR>_MODELS:
-// compiled at opt levels 0 and 3 and compared with PyTorch's output; a markdown table to
-// $<...>_REPORT. Recurrent models (model names containing lstm, gru or rnn) get 1e-3.
+// compiled at opt levels 0 and 3 (and with $<...>_GPU=1 at opt level 3 for sm_90, emulated) and
+// compared with PyTorch's output; a markdown table to $<...>_REPORT. Recurrent models (model names
+// containing lstm, gru or rnn) get 1e-3.
 void CheckExports(const char* dir_env, const char* how_to_export) {
   const std::string prefix = std::string(dir_env).substr(0, std::string(dir_env).size() - 4);
   const char* root = std::getenv(dir_env);
   if (!root) GTEST_SKIP() << dir_env << " not set (exports: " << how_to_export << ")";
   const char* only = std::getenv((prefix + "_MODELS").c_str());
   const std::string filter = only ? "," + std::string(only) + "," : "";
+  const char* gpu_env = std::getenv((prefix + "_GPU").c_str());
+  const int runs = gpu_env && std::string(gpu_env) == "1" ? 3 : 2;
   runtime::Executor::SetNumThreads(2);
   std::vector<Row> rows;
   for (const std::string& model : ListDir(root)) {
@@ -104,16 +110,18 @@ void CheckExports(const char* dir_env, const char* how_to_export) {
       Row row;
       row.model = model;
       row.opset = opset;
-      for (int k = 0; k < 2 && row.failure.empty(); ++k) {
-        auto err = CompileAndCompare(dir, k == 0 ? 0 : 3, &row.compile_s[k]);
-        if (!err.ok()) row.failure = "O" + std::to_string(k == 0 ? 0 : 3) + ": " + err.status().message();
+      for (int k = 0; k < runs && row.failure.empty(); ++k) {
+        auto err = CompileAndCompare(dir, k == 0 ? 0 : 3, &row.compile_s[k], k == 2);
+        if (!err.ok()) row.failure = (k == 2 ? "sm_90: " : "O" + std::to_string(k == 0 ? 0 : 3) + ": ") + err.status().message();
         else row.error[k] = *err;
       }
-      std::printf("%-30s %-8s O0 %.2e O3 %.2e  compile %.1f s / %.1f s %s\n", model.c_str(), opset.c_str(), row.error[0], row.error[1],
-                  row.compile_s[0], row.compile_s[1], row.failure.c_str());
+      char gpu_column[32] = "";
+      if (runs == 3) std::snprintf(gpu_column, sizeof(gpu_column), " sm_90 %.2e", row.error[2]);
+      std::printf("%-30s %-8s O0 %.2e O3 %.2e%s  compile %.1f s / %.1f s %s\n", model.c_str(), opset.c_str(), row.error[0], row.error[1],
+                  gpu_column, row.compile_s[0], row.compile_s[1], row.failure.c_str());
       std::fflush(stdout);
       EXPECT_TRUE(row.failure.empty()) << model << " " << opset << ": " << row.failure;
-      for (double e : row.error) EXPECT_LE(e, recurrent ? 1e-3 : 1e-4) << model << " " << opset;
+      for (int k = 0; k < runs; ++k) EXPECT_LE(row.error[k], recurrent ? 1e-3 : 1e-4) << model << " " << opset << " run " << k;
       rows.push_back(row);
     }
   }

@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
     else if (part == "residual") spec.epilogue.residual = true;
     else if (part == "relu") spec.epilogue.activation = tc::Activation::kRelu;
     else if (part == "relu6") spec.epilogue.activation = tc::Activation::kRelu6;
-    else return Fail("unknown epilogue part '" + part + "' (known: bias, residual, relu, relu6)");
+    else if (part == "prelu") spec.epilogue.activation = tc::Activation::kPRelu;
+    else if (part == "gelu") spec.epilogue.activation = tc::Activation::kGelu;
+    else if (part == "gelu_tanh") spec.epilogue.activation = tc::Activation::kGeluTanh;
+    else return Fail("unknown epilogue part '" + part + "' (known: bias, residual, relu, relu6, prelu, gelu, gelu_tanh)");
   }
   std::vector<std::pair<std::string, double>> times;
   tc::BuildOptions options;

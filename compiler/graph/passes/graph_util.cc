@@ -64,4 +64,20 @@ bool NeverRuns(const Graph& g, const Node& n) {
   return false;
 }
 
+std::optional<float> ScalarConstant(const Graph& g, int value, size_t max_rank) {
+  if (value < 0) return std::nullopt;
+  const Value& v = g.values[size_t(value)];
+  if (!v.constant || v.constant->dtype != DataType::kFloat32 || v.constant->f32.size() != 1 || v.shape.size() > max_rank) {
+    return std::nullopt;
+  }
+  return v.constant->f32[0];
+}
+
+int OtherInput(const Node& n, int known) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == known && n.inputs[1] != known) return n.inputs[1];
+  if (n.inputs[1] == known && n.inputs[0] != known) return n.inputs[0];
+  return -1;
+}
+
 }  // namespace tunefarm::graph

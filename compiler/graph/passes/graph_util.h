@@ -27,6 +27,11 @@ int AddFloatValue(Graph* g, const std::string& name, std::vector<int64_t> shape)
 bool NeverRuns(const Graph& g, const Node& n);
 // A constant bool condition's value, or nullopt when the value is not a constant.
 std::optional<bool> ConstantCondition(const Graph& g, int value);
+// The value of a one-element float32 constant of rank <= max_rank (so broadcasting it changes no
+// shape of that rank), or nullopt.
+std::optional<float> ScalarConstant(const Graph& g, int value, size_t max_rank);
+// The input of a two-input node that is not `known`; -1 when neither or both are.
+int OtherInput(const Node& n, int known);
 
 }  // namespace tunefarm::graph
 

@@ -8,23 +8,7 @@
 namespace tunefarm::graph {
 namespace {
 
-// The value of a float32 constant with one element, or nullopt.
-std::optional<float> Scalar(const Graph& g, int value) {
-  if (value < 0) return std::nullopt;
-  const auto& c = g.values[size_t(value)].constant;
-  if (!c || c->dtype != DataType::kFloat32 || c->f32.size() != 1) return std::nullopt;
-  return c->f32[0];
-}
-
 bool Near(std::optional<float> v, double want) { return v && std::fabs(double(*v) - want) <= 1e-4 * std::fabs(want); }
-
-// The input of binary node n that is not `known` (-1 when neither or both are).
-int Other(const Node& n, int known) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == known && n.inputs[1] != known) return n.inputs[1];
-  if (n.inputs[1] == known && n.inputs[0] != known) return n.inputs[0];
-  return -1;
-}
 
 struct Chain {
   int x = -1;          // GELU's input
@@ -51,34 +35,37 @@ class Matcher {
     const Node* s = Producer(scaled);
     if (!s || !OnlyUse(scaled) || s->inputs.size() != 2) return std::nullopt;
     Chain c;
-    if (s->op_type == "Div" && Near(Scalar(g_, s->inputs[1]), std::sqrt(2.0))) {
+    // Constants must not broadcast x to a higher rank (Gelu(x) keeps x's shape).
+    auto rank = [&](int v) { return v < 0 ? size_t(0) : g_.values[size_t(v)].shape.size(); };
+    if (s->op_type == "Div" && Near(ScalarConstant(g_, s->inputs[1], rank(s->inputs[0])), std::sqrt(2.0))) {
       c.x = s->inputs[0];
     } else if (s->op_type == "Mul") {
-      for (int k : {0, 1}) {
-        if (Near(Scalar(g_, s->inputs[size_t(k)]), std::sqrt(0.5))) c.x = s->inputs[size_t(1 - k)];
+      for (size_t k : {0, 1}) {
+        if (c.x < 0 && Near(ScalarConstant(g_, s->inputs[k], rank(s->inputs[1 - k])), std::sqrt(0.5))) c.x = s->inputs[1 - k];
       }
     }
     if (c.x < 0) return std::nullopt;
+    auto Scalar = [&, x_rank = rank(c.x)](int v) { return ScalarConstant(g_, v, x_rank); };
     c.nodes = {size_t(g_.values[size_t(scaled)].producer), erf};
     // Erf(...) + 1.
     const auto plus_one = Next(e.outputs[0], "Add");
-    if (!plus_one || !Near(Scalar(g_, Other(g_.nodes[*plus_one], e.outputs[0])), 1.0)) return std::nullopt;
+    if (!plus_one || !Near(Scalar(OtherInput(g_.nodes[*plus_one], e.outputs[0])), 1.0)) return std::nullopt;
     c.nodes.push_back(*plus_one);
     // Times x, or times 0.5 * x; then times 0.5 when x came unhalved.
     const int sum = g_.nodes[*plus_one].outputs[0];
     const auto product = Next(sum, "Mul");
     if (!product) return std::nullopt;
     c.nodes.push_back(*product);
-    const int factor = Other(g_.nodes[*product], sum);
+    const int factor = OtherInput(g_.nodes[*product], sum);
     if (factor == c.x) {
       const auto half = Next(g_.nodes[*product].outputs[0], "Mul");
-      if (!half || !Near(Scalar(g_, Other(g_.nodes[*half], g_.nodes[*product].outputs[0])), 0.5)) return std::nullopt;
+      if (!half || !Near(Scalar(OtherInput(g_.nodes[*half], g_.nodes[*product].outputs[0])), 0.5)) return std::nullopt;
       c.nodes.push_back(*half);
       c.last = *half;
       return c;
     }
     const Node* h = Producer(factor);
-    if (!h || !OnlyUse(factor) || h->op_type != "Mul" || !Near(Scalar(g_, Other(*h, c.x)), 0.5)) return std::nullopt;
+    if (!h || !OnlyUse(factor) || h->op_type != "Mul" || !Near(Scalar(OtherInput(*h, c.x)), 0.5)) return std::nullopt;
     c.nodes.push_back(size_t(g_.values[size_t(factor)].producer));
     c.last = *product;
     return c;

@@ -8,21 +8,6 @@
 namespace tunefarm::graph {
 namespace {
 
-std::optional<float> Scalar(const Graph& g, int value) {
-  if (value < 0) return std::nullopt;
-  const auto& c = g.values[size_t(value)].constant;
-  if (!c || c->dtype != DataType::kFloat32 || c->f32.size() != 1) return std::nullopt;
-  return c->f32[0];
-}
-
-// The input of binary node n that is not `known` (-1 when neither or both are).
-int Other(const Node& n, int known) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == known && n.inputs[1] != known) return n.inputs[1];
-  if (n.inputs[1] == known && n.inputs[0] != known) return n.inputs[0];
-  return -1;
-}
-
 class Matcher {
  public:
   explicit Matcher(const Graph& g) : g_(g), uses_(CountUses(g)), readers_(g.values.size()) {
@@ -62,7 +47,7 @@ class Matcher {
     std::optional<size_t> pow, div;
     for (size_t r : readers_[size_t(d)]) {
       const Node& n = g_.nodes[r];
-      if (n.op_type == "Pow" && n.inputs.size() == 2 && n.inputs[0] == d && Scalar(g_, n.inputs[1]) == 2.0f) pow = r;
+      if (n.op_type == "Pow" && n.inputs.size() == 2 && n.inputs[0] == d && ScalarConstant(g_, n.inputs[1], xv.shape.size()) == 2.0f) pow = r;
       if (n.op_type == "Div" && n.inputs.size() == 2 && n.inputs[0] == d) div = r;
     }
     if (!pow || !div) return std::nullopt;
@@ -76,7 +61,7 @@ class Matcher {
     c.nodes.push_back(*var);
     const auto add = Single(g_.nodes[*var].outputs[0], "Add");
     if (!add) return std::nullopt;
-    const std::optional<float> eps = Scalar(g_, Other(g_.nodes[*add], g_.nodes[*var].outputs[0]));
+    const std::optional<float> eps = ScalarConstant(g_, OtherInput(g_.nodes[*add], g_.nodes[*var].outputs[0]), xv.shape.size());
     if (!eps || *eps < 0) return std::nullopt;
     c.epsilon = *eps;
     c.nodes.push_back(*add);
@@ -89,13 +74,13 @@ class Matcher {
     c.last = *div;
     // [* gamma] [+ beta]: constants over the normalized axes.
     int out = g_.nodes[*div].outputs[0];
-    if (const auto mul = Single(out, "Mul"); mul && Affine(Other(g_.nodes[*mul], out), xv.shape)) {
-      c.gamma = Other(g_.nodes[*mul], out);
+    if (const auto mul = Single(out, "Mul"); mul && Affine(OtherInput(g_.nodes[*mul], out), xv.shape, c.axis)) {
+      c.gamma = OtherInput(g_.nodes[*mul], out);
       c.nodes.push_back(*mul);
       c.last = *mul;
       out = g_.nodes[*mul].outputs[0];
-      if (const auto plus = Single(out, "Add"); plus && Affine(Other(g_.nodes[*plus], out), xv.shape)) {
-        c.beta = Other(g_.nodes[*plus], out);
+      if (const auto plus = Single(out, "Add"); plus && Affine(OtherInput(g_.nodes[*plus], out), xv.shape, c.axis)) {
+        c.beta = OtherInput(g_.nodes[*plus], out);
         c.nodes.push_back(*plus);
         c.last = *plus;
       }
@@ -125,11 +110,12 @@ class Matcher {
     }
     return first;
   }
-  // A float32 constant broadcasting over the trailing axes of x (no leading extents beyond 1).
-  bool Affine(int value, const std::vector<int64_t>& x) const {
+  // A float32 constant over the normalized axes [axis, rank) of x (LayerNormalization's scale and
+  // bias: no extent along the other axes, not even 1s there).
+  bool Affine(int value, const std::vector<int64_t>& x, int64_t axis) const {
     if (value < 0) return false;
     const Value& v = g_.values[size_t(value)];
-    if (!v.constant || v.dtype != DataType::kFloat32 || v.shape.size() > x.size()) return false;
+    if (!v.constant || v.dtype != DataType::kFloat32 || int64_t(v.shape.size()) > int64_t(x.size()) - axis) return false;
     for (size_t i = 0; i < v.shape.size(); ++i) {
       const int64_t want = x[x.size() - v.shape.size() + i];
       if (v.shape[i] != want && v.shape[i] != 1) return false;
