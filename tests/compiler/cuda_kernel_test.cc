@@ -164,6 +164,10 @@ TEST(CudaFallbacks, EveryModelWorkloadIsValidOnEveryListedCard) {
       }
     }
   }
+  // ViT-B/16's patch embedding: a 16x16 window whose whole-window staging overflowed shared memory.
+  for (const Workload& w : Implementations(Conv2dWorkload(1, 3, 224, 224, 768, 16, 16, 16, 0), Gpu("h100"))) {
+    if (keys.insert(w.Key()).second) workloads.push_back(w);
+  }
   ASSERT_GE(workloads.size(), 40u);
   const std::string ptxas = FindPtxas();
   for (const char* card : kCards) {

@@ -62,17 +62,21 @@ class Conv2dNCHWCuda final : public OpTemplate {
     const int64_t max_tf = std::min<int64_t>(64, std::max<int64_t>(1, 256 / (x[1] * y[1])));
     std::vector<int64_t> f = FallbackTriple(kg, max_tf, 4);
     if (f[1] * x[1] * y[1] < 64 && f[2] > 1) f = FallbackTriple(kg, max_tf, 1);  // threads over registers
-    int64_t rc = LargestDivisorAtMost(cg, 8);
-    for (;; rc = LargestDivisorAtMost(cg, rc - 1)) {
-      int64_t elements = InputTileElements(c, rc, y[1] * y[2], x[1] * x[2], c.kernel_h, c.kernel_w) +
-                         f[1] * f[2] * rc * c.kernel_h * c.kernel_w;
-      if (elements * 4 <= t.gpu.max_shared_memory_per_block || rc == 1) break;
-    }
+    // Per step: rc channels and ry rows of the window; fewer channels first, then (a large window:
+    // ViT's 16x16 patches) fewer window rows, until the staged tiles fit in shared memory.
+    int64_t rc = LargestDivisorAtMost(cg, 8), ry = c.kernel_h;
+    auto fits = [&] {
+      const int64_t elements = InputTileElements(c, rc, y[1] * y[2], x[1] * x[2], ry, c.kernel_w) +
+                               f[1] * f[2] * rc * ry * c.kernel_w;
+      return elements * 4 <= t.gpu.max_shared_memory_per_block;
+    };
+    while (!fits() && rc > 1) rc = LargestDivisorAtMost(cg, rc - 1);
+    while (!fits() && ry > 1) ry = LargestDivisorAtMost(c.kernel_h, ry - 1);
     return space.FromValues({{"tile_f", NoVthread(f)},
                              {"tile_y", NoVthread(y)},
                              {"tile_x", NoVthread(x)},
                              {"tile_rc", {cg / rc, rc}},
-                             {"tile_ry", {1, c.kernel_h}},
+                             {"tile_ry", {c.kernel_h / ry, ry}},
                              {"tile_rx", {1, c.kernel_w}},
                              {"auto_unroll_max_step", {512}}});
   }
