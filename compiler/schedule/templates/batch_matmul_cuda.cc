@@ -25,17 +25,7 @@ class BatchMatmulCuda final : public OpTemplate {
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const BatchMatmulParams& p = w.batch_matmul;
     ConfigSpace space(w.Key() + " on " + t.ToString());
-    space.DefineSplit("tile_y", p.m, 3, SplitPolicy::kVerbose, 64);
-    space.DefineSplit("tile_x", p.n, 3, SplitPolicy::kVerbose, 256);
-    space.DefineSplit("tile_k", p.k, 2, SplitPolicy::kFactors, 64);
-    DefineUnrollKnob(&space);
-    const int64_t shared_limit = t.gpu.max_shared_memory_per_block;
-    space.AddFilter([t, shared_limit](const Config& cfg) {
-      const auto& y = cfg.Get("tile_y");
-      const auto& x = cfg.Get("tile_x");
-      if (!WithinThreadLimits(t, 1, y[1], x[1], y[2] * x[2])) return false;
-      return (y[1] * y[2] + x[1] * x[2]) * cfg.Inner("tile_k") * 4 <= shared_limit;
-    });
+    DefineMatmulTiles(&space, p.m, p.n, p.k, t);
     return space;
   }
 

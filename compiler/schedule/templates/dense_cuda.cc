@@ -26,17 +26,7 @@ class DenseCuda final : public OpTemplate {
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const DenseParams& d = w.dense;
     ConfigSpace space(w.Key() + " on " + t.ToString());
-    space.DefineSplit("tile_y", d.batch, 3, SplitPolicy::kVerbose, 64);
-    space.DefineSplit("tile_x", d.out_features, 3, SplitPolicy::kVerbose, 256);
-    space.DefineSplit("tile_k", d.in_features, 2, SplitPolicy::kFactors, 64);
-    DefineUnrollKnob(&space);
-    const int64_t shared_limit = t.gpu.max_shared_memory_per_block;
-    space.AddFilter([t, shared_limit](const Config& cfg) {
-      const auto& y = cfg.Get("tile_y");
-      const auto& x = cfg.Get("tile_x");
-      if (!WithinThreadLimits(t, 1, y[1], x[1], y[2] * x[2])) return false;
-      return (y[1] * y[2] + x[1] * x[2]) * cfg.Inner("tile_k") * 4 <= shared_limit;
-    });
+    DefineMatmulTiles(&space, d.batch, d.out_features, d.in_features, t);
     return space;
   }
 

@@ -126,6 +126,20 @@ int64_t InputTileElements(const Conv2dParams& c, int64_t channels, int64_t rows_
 
 void DefineUnrollKnob(ConfigSpace* space) { space->DefineOther("auto_unroll_max_step", {0, 512, 1500}); }
 
+void DefineMatmulTiles(ConfigSpace* space, int64_t rows, int64_t cols, int64_t k, const Target& t) {
+  space->DefineSplit("tile_y", rows, 3, SplitPolicy::kVerbose, 64);
+  space->DefineSplit("tile_x", cols, 3, SplitPolicy::kVerbose, 256);
+  space->DefineSplit("tile_k", k, 2, SplitPolicy::kFactors, 64);
+  DefineUnrollKnob(space);
+  const int64_t shared_limit = t.gpu.max_shared_memory_per_block;
+  space->AddFilter([t, shared_limit](const Config& cfg) {
+    const auto& y = cfg.Get("tile_y");
+    const auto& x = cfg.Get("tile_x");
+    if (!WithinThreadLimits(t, 1, y[1], x[1], y[2] * x[2])) return false;
+    return (y[1] * y[2] + x[1] * x[2]) * cfg.Inner("tile_k") * 4 <= shared_limit;
+  });
+}
+
 bool WithinThreadLimits(const Target& t, int64_t tz, int64_t ty, int64_t tx, int64_t local_elements) {
   const int64_t threads = tz * ty * tx;
   return threads <= t.gpu.max_threads_per_block && tz <= 64 && local_elements <= 64 &&

@@ -101,6 +101,11 @@ int64_t InputTileElements(const Conv2dParams& c, int64_t channels, int64_t rows_
 
 // The knobs every CUDA template shares: TVM's auto_unroll_max_step.
 void DefineUnrollKnob(ConfigSpace* space);
+// The knobs of a tiled matrix product (dense_cuda, batch_matmul_cuda): tile_y over `rows` and
+// tile_x over `cols` as (block, thread, inner), tile_k over `k` as (outer step staged in shared
+// memory, inner), and the unroll knob; filtered to configs whose threads and register tile the
+// target allows and whose staged rows and columns fit in shared memory.
+void DefineMatmulTiles(ConfigSpace* space, int64_t rows, int64_t cols, int64_t k, const Target& t);
 
 // Limits a config must meet on every card the target may be (threads, z threads, local tile),
 // as a space filter; templates add their shared-memory estimate.
