@@ -21,16 +21,6 @@ namespace {
 using ir::Expr;
 using ir::Tensor;
 
-// Column tiles: whole vectors up to four, and 8 or 4 on narrower ISAs.
-std::vector<int64_t> ColumnTiles(const Target& t) {
-  std::vector<int64_t> tiles;
-  for (int64_t v = t.vector_lanes; v <= 4 * t.vector_lanes; v += t.vector_lanes) tiles.push_back(v);
-  for (int64_t v : {int64_t(8), int64_t(4)}) {
-    if (v < t.vector_lanes) tiles.push_back(v);
-  }
-  return tiles;
-}
-
 int64_t RoundUp(int64_t n, int64_t tile) { return (n + tile - 1) / tile * tile; }
 
 class BatchMatmul final : public OpTemplate {
@@ -41,12 +31,8 @@ class BatchMatmul final : public OpTemplate {
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const BatchMatmulParams& p = w.batch_matmul;
     ConfigSpace space(w.Key() + " on " + t.ToString());
-    space.DefineOther("tile_n", ColumnTiles(t));
-    std::vector<int64_t> rows;
-    for (int64_t v : {1, 2, 4, 6, 8}) {
-      if (v <= p.m) rows.push_back(v);
-    }
-    space.DefineOther("tile_m", rows);
+    space.DefineOther("tile_n", VectorColumnTiles(t));
+    space.DefineOther("tile_m", RowTiles(p.m));
     space.DefineSplit("tile_k", p.k, 2, SplitPolicy::kFactors, 16);
     space.DefineAnnotate("parallel", {"outer", "none"});
     // The accumulators must fit in registers: a spilled tile is slower than a smaller one.
@@ -65,8 +51,8 @@ class BatchMatmul final : public OpTemplate {
     int64_t n_bn = RoundUp(p.n, 2 * lanes) - RoundUp(p.n, lanes) >= lanes ? lanes : 2 * lanes;
     if (p.n < lanes) n_bn = p.n <= 4 && lanes > 4 ? 4 : (p.n <= 8 && lanes > 8 ? 8 : lanes);
     int64_t m_bn = 1;
-    for (int64_t v : {1, 2, 4, 6, 8}) {
-      if (v <= p.m && v <= (lanes >= 16 ? 8 : 4)) m_bn = v;
+    for (int64_t v : RowTiles(p.m)) {
+      if (v <= (lanes >= 16 ? 8 : 4)) m_bn = v;
     }
     const int64_t k_bn = LargestDivisorAtMost(p.k, m_bn > 4 ? 4 : 8);
     return space.FromValues({{"tile_n", {n_bn}}, {"tile_m", {m_bn}}, {"tile_k", {p.k / k_bn, k_bn}}, {"parallel", {0}}});

@@ -34,15 +34,6 @@ Tensor EpilogueStage(const Tensor& dense, const Epilogue& ep, const EpilogueArgs
                        rows < 0 ? std::vector<int64_t>{} : std::vector<int64_t>{rows, dense->shape[1]});
 }
 
-// dense_pack's row tiles for n rows: 1, 2, 4, 6 and 8, those not above n.
-std::vector<int64_t> RowTiles(int64_t n) {
-  std::vector<int64_t> tiles;
-  for (int64_t v : {1, 2, 4, 6, 8}) {
-    if (v <= n) tiles.push_back(v);
-  }
-  return tiles;
-}
-
 class DensePack final : public OpTemplate {
  public:
   const char* name() const override { return "dense_pack"; }
@@ -51,12 +42,7 @@ class DensePack final : public OpTemplate {
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const DenseParams& d = w.dense;
     ConfigSpace space(w.Key() + " on " + t.ToString());
-    std::vector<int64_t> o_bn;
-    for (int64_t v = t.vector_lanes; v <= 4 * t.vector_lanes; v += t.vector_lanes) o_bn.push_back(v);
-    for (int64_t v : {int64_t(8), int64_t(4)}) {
-      if (v < t.vector_lanes) o_bn.push_back(v);
-    }
-    space.DefineOther("tile_o", o_bn);
+    space.DefineOther("tile_o", VectorColumnTiles(t));
     space.DefineSplit("tile_k", d.in_features, 2, SplitPolicy::kFactors, 16);
     space.DefineAnnotate("parallel", {"o", "none"});
     // Row tiles only where there are rows to tile: a one-row layer's space (classifier heads) is

@@ -30,6 +30,23 @@ int64_t FallbackChannelBlock(int64_t channels, int lanes) {
   return below;
 }
 
+std::vector<int64_t> RowTiles(int64_t n) {
+  std::vector<int64_t> tiles;
+  for (int64_t v : {1, 2, 4, 6, 8}) {
+    if (v <= n) tiles.push_back(v);
+  }
+  return tiles;
+}
+
+std::vector<int64_t> VectorColumnTiles(const Target& t) {
+  std::vector<int64_t> tiles;
+  for (int64_t v = t.vector_lanes; v <= 4 * t.vector_lanes; v += t.vector_lanes) tiles.push_back(v);
+  for (int64_t v : {int64_t(8), int64_t(4)}) {
+    if (v < t.vector_lanes) tiles.push_back(v);
+  }
+  return tiles;
+}
+
 void DefineChannelBlocks(ConfigSpace* space, int64_t cin, int64_t kout, int lanes) {
   space->DefineSplit("tile_ic", cin, 2, SplitPolicy::kFactors);
   space->DefineSplit("tile_oc", kout, 2, SplitPolicy::kFactors);

@@ -24,6 +24,13 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t limit);
 // agree on its layout and a model needs no layout change between them.
 int64_t FallbackChannelBlock(int64_t channels, int lanes);
 
+// The register tiles of the matrix-product templates (dense_pack, batch_matmul): row tiles 1, 2,
+// 4, 6 and 8 not above n, and column tiles of whole vectors up to four (8 and 4 below the
+// target's vector width). Both lists are part of those templates' config spaces: changing their
+// order or values renumbers recorded configs.
+std::vector<int64_t> RowTiles(int64_t n);
+std::vector<int64_t> VectorColumnTiles(const Target& t);
+
 // Defines the NCHW[x]c channel-block knobs tile_ic and tile_oc of a convolution with `cin` input
 // and `kout` output channels per group: blocks up to 64 wide; input blocks of 1-3 only when there
 // are fewer than 4 channels (shorter inner loops cannot amortize their loads); output blocks whole
