@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -21,6 +22,21 @@
 
 namespace tunefarm::compiler {
 namespace {
+
+// Adds each phase's wall time to BuildOptions::times (when the caller asked for it).
+class PhaseClock {
+ public:
+  explicit PhaseClock(BuildOptions::Times* times) : times_(times), last_(std::chrono::steady_clock::now()) {}
+  void Lap(double BuildOptions::Times::*phase) {
+    const auto now = std::chrono::steady_clock::now();
+    if (times_) times_->*phase += std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  BuildOptions::Times* times_;
+  std::chrono::steady_clock::time_point last_;
+};
 
 std::string DefaultSymbol(const KernelSpec& spec, int64_t index) {
   size_t h = std::hash<std::string>()(spec.workload.Key() + "#" + spec.epilogue.ToString() + "#" + std::to_string(index));
@@ -283,23 +299,32 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
   std::vector<KernelInfo> local_infos;
   if (!infos) infos = &local_infos;
   const size_t first = infos->size();
+  PhaseClock clock(options.times);
   TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
+  clock.Lap(&BuildOptions::Times::lower_ms);
   const Target& target = specs[0].target;
   TUNEFARM_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(sources, target));
+  clock.Lap(&BuildOptions::Times::codegen_ms);
   std::map<std::string, int64_t> threads;
   for (size_t i = first; i < infos->size(); ++i) {
     const KernelInfo& info = (*infos)[i];
     threads[info.symbol] = info.block[0] * info.block[1] * info.block[2];
   }
-  TUNEFARM_ASSIGN_OR_RETURN(auto registers, CheckPtxRegisters(ptx, target, threads, options.cubin));
+  auto checked = CheckPtxRegisters(ptx, target, threads, options.cubin);
+  clock.Lap(&BuildOptions::Times::tool_ms);
+  TUNEFARM_ASSIGN_OR_RETURN(auto registers, std::move(checked));
   for (size_t i = first; i < infos->size() && !registers.empty(); ++i) (*infos)[i].registers = registers.at((*infos)[i].symbol);
   return ptx;
 }
 
 Result<std::string> BuildObject(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                                 const BuildOptions& options) {
+  PhaseClock clock(options.times);
   TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
-  return EmitObject(sources, specs[0].target);
+  clock.Lap(&BuildOptions::Times::lower_ms);
+  auto object = EmitObject(sources, specs[0].target);
+  clock.Lap(&BuildOptions::Times::codegen_ms);
+  return object;
 }
 
 Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::string& path, std::vector<KernelInfo>* infos,
@@ -312,7 +337,9 @@ Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::strin
     out.write(object.data(), std::streamsize(object.size()));
     if (!out) return Status::IOError("cannot write " + obj_path);
   }
+  PhaseClock clock(options.times);
   Status s = LinkSharedLibrary({obj_path}, specs[0].target, path, options.toolchain_linker);
+  clock.Lap(&BuildOptions::Times::tool_ms);
   std::remove(obj_path.c_str());
   return s;
 }

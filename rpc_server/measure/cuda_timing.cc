@@ -119,11 +119,11 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
   // costs one second here instead of `number` (and its timeout) before the growth rule sizes it.
   int number = t.min_repeat_ms > 0 ? 1 : t.number;
   Result<double> per_launch = round(number);
-  // Grow `number` until one round lasts min_repeat_ms (as on CPUs).
-  while (per_launch.ok() && *per_launch * number < t.min_repeat_ms && number < 1000000) {
-    const double ms = *per_launch * number;
-    number = int(std::min<double>(1000000, std::max(number * 2.0, std::ceil(number * t.min_repeat_ms * 1.1 / std::max(ms, 1e-3)))));
-    per_launch = round(number);
+  // That one launch (after the warm-up, so warm as the timed ones) sizes the rounds to last
+  // min_repeat_ms: no second sizing round, which cost as much as a timed one. A launch between two
+  // events reads a little long, so a round can fall short of min_repeat_ms, never far.
+  if (per_launch.ok() && *per_launch < t.min_repeat_ms) {
+    number = int(std::min<double>(1000000, std::ceil(t.min_repeat_ms * 1.1 / std::max(*per_launch, 1e-4))));
   }
   for (int r = 0; r < t.repeat && per_launch.ok(); ++r) {
     if (r > 0 && t.cooldown_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(t.cooldown_ms));

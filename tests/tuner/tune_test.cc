@@ -2,12 +2,16 @@
 // model-based search learns (beats random on a synthetic objective); TuneTask commits every trial
 // and a second run resumes without re-measuring.
 #include <gtest/gtest.h>
-
-#include "tunefarm/runtime/cuda_driver.h"
+#include <sqlite3.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <set>
+#include <thread>
+
+#include "tuner/search/candidate_build.h"
+#include "tunefarm/runtime/cuda_driver.h"
 
 #include "tunefarm/tuner/tuner.h"
 
@@ -156,6 +160,82 @@ TEST(Tune, CudaTaskBuildsPtxCandidatesAndRecordsEveryTrial) {
       EXPECT_NE(t.error_message.find("cannot open the GPU: no CUDA driver"), std::string::npos) << t.error_message;
     }
   }
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
+// The build pool hands builds back as they finish; a wait with a limit returns without the slow
+// one, which stays in the pool until it finishes; the destructor waits for running builds.
+TEST(BuildPool, HandsBuildsBackAsTheyFinishAndLetsAStragglerRunOn) {
+  auto build = [](int64_t config, int ms) {
+    return [config, ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      Built b;
+      b.config = config;
+      return b;
+    };
+  };
+  BuildPool pool(3);
+  pool.Submit(build(1, 600));
+  pool.Submit(build(2, 10));
+  pool.Submit(build(3, 20));
+  Built b;
+  ASSERT_TRUE(pool.Next(&b));
+  EXPECT_EQ(b.config, 2);
+  ASSERT_TRUE(pool.Next(&b));
+  EXPECT_EQ(b.config, 3);
+  EXPECT_FALSE(pool.Next(&b, 50)) << "the 600 ms build cannot have finished";
+  EXPECT_EQ(pool.running(), 1);
+  EXPECT_EQ(pool.queued(), 0);
+  ASSERT_TRUE(pool.Next(&b));
+  EXPECT_EQ(b.config, 1);
+  EXPECT_FALSE(pool.Next(&b)) << "nothing queued, running or finished";
+  EXPECT_TRUE(pool.TakeFinished().empty());
+  {
+    BuildPool busy(1);
+    busy.Submit(build(4, 100));
+    busy.Submit(build(5, 100));  // queued behind the first: dropped by the destructor
+  }  // returns once build 4 is done, without crashing on the queued one
+}
+
+// A CUDA task tuned with more build jobs than this machine has cores: builds finish out of order
+// and a slow one may be carried to the next batch (TaskTuner::MeasureClaimed). Whatever the order,
+// every config is recorded exactly once, the budget is met exactly, and no claim is left behind.
+TEST(Tune, CudaCandidatesCarriedAcrossBatchesAreEachRecordedOnce) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_tune_carry_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  auto db = RecordsDb::Open(dir + "/t.db", RecordsDb::Mode::kCreate);
+  ASSERT_TRUE(db.ok());
+  LocalMeasurer local(MEASURE_CHILD, dir, 1);
+  TuneOptions o;
+  o.tuner = "random";
+  o.trials = 12;
+  o.batch = 4;
+  o.build_jobs = 6;
+  o.tmp_root = dir;
+  compiler::Workload w = compiler::Conv2dWorkload(1, 32, 28, 28, 32, 3, 3, 1, 1);
+  w.template_name = "conv2d_nchw_cuda";
+  auto target = compiler::ParseTarget("h100");
+  ASSERT_TRUE(target.ok());
+  auto summary = TuneTask(w, *target, o, local, **db, 1, 1, nullptr);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->trials, 12);
+  EXPECT_EQ(summary->built, 12);
+  auto trials = (*db)->List(w.Key());
+  ASSERT_TRUE(trials.ok());
+  ASSERT_EQ(trials->size(), 12u);
+  std::set<int64_t> configs;
+  for (const auto& t : *trials) EXPECT_TRUE(configs.insert(t.config_index).second) << "config " << t.config_index << " twice";
+  db->reset();
+  // No claim is left live without its trial (a carried build that was never measured is released).
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir + "/t.db").c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*) FROM claims WHERE trial_id IS NULL AND expires_ms > 0", -1, &q, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 0);
+  sqlite3_finalize(q);
+  sqlite3_close(raw);
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tuner/search/candidate_build.h"
 #include "tunefarm/tuner/features.h"
 #include "tunefarm/tuner/tuner.h"
 
@@ -18,64 +19,10 @@ namespace tunefarm::tuner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kGpuMinRepeatMs = 10;
+constexpr int kGpuMinRepeatMs = 5;
 
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-struct Built {
-  int64_t config = -1;
-  std::string library;   // bytes; empty when the build failed
-  std::string cubin;     // CUDA with ptxas here: the library assembled for the target's arch
-  std::string status, message;
-  compiler::KernelInfo info;
-  double build_ms = 0;
-};
-
-// One candidate: a shared library for CPU targets, PTX (the driver JIT-compiles it on the
-// server) and, with ptxas here, its cubin for CUDA ones, whose launch then travels with it.
-Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp) {
-  static std::atomic<int> counter{0};
-  Built b;
-  b.config = config;
-  auto t0 = Clock::now();
-  compiler::KernelSpec spec;
-  spec.workload = w;
-  spec.target = t;
-  spec.config_index = config;
-  spec.symbol = "candidate";
-  std::vector<compiler::KernelInfo> infos;
-  Status s;
-  if (t.kind == "cuda") {
-    // With ptxas here (it checks the registers), the candidate also carries ptxas's cubin for the
-    // target's arch: a server with that GPU skips the driver's JIT, a 0.1-1 s serial step per
-    // candidate on the GPU host, done here in parallel by the build jobs.
-    compiler::BuildOptions options;
-    options.cubin = &b.cubin;
-    auto ptx = compiler::BuildPtx({spec}, &infos, options);
-    s = ptx.status();
-    if (ptx.ok()) b.library = std::move(*ptx);
-  } else {
-    const std::string path = tmp + "/tunefarm-cand-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".so";
-    s = compiler::BuildSharedLibrary({spec}, path, &infos);
-    if (s.ok()) {
-      std::ifstream in(path, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      b.library = ss.str();
-    }
-    std::remove(path.c_str());
-  }
-  if (s.ok()) {
-    b.info = infos[0];
-  } else {
-    // InvalidArgument: the config cannot exist on the target (launch limits, registers).
-    b.library.clear();
-    b.status = s.code() == StatusCode::kInvalidArgument ? "instantiation_error" : "compile_error";
-    b.message = s.message();
-  }
-  b.build_ms = MsSince(t0);
-  return b;
-}
 
 }  // namespace
 
@@ -149,10 +96,23 @@ struct TaskTuner::State {
   std::set<int64_t> measured;
   NewTrials trials_seen;  // this task's trials, any tuner's, taken in
   std::map<int64_t, int64_t> retry;  // config -> the id of its failed trial that is measured again
+  // Candidate builds (candidate_build.h), started on the first batch, and the configs submitted to
+  // them and not yet recorded (claimed by this tuner; a GPU batch can carry a straggler).
+  std::unique_ptr<BuildPool> pool;
+  std::set<int64_t> in_flight;
 };
 
 TaskTuner::TaskTuner(std::unique_ptr<State> state) : state_(std::move(state)) {}
-TaskTuner::~TaskTuner() = default;
+
+TaskTuner::~TaskTuner() {
+  if (!state_) return;
+  state_->pool.reset();  // its builds read the state
+  if (!state_->in_flight.empty()) {
+    // Built or building, never measured: another tuner, or this one's next run, measures them.
+    std::vector<int64_t> unrecorded(state_->in_flight.begin(), state_->in_flight.end());
+    (void)state_->db->ReleaseClaims(state_->task, unrecorded, state_->holder);
+  }
+}
 
 namespace {
 
@@ -343,29 +303,38 @@ Result<int> TaskTuner::RunBatch(int n) {
   TUNEFARM_RETURN_IF_ERROR(TakeInOthersTrials());
   if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
   if (finished_) return 0;
-  n = std::min(n > 0 ? n : options.batch, budget_ - done_);
+  // Candidates carried from the last batch (still building then) count toward this one.
+  const int carried = int(s.in_flight.size());
+  n = std::min(n > 0 ? n : options.batch, budget_ - done_ - carried);
   std::vector<int64_t> proposed;
-  if (s.need_fallback) {  // measured first: the baseline of the summary's speedup
+  if (n > 0 && s.need_fallback) {  // measured first: the baseline of the summary's speedup
     proposed.push_back(s.fallback);
     s.search->Reserve({s.fallback});
     s.need_fallback = false;
     --n;
   }
-  auto t_search = Clock::now();
-  for (int64_t c : s.search->NextBatch(n)) proposed.push_back(c);
-  summary_.search_s += MsSince(t_search) / 1e3;
-  if (proposed.empty()) {  // the space is exhausted
+  if (n > 0) {
+    auto t_search = Clock::now();
+    for (int64_t c : s.search->NextBatch(n)) proposed.push_back(c);
+    summary_.search_s += MsSince(t_search) / 1e3;
+  }
+  if (proposed.empty() && carried == 0) {  // the space is exhausted
     finished_ = true;
     return 0;
   }
   // Another tuner holds the claims it refused; their trials arrive through TakeInOthersTrials.
-  TUNEFARM_ASSIGN_OR_RETURN(const std::vector<int64_t> configs,
-                            s.db->Claim(s.task, proposed, s.holder, options.claim_ttl_ms, s.retry));
-  if (configs.empty()) return 0;
+  std::vector<int64_t> configs;
+  if (!proposed.empty()) {
+    TUNEFARM_ASSIGN_OR_RETURN(configs, s.db->Claim(s.task, proposed, s.holder, options.claim_ttl_ms, s.retry));
+  }
+  if (configs.empty() && carried == 0) return 0;
   auto result = MeasureClaimed(configs);
   if (!result.ok()) {
     // Give back what was not recorded: another tuner, or this one's next run, measures them.
-    (void)s.db->ReleaseClaims(s.task, configs, s.holder);
+    s.pool.reset();  // builds still running would come back for configs no longer claimed
+    std::vector<int64_t> unrecorded(s.in_flight.begin(), s.in_flight.end());
+    (void)s.db->ReleaseClaims(s.task, unrecorded, s.holder);
+    s.in_flight.clear();
   }
   return result;
 }
@@ -373,20 +342,71 @@ Result<int> TaskTuner::RunBatch(int n) {
 Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
   State& s = *state_;
   const TuneOptions& options = s.options;
-  auto t_build = Clock::now();
-
-  // Build in parallel, each candidate its own library.
-  std::vector<Built> built(configs.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> workers;
-  for (int j = 0; j < std::max(1, options.build_jobs); ++j) {
-    workers.emplace_back([&] {
-      for (size_t i; (i = next++) < configs.size();) built[i] = BuildOne(s.workload, s.target, configs[i], options.tmp_root);
-    });
+  if (!s.pool) s.pool = std::make_unique<BuildPool>(options.build_jobs);
+  summary_.build_jobs = s.pool->jobs();
+  for (int64_t c : configs) {
+    s.in_flight.insert(c);
+    s.pool->Submit([&s, c] { return BuildOne(s.workload, s.target, c, s.options.tmp_root); });
   }
-  for (auto& w : workers) w.join();
-  summary_.build_s += MsSince(t_build) / 1e3;
+  std::vector<int64_t> recorded;
+  std::vector<double> gflops;
+  last_batch_best_ = 0;
+  if (s.target.kind != "cuda") {
+    // CPU kernels are timed on this machine's cores (or a server's, often this machine too):
+    // every build finishes before the first measurement, so no build competes with the timing.
+    auto t_build = Clock::now();
+    std::vector<Built> built;
+    for (Built b; s.pool->Next(&b);) built.push_back(std::move(b));
+    summary_.build_s += MsSince(t_build) / 1e3;
+    TUNEFARM_RETURN_IF_ERROR(MeasureAndRecord(built, &recorded, &gflops));
+  } else {
+    // A GPU times its kernels apart from the cores that build: candidates are measured as they
+    // come, while the rest build. A straggler (a fully unrolled candidate can spend seconds in
+    // ptxas, ten times the others) is not waited for once the rest of the batch is measured:
+    // it stays in the pool and is measured with the next batch, whose builds meanwhile use the
+    // other cores (candidate_build.h).
+    std::vector<double> build_ms;
+    for (;;) {
+      std::vector<Built> ready = s.pool->TakeFinished();
+      if (ready.empty()) {
+        double wait_ms = -1;  // until one finishes
+        if (s.pool->queued() == 0 && !build_ms.empty() && s.pool->jobs() > 2) {
+          std::vector<double> sorted = build_ms;
+          std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
+          wait_ms = std::max(250.0, 2 * sorted[sorted.size() / 2]);
+        }
+        auto t_build = Clock::now();
+        Built b;
+        const bool got = s.pool->Next(&b, wait_ms);
+        summary_.build_s += MsSince(t_build) / 1e3;
+        if (!got) {  // nothing left, or only stragglers: carried to the next batch
+          summary_.carried += int(s.in_flight.size());
+          break;
+        }
+        ready.push_back(std::move(b));
+        for (Built& more : s.pool->TakeFinished()) ready.push_back(std::move(more));
+      }
+      for (const Built& b : ready) build_ms.push_back(b.build_ms);
+      TUNEFARM_RETURN_IF_ERROR(MeasureAndRecord(ready, &recorded, &gflops));
+    }
+  }
+  const auto t_search = Clock::now();
+  s.search->Update(recorded, gflops);  // refits the cost model
+  summary_.search_s += MsSince(t_search) / 1e3;
+  if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
+  return int(recorded.size());
+}
 
+Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_t>* recorded,
+                                   std::vector<double>* recorded_gflops) {
+  State& s = *state_;
+  const TuneOptions& options = s.options;
+  for (const Built& b : built) {
+    summary_.built += 1;
+    summary_.build_lower_s += b.phases.lower_ms / 1e3;
+    summary_.build_codegen_s += b.phases.codegen_ms / 1e3;
+    summary_.build_tool_s += b.phases.tool_ms / 1e3;
+  }
   std::vector<rpc_server::MeasureInput> inputs;
   std::vector<size_t> input_of(built.size(), SIZE_MAX);
   for (size_t i = 0; i < built.size(); ++i) {
@@ -404,10 +424,11 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
     // (bench/RESULTS.md, issue 16). So a model's CPU kernels are timed with every argument but the
     // input flushed before each call, as TVM's enable_cpu_cache_flush.
     if (options.cold_cache && !built[i].info.gpu) in.spec.timing.flush_cache = true;
-    in.spec.seed = uint64_t(configs[i]);
+    in.spec.seed = uint64_t(built[i].config);
     if (built[i].info.gpu) {
-      // GPU kernels run in microseconds: rounds of at least 10 ms of back-to-back launches between
-      // two CUDA events keep the spread low at a fraction of TVM's 450 ms per config.
+      // GPU kernels run in microseconds: rounds of about 5 ms of back-to-back launches between two
+      // CUDA events (hundreds of launches of a 10-20 us kernel) keep the spread low at a thirtieth
+      // of TVM's 450 ms per config, so a farm's GPU measures 20-40 candidates a second.
       if (in.spec.timing.min_repeat_ms == 0) in.spec.timing.min_repeat_ms = kGpuMinRepeatMs;
       in.spec.gpu.enabled = true;
       for (int d = 0; d < 3; ++d) {
@@ -430,8 +451,7 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
   }
   summary_.measured += int(outcomes.size());
   auto t_record = Clock::now();
-  std::vector<double> gflops(configs.size(), 0.0);
-  last_batch_best_ = 0;
+  std::vector<double> gflops(built.size(), 0.0);
   for (size_t i = 0; i < built.size(); ++i) {
     TrialRecord t;
     t.workload_key = s.workload.Key();
@@ -440,8 +460,8 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
     t.target = s.target_string;
     t.target_model = s.target.model;
     t.target_keys = s.target_keys;
-    t.config_index = configs[i];
-    auto cfg = s.space.Get(configs[i]);
+    t.config_index = built[i].config;
+    auto cfg = s.space.Get(built[i].config);
     t.config_json = cfg.ok() ? cfg->ToJson() : "";
     t.threads = options.threads;
     t.device_key = s.measurer->device_key();
@@ -467,24 +487,25 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
     s.trials_seen.First(t.id);
     s.measured.insert(t.config_index);
     if (t.status != "ok") ++summary_.errors[t.status];
-    if (configs[i] == s.fallback) summary_.fallback_gflops = gflops[i];
+    if (built[i].config == s.fallback) summary_.fallback_gflops = gflops[i];
     last_batch_best_ = std::max(last_batch_best_, gflops[i]);
     ++summary_.trials;
     ++done_;
     if (gflops[i] > summary_.best_gflops) {
       summary_.best_gflops = gflops[i];
-      summary_.best_config = configs[i];
+      summary_.best_config = built[i].config;
       since_best_ = 0;
     } else {
       ++since_best_;
     }
   }
   summary_.record_s += MsSince(t_record) / 1e3;
-  const auto t_search = Clock::now();
-  s.search->Update(configs, gflops);  // refits the cost model
-  summary_.search_s += MsSince(t_search) / 1e3;
-  if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
-  return int(configs.size());
+  for (size_t i = 0; i < built.size(); ++i) {
+    s.in_flight.erase(built[i].config);
+    recorded->push_back(built[i].config);
+    recorded_gflops->push_back(gflops[i]);
+  }
+  return Status::OK();
 }
 
 Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target, const TuneOptions& options,

@@ -41,6 +41,8 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
   for (const auto& s : summaries) {
     all.search_s += s.search_s, all.build_s += s.build_s, all.measure_s += s.measure_s, all.record_s += s.record_s;
     all.load_s += s.load_s, all.run_s += s.run_s, all.measured += s.measured;
+    all.build_lower_s += s.build_lower_s, all.build_codegen_s += s.build_codegen_s, all.build_tool_s += s.build_tool_s;
+    all.built += s.built, all.build_jobs = std::max(all.build_jobs, s.build_jobs), all.carried += s.carried;
   }
   const double total_s = all.search_s + all.build_s + all.measure_s + all.record_s;
   if (all.measured > 0 && total_s > 0) {
@@ -48,6 +50,15 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
                 "(loading kernels %.1f s, timing %.1f s, transport %.1f s), records %.1f s\n",
                 total_s, all.measured, all.measured / total_s, all.search_s, all.build_s, all.measure_s, all.load_s,
                 all.run_s - all.load_s, std::max(0.0, all.measure_s - all.run_s), all.record_s);
+    // Per candidate, and the work summed over the jobs against the time the tuner waited for
+    // builds (on a GPU target, builds overlap the measurements: the wait is what they did not hide).
+    if (all.built > 0) {
+      const double per = 1e3 / all.built;
+      std::printf("build: %d candidates on %d jobs, per candidate: lowering %.0f ms, code generation %.0f ms, "
+                  "assembler/linker %.0f ms; %.1f s of work, %.1f s waited for; %d carried to a later batch\n",
+                  all.built, all.build_jobs, all.build_lower_s * per, all.build_codegen_s * per, all.build_tool_s * per,
+                  all.build_lower_s + all.build_codegen_s + all.build_tool_s, all.build_s, all.carried);
+    }
   }
   for (size_t i = 0; i < summaries.size(); ++i) {
     if (summaries[i].skipped_records == 0) continue;

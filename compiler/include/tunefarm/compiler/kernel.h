@@ -92,6 +92,13 @@ struct BuildOptions {
   // the machine code ptxas assembled for the target's arch, a cubin the GPU's driver loads without
   // JIT-compiling the PTX again; left empty without ptxas. The tuner sends it in place of the PTX.
   std::string* cubin = nullptr;
+  // When set, receives where a build's time went (added to what it holds): lowering the loop
+  // nests, LLVM's code generation, and the external tool (ptxas for PTX, ld for a shared library).
+  // The tuner sums them over its candidates to say what a slow build is waiting for.
+  struct Times {
+    double lower_ms = 0, codegen_ms = 0, tool_ms = 0;
+  };
+  Times* times = nullptr;
 };
 
 // Lowers a spec (validating workload, config index and target) and describes it.

@@ -135,6 +135,12 @@ struct TaskSummary {
   // Where the time went (this run): proposing configs (model fits, annealing, features),
   // building candidates (wall clock of the parallel builds), measuring, recording.
   double search_s = 0, build_s = 0, measure_s = 0, record_s = 0;
+  // Of build_s, summed over the candidates (so over the parallel build jobs too): lowering, LLVM's
+  // code generation, the external tool (ptxas for CUDA, ld for CPUs). Their sum over build_s
+  // against build_jobs says whether the jobs ran in parallel.
+  double build_lower_s = 0, build_codegen_s = 0, build_tool_s = 0;
+  int built = 0, build_jobs = 1;
+  int carried = 0;  // GPU batches: candidates still building when the rest were measured
   // Of measure_s, as the measuring children report it: loading kernels (GPU: the driver's JIT of
   // PTX) and the whole of each measurement (load, warm-up, timed rounds); the rest of measure_s
   // is transport and process overhead. `measured`: kernels sent to the measurer.
@@ -144,6 +150,8 @@ struct TaskSummary {
 
 // One task's tuning state: resumes from the database on Create, then measures batch by batch.
 // The scheduler (TuneTasks) interleaves several; TuneTask runs one to its budget.
+struct Built;  // a built candidate (tuner/search/candidate_build.h)
+
 class TaskTuner {
  public:
   static Result<std::unique_ptr<TaskTuner>> Create(const compiler::Workload& workload, const compiler::Target& target,
@@ -169,8 +177,12 @@ class TaskTuner {
   // Trials of the task other tuners sharing the database recorded since the last look: they
   // count toward the budget and teach the cost model, as resumed ones do.
   Status TakeInOthersTrials();
-  // Builds, measures and records configs this tuner holds the claims of.
+  // Builds, measures and records configs this tuner holds the claims of, with the candidates an
+  // earlier batch carried.
   Result<int> MeasureClaimed(const std::vector<int64_t>& configs);
+  // Measures built candidates and records their trials; appends the configs and GFLOP/s recorded.
+  Status MeasureAndRecord(std::vector<Built>& built, std::vector<int64_t>* recorded,
+                          std::vector<double>* recorded_gflops);
   std::unique_ptr<State> state_;
   TaskSummary summary_;
   int done_ = 0, budget_ = 0, since_best_ = 0;

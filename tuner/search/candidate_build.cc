@@ -1,0 +1,147 @@
+// Candidate builds and the build pool (candidate_build.h).
+#include "tuner/search/candidate_build.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace tunefarm::tuner {
+namespace {
+using Clock = std::chrono::steady_clock;
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+}  // namespace
+
+// One candidate: a shared library for CPU targets, PTX (the driver JIT-compiles it on the
+// server) and, with ptxas here, its cubin for CUDA ones, whose launch then travels with it.
+Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp) {
+  static std::atomic<int> counter{0};
+  Built b;
+  b.config = config;
+  auto t0 = Clock::now();
+  compiler::KernelSpec spec;
+  spec.workload = w;
+  spec.target = t;
+  spec.config_index = config;
+  spec.symbol = "candidate";
+  std::vector<compiler::KernelInfo> infos;
+  Status s;
+  if (t.kind == "cuda") {
+    // With ptxas here (it checks the registers), the candidate also carries ptxas's cubin for the
+    // target's arch: a server with that GPU skips the driver's JIT, a 0.1-1 s serial step per
+    // candidate on the GPU host, done here in parallel by the build jobs.
+    compiler::BuildOptions options;
+    options.cubin = &b.cubin;
+    options.times = &b.phases;
+    auto ptx = compiler::BuildPtx({spec}, &infos, options);
+    s = ptx.status();
+    if (ptx.ok()) b.library = std::move(*ptx);
+  } else {
+    const std::string path = tmp + "/tunefarm-cand-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".so";
+    compiler::BuildOptions options;
+    options.times = &b.phases;
+    s = compiler::BuildSharedLibrary({spec}, path, &infos, options);
+    if (s.ok()) {
+      std::ifstream in(path, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      b.library = ss.str();
+    }
+    std::remove(path.c_str());
+  }
+  if (s.ok()) {
+    b.info = infos[0];
+  } else {
+    // InvalidArgument: the config cannot exist on the target (launch limits, registers).
+    b.library.clear();
+    b.status = s.code() == StatusCode::kInvalidArgument ? "instantiation_error" : "compile_error";
+    b.message = s.message();
+  }
+  b.build_ms = MsSince(t0);
+  return b;
+}
+
+BuildPool::BuildPool(int jobs) {
+  for (int j = 0; j < std::max(1, jobs); ++j) {
+    threads_.emplace_back([this] {
+      // Builds yield to everything else here: on a GPU host that also serves the farm they run
+      // while the measuring child launches kernels, whose timed rounds must not wait for a core.
+      // (Linux: a thread's nice value is its own; ptxas and ld inherit it.)
+      (void)setpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)), 10);
+      Work();
+    });
+  }
+}
+
+BuildPool::~BuildPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void BuildPool::Submit(std::function<Built()> build) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(build));
+  }
+  work_cv_.notify_one();
+}
+
+void BuildPool::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    std::function<Built()> build = std::move(queue_.front());
+    queue_.pop_front();
+    ++running_;
+    lock.unlock();
+    Built b = build();
+    lock.lock();
+    --running_;
+    finished_.push_back(std::move(b));
+    done_cv_.notify_all();
+  }
+}
+
+bool BuildPool::Next(Built* out, double wait_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto ready = [this] { return !finished_.empty() || (queue_.empty() && running_ == 0); };
+  if (wait_ms < 0) {
+    done_cv_.wait(lock, ready);
+  } else {
+    done_cv_.wait_for(lock, std::chrono::duration<double, std::milli>(wait_ms), ready);
+  }
+  if (finished_.empty()) return false;
+  *out = std::move(finished_.front());
+  finished_.pop_front();
+  return true;
+}
+
+std::vector<Built> BuildPool::TakeFinished() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Built> out(std::make_move_iterator(finished_.begin()), std::make_move_iterator(finished_.end()));
+  finished_.clear();
+  return out;
+}
+
+int BuildPool::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return int(queue_.size());
+}
+
+int BuildPool::running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,71 @@
+// Building the tuner's candidates: one config of a workload compiled to what a measurer loads (a
+// shared library for CPU targets; PTX plus, with ptxas here, its cubin for CUDA), and a pool of
+// build threads that hands the candidates back in the order they finish.
+//
+// Why a pool and not a batch of threads joined together: candidate builds are heavy-tailed. A
+// ResNet-18 3x3 conv candidate for CUDA builds in 0.15-0.3 s, but one whose unrolled reduction
+// spans 64x3x3 steps spends 1.5-5 s in ptxas; a batch that waits for its slowest build leaves every
+// other core idle meanwhile. The pool lets the tuner measure candidates as they come and carry a
+// straggler to its next batch while the other cores build that batch (TaskTuner::MeasureClaimed).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tunefarm/compiler/kernel.h"
+
+namespace tunefarm::tuner {
+
+struct Built {
+  int64_t config = -1;
+  std::string library;  // bytes; empty when the build failed
+  std::string cubin;    // CUDA with ptxas here: the library assembled for the target's arch
+  std::string status, message;
+  compiler::KernelInfo info;
+  double build_ms = 0;
+  compiler::BuildOptions::Times phases;
+};
+
+// One candidate; never fails as a call: a failed build is a Built with an empty library and the
+// trial status ("instantiation_error" when the config cannot exist on the target, else
+// "compile_error") and message to record.
+Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp);
+
+// A fixed number of build threads. Submit() queues a build; Next() returns finished ones in the
+// order they finish. Thread-safe for one consumer. The destructor drops what is queued and waits
+// for the builds running (an LLVM build in a thread cannot be interrupted).
+class BuildPool {
+ public:
+  explicit BuildPool(int jobs);
+  ~BuildPool();
+  BuildPool(const BuildPool&) = delete;
+  BuildPool& operator=(const BuildPool&) = delete;
+
+  void Submit(std::function<Built()> build);
+  // Waits for a finished build (at most wait_ms when >= 0); false when nothing is queued,
+  // running or finished, or none finished within wait_ms.
+  bool Next(Built* out, double wait_ms = -1);
+  // Every finished build, without waiting.
+  std::vector<Built> TakeFinished();
+  int queued() const;
+  int running() const;
+  int jobs() const { return int(threads_.size()); }
+
+ private:
+  void Work();
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::function<Built()>> queue_;
+  std::deque<Built> finished_;
+  int running_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tunefarm::tuner
