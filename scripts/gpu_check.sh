@@ -13,13 +13,17 @@
 #         1. probe       the driver and device (three distinct failures: no driver / cuInit fails / no device)
 #         2. templates   N random cases per CUDA template on the GPU vs the naive references (default 40)
 #         3. kernels     a compiled dense kernel timed and checked; the C API on the device
-#         4. models      every zoo model compiled for this GPU and run against its CPU compile
-#         5. farm        rpc_tracker + rpc_server --device cuda + tunefarm tune of resnet-18 and
+#         4. build       what a tuner's candidate builds cost on this host (lowering, LLVM, ptxas) with
+#                        one build job and with one per core, and the host's CPUs and ptxas
+#         5. models      every zoo model compiled for this GPU and run against its CPU compile
+#         6. farm        rpc_tracker + rpc_server --device cuda + tunefarm tune of resnet-18 and
 #                        mobilenet-v2 for S seconds each (default 60), measurements per second
-#         6. latency     resnet-18 and mobilenet-v2, untuned and tuned, tunefarm run --device cuda
+#         7. latency     resnet-18 and mobilenet-v2, untuned and tuned, tunefarm run --device cuda
 #                        (CUDA graph replay, and whether it held)
-#         7. pytorch     PyTorch's strict-fp32 CUDA-graph time for the same models (when `import torch` works)
-#         8. hostile     an out-of-bounds write, an endless loop, a launch out of resources
+#         8. pytorch     PyTorch's strict-fp32 CUDA-graph time for the same models (when `import torch` works)
+#         9. tasks       each convolution of the tuned models against cuDNN (strict fp32), summed:
+#                        resnet-18's conv kernels, mobilenet-v2's depthwise ones
+#        10. hostile     an out-of-bounds write, an endless loop, a launch out of resources
 #       with TUNEFARM_REQUIRE_GPU=1, so no GPU test can pass by skipping. Writes DIR/gpu_check.md and
 #       DIR/gpu_check.json (plus each step's log), prints a summary, and exits 1 when anything failed
 #       or was skipped (0 only when every step passed). Without a usable GPU it stops after the probe.
@@ -76,7 +80,7 @@ build_kit() {
   root=$stage/tunefarm-gpu-check
   bundle_copy "$BUILD" "$root" "${KIT_PROGRAMS[@]}"
   cp "$SELF" "$root/gpu_check.sh"
-  cp "$src/bench/gpu/torch_reference.py" "$root/"
+  cp "$src/bench/gpu/torch_reference.py" "$src/bench/gpu/cudnn_tasks.py" "$root/"
   (cd "$src" && git describe --always --dirty 2>/dev/null || echo unknown) > "$root/VERSION"
   # A device call carries 64 MiB with the working tree: KIT_MAX_BYTES leaves room for the tree.
   bundle_finish "gpu_check kit" "$stage" tunefarm-gpu-check "$KIT_OUT" "$KIT_MAX_BYTES" "${KIT_PROGRAMS[@]}"
@@ -183,7 +187,7 @@ run_kit() {
   if [ "$probe_status" != pass ]; then
     local reason
     reason=$(grep -m1 -o 'TUNEFARM_REQUIRE_GPU=1: .*' "$REPORT/probe.log" | sed 's/^TUNEFARM_REQUIRE_GPU=1: //' || true)
-    for s in templates kernels models farm latency pytorch hostile; do record "$s" skip "not run: no usable GPU (${reason:-see probe.log})"; done
+    for s in templates kernels build models farm latency pytorch tasks hostile; do record "$s" skip "not run: no usable GPU (${reason:-see probe.log})"; done
   else
     run_gpu_steps
   fi
@@ -217,7 +221,7 @@ farm_step() {
       timeout "$limit" "$KIT/bin/tunefarm" tune "$model" --target "$GPU_TARGET" --tracker "$tracker" --key gpu-check \
         --total-trials $(( TUNE_SECONDS * 100 )) --time-limit "$TUNE_SECONDS" --records "$DB" >>"$REPORT/farm.log" 2>&1 || rc=$?
       # tune's closing line says where the time went (search, build, measure: loading, timing, transport).
-      split+="$model: $(grep '^time: ' "$REPORT/farm.log" | tail -1 | sed 's/^time: //'); "
+      split+="$model: $(grep '^time: ' "$REPORT/farm.log" | tail -1 | sed 's/^time: //') $(grep '^build: ' "$REPORT/farm.log" | tail -1); "
     done
     t1=$(date +%s.%N)
     trials=$( ("$KIT/bin/tunefarm" records stats --records "$DB" 2>/dev/null || true) |
@@ -241,14 +245,24 @@ run_gpu_steps() {
   # ---- 3. kernels
   gtest_step kernels 'CudaMeasurement.OnAGpuACompiled*:CudaMeasurement.OnAGpuCandidates*:CApi.LoadOnADevice*' \
     "grep -E '^dense .* ms|^conv2d .* candidates'" 120
-  # ---- 4. models
+  # ---- 4. build: the host's CPUs and ptxas, then the candidate builds with 1 job and with all
+  local cpus ptxas_path
+  cpus="$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'))"
+  [ -r /sys/fs/cgroup/cpu.max ] && cpus+=", cgroup cpu.max $(cat /sys/fs/cgroup/cpu.max)"
+  ptxas_path=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || echo none)
+  [ "$ptxas_path" = none ] || ptxas_path+=" ($("$ptxas_path" --version 2>/dev/null | grep -o 'V[0-9.]*' | head -1))"
+  echo "$cpus; ptxas: $ptxas_path" >"$REPORT/host.txt"
+  TUNEFARM_BUILD_PROFILE_CANDIDATES=${BUILD_PROFILE_CANDIDATES:-16} gtest_step build 'CudaMeasurement.CandidateBuilds*' \
+    "sed -n 's/^candidate builds //p'; cat '$REPORT/host.txt'" 120
+
+  # ---- 5. models
   gtest_step models 'CudaModels.OnAGpu*' "grep -E 'max rel error' | sed 's/ on [^(]*(/ (/'" 300
 
-  # ---- 5. farm
+  # ---- 6. farm
   DB=$WORK/farm/records.db
   farm_step
 
-  # ---- 6. latency
+  # ---- 7. latency
   local model lat_fail=0 lat_detail="" fallback
   for model in resnet-18 mobilenet-v2; do
     local kind records
@@ -277,7 +291,7 @@ run_gpu_steps() {
   done
   if [ "$lat_fail" = 0 ]; then record latency pass "${lat_detail%; }"; else record latency fail "${lat_detail%; }"; fi
 
-  # ---- 7. pytorch
+  # ---- 8. pytorch
   if command -v python3 >/dev/null && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     if ! limit=$(step_limit 240); then out_of_time pytorch
     elif timeout "$limit" python3 "$KIT/torch_reference.py" resnet18 mobilenet_v2 >"$REPORT/pytorch.jsonl" 2>"$REPORT/pytorch.log"; then
@@ -299,7 +313,35 @@ run_gpu_steps() {
     record pytorch skip "python3 cannot import torch with CUDA here"
   fi
 
-  # ---- 8. hostile
+  # ---- 9. tasks: the tuned models' convolutions against cuDNN
+  if ! command -v python3 >/dev/null || ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    record tasks skip "python3 cannot import torch with CUDA here"
+  elif [ ! -f "$WORK/resnet-18.tuned.tfa" ] || [ ! -f "$WORK/mobilenet-v2.tuned.tfa" ]; then
+    record tasks fail "no tuned artifacts to compare (see the latency step)"
+  elif ! limit=$(step_limit 180); then out_of_time tasks
+  elif timeout "$limit" "$KIT/bin/tunefarm" run "$WORK/resnet-18.tuned.tfa" --device cuda --repeat 20 --profile --json \
+         >"$REPORT/tasks.resnet-18.json" 2>"$REPORT/tasks.log" &&
+       timeout "$limit" "$KIT/bin/tunefarm" run "$WORK/mobilenet-v2.tuned.tfa" --device cuda --repeat 20 --profile --json \
+         >"$REPORT/tasks.mobilenet-v2.json" 2>>"$REPORT/tasks.log" &&
+       timeout "$limit" python3 "$KIT/cudnn_tasks.py" resnet18="$REPORT/tasks.resnet-18.json" \
+         mobilenet_v2="$REPORT/tasks.mobilenet-v2.json" >"$REPORT/tasks.jsonl" 2>>"$REPORT/tasks.log"; then
+    local detail
+    detail=$(python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+want = {("resnet18", "conv"): 0.8, ("mobilenet_v2", "depthwise"): 1.0}
+out = []
+for r in rows:
+    bar = want.get((r["model"], r["group"]))
+    out.append("%s %s: %d kernels, ours %.3f ms vs cuDNN %.3f ms, %.2fx cuDNN%s" % (r["model"], r["group"], r["kernels"],
+               r["ours_ms"], r["cudnn_ms"], r["speed_vs_cudnn"] or 0, "" if bar is None else " (bar >= %.1fx)" % bar))
+print("; ".join(out))' "$REPORT/tasks.jsonl" 2>&1)
+    record tasks pass "$detail"
+  else
+    record tasks fail "the per-kernel runs or cudnn_tasks.py failed: $(tail -n 2 "$REPORT/tasks.log" | tr '\n' ' ' | cut -c1-300)"
+  fi
+
+  # ---- 10. hostile
   gtest_step hostile 'CudaMeasurement.OnAGpuHostile*' "true" 180
 }
 

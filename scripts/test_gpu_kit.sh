@@ -108,11 +108,11 @@ REPORT=$R/tmp/report
 [ -s "$REPORT/gpu_check.md" ] && [ -s "$REPORT/gpu_check.json" ] || fail "no report in /tmp/report"
 grep -q '"step": "probe", "status": "fail", "summary": "[^"]*no CUDA driver: libcuda.so.1 cannot be loaded' "$REPORT/gpu_check.json" ||
   fail "the probe does not say 'no CUDA driver: libcuda.so.1 cannot be loaded' (gpu_check.json above)"
-for step in templates kernels models farm latency pytorch hostile; do
+for step in templates kernels build models farm latency pytorch tasks hostile; do
   grep -q "\"step\": \"$step\", \"status\": \"skip\", \"summary\": \"not run: no usable GPU (no CUDA driver" "$REPORT/gpu_check.json" ||
     fail "step $step is not reported skipped for the missing driver"
 done
 grep -q '"failed": 1,' "$REPORT/gpu_check.json" || fail "the JSON report does not count one failure"
 grep -q '"step": "libraries"' "$REPORT/gpu_check.json" && fail "the runner found libraries missing from the kit"
-grep -q '^== GPU check: 8 steps, 1 failed, 7 skipped' "$WORK/run.log" || fail "the summary line is not '8 steps, 1 failed, 7 skipped'"
+grep -q '^== GPU check: 10 steps, 1 failed, 9 skipped' "$WORK/run.log" || fail "the summary line is not '10 steps, 1 failed, 9 skipped'"
 say "kit $(( kit_bytes / 1000000 )) MB; the runner reported the missing driver cleanly"

@@ -123,14 +123,17 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
                    ex.graph_fallback().c_str());
     }
   }
-  if (o.profile && !o.json) {
-    std::vector<double> kernel_ms;
-    for (int r = 0; r < o.repeat; ++r) {
+  std::vector<double> kernel_ms;  // --profile: each kernel's mean time
+  if (o.profile) {
+    for (int r = 0; r < std::max(1, o.repeat); ++r) {
       Status s = ex.RunProfiled(&kernel_ms);
       if (!s.ok()) return Fail(o, s.message());
     }
+    for (double& v : kernel_ms) v /= std::max(1, o.repeat);
+  }
+  if (o.profile && !o.json) {
     double total = 0;
-    for (double& v : kernel_ms) total += (v /= o.repeat);
+    for (double v : kernel_ms) total += v;
     std::vector<size_t> order(kernel_ms.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernel_ms[a] > kernel_ms[b]; });
@@ -190,6 +193,15 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
     if constexpr (std::is_same_v<Exec, CudaExecutor>) {
       j["cuda_graph"] = ex.uses_graph();
       if (!ex.graph_fallback().empty()) j["cuda_graph_fallback"] = ex.graph_fallback();
+    }
+    if (!kernel_ms.empty()) {
+      nlohmann::ordered_json ks = nlohmann::ordered_json::array();
+      for (size_t k = 0; k < kernel_ms.size(); ++k) {
+        const auto& kernel = ex.artifact().kernels[k];
+        ks.push_back({{"op", kernel.op}, {"workload", kernel.workload}, {"config_source", kernel.config_source},
+                      {"ms", kernel_ms[k]}});
+      }
+      j["kernels"] = ks;
     }
     j["peak_bytes"] = ex.peak_bytes();
     j["param_bytes"] = ex.param_bytes();

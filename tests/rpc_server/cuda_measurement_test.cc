@@ -5,9 +5,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "common/gpu_test.h"
 #include "common/kernel_reference.h"
 #include "common/test_files.h"
+#include "compiler/codegen/codegen_nvptx.h"
+#include "compiler/codegen/object_emitter.h"
 #include "rpc_server/measure/arguments.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/rpc_server/measurement.h"
@@ -175,6 +181,91 @@ Candidates BuildConvCandidates(const compiler::Target& target, int count) {
     c.cubin.push_back(cubin);
   }
   return c;
+}
+
+// What a tuner's candidate builds cost on this machine, with one build job and with one per core:
+// each phase (lowering, LLVM's NVPTX code generation, ptxas) per candidate, and the wall time per
+// candidate when every core builds. The GPU check kit runs it with 32 candidates on the GPU host
+// (TUNEFARM_BUILD_PROFILE_CANDIDATES), where the farm's builds ran tenfold slower than here; the
+// assertions hold anywhere: every build succeeds, and a candidate built on many threads at once is
+// byte for byte the one built alone (the builder shares nothing between threads).
+TEST_F(CudaMeasurement, CandidateBuildsOnOneJobAndOnEveryCore) {
+  auto target = compiler::ParseTarget("h100");
+  ASSERT_TRUE(target.ok());
+  const char* env = std::getenv("TUNEFARM_BUILD_PROFILE_CANDIDATES");
+  const int count = env ? std::max(1, std::atoi(env)) : 4;
+  const int jobs = int(std::max(2u, std::thread::hardware_concurrency()));
+  Candidates c = BuildConvCandidates(*target, count);
+  ASSERT_EQ(int(c.specs.size()), count);
+  const std::string ptxas = compiler::FindPtxas();
+
+  struct Build {
+    std::string ptx, cubin;
+    compiler::BuildOptions::Times times;
+    bool ok = false;
+  };
+  using Clock = std::chrono::steady_clock;
+  auto build_all = [&](int threads, double* wall_ms) {
+    std::vector<Build> out(c.specs.size());
+    std::atomic<size_t> next{0};
+    const auto t0 = Clock::now();
+    std::vector<std::thread> workers;
+    for (int j = 0; j < threads; ++j) {
+      workers.emplace_back([&] {
+        for (size_t i; (i = next++) < c.specs.size();) {
+          compiler::BuildOptions options;
+          options.cubin = &out[i].cubin;
+          options.times = &out[i].times;
+          auto ptx = compiler::BuildPtx({c.specs[i]}, nullptr, options);
+          out[i].ok = ptx.ok();
+          if (ptx.ok()) out[i].ptx = *ptx;
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    *wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return out;
+  };
+  auto phases = [&](const std::vector<Build>& builds) {
+    compiler::BuildOptions::Times sum;
+    for (const Build& b : builds) {
+      sum.lower_ms += b.times.lower_ms / double(builds.size());
+      sum.codegen_ms += b.times.codegen_ms / double(builds.size());
+      sum.tool_ms += b.times.tool_ms / double(builds.size());
+    }
+    return sum;
+  };
+  // Spawning a tool from this (large, threaded) process, alone and from every core at once.
+  auto spawn_ms = [&](int threads) {
+    const int per_thread = 8;
+    const auto t0 = Clock::now();
+    std::vector<std::thread> workers;
+    for (int j = 0; j < threads; ++j) {
+      workers.emplace_back([] {
+        for (int k = 0; k < per_thread; ++k) EXPECT_TRUE(compiler::RunTool({"true"}, "timing a spawn").ok());
+      });
+    }
+    for (auto& w : workers) w.join();
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / per_thread;
+  };
+
+  double alone_ms = 0, parallel_ms = 0;
+  const std::vector<Build> alone = build_all(1, &alone_ms);
+  const std::vector<Build> parallel = build_all(jobs, &parallel_ms);
+  for (size_t i = 0; i < c.specs.size(); ++i) {
+    ASSERT_TRUE(alone[i].ok && parallel[i].ok) << "candidate " << i;
+    EXPECT_EQ(alone[i].ptx, parallel[i].ptx) << "candidate " << i << " built differently on " << jobs << " threads";
+    EXPECT_EQ(alone[i].cubin.empty(), ptxas.empty()) << "candidate " << i;
+  }
+  const auto a = phases(alone), p = phases(parallel);
+  const double n = double(c.specs.size());
+  std::printf("candidate builds (conv2d 64x56x56 3x3 for h100, %d candidates, ptxas: %s): 1 job: %.0f ms each "
+              "(lowering %.0f, LLVM %.0f, ptxas %.0f); %d jobs: %.1f ms each of wall time, %.0f ms each of work "
+              "(lowering %.0f, LLVM %.0f, ptxas %.0f), %.1f jobs busy; spawning a tool: %.1f ms alone, %.1f ms on %d "
+              "threads at once\n",
+              count, ptxas.empty() ? "none" : ptxas.c_str(), alone_ms / n, a.lower_ms, a.codegen_ms, a.tool_ms, jobs,
+              parallel_ms / n, p.lower_ms + p.codegen_ms + p.tool_ms, p.lower_ms, p.codegen_ms, p.tool_ms,
+              (p.lower_ms + p.codegen_ms + p.tool_ms) * n / parallel_ms, spawn_ms(1), spawn_ms(jobs), jobs);
 }
 
 // With ptxas on the tuning machine, a candidate travels with ptxas's cubin, which a server whose GPU

@@ -97,6 +97,13 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
   for (const char* key : {"\"mean_ms\"", "\"median_ms\"", "\"min_ms\"", "\"std_ms\"", "\"top5\""}) {
     EXPECT_NE(run.output.find(key), std::string::npos) << key << "\n" << run.output;
   }
+  // --profile with --json: each kernel's time with its workload (the GPU kit compares them with cuDNN).
+  CliRun profiled = Tunefarm("run " + dir_ + "sq.tfa --repeat 2 --profile --json");
+  ASSERT_EQ(profiled.code, 0) << profiled.output;
+  EXPECT_NE(profiled.output.find("\"kernels\": ["), std::string::npos) << profiled.output;
+  EXPECT_NE(profiled.output.find("\"workload\": \"conv2d_nchwc|N1_C3_H224_W224|K64_R3x3_S2x2"), std::string::npos)
+      << profiled.output;
+  EXPECT_EQ(run.output.find("\"kernels\""), std::string::npos) << "per-kernel times only with --profile";
   CliRun text = Tunefarm("run " + dir_ + "sq.tfa --repeat 2");
   EXPECT_NE(text.output.find("mean (ms)   median (ms)"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("Top 5 classes:"), std::string::npos) << text.output;
