@@ -202,8 +202,19 @@ Fold FoldTranspose(InferContext& cx) {
   })};
 }
 
+// A permutation that moves only axes of extent 1 leaves every element where it was (PyTorch's
+// batch-first attention exports transpose [1, S, D] <-> [S, 1, D] around every layer).
+bool MovesOnlyUnitAxes(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> moved;
+  for (int64_t p : perm) {
+    if (shape[size_t(p)] != 1) moved.push_back(p);
+  }
+  return std::is_sorted(moved.begin(), moved.end());
+}
+
 Status LowerTranspose(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(NodeView(cx.graph(), n)));
+  if (MovesOnlyUnitAxes(cx.V(n.inputs[0]).shape, perm)) return LowerView(cx, n);  // no copy
   return cx.EmitPlain(n, {0}, [perm](const std::vector<ir::Tensor>& i) { return ops::Transpose(i[0], perm); });
 }
 
