@@ -13,14 +13,8 @@ Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSou
   module->setTargetTriple(tm->getTargetTriple().str());
   module->setDataLayout(tm->createDataLayout());
   // One code generator per target kind.
-  std::unique_ptr<codegen::CodeGenLLVM> generator;
-  if (target.kind == "llvm") {
-    generator = MakeCodeGenCPU(context, module.get(), target);
-  } else if (target.kind == "cuda") {
-    generator = MakeCodeGenNVPTX(context, module.get(), target);
-  } else {
-    return Status::Unimplemented("no LLVM code generator for target kind '" + target.kind + "'");
-  }
+  std::unique_ptr<codegen::CodeGenLLVM> generator = target.is_cuda() ? MakeCodeGenNVPTX(context, module.get(), target)
+                                                                      : MakeCodeGenCPU(context, module.get(), target);
   for (const auto& k : kernels) generator->AddKernel(k);
 
   std::string errors;

@@ -141,7 +141,7 @@ std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenNVPTX(llvm::LLVMContext* ctx, l
 }
 
 Result<std::string> EmitPtx(const std::vector<KernelSource>& kernels, const Target& target) {
-  if (target.kind != "cuda") return Status::InvalidArgument("PTX needs a CUDA target, not " + target.ToString());
+  if (!target.is_cuda()) return Status::InvalidArgument("PTX needs a CUDA target, not " + target.ToString());
   for (const auto& k : kernels) {
     if (!k.func.is_gpu) return Status::InvalidArgument("kernel " + k.func.name + " was not lowered for the GPU");
   }

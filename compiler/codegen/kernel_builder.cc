@@ -68,7 +68,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
     index = fb.index();
   }
   TUNEFARM_ASSIGN_OR_RETURN(Config cfg, space.Get(index));
-  const bool gpu = spec.target.kind == "cuda";
+  const bool gpu = spec.target.is_cuda();
   // On a GPU the launch verifier, run below, names the limit a config breaks; the space's filter
   // is its cheap estimate. On a CPU the filter is the whole check.
   const bool filtered_out = !space.IsValid(cfg);
@@ -107,7 +107,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   info.config_index = index;
   info.config_json = cfg.ToJson();
   info.flops = spec.workload.Flops();
-  if (spec.target.kind == "cuda") {
+  if (spec.target.is_cuda()) {
     const passes::GpuLaunch& launch = out.source.func.launch;
     info.gpu = true;
     for (int d = 0; d < 3; ++d) {
@@ -265,7 +265,7 @@ Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& op
 Result<std::vector<float>> LoopNestFeatures(const KernelSpec& spec) {
   BuildOptions options;
   // Before unrolling: on GPUs also before thread binding, while block and thread loops are loops.
-  options.stop_after = spec.target.kind == "cuda" ? "simplify_flat" : "partition_loops";
+  options.stop_after = spec.target.is_cuda() ? "simplify_flat" : "partition_loops";
   TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
   return features::ExtractLoopNestFeatures(l.source.func.body);
 }
@@ -280,7 +280,7 @@ Result<std::string> LoweredIR(const KernelSpec& spec) {
 Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                                             const BuildOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
-  if (specs[0].target.kind == "cuda") {
+  if (specs[0].target.is_cuda()) {
     if (!options.emulate_gpu) {
       return Status::FailedPrecondition("CUDA kernels run on a GPU: build PTX (BuildPtx) and load it there, or set "
                                         "emulate_gpu to run them on this CPU");
@@ -292,7 +292,7 @@ Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs
 
 Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                              const BuildOptions& options) {
-  if (!specs.empty() && specs[0].target.kind != "cuda") {
+  if (!specs.empty() && !specs[0].target.is_cuda()) {
     return Status::InvalidArgument("PTX is for CUDA targets, not '" + specs[0].target.ToString() + "'");
   }
   if (options.emulate_gpu) return Status::InvalidArgument("emulate_gpu builds host code, not PTX");

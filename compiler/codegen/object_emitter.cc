@@ -15,8 +15,9 @@
 namespace tunefarm::compiler {
 
 Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const Target& target) {
-  if (target.kind != "llvm") {
-    return Status::Unimplemented("code generation for target kind '" + target.kind + "' is not available yet");
+  if (target.kind != TargetKind::kLlvm) {
+    return Status::Unimplemented(std::string("an object file for target kind '") + TargetKindName(target.kind) +
+                                 "': CUDA kernels are PTX (BuildPtx)");
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(target.triple, target.cpu, target.features));
   llvm::LLVMContext context;

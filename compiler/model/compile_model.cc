@@ -94,7 +94,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
   stats->lower_ms = MsSince(t0);
   if (sources.empty()) return std::string();
 
-  if (target.kind == "cuda" && !options.emulate_gpu) {
+  if (target.is_cuda() && !options.emulate_gpu) {
     // One PTX module; ptxas (when the toolkit is here) checks every kernel against the register file.
     t0 = std::chrono::steady_clock::now();
     std::map<std::string, int64_t> threads;
@@ -149,10 +149,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
 
 Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_name, const Target& target,
                                        const CompileOptions& options, CompileStats* stats_out) {
-  const bool cuda = target.kind == "cuda";
-  if (!cuda && target.kind != "llvm") {
-    return Status::Unimplemented("compiling models for target kind '" + target.kind + "' is not available yet");
-  }
+  const bool cuda = target.is_cuda();
   if (!cuda && options.emulate_gpu) return Status::InvalidArgument("emulate_gpu needs a CUDA target, not " + target.ToString());
   // Emulated CUDA kernels are host code; real ones PTX for the target.
   const Target code_target = cuda && options.emulate_gpu ? HostTarget() : target;
@@ -162,7 +159,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   stats.optimize_ms = MsSince(start);
 
   LowerGraphOptions lower;
-  lower.plan_layouts = options.opt_level >= 3 && !cuda;  // NCHW[x]c blocks are a CPU layout
+  lower.plan_layouts = PlansLayouts(target, options.opt_level);
   lower.configs = options.configs;
   lower.warn = options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto plan = LowerGraph(g, target, lower);

@@ -139,14 +139,14 @@ void LowerContext::BuildGenericKernel(compiler::PlannedKernel* k) const {
   }
   ir::Tensor out = k->definition(ph);
   k->injective = IsInjective(out);
-  if (target_.kind == "cuda" && out->shape.empty()) {
+  if (target_.is_cuda() && out->shape.empty()) {
     // A GPU kernel needs a loop to bind to its threads: a 0-d result is computed as [1] (the same
     // single element of the same buffer).
     const ir::Tensor scalar = out;
     out = te::Compute(scalar->name, {1}, [&](const std::vector<ir::Expr>&) { return te::Read(scalar, {}); });
   }
   k->def = compiler::KernelDef();
-  k->def.schedule = target_.kind == "cuda" ? ops::ScheduleGenericGpu(out, target_) : ops::ScheduleGeneric({out}, target_);
+  k->def.schedule = target_.is_cuda() ? ops::ScheduleGenericGpu(out, target_) : ops::ScheduleGeneric({out}, target_);
   k->def.args = ph;
   k->def.args.push_back(out);
   k->def.roles.assign(ph.size(), compiler::BufferRole::kInput);
@@ -274,7 +274,7 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     Define(in, t, 0);
     plan_.artifact.inputs.push_back(values_[size_t(in)].by_block[0]);
   }
-  const bool cuda = target_.kind == "cuda";
+  const bool cuda = target_.is_cuda();
   for (const Node& n : g_.nodes) {
     current_node_ = int(&n - g_.nodes.data());
     bool all_constant = !n.outputs.empty();
@@ -283,7 +283,7 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     const OperatorDef* def = FindOperator(n.op_type);
     if (!def) return Fail(n, "not in the operator registry");
     const LowerFn lower = cuda && def->lower_cuda ? def->lower_cuda : def->lower;
-    if (!lower) return Fail(n, "no lowering for target kind '" + target_.kind + "'");
+    if (!lower) return Fail(n, std::string("no lowering for target kind '") + TargetKindName(target_.kind) + "'");
     const size_t first_kernel = plan_.kernels.size();
     TUNEFARM_RETURN_IF_ERROR(lower(*this, n));
     if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());

@@ -85,7 +85,7 @@ std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<Buffe
 
 }  // namespace
 
-const std::vector<std::string>& LoweringPassNames(const std::string& target_kind) {
+const std::vector<std::string>& LoweringPassNames(compiler::TargetKind target_kind) {
   static const std::vector<std::string> kCpu = {
       "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "partition_loops",
       "unroll_loops", "simplify_unrolled", "vectorize_loops", "simplify_vectors", "lower_math", "remove_no_ops"};
@@ -93,7 +93,7 @@ const std::vector<std::string>& LoweringPassNames(const std::string& target_kind
       "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "bind_gpu_threads",
       "lower_thread_allreduce", "auto_unroll", "unroll_loops", "simplify_unrolled", "remove_no_ops", "lower_gpu_math",
       "verify_gpu_launch"};
-  return target_kind == "cuda" ? kGpu : kCpu;
+  return target_kind == compiler::TargetKind::kCuda ? kGpu : kCpu;
 }
 
 Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Tensor>& args, const std::string& name,
@@ -106,7 +106,7 @@ Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Te
     func.buffers.push_back(ir::MakeVar(t->name, ir::Type::Handle()));
     bindings.push_back({t, func.buffers.back()});
   }
-  func.is_gpu = target.kind == "cuda";
+  func.is_gpu = target.is_cuda();
   if (func.is_gpu) func.gpu_vars = GpuIndexVars::Make();
   const std::vector<Step> steps =
       func.is_gpu ? GpuSteps(schedule, bindings, target, options, &func) : CpuSteps(schedule, bindings);

@@ -51,7 +51,7 @@ struct LowerOptions {
 };
 
 // The pass names for a target kind ("llvm", "cuda"), in order, as dump_after accepts them.
-const std::vector<std::string>& LoweringPassNames(const std::string& target_kind = "llvm");
+const std::vector<std::string>& LoweringPassNames(compiler::TargetKind target_kind = compiler::TargetKind::kLlvm);
 
 // CPU kinds ("llvm") run the CPU list in lower.cc; "cuda" binds block and thread loops, unrolls
 // and verifies the launch against the target's limits. Errors: a GPU schedule the target cannot

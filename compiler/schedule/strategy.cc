@@ -21,25 +21,25 @@ bool AppliesWinograd(const Workload& w) { return IsWinogradConv(w.conv); }
 
 const std::vector<StrategyRow>& StrategyTable() {
   static const std::vector<StrategyRow> kRows = {
-      {"conv2d", "llvm", "conv2d_nchwc", IsNotDepthwise},
-      {"conv2d", "llvm", "depthwise_conv2d_nchwc", IsDepthwise},
+      {"conv2d", TargetKind::kLlvm, "conv2d_nchwc", IsNotDepthwise},
+      {"conv2d", TargetKind::kLlvm, "depthwise_conv2d_nchwc", IsDepthwise},
       // 3x3 stride 1: Winograd does 2.25-5x fewer multiplications, direct has no transforms and
       // reads fewer weights; both tuned (which wins depends on the channels and the image size).
-      {"conv2d", "llvm", "conv2d_nchwc_winograd", AppliesWinograd},
+      {"conv2d", TargetKind::kLlvm, "conv2d_nchwc_winograd", AppliesWinograd},
       // Packed weights (vectors along the output features) and weights as stored (vectors along k):
       // which is faster depends on the shape and the machine, so both are tuned.
-      {"dense", "llvm", "dense_pack", Always},
-      {"dense", "llvm", "dense_nopack", Always},
-      {"batch_matmul", "llvm", "batch_matmul", Always},
-      {"conv2d", "cuda", "conv2d_nchw_cuda", IsNotDepthwise},
-      {"conv2d", "cuda", "depthwise_conv2d_nchw_cuda", IsDepthwise},
+      {"dense", TargetKind::kLlvm, "dense_pack", Always},
+      {"dense", TargetKind::kLlvm, "dense_nopack", Always},
+      {"batch_matmul", TargetKind::kLlvm, "batch_matmul", Always},
+      {"conv2d", TargetKind::kCuda, "conv2d_nchw_cuda", IsNotDepthwise},
+      {"conv2d", TargetKind::kCuda, "depthwise_conv2d_nchw_cuda", IsDepthwise},
       // 3x3 stride 1: Winograd does fewer multiplications, direct has no transforms; both tuned.
-      {"conv2d", "cuda", "conv2d_nchw_winograd_cuda", AppliesWinograd},
+      {"conv2d", TargetKind::kCuda, "conv2d_nchw_winograd_cuda", AppliesWinograd},
       // Shared-memory tiles, and at small batch a cross-thread reduction per dot product: which is
       // faster depends on the shape, so both are tuned where both apply.
-      {"dense", "cuda", "dense_cuda", Always},
-      {"dense", "cuda", "dense_small_batch_cuda", Always},
-      {"batch_matmul", "cuda", "batch_matmul_cuda", Always},
+      {"dense", TargetKind::kCuda, "dense_cuda", Always},
+      {"dense", TargetKind::kCuda, "dense_small_batch_cuda", Always},
+      {"batch_matmul", TargetKind::kCuda, "batch_matmul_cuda", Always},
   };
   return kRows;
 }
@@ -72,7 +72,7 @@ Status CheckTemplateTarget(const std::string& template_name, const Target& targe
     if (template_name == r.template_name) return Status::OK();
     same_kind += (same_kind.empty() ? "" : ", ") + std::string(r.template_name);
   }
-  return Status::InvalidArgument("template '" + template_name + "' does not run on target kind '" + target.kind +
+  return Status::InvalidArgument("template '" + template_name + "' does not run on target kind '" + TargetKindName(target.kind) +
                                  "'" + (same_kind.empty() ? std::string() : "; its templates: " + same_kind));
 }
 

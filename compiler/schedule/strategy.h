@@ -19,7 +19,7 @@ namespace tunefarm::compiler {
 
 struct StrategyRow {
   const char* op;           // the operator: "conv2d", "dense"
-  const char* target_kind;  // Target::kind: "llvm" (CPUs)
+  TargetKind target_kind;
   const char* template_name;
   bool (*applies)(const Workload& w);  // on the operator's parameters
 };

@@ -4,6 +4,16 @@
 
 namespace tunefarm::compiler {
 
+const char* TargetKindName(TargetKind kind) {
+  switch (kind) {
+    case TargetKind::kLlvm:
+      return "llvm";
+    case TargetKind::kCuda:
+      return "cuda";
+  }
+  return "llvm";
+}
+
 bool Target::is_arm() const {
   // LLVM's isARM() || isAArch64() on a normalized triple: arm*, thumb*, aarch64*.
   for (const char* prefix : {"arm", "thumb", "aarch64"}) {
@@ -13,7 +23,7 @@ bool Target::is_arm() const {
 }
 
 std::string Target::ToString() const {
-  if (kind == "cuda") return "cuda -arch=" + arch + (model.empty() ? "" : " -model=" + model);
+  if (kind == TargetKind::kCuda) return "cuda -arch=" + arch + (model.empty() ? "" : " -model=" + model);
   std::string s = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
   if (!features.empty() && !detected_features) s += " -mattr=" + features;
   if (!model.empty()) s += " -model=" + model;

@@ -127,7 +127,7 @@ Status Validate(Target* t) {
 Target HostTarget() {
   InitializeLLVM();
   Target t;
-  t.kind = "llvm";
+  t.kind = TargetKind::kLlvm;
   t.triple = llvm::Triple::normalize(llvm::sys::getProcessTriple());
   t.cpu = llvm::sys::getHostCPUName().str();
   t.features = HostFeatures();
@@ -141,7 +141,7 @@ Target HostTarget() {
 
 std::vector<std::string> RequiredCpuFeatures(const Target& target) {
   std::vector<std::string> required;
-  if (target.kind != "llvm") return required;
+  if (target.kind != TargetKind::kLlvm) return required;
   auto tm = CreateTargetMachine(target.triple, target.cpu, target.features);
   if (!tm.ok()) return required;
   const llvm::MCSubtargetInfo* sti = (*tm)->getMCSubtargetInfo();
@@ -164,7 +164,7 @@ Result<Target> ParseTarget(std::string_view text) {
   if (head == "native" || head == "llvm") {
     t = HostTarget();
   } else if (head == "cuda" || FindGpuTag(head)) {
-    t.kind = "cuda";
+    t.kind = TargetKind::kCuda;
     t.keys = {"cuda", "gpu"};
     if (const GpuTag* tag = FindGpuTag(head)) ApplyGpuTag(*tag, &t);
   } else {
@@ -174,7 +174,7 @@ Result<Target> ParseTarget(std::string_view text) {
                                      "; expected llvm, cuda or a tag (native, rasp4b, rasp3b, x86-avx2, x86-avx512, "
                                      "h100, h200, a100, a10, l4, t4, rtx3090, rtx4090)");
     }
-    t.kind = "llvm";
+    t.kind = TargetKind::kLlvm;
     t.triple = tag->triple;
     t.cpu = tag->cpu;
     t.features = tag->features;
@@ -199,7 +199,7 @@ Result<Target> ParseTarget(std::string_view text) {
       return Status::InvalidArgument("target " + quoted + " gives -" + name + " twice; give each option once");
     }
     seen.push_back(name);
-    if (t.kind == "cuda") {
+    if (t.kind == TargetKind::kCuda) {
       if (name == "arch") {
         if (value.rfind("sm_", 0) != 0) return Status::InvalidArgument("bad CUDA arch '" + value + "'; expected sm_NN");
         if (std::find(std::begin(kCudaArchs), std::end(kCudaArchs), value) == std::end(kCudaArchs)) {
@@ -232,7 +232,7 @@ Result<Target> ParseTarget(std::string_view text) {
                                      "; known: -mtriple -mcpu -mattr -model -keys");
     }
   }
-  if (t.kind == "cuda") {
+  if (t.kind == TargetKind::kCuda) {
     if (!model_given.empty()) {
       if (const GpuTag* tag = FindGpuTag(model_given)) ApplyGpuTag(*tag, &t);
       t.model = model_given;

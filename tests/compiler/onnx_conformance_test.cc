@@ -188,7 +188,7 @@ std::string RunOne(const std::string& dir, const Target& target) {
   g->inputs = runtime_inputs;
   CompileOptions options;
   options.warn = [](const std::string&) {};
-  options.emulate_gpu = target.kind == "cuda";
+  options.emulate_gpu = target.is_cuda();
   const graph::Graph imported = *g;
   tunefarm::testing::LookupRecorder recorder;
   options.configs = &recorder;

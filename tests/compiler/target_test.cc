@@ -1,6 +1,11 @@
 // Target strings: tags, options, canonical form, and the messages of every malformed input.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "tunefarm/compiler/target.h"
 
 namespace tunefarm::compiler {
@@ -28,7 +33,7 @@ TEST(Target, Tags) {
 TEST(Target, GpuTagsCarryTheLimitsTheValidityCheckNeeds) {
   auto h200 = ParseTarget("h200");
   ASSERT_TRUE(h200.ok()) << h200.status().ToString();
-  EXPECT_EQ(h200->kind, "cuda");
+  EXPECT_EQ(h200->kind, TargetKind::kCuda);
   EXPECT_EQ(h200->arch, "sm_90");
   EXPECT_EQ(h200->model, "h200");
   EXPECT_EQ(h200->keys, (std::vector<std::string>{"cuda", "gpu"}));
@@ -119,6 +124,85 @@ INSTANTIATE_TEST_SUITE_P(
                       BadTarget{"h200 -arch=sm_80", "h200 is sm_90, not sm_80"},
                       BadTarget{"cuda -model=a100 -arch=sm_90", "a100 is sm_80, not sm_90"}),
     [](const ::testing::TestParamInfo<BadTarget>& info) { return "case" + std::to_string(info.index); });
+
+// `...kind == "cuda"`, `"llvm" != x.kind` and the like (no <regex>: GCC 12's regex trips
+// -Wmaybe-uninitialized in sanitizer builds).
+bool ComparesAKindByName(const std::string& line) {
+  auto ident_before = [&](size_t end) {  // the identifier ending at `end` (exclusive)
+    size_t b = end;
+    while (b > 0 && (std::isalnum(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '_')) --b;
+    return line.substr(b, end - b);
+  };
+  auto ends_with_kind = [](const std::string& id) { return id.size() >= 4 && id.compare(id.size() - 4, 4, "kind") == 0; };
+  for (const char* name : {"\"cuda\"", "\"llvm\""}) {
+    for (size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
+      size_t b = at;
+      while (b > 0 && line[b - 1] == ' ') --b;
+      if (b >= 2 && (line.compare(b - 2, 2, "==") == 0 || line.compare(b - 2, 2, "!=") == 0)) {
+        size_t e = b - 2;
+        while (e > 0 && line[e - 1] == ' ') --e;
+        if (ends_with_kind(ident_before(e))) return true;
+      }
+      size_t a = at + std::string(name).size();
+      while (a < line.size() && line[a] == ' ') ++a;
+      if (line.compare(a, 2, "==") == 0 || line.compare(a, 2, "!=") == 0) {
+        a += 2;
+        while (a < line.size() && line[a] == ' ') ++a;
+        size_t e = a;
+        while (e < line.size() && (std::isalnum(static_cast<unsigned char>(line[e])) || line[e] == '_' || line[e] == '.' ||
+                                   line[e] == '-' || line[e] == '>')) {
+          ++e;
+        }
+        if (ends_with_kind(ident_before(e))) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The kind of a target is an enum compared as one: no source file outside the target parser
+// compares a kind's name as a string (it was compared in 20 places across 10 files, each a branch a
+// new backend had to find).
+TEST(TargetKind, NoSourceComparesAKindByItsName) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  std::vector<std::string> offenders;
+  int files = 0;
+  for (const char* dir : {"compiler", "tuner", "tools", "runtime", "rpc_server", "tracker", "bench", "tests"}) {
+    const std::filesystem::path root = std::filesystem::path(src) / dir;
+    if (!std::filesystem::exists(root)) continue;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+      if (e.path().filename() == "target_parser.cc" || e.path().filename() == "target_test.cc") continue;
+      ++files;
+      std::ifstream in(e.path());
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n) {
+        if (ComparesAKindByName(line)) offenders.push_back(e.path().string() + ":" + std::to_string(n) + ": " + line);
+      }
+    }
+  }
+  EXPECT_GT(files, 100);
+  std::ostringstream all;
+  for (const auto& o : offenders) all << o << "\n";
+  EXPECT_TRUE(offenders.empty()) << "compare Target::kind with TargetKind (or Target::is_cuda()):\n" << all.str();
+  // The scan is not blind: it sees the forms it forbids, and only those.
+  EXPECT_TRUE(ComparesAKindByName(R"(if (t.kind == "cuda") {)"));
+  EXPECT_TRUE(ComparesAKindByName(R"(if (target->kind != "llvm"))"));
+  EXPECT_TRUE(ComparesAKindByName(R"(return "cuda" == spec.target.kind;)"));
+  EXPECT_FALSE(ComparesAKindByName(R"(if (device == "cuda") {)"));
+  EXPECT_FALSE(ComparesAKindByName(R"(if (t.kind == TargetKind::kCuda) {)"));
+}
+
+TEST(TargetKind, NamesRoundTripThroughTargetStrings) {
+  for (const char* text : {"native", "rasp4b", "h100", "cuda -arch=sm_80"}) {
+    auto t = ParseTarget(text);
+    ASSERT_TRUE(t.ok()) << text;
+    EXPECT_EQ(t->ToString().rfind(TargetKindName(t->kind), 0), 0u) << t->ToString();
+    EXPECT_EQ(t->is_cuda(), t->kind == TargetKind::kCuda);
+  }
+}
 
 }  // namespace
 }  // namespace tunefarm::compiler

@@ -31,7 +31,7 @@ Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t c
   spec.symbol = "candidate";
   std::vector<compiler::KernelInfo> infos;
   Status s;
-  if (t.kind == "cuda") {
+  if (t.is_cuda()) {
     // With ptxas here (it checks the registers), the candidate also carries ptxas's cubin for the
     // target's arch: a server with that GPU skips the driver's JIT, a 0.1-1 s serial step per
     // candidate on the GPU host, done here in parallel by the build jobs.

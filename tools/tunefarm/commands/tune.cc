@@ -104,7 +104,7 @@ int Tune(const TuneFlags& f) {
     std::fprintf(stderr, "tunefarm tune: %s\n", target.status().message().c_str());
     return 1;
   }
-  if (!farm && target->kind == "cuda") {
+  if (!farm && target->is_cuda()) {
     // Local GPU tuning measures on this machine's first GPU (rpc_server --device cuda does the
     // same for the farm).
     auto driver = CudaDriver::Load();

@@ -22,6 +22,13 @@
 
 namespace tunefarm::compiler {
 
+// The code generator a target compiles through: LLVM's CPU back ends (x86-64, AArch64, ARM) or
+// its NVPTX back end for CUDA GPUs. The one place a target's kind is named: everything else
+// compares the enum (a test greps the tree for string comparisons of kinds).
+enum class TargetKind { kLlvm, kCuda };
+// "llvm" or "cuda": the kind's name in target strings and messages.
+const char* TargetKindName(TargetKind kind);
+
 // What one kernel launch may use on a GPU; the validity check of GPU configs reads it.
 struct GpuLimits {
   int max_threads_per_block = 1024;
@@ -34,14 +41,14 @@ struct GpuLimits {
 };
 
 struct Target {
-  std::string kind;    // "llvm" or "cuda"
+  TargetKind kind = TargetKind::kLlvm;
   std::string triple;  // normalized LLVM triple, e.g. aarch64-unknown-linux-gnu
   std::string cpu;     // LLVM CPU name, e.g. cortex-a72, sapphirerapids
   std::string features;  // LLVM feature string, e.g. "+neon" (may be empty)
   std::string arch;      // cuda: sm_XX
   std::vector<std::string> keys;
   std::string model;  // device name when known (tag name or -model=)
-  GpuLimits gpu;      // kind "cuda"
+  GpuLimits gpu;      // TargetKind::kCuda
 
   // float32 lanes of the widest vector the target computes with: 16 AVX-512, 8 AVX2, 4 NEON/SSE.
   int vector_lanes = 4;
@@ -53,6 +60,7 @@ struct Target {
   // Canonical string; ParseTarget(ToString()) gives back an equal target.
   std::string ToString() const;
   bool is_arm() const;
+  bool is_cuda() const { return kind == TargetKind::kCuda; }
 };
 
 Result<Target> ParseTarget(std::string_view text);
