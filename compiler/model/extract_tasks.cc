@@ -7,54 +7,17 @@
 
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/lower_graph.h"
-#include "compiler/model/node_workload.h"
-#include "compiler/schedule/strategy.h"
 #include "compiler/model/optimize.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
 
 namespace tunefarm::compiler {
 
-namespace {
-
-// GPU targets: every tunable node's implementations on the target (plain NCHW layouts, so no
-// layout planning decides among them).
-Result<std::vector<Task>> GpuTasks(const graph::Graph& g, const std::string& model, const Target& target) {
-  std::vector<Task> tasks;
-  std::map<std::string, size_t> by_key;
-  for (const graph::Node& n : g.nodes) {
-    Workload w;
-    if (!NodeWorkload(g, n, &w)) continue;
-    std::vector<Workload> impls = Implementations(w, target);
-    for (size_t c = 0; c < impls.size(); ++c) {
-      const std::string key = impls[c].Key();
-      auto it = by_key.find(key);
-      if (it == by_key.end()) {
-        auto space = GetConfigSpace(impls[c], target);
-        if (!space.ok()) return space.status().WithContext(model + ": node '" + n.name + "'");
-        Task t;
-        t.workload = impls[c];
-        t.flops = impls[c].Flops();
-        t.config_space_size = space->size();
-        t.alternative = c > 0;
-        if (t.alternative) t.default_workload = impls[0].Key();
-        it = by_key.emplace(key, tasks.size()).first;
-        tasks.push_back(std::move(t));
-      }
-      ++tasks[it->second].count;
-      tasks[it->second].nodes.push_back(n.name);
-    }
-  }
-  return tasks;
-}
-
-}  // namespace
-
 Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model, const Target& target, int opt_level) {
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, opt_level, target).WithContext(model));
-  if (target.kind == "cuda") return GpuTasks(g, model, target);
+  // As CompileGraph lowers it, for every target kind: the tasks are the lookups compile makes.
   LowerGraphOptions lower;
-  lower.plan_layouts = opt_level >= 3;
+  lower.plan_layouts = PlansLayouts(target, opt_level);
   lower.warn = [](const std::string&) {};  // no records: every tunable kernel is on its fallback
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model);

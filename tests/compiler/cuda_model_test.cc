@@ -17,6 +17,7 @@
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
+#include "compiler/model/extract_tasks.h"
 #include "tunefarm/compiler/compile.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/cuda_driver.h"
@@ -47,10 +48,21 @@ TEST(CudaModels, EveryZooModelLoweredForTheGpuMatchesItsCpuCompile) {
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     // Compared on the logits (the final softmax of near-uniform logits would hide differences).
     CompileStats stats;
-    auto gpu = CompileGraph(*g, name, Sm90(), Options(true), &stats);
+    // Each compile also records the workloads it looks up: the tasks `tunefarm tasks` lists for
+    // the target are exactly those, on either kind.
+    testing::LookupRecorder gpu_lookups, cpu_lookups;
+    CompileOptions gpu_options = Options(true), cpu_options = Options(false);
+    gpu_options.configs = &gpu_lookups;
+    cpu_options.configs = &cpu_lookups;
+    auto gpu = CompileGraph(*g, name, Sm90(), gpu_options, &stats);
     ASSERT_TRUE(gpu.ok()) << name << ": " << gpu.status().ToString();
-    auto cpu = CompileGraph(*g, name, HostTarget(), Options(false));
+    auto cpu = CompileGraph(*g, name, HostTarget(), cpu_options);
     ASSERT_TRUE(cpu.ok()) << name << ": " << cpu.status().ToString();
+    for (const auto& [target, lookups] : {std::pair{Sm90(), &gpu_lookups}, std::pair{HostTarget(), &cpu_lookups}}) {
+      auto tasks = ExtractTasks(*g, name, target, 3);
+      ASSERT_TRUE(tasks.ok()) << name << ": " << tasks.status().ToString();
+      EXPECT_EQ(testing::TaskCounts(*tasks), lookups->lookups()) << name << " on " << target.ToString();
+    }
     const auto& in = cpu->tensors[size_t(cpu->inputs[0])];
     std::vector<float> x(size_t(in.num_elements()));
     std::mt19937 rng(7);

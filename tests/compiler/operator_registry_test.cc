@@ -216,11 +216,15 @@ CompileOptions Quiet(const ConfigSource* configs = nullptr) {
 // Compiles the graph, extracts its tasks, checks that the tasks are exactly the workloads the
 // compile looked up in the records (every implementation of every tunable node) and that every
 // kernel it chose is a task; returns the artifact.
-runtime::Artifact ExpectTasksMatchCompile(const graph::Graph& g, const std::string& name) {
-  auto tasks = ExtractTasks(g, name, HostTarget(), 3);
+// A CUDA target's kernels are emulated on this CPU (the artifact runs here).
+runtime::Artifact ExpectTasksMatchCompile(const graph::Graph& g, const std::string& name,
+                                          const Target& target = HostTarget()) {
+  auto tasks = ExtractTasks(g, name, target, 3);
   EXPECT_TRUE(tasks.ok()) << tasks.status().ToString();
   tunefarm::testing::LookupRecorder recorder;
-  auto artifact = CompileGraph(g, name, HostTarget(), Quiet(&recorder));
+  CompileOptions options = Quiet(&recorder);
+  options.emulate_gpu = target.is_cuda();
+  auto artifact = CompileGraph(g, name, target, options);
   EXPECT_TRUE(artifact.ok()) << artifact.status().ToString();
   if (!tasks.ok() || !artifact.ok()) return {};
   const auto listed = tunefarm::testing::TaskCounts(*tasks);
@@ -267,6 +271,36 @@ TEST(TaskCompileAgreement, GemmWithAlphaAndBetaIsTunedAndCorrect) {
       for (int k = 0; k < 16; ++k) ref += 2.0f * x[size_t(m * 16 + k)] * w[size_t(n * 16 + k)];
       EXPECT_NEAR(y[size_t(m * 8 + n)], ref, 1e-4f) << m << "," << n;
     }
+  }
+}
+
+// A conv on constant inputs beside a live one: on either target kind the tasks are exactly the
+// workloads compile looks up and every conv kernel compile emits is one task node. (CUDA's tasks
+// came from a walk of their own over the graph, which did not share compile's view of what runs.)
+TEST(TaskCompileAgreement, ConvsOnConstantAndLiveInputsAreTasksAsCompileRunsThemOnCpuAndCuda) {
+  OnnxBuilder b(13);
+  b.Input("x", {1, 4, 6, 6});
+  std::vector<float> c(4 * 36), w(4 * 4 * 9);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = float(int(i % 5) - 2) * 0.5f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 7) - 3) * 0.125f;
+  b.Floats("c", {1, 4, 6, 6}, c);
+  b.Floats("w", {4, 4, 3, 3}, w);
+  b.Node("Conv", {"c", "w"}, {"constant"}, {AttrInts("pads", {1, 1, 1, 1})});
+  b.Node("Conv", {"x", "w"}, {"live"}, {AttrInts("pads", {1, 1, 1, 1})});
+  b.Node("Add", {"live", "constant"}, {"y"});
+  b.Output("y");
+  auto g = frontend::ImportOnnxBytes(b.Bytes(), "constant_conv");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  for (const Target& target : {HostTarget(), *ParseTarget("cuda -arch=sm_90")}) {
+    SCOPED_TRACE(target.ToString());
+    runtime::Artifact a = ExpectTasksMatchCompile(*g, "constant_conv", target);
+    auto tasks = ExtractTasks(*g, "constant_conv", target, 3);
+    ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+    int task_nodes = 0, kernels = 0;
+    for (const Task& t : *tasks) task_nodes += t.alternative ? 0 : t.count;
+    for (const auto& [key, n] : CompiledWorkloads(a)) kernels += n;
+    EXPECT_GE(kernels, 1);
+    EXPECT_EQ(task_nodes, kernels) << "one task node per conv kernel compile emits";
   }
 }
 
