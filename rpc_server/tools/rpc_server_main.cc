@@ -36,6 +36,7 @@
 #include "tunefarm/rpc_server/server_metrics.h"
 #endif
 #include "tunefarm/runtime/cuda_driver.h"
+#include "tunefarm/runtime/device.h"
 
 namespace {
 
@@ -61,16 +62,6 @@ tunefarm::v1::DeviceInfo Describe(int threads) {
   return d;
 }
 
-// --device: "cpu" -> -1, "cuda" -> 0, "cuda:N" -> N; an InvalidArgument naming the value else.
-tunefarm::Result<int> ParseDevice(const std::string& text) {
-  if (text == "cpu") return -1;
-  if (text == "cuda") return 0;
-  if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() < 9 &&
-      text.find_first_not_of("0123456789", 5) == std::string::npos) {
-    return std::stoi(text.substr(5));
-  }
-  return tunefarm::Status::InvalidArgument("--device '" + text + "' is not cpu, cuda or cuda:N");
-}
 
 // The GPU a CUDA server measures on, into its device info.
 tunefarm::Status DescribeGpu(int ordinal, tunefarm::v1::DeviceInfo* d) {
@@ -160,7 +151,9 @@ int main(int argc, char** argv) {
   tunefarm::AddCheckedFlag(
       app, "--device",
       [&](const std::string& text) -> tunefarm::Status {
-        TUNEFARM_ASSIGN_OR_RETURN(ordinal, ParseDevice(text));
+        auto parsed = tunefarm::runtime::ParseDevice(text);
+        if (!parsed.ok()) return tunefarm::Status::InvalidArgument("--device: " + parsed.status().message());
+        ordinal = parsed->is_cuda() ? parsed->ordinal : -1;
         device = text;
         return tunefarm::Status::OK();
       },

@@ -234,4 +234,9 @@ Status CudaExecutor::RunProfiled(std::vector<double>* kernel_ms) {
   return Status::OK();
 }
 
+std::string CudaExecutor::Description() const {
+  const CudaDeviceInfo& gpu = device();
+  return "GPU " + std::to_string(gpu.ordinal) + " (" + gpu.name + ", " + gpu.arch() + (use_graph_ ? ", CUDA graph" : "") + ")";
+}
+
 }  // namespace tunefarm::runtime

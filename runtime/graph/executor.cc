@@ -78,6 +78,11 @@ Executor::~Executor() = default;
 
 void Executor::SetNumThreads(int n) { ThreadPool::SetGlobalThreads(n); }
 
+std::string Executor::Description() const {
+  const int n = ThreadPool::Global().num_threads();
+  return std::to_string(n) + (n == 1 ? " thread" : " threads");
+}
+
 Result<std::unique_ptr<Executor>> Executor::LoadFile(const std::string& path) {
   TUNEFARM_ASSIGN_OR_RETURN(Artifact a, Artifact::ReadFile(path));
   auto e = Load(std::move(a));

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tunefarm/runtime/cuda_executor.h"
+#include "tunefarm/runtime/device.h"
 #include "tunefarm/runtime/element_convert.h"
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/npy.h"
@@ -50,8 +51,8 @@ void AddRunToolFlags(CLI::App& app, RunToolOptions* o) {
   AddCheckedFlag(
       app, "--device",
       [o](const std::string& v) -> Status {
-        const bool cuda = v == "cuda" || (v.rfind("cuda:", 0) == 0 && ParseIntFlag("--device", v.substr(5), 0, 1023).ok());
-        if (v != "cpu" && !cuda) return Status::InvalidArgument("--device takes cpu, cuda or cuda:N, got '" + v + "'");
+        auto device = ParseDevice(v);
+        if (!device.ok()) return Status::InvalidArgument("--device: " + device.status().message());
         o->device = v;
         return Status::OK();
       },
@@ -62,9 +63,9 @@ void AddRunToolFlags(CLI::App& app, RunToolOptions* o) {
 
 namespace {
 
-// The run itself, for the CPU Executor and the CudaExecutor alike; `where` says what runs it.
-template <class Exec>
-int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
+// The run itself, on whatever executor the device got.
+int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
+  const std::string where = ex.Description();
   std::vector<bool> fed(ex.inputs().size(), false);
   for (const auto& [name, path] : o.inputs) {
     auto found = FindInput(ex.inputs(), name);
@@ -111,17 +112,17 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
   // On a GPU also the device's own time per run (events around the replay): what a GPU-side
   // comparison (PyTorch's CUDA-graph replay) measures, without the host's synchronization.
   std::vector<double> gpu_ms;
-  if constexpr (std::is_same_v<Exec, CudaExecutor>) {
-    for (int r = 0; r < o.repeat; ++r) {
-      auto t = ex.TimedRun();
-      if (!t.ok()) return Fail(o, t.status().message());
-      gpu_ms.push_back(*t);
-    }
-    std::sort(gpu_ms.begin(), gpu_ms.end());
-    if (!ex.graph_fallback().empty()) {
-      std::fprintf(stderr, "tunefarm run: CUDA graph replay did not hold (%s): timed with plain launches\n",
-                   ex.graph_fallback().c_str());
-    }
+  const GraphExecutor::Replay replay = ex.replay();
+  for (int r = 0; r < o.repeat; ++r) {
+    auto t = ex.DeviceTimedRun();
+    if (t.status().code() == StatusCode::kUnimplemented) break;  // a CPU: the wall times above
+    if (!t.ok()) return Fail(o, t.status().message());
+    gpu_ms.push_back(*t);
+  }
+  std::sort(gpu_ms.begin(), gpu_ms.end());
+  if (!ex.replay().fallback.empty()) {
+    std::fprintf(stderr, "tunefarm run: CUDA graph replay did not hold (%s): timed with plain launches\n",
+                 ex.replay().fallback.c_str());
   }
   std::vector<double> kernel_ms;  // --profile: each kernel's mean time
   if (o.profile) {
@@ -190,9 +191,9 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
       j["gpu_median_ms"] = gpu_ms[gpu_ms.size() / 2];
       j["gpu_min_ms"] = gpu_ms.front();
     }
-    if constexpr (std::is_same_v<Exec, CudaExecutor>) {
-      j["cuda_graph"] = ex.uses_graph();
-      if (!ex.graph_fallback().empty()) j["cuda_graph_fallback"] = ex.graph_fallback();
+    if (replay.supported) {
+      j["cuda_graph"] = ex.replay().holds;
+      if (!ex.replay().fallback.empty()) j["cuda_graph_fallback"] = ex.replay().fallback;
     }
     if (!kernel_ms.empty()) {
       nlohmann::ordered_json ks = nlohmann::ordered_json::array();
@@ -236,19 +237,12 @@ int RunLoaded(Exec& ex, const RunToolOptions& o, const std::string& where) {
 }  // namespace
 
 int RunTool(const RunToolOptions& o) {
-  if (o.device == "cpu") {
-    Executor::SetNumThreads(o.threads);
-    auto loaded = Executor::LoadFile(o.artifact);
-    if (!loaded.ok()) return Fail(o, loaded.status().message());
-    return RunLoaded(**loaded, o, std::to_string(o.threads) + (o.threads == 1 ? " thread" : " threads"));
-  }
-  CudaExecutorOptions options;
-  if (o.device.size() > 5) options.ordinal = std::atoi(o.device.c_str() + 5);
-  auto loaded = CudaExecutor::LoadFile(o.artifact, options);
+  auto device = ParseDevice(o.device);
+  if (!device.ok()) return Fail(o, device.status().message());
+  if (!device->is_cuda()) Executor::SetNumThreads(o.threads);
+  auto loaded = LoadExecutorFile(o.artifact, *device);
   if (!loaded.ok()) return Fail(o, loaded.status().message());
-  const CudaExecutor& ex = **loaded;
-  return RunLoaded(**loaded, o, "GPU " + std::to_string(options.ordinal) + " (" + ex.device().name + ", " +
-                                    ex.device().arch() + (ex.uses_graph() ? ", CUDA graph" : "") + ")");
+  return RunLoaded(**loaded, o);
 }
 
 }  // namespace tunefarm::runtime

@@ -55,7 +55,7 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
        "printed nothing): every measurement would fail, so the server does not register; --child must name "
        "tunefarm-measure-child"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0", "--device", "gpu0"},
-       "rpc_server: --device 'gpu0' is not cpu, cuda or cuda:N"},
+       "rpc_server: --device: unknown device 'gpu0': expected cpu, cuda or cuda:N (N from 0 to 1023)"},
       {{TUNER_DAEMON, "--listen", ":99999"}, "tuner-daemon: --listen ':99999': the host is missing"},
       {{RPC_TRACKER, "--listn", "127.0.0.1:0"}, "rpc_tracker: unknown flag --listn"},
       {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--tracker", "127.0.0.1:1"}, "tuner-daemon: --tracker requires --key"},

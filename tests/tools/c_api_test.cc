@@ -59,7 +59,7 @@ TEST(CApi, LoadOnADeviceNamesWhatIsWrong) {
   char* error = nullptr;
   EXPECT_EQ(tunefarm_model_load_on(path.c_str(), "tpu", &error), nullptr);
   ASSERT_NE(error, nullptr);
-  EXPECT_STREQ(error, "unknown device 'tpu' (cpu, cuda, cuda:N with N < 10000)");
+  EXPECT_STREQ(error, "unknown device 'tpu': expected cpu, cuda or cuda:N (N from 0 to 1023)");
   tunefarm_free_string(error);
   error = nullptr;
   EXPECT_EQ(tunefarm_model_load_on(path.c_str(), "cpu", &error), nullptr);

@@ -81,7 +81,7 @@ TEST(Cli, EveryCommandHasHelpAndOneUsageFromItsDeclaration) {
            {"jobs list", "tunefarm jobs list: --daemon is required"},
            {"tracker status", "tunefarm tracker status: --tracker is required"},
            {"run a.tfa --input x", "tunefarm run: --input takes NAME=FILE.npy, got 'x'"},
-           {"run a.tfa --device gpu", "tunefarm run: --device takes cpu, cuda or cuda:N, got 'gpu'"},
+           {"run a.tfa --device gpu", "tunefarm run: --device: unknown device 'gpu': expected cpu, cuda or cuda:N (N from 0 to 1023)"},
            {"ops extra", "tunefarm ops: unexpected argument 'extra'"},
        }) {
     CliRun r = Tunefarm(c.args);

@@ -33,17 +33,17 @@ struct CudaExecutorOptions {
   bool use_graph = true;  // capture the run in a CUDA graph and replay it
 };
 
-class CudaExecutor {
+class CudaExecutor final : public GraphExecutor {
  public:
   static Result<std::unique_ptr<CudaExecutor>> Load(Artifact artifact, const CudaExecutorOptions& options = {});
   static Result<std::unique_ptr<CudaExecutor>> LoadFile(const std::string& path, const CudaExecutorOptions& options = {});
-  ~CudaExecutor();
+  ~CudaExecutor() override;
   CudaExecutor(const CudaExecutor&) = delete;
   CudaExecutor& operator=(const CudaExecutor&) = delete;
 
-  const std::vector<TensorInfo>& inputs() const { return input_info_; }
-  const std::vector<TensorInfo>& outputs() const { return output_info_; }
-  const Artifact& artifact() const { return artifact_; }
+  const std::vector<TensorInfo>& inputs() const override { return input_info_; }
+  const std::vector<TensorInfo>& outputs() const override { return output_info_; }
+  const Artifact& artifact() const override { return artifact_; }
   const CudaDeviceInfo& device() const { return device_->info(); }
   bool uses_graph() const { return use_graph_; }
   // Why Run fell back from graph replay to plain launches (capture failed, or the driver has no
@@ -51,21 +51,24 @@ class CudaExecutor {
   const std::string& graph_fallback() const { return graph_fallback_; }
 
   // Copies data to input `index` on the GPU; InvalidArgument when the byte count does not match.
-  Status SetInput(size_t index, const void* data, size_t bytes);
-  Status SetInput(const std::string& name, const void* data, size_t bytes);
-  Status Run();
+  Status SetInput(size_t index, const void* data, size_t bytes) override;
+  Status SetInput(const std::string& name, const void* data, size_t bytes) override;
+  Status Run() override;
   // Runs kernel by kernel (10 back-to-back launches each, between events), adding each one's GPU
   // time in milliseconds to (*kernel_ms)[k].
-  Status RunProfiled(std::vector<double>* kernel_ms);
+  Status RunProfiled(std::vector<double>* kernel_ms) override;
   // Milliseconds the GPU spends on one run: events around 10 back-to-back replays (or launch
   // sequences), divided, so the host's submission latency is not counted.
   Result<double> TimedRun();
+  Result<double> DeviceTimedRun() override { return TimedRun(); }
+  Replay replay() const override { return Replay{true, use_graph_, graph_fallback_}; }
+  std::string Description() const override;
   // Output `index` on the host, as of the last Run.
-  const void* Output(size_t index) const { return host_outputs_[index].data(); }
+  const void* Output(size_t index) const override { return host_outputs_[index].data(); }
 
-  int64_t peak_bytes() const { return peak_bytes_; }
-  int64_t arena_bytes() const { return arena_bytes_; }
-  int64_t param_bytes() const { return param_bytes_; }
+  int64_t peak_bytes() const override { return peak_bytes_; }
+  int64_t arena_bytes() const override { return arena_bytes_; }
+  int64_t param_bytes() const override { return param_bytes_; }
 
  private:
   CudaExecutor() = default;

@@ -15,47 +15,39 @@
 #include <vector>
 
 #include "tunefarm/runtime/artifact.h"
+#include "tunefarm/runtime/graph_executor.h"
 #include "tunefarm/runtime/kernel_library.h"
 
 namespace tunefarm::runtime {
 
-struct TensorInfo {
-  std::string name;
-  ElementType dtype;
-  std::vector<int64_t> shape;
-  int64_t bytes() const;
-};
-
-// The index of input `name`; InvalidArgument listing the inputs when there is none.
-Result<size_t> FindInput(const std::vector<TensorInfo>& inputs, const std::string& name);
-
-class Executor {
+class Executor final : public GraphExecutor {
  public:
   static Result<std::unique_ptr<Executor>> Load(Artifact artifact);
   static Result<std::unique_ptr<Executor>> LoadFile(const std::string& path);
-  ~Executor();
+  ~Executor() override;
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  const std::vector<TensorInfo>& inputs() const { return input_info_; }
-  const std::vector<TensorInfo>& outputs() const { return output_info_; }
+  const std::vector<TensorInfo>& inputs() const override { return input_info_; }
+  const std::vector<TensorInfo>& outputs() const override { return output_info_; }
   // The artifact's metadata (its parameter and library sections are released after loading).
-  const Artifact& artifact() const { return artifact_; }
+  const Artifact& artifact() const override { return artifact_; }
 
   // Copies data (of the input's dtype in inputs(), converted when that is an edge type) into
   // input `name`; InvalidArgument naming the input when the name is unknown, the byte count does
   // not match its shape or a value does not fit its storage type.
-  Status SetInput(const std::string& name, const void* data, size_t bytes);
-  Status SetInput(size_t index, const void* data, size_t bytes);
-  Status Run();
+  Status SetInput(const std::string& name, const void* data, size_t bytes) override;
+  Status SetInput(size_t index, const void* data, size_t bytes) override;
+  Status Run() override;
   // Run, adding each kernel's wall time in milliseconds to (*kernel_ms)[k] (resized as needed).
-  Status RunProfiled(std::vector<double>* kernel_ms);
+  Status RunProfiled(std::vector<double>* kernel_ms) override;
   // The output's bytes (of its dtype in outputs()), valid until the next Run.
-  const void* Output(size_t index) const;
+  const void* Output(size_t index) const override;
 
-  int64_t peak_bytes() const { return peak_bytes_; }
-  int64_t arena_bytes() const { return int64_t(arena_size_); }
-  int64_t param_bytes() const { return param_bytes_; }
+  int64_t peak_bytes() const override { return peak_bytes_; }
+  int64_t arena_bytes() const override { return int64_t(arena_size_); }
+  int64_t param_bytes() const override { return param_bytes_; }
+  std::string Description() const override;
 
   static void SetNumThreads(int n);
 
