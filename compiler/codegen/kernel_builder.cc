@@ -87,7 +87,6 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   lower_options.timings = options.pass_times ? &timings : nullptr;
   lower_options.stop_after = options.stop_after;
   lower_options.auto_unroll_max_step = def.auto_unroll_max_step;
-  lower_options.emulate_gpu = options.emulate_gpu;
   Lowered out;
   TUNEFARM_ASSIGN_OR_RETURN(out.source.func, passes::Lower(*def.schedule, def.args, symbol, spec.target, lower_options));
   if (filtered_out) {
@@ -281,9 +280,9 @@ Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs
                                             const BuildOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
   if (specs[0].target.is_cuda()) {
-    if (!options.emulate_gpu) {
-      return Status::FailedPrecondition("CUDA kernels run on a GPU: build PTX (BuildPtx) and load it there, or set "
-                                        "emulate_gpu to run them on this CPU");
+    if (!specs[0].target.emulated) {
+      return Status::FailedPrecondition("CUDA kernels run on a GPU: build PTX (BuildPtx) and load it there, or emulate "
+                                        "the target (-emulate=host) to run them on this CPU");
     }
     return JitCompile(sources, HostTarget());  // the emulated kernels are host loop nests now
   }
@@ -295,7 +294,7 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
   if (!specs.empty() && !specs[0].target.is_cuda()) {
     return Status::InvalidArgument("PTX is for CUDA targets, not '" + specs[0].target.ToString() + "'");
   }
-  if (options.emulate_gpu) return Status::InvalidArgument("emulate_gpu builds host code, not PTX");
+  if (specs[0].target.emulated) return Status::InvalidArgument("an emulated CUDA target builds host code, not PTX");
   std::vector<KernelInfo> local_infos;
   if (!infos) infos = &local_infos;
   const size_t first = infos->size();

@@ -58,7 +58,6 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
     std::string symbol = SymbolFor(i, k.op);
     passes::LowerOptions lower;
     lower.auto_unroll_max_step = k.def.auto_unroll_max_step;
-    lower.emulate_gpu = options.emulate_gpu;
     KernelSource source;
     TUNEFARM_ASSIGN_OR_RETURN(source.func, passes::Lower(*k.def.schedule, k.def.args, symbol, target, lower));
     if (!source.func.is_gpu) {
@@ -94,7 +93,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
   stats->lower_ms = MsSince(t0);
   if (sources.empty()) return std::string();
 
-  if (target.is_cuda() && !options.emulate_gpu) {
+  if (target.is_cuda() && !target.emulated) {
     // One PTX module; ptxas (when the toolkit is here) checks every kernel against the register file.
     t0 = std::chrono::steady_clock::now();
     std::map<std::string, int64_t> threads;
@@ -150,9 +149,8 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
 Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_name, const Target& target,
                                        const CompileOptions& options, CompileStats* stats_out) {
   const bool cuda = target.is_cuda();
-  if (!cuda && options.emulate_gpu) return Status::InvalidArgument("emulate_gpu needs a CUDA target, not " + target.ToString());
   // Emulated CUDA kernels are host code; real ones PTX for the target.
-  const Target code_target = cuda && options.emulate_gpu ? HostTarget() : target;
+  const Target code_target = cuda && target.emulated ? HostTarget() : target;
   CompileStats stats;
   auto start = std::chrono::steady_clock::now();
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target).WithContext(model_name));
@@ -171,7 +169,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, code_target, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);
   artifact.target = code_target.ToString();
-  artifact.device = cuda && !options.emulate_gpu ? "cuda" : "cpu";
+  artifact.device = cuda && !target.emulated ? "cuda" : "cpu";
   if (!artifact.is_cuda()) {
     artifact.triple = code_target.triple;
     artifact.cpu = code_target.cpu;

@@ -130,7 +130,7 @@ Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Te
       break;
     }
   }
-  if (func.is_gpu && options.emulate_gpu && !stopped) {
+  if (func.is_gpu && target.emulated && !stopped) {
     stmt = Simplify(EmulateGpuOnHost(stmt, func.gpu_vars, func.launch));
     func.is_gpu = false;
   }

@@ -23,7 +23,7 @@ struct LoweredFunc {
   std::vector<ir::Var> buffers;  // one handle variable per argument
   ir::Stmt body;
   // GPU kernels: body is one thread's program over gpu_vars, launched as `launch` says. False
-  // after emulate_gpu (the body is then a host loop nest).
+  // for an emulated target (the body is then a host loop nest).
   bool is_gpu = false;
   GpuLaunch launch;
   GpuIndexVars gpu_vars;
@@ -46,8 +46,7 @@ struct LowerOptions {
   // GPU kinds: TVM's auto_unroll_max_step (auto_unroll.h), usually a config knob.
   int64_t auto_unroll_max_step = 0;
   // GPU kinds: after verification, turn the kernel into a host loop nest with the same results
-  // (emulate_gpu_on_host.h), for checking GPU schedules on a machine without a GPU.
-  bool emulate_gpu = false;
+  // (emulate_gpu_on_host.h) when the target is emulated (Target::emulated).
 };
 
 // The pass names for a target kind ("llvm", "cuda"), in order, as dump_after accepts them.

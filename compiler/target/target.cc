@@ -23,7 +23,9 @@ bool Target::is_arm() const {
 }
 
 std::string Target::ToString() const {
-  if (kind == TargetKind::kCuda) return "cuda -arch=" + arch + (model.empty() ? "" : " -model=" + model);
+  if (kind == TargetKind::kCuda) {
+    return "cuda -arch=" + arch + (model.empty() ? "" : " -model=" + model) + (emulated ? " -emulate=host" : "");
+  }
   std::string s = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
   if (!features.empty() && !detected_features) s += " -mattr=" + features;
   if (!model.empty()) s += " -model=" + model;

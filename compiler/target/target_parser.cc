@@ -209,8 +209,14 @@ Result<Target> ParseTarget(std::string_view text) {
         arch_given = value;
       } else if (name == "model") {
         model_given = value;
+      } else if (name == "emulate") {
+        if (value != "host") {
+          return Status::InvalidArgument("-emulate takes 'host' (run the GPU kernels on this CPU), got '" + value + "'");
+        }
+        t.emulated = true;
       } else {
-        return Status::InvalidArgument("unknown option '-" + name + "' for cuda target " + quoted);
+        return Status::InvalidArgument("unknown option '-" + name + "' for cuda target " + quoted +
+                                       "; known: -arch -model -emulate");
       }
       continue;
     }

@@ -19,8 +19,8 @@ inline Result<runtime::Artifact> CompileOnnxBytes(const std::string& bytes, cons
   compiler::CompileOptions options;
   options.warn = [](const std::string&) {};
   options.opt_level = opt_level;
-  options.emulate_gpu = emulated_gpu;
-  const compiler::Target target = emulated_gpu ? *compiler::ParseTarget("cuda -arch=sm_90") : compiler::HostTarget();
+  const compiler::Target target =
+      emulated_gpu ? *compiler::ParseTarget("cuda -arch=sm_90 -emulate=host") : compiler::HostTarget();
   return compiler::CompileGraph(std::move(g), name, target, options);
 }
 

@@ -67,10 +67,8 @@ class CudaTemplates : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaTemplates, RandomCasesMatchReferenceWhenEmulatedOnTheCpu) {
   const std::string tmpl = GetParam();
-  const Target target = Gpu("h100");
+  const Target target = Gpu("h100 -emulate=host");  // lowered for the H100, run on this CPU
   std::mt19937_64 rng(std::hash<std::string>()(tmpl));
-  BuildOptions emulate;
-  emulate.emulate_gpu = true;
   int checked = 0, invalid = 0, with_vthreads = 0;
   double max_err = 0;
   while (checked < kCasesPerTemplate) {
@@ -90,7 +88,7 @@ TEST_P(CudaTemplates, RandomCasesMatchReferenceWhenEmulatedOnTheCpu) {
     }
     if (specs.empty()) continue;
     std::vector<KernelInfo> infos;
-    auto jit = BuildJit(specs, &infos, emulate);
+    auto jit = BuildJit(specs, &infos);
     ASSERT_TRUE(jit.ok()) << jit.status().ToString();
     for (size_t i = 0; i < specs.size(); ++i) {
       auto fn = (*jit)->Lookup(specs[i].symbol);
@@ -239,11 +237,11 @@ TEST(CudaLowering, VirtualThreadsKeepTheRegisterTileExact) {
   EXPECT_EQ(func->launch.threads_per_block(), 8 * 4 * 8);
   // And the kernel computes the convolution (emulated).
   std::mt19937_64 rng(5);
-  KernelSpec spec{w, Epilogue{true, true, Activation::kRelu}, h100, cfg->index(), "vt"};
-  BuildOptions emulate;
-  emulate.emulate_gpu = true;
+  Target emulated = h100;
+  emulated.emulated = true;
+  KernelSpec spec{w, Epilogue{true, true, Activation::kRelu}, emulated, cfg->index(), "vt"};
   std::vector<KernelInfo> infos;
-  auto jit = BuildJit({spec}, &infos, emulate);
+  auto jit = BuildJit({spec}, &infos);
   ASSERT_TRUE(jit.ok()) << jit.status().ToString();
   testing::Buffers args = testing::RandomArguments(infos[0], rng);
   std::vector<float> expected = testing::ReferenceOutput(spec, infos[0], args);

@@ -1,6 +1,6 @@
 // Whole models lowered for CUDA and checked without a GPU: every kernel (the tuned templates and
 // every operator's generic GPU schedule) is lowered for an sm_90 GPU, its launch verified, then
-// run as host code with the GPU's semantics (CompileOptions::emulate_gpu) and compared with the
+// run as host code with the GPU's semantics (an emulated target, -emulate=host) and compared with the
 // CPU compile of the same graph, and the reference models with PyTorch.
 #include <gtest/gtest.h>
 
@@ -32,14 +32,15 @@ namespace {
 double RelativeError(const std::vector<float>& y, const std::vector<float>& ref) { return runtime::MaxRelativeError(y, ref); }
 using testing::RunArtifact;
 
-CompileOptions Options(bool emulate_gpu) {
+CompileOptions Options() {
   CompileOptions o;
-  o.emulate_gpu = emulate_gpu;
   o.warn = [](const std::string&) {};
   return o;
 }
 
 Target Sm90() { return *ParseTarget("cuda -arch=sm_90"); }
+// Its kernels lowered for the GPU, then run on this CPU with the GPU's semantics.
+Target Sm90Emulated() { return *ParseTarget("cuda -arch=sm_90 -emulate=host"); }
 
 TEST(CudaModels, EveryZooModelLoweredForTheGpuMatchesItsCpuCompile) {
   runtime::Executor::SetNumThreads(2);
@@ -51,10 +52,10 @@ TEST(CudaModels, EveryZooModelLoweredForTheGpuMatchesItsCpuCompile) {
     // Each compile also records the workloads it looks up: the tasks `tunefarm tasks` lists for
     // the target are exactly those, on either kind.
     testing::LookupRecorder gpu_lookups, cpu_lookups;
-    CompileOptions gpu_options = Options(true), cpu_options = Options(false);
+    CompileOptions gpu_options = Options(), cpu_options = Options();
     gpu_options.configs = &gpu_lookups;
     cpu_options.configs = &cpu_lookups;
-    auto gpu = CompileGraph(*g, name, Sm90(), gpu_options, &stats);
+    auto gpu = CompileGraph(*g, name, Sm90Emulated(), gpu_options, &stats);
     ASSERT_TRUE(gpu.ok()) << name << ": " << gpu.status().ToString();
     auto cpu = CompileGraph(*g, name, HostTarget(), cpu_options);
     ASSERT_TRUE(cpu.ok()) << name << ": " << cpu.status().ToString();
@@ -88,7 +89,7 @@ TEST(CudaModels, ReferenceModelsLoweredForTheGpuMatchPyTorch) {
     std::vector<float> x(input->data.size() / 4), expected(ref->data.size() / 4);
     std::memcpy(x.data(), input->data.data(), input->data.size());
     std::memcpy(expected.data(), ref->data.data(), ref->data.size());
-    auto artifact = CompileModel(base + ".onnx", Sm90(), Options(true));
+    auto artifact = CompileModel(base + ".onnx", Sm90Emulated(), Options());
     ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
     std::vector<float> y = RunArtifact(std::move(*artifact), x);
     ASSERT_EQ(y.size(), expected.size());
@@ -104,7 +105,7 @@ TEST(CudaModels, EveryZooModelCompilesIntoACudaArtifact) {
   const bool have_ptxas = !FindPtxas().empty();
   for (const std::string& name : frontend::ZooModelNames()) {
     CompileStats stats;
-    auto artifact = CompileModel(name, Sm90(), Options(false), &stats);
+    auto artifact = CompileModel(name, Sm90(), Options(), &stats);
     ASSERT_TRUE(artifact.ok()) << name << ": " << artifact.status().ToString();  // ptxas checked registers
     EXPECT_EQ(artifact->device, "cuda");
     EXPECT_NE(artifact->library.find(".target sm_90"), std::string::npos);
@@ -126,7 +127,7 @@ TEST(CudaModels, EveryZooModelCompilesIntoACudaArtifact) {
 }
 
 TEST(CudaModels, TheCpuExecutorRefusesACudaArtifactSayingWhy) {
-  auto artifact = CompileModel("squeezenet-1.1", Sm90(), Options(false));
+  auto artifact = CompileModel("squeezenet-1.1", Sm90(), Options());
   ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
   auto ex = runtime::Executor::Load(std::move(*artifact));
   ASSERT_FALSE(ex.ok());
@@ -146,9 +147,9 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
   g->outputs = {g->nodes.back().inputs[0]};  // the logits
   const Target target = Sm90();
   testing::LookupRecorder recorder;
-  CompileOptions lookup = Options(true);
+  CompileOptions lookup = Options();
   lookup.configs = &recorder;
-  ASSERT_TRUE(CompileGraph(*g, "resnet-18", target, lookup).ok());
+  ASSERT_TRUE(CompileGraph(*g, "resnet-18", Sm90Emulated(), lookup).ok());
   testing::FixedConfigs records;
   std::mt19937_64 rng(3);
   int preferred = 0;
@@ -164,10 +165,10 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
     preferred += wanted;
   }
   ASSERT_GE(preferred, 5);  // 4 Winograd-eligible convolutions, the dense
-  CompileOptions tuned = Options(true);
+  CompileOptions tuned = Options();
   tuned.configs = &records;
   CompileStats stats;
-  auto gpu = CompileGraph(*g, "resnet-18", target, tuned, &stats);
+  auto gpu = CompileGraph(*g, "resnet-18", Sm90Emulated(), tuned, &stats);
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   EXPECT_EQ(stats.from_records, stats.tunable_kernels);
   int winograd = 0, small_batch = 0;
@@ -180,7 +181,7 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
   }
   EXPECT_GE(winograd, 8);  // resnet-18's 3x3 stride-1 convolutions (4 workloads, 8+ nodes)
   EXPECT_EQ(small_batch, 1);
-  auto cpu = CompileGraph(*g, "resnet-18", HostTarget(), Options(false));
+  auto cpu = CompileGraph(*g, "resnet-18", HostTarget(), Options());
   ASSERT_TRUE(cpu.ok());
   std::vector<float> x(3 * 224 * 224);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -210,9 +211,9 @@ TEST(CudaModels, InjectiveChainsBecomeOneKernel) {
   b.Output("out");
   auto g = frontend::ImportOnnxBytes(b.Bytes(), "chain");
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  auto gpu = CompileGraph(*g, "chain", Sm90(), Options(true));
+  auto gpu = CompileGraph(*g, "chain", Sm90Emulated(), Options());
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
-  auto cpu = CompileGraph(*g, "chain", HostTarget(), Options(false));
+  auto cpu = CompileGraph(*g, "chain", HostTarget(), Options());
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
   // relu..tanh as one kernel, then exp+neg+add as the second (both read y).
   EXPECT_EQ(gpu->kernels.size(), 2u);
@@ -225,7 +226,7 @@ TEST(CudaModels, InjectiveChainsBecomeOneKernel) {
 
 TEST(CudaModels, WithoutADriverTheGpuExecutorSaysSo) {
   TUNEFARM_NEED_NO_DRIVER();
-  auto artifact = CompileModel("squeezenet-1.1", Sm90(), Options(false));
+  auto artifact = CompileModel("squeezenet-1.1", Sm90(), Options());
   ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
   auto ex = runtime::CudaExecutor::Load(std::move(*artifact));
   ASSERT_FALSE(ex.ok());
@@ -234,7 +235,7 @@ TEST(CudaModels, WithoutADriverTheGpuExecutorSaysSo) {
 }
 
 TEST(CudaModels, TheGpuExecutorRefusesACpuArtifactSayingWhy) {
-  auto artifact = CompileModel("squeezenet-1.1", HostTarget(), Options(false));
+  auto artifact = CompileModel("squeezenet-1.1", HostTarget(), Options());
   ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
   auto ex = runtime::CudaExecutor::Load(std::move(*artifact));
   ASSERT_FALSE(ex.ok());
@@ -253,7 +254,7 @@ TEST(CudaModels, OnAGpuModelsMatchTheCpuCompileAndPyTorch) {
   runtime::Executor::SetNumThreads(2);
   // pytorch: PyTorch's input and output for the model; null: random input, the CPU compile's output.
   auto check = [&](const std::string& name, graph::Graph g, const std::pair<std::vector<float>, std::vector<float>>* pytorch) {
-    auto cuda = CompileGraph(g, name, target, Options(false));
+    auto cuda = CompileGraph(g, name, target, Options());
     ASSERT_TRUE(cuda.ok()) << name << ": " << cuda.status().ToString();
     std::vector<float> x(size_t(cuda->tensors[size_t(cuda->inputs[0])].num_elements()));
     std::mt19937 rng(7);
@@ -264,7 +265,7 @@ TEST(CudaModels, OnAGpuModelsMatchTheCpuCompileAndPyTorch) {
     if (pytorch) {
       expected = pytorch->second;
     } else {
-      auto cpu = CompileGraph(g, name, HostTarget(), Options(false));
+      auto cpu = CompileGraph(g, name, HostTarget(), Options());
       ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
       expected = RunArtifact(std::move(*cpu), x);
     }

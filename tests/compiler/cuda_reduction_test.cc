@@ -51,9 +51,9 @@ TEST(CudaReduction, EveryBlockWidthMatchesTheSerialReductionWhenEmulated) {
       // still take part in the exchange.
       const int64_t per_block = width <= 512 ? 2 : 1, rows = 7;
       RowReduction r = MakeRowReduction(rows, width, per_block, is_max);
-      passes::LowerOptions options;
-      options.emulate_gpu = true;
-      auto func = passes::Lower(*r.schedule, {r.x, r.out}, "rowred", Cuda(), options);
+      Target emulated = Cuda();
+      emulated.emulated = true;
+      auto func = passes::Lower(*r.schedule, {r.x, r.out}, "rowred", emulated);
       ASSERT_TRUE(func.ok()) << func.status().ToString();
       auto jit = JitCompile({KernelSource{*func, "{}"}}, HostTarget());
       ASSERT_TRUE(jit.ok()) << jit.status().ToString();

@@ -16,6 +16,7 @@ namespace tunefarm::compiler {
 namespace {
 
 Target H100() { return *ParseTarget("h100"); }
+Target H100Emulated() { return *ParseTarget("h100 -emulate=host"); }
 
 TEST(CudaWinograd, TransformedWeightsAndTheEmulatedKernelGiveTheDirectConvolution) {
   std::mt19937_64 rng(3);
@@ -38,10 +39,8 @@ TEST(CudaWinograd, TransformedWeightsAndTheEmulatedKernelGiveTheDirectConvolutio
     testing::Buffers args = testing::RandomArguments(*direct_info, rng);
     std::vector<float> expected = testing::ReferenceOutput(direct_spec, *direct_info, args);
 
-    BuildOptions emulate;
-    emulate.emulate_gpu = true;
     std::vector<KernelInfo> infos;
-    auto jit = BuildJit({KernelSpec{wino, ep, H100(), -1, "wino"}}, &infos, emulate);
+    auto jit = BuildJit({KernelSpec{wino, ep, H100Emulated(), -1, "wino"}}, &infos);
     ASSERT_TRUE(jit.ok()) << jit.status().ToString();
     const int alpha = sh.expected_m + 2;
     EXPECT_EQ(infos[0].buffers[1].shape, (std::vector<int64_t>{alpha, alpha, sh.k, sh.c}));

@@ -20,6 +20,7 @@ namespace tunefarm::compiler {
 namespace {
 
 Target Cuda() { return *ParseTarget("cuda -arch=sm_80"); }
+Target CudaEmulated() { return *ParseTarget("cuda -arch=sm_80 -emulate=host"); }
 
 // out[i] = fn(x[i]) on 128-thread blocks, for `n` values.
 struct MathKernel {
@@ -42,9 +43,7 @@ ir::Expr Named(const char* name, const ir::Expr& v) { return ir::Call::Make(ir::
 // fn over `inputs`, lowered for CUDA and emulated on this CPU.
 std::vector<float> RunEmulatedExpr(const std::function<ir::Expr(const ir::Expr&)>& math, const std::vector<float>& inputs) {
   MathKernel k = MakeMathKernel(int64_t(inputs.size()), math);
-  passes::LowerOptions options;
-  options.emulate_gpu = true;
-  auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", Cuda(), options);
+  auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", CudaEmulated());
   EXPECT_TRUE(func.ok()) << func.status().ToString();
   if (!func.ok()) return {};
   auto jit = JitCompile({KernelSource{*func, "{}"}}, HostTarget());

@@ -222,9 +222,9 @@ runtime::Artifact ExpectTasksMatchCompile(const graph::Graph& g, const std::stri
   auto tasks = ExtractTasks(g, name, target, 3);
   EXPECT_TRUE(tasks.ok()) << tasks.status().ToString();
   tunefarm::testing::LookupRecorder recorder;
-  CompileOptions options = Quiet(&recorder);
-  options.emulate_gpu = target.is_cuda();
-  auto artifact = CompileGraph(g, name, target, options);
+  Target compiled_for = target;
+  compiled_for.emulated = target.is_cuda();
+  auto artifact = CompileGraph(g, name, compiled_for, Quiet(&recorder));
   EXPECT_TRUE(artifact.ok()) << artifact.status().ToString();
   if (!tasks.ok() || !artifact.ok()) return {};
   const auto listed = tunefarm::testing::TaskCounts(*tasks);

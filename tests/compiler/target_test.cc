@@ -122,7 +122,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadTarget{"cuda -arch=sm_70", "CUDA arch 'sm_70' is not supported; supported: sm_75, sm_80"},
                       BadTarget{"cuda -arch=sm_100", "CUDA arch 'sm_100' is not supported"},
                       BadTarget{"h200 -arch=sm_80", "h200 is sm_90, not sm_80"},
-                      BadTarget{"cuda -model=a100 -arch=sm_90", "a100 is sm_80, not sm_90"}),
+                      BadTarget{"cuda -model=a100 -arch=sm_90", "a100 is sm_80, not sm_90"},
+                      BadTarget{"h100 -emulate=gpu", "-emulate takes 'host' (run the GPU kernels on this CPU), got 'gpu'"},
+                      BadTarget{"llvm -emulate=host", "unknown option '-emulate'"}),
     [](const ::testing::TestParamInfo<BadTarget>& info) { return "case" + std::to_string(info.index); });
 
 // `...kind == "cuda"`, `"llvm" != x.kind` and the like (no <regex>: GCC 12's regex trips
@@ -196,12 +198,21 @@ TEST(TargetKind, NoSourceComparesAKindByItsName) {
 }
 
 TEST(TargetKind, NamesRoundTripThroughTargetStrings) {
-  for (const char* text : {"native", "rasp4b", "h100", "cuda -arch=sm_80"}) {
+  for (const char* text : {"native", "rasp4b", "h100", "cuda -arch=sm_80", "h100 -emulate=host"}) {
     auto t = ParseTarget(text);
     ASSERT_TRUE(t.ok()) << text;
     EXPECT_EQ(t->ToString().rfind(TargetKindName(t->kind), 0), 0u) << t->ToString();
     EXPECT_EQ(t->is_cuda(), t->kind == TargetKind::kCuda);
+    auto again = ParseTarget(t->ToString());
+    ASSERT_TRUE(again.ok()) << t->ToString();
+    EXPECT_EQ(again->ToString(), t->ToString());
+    EXPECT_EQ(again->emulated, t->emulated);
   }
+  // Emulation is the target's: a CUDA kind whose kernels run on this CPU, said in its string.
+  auto emulated = ParseTarget("h100 -emulate=host");
+  ASSERT_TRUE(emulated.ok());
+  EXPECT_TRUE(emulated->emulated && emulated->is_cuda());
+  EXPECT_EQ(emulated->ToString(), "cuda -arch=sm_90 -model=h100 -emulate=host");
 }
 
 }  // namespace

@@ -35,12 +35,10 @@ struct CompileOptions {
   std::function<void(const std::string&)> warn;
   // Link through the target's gcc driver instead of binutils ld (see BuildOptions).
   bool toolchain_linker = false;
-  // Target kind "cuda": the artifact holds one PTX module and each kernel's launch (device "cuda";
-  // ptxas, when present, checks registers). With emulate_gpu, every kernel is lowered for the GPU
-  // (threads bound, launch verified), then built as host code with the GPU's semantics (block and thread loops run serially, split at
-  // barriers) into an artifact for this CPU: how the CUDA lowerings of a whole model are checked
-  // on a machine without a GPU, against the CPU compile of the same graph.
-  bool emulate_gpu = false;
+  // A CUDA target's artifact holds one PTX module and each kernel's launch (device "cuda"; ptxas,
+  // when present, checks registers). An emulated one (Target::emulated, `-emulate=host`) gives an
+  // artifact for this CPU: how the CUDA lowerings of a whole model are checked on a machine
+  // without a GPU, against the CPU compile of the same graph.
 };
 
 struct CompileStats {

@@ -84,10 +84,6 @@ struct BuildOptions {
   bool toolchain_linker = false;
   // Stops lowering after the named pass (LoopNestFeatures; not for building).
   std::string stop_after;
-  // CUDA specs: lower and verify for the GPU, then run the kernel on this machine's CPU with the
-  // GPU's semantics (blocks and threads in turn, phases split at barriers; passes/
-  // emulate_gpu_on_host.h). BuildJit only; for checking GPU schedules without a GPU.
-  bool emulate_gpu = false;
   // BuildPtx: when set and this machine has ptxas (which checks the registers anyway), receives
   // the machine code ptxas assembled for the target's arch, a cubin the GPU's driver loads without
   // JIT-compiling the PTX again; left empty without ptxas. The tuner sends it in place of the PTX.

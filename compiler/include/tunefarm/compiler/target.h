@@ -7,6 +7,9 @@
 //   cuda                               the first visible NVIDIA GPU (its architecture, name and limits
 //                                      from the driver; an error naming the alternatives without one)
 //   cuda -arch=sm_NN [-model=NAME]     sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a (CUDA 13's range)
+//   ... -emulate=host                  a CUDA target whose kernels are lowered for the GPU (threads bound,
+//                                      launch verified) and then built as host code with the GPU's
+//                                      semantics, to check GPU lowerings on a machine without one
 //   h100 h200 a100 a10 l4 t4 rtx3090 rtx4090   tags: architecture and launch limits of the card
 //                                      (`cuda -model=h200` is the same; -arch must then agree)
 // Keys (cpu, arm_cpu, cuda, gpu) and the model (device name) drive apply-history-best matching.
@@ -49,6 +52,10 @@ struct Target {
   std::vector<std::string> keys;
   std::string model;  // device name when known (tag name or -model=)
   GpuLimits gpu;      // TargetKind::kCuda
+  // kCuda with -emulate=host: every kernel is lowered for the GPU, then run on this CPU with the
+  // GPU's semantics (passes/emulate_gpu_on_host.h; block and thread loops serial, split at
+  // barriers). Models compile into artifacts for this CPU; nothing becomes PTX.
+  bool emulated = false;
 
   // float32 lanes of the widest vector the target computes with: 16 AVX-512, 8 AVX2, 4 NEON/SSE.
   int vector_lanes = 4;
