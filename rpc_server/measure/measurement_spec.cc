@@ -2,8 +2,10 @@
 #include <elf.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/runtime/utf8.h"
@@ -43,6 +45,11 @@ const char* OutcomeKindName(OutcomeKind k) {
   return "runtime_error";
 }
 
+bool IsArgRole(const std::string& role) {
+  static const char* const kRoles[] = {"input", "weight", "bias", "residual", "slope", "output"};
+  return std::find(std::begin(kRoles), std::end(kRoles), role) != std::end(kRoles);
+}
+
 std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes) {
   if (library_bytes == 0) return "the kernel library is empty";
   if (library_bytes > kMaxLibraryBytes) return "the kernel library is larger than 64 MiB";
@@ -60,7 +67,7 @@ std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t 
     const ArgSpec& a = spec.args[i];
     const std::string which = "argument " + std::to_string(i);
     if (a.dtype != "float32") return which + " has dtype '" + a.dtype.substr(0, 32) + "'; only float32 is supported";
-    if (a.role != "input" && a.role != "weight" && a.role != "bias" && a.role != "residual" && a.role != "output") {
+    if (!IsArgRole(a.role)) {
       return which + " has unknown role '" + a.role.substr(0, 32) + "'";
     }
     if (a.shape.empty() || a.shape.size() > 8) return which + " must have 1 to 8 dimensions";

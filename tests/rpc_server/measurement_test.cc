@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "common/kernel_reference.h"
@@ -82,6 +83,37 @@ TEST_F(Measurement, CompiledConvKernelIsTimedAndChecked) {
   MeasureOutcome wrong = Run(ReadFile(so), spec);
   EXPECT_EQ(wrong.kind, OutcomeKind::kWrongAnswer) << wrong.message;
   EXPECT_NE(wrong.message.find("max relative error"), std::string::npos);
+}
+
+// Every argument role the compiler's kernels have reaches the server as a valid request: a conv
+// with bias, residual and PRelu (whose per-channel slopes are the "slope" role) is timed, and a
+// role no kernel has is refused naming it.
+TEST_F(Measurement, EveryRoleAFusedKernelHasIsMeasured) {
+  compiler::KernelSpec k;
+  k.workload = compiler::Conv2dWorkload(1, 8, 10, 10, 16, 3, 3, 1, 1);
+  k.epilogue.bias = true;
+  k.epilogue.residual = true;
+  k.epilogue.activation = compiler::Activation::kPRelu;
+  k.target = compiler::HostTarget();
+  k.symbol = "conv";
+  std::vector<compiler::KernelInfo> infos;
+  const std::string so = dir_ + "/prelu.so";
+  ASSERT_TRUE(compiler::BuildSharedLibrary({k}, so, &infos).ok());
+  MeasureSpec spec = Spec();
+  spec.symbol = "conv";
+  spec.args.clear();
+  std::set<std::string> roles;
+  for (const auto& b : infos[0].buffers) {
+    spec.args.push_back(ArgSpec{b.shape, "float32", b.role});
+    roles.insert(b.role);
+  }
+  EXPECT_EQ(roles, (std::set<std::string>{"input", "weight", "bias", "residual", "slope", "output"}));
+  MeasureOutcome ok = Run(ReadFile(so), spec);
+  EXPECT_EQ(ok.kind, OutcomeKind::kOk) << ok.message;
+  spec.args[1].role = "scale";
+  MeasureOutcome bad = Run(ReadFile(so), spec);
+  EXPECT_EQ(bad.kind, OutcomeKind::kBadRequest);
+  EXPECT_EQ(bad.message, "argument 1 has unknown role 'scale'");
 }
 
 TEST_F(Measurement, CrashingHangingAndGreedyKernelsCostOneTrialEach) {

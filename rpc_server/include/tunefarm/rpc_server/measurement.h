@@ -29,7 +29,9 @@ namespace tunefarm::rpc_server {
 struct ArgSpec {
   std::vector<int64_t> shape;
   std::string dtype = "float32";
-  std::string role = "input";  // input, weight, bias, residual, output
+  // What the compiler says the argument is for (KernelBufferInfo::role; IsArgRole): "output" is
+  // zeroed and checked, every other role is seeded from the spec's seed.
+  std::string role = "input";
   int64_t num_elements() const;
 };
 
@@ -83,6 +85,9 @@ inline constexpr size_t kMaxLibraryBytes = size_t(64) << 20;
 inline constexpr int kMaxArgs = 16;
 
 // "" when valid, else the message of a BAD_REQUEST outcome.
+// The roles a kernel argument may have: input, weight, bias, residual, slope (PRelu's per-channel
+// slopes), output -- every BufferRole the compiler's templates give.
+bool IsArgRole(const std::string& role);
 std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes);
 // "" when the library is an ELF shared object for this machine's architecture, else why not
 // (truncated, not ELF, built for another architecture).
