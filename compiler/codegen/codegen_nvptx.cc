@@ -171,7 +171,8 @@ std::string FindPtxas() {
 }
 
 Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptxas, const std::string& ptx,
-                                                          const std::string& arch, std::string* cubin) {
+                                                          const std::string& arch, std::string* cubin,
+                                                          const ToolLimits& limits) {
   char dir_template[] = "/tmp/tunefarm-ptxas-XXXXXX";
   if (!mkdtemp(dir_template)) return Status::IOError("cannot create a temporary directory for ptxas");
   const std::string dir = dir_template, in = dir + "/kernels.ptx", out = dir + "/kernels.cubin";
@@ -180,7 +181,7 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
     f << ptx;
     if (!f) return Status::IOError("cannot write " + in);
   }
-  Result<std::string> output = RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch);
+  Result<std::string> output = RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch, limits);
   if (output.ok() && cubin) {
     std::ifstream f(out, std::ios::binary);
     std::stringstream bytes;
@@ -229,11 +230,11 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
 
 Result<std::map<std::string, int>> CheckPtxRegisters(const std::string& ptx, const Target& target,
                                                      const std::map<std::string, int64_t>& threads_per_block,
-                                                     std::string* cubin) {
+                                                     std::string* cubin, const ToolLimits& limits) {
   std::map<std::string, int> registers;
   const std::string ptxas = FindPtxas();
   if (ptxas.empty()) return registers;
-  TUNEFARM_ASSIGN_OR_RETURN(auto reports, RunPtxas(ptxas, ptx, target.arch, cubin));
+  TUNEFARM_ASSIGN_OR_RETURN(auto reports, RunPtxas(ptxas, ptx, target.arch, cubin, limits));
   for (const auto& [symbol, threads] : threads_per_block) {
     auto it = reports.find(symbol);
     if (it == reports.end()) return Status::Internal("ptxas did not report kernel " + symbol);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "compiler/codegen/codegen_llvm.h"
+#include "compiler/codegen/object_emitter.h"
 
 namespace tunefarm::compiler {
 
@@ -51,16 +52,18 @@ std::string FindPtxas();
 // Assembles ptx for arch with `ptxas -v` and reports per kernel name; *cubin (when given) receives
 // the machine code ptxas wrote (an ELF cubin the driver loads without its JIT).
 Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptxas, const std::string& ptx,
-                                                          const std::string& arch, std::string* cubin = nullptr);
+                                                          const std::string& arch, std::string* cubin = nullptr,
+                                                          const ToolLimits& limits = {});
 
 // The register check TVM never makes: assembles ptx with this machine's ptxas and checks, for each
 // kernel (symbol -> threads per block), registers x threads (allocated per warp) against the
 // target's register file and registers against a thread's limit. Returns each kernel's registers;
 // empty when there is no ptxas (the server checks after loading). InvalidArgument names the kernel.
 // *cubin (when given) receives ptxas's machine code for target.arch; left empty without ptxas.
+// limits bound ptxas's run (a tuner's candidate build).
 Result<std::map<std::string, int>> CheckPtxRegisters(const std::string& ptx, const Target& target,
                                                      const std::map<std::string, int64_t>& threads_per_block,
-                                                     std::string* cubin = nullptr);
+                                                     std::string* cubin = nullptr, const ToolLimits& limits = {});
 
 }  // namespace tunefarm::compiler
 

@@ -289,6 +289,10 @@ Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs
   return JitCompile(sources, specs[0].target);
 }
 
+namespace {
+ToolLimits ToolLimitsOf(const BuildOptions& options) { return ToolLimits{options.tool_timeout_ms, options.cancel}; }
+}  // namespace
+
 Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                              const BuildOptions& options) {
   if (!specs.empty() && !specs[0].target.is_cuda()) {
@@ -309,7 +313,7 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
     const KernelInfo& info = (*infos)[i];
     threads[info.symbol] = info.block[0] * info.block[1] * info.block[2];
   }
-  auto checked = CheckPtxRegisters(ptx, target, threads, options.cubin);
+  auto checked = CheckPtxRegisters(ptx, target, threads, options.cubin, ToolLimitsOf(options));
   clock.Lap(&BuildOptions::Times::tool_ms);
   TUNEFARM_ASSIGN_OR_RETURN(auto registers, std::move(checked));
   for (size_t i = first; i < infos->size() && !registers.empty(); ++i) (*infos)[i].registers = registers.at((*infos)[i].symbol);
@@ -337,7 +341,7 @@ Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::strin
     if (!out) return Status::IOError("cannot write " + obj_path);
   }
   PhaseClock clock(options.times);
-  Status s = LinkSharedLibrary({obj_path}, specs[0].target, path, options.toolchain_linker);
+  Status s = LinkSharedLibrary({obj_path}, specs[0].target, path, options.toolchain_linker, ToolLimitsOf(options));
   clock.Lap(&BuildOptions::Times::tool_ms);
   std::remove(obj_path.c_str());
   return s;

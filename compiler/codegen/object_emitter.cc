@@ -1,10 +1,13 @@
 #include "compiler/codegen/object_emitter.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -48,7 +51,7 @@ Result<std::string> ToolchainPrefix(const Target& target) {
 
 // posix_spawn (vfork semantics) avoids copying this process's large address space, which a fork
 // would pay for on every build.
-Result<std::string> RunTool(const std::vector<std::string>& argv, const std::string& what) {
+Result<std::string> RunTool(const std::vector<std::string>& argv, const std::string& what, const ToolLimits& limits) {
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -72,12 +75,42 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::str
     return Status::FailedPrecondition("cannot run " + argv[0] + " while " + what + ": " + std::strerror(rc) +
                                       " (install the toolchain: scripts/setup.sh)");
   }
+  // Reads until the tool closes its output; with limits, in slices of at most 50 ms, so a tool
+  // past its time or a cancelled build is killed within 50 ms.
   std::string output;
   char buf[512];
-  for (ssize_t n; (n = read(out_pipe[0], buf, sizeof(buf))) > 0;) output.append(buf, size_t(n));
+  const bool bounded = limits.timeout_ms > 0 || limits.cancel;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(); };
+  enum class Stopped { kNo, kCancelled, kTimedOut } stopped = Stopped::kNo;
+  for (;;) {
+    if (bounded) {
+      if (limits.cancel && limits.cancel->load()) stopped = Stopped::kCancelled;
+      if (limits.timeout_ms > 0 && elapsed_ms() > limits.timeout_ms) stopped = Stopped::kTimedOut;
+      if (stopped != Stopped::kNo) {
+        kill(pid, SIGKILL);
+        break;
+      }
+      pollfd p{out_pipe[0], POLLIN, 0};
+      const int r = poll(&p, 1, 50);
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) continue;
+    }
+    const ssize_t n = read(out_pipe[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    output.append(buf, size_t(n));
+  }
   close(out_pipe[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (stopped == Stopped::kCancelled) return Status(StatusCode::kCancelled, what + " with " + argv[0] + " was cancelled");
+  if (stopped == Stopped::kTimedOut) {
+    char limit[32];
+    std::snprintf(limit, sizeof(limit), "%.3g s", limits.timeout_ms / 1e3);
+    return Status::DeadlineExceeded(what + " with " + argv[0] + " ran past its " + limit + " limit and was stopped");
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     // A tool killed by a signal prints nothing: say how it ended, and why for the usual cause.
     std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
@@ -97,7 +130,7 @@ Result<std::string> LinkerDriverFor(const Target& target) {
 }
 
 Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Target& target,
-                         const std::string& out_path, bool use_toolchain_driver) {
+                         const std::string& out_path, bool use_toolchain_driver, const ToolLimits& limits) {
   TUNEFARM_ASSIGN_OR_RETURN(std::string prefix, ToolchainPrefix(target));
   std::vector<std::string> argv;
   if (use_toolchain_driver) {
@@ -110,7 +143,7 @@ Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Tar
     argv = {prefix + "ld", "-shared", "--hash-style=gnu", "-o", out_path};
     argv.insert(argv.end(), object_paths.begin(), object_paths.end());
   }
-  return RunTool(argv, "linking " + out_path).status();
+  return RunTool(argv, "linking " + out_path, limits).status();
 }
 
 struct JitModule::Impl {

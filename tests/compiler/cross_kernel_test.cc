@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -142,6 +143,40 @@ TEST(RunTool, AToolInheritsNoPipeOfAnotherThreadsTool) {
   other.join();
   ASSERT_TRUE(beside.ok()) << beside.status().ToString();
   EXPECT_EQ(*beside, *alone) << "a tool started beside another RunTool inherited its pipe";
+}
+
+// A tool past its time limit, or whose build was cancelled (a tuner stopping), is killed within
+// the 50 ms poll, not waited for: a 30 s sleep ends in well under a second either way, each with
+// its message.
+TEST(RunTool, AToolPastItsLimitOrCancelledIsKilledNotWaitedFor) {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  auto late = RunTool({"sleep", "30"}, "sleeping", ToolLimits{300, nullptr});
+  const double late_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(late.status().message(), "sleeping with sleep ran past its 0.3 s limit and was stopped");
+  EXPECT_LT(late_s, 5.0);
+
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel = true;
+  });
+  t0 = Clock::now();
+  auto cancelled = RunTool({"sleep", "30"}, "sleeping", ToolLimits{0, &cancel});
+  const double cancelled_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  canceller.join();
+  ASSERT_FALSE(cancelled.ok());
+  EXPECT_EQ(cancelled.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(cancelled.status().message(), "sleeping with sleep was cancelled");
+  EXPECT_LT(cancelled_s, 5.0);
+
+  // Within its limit a tool's output comes back whole.
+  cancel = false;
+  auto quick = RunTool({"sh", "-c", "echo one; echo two"}, "echoing", ToolLimits{10000, &cancel});
+  ASSERT_TRUE(quick.ok()) << quick.status().ToString();
+  EXPECT_EQ(*quick, "one\ntwo\n");
 }
 
 }  // namespace

@@ -197,6 +197,47 @@ TEST(BuildPool, HandsBuildsBackAsTheyFinishAndLetsAStragglerRunOn) {
   }  // returns once build 4 is done, without crashing on the queued one
 }
 
+// A candidate whose ptxas runs past the build timeout is a compile_error naming the limit, and a
+// pool destroyed while one runs (the tuner stopping) kills it rather than waiting: here a "ptxas"
+// that sleeps 30 s (TUNEFARM_PTXAS) costs 0.3 s, and the destructor returns within seconds.
+TEST(BuildOne, APtxasPastTheBuildTimeoutIsACompileErrorAndAStoppedPoolKillsIt) {
+  const std::string dir = ::testing::TempDir() + "tunefarm_build_timeout_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const std::string slow = dir + "/ptxas";
+  ASSERT_EQ(system(("printf '#!/bin/sh\\nexec sleep 30\\n' > " + slow + " && chmod +x " + slow).c_str()), 0);
+  const char* old = std::getenv("TUNEFARM_PTXAS");
+  const std::string saved = old ? old : "";
+  setenv("TUNEFARM_PTXAS", slow.c_str(), 1);
+  compiler::Workload w = compiler::Conv2dWorkload(1, 16, 14, 14, 16, 3, 3, 1, 1);
+  w.template_name = "conv2d_nchw_cuda";
+  auto target = compiler::ParseTarget("h100");
+  ASSERT_TRUE(target.ok());
+  auto config = compiler::FallbackConfigIndex(w, *target);
+  ASSERT_TRUE(config.ok());
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  Built late = BuildOne(w, *target, *config, dir, BuildLimits{300, nullptr});
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0);
+  EXPECT_EQ(late.status, "compile_error");
+  EXPECT_NE(late.message.find("ran past its 0.3 s limit and was stopped"), std::string::npos) << late.message;
+  EXPECT_TRUE(late.library.empty());
+
+  t0 = Clock::now();
+  {
+    BuildPool pool(1);
+    pool.Submit([&] { return BuildOne(w, *target, *config, dir, BuildLimits{0, pool.cancel()}); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // lowered, in "ptxas" by now
+    EXPECT_EQ(pool.running(), 1);
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0) << "the pool waited for the 30 s ptxas";
+  if (old) {
+    setenv("TUNEFARM_PTXAS", saved.c_str(), 1);
+  } else {
+    unsetenv("TUNEFARM_PTXAS");
+  }
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
 // A CUDA task tuned with more build jobs than this machine has cores: builds finish out of order
 // and a slow one may be carried to the next batch (TaskTuner::MeasureClaimed). Whatever the order,
 // every config is recorded exactly once, the budget is met exactly, and no claim is left behind.

@@ -19,7 +19,8 @@ double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 
 // One candidate: a shared library for CPU targets, PTX (the driver JIT-compiles it on the
 // server) and, with ptxas here, its cubin for CUDA ones, whose launch then travels with it.
-Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp) {
+Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp,
+               const BuildLimits& limits) {
   static std::atomic<int> counter{0};
   Built b;
   b.config = config;
@@ -38,6 +39,8 @@ Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t c
     compiler::BuildOptions options;
     options.cubin = &b.cubin;
     options.times = &b.phases;
+    options.tool_timeout_ms = limits.timeout_ms;
+    options.cancel = limits.cancel;
     auto ptx = compiler::BuildPtx({spec}, &infos, options);
     s = ptx.status();
     if (ptx.ok()) b.library = std::move(*ptx);
@@ -45,6 +48,8 @@ Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t c
     const std::string path = tmp + "/tunefarm-cand-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".so";
     compiler::BuildOptions options;
     options.times = &b.phases;
+    options.tool_timeout_ms = limits.timeout_ms;
+    options.cancel = limits.cancel;
     s = compiler::BuildSharedLibrary({spec}, path, &infos, options);
     if (s.ok()) {
       std::ifstream in(path, std::ios::binary);
@@ -59,7 +64,9 @@ Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t c
   } else {
     // InvalidArgument: the config cannot exist on the target (launch limits, registers).
     b.library.clear();
-    b.status = s.code() == StatusCode::kInvalidArgument ? "instantiation_error" : "compile_error";
+    b.status = s.code() == StatusCode::kInvalidArgument ? "instantiation_error"
+               : s.code() == StatusCode::kCancelled     ? "cancelled"
+                                                         : "compile_error";
     b.message = s.message();
   }
   b.build_ms = MsSince(t0);
@@ -84,6 +91,7 @@ BuildPool::~BuildPool() {
     stopping_ = true;
     queue_.clear();
   }
+  cancel_ = true;
   work_cv_.notify_all();
   for (auto& t : threads_) t.join();
 }

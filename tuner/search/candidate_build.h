@@ -9,6 +9,7 @@
 // straggler to its next batch while the other cores build that batch (TaskTuner::MeasureClaimed).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -32,14 +33,24 @@ struct Built {
   compiler::BuildOptions::Times phases;
 };
 
+// Bounds on one candidate's external tool (ptxas, ld): timeout_ms > 0 kills it past that, and
+// cancel (BuildPool::cancel()) kills it when the tuner stops.
+struct BuildLimits {
+  double timeout_ms = 0;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
 // One candidate; never fails as a call: a failed build is a Built with an empty library and the
 // trial status ("instantiation_error" when the config cannot exist on the target, else
-// "compile_error") and message to record.
-Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp);
+// "compile_error", a tool past its timeout included) and message to record. A cancelled build
+// comes back with status "cancelled": nothing to record.
+Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp,
+               const BuildLimits& limits = {});
 
 // A fixed number of build threads. Submit() queues a build; Next() returns finished ones in the
-// order they finish. Thread-safe for one consumer. The destructor drops what is queued and waits
-// for the builds running (an LLVM build in a thread cannot be interrupted).
+// order they finish. Thread-safe for one consumer. The destructor drops what is queued, sets
+// cancel() (a build's tool is killed within 50 ms) and waits for the builds running, whose LLVM
+// code generation cannot be interrupted (under a second per candidate).
 class BuildPool {
  public:
   explicit BuildPool(int jobs);
@@ -56,6 +67,8 @@ class BuildPool {
   int queued() const;
   int running() const;
   int jobs() const { return int(threads_.size()); }
+  // Set by the destructor; builds pass it to BuildOne.
+  const std::atomic<bool>* cancel() const { return &cancel_; }
 
  private:
   void Work();
@@ -65,6 +78,7 @@ class BuildPool {
   std::deque<Built> finished_;
   int running_ = 0;
   bool stopping_ = false;
+  std::atomic<bool> cancel_{false};
   std::vector<std::thread> threads_;
 };
 

@@ -346,7 +346,8 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
   summary_.build_jobs = s.pool->jobs();
   for (int64_t c : configs) {
     s.in_flight.insert(c);
-    s.pool->Submit([&s, c] { return BuildOne(s.workload, s.target, c, s.options.tmp_root); });
+    const BuildLimits limits{options.build_timeout_s * 1e3, s.pool->cancel()};
+    s.pool->Submit([&s, c, limits] { return BuildOne(s.workload, s.target, c, s.options.tmp_root, limits); });
   }
   std::vector<int64_t> recorded;
   std::vector<double> gflops;
@@ -368,6 +369,12 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
     std::vector<double> build_ms;
     for (;;) {
       std::vector<Built> ready = s.pool->TakeFinished();
+      if (ready.empty() && options.stop && options.stop->load()) {
+        // Stopping (Ctrl-C, --time-limit): what is measured is recorded; the builds still running
+        // are cancelled and their claims released (~TaskTuner), not waited for.
+        summary_.carried += int(s.in_flight.size());
+        break;
+      }
       if (ready.empty()) {
         double wait_ms = -1;  // until one finishes
         if (s.pool->queued() == 0 && !build_ms.empty() && s.pool->jobs() > 2) {

@@ -10,6 +10,7 @@
 #ifndef TUNEFARM_COMPILER_KERNEL_H_
 #define TUNEFARM_COMPILER_KERNEL_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -95,6 +96,10 @@ struct BuildOptions {
     double lower_ms = 0, codegen_ms = 0, tool_ms = 0;
   };
   Times* times = nullptr;
+  // Bounds on the external tool (ptxas, ld): killed after tool_timeout_ms (> 0; a DeadlineExceeded
+  // build) or once *cancel is set (a Cancelled one). The tuner's candidate builds set both.
+  double tool_timeout_ms = 0;
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Lowers a spec (validating workload, config index and target) and describes it.

@@ -89,6 +89,10 @@ struct TuneOptions {
   uint64_t seed = 0;
   // Candidates built at once: one per core (a GPU's candidates also run ptxas, when it is here).
   int build_jobs = DefaultBuildJobs();
+  // A candidate whose external build tool (ptxas, ld) runs longer is recorded as a compile_error
+  // and the tool killed: ptxas can spend minutes on a reduction unrolled thousands of steps deep,
+  // and a farm would wait for it. TVM's LocalBuilder gives a build 10 s likewise. 0: no limit.
+  double build_timeout_s = 10;
   int threads = 1;           // recorded with every trial (the measurer runs with it)
   bool transfer = true;       // xgb: warm-start from the database's records of similar workloads
   // Only configs that keep the activation layouts untuned neighbours use (KeepsModelLayout). Off:
