@@ -164,7 +164,12 @@ run_kit() {
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/tunefarm-gpu-check.XXXXXX")
   # The unpacked kit and the work directory (artifacts, the farm's records) go when the run ends;
   # the report directory keeps every step's log. KEEP=1 keeps them.
-  trap 'stop_children; [ "${KEEP:-0}" = 1 ] || rm -rf "$WORK" ${UNPACKED:+"$UNPACKED"}' EXIT
+  # A bug in this runner (a command failing under set -e) still leaves a report: the steps run so
+  # far, and a "runner" step naming the line that stopped it.
+  set -o errtrace
+  trap 'ERR_LINE=${ERR_LINE:-$LINENO}' ERR
+  trap 'rc=$?; if [ "$REPORTED" != 1 ]; then record runner fail "the runner stopped at line ${ERR_LINE:-?} (exit $rc): a bug in scripts/gpu_check.sh"; write_report "$SMI" || true; fi
+        stop_children; [ "${KEEP:-0}" = 1 ] || rm -rf "$WORK" ${UNPACKED:+"$UNPACKED"}' EXIT
   export TUNEFARM_REQUIRE_GPU=1 TMPDIR=$WORK TUNEFARM_MODELS_DIR=$WORK/no-shared-models
   echo "== tunefarm GPU check: kit $(cat "$KIT/VERSION" 2>/dev/null || echo '?'), report in $REPORT"
 
@@ -174,6 +179,7 @@ run_kit() {
   [ -z "$unresolved" ] || libs_ok=0
   local smi=""
   command -v nvidia-smi >/dev/null && smi=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || true)
+  SMI=$smi
   gtest_step probe 'CudaDriver.OnAGpuHost*:CudaDriver.TheProbe*' "grep -E '^CUDA device|^TUNEFARM_REQUIRE_GPU=1:' | sed 's/^TUNEFARM_REQUIRE_GPU=1: //' | sort -u" 60
   [ "$libs_ok" = 1 ] || record libraries fail "not found in the kit or on this host: $unresolved"
   # The target the farm and latency steps compile for: this card's tag when tunefarm knows it (its
@@ -191,6 +197,7 @@ run_kit() {
   else
     run_gpu_steps
   fi
+  REPORTED=1
   write_report "$smi"
 }
 
@@ -221,7 +228,8 @@ farm_step() {
       timeout "$limit" "$KIT/bin/tunefarm" tune "$model" --target "$GPU_TARGET" --tracker "$tracker" --key gpu-check \
         --total-trials $(( TUNE_SECONDS * 100 )) --time-limit "$TUNE_SECONDS" --records "$DB" >>"$REPORT/farm.log" 2>&1 || rc=$?
       # tune's closing line says where the time went (search, build, measure: loading, timing, transport).
-      split+="$model: $(grep '^time: ' "$REPORT/farm.log" | tail -1 | sed 's/^time: //') $(grep '^build: ' "$REPORT/farm.log" | tail -1); "
+      # (A tune killed by its limit prints neither line: grep finds nothing, which must not end the run.)
+      split+="$model: $( (grep '^time: ' "$REPORT/farm.log" || true) | tail -1 | sed 's/^time: //') $( (grep '^build: ' "$REPORT/farm.log" || true) | tail -1); "
     done
     t1=$(date +%s.%N)
     trials=$( ("$KIT/bin/tunefarm" records stats --records "$DB" 2>/dev/null || true) |
@@ -247,7 +255,7 @@ run_gpu_steps() {
     "grep -E '^dense .* ms|^conv2d .* candidates'" 120
   # ---- 4. build: the host's CPUs and ptxas, then the candidate builds with 1 job and with all
   local cpus ptxas_path
-  cpus="$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'))"
+  cpus="$(nproc) CPUs ($( (grep -m1 'model name' /proc/cpuinfo 2>/dev/null || true) | sed 's/.*: //'))"
   [ -r /sys/fs/cgroup/cpu.max ] && cpus+=", cgroup cpu.max $(cat /sys/fs/cgroup/cpu.max)"
   ptxas_path=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || echo none)
   [ "$ptxas_path" = none ] || ptxas_path+=" ($("$ptxas_path" --version 2>/dev/null | grep -o 'V[0-9.]*' | head -1))"
@@ -381,6 +389,7 @@ write_report() {
 }
 
 declare -A LATENCY=() PYTORCH=()
+REPORTED=0 SMI=""
 case $MODE in
   kit) build_kit ;;
   run) run_kit ;;
