@@ -284,6 +284,19 @@ TEST(CudaModels, OnAGpuModelsMatchTheCpuCompileAndPyTorch) {
       std::printf("%s on %s (%s): max rel error %.3g vs %s, %.3f ms per run\n", name.c_str(), gpu->name.c_str(),
                   graph ? "CUDA graph" : "launches", err, pytorch ? "PyTorch" : "the CPU compile", *ms);
       EXPECT_LE(err, 1e-4) << name;
+      // Each kernel timed alone (tunefarm run --profile): positive, and with graphs, whose launches
+      // run back to back as in the model's replay, they add up to no more than the replayed model
+      // (with a quarter for noise); plain launches time the host's launch rate for small kernels.
+      std::vector<double> kernel_ms;
+      for (int r = 0; r < 2; ++r) ASSERT_TRUE((*ex)->RunProfiled(&kernel_ms).ok()) << name;  // captured once
+      double sum = 0;
+      for (double k : kernel_ms) {
+        EXPECT_TRUE(k > 0 && std::isfinite(k)) << name;
+        sum += k / 2;
+      }
+      if (graph) {
+        EXPECT_LE(sum, 1.25 * *ms) << name << ": the kernels timed alone add up to more than the model";
+      }
     }
   };
   for (const std::string& name : frontend::ZooModelNames()) {

@@ -11,7 +11,8 @@
 // Run: the kernels in order on the device's stream. By default (use_graph) the first Run captures
 // them in a CUDA graph and every later Run replays it with one launch -- batch-1 inference is
 // launch-bound; then the outputs are copied to host buffers (Output). RunProfiled times each
-// kernel with events instead (no graph).
+// kernel alone with events, over back-to-back launches of it replayed from a graph of their own
+// (plain launches when the executor does not replay graphs).
 // Errors: every CUDA error names the call and the kernel; after a sticky one (IsStickyCudaError:
 // an illegal address) the context is unusable and the process must be restarted.
 // Thread safety: one thread at a time; every call makes the GPU's context current on its thread.
@@ -87,6 +88,8 @@ class CudaExecutor final : public GraphExecutor {
   std::vector<std::string> host_outputs_;  // per output, as callers see it
   std::vector<std::string> host_storage_;  // per output with an edge type: as stored
   std::unique_ptr<CudaGraph> graph_;
+  // RunProfiled's: each kernel's timed launches captured as one graph (empty: plain launches).
+  std::vector<std::unique_ptr<CudaGraph>> profile_graphs_;
   bool use_graph_ = true;
   std::string graph_fallback_;
   std::vector<TensorInfo> input_info_, output_info_;
