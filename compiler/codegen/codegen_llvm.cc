@@ -1,20 +1,17 @@
 #include "compiler/codegen/codegen_llvm.h"
 
-#include "compiler/codegen/codegen_cpu.h"
-#include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/codegen_llvm_base.h"
 #include "compiler/codegen/llvm_headers.h"
 
 namespace tunefarm::compiler {
 
 Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSource>& kernels, const Target& target,
-                                                     llvm::TargetMachine* tm, llvm::LLVMContext* context) {
+                                                     llvm::TargetMachine* tm, llvm::LLVMContext* context,
+                                                     MakeCodeGen make_codegen) {
   auto module = std::make_unique<llvm::Module>(kernels.empty() ? "tunefarm" : kernels[0].func.name, *context);
   module->setTargetTriple(tm->getTargetTriple().str());
   module->setDataLayout(tm->createDataLayout());
-  // One code generator per target kind.
-  std::unique_ptr<codegen::CodeGenLLVM> generator = target.is_cuda() ? MakeCodeGenNVPTX(context, module.get(), target)
-                                                                      : MakeCodeGenCPU(context, module.get(), target);
+  std::unique_ptr<codegen::CodeGenLLVM> generator = make_codegen(context, module.get(), target);
   for (const auto& k : kernels) generator->AddKernel(k);
 
   std::string errors;

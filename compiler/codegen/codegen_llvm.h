@@ -35,9 +35,19 @@ struct KernelSource {
   std::string metadata_json;
 };
 
-// Builds the module for a set of kernels (one shared library's worth) and runs O3 on it.
+namespace codegen {
+class CodeGenLLVM;
+}
+// A code generator for one module (MakeCodeGenCPU, MakeCodeGenNVPTX): the caller, which knows
+// what it emits (an object file, PTX), names it.
+using MakeCodeGen = std::unique_ptr<codegen::CodeGenLLVM> (*)(llvm::LLVMContext* ctx, llvm::Module* module,
+                                                              const Target& target);
+
+// Builds the module for a set of kernels (one shared library's worth) with make_codegen's code
+// generator and runs O3 on it.
 Result<std::unique_ptr<llvm::Module>> GenerateModule(const std::vector<KernelSource>& kernels, const Target& target,
-                                                     llvm::TargetMachine* tm, llvm::LLVMContext* context);
+                                                     llvm::TargetMachine* tm, llvm::LLVMContext* context,
+                                                     MakeCodeGen make_codegen);
 
 }  // namespace tunefarm::compiler
 

@@ -147,7 +147,7 @@ Result<std::string> EmitPtx(const std::vector<KernelSource>& kernels, const Targ
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(kNvptxTriple, target.arch, ""));
   llvm::LLVMContext context;
-  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context));
+  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context, MakeCodeGenNVPTX));
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen_pm;

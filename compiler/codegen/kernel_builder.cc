@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/backend/backend.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/features/loop_nest_features.h"
@@ -68,7 +69,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
     index = fb.index();
   }
   TUNEFARM_ASSIGN_OR_RETURN(Config cfg, space.Get(index));
-  const bool gpu = spec.target.is_cuda();
+  const bool gpu = BackendFor(spec.target).gpu_kernels();
   // On a GPU the launch verifier, run below, names the limit a config breaks; the space's filter
   // is its cheap estimate. On a CPU the filter is the whole check.
   const bool filtered_out = !space.IsValid(cfg);
@@ -106,7 +107,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   info.config_index = index;
   info.config_json = cfg.ToJson();
   info.flops = spec.workload.Flops();
-  if (spec.target.is_cuda()) {
+  if (gpu) {
     const passes::GpuLaunch& launch = out.source.func.launch;
     info.gpu = true;
     for (int d = 0; d < 3; ++d) {
@@ -264,7 +265,7 @@ Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& op
 Result<std::vector<float>> LoopNestFeatures(const KernelSpec& spec) {
   BuildOptions options;
   // Before unrolling: on GPUs also before thread binding, while block and thread loops are loops.
-  options.stop_after = spec.target.is_cuda() ? "simplify_flat" : "partition_loops";
+  options.stop_after = BackendFor(spec.target).features_after();
   TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
   return features::ExtractLoopNestFeatures(l.source.func.body);
 }
@@ -279,14 +280,7 @@ Result<std::string> LoweredIR(const KernelSpec& spec) {
 Result<std::unique_ptr<JitModule>> BuildJit(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                                             const BuildOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
-  if (specs[0].target.is_cuda()) {
-    if (!specs[0].target.emulated) {
-      return Status::FailedPrecondition("CUDA kernels run on a GPU: build PTX (BuildPtx) and load it there, or emulate "
-                                        "the target (-emulate=host) to run them on this CPU");
-    }
-    return JitCompile(sources, HostTarget());  // the emulated kernels are host loop nests now
-  }
-  return JitCompile(sources, specs[0].target);
+  return BackendFor(specs[0].target).Jit(sources, specs[0].target);
 }
 
 namespace {
@@ -295,10 +289,10 @@ ToolLimits ToolLimitsOf(const BuildOptions& options) { return ToolLimits{options
 
 Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                              const BuildOptions& options) {
-  if (!specs.empty() && !specs[0].target.is_cuda()) {
-    return Status::InvalidArgument("PTX is for CUDA targets, not '" + specs[0].target.ToString() + "'");
+  if (!specs.empty() && &BackendFor(specs[0].target) != &CudaBackend()) {
+    return Status::InvalidArgument("PTX is for CUDA targets, not '" + specs[0].target.ToString() + "' (its backend: " +
+                                   BackendFor(specs[0].target).name() + ")");
   }
-  if (specs[0].target.emulated) return Status::InvalidArgument("an emulated CUDA target builds host code, not PTX");
   std::vector<KernelInfo> local_infos;
   if (!infos) infos = &local_infos;
   const size_t first = infos->size();
@@ -345,6 +339,10 @@ Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::strin
   clock.Lap(&BuildOptions::Times::tool_ms);
   std::remove(obj_path.c_str());
   return s;
+}
+
+Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string& tmp_dir, const BuildOptions& options) {
+  return BackendFor(spec.target).BuildCandidate(spec, tmp_dir, options);
 }
 
 }  // namespace tunefarm::compiler

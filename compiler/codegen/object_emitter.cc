@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "compiler/codegen/codegen_cpu.h"
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/codegen/llvm_init.h"
 
@@ -24,7 +25,7 @@ Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const T
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(target.triple, target.cpu, target.features));
   llvm::LLVMContext context;
-  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context));
+  TUNEFARM_ASSIGN_OR_RETURN(auto module, GenerateModule(kernels, target, tm.get(), &context, MakeCodeGenCPU));
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen_pm;

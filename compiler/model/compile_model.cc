@@ -1,18 +1,12 @@
-// The model compiler's driver: graph passes by opt level, lowering, parallel codegen, linking.
-#include <unistd.h>
-
-#include <atomic>
+// The model compiler's driver: graph passes by opt level, lowering, then the target's backend emits
+// the library (backend/backend.h).
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
-#include <thread>
 #include <unordered_map>
 
+#include "compiler/backend/backend.h"
 #include "compiler/codegen/codegen_llvm.h"
-#include "compiler/codegen/codegen_nvptx.h"
-#include "compiler/codegen/object_emitter.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/ir/ir_equality.h"
 #include "compiler/model/compile_graph.h"
@@ -33,20 +27,9 @@ std::string SymbolFor(size_t index, const std::string& op) {
   return s;
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Lowers and compiles the kernels into objects, split across the machine's cores (each LLVM
-// context is independent), then links one shared library.
-// `target` is what the kernels are lowered for; `code_target` what the code runs on (the host when
-// CUDA kernels are emulated).
-Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Target& code_target,
-                                 const CompileOptions& options, CompileStats* stats) {
+// Lowers the plan's kernels and emits them as the artifact's library (the target's backend: a
+// shared object, or one PTX module).
+Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const CompileOptions& options, CompileStats* stats) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<KernelSource> sources;
   // Host kernels that lower to the same function (the same operator on the same shapes: a repeated
@@ -92,55 +75,12 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
   }
   stats->lower_ms = MsSince(t0);
   if (sources.empty()) return std::string();
-
-  if (target.is_cuda() && !target.emulated) {
-    // One PTX module; ptxas (when the toolkit is here) checks every kernel against the register file.
-    t0 = std::chrono::steady_clock::now();
-    std::map<std::string, int64_t> threads;
-    for (const KernelSource& src : sources) threads[src.func.name] = src.func.launch.threads_per_block();
-    TUNEFARM_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(sources, target));
-    stats->codegen_ms = MsSince(t0);
-    t0 = std::chrono::steady_clock::now();
-    TUNEFARM_RETURN_IF_ERROR(CheckPtxRegisters(ptx, target, threads).status());
-    stats->link_ms = MsSince(t0);
-    return ptx;
-  }
-
-  t0 = std::chrono::steady_clock::now();
-  const size_t parts = std::min<size_t>(sources.size(), std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
-  std::vector<std::vector<KernelSource>> chunks(parts);
-  for (size_t i = 0; i < sources.size(); ++i) chunks[i % parts].push_back(std::move(sources[i]));
-  std::vector<Result<std::string>> objects(parts, Status::Internal("not built"));
-  std::vector<std::thread> workers;
-  for (size_t p = 0; p < parts; ++p) {
-    workers.emplace_back([&, p] { objects[p] = EmitObject(chunks[p], code_target); });
-  }
-  for (auto& w : workers) w.join();
-  stats->codegen_ms = MsSince(t0);
-
-  t0 = std::chrono::steady_clock::now();
-  static std::atomic<int> counter{0};
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string base = std::string(tmpdir ? tmpdir : "/tmp") + "/tunefarm-compile-" + std::to_string(getpid()) + "-" +
-                     std::to_string(counter++);
-  std::vector<std::string> paths;
-  Status status = Status::OK();
-  for (size_t p = 0; p < parts && status.ok(); ++p) {
-    if (!objects[p].ok()) {
-      status = objects[p].status();
-      break;
-    }
-    paths.push_back(base + "-" + std::to_string(p) + ".o");
-    std::ofstream out(paths.back(), std::ios::binary);
-    out.write(objects[p]->data(), std::streamsize(objects[p]->size()));
-    if (!out) status = Status::IOError("cannot write " + paths.back());
-  }
-  std::string so_path = base + ".so";
-  if (status.ok()) status = LinkSharedLibrary(paths, code_target, so_path, options.toolchain_linker);
-  Result<std::string> library = status.ok() ? ReadFile(so_path) : Result<std::string>(status);
-  for (const auto& p : paths) std::remove(p.c_str());
-  std::remove(so_path.c_str());
-  stats->link_ms = MsSince(t0);
+  LibraryStats emitted;
+  LibraryOptions library_options;
+  library_options.toolchain_linker = options.toolchain_linker;
+  auto library = BackendFor(target).EmitLibrary(std::move(sources), target, library_options, &emitted);
+  stats->codegen_ms = emitted.codegen_ms;
+  stats->link_ms = emitted.link_ms;
   return library;
 }
 
@@ -148,16 +88,16 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ta
 
 Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_name, const Target& target,
                                        const CompileOptions& options, CompileStats* stats_out) {
-  const bool cuda = target.is_cuda();
+  const Backend& backend = BackendFor(target);
   // Emulated CUDA kernels are host code; real ones PTX for the target.
-  const Target code_target = cuda && target.emulated ? HostTarget() : target;
+  const Target code_target = backend.CodeTarget(target);
   CompileStats stats;
   auto start = std::chrono::steady_clock::now();
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target).WithContext(model_name));
   stats.optimize_ms = MsSince(start);
 
   LowerGraphOptions lower;
-  lower.plan_layouts = PlansLayouts(target, options.opt_level);
+  lower.plan_layouts = backend.PlansLayouts(options.opt_level);
   lower.configs = options.configs;
   lower.warn = options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto plan = LowerGraph(g, target, lower);
@@ -166,10 +106,10 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
     if (k.workload.empty()) continue;
     stats.tunable_nodes.push_back({k.node, k.workload.substr(0, k.workload.find('|')), k.config_source});
   }
-  TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, code_target, options, &stats));
+  TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);
   artifact.target = code_target.ToString();
-  artifact.device = cuda && !target.emulated ? "cuda" : "cpu";
+  artifact.device = backend.artifact_device();
   if (!artifact.is_cuda()) {
     artifact.triple = code_target.triple;
     artifact.cpu = code_target.cpu;

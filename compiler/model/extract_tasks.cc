@@ -8,6 +8,7 @@
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/lower_graph.h"
 #include "compiler/model/optimize.h"
+#include "compiler/backend/backend.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
 
@@ -17,7 +18,7 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, opt_level, target).WithContext(model));
   // As CompileGraph lowers it, for every target kind: the tasks are the lookups compile makes.
   LowerGraphOptions lower;
-  lower.plan_layouts = PlansLayouts(target, opt_level);
+  lower.plan_layouts = BackendFor(target).PlansLayouts(opt_level);
   lower.warn = [](const std::string&) {};  // no records: every tunable kernel is on its fallback
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model);

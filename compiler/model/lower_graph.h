@@ -57,10 +57,6 @@ struct LowerGraphOptions {
 
 Result<ModelPlan> LowerGraph(const graph::Graph& g, const Target& target, const LowerGraphOptions& options);
 
-// Whether a model compiled at opt_level plans activation layouts (NCHW[x]c blocks between the
-// CPU templates): compile and task extraction ask the same question here, so their tasks agree.
-inline bool PlansLayouts(const Target& target, int opt_level) { return opt_level >= 3 && !target.is_cuda(); }
-
 }  // namespace tunefarm::compiler
 
 #endif  // TUNEFARM_COMPILER_MODEL_LOWER_GRAPH_H_

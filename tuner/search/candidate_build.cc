@@ -5,11 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 
 namespace tunefarm::tuner {
 namespace {
@@ -17,11 +13,10 @@ using Clock = std::chrono::steady_clock;
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 }  // namespace
 
-// One candidate: a shared library for CPU targets, PTX (the driver JIT-compiles it on the
-// server) and, with ptxas here, its cubin for CUDA ones, whose launch then travels with it.
+// One candidate, as the target's backend builds it (compiler::BuildCandidate): a shared library
+// for CPU targets; PTX plus, with ptxas here, its cubin for CUDA ones.
 Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp,
                const BuildLimits& limits) {
-  static std::atomic<int> counter{0};
   Built b;
   b.config = config;
   auto t0 = Clock::now();
@@ -30,44 +25,22 @@ Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t c
   spec.target = t;
   spec.config_index = config;
   spec.symbol = "candidate";
-  std::vector<compiler::KernelInfo> infos;
-  Status s;
-  if (t.is_cuda()) {
-    // With ptxas here (it checks the registers), the candidate also carries ptxas's cubin for the
-    // target's arch: a server with that GPU skips the driver's JIT, a 0.1-1 s serial step per
-    // candidate on the GPU host, done here in parallel by the build jobs.
-    compiler::BuildOptions options;
-    options.cubin = &b.cubin;
-    options.times = &b.phases;
-    options.tool_timeout_ms = limits.timeout_ms;
-    options.cancel = limits.cancel;
-    auto ptx = compiler::BuildPtx({spec}, &infos, options);
-    s = ptx.status();
-    if (ptx.ok()) b.library = std::move(*ptx);
-  } else {
-    const std::string path = tmp + "/tunefarm-cand-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".so";
-    compiler::BuildOptions options;
-    options.times = &b.phases;
-    options.tool_timeout_ms = limits.timeout_ms;
-    options.cancel = limits.cancel;
-    s = compiler::BuildSharedLibrary({spec}, path, &infos, options);
-    if (s.ok()) {
-      std::ifstream in(path, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      b.library = ss.str();
-    }
-    std::remove(path.c_str());
-  }
-  if (s.ok()) {
-    b.info = infos[0];
+  compiler::BuildOptions options;
+  options.times = &b.phases;
+  options.tool_timeout_ms = limits.timeout_ms;
+  options.cancel = limits.cancel;
+  auto candidate = compiler::BuildCandidate(spec, tmp, options);
+  if (candidate.ok()) {
+    b.library = std::move(candidate->library);
+    b.cubin = std::move(candidate->cubin);
+    b.info = std::move(candidate->info);
   } else {
     // InvalidArgument: the config cannot exist on the target (launch limits, registers).
-    b.library.clear();
-    b.status = s.code() == StatusCode::kInvalidArgument ? "instantiation_error"
-               : s.code() == StatusCode::kCancelled     ? "cancelled"
-                                                         : "compile_error";
-    b.message = s.message();
+    const StatusCode code = candidate.status().code();
+    b.status = code == StatusCode::kInvalidArgument ? "instantiation_error"
+               : code == StatusCode::kCancelled     ? "cancelled"
+                                                    : "compile_error";
+    b.message = candidate.status().message();
   }
   b.build_ms = MsSince(t0);
   return b;

@@ -141,6 +141,17 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
 Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::string& path,
                           std::vector<KernelInfo>* infos = nullptr, const BuildOptions& options = {});
 
+// One tuning candidate, as a measurer loads it: a shared library for CPU targets (built in
+// tmp_dir, read back and removed); PTX for CUDA, with ptxas's cubin for the target's arch where
+// ptxas is here. An emulated CUDA target has no candidate a measurer could time
+// (FailedPrecondition). InvalidArgument: the config cannot exist on the target.
+struct Candidate {
+  std::string library;  // bytes
+  std::string cubin;    // CUDA with ptxas here; else empty
+  KernelInfo info;
+};
+Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string& tmp_dir, const BuildOptions& options = {});
+
 }  // namespace tunefarm::compiler
 
 #endif  // TUNEFARM_COMPILER_KERNEL_H_
