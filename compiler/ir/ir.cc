@@ -1,6 +1,6 @@
 #include "compiler/ir/ir.h"
 
-#include "compiler/te/tensor.h"
+#include "compiler/ir/tensor.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::ir {
@@ -252,6 +252,12 @@ const int64_t* AsConstInt(const Expr& e) {
 bool IsConstInt(const Expr& e, int64_t value) {
   const int64_t* v = AsConstInt(e);
   return v && *v == value;
+}
+
+int64_t TensorNode::NumElements() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
 }
 
 }  // namespace tunefarm::ir

@@ -91,7 +91,7 @@ struct VarNode;
 // the name: two Vars named "i" are different variables.
 using Var = std::shared_ptr<const VarNode>;
 
-struct TensorNode;  // defined in compiler/te/tensor.h
+struct TensorNode;  // defined in compiler/ir/tensor.h
 using Tensor = std::shared_ptr<const TensorNode>;
 
 template <typename T>

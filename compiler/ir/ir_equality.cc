@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compiler/ir/ir_visitor.h"
-#include "compiler/te/tensor.h"
+#include "compiler/ir/tensor.h"
 
 namespace tunefarm::ir {
 namespace {

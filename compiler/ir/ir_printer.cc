@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "compiler/ir/ir_visitor.h"
-#include "compiler/te/tensor.h"
+#include "compiler/ir/tensor.h"
 
 namespace tunefarm::ir {
 namespace {

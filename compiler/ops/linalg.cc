@@ -4,7 +4,6 @@
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ops/ops.h"
-#include "compiler/schedule/templates/template_util.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::ops {
@@ -102,7 +101,7 @@ Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
       xi.push_back(pos);
       wi.push_back(te::AxisExpr(raxes[1 + d]));
     }
-    Expr xv = ir::select(inside, compiler::ClampedRead(x, xi), Expr(0.0f));
+    Expr xv = ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f));
     return xv * te::Read(w, wi);
   });
   if (!bias) return conv;
@@ -131,7 +130,7 @@ Tensor ConvTransposeDirect(const Tensor& x, const Tensor& w, const Tensor& bias,
       xi.push_back(pos);
       wi.push_back(te::AxisExpr(raxes[1 + d]));
     }
-    return ir::select(inside, compiler::ClampedRead(x, xi), Expr(0.0f)) * te::Read(w, wi);
+    return ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f)) * te::Read(w, wi);
   });
   if (!bias) return conv;
   return te::Compute(x->name + ".conv_transpose_bias", out_shape,

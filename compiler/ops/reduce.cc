@@ -3,7 +3,6 @@
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ops/ops.h"
-#include "compiler/schedule/templates/template_util.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::ops {
@@ -87,13 +86,13 @@ Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& ou
       Expr inside = inside_at(i, &idx);
       Expr lowest = x->dtype.is_float() ? Expr(-std::numeric_limits<float>::infinity())
                                         : ir::cast(x->dtype, Expr(int64_t(x->dtype.code == ir::Type::kUInt ? 0 : -(int64_t(1) << (x->dtype.bits - 1)))));
-      return ir::select(inside, compiler::ClampedRead(x, idx), lowest);
+      return ir::select(inside, te::ClampedRead(x, idx), lowest);
     });
   }
   Tensor sum = te::ComputeReduce(x->name + ".avgsum", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
     std::vector<Expr> idx;
     Expr inside = inside_at(i, &idx);
-    return ir::select(inside, compiler::ClampedRead(x, idx), Expr(0.0f));
+    return ir::select(inside, te::ClampedRead(x, idx), Expr(0.0f));
   });
   return DivideBy(sum, x->name + ".avgpool", [&](const std::vector<Expr>& i) {
     // Window elements inside the input (or inside the padded input with count_include_pad).
@@ -315,7 +314,7 @@ Tensor LocalResponseNorm(const Tensor& x, int64_t size, float alpha, float beta,
   Tensor sum = te::ComputeReduce(x->name + ".lrnsum", x->shape, te::ReduceKind::kSum, {r}, [&](const std::vector<Expr>& i) {
     std::vector<Expr> idx = i;
     idx[1] = i[1] - Expr((size - 1) / 2) + te::AxisExpr(r);
-    Expr v = compiler::ClampedRead(x, idx);
+    Expr v = te::ClampedRead(x, idx);
     return ir::select(idx[1] >= Expr(0) && idx[1] < Expr(C), v * v, Expr(0.0f));
   });
   return te::Compute(x->name + ".lrn", x->shape, [&](const std::vector<Expr>& i) {

@@ -1,7 +1,6 @@
 // Data-movement operators: reshape, transpose, slice, concat, pad, gather and layout changes.
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ops/ops.h"
-#include "compiler/schedule/templates/template_util.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::ops {
@@ -57,7 +56,7 @@ Tensor Concat(const std::vector<Tensor>& inputs, int64_t axis) {
       if (inputs[k]->shape[size_t(axis)] == 0) continue;
       std::vector<Expr> idx = i;
       idx[size_t(axis)] = i[size_t(axis)] - Expr(begins[k]);
-      Expr v = compiler::ClampedRead(inputs[k], idx);
+      Expr v = te::ClampedRead(inputs[k], idx);
       value = value.defined() ? ir::select(i[size_t(axis)] < Expr(begins[k] + inputs[k]->shape[size_t(axis)]), v, value) : v;
     }
     return value;
@@ -88,7 +87,7 @@ Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector
       }
       idx.push_back(r);
     }
-    Expr v = compiler::ClampedRead(x, idx);
+    Expr v = te::ClampedRead(x, idx);
     if (mode != PadMode::kConstant || !inside.defined()) return v;
     Expr fill = value_tensor ? ReadScalar(value_tensor)
                 : x->dtype.is_float() ? Expr(value) : ir::cast(x->dtype, Expr(int64_t(value)));

@@ -16,7 +16,7 @@
 #include "compiler/passes/storage_flatten.h"
 #include "compiler/passes/unroll_loops.h"
 #include "compiler/passes/vectorize_loops.h"
-#include "compiler/te/schedule_ops.h"
+#include "compiler/passes/schedule_ops.h"
 
 namespace tunefarm::passes {
 
@@ -30,7 +30,7 @@ struct Step {
 std::vector<Step> CpuSteps(const te::Schedule& schedule, const std::vector<BufferBinding>& bindings) {
   return {
       // The loop nest the schedule describes, with tensors still multi-dimensional.
-      {"schedule_ops", [&](const ir::Stmt&) { return te::ScheduleOps(schedule); }},
+      {"schedule_ops", [&](const ir::Stmt&) { return ScheduleOps(schedule); }},
       // Cancel the offsets that compute_at regions and split recombination introduce, so
       // storage_flatten's indices come out short and guards that always hold disappear.
       {"simplify", [](const ir::Stmt& s) { return Simplify(s); }},
@@ -59,7 +59,7 @@ std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<Buffe
   return {
       // Shared-memory fetches come out of schedule_ops relaxed over the block's threads and
       // fenced by barriers; guards sit around stores, never around a barrier.
-      {"schedule_ops", [&](const ir::Stmt&) { return te::ScheduleOps(schedule); }},
+      {"schedule_ops", [&](const ir::Stmt&) { return ScheduleOps(schedule); }},
       {"simplify", [](const ir::Stmt& s) { return Simplify(s); }},
       {"storage_flatten", [bindings](const ir::Stmt& s) { return StorageFlatten(s, bindings); }},
       {"simplify_flat", [](const ir::Stmt& s) { return Simplify(s); }},

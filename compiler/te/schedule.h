@@ -3,7 +3,7 @@
 // A Schedule holds one Stage per compute tensor reachable from the outputs (placeholders are
 // arguments, not stages). A stage starts with one loop per axis (data axes, then reduce axes) and
 // is reshaped by the primitives below; each primitive records a relation between iteration
-// variables, and ScheduleOps (schedule_ops.h) replays the relations to build the loop nest.
+// variables, and passes::ScheduleOps (passes/schedule_ops.h) replays the relations to build the loop nest.
 //
 // Primitives (TVM's te.Schedule vocabulary):
 //   split(iv, factor)      iv -> (outer, inner); a non-divisible factor is legal (guarded)

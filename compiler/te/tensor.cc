@@ -1,5 +1,6 @@
 #include "compiler/te/tensor.h"
 
+#include "compiler/ir/ir_operators.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::te {
@@ -57,12 +58,11 @@ Expr Read(const Tensor& tensor, std::vector<Expr> indices) {
   return ir::ProducerLoad::Make(tensor, std::move(indices));
 }
 
-}  // namespace tunefarm::te
-
-namespace tunefarm::ir {
-int64_t TensorNode::NumElements() const {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
+Expr ClampedRead(const Tensor& tensor, std::vector<Expr> indices) {
+  for (size_t d = 0; d < indices.size(); ++d) {
+    indices[d] = ir::min(ir::max(indices[d], Expr(0)), Expr(tensor->shape[d] - 1));
+  }
+  return Read(tensor, std::move(indices));
 }
-}  // namespace tunefarm::ir
+
+}  // namespace tunefarm::te

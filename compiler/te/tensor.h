@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/ir/ir.h"
+#include "compiler/ir/tensor.h"
 
 namespace tunefarm::te {
 
@@ -21,35 +22,10 @@ using ir::Tensor;
 using ir::Type;
 using ir::Var;
 
-struct IterVarNode {
-  Var var;
-  int64_t extent;
-  bool is_reduce;
-};
-using IterVar = std::shared_ptr<const IterVarNode>;
+using ir::IterVar;
+using ir::IterVarNode;
+using ir::ReduceKind;
 IterVar MakeIterVar(const std::string& name, int64_t extent, bool is_reduce);
-
-enum class ReduceKind { kNone, kSum, kMax, kProd };
-
-}  // namespace tunefarm::te
-
-namespace tunefarm::ir {
-struct TensorNode {
-  std::string name;
-  std::vector<int64_t> shape;
-  Type dtype = Type::Float(32);
-  bool is_placeholder = true;
-  // Compute definitions only:
-  std::vector<te::IterVar> axes;         // one per output dimension, extent = shape[i]
-  std::vector<te::IterVar> reduce_axes;  // empty unless reduce != kNone
-  te::ReduceKind reduce = te::ReduceKind::kNone;
-  Expr body;
-
-  int64_t NumElements() const;
-};
-}  // namespace tunefarm::ir
-
-namespace tunefarm::te {
 
 Tensor Placeholder(const std::string& name, std::vector<int64_t> shape, Type dtype = Type::Float(32));
 
@@ -62,6 +38,9 @@ Tensor ComputeReduce(const std::string& name, std::vector<int64_t> shape, Reduce
 
 // tensor(i, j, ...) as an expression.
 Expr Read(const Tensor& tensor, std::vector<Expr> indices);
+// Reads tensor at indices clamped into its shape, so a padded read that a select discards never
+// touches memory outside the buffer (both select arms are evaluated).
+Expr ClampedRead(const Tensor& tensor, std::vector<Expr> indices);
 inline Expr AxisExpr(const IterVar& iv) { return ir::AsExpr(iv->var); }
 
 }  // namespace tunefarm::te

@@ -6,7 +6,7 @@
 #include "compiler/passes/lower.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/te/schedule.h"
-#include "compiler/te/schedule_ops.h"
+#include "compiler/passes/schedule_ops.h"
 
 namespace tunefarm::te {
 namespace {
@@ -24,7 +24,7 @@ TEST(Schedule, SplitReorderAnnotate) {
   st.reorder({jo, st.axes[0], ji});
   st.parallel(jo);
   st.vectorize(ji);
-  EXPECT_EQ(ir::ToString(passes::Simplify(ScheduleOps(s))),
+  EXPECT_EQ(ir::ToString(passes::Simplify(passes::ScheduleOps(s))),
             "parallel (B.j.o, 0, 3) {\n"
             "  for (B.i, 0, 8) {\n"
             "    vectorized (B.j.i, 0, 4) {\n"
@@ -39,7 +39,7 @@ TEST(Schedule, NonDivisibleSplitIsGuarded) {
   Tensor b = Compute("B", {10}, [&](const std::vector<Expr>& i) { return Read(a, i); });
   Schedule s({b});
   s[b].split(s[b].axes[0], 4);
-  std::string text = ir::ToString(passes::Simplify(ScheduleOps(s)));
+  std::string text = ir::ToString(passes::Simplify(passes::ScheduleOps(s)));
   EXPECT_NE(text.find("for (B.i.o, 0, 3)"), std::string::npos) << text;
   EXPECT_NE(text.find("if (likely((((B.i.o * 4) + B.i.i) < 10)))"), std::string::npos) << text;
 }
@@ -50,7 +50,7 @@ TEST(Schedule, FuseCombinesLoops) {
   Schedule s({b});
   auto f = s[b].fuse(s[b].axes[0], s[b].axes[1]);
   EXPECT_EQ(f->extent, 15);
-  std::string text = ir::ToString(ScheduleOps(s));
+  std::string text = ir::ToString(passes::ScheduleOps(s));
   EXPECT_NE(text.find("for (B.i.B.j, 0, 15)"), std::string::npos) << text;
   EXPECT_NE(text.find("(B.i.B.j / 5)"), std::string::npos) << text;
   EXPECT_NE(text.find("(B.i.B.j % 5)"), std::string::npos) << text;
@@ -64,7 +64,7 @@ TEST(Schedule, ComputeAtRealizesOnlyTheRegionTheConsumerReads) {
   Schedule s({out});
   auto [o, in] = s[out].split(s[out].axes[0], 4);
   s[tmp].compute_at(s[out], o);
-  std::string text = ir::ToString(passes::Simplify(ScheduleOps(s)));
+  std::string text = ir::ToString(passes::Simplify(passes::ScheduleOps(s)));
   // 4 outputs read tmp[o*4 .. o*4 + 5]: a 6-element region at o*4.
   EXPECT_NE(text.find("realize tmp([(out.i.o * 4), 6])"), std::string::npos) << text;
   EXPECT_NE(text.find("for (tmp.i, 0, 6)"), std::string::npos) << text;
@@ -81,7 +81,7 @@ TEST(Schedule, CacheWriteMakesAnAccumulatorStage) {
   ASSERT_EQ(s.stages().size(), 2u);
   EXPECT_EQ(s.stages()[0]->tensor, local);
   s[local].compute_at(s[sum], s[sum].axes[0]);
-  std::string text = ir::ToString(passes::Simplify(ScheduleOps(s)));
+  std::string text = ir::ToString(passes::Simplify(passes::ScheduleOps(s)));
   EXPECT_NE(text.find("realize S.local([S.i, 1])"), std::string::npos) << text;
   EXPECT_NE(text.find("S.local(S.i) = 0.0f"), std::string::npos) << text;  // reduction init
   EXPECT_NE(text.find("S(S.i) = S.local(S.i)"), std::string::npos) << text;

@@ -35,7 +35,7 @@ void CooperativeFetch(te::Stage& stage, const ThreadExtents& threads);
 te::IterVar SplitAcrossThreads(te::Stage& stage, const te::IterVar& fused, const ThreadExtents& threads);
 
 // Computes each of `shared` (cache_read copies) inside `reader` at loop `at`, fetched cooperatively
-// by the block's threads: once per iteration of `at`, fenced by barriers (schedule_ops.h).
+// by the block's threads: once per iteration of `at`, fenced by barriers (passes/schedule_ops.h).
 void FetchIntoSharedAt(te::Schedule& s, const std::vector<ir::Tensor>& shared, te::Stage& reader, const te::IterVar& at,
                        const ThreadExtents& threads);
 

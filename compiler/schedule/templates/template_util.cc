@@ -72,13 +72,6 @@ ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, cons
   return v;
 }
 
-ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices) {
-  for (size_t d = 0; d < indices.size(); ++d) {
-    indices[d] = ir::min(ir::max(indices[d], ir::Expr(0)), ir::Expr(t->shape[d] - 1));
-  }
-  return te::Read(t, std::move(indices));
-}
-
 void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, int lanes) {
   if (extent > lanes && extent % lanes == 0) {
     auto [outer, inner] = stage.split(iv, lanes);

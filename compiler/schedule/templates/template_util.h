@@ -41,9 +41,7 @@ void DefineChannelBlocks(ConfigSpace* space, int64_t cin, int64_t kout, int lane
 ir::Expr ApplyEpilogue(ir::Expr value, const Epilogue& e, const ir::Expr& bias, const ir::Expr& residual,
                        const ir::Expr& slope);
 
-// Reads t at indices clamped into its shape, so a padded read that a select discards never
-// touches memory outside the buffer (both select arms are evaluated).
-ir::Expr ClampedRead(const ir::Tensor& t, std::vector<ir::Expr> indices);
+using te::ClampedRead;  // te/tensor.h
 
 // Vectorizes iv (of the given extent) in native-width pieces: an extent that is a multiple of the
 // target's lanes becomes an unrolled loop of full vectors (LLVM legalizes odd-sized wide vectors

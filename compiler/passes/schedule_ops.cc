@@ -1,4 +1,4 @@
-#include "compiler/te/schedule_ops.h"
+#include "compiler/passes/schedule_ops.h"
 
 #include <algorithm>
 #include <limits>
@@ -13,8 +13,11 @@
 #include "compiler/passes/simplify.h"
 #include "tunefarm/runtime/check.h"
 
-namespace tunefarm::te {
+namespace tunefarm::passes {
 namespace {
+
+// The tensor-expression vocabulary this pass reads (te/tensor.h, te/schedule.h).
+using namespace tunefarm::te;  // NOLINT(build/namespaces)
 
 using ir::Stmt;
 
@@ -433,4 +436,4 @@ class StageLowering {
 
 Stmt ScheduleOps(const Schedule& schedule) { return StageLowering(schedule).LowerAll(); }
 
-}  // namespace tunefarm::te
+}  // namespace tunefarm::passes

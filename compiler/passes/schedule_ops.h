@@ -9,15 +9,15 @@
 //
 // Output: ProducerRealize for every intermediate tensor, ProducerStore/ProducerLoad for all
 // accesses; StorageFlatten maps them to buffers afterwards.
-#ifndef TUNEFARM_COMPILER_TE_SCHEDULE_OPS_H_
-#define TUNEFARM_COMPILER_TE_SCHEDULE_OPS_H_
+#ifndef TUNEFARM_COMPILER_PASSES_SCHEDULE_OPS_H_
+#define TUNEFARM_COMPILER_PASSES_SCHEDULE_OPS_H_
 
 #include "compiler/te/schedule.h"
 
-namespace tunefarm::te {
+namespace tunefarm::passes {
 
-ir::Stmt ScheduleOps(const Schedule& schedule);
+ir::Stmt ScheduleOps(const te::Schedule& schedule);
 
-}  // namespace tunefarm::te
+}  // namespace tunefarm::passes
 
-#endif  // TUNEFARM_COMPILER_TE_SCHEDULE_OPS_H_
+#endif  // TUNEFARM_COMPILER_PASSES_SCHEDULE_OPS_H_
