@@ -5,7 +5,7 @@
 // docs/onnx_support.md), with attributes its row lists; anything else — an unknown or unsupported operator, a non-default
 // domain, an attribute or tensor type it cannot read, a dangling input — is an InvalidArgument
 // naming the node, its op type and the opset. Shapes are taken from the model's declared inputs;
-// InferShapes (graph/passes) fills in the rest.
+// InferShapes (model/passes) fills in the rest.
 #ifndef TUNEFARM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
 #define TUNEFARM_COMPILER_FRONTEND_ONNX_IMPORTER_H_
 

@@ -2,6 +2,7 @@
 // the library (backend/backend.h).
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -11,14 +12,45 @@
 #include "compiler/ir/ir_equality.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/lower_graph.h"
-#include "compiler/model/optimize.h"
+#include "compiler/model/passes/pipeline.h"
 #include "compiler/passes/lower.h"
+#include "tunefarm/runtime/executor.h"
 
 namespace tunefarm::compiler {
 namespace {
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+graph::ConstantData FromBytes(graph::DataType dtype, const std::vector<int64_t>& shape, const void* data) {
+  graph::ConstantData c{dtype, shape, {}, {}};
+  const int64_t n = c.num_elements();
+  if (dtype == graph::DataType::kFloat32) {
+    c.f32.resize(size_t(n));
+    std::memcpy(c.f32.data(), data, size_t(n) * 4);
+    return c;
+  }
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+      case graph::DataType::kInt64: {
+        int64_t v;
+        std::memcpy(&v, bytes + i * 8, 8);
+        c.i64.push_back(v);
+        break;
+      }
+      case graph::DataType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, bytes + i * 4, 4);
+        c.i64.push_back(v);
+        break;
+      }
+      case graph::DataType::kInt8: c.i64.push_back(int8_t(bytes[i])); break;
+      default: c.i64.push_back(bytes[i]); break;
+    }
+  }
+  return c;
 }
 
 std::string SymbolFor(size_t index, const std::string& op) {
@@ -93,7 +125,9 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   const Target code_target = backend.CodeTarget(target);
   CompileStats stats;
   auto start = std::chrono::steady_clock::now();
-  TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target).WithContext(model_name));
+  OptimizeOptions optimize;
+  optimize.evaluate_constants = HostConstantEvaluator();
+  TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target, optimize).WithContext(model_name));
   stats.optimize_ms = MsSince(start);
 
   LowerGraphOptions lower;
@@ -126,6 +160,24 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   if (stats_out) *stats_out = stats;
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
   return artifact;
+}
+
+ConstantEvaluator HostConstantEvaluator() {
+  return [](graph::Graph one_node, std::vector<graph::ConstantData>* outputs) {
+    std::vector<graph::DataType> dtypes;
+    for (int out : one_node.outputs) dtypes.push_back(one_node.values[size_t(out)].dtype);
+    CompileOptions options;
+    options.opt_level = 0;
+    options.warn = [](const std::string&) {};
+    auto artifact = CompileGraph(std::move(one_node), "constant folding", HostTarget(), options);
+    if (!artifact.ok()) return false;
+    auto ex = runtime::Executor::Load(std::move(*artifact));
+    if (!ex.ok() || !(*ex)->Run().ok()) return false;
+    for (size_t k = 0; k < dtypes.size(); ++k) {
+      outputs->push_back(FromBytes(dtypes[k], (*ex)->outputs()[k].shape, (*ex)->Output(k)));
+    }
+    return true;
+  };
 }
 
 Result<runtime::Artifact> CompileModel(const std::string& model, const Target& target, const CompileOptions& options,

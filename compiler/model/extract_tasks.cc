@@ -5,17 +5,20 @@
 
 #include <map>
 
-#include "compiler/frontend/zoo.h"
-#include "compiler/model/lower_graph.h"
-#include "compiler/model/optimize.h"
 #include "compiler/backend/backend.h"
+#include "compiler/frontend/zoo.h"
+#include "compiler/model/compile_graph.h"
+#include "compiler/model/lower_graph.h"
+#include "compiler/model/passes/pipeline.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
 
 namespace tunefarm::compiler {
 
 Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model, const Target& target, int opt_level) {
-  TUNEFARM_RETURN_IF_ERROR(Optimize(&g, opt_level, target).WithContext(model));
+  OptimizeOptions optimize;
+  optimize.evaluate_constants = HostConstantEvaluator();
+  TUNEFARM_RETURN_IF_ERROR(Optimize(&g, opt_level, target, optimize).WithContext(model));
   // As CompileGraph lowers it, for every target kind: the tasks are the lookups compile makes.
   LowerGraphOptions lower;
   lower.plan_layouts = BackendFor(target).PlansLayouts(opt_level);

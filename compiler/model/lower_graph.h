@@ -17,43 +17,9 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
-#include "compiler/schedule/op_template.h"
-#include "tunefarm/compiler/compile.h"
-#include "tunefarm/runtime/artifact.h"
+#include "compiler/operators/model_plan.h"
 
 namespace tunefarm::compiler {
-
-struct PlannedKernel {
-  std::string op;
-  KernelDef def;          // schedule and arguments
-  std::vector<int> args;  // artifact tensor per def.args entry
-  std::string workload;   // tunable kernels only: the implementation chosen
-  std::string node;       // the graph node it computes (tunable kernels)
-  // Every implementation's workload the compiler looked up for this node (schedule/strategy.h),
-  // the chosen one included: what task extraction lists.
-  std::vector<std::string> candidate_workloads;
-  int64_t config_index = -1;
-  std::string config_source;
-  // Kernels of an If branch (CPU): run only when each (bool tensor, value) holds.
-  std::vector<std::pair<int, bool>> run_if;
-  // Untuned kernels: the compute definition over placeholders of args[0..n-2] (how the kernel can
-  // be rebuilt with a producer inlined), and whether it is injective (no reduction).
-  std::function<ir::Tensor(const std::vector<ir::Tensor>&)> definition;
-  bool injective = false;
-};
-
-struct ModelPlan {
-  runtime::Artifact artifact;  // tensors, inputs, outputs, params; kernels are filled at codegen
-  std::vector<PlannedKernel> kernels;
-  int tunable_kernels = 0, from_records = 0;
-  CompileStats::LayoutPlanning layouts;
-};
-
-struct LowerGraphOptions {
-  bool plan_layouts = true;
-  const ConfigSource* configs = nullptr;
-  std::function<void(const std::string&)> warn;
-};
 
 Result<ModelPlan> LowerGraph(const graph::Graph& g, const Target& target, const LowerGraphOptions& options);
 

@@ -2,7 +2,7 @@
 // or output_shape (which overrides pads: total padding = stride (in - 1) + output_padding +
 // (k - 1) dilation + 1 - out, split as ONNX says; it may be negative). Shared by the operator's
 // inference and lowering and by the graph rewrite that turns it into a convolution
-// (compiler/model/conv_transpose_as_conv.h).
+// (compiler/model/passes/conv_transpose_as_conv.h).
 #ifndef TUNEFARM_COMPILER_OPERATORS_CONV_TRANSPOSE_WINDOW_H_
 #define TUNEFARM_COMPILER_OPERATORS_CONV_TRANSPOSE_WINDOW_H_
 

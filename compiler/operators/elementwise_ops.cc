@@ -5,7 +5,6 @@
 #include <cmath>
 #include <optional>
 
-#include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
@@ -233,7 +232,7 @@ Status InferBinary(InferContext& cx) {
     std::vector<int64_t> shape = cx.Shape(0);
     for (size_t i = 1; i < cx.num_inputs(); ++i) {
       if (!cx.HasInput(i) || cx.In(i).dtype != cx.In(0).dtype) return cx.Fail("inputs must be present and of one type");
-      auto s = graph::BroadcastShapes(shape, cx.Shape(i));
+      auto s = BroadcastShapes(shape, cx.Shape(i));
       if (!s.ok()) return cx.Fail(s.status().message());
       shape = *s;
     }
@@ -267,7 +266,7 @@ Status InferBinary(InferContext& cx) {
                    " is not supported (only trailing alignment, axis = rank(A) - rank(B))");
   }
   const bool prelu = e.kind == ops::BinaryKind::kPRelu;
-  auto s = graph::BroadcastShapes(cx.Shape(0), prelu ? PReluSlopeShape(cx) : cx.Shape(1));
+  auto s = BroadcastShapes(cx.Shape(0), prelu ? PReluSlopeShape(cx) : cx.Shape(1));
   // PRelu's slope broadcasts to X one way: the result has X's shape.
   if (prelu && (!s.ok() || *s != cx.Shape(0))) {
     return cx.Fail("the slope of shape " + ShapeStr(cx.Shape(1)) + " does not broadcast to X's shape " +
@@ -448,8 +447,8 @@ Status InferWhere(InferContext& cx) {
   if (cx.num_inputs() != 3 || !cx.HasInput(1) || !cx.HasInput(2)) return cx.Fail("takes three inputs (condition, X, Y)");
   if (cx.In(0).dtype != DataType::kBool) return cx.Fail(std::string("the condition must be bool, got ") + graph::DataTypeName(cx.In(0).dtype));
   if (cx.In(1).dtype != cx.In(2).dtype) return cx.Fail("X and Y have different types");
-  auto s = graph::BroadcastShapes(cx.Shape(0), cx.Shape(1));
-  if (s.ok()) s = graph::BroadcastShapes(*s, cx.Shape(2));
+  auto s = BroadcastShapes(cx.Shape(0), cx.Shape(1));
+  if (s.ok()) s = BroadcastShapes(*s, cx.Shape(2));
   if (!s.ok()) return cx.Fail(s.status().message());
   cx.SetOut(0, cx.In(1).dtype, *s);
   return Status::OK();

@@ -1,5 +1,7 @@
 #include "compiler/operators/infer_context.h"
 
+#include <algorithm>
+
 namespace tunefarm::operators {
 
 std::string ShapeStr(const std::vector<int64_t>& s) {
@@ -74,6 +76,20 @@ Status NodeView::NeedRank(size_t i, size_t rank, const char* what) const {
     return Fail(std::string(what) + " needs a " + std::to_string(rank) + "-D input, got " + ShapeStr(In(i).shape));
   }
   return Status::OK();
+}
+
+Result<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1) {
+      return Status::InvalidArgument("shapes " + ShapeStr(a) + " and " + ShapeStr(b) + " do not broadcast");
+    }
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
 }
 
 }  // namespace tunefarm::operators

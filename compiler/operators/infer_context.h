@@ -16,6 +16,8 @@
 namespace tunefarm::operators {
 
 std::string ShapeStr(const std::vector<int64_t>& s);
+// numpy-style broadcast of two shapes; InvalidArgument when they do not broadcast.
+Result<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 int64_t Product(const std::vector<int64_t>& s, size_t from, size_t to);
 inline int64_t Product(const std::vector<int64_t>& s) { return Product(s, 0, s.size()); }
 // The element count of a shape, or nullopt when a dimension is negative or the count would exceed

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
-#include "compiler/model/lower_graph.h"
+#include "compiler/operators/model_plan.h"
 
 namespace tunefarm::operators {
 

@@ -4,9 +4,8 @@
 #include <cctype>
 #include <map>
 
-#include "compiler/graph/passes/infer_shapes.h"
 #include "compiler/ir/ir_operators.h"
-#include "compiler/model/node_workload.h"
+#include "compiler/operators/node_workload.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/conv_transpose_window.h"
 #include "compiler/operators/infer_context.h"
@@ -94,7 +93,6 @@ Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
 namespace {
 
 using graph::Attribute;
-using graph::BroadcastShapes;
 using graph::DataType;
 using graph::Node;
 

@@ -158,7 +158,7 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
 
   // Projection [T, B, G*H]: x_t W^T + Wb + the recurrent biases that add outside the state (all of
   // them but GRU's h gate with linear_before_reset). The graph gives it as a dense layer's output
-  // where the weights are constant (compiler/model/recurrent_input_projections.h).
+  // where the weights are constant (compiler/model/passes/recurrent_input_projections.h).
   std::vector<int> proj_inputs = {x, w};
   if (has_bias) proj_inputs.push_back(bias);
   const RecurrentSpec spec = s;

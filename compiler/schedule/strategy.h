@@ -1,6 +1,6 @@
 // The strategy table: per (tunable operator, target kind), the implementations that compute it,
 // each a template with its own workload key, task and config space (TVM's op strategy). A node's
-// workload (from model/node_workload) names its operator's default implementation; Implementations
+// workload (from operators/node_workload) names its operator's default implementation; Implementations
 // lists every one that applies, the default first. The model compiler looks up the records of all
 // of them and runs the fastest recorded one (the default's fallback config when none is
 // recorded); task extraction lists each as a task.

@@ -1,4 +1,4 @@
-// ConvTransposeAsConv (compiler/model/conv_transpose_as_conv.h): transposed convolutions with
+// ConvTransposeAsConv (compiler/model/passes/conv_transpose_as_conv.h): transposed convolutions with
 // constant weights compile to a tunable conv2d plus DepthToSpace and Slice, and match a naive
 // transposed convolution over strides, kernels, pads, output_padding, output_shape, groups and
 // bias; the forms the identity does not cover (dilations) keep the direct kernel and match too.

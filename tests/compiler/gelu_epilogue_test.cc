@@ -1,5 +1,5 @@
 // GELU after a dense layer is the kernel's epilogue: the Div/Erf/Add/Mul/Mul chain exporters
-// before opset 20 write (graph/passes/recognize_gelu.h, in both of its arrangements) and the
+// before opset 20 write (model/passes/recognize_gelu.h, in both of its arrangements) and the
 // opset-20 Gelu operator in its erf and tanh forms fold into dense_pack's epilogue (`+gelu`,
 // `+gelu_tanh`), on the host and for sm_90 (emulated); a chain whose intermediate another node
 // reads stays as it is. Outputs against a naive product and GELU in double precision.

@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "compiler/frontend/zoo.h"
-#include "compiler/graph/passes/fold_batch_norm.h"
-#include "compiler/graph/passes/infer_shapes.h"
-#include "compiler/graph/passes/remove_dead_nodes.h"
+#include "compiler/model/passes/fold_batch_norm.h"
+#include "compiler/model/passes/infer_shapes.h"
+#include "compiler/model/passes/remove_dead_nodes.h"
 #include "tunefarm/compiler/model.h"
 
 namespace tunefarm::graph {

@@ -1,6 +1,6 @@
 // A MatMul of any rank >= 2 by a constant matrix is a dense task over the rows of its leading
-// dimensions (compiler/model/node_workload.cc), with a bias Add along the last axis and a Relu fused
-// into it (graph/passes/fuse_epilogues.cc); a MatMul of two activations with equal batch dims is a
+// dimensions (compiler/operators/node_workload.cc), with a bias Add along the last axis and a Relu fused
+// into it (model/passes/fuse_epilogues.cc); a MatMul of two activations with equal batch dims is a
 // batch_matmul task. The tasks' keys, and the outputs against naive products, on the host and
 // lowered for an sm_90 GPU (emulated).
 #include <gtest/gtest.h>

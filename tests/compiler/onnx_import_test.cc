@@ -18,7 +18,7 @@
 #include "common/test_files.h"
 #include "compiler/onnx_test_inputs.h"
 #include "compiler/frontend/onnx_importer.h"
-#include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/model/passes/infer_shapes.h"
 #include "compiler/onnx_expected_failures.h"
 
 namespace tunefarm::frontend {

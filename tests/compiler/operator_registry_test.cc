@@ -13,7 +13,7 @@
 #include "compiler/config_sources.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
-#include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/model/passes/infer_shapes.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/extract_tasks.h"
 #include "compiler/operators/registry.h"

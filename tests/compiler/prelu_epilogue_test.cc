@@ -1,4 +1,4 @@
-// PRelu after a convolution or a dense layer is the kernel's epilogue (graph/passes/fuse_epilogues.cc,
+// PRelu after a convolution or a dense layer is the kernel's epilogue (model/passes/fuse_epilogues.cc,
 // Activation::kPRelu): per-channel slopes as torch writes them ([C, 1, 1] after a conv, [N] after
 // a MatMul) and a single slope ([1]) fuse, on the host and lowered for sm_90 (emulated), and the
 // outputs match a naive convolution / product followed by PRelu.

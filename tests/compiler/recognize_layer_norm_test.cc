@@ -1,4 +1,4 @@
-// RecognizeLayerNorm (graph/passes/recognize_layer_norm.h): the decomposed layer normalization of
+// RecognizeLayerNorm (model/passes/recognize_layer_norm.h): the decomposed layer normalization of
 // pre-opset-17 exporters compiles to one LayerNormalization kernel, with the axes as an attribute
 // (opset 13) or an input (opset 18), with and without gamma/beta, on the host and for sm_90
 // (emulated), and matches a naive reference; a chain whose deviation another node reads stays.

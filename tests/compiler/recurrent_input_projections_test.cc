@@ -1,4 +1,4 @@
-// RecurrentInputProjections (compiler/model/recurrent_input_projections.h): LSTM, GRU and RNN
+// RecurrentInputProjections (compiler/model/passes/recurrent_input_projections.h): LSTM, GRU and RNN
 // with constant weights get their input projections as dense tasks, and compute what the
 // in-kernel projection computes (opt level 0, where the rewrite does not run), for every cell,
 // direction and GRU's linear_before_reset. And the recurrent weights transposed at compile time

@@ -1,4 +1,4 @@
-// TrimDeadConvTaps (compiler/model/trim_dead_conv_taps.h): convolutions whose outer taps read
+// TrimDeadConvTaps (compiler/model/passes/trim_dead_conv_taps.h): convolutions whose outer taps read
 // only padding compile to the smaller window and compute what the whole window computes (opt
 // level 0, where the pass does not run).
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // InferShapes: one pass over the nodes in topological order; each operator's inference and
 // constant folding come from the operator registry (compiler/operators/).
-#include "compiler/graph/passes/infer_shapes.h"
+#include "compiler/model/passes/infer_shapes.h"
 
 #include <algorithm>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/registry.h"
@@ -65,20 +65,6 @@ Status InferNode(Graph* g, Node* n) {
 }
 
 }  // namespace
-
-Result<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (x != y && x != 1 && y != 1) {
-      return Status::InvalidArgument("shapes " + ShapeStr(a) + " and " + ShapeStr(b) + " do not broadcast");
-    }
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
 
 Status InferShapes(Graph* g) {
   for (int idx : g->inputs) {

@@ -1,8 +1,8 @@
-#include "compiler/graph/passes/resolve_constant_ifs.h"
+#include "compiler/model/passes/resolve_constant_ifs.h"
 
 #include <optional>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 
 namespace tunefarm::graph {
 

@@ -16,8 +16,8 @@
 // convolution. The direct kernel stays for what the identity does not cover (dilations, whose
 // phases would be mostly zeros; unequal strides; output_padding past the phases' extent; runtime
 // weights).
-#ifndef TUNEFARM_COMPILER_MODEL_CONV_TRANSPOSE_AS_CONV_H_
-#define TUNEFARM_COMPILER_MODEL_CONV_TRANSPOSE_AS_CONV_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_CONV_TRANSPOSE_AS_CONV_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_CONV_TRANSPOSE_AS_CONV_H_
 
 #include "compiler/graph/graph.h"
 #include "tunefarm/runtime/result.h"
@@ -30,4 +30,4 @@ Result<int> ConvTransposeAsConv(graph::Graph* g);
 
 }  // namespace tunefarm::compiler
 
-#endif  // TUNEFARM_COMPILER_MODEL_CONV_TRANSPOSE_AS_CONV_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_CONV_TRANSPOSE_AS_CONV_H_

@@ -1,9 +1,6 @@
-#include "compiler/model/fold_constants.h"
+#include "compiler/model/passes/fold_constants.h"
 
-#include <cstring>
-
-#include "compiler/model/compile_graph.h"
-#include "tunefarm/runtime/executor.h"
+#include <utility>
 
 namespace tunefarm::compiler {
 namespace {
@@ -12,38 +9,9 @@ namespace {
 // work (e.g. an Expand of a scalar); such nodes stay.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
 
-graph::ConstantData FromBytes(graph::DataType dtype, const std::vector<int64_t>& shape, const void* data) {
-  graph::ConstantData c{dtype, shape, {}, {}};
-  const int64_t n = c.num_elements();
-  if (dtype == graph::DataType::kFloat32) {
-    c.f32.resize(size_t(n));
-    std::memcpy(c.f32.data(), data, size_t(n) * 4);
-    return c;
-  }
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  for (int64_t i = 0; i < n; ++i) {
-    switch (dtype) {
-      case graph::DataType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, bytes + i * 8, 8);
-        c.i64.push_back(v);
-        break;
-      }
-      case graph::DataType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, bytes + i * 4, 4);
-        c.i64.push_back(v);
-        break;
-      }
-      case graph::DataType::kInt8: c.i64.push_back(int8_t(bytes[i])); break;
-      default: c.i64.push_back(bytes[i]); break;
-    }
-  }
-  return c;
-}
-
-// Compiles the one node on constants for the host and runs it; false when it cannot be.
-bool Evaluate(const graph::Graph& g, const graph::Node& n, std::vector<graph::ConstantData>* outputs) {
+// Evaluates the one node on constants as a graph of its own; false when it cannot be.
+bool Evaluate(const graph::Graph& g, const graph::Node& n, const ConstantEvaluator& evaluate,
+              std::vector<graph::ConstantData>* outputs) {
   graph::Graph mini;
   mini.opset = g.opset;
   graph::Node copy = n;
@@ -67,23 +35,12 @@ bool Evaluate(const graph::Graph& g, const graph::Node& n, std::vector<graph::Co
     mini.outputs.push_back(out);
   }
   mini.nodes.push_back(std::move(copy));
-  CompileOptions options;
-  options.opt_level = 0;
-  options.warn = [](const std::string&) {};
-  auto artifact = CompileGraph(std::move(mini), "constant folding", HostTarget(), options);
-  if (!artifact.ok()) return false;
-  auto ex = runtime::Executor::Load(std::move(*artifact));
-  if (!ex.ok() || !(*ex)->Run().ok()) return false;
-  for (size_t k = 0; k < n.outputs.size(); ++k) {
-    const graph::Value& v = g.values[size_t(n.outputs[k])];
-    outputs->push_back(FromBytes(v.dtype, (*ex)->outputs()[k].shape, (*ex)->Output(k)));
-  }
-  return true;
+  return evaluate(std::move(mini), outputs) && outputs->size() == n.outputs.size();
 }
 
 }  // namespace
 
-Result<int> FoldConstants(graph::Graph* g) {
+Result<int> FoldConstants(graph::Graph* g, const ConstantEvaluator& evaluate) {
   int folded = 0;
   for (graph::Node& n : g->nodes) {
     if (n.outputs.empty()) continue;
@@ -92,7 +49,7 @@ Result<int> FoldConstants(graph::Graph* g) {
     for (int out : n.outputs) outputs_constant = outputs_constant && g->values[size_t(out)].constant;
     if (!inputs_constant || outputs_constant) continue;
     std::vector<graph::ConstantData> values;
-    if (!Evaluate(*g, n, &values)) continue;
+    if (!Evaluate(*g, n, evaluate, &values)) continue;
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       graph::Value& v = g->values[size_t(n.outputs[k])];
       v.constant = std::make_shared<const graph::ConstantData>(std::move(values[k]));

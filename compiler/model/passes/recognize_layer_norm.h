@@ -6,8 +6,8 @@
 // opset 13 has 25). The axes come from the attribute (opset < 18) or the constant input; gamma and
 // beta must be constants broadcasting over the normalized axes. Applies only when the chain's
 // intermediate values feed nothing else; leaves the rest unchanged.
-#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_RECOGNIZE_LAYER_NORM_H_
-#define TUNEFARM_COMPILER_GRAPH_PASSES_RECOGNIZE_LAYER_NORM_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_RECOGNIZE_LAYER_NORM_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_RECOGNIZE_LAYER_NORM_H_
 
 #include "compiler/graph/graph.h"
 
@@ -18,4 +18,4 @@ int RecognizeLayerNorm(Graph* g);
 
 }  // namespace tunefarm::graph
 
-#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_RECOGNIZE_LAYER_NORM_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_RECOGNIZE_LAYER_NORM_H_

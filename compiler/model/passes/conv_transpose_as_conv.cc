@@ -1,8 +1,8 @@
-#include "compiler/model/conv_transpose_as_conv.h"
+#include "compiler/model/passes/conv_transpose_as_conv.h"
 
 #include <utility>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 #include "compiler/operators/conv_transpose_window.h"
 
 namespace tunefarm::compiler {

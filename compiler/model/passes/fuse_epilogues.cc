@@ -1,9 +1,9 @@
-#include "compiler/graph/passes/fuse_epilogues.h"
+#include "compiler/model/passes/fuse_epilogues.h"
 
 #include <map>
 #include <utility>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 
 namespace tunefarm::graph {
 namespace {
@@ -14,7 +14,7 @@ int64_t OutputChannels(const Graph& g, const Node& n) {
   if (n.op_type == "Conv" && n.inputs.size() >= 2 && value(1).constant && value(0).shape.size() == 4) return value(1).shape[0];
   bool gemm = n.op_type == "Gemm", matmul = n.op_type == "MatMul";
   // MatMul of any rank by a constant matrix: a dense layer over its leading dimensions' rows
-  // (compiler/model/node_workload.cc), its channels on the last axis.
+  // (compiler/operators/node_workload.cc), its channels on the last axis.
   if (!(gemm || matmul) || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return 0;
   const size_t rank_a = value(0).shape.size();
   if (value(1).constant && (rank_a == 2 || (matmul && rank_a > 2)) && value(1).shape.size() == 2) {

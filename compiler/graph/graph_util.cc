@@ -1,4 +1,4 @@
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 
 #include <algorithm>
 

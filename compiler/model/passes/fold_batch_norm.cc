@@ -1,8 +1,8 @@
-#include "compiler/graph/passes/fold_batch_norm.h"
+#include "compiler/model/passes/fold_batch_norm.h"
 
 #include <cmath>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 
 namespace tunefarm::graph {
 

@@ -1,7 +1,7 @@
 // The tunable workload a graph node runs (conv2d, depthwise conv2d, dense), shared by task
 // extraction and the model compiler so both agree on every key.
-#ifndef TUNEFARM_COMPILER_MODEL_NODE_WORKLOAD_H_
-#define TUNEFARM_COMPILER_MODEL_NODE_WORKLOAD_H_
+#ifndef TUNEFARM_COMPILER_OPERATORS_NODE_WORKLOAD_H_
+#define TUNEFARM_COMPILER_OPERATORS_NODE_WORKLOAD_H_
 
 #include "compiler/graph/graph.h"
 #include "tunefarm/compiler/workload.h"
@@ -13,4 +13,4 @@ bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w);
 
 }  // namespace tunefarm::compiler
 
-#endif  // TUNEFARM_COMPILER_MODEL_NODE_WORKLOAD_H_
+#endif  // TUNEFARM_COMPILER_OPERATORS_NODE_WORKLOAD_H_

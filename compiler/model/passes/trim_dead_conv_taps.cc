@@ -1,4 +1,4 @@
-#include "compiler/model/trim_dead_conv_taps.h"
+#include "compiler/model/passes/trim_dead_conv_taps.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,9 +1,9 @@
-#include "compiler/graph/passes/recognize_layer_norm.h"
+#include "compiler/model/passes/recognize_layer_norm.h"
 
 #include <optional>
 #include <string>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 
 namespace tunefarm::graph {
 namespace {

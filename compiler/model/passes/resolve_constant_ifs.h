@@ -2,8 +2,8 @@
 // arithmetic it usually is) keeps only the taken branch. The nodes of the other branch are
 // removed, the If node becomes one Identity per output reading the taken branch's, and the guards
 // the constant settles are dropped, so those nodes run unconditionally like any other.
-#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_RESOLVE_CONSTANT_IFS_H_
-#define TUNEFARM_COMPILER_GRAPH_PASSES_RESOLVE_CONSTANT_IFS_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_RESOLVE_CONSTANT_IFS_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_RESOLVE_CONSTANT_IFS_H_
 
 #include "compiler/graph/graph.h"
 
@@ -14,4 +14,4 @@ int ResolveConstantIfs(Graph* g);
 
 }  // namespace tunefarm::graph
 
-#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_RESOLVE_CONSTANT_IFS_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_RESOLVE_CONSTANT_IFS_H_

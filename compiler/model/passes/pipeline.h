@@ -11,14 +11,15 @@
 //
 // Like passes::Lower (compiler/passes/lower.h) it can dump the graph after a named pass and time
 // every pass. Layout planning (level 3) happens in LowerGraph.
-#ifndef TUNEFARM_COMPILER_MODEL_OPTIMIZE_H_
-#define TUNEFARM_COMPILER_MODEL_OPTIMIZE_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_PIPELINE_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_PIPELINE_H_
 
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "compiler/model/passes/fold_constants.h"
 #include "tunefarm/compiler/target.h"
 
 namespace tunefarm::compiler {
@@ -34,6 +35,9 @@ struct OptimizeOptions {
   std::string dump_after;
   std::ostream* dump = nullptr;
   std::vector<GraphPassTiming>* timings = nullptr;
+  // Evaluates nodes on constants for fold_constants (opt level >= 1); the model compiler hands in
+  // its own (HostConstantEvaluator, model/compile_graph.h). Without one, nothing is folded.
+  ConstantEvaluator evaluate_constants;
 };
 
 // The pass names in order, as dump_after accepts them.
@@ -43,4 +47,4 @@ Status Optimize(graph::Graph* g, int opt_level, const Target& target, const Opti
 
 }  // namespace tunefarm::compiler
 
-#endif  // TUNEFARM_COMPILER_MODEL_OPTIMIZE_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_PIPELINE_H_

@@ -9,8 +9,8 @@
 // it is memory-bound, and a separate kernel would write and reread it every step.
 // Applies to layout 0 (what exporters write) with constant W and B; others keep the in-kernel
 // projection.
-#ifndef TUNEFARM_COMPILER_MODEL_RECURRENT_INPUT_PROJECTIONS_H_
-#define TUNEFARM_COMPILER_MODEL_RECURRENT_INPUT_PROJECTIONS_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_RECURRENT_INPUT_PROJECTIONS_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_RECURRENT_INPUT_PROJECTIONS_H_
 
 #include "compiler/graph/graph.h"
 #include "tunefarm/runtime/result.h"
@@ -22,4 +22,4 @@ Result<int> RecurrentInputProjections(graph::Graph* g);
 
 }  // namespace tunefarm::compiler
 
-#endif  // TUNEFARM_COMPILER_MODEL_RECURRENT_INPUT_PROJECTIONS_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_RECURRENT_INPUT_PROJECTIONS_H_

@@ -1,9 +1,9 @@
-#include "compiler/graph/passes/recognize_gelu.h"
+#include "compiler/model/passes/recognize_gelu.h"
 
 #include <cmath>
 #include <optional>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 
 namespace tunefarm::graph {
 namespace {

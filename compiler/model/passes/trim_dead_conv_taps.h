@@ -8,8 +8,8 @@
 // o*s + j*d - p for the outputs o: it is dead when that is outside [0, H) for every o. The live
 // range [j0, j1] becomes the kernel and the pads shrink by j0*d and (k-1-j1)*d, never below zero
 // (the output extent is unchanged). Applies to 2-D Conv nodes with constant weights.
-#ifndef TUNEFARM_COMPILER_MODEL_TRIM_DEAD_CONV_TAPS_H_
-#define TUNEFARM_COMPILER_MODEL_TRIM_DEAD_CONV_TAPS_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_TRIM_DEAD_CONV_TAPS_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_TRIM_DEAD_CONV_TAPS_H_
 
 #include "compiler/graph/graph.h"
 #include "tunefarm/runtime/result.h"
@@ -21,4 +21,4 @@ Result<int> TrimDeadConvTaps(graph::Graph* g);
 
 }  // namespace tunefarm::compiler
 
-#endif  // TUNEFARM_COMPILER_MODEL_TRIM_DEAD_CONV_TAPS_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_TRIM_DEAD_CONV_TAPS_H_

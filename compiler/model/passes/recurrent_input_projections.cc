@@ -1,10 +1,10 @@
-#include "compiler/model/recurrent_input_projections.h"
+#include "compiler/model/passes/recurrent_input_projections.h"
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 #include "compiler/operators/recurrent_inputs.h"
 
 namespace tunefarm::compiler {

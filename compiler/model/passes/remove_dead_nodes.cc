@@ -1,6 +1,6 @@
-#include "compiler/graph/passes/remove_dead_nodes.h"
+#include "compiler/model/passes/remove_dead_nodes.h"
 
-#include "compiler/graph/passes/graph_util.h"
+#include "compiler/graph/graph_util.h"
 
 namespace tunefarm::graph {
 

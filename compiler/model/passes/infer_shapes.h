@@ -7,8 +7,8 @@
 // Preconditions: the graph's inputs have known shapes (override symbolic dimensions before this
 // pass). Errors are InvalidArgument naming the node, its op and what does not fit (ranks,
 // broadcast, non-constant shape operands, unsupported attribute values).
-#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_INFER_SHAPES_H_
-#define TUNEFARM_COMPILER_GRAPH_PASSES_INFER_SHAPES_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_INFER_SHAPES_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_INFER_SHAPES_H_
 
 #include "compiler/graph/graph.h"
 
@@ -16,9 +16,6 @@ namespace tunefarm::graph {
 
 Status InferShapes(Graph* g);
 
-// numpy-style broadcast of two shapes; InvalidArgument when they do not broadcast.
-Result<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
-
 }  // namespace tunefarm::graph
 
-#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_INFER_SHAPES_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_INFER_SHAPES_H_

@@ -4,8 +4,8 @@
 // becomes one Gelu node (the opset-20 operator, erf form), so it is one kernel and
 // FuseEpilogues can fold it into the dense layer or convolution before it (transformers' FFN).
 // Applies only when the chain's intermediate values feed nothing else; leaves the rest unchanged.
-#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_RECOGNIZE_GELU_H_
-#define TUNEFARM_COMPILER_GRAPH_PASSES_RECOGNIZE_GELU_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_RECOGNIZE_GELU_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_RECOGNIZE_GELU_H_
 
 #include "compiler/graph/graph.h"
 
@@ -16,4 +16,4 @@ int RecognizeGelu(Graph* g);
 
 }  // namespace tunefarm::graph
 
-#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_RECOGNIZE_GELU_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_RECOGNIZE_GELU_H_

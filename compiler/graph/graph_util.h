@@ -1,6 +1,6 @@
 // Small helpers shared by graph passes.
-#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
-#define TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
+#ifndef TUNEFARM_COMPILER_GRAPH_GRAPH_UTIL_H_
+#define TUNEFARM_COMPILER_GRAPH_GRAPH_UTIL_H_
 
 #include <functional>
 #include <optional>
@@ -35,4 +35,4 @@ int OtherInput(const Node& n, int known);
 
 }  // namespace tunefarm::graph
 
-#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_GRAPH_UTIL_H_
+#endif  // TUNEFARM_COMPILER_GRAPH_GRAPH_UTIL_H_

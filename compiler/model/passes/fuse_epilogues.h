@@ -10,8 +10,8 @@
 //                                                  the chain
 // A value that is a graph output or has another reader ends the chain. The fused node takes over
 // the last output value; the absorbed nodes are left dead for RemoveDeadNodes.
-#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_FUSE_EPILOGUES_H_
-#define TUNEFARM_COMPILER_GRAPH_PASSES_FUSE_EPILOGUES_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_FUSE_EPILOGUES_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_FUSE_EPILOGUES_H_
 
 #include "compiler/graph/graph.h"
 
@@ -22,4 +22,4 @@ int FuseEpilogues(Graph* g);
 
 }  // namespace tunefarm::graph
 
-#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_FUSE_EPILOGUES_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_FUSE_EPILOGUES_H_

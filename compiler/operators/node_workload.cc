@@ -1,4 +1,4 @@
-#include "compiler/model/node_workload.h"
+#include "compiler/operators/node_workload.h"
 
 #include <algorithm>
 

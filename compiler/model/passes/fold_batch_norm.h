@@ -3,8 +3,8 @@
 //   W'[k] = W[k] * s[k],  B'[k] = (B[k] - mean[k]) * s[k] + beta[k],  s = gamma / sqrt(var + eps).
 // Applies only when the conv's output feeds nothing but the batch norm; the batch norm's output
 // value is kept (its consumers and graph outputs are untouched). Leaves other graphs unchanged.
-#ifndef TUNEFARM_COMPILER_GRAPH_PASSES_FOLD_BATCH_NORM_H_
-#define TUNEFARM_COMPILER_GRAPH_PASSES_FOLD_BATCH_NORM_H_
+#ifndef TUNEFARM_COMPILER_MODEL_PASSES_FOLD_BATCH_NORM_H_
+#define TUNEFARM_COMPILER_MODEL_PASSES_FOLD_BATCH_NORM_H_
 
 #include "compiler/graph/graph.h"
 
@@ -15,4 +15,4 @@ int FoldBatchNorm(Graph* g);
 
 }  // namespace tunefarm::graph
 
-#endif  // TUNEFARM_COMPILER_GRAPH_PASSES_FOLD_BATCH_NORM_H_
+#endif  // TUNEFARM_COMPILER_MODEL_PASSES_FOLD_BATCH_NORM_H_

@@ -1,0 +1,53 @@
+// What lowering a model produces before code generation: the kernels (each a schedule over its
+// arguments, with the workload and config a tunable one was given) and the artifact's tensors.
+// The operators' lowerings fill it through LowerContext (lower_context.h); model/lower_graph.h
+// drives them and model/compile_model.cc emits the kernels.
+#ifndef TUNEFARM_COMPILER_OPERATORS_MODEL_PLAN_H_
+#define TUNEFARM_COMPILER_OPERATORS_MODEL_PLAN_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/schedule/op_template.h"
+#include "tunefarm/compiler/compile.h"
+#include "tunefarm/runtime/artifact.h"
+
+namespace tunefarm::compiler {
+
+struct PlannedKernel {
+  std::string op;
+  KernelDef def;          // schedule and arguments
+  std::vector<int> args;  // artifact tensor per def.args entry
+  std::string workload;   // tunable kernels only: the implementation chosen
+  std::string node;       // the graph node it computes (tunable kernels)
+  // Every implementation's workload the compiler looked up for this node (schedule/strategy.h),
+  // the chosen one included: what task extraction lists.
+  std::vector<std::string> candidate_workloads;
+  int64_t config_index = -1;
+  std::string config_source;
+  // Kernels of an If branch (CPU): run only when each (bool tensor, value) holds.
+  std::vector<std::pair<int, bool>> run_if;
+  // Untuned kernels: the compute definition over placeholders of args[0..n-2] (how the kernel can
+  // be rebuilt with a producer inlined), and whether it is injective (no reduction).
+  std::function<ir::Tensor(const std::vector<ir::Tensor>&)> definition;
+  bool injective = false;
+};
+
+struct ModelPlan {
+  runtime::Artifact artifact;  // tensors, inputs, outputs, params; kernels are filled at codegen
+  std::vector<PlannedKernel> kernels;
+  int tunable_kernels = 0, from_records = 0;
+  CompileStats::LayoutPlanning layouts;
+};
+
+struct LowerGraphOptions {
+  bool plan_layouts = true;
+  const ConfigSource* configs = nullptr;
+  std::function<void(const std::string&)> warn;
+};
+
+}  // namespace tunefarm::compiler
+
+#endif  // TUNEFARM_COMPILER_OPERATORS_MODEL_PLAN_H_
