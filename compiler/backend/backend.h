@@ -34,7 +34,7 @@ class Backend {
 
   // ---- lowering
   // Kernels are lowered for a GPU launch: block and thread loops bound, a 0-d result computed as
-  // [1], an operator no template covers scheduled by ops::ScheduleGenericGpu.
+  // [1], an operator no template covers scheduled by compute::ScheduleGenericGpu.
   virtual bool gpu_kernels() const = 0;
   // Where loop-nest features are read (LoopNestFeatures): before unrolling, and on GPUs before
   // thread binding, while block and thread loops are still loops.

@@ -2,7 +2,7 @@
 //
 // Every node becomes zero or more kernels: a tunable template for convolutions and dense layers
 // (config from the ConfigSource, else the fallback and one warning per workload), a definition
-// from compiler/ops for everything else, and nothing for reshapes (views of their input's
+// from compiler/compute for everything else, and nothing for reshapes (views of their input's
 // storage) and folded constants (parameters). Layout planning happens here: each value has a
 // home layout (its producer's: NCHW[x]c for convs), consumers that accept blocked layouts read it
 // as is when planning is on (opt level 3), and a layout-change kernel is emitted once per

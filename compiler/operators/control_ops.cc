@@ -7,7 +7,7 @@
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -66,7 +66,7 @@ Status LowerIf(LowerContext& cx, const Node& n) {
     const graph::Value& out = cx.V(n.outputs[k]);
     // Reads both: the branch not taken was skipped and its bytes are stale, never selected.
     const int t = cx.Emit(
-        n.op_type, {cond, then_t, else_t}, [](const std::vector<ir::Tensor>& i) { return ops::Where(i[0], i[1], i[2]); },
+        n.op_type, {cond, then_t, else_t}, [](const std::vector<ir::Tensor>& i) { return compute::Where(i[0], i[1], i[2]); },
         ToElementType(out.dtype), out.name);
     cx.Define(n.outputs[k], t, 0);
   }

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "compiler/operators/infer_context.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 
 struct TransposeWindow {
-  ops::ConvParams params;    // groups, strides, dilations, pads_begin (per spatial axis)
+  compute::ConvParams params;    // groups, strides, dilations, pads_begin (per spatial axis)
   std::vector<int64_t> out;  // spatial extents of the output
 };
 

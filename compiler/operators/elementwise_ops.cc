@@ -10,7 +10,7 @@
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -23,40 +23,40 @@ using Fold = Result<std::vector<ConstantData>>;
 // --- unary ----------------------------------------------------------------------------------
 struct UnaryEntry {
   const char* op;
-  ops::UnaryKind kind;
+  compute::UnaryKind kind;
   bool float_only;
 };
 constexpr UnaryEntry kUnary[] = {
-    {"Relu", ops::UnaryKind::kRelu, false},          {"LeakyRelu", ops::UnaryKind::kLeakyRelu, true},
-    {"Sigmoid", ops::UnaryKind::kSigmoid, true},     {"HardSigmoid", ops::UnaryKind::kHardSigmoid, true},
-    {"HardSwish", ops::UnaryKind::kHardSwish, true}, {"Tanh", ops::UnaryKind::kTanh, true},
-    {"Clip", ops::UnaryKind::kClip, false},          {"Exp", ops::UnaryKind::kExp, true},
-    {"Log", ops::UnaryKind::kLog, true},             {"Sqrt", ops::UnaryKind::kSqrt, true},
-    {"Reciprocal", ops::UnaryKind::kReciprocal, true}, {"Neg", ops::UnaryKind::kNeg, false},
-    {"Abs", ops::UnaryKind::kAbs, false},            {"Floor", ops::UnaryKind::kFloor, true},
-    {"Erf", ops::UnaryKind::kErf, true},             {"Gelu", ops::UnaryKind::kGelu, true},
-    {"Not", ops::UnaryKind::kNot, false},            {"Ceil", ops::UnaryKind::kCeil, true},
-    {"Round", ops::UnaryKind::kRound, true},         {"Sign", ops::UnaryKind::kSign, true},
-    {"Softplus", ops::UnaryKind::kSoftplus, true},   {"Softsign", ops::UnaryKind::kSoftsign, true},
-    {"Elu", ops::UnaryKind::kElu, true},             {"Selu", ops::UnaryKind::kSelu, true},
-    {"Celu", ops::UnaryKind::kCelu, true},           {"ThresholdedRelu", ops::UnaryKind::kThresholdedRelu, true},
-    {"Mish", ops::UnaryKind::kMish, true},           {"Sinh", ops::UnaryKind::kSinh, true},
-    {"Cosh", ops::UnaryKind::kCosh, true},           {"Asinh", ops::UnaryKind::kAsinh, true},
-    {"Acosh", ops::UnaryKind::kAcosh, true},         {"Atanh", ops::UnaryKind::kAtanh, true},
-    {"IsNaN", ops::UnaryKind::kIsNaN, true},         {"IsInf", ops::UnaryKind::kIsInf, true},
-    {"Shrink", ops::UnaryKind::kShrink, true},       {"Sin", ops::UnaryKind::kSin, true},
-    {"Cos", ops::UnaryKind::kCos, true},             {"Tan", ops::UnaryKind::kTan, true},
-    {"Asin", ops::UnaryKind::kAsin, true},           {"Acos", ops::UnaryKind::kAcos, true},
-    {"Atan", ops::UnaryKind::kAtan, true},
+    {"Relu", compute::UnaryKind::kRelu, false},          {"LeakyRelu", compute::UnaryKind::kLeakyRelu, true},
+    {"Sigmoid", compute::UnaryKind::kSigmoid, true},     {"HardSigmoid", compute::UnaryKind::kHardSigmoid, true},
+    {"HardSwish", compute::UnaryKind::kHardSwish, true}, {"Tanh", compute::UnaryKind::kTanh, true},
+    {"Clip", compute::UnaryKind::kClip, false},          {"Exp", compute::UnaryKind::kExp, true},
+    {"Log", compute::UnaryKind::kLog, true},             {"Sqrt", compute::UnaryKind::kSqrt, true},
+    {"Reciprocal", compute::UnaryKind::kReciprocal, true}, {"Neg", compute::UnaryKind::kNeg, false},
+    {"Abs", compute::UnaryKind::kAbs, false},            {"Floor", compute::UnaryKind::kFloor, true},
+    {"Erf", compute::UnaryKind::kErf, true},             {"Gelu", compute::UnaryKind::kGelu, true},
+    {"Not", compute::UnaryKind::kNot, false},            {"Ceil", compute::UnaryKind::kCeil, true},
+    {"Round", compute::UnaryKind::kRound, true},         {"Sign", compute::UnaryKind::kSign, true},
+    {"Softplus", compute::UnaryKind::kSoftplus, true},   {"Softsign", compute::UnaryKind::kSoftsign, true},
+    {"Elu", compute::UnaryKind::kElu, true},             {"Selu", compute::UnaryKind::kSelu, true},
+    {"Celu", compute::UnaryKind::kCelu, true},           {"ThresholdedRelu", compute::UnaryKind::kThresholdedRelu, true},
+    {"Mish", compute::UnaryKind::kMish, true},           {"Sinh", compute::UnaryKind::kSinh, true},
+    {"Cosh", compute::UnaryKind::kCosh, true},           {"Asinh", compute::UnaryKind::kAsinh, true},
+    {"Acosh", compute::UnaryKind::kAcosh, true},         {"Atanh", compute::UnaryKind::kAtanh, true},
+    {"IsNaN", compute::UnaryKind::kIsNaN, true},         {"IsInf", compute::UnaryKind::kIsInf, true},
+    {"Shrink", compute::UnaryKind::kShrink, true},       {"Sin", compute::UnaryKind::kSin, true},
+    {"Cos", compute::UnaryKind::kCos, true},             {"Tan", compute::UnaryKind::kTan, true},
+    {"Asin", compute::UnaryKind::kAsin, true},           {"Acos", compute::UnaryKind::kAcos, true},
+    {"Atan", compute::UnaryKind::kAtan, true},
 };
 
 const UnaryEntry& UnaryFor(const std::string& op) {
   return *std::find_if(std::begin(kUnary), std::end(kUnary), [&](const UnaryEntry& e) { return op == e.op; });
 }
 
-Result<ops::UnaryParams> ParseUnary(const NodeView& v) {
+Result<compute::UnaryParams> ParseUnary(const NodeView& v) {
   const Node& n = v.node();
-  ops::UnaryParams p;
+  compute::UnaryParams p;
   p.kind = UnaryFor(n.op_type).kind;
   if (n.op_type == "LeakyRelu") p.alpha = n.GetFloat("alpha", 0.01f);
   if (n.op_type == "Elu" || n.op_type == "Celu" || n.op_type == "ThresholdedRelu") p.alpha = n.GetFloat("alpha", 1.0f);
@@ -80,7 +80,7 @@ Result<ops::UnaryParams> ParseUnary(const NodeView& v) {
   if (n.op_type == "Gelu") {
     const std::string approx = n.GetString("approximate", "none");
     if (approx != "none" && approx != "tanh") return v.Fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
-    if (approx == "tanh") p.kind = ops::UnaryKind::kGeluTanh;
+    if (approx == "tanh") p.kind = compute::UnaryKind::kGeluTanh;
   }
   if (n.op_type == "Clip") {
     p.lo = n.GetFloat("min", p.lo);
@@ -99,12 +99,12 @@ Status InferUnary(InferContext& cx) {
   if (e.float_only && cx.In(0).dtype != DataType::kFloat32) {
     return cx.Fail(std::string(e.op) + " takes float32 tensors, got " + graph::DataTypeName(cx.In(0).dtype));
   }
-  if (e.kind == ops::UnaryKind::kNot && cx.In(0).dtype != DataType::kBool) return cx.Fail("Not takes bool tensors");
+  if (e.kind == compute::UnaryKind::kNot && cx.In(0).dtype != DataType::kBool) return cx.Fail("Not takes bool tensors");
   for (size_t i = 1; i < cx.num_inputs(); ++i) {
     if (cx.HasInput(i) && Product(cx.Shape(i)) != 1) return cx.Fail("Clip bounds must be scalars");
   }
   TUNEFARM_RETURN_IF_ERROR(ParseUnary(cx).status());
-  const bool predicate = e.kind == ops::UnaryKind::kIsNaN || e.kind == ops::UnaryKind::kIsInf;
+  const bool predicate = e.kind == compute::UnaryKind::kIsNaN || e.kind == compute::UnaryKind::kIsInf;
   cx.SetOut(0, predicate ? DataType::kBool : cx.In(0).dtype, cx.Shape(0));
   return Status::OK();
 }
@@ -112,36 +112,36 @@ Status InferUnary(InferContext& cx) {
 // Only what is exact in float (or integer) arithmetic folds; transcendental functions run in the
 // kernel, whose approximations may differ from libm in the last bit.
 Fold FoldUnary(InferContext& cx) {
-  TUNEFARM_ASSIGN_OR_RETURN(ops::UnaryParams p, ParseUnary(cx));
+  TUNEFARM_ASSIGN_OR_RETURN(compute::UnaryParams p, ParseUnary(cx));
   const DataType dt = cx.In(0).dtype;
   std::function<double(double)> f;
   switch (p.kind) {
-    case ops::UnaryKind::kRelu: f = [](double x) { return x > 0 ? x : 0.0; }; break;
-    case ops::UnaryKind::kNeg: f = [](double x) { return -x; }; break;
-    case ops::UnaryKind::kAbs: f = [](double x) { return std::fabs(x); }; break;
-    case ops::UnaryKind::kFloor: f = [](double x) { return std::floor(x); }; break;
-    case ops::UnaryKind::kCeil: f = [](double x) { return std::ceil(x); }; break;
-    case ops::UnaryKind::kRound: f = [](double x) { return std::nearbyint(x); }; break;  // half to even
-    case ops::UnaryKind::kSign: f = [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }; break;
-    case ops::UnaryKind::kThresholdedRelu: f = [p](double x) { return x > double(p.alpha) ? x : 0.0; }; break;
-    case ops::UnaryKind::kSqrt: f = [](double x) { return double(std::sqrt(float(x))); }; break;
-    case ops::UnaryKind::kReciprocal: f = [](double x) { return double(1.0f / float(x)); }; break;
-    case ops::UnaryKind::kNot: f = [](double x) { return x == 0 ? 1.0 : 0.0; }; break;
-    case ops::UnaryKind::kClip: f = [p](double x) { return std::min(double(p.hi), std::max(double(p.lo), x)); }; break;
+    case compute::UnaryKind::kRelu: f = [](double x) { return x > 0 ? x : 0.0; }; break;
+    case compute::UnaryKind::kNeg: f = [](double x) { return -x; }; break;
+    case compute::UnaryKind::kAbs: f = [](double x) { return std::fabs(x); }; break;
+    case compute::UnaryKind::kFloor: f = [](double x) { return std::floor(x); }; break;
+    case compute::UnaryKind::kCeil: f = [](double x) { return std::ceil(x); }; break;
+    case compute::UnaryKind::kRound: f = [](double x) { return std::nearbyint(x); }; break;  // half to even
+    case compute::UnaryKind::kSign: f = [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }; break;
+    case compute::UnaryKind::kThresholdedRelu: f = [p](double x) { return x > double(p.alpha) ? x : 0.0; }; break;
+    case compute::UnaryKind::kSqrt: f = [](double x) { return double(std::sqrt(float(x))); }; break;
+    case compute::UnaryKind::kReciprocal: f = [](double x) { return double(1.0f / float(x)); }; break;
+    case compute::UnaryKind::kNot: f = [](double x) { return x == 0 ? 1.0 : 0.0; }; break;
+    case compute::UnaryKind::kClip: f = [p](double x) { return std::min(double(p.hi), std::max(double(p.lo), x)); }; break;
     default: return Status::Unimplemented("not folded");
   }
   if (dt != DataType::kFloat32) {
     // Integers stay integers (every int64 exact); the kernel's clip bounds are the float bounds
-    // clamped to the type's range (ops::ApplyUnary), here to int64's.
+    // clamped to the type's range (compute::ApplyUnary), here to int64's.
     auto bound = [](float v) { return v >= 9.2e18f ? INT64_MAX : v <= -9.2e18f ? INT64_MIN : int64_t(v); };
     const int64_t lo = bound(p.lo), hi = bound(p.hi);
     std::function<int64_t(int64_t)> g;
     switch (p.kind) {
-      case ops::UnaryKind::kRelu: g = [](int64_t x) { return std::max<int64_t>(x, 0); }; break;
-      case ops::UnaryKind::kNeg: g = [](int64_t x) { return int64_t(0 - uint64_t(x)); }; break;
-      case ops::UnaryKind::kAbs: g = [](int64_t x) { return x < 0 ? int64_t(0 - uint64_t(x)) : x; }; break;
-      case ops::UnaryKind::kNot: g = [](int64_t x) { return int64_t(x == 0); }; break;
-      case ops::UnaryKind::kClip: g = [lo, hi](int64_t x) { return std::min(hi, std::max(lo, x)); }; break;
+      case compute::UnaryKind::kRelu: g = [](int64_t x) { return std::max<int64_t>(x, 0); }; break;
+      case compute::UnaryKind::kNeg: g = [](int64_t x) { return int64_t(0 - uint64_t(x)); }; break;
+      case compute::UnaryKind::kAbs: g = [](int64_t x) { return x < 0 ? int64_t(0 - uint64_t(x)) : x; }; break;
+      case compute::UnaryKind::kNot: g = [](int64_t x) { return int64_t(x == 0); }; break;
+      case compute::UnaryKind::kClip: g = [lo, hi](int64_t x) { return std::min(hi, std::max(lo, x)); }; break;
       default: return Status::Unimplemented("not folded");
     }
     return std::vector<ConstantData>{MapBroadcastInt(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<int64_t>& v) { return g(v[0]); })};
@@ -150,7 +150,7 @@ Fold FoldUnary(InferContext& cx) {
 }
 
 Status LowerUnary(LowerContext& cx, const Node& n) {
-  TUNEFARM_ASSIGN_OR_RETURN(ops::UnaryParams p, ParseUnary(NodeView(cx.graph(), n)));
+  TUNEFARM_ASSIGN_OR_RETURN(compute::UnaryParams p, ParseUnary(NodeView(cx.graph(), n)));
   std::vector<size_t> runtime_bounds;  // Clip bounds computed at run time: read from their tensors
   for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
     if (n.inputs[i] >= 0 && !cx.V(n.inputs[i]).constant) runtime_bounds.push_back(i);
@@ -160,9 +160,9 @@ Status LowerUnary(LowerContext& cx, const Node& n) {
     inputs.insert(inputs.end(), runtime_bounds.begin(), runtime_bounds.end());
     return cx.EmitPlain(n, inputs, [p, runtime_bounds](const std::vector<ir::Tensor>& ts) {
       return te::Compute(ts[0]->name + ".clip", ts[0]->shape, [&](const std::vector<ir::Expr>& i) {
-        ir::Expr v = ops::ApplyUnary(te::Read(ts[0], i), p);
+        ir::Expr v = compute::ApplyUnary(te::Read(ts[0], i), p);
         for (size_t b = 0; b < runtime_bounds.size(); ++b) {
-          const ir::Expr bound = ops::ReadScalar(ts[1 + b]);
+          const ir::Expr bound = compute::ReadScalar(ts[1 + b]);
           v = runtime_bounds[b] == 1 ? ir::max(v, bound) : ir::min(v, bound);  // NOLINT
         }
         return v;
@@ -172,7 +172,7 @@ Status LowerUnary(LowerContext& cx, const Node& n) {
   const int in = n.inputs[0];
   const int64_t block = cx.Preferred(in);
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(in, block));
-  const int t = cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], p); }, cx.OutType(n),
+  const int t = cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], p); }, cx.OutType(n),
                         cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, block);
   return Status::OK();
@@ -181,25 +181,25 @@ Status LowerUnary(LowerContext& cx, const Node& n) {
 // --- binary ---------------------------------------------------------------------------------
 struct BinaryEntry {
   const char* op;
-  ops::BinaryKind kind;
+  compute::BinaryKind kind;
   bool to_bool;     // comparisons and logic produce bool
   bool bool_input;  // And, Or, Xor
   bool variadic = false;  // one or more inputs, folded left to right (Max, Min, Sum, Mean)
 };
 constexpr BinaryEntry kBinary[] = {
-    {"Add", ops::BinaryKind::kAdd, false, false},     {"Sub", ops::BinaryKind::kSub, false, false},
-    {"Mul", ops::BinaryKind::kMul, false, false},     {"Div", ops::BinaryKind::kDiv, false, false},
-    {"Pow", ops::BinaryKind::kPow, false, false},     {"Max", ops::BinaryKind::kMax, false, false, true},
-    {"Min", ops::BinaryKind::kMin, false, false, true}, {"Equal", ops::BinaryKind::kEqual, true, false},
-    {"Sum", ops::BinaryKind::kAdd, false, false, true}, {"Mean", ops::BinaryKind::kAdd, false, false, true},
-    {"Xor", ops::BinaryKind::kXor, true, true},
-    {"Less", ops::BinaryKind::kLess, true, false},    {"Greater", ops::BinaryKind::kGreater, true, false},
-    {"And", ops::BinaryKind::kAnd, true, true},       {"Or", ops::BinaryKind::kOr, true, true},
-    {"Mod", ops::BinaryKind::kMod, false, false},
-    {"GreaterOrEqual", ops::BinaryKind::kGreaterOrEqual, true, false},
-    {"LessOrEqual", ops::BinaryKind::kLessOrEqual, true, false},
-    {"PRelu", ops::BinaryKind::kPRelu, false, false},
-    {"BitShift", ops::BinaryKind::kShiftLeft, false, false},  // kShiftRight by `direction`
+    {"Add", compute::BinaryKind::kAdd, false, false},     {"Sub", compute::BinaryKind::kSub, false, false},
+    {"Mul", compute::BinaryKind::kMul, false, false},     {"Div", compute::BinaryKind::kDiv, false, false},
+    {"Pow", compute::BinaryKind::kPow, false, false},     {"Max", compute::BinaryKind::kMax, false, false, true},
+    {"Min", compute::BinaryKind::kMin, false, false, true}, {"Equal", compute::BinaryKind::kEqual, true, false},
+    {"Sum", compute::BinaryKind::kAdd, false, false, true}, {"Mean", compute::BinaryKind::kAdd, false, false, true},
+    {"Xor", compute::BinaryKind::kXor, true, true},
+    {"Less", compute::BinaryKind::kLess, true, false},    {"Greater", compute::BinaryKind::kGreater, true, false},
+    {"And", compute::BinaryKind::kAnd, true, true},       {"Or", compute::BinaryKind::kOr, true, true},
+    {"Mod", compute::BinaryKind::kMod, false, false},
+    {"GreaterOrEqual", compute::BinaryKind::kGreaterOrEqual, true, false},
+    {"LessOrEqual", compute::BinaryKind::kLessOrEqual, true, false},
+    {"PRelu", compute::BinaryKind::kPRelu, false, false},
+    {"BitShift", compute::BinaryKind::kShiftLeft, false, false},  // kShiftRight by `direction`
 };
 
 const BinaryEntry& BinaryFor(const std::string& op) {
@@ -220,10 +220,10 @@ std::vector<int64_t> PReluSlopeShape(const NodeView& v) {
 }
 
 // Mod's fmod attribute picks the sign convention, BitShift's direction the shift.
-ops::BinaryKind BinaryKindOf(const Node& n) {
-  const ops::BinaryKind kind = BinaryFor(n.op_type).kind;
-  if (kind == ops::BinaryKind::kShiftLeft && n.GetString("direction", "") == "RIGHT") return ops::BinaryKind::kShiftRight;
-  return kind == ops::BinaryKind::kMod && n.GetInt("fmod", 0) != 0 ? ops::BinaryKind::kFmod : kind;
+compute::BinaryKind BinaryKindOf(const Node& n) {
+  const compute::BinaryKind kind = BinaryFor(n.op_type).kind;
+  if (kind == compute::BinaryKind::kShiftLeft && n.GetString("direction", "") == "RIGHT") return compute::BinaryKind::kShiftRight;
+  return kind == compute::BinaryKind::kMod && n.GetInt("fmod", 0) != 0 ? compute::BinaryKind::kFmod : kind;
 }
 
 Status InferBinary(InferContext& cx) {
@@ -245,12 +245,12 @@ Status InferBinary(InferContext& cx) {
     return cx.Fail(std::string(e.op) + " takes bool tensors, got " + graph::DataTypeName(cx.In(0).dtype));
   }
   // Pow's exponent may have another type (integer exponents of float bases).
-  if (e.kind != ops::BinaryKind::kPow && cx.In(0).dtype != cx.In(1).dtype) {
+  if (e.kind != compute::BinaryKind::kPow && cx.In(0).dtype != cx.In(1).dtype) {
     return cx.Fail(std::string("operands have different types: ") + graph::DataTypeName(cx.In(0).dtype) + " and " +
                    graph::DataTypeName(cx.In(1).dtype));
   }
-  if (e.kind == ops::BinaryKind::kPow && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Pow takes a float32 base");
-  if (e.kind == ops::BinaryKind::kShiftLeft) {
+  if (e.kind == compute::BinaryKind::kPow && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Pow takes a float32 base");
+  if (e.kind == compute::BinaryKind::kShiftLeft) {
     const std::string direction = cx.node().GetString("direction", "");
     if (direction != "LEFT" && direction != "RIGHT") return cx.Fail("direction '" + direction + "' is not LEFT or RIGHT");
     if (cx.In(0).dtype == DataType::kFloat32 || cx.In(0).dtype == DataType::kBool) {
@@ -265,7 +265,7 @@ Status InferBinary(InferContext& cx) {
     return cx.Fail("legacy broadcast of B at axis " + std::to_string(n.GetInt("axis", 0)) +
                    " is not supported (only trailing alignment, axis = rank(A) - rank(B))");
   }
-  const bool prelu = e.kind == ops::BinaryKind::kPRelu;
+  const bool prelu = e.kind == compute::BinaryKind::kPRelu;
   auto s = BroadcastShapes(cx.Shape(0), prelu ? PReluSlopeShape(cx) : cx.Shape(1));
   // PRelu's slope broadcasts to X one way: the result has X's shape.
   if (prelu && (!s.ok() || *s != cx.Shape(0))) {
@@ -279,78 +279,78 @@ Status InferBinary(InferContext& cx) {
 
 Fold FoldBinary(InferContext& cx) {
   const BinaryEntry& e = BinaryFor(cx.node().op_type);
-  const ops::BinaryKind kind = BinaryKindOf(cx.node());
+  const compute::BinaryKind kind = BinaryKindOf(cx.node());
   if (cx.num_inputs() != 2 || (e.variadic && cx.node().op_type != "Max" && cx.node().op_type != "Min")) {
     return Status::Unimplemented("not folded");  // Sum and Mean of constants run once, in the kernel
   }
-  if (kind == ops::BinaryKind::kPRelu && PReluSlopeShape(cx) != cx.Shape(1)) return Status::Unimplemented("not folded");
+  if (kind == compute::BinaryKind::kPRelu && PReluSlopeShape(cx) != cx.Shape(1)) return Status::Unimplemented("not folded");
   const DataType in_t = cx.In(0).dtype, out_t = cx.Out(0).dtype;
   const std::vector<const ConstantData*> inputs = {&cx.Const(0), &cx.Const(1)};
   if (in_t != DataType::kFloat32) {
-    if (e.kind == ops::BinaryKind::kPow) return Status::Unimplemented("not folded");
+    if (e.kind == compute::BinaryKind::kPow) return Status::Unimplemented("not folded");
     for (int64_t d : cx.Const(1).i64) {
-      if (d == 0 && (e.kind == ops::BinaryKind::kDiv || e.kind == ops::BinaryKind::kMod)) return cx.Fail("integer division by zero");
+      if (d == 0 && (e.kind == compute::BinaryKind::kDiv || e.kind == compute::BinaryKind::kMod)) return cx.Fail("integer division by zero");
     }
     return std::vector<ConstantData>{MapBroadcastInt(out_t, cx.Out(0).shape, inputs, [&](const std::vector<int64_t>& v) -> int64_t {
       const int64_t a = v[0], b = v[1];
       switch (kind) {
-        case ops::BinaryKind::kAdd: return int64_t(uint64_t(a) + uint64_t(b));
-        case ops::BinaryKind::kSub: return int64_t(uint64_t(a) - uint64_t(b));
-        case ops::BinaryKind::kMul: return int64_t(uint64_t(a) * uint64_t(b));
-        case ops::BinaryKind::kDiv: return (a == INT64_MIN && b == -1) ? a : a / b;  // truncates, as the kernel
-        case ops::BinaryKind::kMax: return std::max(a, b);
-        case ops::BinaryKind::kMin: return std::min(a, b);
-        case ops::BinaryKind::kEqual: return a == b;
-        case ops::BinaryKind::kLess: return a < b;
-        case ops::BinaryKind::kGreater: return a > b;
-        case ops::BinaryKind::kGreaterOrEqual: return a >= b;
-        case ops::BinaryKind::kLessOrEqual: return a <= b;
-        case ops::BinaryKind::kPRelu: return a < 0 ? int64_t(uint64_t(a) * uint64_t(b)) : a;
-        case ops::BinaryKind::kAnd: return a && b;
-        case ops::BinaryKind::kOr: return a || b;
-        case ops::BinaryKind::kXor: return (a != 0) != (b != 0);
-        case ops::BinaryKind::kMod: {
+        case compute::BinaryKind::kAdd: return int64_t(uint64_t(a) + uint64_t(b));
+        case compute::BinaryKind::kSub: return int64_t(uint64_t(a) - uint64_t(b));
+        case compute::BinaryKind::kMul: return int64_t(uint64_t(a) * uint64_t(b));
+        case compute::BinaryKind::kDiv: return (a == INT64_MIN && b == -1) ? a : a / b;  // truncates, as the kernel
+        case compute::BinaryKind::kMax: return std::max(a, b);
+        case compute::BinaryKind::kMin: return std::min(a, b);
+        case compute::BinaryKind::kEqual: return a == b;
+        case compute::BinaryKind::kLess: return a < b;
+        case compute::BinaryKind::kGreater: return a > b;
+        case compute::BinaryKind::kGreaterOrEqual: return a >= b;
+        case compute::BinaryKind::kLessOrEqual: return a <= b;
+        case compute::BinaryKind::kPRelu: return a < 0 ? int64_t(uint64_t(a) * uint64_t(b)) : a;
+        case compute::BinaryKind::kAnd: return a && b;
+        case compute::BinaryKind::kOr: return a || b;
+        case compute::BinaryKind::kXor: return (a != 0) != (b != 0);
+        case compute::BinaryKind::kMod: {
           const int64_t m = (b == -1) ? 0 : a % b;
           return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
         }
-        case ops::BinaryKind::kFmod: return (b == -1) ? 0 : a % b;
-        case ops::BinaryKind::kShiftLeft:
-        case ops::BinaryKind::kShiftRight: {
+        case compute::BinaryKind::kFmod: return (b == -1) ? 0 : a % b;
+        case compute::BinaryKind::kShiftLeft:
+        case compute::BinaryKind::kShiftRight: {
           // As the kernel: in the storage type's width (uint8, or int64 for the wider unsigned).
           const int bits = out_t == DataType::kUInt8 ? 8 : 64;
           if (b < 0 || b >= bits) return 0;
           const uint64_t mask = bits == 8 ? 0xffu : ~uint64_t(0);
-          return int64_t(kind == ops::BinaryKind::kShiftLeft ? (uint64_t(a) << b) & mask : (uint64_t(a) & mask) >> b);
+          return int64_t(kind == compute::BinaryKind::kShiftLeft ? (uint64_t(a) << b) & mask : (uint64_t(a) & mask) >> b);
         }
-        case ops::BinaryKind::kPow: break;
+        case compute::BinaryKind::kPow: break;
       }
       return 0;
     })};
   }
-  if (e.kind == ops::BinaryKind::kPow) return Status::Unimplemented("not folded");
+  if (e.kind == compute::BinaryKind::kPow) return Status::Unimplemented("not folded");
   return std::vector<ConstantData>{MapBroadcast(out_t, cx.Out(0).shape, inputs, [&](const std::vector<double>& v) -> double {
     const float a = float(v[0]), b = float(v[1]);
     switch (kind) {
-      case ops::BinaryKind::kAdd: return a + b;
-      case ops::BinaryKind::kSub: return a - b;
-      case ops::BinaryKind::kMul: return a * b;
-      case ops::BinaryKind::kDiv: return a / b;
-      case ops::BinaryKind::kMax: return std::max(a, b);
-      case ops::BinaryKind::kMin: return std::min(a, b);
-      case ops::BinaryKind::kEqual: return a == b;
-      case ops::BinaryKind::kLess: return a < b;
-      case ops::BinaryKind::kGreater: return a > b;
-      case ops::BinaryKind::kGreaterOrEqual: return a >= b;
-      case ops::BinaryKind::kLessOrEqual: return a <= b;
-      case ops::BinaryKind::kPRelu: return a < 0 ? a * b : a;
-      case ops::BinaryKind::kAnd: return a != 0 && b != 0;
-      case ops::BinaryKind::kOr: return a != 0 || b != 0;
-      case ops::BinaryKind::kXor: return (a != 0) != (b != 0);
-      case ops::BinaryKind::kMod: return a - b * std::floor(a / b);
-      case ops::BinaryKind::kFmod: return std::fmod(a, b);
-      case ops::BinaryKind::kPow:
-      case ops::BinaryKind::kShiftLeft:  // integers only (InferBinary)
-      case ops::BinaryKind::kShiftRight: break;
+      case compute::BinaryKind::kAdd: return a + b;
+      case compute::BinaryKind::kSub: return a - b;
+      case compute::BinaryKind::kMul: return a * b;
+      case compute::BinaryKind::kDiv: return a / b;
+      case compute::BinaryKind::kMax: return std::max(a, b);
+      case compute::BinaryKind::kMin: return std::min(a, b);
+      case compute::BinaryKind::kEqual: return a == b;
+      case compute::BinaryKind::kLess: return a < b;
+      case compute::BinaryKind::kGreater: return a > b;
+      case compute::BinaryKind::kGreaterOrEqual: return a >= b;
+      case compute::BinaryKind::kLessOrEqual: return a <= b;
+      case compute::BinaryKind::kPRelu: return a < 0 ? a * b : a;
+      case compute::BinaryKind::kAnd: return a != 0 && b != 0;
+      case compute::BinaryKind::kOr: return a != 0 || b != 0;
+      case compute::BinaryKind::kXor: return (a != 0) != (b != 0);
+      case compute::BinaryKind::kMod: return a - b * std::floor(a / b);
+      case compute::BinaryKind::kFmod: return std::fmod(a, b);
+      case compute::BinaryKind::kPow:
+      case compute::BinaryKind::kShiftLeft:  // integers only (InferBinary)
+      case compute::BinaryKind::kShiftRight: break;
     }
     return 0;
   })};
@@ -359,15 +359,15 @@ Fold FoldBinary(InferContext& cx) {
 // Blocked when one operand lives blocked and the other either has its shape or is a float
 // constant that broadcasts per channel (packed to the blocked shape at compile time).
 Status LowerBinary(LowerContext& cx, const Node& n) {
-  const ops::BinaryKind kind = BinaryKindOf(n);
-  if (kind == ops::BinaryKind::kPRelu) {  // a legacy per-channel slope: viewed as [C, 1, ...]
+  const compute::BinaryKind kind = BinaryKindOf(n);
+  if (kind == compute::BinaryKind::kPRelu) {  // a legacy per-channel slope: viewed as [C, 1, ...]
     const std::vector<int64_t> slope_shape = PReluSlopeShape(NodeView(cx.graph(), n));
     if (slope_shape != cx.V(n.inputs[1]).shape) {
       TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
       TUNEFARM_ASSIGN_OR_RETURN(int slope, cx.Get(n.inputs[1], 0));
       slope = cx.View(slope, slope_shape, cx.V(n.inputs[1]).name + ".per_channel");
       cx.Define(n.outputs[0],
-                cx.Emit(n.op_type, {x, slope}, [kind](const std::vector<ir::Tensor>& i) { return ops::Binary(i[0], i[1], kind); },
+                cx.Emit(n.op_type, {x, slope}, [kind](const std::vector<ir::Tensor>& i) { return compute::Binary(i[0], i[1], kind); },
                         cx.OutType(n), cx.V(n.outputs[0]).name),
                 0);
       return Status::OK();
@@ -375,14 +375,14 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
   }
   // Pow by a scalar constant: exact multiplications for small integral exponents (LayerNorm's
   // square as older exporters write it), and the input's blocked layout kept.
-  if (kind == ops::BinaryKind::kPow && cx.V(n.inputs[1]).constant && cx.V(n.inputs[1]).constant->num_elements() == 1 &&
+  if (kind == compute::BinaryKind::kPow && cx.V(n.inputs[1]).constant && cx.V(n.inputs[1]).constant->num_elements() == 1 &&
       cx.V(n.outputs[0]).shape == cx.V(n.inputs[0]).shape) {
-    ops::UnaryParams p;
-    p.kind = ops::UnaryKind::kPowScalar;
+    compute::UnaryParams p;
+    p.kind = compute::UnaryKind::kPowScalar;
     p.alpha = float(ElementAt(*cx.V(n.inputs[1]).constant, 0));
     const int64_t block = cx.Preferred(n.inputs[0]);
     TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], block));
-    cx.Define(n.outputs[0], cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], p); },
+    cx.Define(n.outputs[0], cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], p); },
                                     cx.OutType(n), cx.V(n.outputs[0]).name), block);
     return Status::OK();
   }
@@ -392,8 +392,8 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
     const auto shape = cx.V(n.outputs[0]).shape;
     const bool mean = n.op_type == "Mean";
     return cx.EmitPlain(n, inputs, [kind, shape, mean](const std::vector<ir::Tensor>& ts) {
-      ir::Tensor acc = ops::Expand(ts[0], shape);
-      for (size_t i = 1; i < ts.size(); ++i) acc = ops::Binary(acc, ts[i], kind);
+      ir::Tensor acc = compute::Expand(ts[0], shape);
+      for (size_t i = 1; i < ts.size(); ++i) acc = compute::Binary(acc, ts[i], kind);
       if (!mean) return acc;
       const float count = float(ts.size());
       return te::Compute(acc->name + ".mean", acc->shape,
@@ -436,7 +436,7 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
     TUNEFARM_ASSIGN_OR_RETURN(ta, cx.Get(a, 0));
     TUNEFARM_ASSIGN_OR_RETURN(tb, cx.Get(b, 0));
   }
-  const int t = cx.Emit(n.op_type, {ta, tb}, [kind](const std::vector<ir::Tensor>& i) { return ops::Binary(i[0], i[1], kind); },
+  const int t = cx.Emit(n.op_type, {ta, tb}, [kind](const std::vector<ir::Tensor>& i) { return compute::Binary(i[0], i[1], kind); },
                         cx.OutType(n), cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, block);
   return Status::OK();
@@ -469,7 +469,7 @@ Fold FoldWhere(InferContext& cx) {
 }
 
 Status LowerWhere(LowerContext& cx, const Node& n) {
-  return cx.EmitPlain(n, {0, 1, 2}, [](const std::vector<ir::Tensor>& i) { return ops::Where(i[0], i[1], i[2]); });
+  return cx.EmitPlain(n, {0, 1, 2}, [](const std::vector<ir::Tensor>& i) { return compute::Where(i[0], i[1], i[2]); });
 }
 
 // Cast's target as computed: a type kernels do not compute on is its storage type (float16 ->
@@ -541,7 +541,7 @@ Status LowerCast(LowerContext& cx, const Node& n) {
   if (const auto narrow = NarrowTarget(n)) {
     const NarrowInteger w = *narrow;
     return cx.EmitPlain(n, {0}, [t, w](const std::vector<ir::Tensor>& i) {
-      const ir::Tensor wide = ops::Cast(i[0], t, false);
+      const ir::Tensor wide = compute::Cast(i[0], t, false);
       return te::Compute(wide->name + ".wrap", wide->shape, [&](const std::vector<ir::Expr>& idx) { return WrapExpr(te::Read(wide, idx), w); });
     });
   }
@@ -550,7 +550,7 @@ Status LowerCast(LowerContext& cx, const Node& n) {
     cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);
     return Status::OK();
   }
-  return cx.EmitPlain(n, {0}, [t, to_bool](const std::vector<ir::Tensor>& i) { return ops::Cast(i[0], t, to_bool); });
+  return cx.EmitPlain(n, {0}, [t, to_bool](const std::vector<ir::Tensor>& i) { return compute::Cast(i[0], t, to_bool); });
 }
 
 }  // namespace
@@ -585,20 +585,20 @@ std::vector<OperatorDef> ElementwiseOperators() {
     ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, e.float_only ? "float32" : ""});
   }
   for (const BinaryEntry& e : kBinary) {
-    if (e.kind == ops::BinaryKind::kPRelu) {
+    if (e.kind == compute::BinaryKind::kPRelu) {
       ops.push_back({e.op, "elementwise", {}, InferBinary, FoldBinary, LowerBinary, nullptr,
                      "the slope broadcasts to X (per channel: [C, 1, 1])"});
       continue;
     }
     std::vector<AttrSpec> attrs = {{"broadcast", kInt}, {"axis", kInt}};
-    if (e.kind == ops::BinaryKind::kShiftLeft) {
+    if (e.kind == compute::BinaryKind::kShiftLeft) {
       ops.push_back({e.op, "elementwise", {{"direction", kString, true}}, InferBinary, FoldBinary, LowerBinary, nullptr,
                      "unsigned integers (uint16/32/64 computed in int64); LEFT or RIGHT"});
       continue;
     }
-    if (e.kind == ops::BinaryKind::kMod) attrs.push_back({"fmod", kInt});
+    if (e.kind == compute::BinaryKind::kMod) attrs.push_back({"fmod", kInt});
     ops.push_back({e.op, "elementwise", attrs, InferBinary, FoldBinary, LowerBinary, nullptr,
-                   e.kind == ops::BinaryKind::kMod ? "fmod 0: the divisor's sign (integers), 1: C fmod"
+                   e.kind == compute::BinaryKind::kMod ? "fmod 0: the divisor's sign (integers), 1: C fmod"
                                                    : "numpy broadcasting (legacy broadcast/axis attributes must describe the same)"});
   }
   return ops;

@@ -1,12 +1,12 @@
 // Indexed reads and writes: GatherND, ScatterElements (and opset 9's Scatter), OneHot, TopK, and
 // EyeLike (a constant: its values depend only on the input's shape). Compute definitions in
-// compiler/ops/index.cc; every index a kernel reads is normalized and clamped into its axis, and
+// compiler/compute/index.cc; every index a kernel reads is normalized and clamped into its axis, and
 // ScatterElements' constant indices out of range are refused here, naming the node.
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -51,17 +51,17 @@ Status InferGatherND(InferContext& cx) {
 
 Status LowerGatherND(LowerContext& cx, const Node& n) {
   const int64_t b = n.GetInt("batch_dims", 0);
-  return cx.EmitPlain(n, {0, 1}, [b](const std::vector<ir::Tensor>& i) { return ops::GatherND(i[0], i[1], b); });
+  return cx.EmitPlain(n, {0, 1}, [b](const std::vector<ir::Tensor>& i) { return compute::GatherND(i[0], i[1], b); });
 }
 
 // --- ScatterElements, Scatter ---------------------------------------------------------------
-Result<ops::ScatterReduction> ScatterReductionOf(const NodeView& v) {
+Result<compute::ScatterReduction> ScatterReductionOf(const NodeView& v) {
   const std::string r = v.node().GetString("reduction", "none");
-  if (r == "none") return ops::ScatterReduction::kNone;
-  if (r == "add") return ops::ScatterReduction::kAdd;
-  if (r == "mul") return ops::ScatterReduction::kMul;
-  if (r == "max") return ops::ScatterReduction::kMax;
-  if (r == "min") return ops::ScatterReduction::kMin;
+  if (r == "none") return compute::ScatterReduction::kNone;
+  if (r == "add") return compute::ScatterReduction::kAdd;
+  if (r == "mul") return compute::ScatterReduction::kMul;
+  if (r == "max") return compute::ScatterReduction::kMax;
+  if (r == "min") return compute::ScatterReduction::kMin;
   return v.Fail("reduction '" + r + "' is not one of none, add, mul, max, min");
 }
 
@@ -86,9 +86,9 @@ Status InferScatterElements(InferContext& cx) {
 Status LowerScatterElements(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
-  TUNEFARM_ASSIGN_OR_RETURN(ops::ScatterReduction reduction, ScatterReductionOf(v));
+  TUNEFARM_ASSIGN_OR_RETURN(compute::ScatterReduction reduction, ScatterReductionOf(v));
   return cx.EmitPlain(n, {0, 1, 2}, [axis, reduction](const std::vector<ir::Tensor>& i) {
-    return ops::ScatterElements(i[0], i[1], i[2], axis, reduction);
+    return compute::ScatterElements(i[0], i[1], i[2], axis, reduction);
   });
 }
 
@@ -115,7 +115,7 @@ Status LowerOneHot(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t depth, OneHotDepth(v));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", -1), v.Shape(0).size() + 1));
-  return cx.EmitPlain(n, {0, 2}, [depth, axis](const std::vector<ir::Tensor>& i) { return ops::OneHot(i[0], i[1], depth, axis); });
+  return cx.EmitPlain(n, {0, 2}, [depth, axis](const std::vector<ir::Tensor>& i) { return compute::OneHot(i[0], i[1], depth, axis); });
 }
 
 // --- TopK -----------------------------------------------------------------------------------
@@ -152,10 +152,10 @@ Status LowerTopK(LowerContext& cx, const Node& n) {
   const std::string base = cx.V(n.outputs[0]).name;
   // The indices, then the values they name (sorted: sorted=0 allows any order, this one included).
   const int indices = cx.Emit(
-      n.op_type, {x}, [axis, k, largest](const std::vector<ir::Tensor>& i) { return ops::TopK(i[0], axis, k, largest).indices; },
+      n.op_type, {x}, [axis, k, largest](const std::vector<ir::Tensor>& i) { return compute::TopK(i[0], axis, k, largest).indices; },
       ElementType::kInt64, n.outputs.size() > 1 && n.outputs[1] >= 0 ? cx.V(n.outputs[1]).name : base + ".indices");
   const int values = cx.Emit(
-      n.op_type, {x, indices}, [axis](const std::vector<ir::Tensor>& i) { return ops::GatherElements(i[0], i[1], axis); },
+      n.op_type, {x, indices}, [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); },
       cx.OutType(n), base);
   cx.Define(n.outputs[0], values, 0);
   if (n.outputs.size() > 1 && n.outputs[1] >= 0) cx.Define(n.outputs[1], indices, 0);

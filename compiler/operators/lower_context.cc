@@ -7,7 +7,7 @@
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/plan_layouts.h"
 #include "compiler/operators/registry.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "compiler/schedule/op_template.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/element_convert.h"
@@ -107,14 +107,14 @@ Result<int> LowerContext::Get(int value, int64_t block) {
     } else {
       base = s.by_block.at(1);
     }
-    const int t = View(base, ops::PhysicalShape(v.shape, block), v.name + (block ? ".nchw1c" : ".nchw"));
+    const int t = View(base, compute::PhysicalShape(v.shape, block), v.name + (block ? ".nchw1c" : ".nchw"));
     values_[size_t(value)].by_block[block] = t;
     return t;
   }
   const int src = s.by_block.at(s.home_block);
   const int64_t from = s.home_block;
   int t = Emit("layout_transform", {src},
-               [&](const std::vector<ir::Tensor>& in) { return ops::ChangeLayout(in[0], v.shape, from, block); },
+               [&](const std::vector<ir::Tensor>& in) { return compute::ChangeLayout(in[0], v.shape, from, block); },
                T(src).dtype, v.name + (block ? ".nchw" + std::to_string(block) + "c" : ".nchw"));
   s.by_block[block] = t;
   return t;
@@ -148,7 +148,7 @@ void LowerContext::BuildGenericKernel(compiler::PlannedKernel* k) const {
     out = te::Compute(scalar->name, {1}, [&](const std::vector<ir::Expr>&) { return te::Read(scalar, {}); });
   }
   k->def = compiler::KernelDef();
-  k->def.schedule = gpu ? ops::ScheduleGenericGpu(out, target_) : ops::ScheduleGeneric({out}, target_);
+  k->def.schedule = gpu ? compute::ScheduleGenericGpu(out, target_) : compute::ScheduleGeneric({out}, target_);
   k->def.args = ph;
   k->def.args.push_back(out);
   k->def.roles.assign(ph.size(), compiler::BufferRole::kInput);
@@ -351,7 +351,7 @@ Status LowerContext::LowerOutputs() {
     bool own = tensor.kind == ArtifactTensor::kIntermediate && tensor.view_of < 0 && !claimed.count(t);
     if (!own) {
       // An output that is an input, a parameter, a view or another output gets its own copy.
-      t = Emit("copy", {t}, [&](const std::vector<ir::Tensor>& in) { return ops::Reshape(in[0], in[0]->shape); },
+      t = Emit("copy", {t}, [&](const std::vector<ir::Tensor>& in) { return compute::Reshape(in[0], in[0]->shape); },
                T(t).dtype, V(out).name);
     }
     const graph::Value& v = V(out);

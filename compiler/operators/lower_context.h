@@ -5,7 +5,7 @@
 // plain N C H W, block b > 0 is NCHW[b]c); Get(value, block) returns the tensor of a value in a
 // layout, emitting one layout-change kernel the first time a layout is asked for. Define records
 // the tensor an operator computed for its output. Emit adds one untuned kernel (a compute
-// definition from compiler/ops scheduled by ScheduleGeneric). Tunable kernels (conv2d, dense)
+// definition from compiler/compute scheduled by ScheduleGeneric). Tunable kernels (conv2d, dense)
 // are added by nn_ops.cc through ChooseImplementation and AddTunableKernel. Run() walks the graph
 // and calls each node's registry lowering for the target's kind.
 #ifndef TUNEFARM_COMPILER_OPERATORS_LOWER_CONTEXT_H_

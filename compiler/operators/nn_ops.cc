@@ -11,7 +11,7 @@
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/strategy.h"
 #include "tunefarm/compiler/kernel.h"
@@ -213,13 +213,13 @@ Status InferConv(InferContext& cx) {
 }
 
 // The untuned activation a fused node applies last.
-ops::UnaryParams FusedActivation(const Node& n) {
-  ops::UnaryParams p;
-  if (n.epilogue.activation == graph::FusedActivation::kRelu) p.kind = ops::UnaryKind::kRelu;
-  if (n.epilogue.activation == graph::FusedActivation::kGelu) p.kind = ops::UnaryKind::kGelu;
-  if (n.epilogue.activation == graph::FusedActivation::kGeluTanh) p.kind = ops::UnaryKind::kGeluTanh;
+compute::UnaryParams FusedActivation(const Node& n) {
+  compute::UnaryParams p;
+  if (n.epilogue.activation == graph::FusedActivation::kRelu) p.kind = compute::UnaryKind::kRelu;
+  if (n.epilogue.activation == graph::FusedActivation::kGelu) p.kind = compute::UnaryKind::kGelu;
+  if (n.epilogue.activation == graph::FusedActivation::kGeluTanh) p.kind = compute::UnaryKind::kGeluTanh;
   if (n.epilogue.activation == graph::FusedActivation::kClip) {
-    p.kind = ops::UnaryKind::kClip;
+    p.kind = compute::UnaryKind::kClip;
     p.lo = n.epilogue.clip_min;
     p.hi = n.epilogue.clip_max;
   }
@@ -396,8 +396,8 @@ Status LowerLinear(LowerContext& cx, const Node& n) {
   const bool has_c = n.inputs.size() > 2 && n.inputs[2] >= 0, has_res = n.inputs.size() > 3 && n.inputs[3] >= 0;
   const bool prelu = n.epilogue.activation == graph::FusedActivation::kPRelu;
   const size_t res_at = position(3), slope_at = position(4);
-  const ops::UnaryParams act = FusedActivation(n);
-  ops::ConvParams cp;
+  const compute::UnaryParams act = FusedActivation(n);
+  compute::ConvParams cp;
   if (op == "Conv") {
     cp.strides = n.GetInts("strides");
     cp.dilations = n.GetInts("dilations");
@@ -410,13 +410,13 @@ Status LowerLinear(LowerContext& cx, const Node& n) {
   const auto shape = cx.V(n.outputs[0]).shape;
   return cx.EmitPlain(n, inputs, [=](const std::vector<ir::Tensor>& i) {
     const ir::Tensor c = has_c ? i[2] : ir::Tensor();
-    ir::Tensor t = op == "Conv"   ? ops::ConvDirect(i[0], i[1], c, cp, shape)
-                   : op == "Gemm" ? ops::Gemm(i[0], i[1], c, ta, tb, alpha, beta)
-                                  : ops::MatMul(i[0], i[1]);
-    if (op == "MatMul" && has_c) t = ops::Binary(t, c, ops::BinaryKind::kAdd);
-    if (has_res) t = ops::Binary(t, i[res_at], ops::BinaryKind::kAdd);
-    if (act.kind != ops::UnaryKind::kIdentity) t = ops::Unary(t, act);
-    if (prelu) t = ops::Binary(t, i[slope_at], ops::BinaryKind::kPRelu);
+    ir::Tensor t = op == "Conv"   ? compute::ConvDirect(i[0], i[1], c, cp, shape)
+                   : op == "Gemm" ? compute::Gemm(i[0], i[1], c, ta, tb, alpha, beta)
+                                  : compute::MatMul(i[0], i[1]);
+    if (op == "MatMul" && has_c) t = compute::Binary(t, c, compute::BinaryKind::kAdd);
+    if (has_res) t = compute::Binary(t, i[res_at], compute::BinaryKind::kAdd);
+    if (act.kind != compute::UnaryKind::kIdentity) t = compute::Unary(t, act);
+    if (prelu) t = compute::Binary(t, i[slope_at], compute::BinaryKind::kPRelu);
     return t;
   });
 }
@@ -442,9 +442,9 @@ Status LowerConvTranspose(LowerContext& cx, const Node& n) {
   const auto shape = cx.V(n.outputs[0]).shape;
   std::vector<size_t> inputs = {0, 1};
   if (has_bias) inputs.push_back(2);
-  const ops::ConvParams params = t.params;
+  const compute::ConvParams params = t.params;
   return cx.EmitPlain(n, inputs, [params, shape, has_bias](const std::vector<ir::Tensor>& i) {
-    return ops::ConvTransposeDirect(i[0], i[1], has_bias ? i[2] : ir::Tensor(), params, shape);
+    return compute::ConvTransposeDirect(i[0], i[1], has_bias ? i[2] : ir::Tensor(), params, shape);
   });
 }
 
@@ -564,7 +564,7 @@ Status LowerEinsum(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(EinsumArgs a, ParseEinsum(NodeView(cx.graph(), n)));
   std::vector<size_t> inputs;
   for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(i);
-  return cx.EmitPlain(n, inputs, [a](const std::vector<ir::Tensor>& i) { return ops::Einsum(i, a.inputs, a.output); });
+  return cx.EmitPlain(n, inputs, [a](const std::vector<ir::Tensor>& i) { return compute::Einsum(i, a.inputs, a.output); });
 }
 
 // --- pooling --------------------------------------------------------------------------------
@@ -599,15 +599,15 @@ Status LowerPool(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(in, block));
   std::vector<int64_t> spatial;
   for (size_t d = 2; d < (block ? 4 : xs.size()); ++d) spatial.push_back(int64_t(d));
-  const auto out_shape = ops::PhysicalShape(cx.V(n.outputs[0]).shape, block);
+  const auto out_shape = compute::PhysicalShape(cx.V(n.outputs[0]).shape, block);
   TensorFn fn;
   if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
     const bool is_max = n.op_type == "GlobalMaxPool";
     fn = [spatial, is_max](const std::vector<ir::Tensor>& i) {
-      return is_max ? ops::Reduce(i[0], spatial, true, ops::ReduceOp::kMax) : ops::GlobalAveragePool(i[0], spatial);
+      return is_max ? compute::Reduce(i[0], spatial, true, compute::ReduceOp::kMax) : compute::GlobalAveragePool(i[0], spatial);
     };
   } else {
-    ops::PoolParams p;
+    compute::PoolParams p;
     p.is_max = n.op_type == "MaxPool";
     p.spatial_axes = spatial;
     p.kernel = n.GetInts("kernel_shape");
@@ -617,7 +617,7 @@ Status LowerPool(LowerContext& cx, const Node& n) {
     p.pads_begin.assign(pads.begin(), pads.begin() + int64_t(spatial.size()));
     p.pads_end.assign(pads.begin() + int64_t(spatial.size()), pads.end());
     p.count_include_pad = n.GetInt("count_include_pad", 0) != 0;
-    fn = [p, out_shape](const std::vector<ir::Tensor>& i) { return ops::Pool(i[0], p, out_shape); };
+    fn = [p, out_shape](const std::vector<ir::Tensor>& i) { return compute::Pool(i[0], p, out_shape); };
   }
   const int t = cx.Emit(n.op_type, {x}, fn, cx.OutType(n), cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, block);
@@ -642,7 +642,7 @@ Status LowerBatchNorm(LowerContext& cx, const Node& n) {
   if (n.outputs.size() > 1 || n.GetInt("training_mode", 0)) return cx.Fail(n, "training-mode BatchNormalization is not supported");
   const float eps = n.GetFloat("epsilon", 1e-5f);
   return cx.EmitPlain(n, {0, 1, 2, 3, 4},
-                      [eps](const std::vector<ir::Tensor>& i) { return ops::BatchNorm(i[0], i[1], i[2], i[3], i[4], eps); });
+                      [eps](const std::vector<ir::Tensor>& i) { return compute::BatchNorm(i[0], i[1], i[2], i[3], i[4], eps); });
 }
 
 // InstanceNormalization: each (n, c) normalized over its spatial axes, then scale[c] and bias[c]:
@@ -672,7 +672,7 @@ Status LowerInstanceNorm(LowerContext& cx, const Node& n) {
   scale = cx.View(scale, per_channel, name + ".scale");
   bias = cx.View(bias, per_channel, name + ".bias");
   const int t = cx.Emit(n.op_type, {x, scale, bias},
-                        [eps](const std::vector<ir::Tensor>& i) { return ops::LayerNorm(i[0], i[1], i[2], 2, eps); },
+                        [eps](const std::vector<ir::Tensor>& i) { return compute::LayerNorm(i[0], i[1], i[2], 2, eps); },
                         cx.OutType(n), name);
   cx.Define(n.outputs[0], t, 0);
   return Status::OK();
@@ -703,7 +703,7 @@ Status InferGroupNorm(InferContext& cx) {
 Status LowerGroupNorm(LowerContext& cx, const Node& n) {
   const float eps = n.GetFloat("epsilon", 1e-5f);
   const int64_t groups = n.GetInt("num_groups", 1);
-  return cx.EmitPlain(n, {0, 1, 2}, [=](const std::vector<ir::Tensor>& i) { return ops::GroupNorm(i[0], i[1], i[2], groups, eps); });
+  return cx.EmitPlain(n, {0, 1, 2}, [=](const std::vector<ir::Tensor>& i) { return compute::GroupNorm(i[0], i[1], i[2], groups, eps); });
 }
 
 // LRN: AlexNet/GoogLeNet-era cross-channel normalization.
@@ -722,7 +722,7 @@ Status InferLrn(InferContext& cx) {
 Status LowerLrn(LowerContext& cx, const Node& n) {
   const int64_t size = n.GetInt("size", 1);
   const float alpha = n.GetFloat("alpha", 1e-4f), beta = n.GetFloat("beta", 0.75f), bias = n.GetFloat("bias", 1.0f);
-  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return ops::LocalResponseNorm(i[0], size, alpha, beta, bias); });
+  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return compute::LocalResponseNorm(i[0], size, alpha, beta, bias); });
 }
 
 Result<int64_t> LayerNormAxis(const NodeView& v) { return v.Axis(v.node().GetInt("axis", -1), v.Shape(0).size()); }
@@ -755,7 +755,7 @@ Status LowerLayerNorm(LowerContext& cx, const Node& n) {
   std::vector<size_t> inputs = {0, 1};
   if (has_bias) inputs.push_back(2);
   TUNEFARM_RETURN_IF_ERROR(cx.EmitPlain(n, inputs, [=](const std::vector<ir::Tensor>& i) {
-    return ops::LayerNorm(i[0], i[1], has_bias ? i[2] : ir::Tensor(), axis, eps);
+    return compute::LayerNorm(i[0], i[1], has_bias ? i[2] : ir::Tensor(), axis, eps);
   }));
   // The optional statistics outputs, each its own small kernel.
   std::vector<int64_t> axes;
@@ -765,14 +765,14 @@ Status LowerLayerNorm(LowerContext& cx, const Node& n) {
     if (n.outputs[k] < 0) continue;
     const bool inv_std = k == 2;
     const int t = cx.Emit(n.op_type, {x}, [=](const std::vector<ir::Tensor>& i) {
-      ir::Tensor mean = ops::ReduceMean(i[0], axes, true);
+      ir::Tensor mean = compute::ReduceMean(i[0], axes, true);
       if (!inv_std) return mean;
       ir::Tensor centered = te::Compute("centered", i[0]->shape, [&](const std::vector<ir::Expr>& idx) {
         std::vector<ir::Expr> m = idx;
         for (int64_t d : axes) m[size_t(d)] = ir::Expr(0);
         return te::Read(i[0], idx) - te::Read(mean, m);
       });
-      ir::Tensor var = ops::Reduce(centered, axes, true, ops::ReduceOp::kSumSquare);
+      ir::Tensor var = compute::Reduce(centered, axes, true, compute::ReduceOp::kSumSquare);
       const float count = float(Product(i[0]->shape, size_t(axes[0]), i[0]->shape.size()));
       return te::Compute("inv_std_dev", var->shape, [&](const std::vector<ir::Expr>& idx) {
         return ir::Expr(1.0f) / ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(var, idx) / ir::Expr(count) + ir::Expr(eps)});
@@ -797,7 +797,7 @@ Status LowerSoftmax(LowerContext& cx, const Node& n) {
   if (axis < 0) axis += rank;
   const int64_t last = g.opset >= 13 ? axis : rank - 1;
   using Normalize = ir::Tensor (*)(const ir::Tensor&, int64_t, int64_t);
-  const Normalize fn = n.op_type == "LogSoftmax" ? &ops::LogSoftmax : n.op_type == "Hardmax" ? &ops::Hardmax : &ops::Softmax;
+  const Normalize fn = n.op_type == "LogSoftmax" ? &compute::LogSoftmax : n.op_type == "Hardmax" ? &compute::Hardmax : &compute::Softmax;
   return cx.EmitPlain(n, {0}, [axis, last, fn](const std::vector<ir::Tensor>& i) { return fn(i[0], axis, last); });
 }
 

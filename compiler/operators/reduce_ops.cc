@@ -6,7 +6,7 @@
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -16,20 +16,20 @@ using graph::Node;
 
 struct ReduceEntry {
   const char* op;
-  ops::ReduceOp kind;
+  compute::ReduceOp kind;
   int64_t axes_input_since;  // the opset whose form takes axes as an input
 };
 constexpr ReduceEntry kReduce[] = {
-    {"ReduceMean", ops::ReduceOp::kMean, 18}, {"ReduceSum", ops::ReduceOp::kSum, 13},
-    {"ReduceMax", ops::ReduceOp::kMax, 18},   {"ReduceMin", ops::ReduceOp::kMin, 18},
-    {"ReduceSumSquare", ops::ReduceOp::kSumSquare, 18}, {"ReduceL2", ops::ReduceOp::kL2, 18},
-    {"ReduceL1", ops::ReduceOp::kL1, 18},     {"ReduceLogSum", ops::ReduceOp::kLogSum, 18},
-    {"ReduceLogSumExp", ops::ReduceOp::kLogSumExp, 18}, {"ReduceProd", ops::ReduceOp::kProd, 18},
+    {"ReduceMean", compute::ReduceOp::kMean, 18}, {"ReduceSum", compute::ReduceOp::kSum, 13},
+    {"ReduceMax", compute::ReduceOp::kMax, 18},   {"ReduceMin", compute::ReduceOp::kMin, 18},
+    {"ReduceSumSquare", compute::ReduceOp::kSumSquare, 18}, {"ReduceL2", compute::ReduceOp::kL2, 18},
+    {"ReduceL1", compute::ReduceOp::kL1, 18},     {"ReduceLogSum", compute::ReduceOp::kLogSum, 18},
+    {"ReduceLogSumExp", compute::ReduceOp::kLogSumExp, 18}, {"ReduceProd", compute::ReduceOp::kProd, 18},
 };
 
 // Whether the reduction's value is a float whatever the input (a log or a square root).
-bool FloatOnly(ops::ReduceOp op) {
-  return op == ops::ReduceOp::kL2 || op == ops::ReduceOp::kLogSum || op == ops::ReduceOp::kLogSumExp;
+bool FloatOnly(compute::ReduceOp op) {
+  return op == compute::ReduceOp::kL2 || op == compute::ReduceOp::kLogSum || op == compute::ReduceOp::kLogSumExp;
 }
 
 const ReduceEntry& ReduceFor(const std::string& op) {
@@ -81,8 +81,8 @@ Status InferReduce(InferContext& cx) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < in.size(); ++i) {
     const bool reduced = !a.identity && std::count(a.axes.begin(), a.axes.end(), int64_t(i));
-    if (reduced && in[i] == 0 && (ReduceFor(cx.node().op_type).kind == ops::ReduceOp::kMax ||
-                                  ReduceFor(cx.node().op_type).kind == ops::ReduceOp::kMin)) {
+    if (reduced && in[i] == 0 && (ReduceFor(cx.node().op_type).kind == compute::ReduceOp::kMax ||
+                                  ReduceFor(cx.node().op_type).kind == compute::ReduceOp::kMin)) {
       return cx.Fail("reducing the empty axis " + std::to_string(i) + " has no value");
     }
     if (!reduced) out.push_back(in[i]);
@@ -94,29 +94,29 @@ Status InferReduce(InferContext& cx) {
 
 Status LowerReduce(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ReduceArgs a, ParseReduce(NodeView(cx.graph(), n)));
-  const ops::ReduceOp op = ReduceFor(n.op_type).kind;
-  if (a.identity && op == ops::ReduceOp::kLogSum) {  // log x (LogSumExp over nothing is x: a view)
-    ops::UnaryParams log;
-    log.kind = ops::UnaryKind::kLog;
-    return cx.EmitPlain(n, {0}, [log](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], log); });
+  const compute::ReduceOp op = ReduceFor(n.op_type).kind;
+  if (a.identity && op == compute::ReduceOp::kLogSum) {  // log x (LogSumExp over nothing is x: a view)
+    compute::UnaryParams log;
+    log.kind = compute::UnaryKind::kLog;
+    return cx.EmitPlain(n, {0}, [log](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], log); });
   }
-  if (a.identity && (op == ops::ReduceOp::kL2 || op == ops::ReduceOp::kL1)) {  // |x|, reduced over nothing
-    ops::UnaryParams abs;
-    abs.kind = ops::UnaryKind::kAbs;
-    return cx.EmitPlain(n, {0}, [abs](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], abs); });
+  if (a.identity && (op == compute::ReduceOp::kL2 || op == compute::ReduceOp::kL1)) {  // |x|, reduced over nothing
+    compute::UnaryParams abs;
+    abs.kind = compute::UnaryKind::kAbs;
+    return cx.EmitPlain(n, {0}, [abs](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], abs); });
   }
-  if (a.identity && op == ops::ReduceOp::kSumSquare) {  // the square, reduced over nothing
-    ops::UnaryParams square;
-    square.kind = ops::UnaryKind::kPowScalar;
+  if (a.identity && op == compute::ReduceOp::kSumSquare) {  // the square, reduced over nothing
+    compute::UnaryParams square;
+    square.kind = compute::UnaryKind::kPowScalar;
     square.alpha = 2.0f;
-    return cx.EmitPlain(n, {0}, [square](const std::vector<ir::Tensor>& i) { return ops::Unary(i[0], square); });
+    return cx.EmitPlain(n, {0}, [square](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], square); });
   }
   if (a.identity) {
     TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
     cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);
     return Status::OK();
   }
-  return cx.EmitPlain(n, {0}, [a, op](const std::vector<ir::Tensor>& i) { return ops::Reduce(i[0], a.axes, a.keepdims, op); });
+  return cx.EmitPlain(n, {0}, [a, op](const std::vector<ir::Tensor>& i) { return compute::Reduce(i[0], a.axes, a.keepdims, op); });
 }
 
 // --- ArgMax, ArgMin -----------------------------------------------------------------------
@@ -150,7 +150,7 @@ Status LowerArg(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ArgArgs a, ParseArg(NodeView(cx.graph(), n)));
   const bool is_max = n.op_type == "ArgMax";
   return cx.EmitPlain(n, {0}, [a, is_max](const std::vector<ir::Tensor>& i) {
-    return ops::ArgReduce(i[0], a.axis, a.keepdims, is_max, a.last_index);
+    return compute::ArgReduce(i[0], a.axis, a.keepdims, is_max, a.last_index);
   });
 }
 
@@ -175,7 +175,7 @@ Status InferCumSum(InferContext& cx) {
 Status LowerCumSum(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, CumSumAxis(NodeView(cx.graph(), n)));
   const bool exclusive = n.GetInt("exclusive", 0) != 0, reverse = n.GetInt("reverse", 0) != 0;
-  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return ops::CumSum(i[0], axis, exclusive, reverse); });
+  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return compute::CumSum(i[0], axis, exclusive, reverse); });
 }
 
 std::vector<OperatorDef> ReduceOperators() {

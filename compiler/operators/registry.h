@@ -52,7 +52,7 @@ struct OperatorDef {
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
   FoldFn fold = nullptr;        // null: never folded during inference
-  // Every target kind: the definitions come from compiler/ops, the LowerContext schedules them
+  // Every target kind: the definitions come from compiler/compute, the LowerContext schedules them
   // for the target (ScheduleGeneric on CPUs, ScheduleGenericGpu on CUDA) and picks the tunable
   // templates of the target's kind (schedule/strategy.h).
   LowerFn lower = nullptr;

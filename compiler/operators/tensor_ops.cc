@@ -12,7 +12,7 @@
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -215,7 +215,7 @@ bool MovesOnlyUnitAxes(const std::vector<int64_t>& shape, const std::vector<int6
 Status LowerTranspose(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(NodeView(cx.graph(), n)));
   if (MovesOnlyUnitAxes(cx.V(n.inputs[0]).shape, perm)) return LowerView(cx, n);  // no copy
-  return cx.EmitPlain(n, {0}, [perm](const std::vector<ir::Tensor>& i) { return ops::Transpose(i[0], perm); });
+  return cx.EmitPlain(n, {0}, [perm](const std::vector<ir::Tensor>& i) { return compute::Transpose(i[0], perm); });
 }
 
 // --- DepthToSpace, SpaceToDepth ---------------------------------------------------------------
@@ -351,7 +351,7 @@ Status LowerConcat(LowerContext& cx, const Node& n) {
     TUNEFARM_ASSIGN_OR_RETURN(int t, cx.Get(in, block));
     ts.push_back(t);
   }
-  int t = cx.Emit("Concat", ts, [axis](const std::vector<ir::Tensor>& i) { return ops::Concat(i, axis); }, cx.OutType(n),
+  int t = cx.Emit("Concat", ts, [axis](const std::vector<ir::Tensor>& i) { return compute::Concat(i, axis); }, cx.OutType(n),
                   cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, block);
   return Status::OK();
@@ -413,7 +413,7 @@ Status LowerSplit(LowerContext& cx, const Node& n) {
     offset += a.parts[k];
     auto shape = o.shape;
     cx.Define(n.outputs[k],
-              cx.Emit(n.op_type, {x}, [=](const std::vector<ir::Tensor>& i) { return ops::StridedSlice(i[0], begin, step, shape); },
+              cx.Emit(n.op_type, {x}, [=](const std::vector<ir::Tensor>& i) { return compute::StridedSlice(i[0], begin, step, shape); },
                       cx.OutType(n, k), o.name),
               0);
   }
@@ -492,13 +492,13 @@ Fold FoldSlice(InferContext& cx) {
 
 Status LowerSlice(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(SliceArgs a, ParseSlice(NodeView(cx.graph(), n)));
-  return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) { return ops::StridedSlice(i[0], a.begin, a.step, a.out_shape); });
+  return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) { return compute::StridedSlice(i[0], a.begin, a.step, a.out_shape); });
 }
 
 // --- Pad ------------------------------------------------------------------------------------
 struct PadArgs {
   std::vector<int64_t> begin, end;
-  ops::PadMode mode = ops::PadMode::kConstant;
+  compute::PadMode mode = compute::PadMode::kConstant;
   float value = 0;
   bool runtime_value = false;  // the fill is a computed tensor (input 2)
 };
@@ -545,11 +545,11 @@ Result<PadArgs> ParsePad(const NodeView& v) {
     a.end[size_t(axes[i])] = pads[i + axes.size()];
   }
   const std::string mode = v.node().GetString("mode", "constant");
-  static const std::pair<const char*, ops::PadMode> kModes[] = {
-      {"constant", ops::PadMode::kConstant}, {"edge", ops::PadMode::kEdge}, {"reflect", ops::PadMode::kReflect},
-      {"wrap", ops::PadMode::kWrap}};
+  static const std::pair<const char*, compute::PadMode> kModes[] = {
+      {"constant", compute::PadMode::kConstant}, {"edge", compute::PadMode::kEdge}, {"reflect", compute::PadMode::kReflect},
+      {"wrap", compute::PadMode::kWrap}};
   auto it = std::find_if(std::begin(kModes), std::end(kModes), [&](const auto& m) { return mode == m.first; });
-  if (it == std::end(kModes) || (it->second == ops::PadMode::kWrap && v.opset() < 19)) {
+  if (it == std::end(kModes) || (it->second == compute::PadMode::kWrap && v.opset() < 19)) {
     return v.Fail("unsupported pad mode '" + mode + "' (constant, edge, reflect; wrap from opset 19)");
   }
   a.mode = it->second;
@@ -562,7 +562,7 @@ Status InferPad(InferContext& cx) {
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] += a.begin[i] + a.end[i];
     if (out[i] < 0) return cx.Fail("pads crop axis " + std::to_string(i) + " below zero");
-    if (a.mode != ops::PadMode::kConstant && cx.Shape(0)[i] == 0 && out[i] > 0) {
+    if (a.mode != compute::PadMode::kConstant && cx.Shape(0)[i] == 0 && out[i] > 0) {
       return cx.Fail("cannot pad the empty axis " + std::to_string(i) + " in " + cx.node().GetString("mode", "") + " mode");
     }
   }
@@ -576,9 +576,9 @@ Status LowerPad(LowerContext& cx, const Node& n) {
     if (a.begin[i] < 0 || a.end[i] < 0) return cx.Fail(n, "negative pads (cropping) are not supported");
   }
   if (a.runtime_value) {
-    return cx.EmitPlain(n, {0, 2}, [a](const std::vector<ir::Tensor>& i) { return ops::Pad(i[0], a.begin, a.end, a.mode, 0, i[1]); });
+    return cx.EmitPlain(n, {0, 2}, [a](const std::vector<ir::Tensor>& i) { return compute::Pad(i[0], a.begin, a.end, a.mode, 0, i[1]); });
   }
-  return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) { return ops::Pad(i[0], a.begin, a.end, a.mode, a.value); });
+  return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) { return compute::Pad(i[0], a.begin, a.end, a.mode, a.value); });
 }
 
 // --- Gather ---------------------------------------------------------------------------------
@@ -618,8 +618,8 @@ Fold FoldGather(InferContext& cx) {
 Status LowerGather(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
-  // Negative indices count from the end in the kernel itself (ops::Gather).
-  return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return ops::Gather(i[0], i[1], axis); });
+  // Negative indices count from the end in the kernel itself (compute::Gather).
+  return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return compute::Gather(i[0], i[1], axis); });
 }
 
 // --- GatherElements ------------------------------------------------------------------------
@@ -646,7 +646,7 @@ Status InferGatherElements(InferContext& cx) {
 Status LowerGatherElements(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
-  return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return ops::GatherElements(i[0], i[1], axis); });
+  return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); });
 }
 
 // --- Trilu ---------------------------------------------------------------------------------
@@ -668,7 +668,7 @@ Status InferTrilu(InferContext& cx) {
 Status LowerTrilu(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t k, TriluOffset(NodeView(cx.graph(), n)));
   const bool upper = n.GetInt("upper", 1) != 0;
-  return cx.EmitPlain(n, {0}, [upper, k](const std::vector<ir::Tensor>& i) { return ops::Trilu(i[0], upper, k); });
+  return cx.EmitPlain(n, {0}, [upper, k](const std::vector<ir::Tensor>& i) { return compute::Trilu(i[0], upper, k); });
 }
 
 // --- Expand, Tile ---------------------------------------------------------------------------
@@ -693,7 +693,7 @@ Fold FoldExpand(InferContext& cx) {
 
 Status LowerExpand(LowerContext& cx, const Node& n) {
   auto shape = cx.V(n.outputs[0]).shape;
-  return cx.EmitPlain(n, {0}, [shape](const std::vector<ir::Tensor>& i) { return ops::Expand(i[0], shape); });
+  return cx.EmitPlain(n, {0}, [shape](const std::vector<ir::Tensor>& i) { return compute::Expand(i[0], shape); });
 }
 
 Status InferTile(InferContext& cx) {

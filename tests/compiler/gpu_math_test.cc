@@ -11,7 +11,7 @@
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/ir/ir_operators.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "compiler/passes/lower.h"
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/kernel.h"
@@ -162,13 +162,13 @@ TEST(GpuMath, SpecialValuesAreThoseOfTheCLibrary) {
   }
 }
 
-// The functions the operators build from arithmetic (compiler/ops/elementwise.cc: no intrinsic,
+// The functions the operators build from arithmetic (compiler/compute/elementwise.cc: no intrinsic,
 // the same formulas on every target) against float64, lowered for the GPU and emulated: the
 // error bound each one reaches over its usual range, stated in docs/cuda.md. Absolute error for
 // the periodic functions (their zeros make ulps meaningless there), ulps elsewhere.
 TEST(GpuMath, OperatorFunctionsBuiltFromArithmeticMeetTheirStatedBounds) {
   struct Case {
-    ops::UnaryKind kind;
+    compute::UnaryKind kind;
     const char* name;
     double lo, hi;
     double (*exact)(double);
@@ -176,22 +176,22 @@ TEST(GpuMath, OperatorFunctionsBuiltFromArithmeticMeetTheirStatedBounds) {
     double bound;
   };
   const Case cases[] = {
-      {ops::UnaryKind::kSin, "sin", -100.0, 100.0, [](double x) { return std::sin(x); }, true, 2e-7},
-      {ops::UnaryKind::kCos, "cos", -100.0, 100.0, [](double x) { return std::cos(x); }, true, 2e-7},
-      {ops::UnaryKind::kTan, "tan", -1.5, 1.5, [](double x) { return std::tan(x); }, false, 4.0},
-      {ops::UnaryKind::kAtan, "atan", -1000.0, 1000.0, [](double x) { return std::atan(x); }, false, 3.0},
-      {ops::UnaryKind::kAsin, "asin", -0.999, 0.999, [](double x) { return std::asin(x); }, false, 4.0},
-      {ops::UnaryKind::kAcos, "acos", -0.999, 0.999, [](double x) { return std::acos(x); }, true, 5e-7},
-      {ops::UnaryKind::kSinh, "sinh", -10.0, 10.0, [](double x) { return std::sinh(x); }, false, 4.0},
-      {ops::UnaryKind::kCosh, "cosh", -10.0, 10.0, [](double x) { return std::cosh(x); }, false, 3.0},
-      {ops::UnaryKind::kAsinh, "asinh", -100.0, 100.0, [](double x) { return std::asinh(x); }, false, 6.0},
-      {ops::UnaryKind::kAtanh, "atanh", -0.99, 0.99, [](double x) { return std::atanh(x); }, true, 3e-7},
+      {compute::UnaryKind::kSin, "sin", -100.0, 100.0, [](double x) { return std::sin(x); }, true, 2e-7},
+      {compute::UnaryKind::kCos, "cos", -100.0, 100.0, [](double x) { return std::cos(x); }, true, 2e-7},
+      {compute::UnaryKind::kTan, "tan", -1.5, 1.5, [](double x) { return std::tan(x); }, false, 4.0},
+      {compute::UnaryKind::kAtan, "atan", -1000.0, 1000.0, [](double x) { return std::atan(x); }, false, 3.0},
+      {compute::UnaryKind::kAsin, "asin", -0.999, 0.999, [](double x) { return std::asin(x); }, false, 4.0},
+      {compute::UnaryKind::kAcos, "acos", -0.999, 0.999, [](double x) { return std::acos(x); }, true, 5e-7},
+      {compute::UnaryKind::kSinh, "sinh", -10.0, 10.0, [](double x) { return std::sinh(x); }, false, 4.0},
+      {compute::UnaryKind::kCosh, "cosh", -10.0, 10.0, [](double x) { return std::cosh(x); }, false, 3.0},
+      {compute::UnaryKind::kAsinh, "asinh", -100.0, 100.0, [](double x) { return std::asinh(x); }, false, 6.0},
+      {compute::UnaryKind::kAtanh, "atanh", -0.99, 0.99, [](double x) { return std::atanh(x); }, true, 3e-7},
   };
   for (const Case& c : cases) {
-    ops::UnaryParams p;
+    compute::UnaryParams p;
     p.kind = c.kind;
     const std::vector<float> in = Sweep(c.lo, c.hi, 100000);
-    const std::vector<float> got = RunEmulatedExpr([&](const ir::Expr& v) { return ops::ApplyUnary(v, p); }, in);
+    const std::vector<float> got = RunEmulatedExpr([&](const ir::Expr& v) { return compute::ApplyUnary(v, p); }, in);
     ASSERT_EQ(got.size(), in.size()) << c.name;
     double worst = 0;
     float worst_x = 0;

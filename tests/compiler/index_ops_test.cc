@@ -1,4 +1,4 @@
-// The indexed operators' forms the ONNX backend data leaves out (compiler/ops/index.cc):
+// The indexed operators' forms the ONNX backend data leaves out (compiler/compute/index.cc):
 // ScatterElements' mul, max and min reductions over duplicate indices, on float32 and on int32
 // (whose reductions' identities must be int32's own extremes), checked by hand.
 #include <gtest/gtest.h>

@@ -136,7 +136,7 @@ TEST(MatMulOfActivations, EqualBatchDimsAreABatchMatmulTask) {
 }
 
 // Batch dims that broadcast ([2, 17, 8] x [1, 8, 17]) are no batched task: the generic product,
-// B's 17 columns padded to a vector multiple for it (compiler/ops/linalg.cc).
+// B's 17 columns padded to a vector multiple for it (compiler/compute/linalg.cc).
 TEST(MatMulOfActivations, BroadcastBatchDimsUseTheGenericProduct) {
   const std::vector<int64_t> xs = {2, 17, 8}, ys = {1, 8, 17};
   testing::OnnxBuilder b(13);

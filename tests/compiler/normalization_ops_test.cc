@@ -2,7 +2,7 @@
 // backend data does not cover: GroupNormalization against a naive reference in both opsets' forms
 // (scale and bias per group at 18, per channel at 21) on the host and for sm_90 (emulated), and
 // NonZero folded from a constant or refused, naming the node, for a runtime input. Softmax and
-// LayerNormalization over rows long enough for lane-split reductions (compiler/ops/reduce.cc:
+// LayerNormalization over rows long enough for lane-split reductions (compiler/compute/reduce.cc:
 // 64, 128, 197 and 768 wide, the backend data's rows are shorter), against naive references.
 #include <gtest/gtest.h>
 

@@ -38,7 +38,7 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   if (x.shape.size() != 4 || x.dtype != DataType::kFloat32 || !w || w->dtype != DataType::kFloat32 || (has_bias && !bias)) return {};
   auto window = operators::ParseConvTranspose(operators::NodeView(*g, n));
   if (!window.ok()) return {};
-  const ops::ConvParams& p = window->params;
+  const compute::ConvParams& p = window->params;
   const int64_t s = p.strides[0];
   // DepthToSpace interleaves square blocks only. A dilated window's taps leave most of each
   // phase's kernel zero (and none land in some phases where d and s share a factor): those keep

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "compiler/te/tensor.h"
 
 namespace tunefarm::compiler {
@@ -66,8 +66,8 @@ ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, cons
     case Activation::kRelu6: v = ir::min(ir::max(v, ir::Expr(0.0f)), ir::Expr(6.0f)); break;
     case Activation::kClip: v = ir::min(ir::max(v, ir::Expr(e.clip_min)), ir::Expr(e.clip_max)); break;
     case Activation::kPRelu: v = ir::select(v < ir::Expr(0.0f), v * slope, v); break;
-    case Activation::kGelu: v = ops::ApplyUnary(v, {ops::UnaryKind::kGelu}); break;
-    case Activation::kGeluTanh: v = ops::ApplyUnary(v, {ops::UnaryKind::kGeluTanh}); break;
+    case Activation::kGelu: v = compute::ApplyUnary(v, {compute::UnaryKind::kGelu}); break;
+    case Activation::kGeluTanh: v = compute::ApplyUnary(v, {compute::UnaryKind::kGeluTanh}); break;
   }
   return v;
 }

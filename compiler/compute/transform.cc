@@ -1,9 +1,9 @@
 // Data-movement operators: reshape, transpose, slice, concat, pad, gather and layout changes.
 #include "compiler/ir/ir_operators.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "tunefarm/runtime/check.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 
 Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   return te::Compute(x->name + ".reshape", shape, [&](const std::vector<Expr>& i) {
@@ -138,4 +138,4 @@ Tensor ChangeLayout(const Tensor& x, const std::vector<int64_t>& logical, int64_
   });
 }
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute

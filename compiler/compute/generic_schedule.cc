@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <set>
 
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 namespace {
 
 // Below this many scalar operations a parallel launch costs more than it saves.
@@ -121,4 +121,4 @@ std::unique_ptr<te::Schedule> ScheduleGeneric(const std::vector<Tensor>& outputs
   return schedule;
 }
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute

@@ -11,9 +11,9 @@
 //     A reduction read only by another intermediate one (the lanes of a lane-split reduction,
 //     ops/reduce.cc) is computed inside that one's innermost data loop: the region one of its
 //     elements reads.
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 
 std::unique_ptr<te::Schedule> ScheduleGenericGpu(const Tensor& output, const compiler::Target& target) {
   constexpr int64_t kThreadsPerBlock = 256;
@@ -55,4 +55,4 @@ std::unique_ptr<te::Schedule> ScheduleGenericGpu(const Tensor& output, const com
   return schedule;
 }
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute

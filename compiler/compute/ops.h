@@ -8,8 +8,8 @@
 //
 // Layout-aware operators take `spatial_axes`: the dimensions of the input that are pooled over,
 // so one definition serves NCHW ([2, 3]), NCW ([2]), NCDHW ([2, 3, 4]) and NCHW[x]c ([2, 3]).
-#ifndef TUNEFARM_COMPILER_OPS_OPS_H_
-#define TUNEFARM_COMPILER_OPS_OPS_H_
+#ifndef TUNEFARM_COMPILER_COMPUTE_OPS_H_
+#define TUNEFARM_COMPILER_COMPUTE_OPS_H_
 
 #include <cstdint>
 #include <memory>
@@ -19,7 +19,7 @@
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/target.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 
 using ir::Expr;
 using ir::Tensor;
@@ -178,6 +178,6 @@ std::unique_ptr<te::Schedule> ScheduleGeneric(const std::vector<Tensor>& outputs
 // The same for NVIDIA GPUs (generic_schedule_gpu.cc): one output element per thread.
 std::unique_ptr<te::Schedule> ScheduleGenericGpu(const Tensor& output, const compiler::Target& target);
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute
 
-#endif  // TUNEFARM_COMPILER_OPS_OPS_H_
+#endif  // TUNEFARM_COMPILER_COMPUTE_OPS_H_

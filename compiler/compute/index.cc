@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "compiler/ir/ir_operators.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 namespace {
 
 Expr AsInt64(Expr e) { return e.type() == ir::Type::Int(64) ? e : ir::cast(ir::Type::Int(64), e); }
@@ -148,4 +148,4 @@ TopKResult TopK(const Tensor& x, int64_t axis, int64_t k, bool largest) {
   return {values, index};
 }
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute

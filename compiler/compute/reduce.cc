@@ -2,10 +2,10 @@
 #include <limits>
 
 #include "compiler/ir/ir_operators.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "tunefarm/runtime/check.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 namespace {
 
 Expr ToFloat(const Expr& e) { return ir::cast(ir::Type::Float(32), e); }
@@ -461,4 +461,4 @@ Tensor Trilu(const Tensor& x, bool upper, int64_t k) {
   });
 }
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute

@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "compiler/ir/ir_operators.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "tunefarm/runtime/check.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 namespace {
 
 Expr F(float v) { return Expr(v); }
@@ -316,4 +316,4 @@ Tensor BatchNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, const
   });
 }
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute

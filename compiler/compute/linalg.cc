@@ -3,10 +3,10 @@
 #include <string>
 
 #include "compiler/ir/ir_operators.h"
-#include "compiler/ops/ops.h"
+#include "compiler/compute/ops.h"
 #include "tunefarm/runtime/check.h"
 
-namespace tunefarm::ops {
+namespace tunefarm::compute {
 
 Tensor MatMul(const Tensor& a, const Tensor& b) {
   // The generic schedule vectorizes the output's last axis only when 4 or more lanes divide it: a
@@ -170,4 +170,4 @@ Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>&
   return te::ComputeReduce(inputs[0]->name + ".einsum", shape, te::ReduceKind::kSum, raxes, body);
 }
 
-}  // namespace tunefarm::ops
+}  // namespace tunefarm::compute
