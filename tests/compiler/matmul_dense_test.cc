@@ -70,6 +70,47 @@ TEST(MatMulAsDense, AnyRankByAConstantMatrixIsADenseTaskWithItsBiasAndReluFused)
   }
 }
 
+// Fusion and task extraction recognize a dense layer in one place (operators/node_workload): a Gemm
+// with alpha and beta (folded into the packed weights and bias) takes a following Add and Relu as
+// its epilogue like any other; they used to disagree, and such a Gemm ran as three kernels.
+TEST(MatMulAsDense, AGemmWithAlphaAndBetaFusesItsEpilogue) {
+  const int64_t rows = 3, k = 8, n = 6;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> w(static_cast<size_t>(n * k)), c(static_cast<size_t>(n)), bias(static_cast<size_t>(n)),
+      x(static_cast<size_t>(rows * k));
+  for (float& v : w) v = dist(rng);
+  for (float& v : c) v = dist(rng);
+  for (float& v : bias) v = dist(rng);
+  for (float& v : x) v = dist(rng);
+  testing::OnnxBuilder b(13);
+  b.Input("x", {rows, k});
+  b.Floats("w", {n, k}, w);
+  b.Floats("c", {n}, c);
+  b.Floats("b", {n}, bias);
+  b.Node("Gemm", {"x", "w", "c"}, {"g"},
+         {testing::AttrFloat("alpha", 2.0f), testing::AttrFloat("beta", 0.5f), testing::AttrInt("transB", 1)});
+  b.Node("Add", {"g", "b"}, {"gb"});
+  b.Node("Relu", {"gb"}, {"y"});
+  b.Output("y");
+  for (bool gpu : {false, true}) {
+    SCOPED_TRACE(gpu ? "on sm_90 (emulated)" : "on the host");
+    auto artifact = testing::CompileOnnxBytes(b.Bytes(), "gemm", 3, gpu);
+    ASSERT_TRUE(artifact.ok()) << artifact.status().message();
+    ASSERT_EQ(artifact->kernels.size(), 1u) << "the Add and the Relu were not fused into the Gemm";
+    EXPECT_NE(artifact->kernels[0].op.find("bias+relu"), std::string::npos) << artifact->kernels[0].op;
+    const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
+    ASSERT_EQ(y.size(), size_t(rows * n));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0.5 * c[size_t(j)] + bias[size_t(j)];
+        for (int64_t q = 0; q < k; ++q) acc += 2.0 * x[size_t(r * k + q)] * w[size_t(j * k + q)];
+        ASSERT_NEAR(y[size_t(r * n + j)], std::max(acc, 0.0), 1e-4) << "row " << r << " column " << j;
+      }
+    }
+  }
+}
+
 // x [batch..., rows, k] times y [batch' ..., k, cols] naively, numpy's broadcasting over batch dims of
 // equal rank (extent 1 broadcasts).
 std::vector<double> NaiveMatMul(const std::vector<float>& x, const std::vector<int64_t>& xs, const std::vector<float>& y,

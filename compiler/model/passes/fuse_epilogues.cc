@@ -4,29 +4,18 @@
 #include <utility>
 
 #include "compiler/graph/graph_util.h"
+#include "compiler/operators/node_workload.h"
 
 namespace tunefarm::graph {
 namespace {
 
-// Output channels of a fusable producer and the rank of its output; 0 when not fusable.
+// Output channels of a fusable producer; 0 when not fusable. The producers are the nodes that are
+// conv2d or dense tasks, as node_workload recognizes them (one recognizer: Gemm's alpha and beta
+// are folded into the packed parameters there, so a Gemm with either fuses like any other).
 int64_t OutputChannels(const Graph& g, const Node& n) {
-  auto value = [&](size_t i) -> const Value& { return g.values[size_t(n.inputs[i])]; };
-  if (n.op_type == "Conv" && n.inputs.size() >= 2 && value(1).constant && value(0).shape.size() == 4) return value(1).shape[0];
-  bool gemm = n.op_type == "Gemm", matmul = n.op_type == "MatMul";
-  // MatMul of any rank by a constant matrix: a dense layer over its leading dimensions' rows
-  // (compiler/operators/node_workload.cc), its channels on the last axis.
-  if (!(gemm || matmul) || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return 0;
-  const size_t rank_a = value(0).shape.size();
-  if (value(1).constant && (rank_a == 2 || (matmul && rank_a > 2)) && value(1).shape.size() == 2) {
-    if (gemm && n.GetInt("transA", 0)) return 0;
-    if (gemm && (n.GetFloat("alpha", 1.0f) != 1.0f || n.GetFloat("beta", 1.0f) != 1.0f)) return 0;
-    if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
-      const Value& c = value(2);
-      if (!c.constant || c.constant->num_elements() != c.shape.back() || c.shape.size() > 2) return 0;
-    }
-    return (gemm && n.GetInt("transB", 0)) ? value(1).shape[0] : value(1).shape[1];
-  }
-  return 0;
+  compiler::Workload w;
+  if (!compiler::NodeWorkload(g, n, &w) || w.is_batch_matmul()) return 0;
+  return w.is_dense() ? w.dense.out_features : w.conv.out_channels;
 }
 
 // The per-channel values of a constant that broadcasts along `channel_axis` of an output of `rank`
@@ -78,8 +67,14 @@ int FuseEpilogues(Graph* g) {
         if (!bias.empty() && !has_residual && !HasActivation(g->nodes[ni])) {
           Node& n = g->nodes[ni];
           if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+            // A Gemm's C is scaled by its beta; the added bias is not: beta goes into the merged
+            // bias and the node's beta becomes 1.
+            const float beta = n.op_type == "Gemm" ? n.GetFloat("beta", 1.0f) : 1.0f;
             const auto& old = g->values[size_t(n.inputs[2])].constant;
-            for (int64_t k = 0; k < channels; ++k) bias[size_t(k)] += old->f32[old->num_elements() == 1 ? 0 : size_t(k)];
+            for (int64_t k = 0; k < channels; ++k) {
+              bias[size_t(k)] += beta * old->f32[old->num_elements() == 1 ? 0 : size_t(k)];
+            }
+            if (n.Has("beta")) n.attrs["beta"].f = 1.0f;
           }
           ConstantData data{DataType::kFloat32, {channels}, std::move(bias), {}};
           int b = g->AddConstant(g->values[size_t(next.outputs[0])].name + ".bias", std::move(data));
