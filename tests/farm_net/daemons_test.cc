@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "common/gpu_test.h"
@@ -101,19 +102,27 @@ std::pair<int64_t, int64_t> FloodWithWrongToken(pid_t pid, const std::function<g
   });
   std::vector<std::thread> callers;
   std::atomic<int> refused{0};
+  std::mutex mu;
+  std::string others;  // what the calls that were not refused ended with, for the failure message
   for (int i = 0; i < 10; ++i) {
     callers.emplace_back([&] {
       grpc::ClientContext ctx;
       AttachToken(&ctx, "wrong-token-0123456789");
       ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-      if (call(&ctx).error_code() == grpc::StatusCode::UNAUTHENTICATED) ++refused;
+      const grpc::Status s = call(&ctx);
+      if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+        ++refused;
+      } else {
+        std::lock_guard<std::mutex> lock(mu);
+        others += "\n  code " + std::to_string(int(s.error_code())) + ": " + s.error_message();
+      }
     });
   }
   for (auto& t : callers) t.join();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   done = true;
   sampler.join();
-  EXPECT_EQ(refused.load(), 10);
+  EXPECT_EQ(refused.load(), 10) << "calls not refused as UNAUTHENTICATED:" << others;
   return {idle, std::max<int64_t>(peak, RssMb(pid))};
 }
 
