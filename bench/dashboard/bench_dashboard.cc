@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   nlohmann::json progress = {{"trials_done", trials}, {"trials_budget", trials}, {"tasks", nlohmann::json::array()}};
   std::vector<std::string> keys;
   for (int64_t t = 0; t < tasks; ++t) {
-    keys.push_back("conv2d_nchwc|N1_C" + std::to_string(64 + t) + "_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
-    progress["tasks"].push_back({{"workload", keys.back()}, {"weight", 1 + t % 3}, {"flops", 2.3e8}});
+    keys.push_back("conv2d|N1_C" + std::to_string(64 + t) + "_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
+    progress["tasks"].push_back({{"workload", "conv2d_nchwc:" + keys.back()}, {"weight", 1 + t % 3}, {"flops", 2.3e8}});
   }
   const int64_t job = *(*db)->AddJob(R"({"model":"bench","target":"native"})");
   (void)(*db)->UpdateJob(job, "running", progress.dump());
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string address = (*dashboard)->address();
-  const int64_t task_id = (*db)->FindWorkload(keys[0])->id;
+  const int64_t task_id = (*db)->FindWorkloads(keys[0])->front().id;
 
   auto time_load = [&](const char* name, const std::function<size_t()>& load) {
     std::vector<double> ms;

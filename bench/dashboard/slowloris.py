@@ -43,7 +43,7 @@ def main():
         db = os.path.join(tmp, "records.db")
         line = os.path.join(tmp, "trial.jsonl")
         with open(line, "w") as f:
-            f.write('{"workload":"dense|N1_K32|O10|float32","target":"llvm -mcpu=x86-64","status":"ok",'
+            f.write('{"workload":"dense|N1_I32|O10|NC|float32","template":"dense_pack","target":"llvm -mcpu=x86-64","status":"ok",'
                     '"config_index":0,"config":"{}","mean_ms":0.5,"costs_ms":[0.5]}\n')
         subprocess.run([args.tunefarm, "records", "import", line, "--records", db], check=True, stdout=subprocess.DEVNULL)
         proc = subprocess.Popen([args.tunefarm, "dashboard", "--records", db, "--listen", "127.0.0.1:0"],

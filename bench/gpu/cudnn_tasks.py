@@ -20,8 +20,9 @@ import sys
 import torch
 import torch.nn.functional as F
 
-# conv2d_nchw_cuda|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32
-KEY = re.compile(r"^(?P<template>[a-z0-9_]+)\|N(?P<n>\d+)_C(?P<c>\d+)_H(?P<h>\d+)_W(?P<w>\d+)\|"
+# A kernel's task, its implementation and workload key (tunefarm/compiler/workload.h):
+# conv2d_nchw_cuda:conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32
+KEY = re.compile(r"^(?P<template>[a-z0-9_]+):conv2d\|N(?P<n>\d+)_C(?P<c>\d+)_H(?P<h>\d+)_W(?P<w>\d+)\|"
                  r"K(?P<k>\d+)_R(?P<r>\d+)x(?P<s>\d+)_S(?P<sh>\d+)x(?P<sw>\d+)_P(?P<pt>\d+)_(?P<pl>\d+)_(?P<pb>\d+)_(?P<pr>\d+)"
                  r"_D(?P<dh>\d+)x(?P<dw>\d+)_G(?P<g>\d+)\|")
 

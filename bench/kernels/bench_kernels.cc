@@ -55,7 +55,7 @@ struct Options {
 std::vector<int64_t> TopRecordedConfigs(tuner::RecordsDb& db, const compiler::Workload& w, const compiler::Target& target,
                                         size_t n) {
   std::vector<std::pair<double, int64_t>> ok;
-  auto trials = db.List(w.Key());
+  auto trials = db.List(w.Key(), -1, w.implementation);
   if (!trials.ok()) return {};
   for (const auto& t : *trials) {
     if (t.status == "ok" && t.mean_ms > 0 && t.target == target.ToString()) ok.emplace_back(t.mean_ms, t.config_index);
@@ -150,7 +150,7 @@ int Run(const Options& opt) {
     KernelSpec spec{bw.workload, {}, target, -1, "bench_kernel"};
     if (!opt.implementation.empty()) {
       // Another implementation of the same operator: only where its template takes the workload.
-      spec.workload.template_name = opt.implementation;
+      spec.workload.implementation = opt.implementation;
       if (!compiler::GetConfigSpace(spec.workload, target).ok()) continue;
     }
     auto fallback = Build(spec, dir, serial++);
@@ -232,6 +232,7 @@ int Run(const Options& opt) {
       sum_dnn += t_dnn;
     }
     out.push_back({{"workload", spec.workload.Key()},
+                   {"implementation", spec.workload.implementation},
                    {"label", bw.label},
                    {"flops", flops},
                    {"fallback_gflops", g_fb},

@@ -13,17 +13,32 @@ trap 'rm -rf "$work"' EXIT
 models=(resnet-18)
 shared="$(dirname "$0")/../../../shared/models/mobilenet_v2.onnx"
 [ -f "$shared" ] && models+=("$shared")
+# Each task as TEMPLATE:KEY, and in the form builds before the target-neutral workload key took
+# (schema version 3: "conv2d_nchwc|N1_C64..."); each build's tunefarm-lower says which it reads.
 for m in "${models[@]}"; do
-  "$after/bin/tunefarm" tasks "$m" --json | python3 -c 'import json,sys; [print(t["workload"]) for t in json.load(sys.stdin)]'
+  "$after/bin/tunefarm" tasks "$m" --json | python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    w = t["workload"]
+    print(t["template"] + ":" + w, t["template"] + w[w.index("|"):])'
 done > "$work/keys"
+form_of() { if "$1/bin/tunefarm-lower" --help | grep -q 'TEMPLATE:KEY'; then echo new; else echo old; fi; }
+before_form=$(form_of "$before") after_form=$(form_of "$after")
 mkdir -p "$work/before" "$work/after"
 i=0
-while read -r key; do
+# The kernel's default symbol is a hash of its key and the metadata names the key, so both follow
+# the key's form: they are masked.
+mask_symbol() {
+  sed -e 's/\b\([a-z0-9_]*\)_[0-9a-f]\{16\}\b/\1_SYMBOL/g' -e 's/"workload":"[^"]*",//' -e 's/"implementation":"[^"]*",//'
+}
+while read -r new_key old_key; do
   i=$((i + 1))
   for side in before after; do
-    dir=$before; [ "$side" = after ] && dir=$after
-    "$dir/bin/tunefarm-lower" "$key" --dump-after all > "$work/$side/$i.plain.ir" 2>&1
-    "$dir/bin/tunefarm-lower" "$key" --epilogue bias,residual,relu --dump-after all > "$work/$side/$i.fused.ir" 2>&1
+    dir=$before form=$before_form
+    [ "$side" = after ] && dir=$after form=$after_form
+    key=$new_key; [ "$form" = old ] && key=$old_key
+    "$dir/bin/tunefarm-lower" "$key" --dump-after all 2>&1 | mask_symbol > "$work/$side/$i.plain.ir"
+    "$dir/bin/tunefarm-lower" "$key" --epilogue bias,residual,relu --dump-after all 2>&1 | mask_symbol > "$work/$side/$i.fused.ir"
   done
 done < "$work/keys"
 if diff -rq "$work/before" "$work/after" > /dev/null; then

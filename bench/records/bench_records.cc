@@ -25,7 +25,7 @@ namespace tt = tunefarm::tuner;
 
 tt::TrialRecord Trial(int64_t config) {
   tt::TrialRecord t;
-  t.workload_key = "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
+  t.workload_key = "conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
   t.template_name = "conv2d_nchwc";
   t.flops = 231211008.0;
   t.target = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver4";

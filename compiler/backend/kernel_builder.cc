@@ -17,7 +17,7 @@
 #include "compiler/features/loop_nest_features.h"
 #include "compiler/ir/ir_printer.h"
 #include "compiler/schedule/op_template.h"
-#include "compiler/schedule/strategy.h"
+#include "compiler/schedule/template_table.h"
 #include "compiler/schedule/templates/template_util.h"
 #include "tunefarm/compiler/kernel.h"
 
@@ -40,10 +40,10 @@ class PhaseClock {
 };
 
 std::string DefaultSymbol(const KernelSpec& spec, int64_t index) {
-  size_t h = std::hash<std::string>()(spec.workload.Key() + "#" + spec.epilogue.ToString() + "#" + std::to_string(index));
+  size_t h = std::hash<std::string>()(spec.workload.ImplementationKey() + "#" + spec.epilogue.ToString() + "#" + std::to_string(index));
   char buf[32];
   std::snprintf(buf, sizeof(buf), "_%016zx", h);
-  return spec.workload.template_name + buf;
+  return spec.workload.implementation + buf;
 }
 
 Status CheckSymbol(const std::string& s) {
@@ -59,9 +59,9 @@ struct Lowered {
 };
 
 Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
-  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(spec.workload.template_name));
+  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(spec.workload.implementation));
   TUNEFARM_RETURN_IF_ERROR(tmpl->Check(spec.workload));
-  TUNEFARM_RETURN_IF_ERROR(CheckTemplateTarget(spec.workload.template_name, spec.target));
+  TUNEFARM_RETURN_IF_ERROR(CheckImplementation(spec.workload, spec.target));
   ConfigSpace space = tmpl->Space(spec.workload, spec.target);
   int64_t index = spec.config_index;
   if (index < 0) {
@@ -102,6 +102,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   KernelInfo& info = out.info;
   info.symbol = symbol;
   info.workload_key = spec.workload.Key();
+  info.implementation = spec.workload.implementation;
   info.epilogue = spec.epilogue.ToString();
   info.target = spec.target.ToString();
   info.config_index = index;
@@ -151,6 +152,7 @@ std::string KernelInfo::ToJson() const {
   nlohmann::ordered_json j;
   j["symbol"] = symbol;
   j["workload"] = workload_key;
+  j["implementation"] = implementation;
   j["epilogue"] = epilogue;
   j["target"] = target;
   j["config_index"] = config_index;
@@ -195,6 +197,7 @@ Result<KernelInfo> ParseKernelInfo(const std::string& json) {
   if (!j.contains("buffers") || !j["buffers"].is_array()) return bad("missing buffers");
   info.symbol = j["symbol"];
   info.workload_key = j.value("workload", "");
+  info.implementation = j.value("implementation", "");
   info.epilogue = j.value("epilogue", "");
   info.target = j.value("target", "");
   info.config_index = j.value("config_index", int64_t(0));
@@ -229,13 +232,13 @@ Result<KernelInfo> ParseKernelInfo(const std::string& json) {
 }  // namespace
 
 Result<ConfigSpace> GetConfigSpace(const Workload& workload, const Target& target) {
-  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(workload.template_name));
+  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(workload.implementation));
   TUNEFARM_RETURN_IF_ERROR(tmpl->Check(workload));
   return tmpl->Space(workload, target);
 }
 
 Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& target) {
-  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(workload.template_name));
+  TUNEFARM_ASSIGN_OR_RETURN(const OpTemplate* tmpl, FindTemplate(workload.implementation));
   TUNEFARM_RETURN_IF_ERROR(tmpl->Check(workload));
   ConfigSpace space = tmpl->Space(workload, target);
   TUNEFARM_ASSIGN_OR_RETURN(Config c, tmpl->Fallback(workload, target, space));
@@ -245,7 +248,7 @@ Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& targ
 std::function<bool(const Config&)> ModelLayoutFilter(const Workload& w, const Target& t) {
   // The fallback's blocks follow the channel counts alone (FallbackChannelBlock), so they are the
   // blocks the neighbouring kernels' fallbacks read and write too.
-  auto tmpl = FindTemplate(w.template_name);
+  auto tmpl = FindTemplate(w.implementation);
   if (!tmpl.ok() || !(*tmpl)->Check(w).ok()) return [](const Config&) { return false; };
   const ConfigSpace space = (*tmpl)->Space(w, t);
   auto fallback = (*tmpl)->Fallback(w, t, space);

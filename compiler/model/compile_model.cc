@@ -138,7 +138,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   if (!plan.ok()) return plan.status().WithContext(model_name);
   for (const PlannedKernel& k : plan->kernels) {
     if (k.workload.empty()) continue;
-    stats.tunable_nodes.push_back({k.node, k.workload.substr(0, k.workload.find('|')), k.config_source});
+    stats.tunable_nodes.push_back({k.node, k.workload.substr(0, k.workload.find(':')), k.config_source});
   }
   TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);

@@ -33,7 +33,7 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
       const std::string& key = k.candidate_workloads[c];
       auto it = by_key.find(key);
       if (it == by_key.end()) {
-        TUNEFARM_ASSIGN_OR_RETURN(Workload w, Workload::FromKey(key));
+        TUNEFARM_ASSIGN_OR_RETURN(Workload w, Workload::FromImplementationKey(key));
         auto space = GetConfigSpace(w, target);
         if (!space.ok()) return space.status().WithContext(model + ": node '" + k.node + "'");
         Task t;

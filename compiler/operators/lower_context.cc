@@ -8,7 +8,7 @@
 #include "compiler/operators/plan_layouts.h"
 #include "compiler/operators/registry.h"
 #include "compiler/compute/ops.h"
-#include "compiler/schedule/op_template.h"
+#include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/element_convert.h"
 
@@ -183,7 +183,7 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
 Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs, const compiler::Workload& w,
                                                        const compiler::Target& target, int limit, int* skipped) {
   std::vector<compiler::BestConfig> valid;
-  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, configs.Ranked(w.Key(), target, limit));
+  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, configs.Ranked(w, target, limit));
   auto space = compiler::GetConfigSpace(w, target);
   if (!space.ok()) return valid;
   for (compiler::BestConfig& best : ranked) {
@@ -207,9 +207,9 @@ Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compile
 }
 
 void LowerContext::WarnSkippedRecords(const compiler::Workload& w, int outside_space) {
-  const std::string key = w.Key();
+  const std::string key = w.ImplementationKey();
   if (!options_.warn || !warned_skips_.insert(key).second) return;
-  auto unusable = options_.configs->UnusableCount(key, target_);
+  auto unusable = options_.configs->UnusableCount(w, target_);
   const int64_t bad_times = unusable.ok() ? *unusable : 0;
   if (outside_space > 0) {
     options_.warn("warning: skipped " + std::to_string(outside_space) + " record(s) of " + key + " on " + target_.ToString() +
@@ -235,7 +235,7 @@ Result<LowerContext::Choice> LowerContext::ChoosePerNode(const std::vector<compi
   Choice choice;
   double best_ms = 0;
   for (const compiler::Workload& w : implementations) {
-    choice.candidates.push_back(w.Key());
+    choice.candidates.push_back(w.ImplementationKey());
     TUNEFARM_ASSIGN_OR_RETURN(std::optional<compiler::BestConfig> record, Recorded(w));
     if (record && (choice.config_index < 0 || record->cost_ms < best_ms)) {
       choice.workload = w;
@@ -249,7 +249,7 @@ Result<LowerContext::Choice> LowerContext::ChoosePerNode(const std::vector<compi
   const compiler::Workload* untuned = &implementations.front();
   double best_speedup = 0;
   for (const compiler::Workload& w : implementations) {
-    TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.template_name));
+    TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.implementation));
     const double speedup = tmpl->UntunedSpeedup(w, target_);
     if (speedup > best_speedup) {
       best_speedup = speedup;
@@ -257,7 +257,7 @@ Result<LowerContext::Choice> LowerContext::ChoosePerNode(const std::vector<compi
     }
   }
   const compiler::Workload& w = *untuned;
-  const std::string key = w.Key();
+  const std::string key = w.ImplementationKey();
   if (warned_.insert(key).second && options_.warn) {
     options_.warn("warning: no tuning record for " + key + " on " + target_.ToString() + "; using the fallback config");
   }

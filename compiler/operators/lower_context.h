@@ -79,7 +79,7 @@ class LowerContext {
     compiler::Workload workload;
     int64_t config_index = -1;
     std::string source;  // "records" or "fallback"
-    std::vector<std::string> candidates;  // every implementation's key
+    std::vector<std::string> candidates;  // every implementation, as Workload::ImplementationKey()
   };
   Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations);
   void AddTunableKernel(compiler::PlannedKernel k);

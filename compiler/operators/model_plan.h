@@ -20,10 +20,11 @@ struct PlannedKernel {
   std::string op;
   KernelDef def;          // schedule and arguments
   std::vector<int> args;  // artifact tensor per def.args entry
-  std::string workload;   // tunable kernels only: the implementation chosen
+  // Tunable kernels only: the implementation chosen, as Workload::ImplementationKey().
+  std::string workload;
   std::string node;       // the graph node it computes (tunable kernels)
-  // Every implementation's workload the compiler looked up for this node (schedule/strategy.h),
-  // the chosen one included: what task extraction lists.
+  // Every implementation of the node's workload the compiler looked up (schedule/template_table.h),
+  // the chosen one included, as ImplementationKey(): what task extraction lists.
   std::vector<std::string> candidate_workloads;
   int64_t config_index = -1;
   std::string config_source;

@@ -13,7 +13,7 @@
 #include "compiler/operators/registry.h"
 #include "compiler/compute/ops.h"
 #include "compiler/schedule/op_template.h"
-#include "compiler/schedule/strategy.h"
+#include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/winograd.h"
 
@@ -272,10 +272,10 @@ std::vector<float> PackConvWeights(const graph::ConstantData& wc, const compiler
 void AddTemplateKernel(LowerContext& cx, const Node& n, const LowerContext::Choice& choice, compiler::KernelDef def,
                        const compiler::Epilogue& ep, std::vector<int> args) {
   compiler::PlannedKernel k;
-  k.op = choice.workload.template_name + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
+  k.op = choice.workload.implementation + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
   k.def = std::move(def);
   k.args = std::move(args);
-  k.workload = choice.workload.Key();
+  k.workload = choice.workload.ImplementationKey();
   k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
   k.config_index = choice.config_index;
   k.config_source = choice.source;
@@ -307,7 +307,8 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
   TUNEFARM_ASSIGN_OR_RETURN(LowerContext::Choice choice, cx.ChooseImplementation(implementations));
   const compiler::Workload& w = choice.workload;
   const int64_t index = choice.config_index;
-  TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.template_name));
+  TUNEFARM_ASSIGN_OR_RETURN(const compiler::TemplateRow* row, compiler::FindTemplateRow(w.implementation));
+  const compiler::OpTemplate* tmpl = row->get();
   compiler::ConfigSpace space = tmpl->Space(w, cx.target());
   TUNEFARM_ASSIGN_OR_RETURN(compiler::Config cfg, space.Get(index));
   const compiler::Epilogue ep = TemplateEpilogue(n);
@@ -331,29 +332,36 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
   std::vector<int> args;
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], blocked ? def.args[0]->shape.back() : 0));
   args.push_back(x);
+  // The weights in the layout the template's row names (schedule/template_table.h).
   std::vector<float> packed;
-  if (is_conv && def.winograd_tile > 0) {
-    // Winograd's weights are transformed here, once (tunefarm/compiler/winograd.h), for the tile
-    // and output-channel block of the chosen config.
-    TUNEFARM_ASSIGN_OR_RETURN(const compiler::WinogradMatrices* wm, compiler::WinogradFor(def.winograd_tile));
-    const int64_t oc_block = def.args[1]->shape.size() == 6 ? def.args[1]->shape.back() : 1;
-    packed = compiler::WinogradWeightTransform(wc.f32, w.conv.out_channels, w.conv.in_channels, oc_block, *wm);
-  } else if (blocked) {
-    packed = PackConvWeights(wc, def, w.template_name == "depthwise_conv2d_nchwc");
-  } else if (is_conv) {
-    packed = wc.f32;  // as stored: [K, C/groups, KH, KW]
-  } else {
-    const bool trans_b = n.op_type == "Gemm" && n.GetInt("transB", 0);
-    const int64_t in = w.dense.in_features, outf = w.dense.out_features;
-    const auto& ps = def.args[1]->shape;
-    packed.assign(size_t(def.args[1]->NumElements()), 0.0f);
-    for (int64_t o = 0; o < outf; ++o) {
-      for (int64_t k = 0; k < in; ++k) {
-        const float v = alpha * (trans_b ? wc.f32[size_t(o * in + k)] : wc.f32[size_t(k * outf + o)]);
-        if (ps.size() == 3) packed[size_t(((o / ps[2]) * in + k) * ps[2] + o % ps[2])] = v;  // dense_pack
-        else packed[size_t(o * in + k)] = v;                                                 // dense_nopack
-      }
+  switch (row->weights) {
+    case compiler::WeightPacking::kWinograd: {
+      // Transformed here, once (tunefarm/compiler/winograd.h), for the tile and output-channel
+      // block of the chosen config.
+      TUNEFARM_ASSIGN_OR_RETURN(const compiler::WinogradMatrices* wm, compiler::WinogradFor(def.winograd_tile));
+      const int64_t oc_block = def.args[1]->shape.size() == 6 ? def.args[1]->shape.back() : 1;
+      packed = compiler::WinogradWeightTransform(wc.f32, w.conv.out_channels, w.conv.in_channels, oc_block, *wm);
+      break;
     }
+    case compiler::WeightPacking::kConvBlocked: packed = PackConvWeights(wc, def, /*depthwise=*/false); break;
+    case compiler::WeightPacking::kDepthwiseBlocked: packed = PackConvWeights(wc, def, /*depthwise=*/true); break;
+    case compiler::WeightPacking::kConvAsStored: packed = wc.f32; break;  // [K, C/groups, KH, KW]
+    case compiler::WeightPacking::kDense: {
+      const bool trans_b = n.op_type == "Gemm" && n.GetInt("transB", 0);
+      const int64_t in = w.dense.in_features, outf = w.dense.out_features;
+      const auto& ps = def.args[1]->shape;
+      packed.assign(size_t(def.args[1]->NumElements()), 0.0f);
+      for (int64_t o = 0; o < outf; ++o) {
+        for (int64_t k = 0; k < in; ++k) {
+          const float v = alpha * (trans_b ? wc.f32[size_t(o * in + k)] : wc.f32[size_t(k * outf + o)]);
+          if (ps.size() == 3) packed[size_t(((o / ps[2]) * in + k) * ps[2] + o % ps[2])] = v;  // [N/bn, K, bn]
+          else packed[size_t(o * in + k)] = v;                                                 // as stored
+        }
+      }
+      break;
+    }
+    case compiler::WeightPacking::kNone:
+      return cx.Fail(n, "template " + w.implementation + " takes no constant weights");
   }
   args.push_back(cx.ParamFloats(cx.V(n.inputs[1]).name + ".packed", def.args[1]->shape, packed));
   if (ep.bias) args.push_back(cx.ParamFloats(cx.V(n.inputs[2]).name, def.args[2]->shape, bias));

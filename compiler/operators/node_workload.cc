@@ -4,7 +4,9 @@
 
 namespace tunefarm::compiler {
 
-bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
+namespace {
+
+bool Recognize(const graph::Graph& g, const graph::Node& n, Workload* w) {
   auto value = [&](size_t i) -> const graph::Value& { return g.values[size_t(n.inputs[i])]; };
   if (n.op_type == "Conv") {
     if (n.inputs.size() < 2 || !value(1).constant || value(0).dtype != graph::DataType::kFloat32) return false;
@@ -63,6 +65,14 @@ bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
     return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w) {
+  if (!Recognize(g, n, w)) return false;
+  w->implementation.clear();  // target-neutral: Implementations() lists the target's templates
+  return true;
 }
 
 }  // namespace tunefarm::compiler

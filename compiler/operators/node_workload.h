@@ -8,7 +8,9 @@
 
 namespace tunefarm::compiler {
 
-// True and *w set when the node maps onto a template (constant weights, supported shapes).
+// True and *w set when the node is a tunable operator (constant weights, supported shapes): the
+// operator and its parameters, with no implementation (template_table.h's Implementations lists
+// those of a target).
 bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w);
 
 }  // namespace tunefarm::compiler

@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "compiler/schedule/op_template.h"
+#include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
 
 namespace tunefarm::operators {
@@ -81,7 +81,7 @@ Result<std::vector<Candidate>> SiteCandidates(const LayoutFlow::Site& site, cons
                                               const compiler::Target& target, int* per_node) {
   std::map<std::pair<int64_t, int64_t>, Candidate> best;
   for (const compiler::Workload& w : site.implementations) {
-    TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.template_name));
+    TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(w.implementation));
     if (!tmpl->Check(w).ok()) continue;
     const compiler::ConfigSpace space = tmpl->Space(w, target);
     TUNEFARM_ASSIGN_OR_RETURN(auto records, ValidRecords(configs, w, target, kRecordsPlanned));
@@ -98,7 +98,7 @@ Result<std::vector<Candidate>> SiteCandidates(const LayoutFlow::Site& site, cons
   std::vector<Candidate> out;
   *per_node = -1;
   for (auto& [key, c] : best) {
-    if (c.choice.workload.Key() == site.per_node.workload.Key() && c.choice.config_index == site.per_node.config_index) {
+    if (c.choice.workload.ImplementationKey() == site.per_node.workload.ImplementationKey() && c.choice.config_index == site.per_node.config_index) {
       *per_node = int(out.size());
     }
     out.push_back(std::move(c));
@@ -108,7 +108,7 @@ Result<std::vector<Candidate>> SiteCandidates(const LayoutFlow::Site& site, cons
   // joins as a candidate of its own, at the best time known for its blocks.
   Candidate c;
   c.choice = site.per_node;
-  TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(c.choice.workload.template_name));
+  TUNEFARM_ASSIGN_OR_RETURN(const compiler::OpTemplate* tmpl, compiler::FindTemplate(c.choice.workload.implementation));
   const compiler::ConfigSpace space = tmpl->Space(c.choice.workload, target);  // outlives cfg, which points into it
   TUNEFARM_ASSIGN_OR_RETURN(compiler::Config cfg, space.Get(c.choice.config_index));
   c.blocks = tmpl->ActivationBlocks(c.choice.workload, cfg);

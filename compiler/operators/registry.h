@@ -54,7 +54,7 @@ struct OperatorDef {
   FoldFn fold = nullptr;        // null: never folded during inference
   // Every target kind: the definitions come from compiler/compute, the LowerContext schedules them
   // for the target (ScheduleGeneric on CPUs, ScheduleGenericGpu on CUDA) and picks the tunable
-  // templates of the target's kind (schedule/strategy.h).
+  // templates of the target's kind (schedule/template_table.h).
   LowerFn lower = nullptr;
   LowerFn lower_cuda = nullptr;  // kind "cuda" only, where it must differ from `lower` (null: `lower`)
   const char* notes = "";       // limits and forms, for the docs table

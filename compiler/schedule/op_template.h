@@ -3,7 +3,7 @@
 // Each template validates workloads (InvalidArgument naming the bad parameter), defines the
 // config space for a (workload, target), picks a heuristic fallback config that is good without
 // tuning, and instantiates the tensors + schedule for one config. Templates are stateless
-// singletons found by name in a compile-time table (FindTemplate).
+// singletons listed once in the template table (schedule/template_table.h, FindTemplate).
 #ifndef TUNEFARM_COMPILER_SCHEDULE_OP_TEMPLATE_H_
 #define TUNEFARM_COMPILER_SCHEDULE_OP_TEMPLATE_H_
 
@@ -56,9 +56,6 @@ class OpTemplate {
   };
   virtual Blocks ActivationBlocks(const Workload&, const Config&) const { return {}; }
 };
-
-// NotFound naming the template when the name is unknown.
-Result<const OpTemplate*> FindTemplate(const std::string& name);
 
 // The number of vector accumulators a target can keep in registers for a tile (x86-64 AVX-512 and
 // AArch64: 32 vector registers; AVX2 and ARMv7 NEON: 16), minus those weights and inputs need.

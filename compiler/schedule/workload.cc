@@ -1,6 +1,8 @@
 #include "tunefarm/compiler/workload.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <initializer_list>
 #include <sstream>
 #include <string>
@@ -8,51 +10,40 @@
 
 namespace tunefarm::compiler {
 
-namespace {
-
-// Every template's operator family, in one place: the key's shape fields follow the family.
-enum class Family { kUnknown, kConv2d, kDense, kBatchMatmul };
-Family FamilyOf(const std::string& template_name) {
-  static const std::pair<const char*, Family> kTemplates[] = {
-      {"conv2d_nchwc", Family::kConv2d},         {"depthwise_conv2d_nchwc", Family::kConv2d},
-      {"conv2d_nchw_cuda", Family::kConv2d},     {"depthwise_conv2d_nchw_cuda", Family::kConv2d},
-      {"dense_pack", Family::kDense},            {"dense_nopack", Family::kDense},
-      {"conv2d_nchw_winograd_cuda", Family::kConv2d}, {"conv2d_nchwc_winograd", Family::kConv2d},
-      {"dense_cuda", Family::kDense},            {"dense_small_batch_cuda", Family::kDense},
-      {"batch_matmul", Family::kBatchMatmul},    {"batch_matmul_cuda", Family::kBatchMatmul},
-  };
-  for (const auto& [name, family] : kTemplates) {
-    if (template_name == name) return family;
+const char* OpKindName(OpKind op) {
+  switch (op) {
+    case OpKind::kConv2d: return "conv2d";
+    case OpKind::kDense: return "dense";
+    case OpKind::kBatchMatmul: return "batch_matmul";
   }
-  return Family::kUnknown;
+  return "?";
 }
-
-}  // namespace
-
-bool Workload::is_dense() const { return FamilyOf(template_name) == Family::kDense; }
-bool Workload::is_batch_matmul() const { return FamilyOf(template_name) == Family::kBatchMatmul; }
 
 std::string Workload::Key() const {
   char buf[256];
   if (is_batch_matmul()) {
     const BatchMatmulParams& b = batch_matmul;
-    std::snprintf(buf, sizeof(buf), "%s|B%lld_M%lld_K%lld|N%lld|BMN|%s", template_name.c_str(), (long long)b.batch,
+    std::snprintf(buf, sizeof(buf), "%s|B%lld_M%lld_K%lld|N%lld|BMN|%s", OpKindName(op), (long long)b.batch,
                   (long long)b.m, (long long)b.k, (long long)b.n, dtype.c_str());
     return buf;
   }
   if (is_dense()) {
-    std::snprintf(buf, sizeof(buf), "%s|N%lld_I%lld|O%lld|NC|%s", template_name.c_str(), (long long)dense.batch,
+    std::snprintf(buf, sizeof(buf), "%s|N%lld_I%lld|O%lld|NC|%s", OpKindName(op), (long long)dense.batch,
                   (long long)dense.in_features, (long long)dense.out_features, dtype.c_str());
     return buf;
   }
   const Conv2dParams& c = conv;
   std::snprintf(buf, sizeof(buf), "%s|N%lld_C%lld_H%lld_W%lld|K%lld_R%lldx%lld_S%lldx%lld_P%lld_%lld_%lld_%lld_D%lldx%lld_G%lld|NCHW|%s",
-                template_name.c_str(), (long long)c.batch, (long long)c.in_channels, (long long)c.height,
+                OpKindName(op), (long long)c.batch, (long long)c.in_channels, (long long)c.height,
                 (long long)c.width, (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w,
                 (long long)c.stride_h, (long long)c.stride_w, (long long)c.pad_top, (long long)c.pad_left,
                 (long long)c.pad_bottom, (long long)c.pad_right, (long long)c.dilation_h, (long long)c.dilation_w,
                 (long long)c.groups, dtype.c_str());
   return buf;
+}
+
+std::string Workload::ImplementationKey() const {
+  return implementation.empty() ? Key() : implementation + ":" + Key();
 }
 
 double Workload::Flops() const {
@@ -76,7 +67,10 @@ Result<Workload> Workload::FromKey(const std::string& key) {
   };
   if (parts.size() != 5) return bad("expected 5 '|'-separated fields");
   Workload w;
-  w.template_name = parts[0];
+  const OpKind kOps[] = {OpKind::kConv2d, OpKind::kDense, OpKind::kBatchMatmul};
+  const OpKind* op = std::find_if(std::begin(kOps), std::end(kOps), [&](OpKind k) { return parts[0] == OpKindName(k); });
+  if (op == std::end(kOps)) return bad("unknown operator '" + parts[0] + "' (conv2d, dense, batch_matmul)");
+  w.op = *op;
   w.dtype = parts[4];
   long long a[16] = {0};
   if (w.is_batch_matmul()) {
@@ -97,9 +91,6 @@ Result<Workload> Workload::FromKey(const std::string& key) {
     if (w.Key() != key) return bad("not in the canonical form '" + w.Key() + "'");
     return w;
   }
-  if (FamilyOf(w.template_name) != Family::kConv2d) {
-    return bad("unknown template '" + w.template_name + "'");
-  }
   if (std::sscanf(parts[1].c_str(), "N%lld_C%lld_H%lld_W%lld", &a[0], &a[1], &a[2], &a[3]) != 4 ||
       std::sscanf(parts[2].c_str(), "K%lld_R%lldx%lld_S%lldx%lld_P%lld_%lld_%lld_%lld_D%lldx%lld_G%lld", &a[4], &a[5],
                   &a[6], &a[7], &a[8], &a[9], &a[10], &a[11], &a[12], &a[13], &a[14], &a[15]) != 12) {
@@ -114,6 +105,15 @@ Result<Workload> Workload::FromKey(const std::string& key) {
   // sscanf skips spaces, takes '+' and leading zeros and ignores what follows a number: only the
   // form Key() writes is a key, so one workload has one key (records group and match by it).
   if (w.Key() != key) return bad("not in the canonical form '" + w.Key() + "'");
+  return w;
+}
+
+Result<Workload> Workload::FromImplementationKey(const std::string& key) {
+  const size_t colon = key.find(':');
+  if (colon == std::string::npos) return FromKey(key);
+  TUNEFARM_ASSIGN_OR_RETURN(Workload w, FromKey(key.substr(colon + 1)));
+  w.implementation = key.substr(0, colon);
+  if (w.implementation.empty()) return Status::InvalidArgument("malformed workload key '" + key + "': empty implementation");
   return w;
 }
 
@@ -204,21 +204,24 @@ Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, i
                         int64_t pad, int64_t dilation, int64_t groups) {
   Workload wl;
   bool depthwise = groups > 1 && groups == c && k == c;
-  wl.template_name = depthwise ? "depthwise_conv2d_nchwc" : "conv2d_nchwc";
+  wl.op = OpKind::kConv2d;
+  wl.implementation = depthwise ? "depthwise_conv2d_nchwc" : "conv2d_nchwc";
   wl.conv = {n, c, h, w, k, kh, kw, stride, stride, pad, pad, pad, pad, dilation, dilation, groups};
   return wl;
 }
 
 Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features, bool packed) {
   Workload wl;
-  wl.template_name = packed ? "dense_pack" : "dense_nopack";
+  wl.op = OpKind::kDense;
+  wl.implementation = packed ? "dense_pack" : "dense_nopack";
   wl.dense = {batch, in_features, out_features};
   return wl;
 }
 
 Workload BatchMatmulWorkload(int64_t batch, int64_t m, int64_t k, int64_t n) {
   Workload wl;
-  wl.template_name = "batch_matmul";
+  wl.op = OpKind::kBatchMatmul;
+  wl.implementation = "batch_matmul";
   wl.batch_matmul = {batch, m, k, n};
   return wl;
 }

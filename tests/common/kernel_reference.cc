@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/winograd.h"
 
 namespace tunefarm::testing {
@@ -161,7 +162,7 @@ std::vector<float> DenseReference(const KernelSpec& spec, const KernelInfo& info
   const auto& data = args[0];
   const auto& w = args[1];
   const auto& wshape = info.buffers[1].shape;
-  bool packed = spec.workload.template_name == "dense_pack";
+  bool packed = spec.workload.implementation == "dense_pack";
   std::vector<float> out(size_t(d.batch * d.out_features));
   for (int64_t n = 0; n < d.batch; ++n)
     for (int64_t o = 0; o < d.out_features; ++o) {
@@ -224,15 +225,17 @@ Buffers RandomArguments(const KernelInfo& info, std::mt19937_64& rng) {
 std::vector<float> ReferenceOutput(const KernelSpec& spec, const KernelInfo& info, const Buffers& args) {
   if (spec.workload.is_dense()) return DenseReference(spec, info, args);
   if (spec.workload.is_batch_matmul()) return BatchMatmulReference(spec, info, args);
-  if (spec.workload.template_name.find("winograd") != std::string::npos) return WinogradReference(spec, info, args);
-  const bool depthwise = spec.workload.template_name.find("depthwise") != std::string::npos;
+  if (spec.workload.implementation.find("winograd") != std::string::npos) return WinogradReference(spec, info, args);
+  const bool depthwise = spec.workload.implementation.find("depthwise") != std::string::npos;
   return ConvReference(spec, info, args, depthwise);
 }
 
 compiler::Workload RandomWorkload(const std::string& template_name, std::mt19937_64& rng) {
   auto pick = [&](std::vector<int64_t> v) { return v[size_t(rng() % v.size())]; };
   compiler::Workload w;
-  w.template_name = template_name;
+  w.implementation = template_name;
+  auto row = compiler::FindTemplateRow(template_name);
+  if (row.ok()) w.op = (*row)->op;  // an unknown name stays a conv2d workload, refused where built
   if (w.is_dense()) {
     w.dense = {pick({1, 1, 2, 3}), pick({1, 7, 16, 33, 64, 100}), pick({1, 5, 16, 31, 48, 70})};
     return w;

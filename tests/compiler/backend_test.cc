@@ -5,10 +5,9 @@
 // lowering's step list asks a target its kind.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "common/source_scan.h"
 #include "compiler/backend/backend.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "tunefarm/compiler/kernel.h"
@@ -56,7 +55,7 @@ TEST(Backend, TuningCandidatesPerKind) {
   EXPECT_TRUE(cpu->cubin.empty());
   EXPECT_FALSE(cpu->info.gpu);
 
-  spec.workload.template_name = "conv2d_nchw_cuda";
+  spec.workload.implementation = "conv2d_nchw_cuda";
   spec.target = *ParseTarget("h100");
   auto gpu = BuildCandidate(spec, tmp);
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
@@ -90,26 +89,12 @@ TEST(Backend, TuningCandidatesPerKind) {
 TEST(Backend, NothingElseInTheCompilerAsksATargetItsKind) {
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
-  const std::filesystem::path root = std::filesystem::path(src) / "compiler";
   const std::vector<std::string> allowed = {"compiler/backend/", "compiler/target/", "compiler/include/tunefarm/compiler/target.h",
                                             "compiler/passes/lower.cc", "compiler/codegen/codegen_nvptx.cc"};
-  std::vector<std::string> offenders;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
-    const std::string ext = e.path().extension().string();
-    if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
-    const std::string rel = std::filesystem::relative(e.path(), src).string();
-    bool ok = false;
-    for (const auto& a : allowed) ok = ok || rel.rfind(a, 0) == 0;
-    if (ok) continue;
-    std::ifstream in(e.path());
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
-      if (line.find("is_cuda()") != std::string::npos && line.find("artifact.is_cuda()") == std::string::npos) {
-        offenders.push_back(rel + ":" + std::to_string(n) + ": " + line);
-      }
-      if (line.find(".emulated") != std::string::npos) offenders.push_back(rel + ":" + std::to_string(n) + ": " + line);
-    }
-  }
+  const auto offenders = testing::LinesBreakingARule(src, {"compiler"}, allowed, [](const std::string& line) {
+    return (line.find("is_cuda()") != std::string::npos && line.find("artifact.is_cuda()") == std::string::npos) ||
+           line.find(".emulated") != std::string::npos;
+  });
   std::ostringstream all;
   for (const auto& o : offenders) all << o << "\n";
   EXPECT_TRUE(offenders.empty()) << "ask BackendFor(target) (compiler/backend/backend.h):\n" << all.str();

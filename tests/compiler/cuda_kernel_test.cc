@@ -15,7 +15,7 @@
 #include "common/kernel_reference.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/ir/ir_operators.h"
-#include "compiler/schedule/strategy.h"
+#include "compiler/schedule/template_table.h"
 #include "compiler/passes/lower.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/te/schedule.h"
@@ -158,13 +158,13 @@ TEST(CudaFallbacks, EveryModelWorkloadIsValidOnEveryListedCard) {
     // cross-thread reduction for dense, Winograd for 3x3 stride 1).
     for (const Task& t : *tasks) {
       for (const Workload& w : Implementations(t.workload, Gpu("h100"))) {
-        if (keys.insert(w.Key()).second) workloads.push_back(w);
+        if (keys.insert(w.ImplementationKey()).second) workloads.push_back(w);
       }
     }
   }
   // ViT-B/16's patch embedding: a 16x16 window whose whole-window staging overflowed shared memory.
   for (const Workload& w : Implementations(Conv2dWorkload(1, 3, 224, 224, 768, 16, 16, 16, 0), Gpu("h100"))) {
-    if (keys.insert(w.Key()).second) workloads.push_back(w);
+    if (keys.insert(w.ImplementationKey()).second) workloads.push_back(w);
   }
   ASSERT_GE(workloads.size(), 40u);
   const std::string ptxas = FindPtxas();
@@ -191,7 +191,7 @@ TEST(CudaFallbacks, EveryModelWorkloadIsValidOnEveryListedCard) {
 
 TEST(CudaLowering, AnInvalidConfigIsAnInstantiationErrorNamingTheLimit) {
   Workload w = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
-  w.template_name = "conv2d_nchw_cuda";
+  w.implementation = "conv2d_nchw_cuda";
   const Target t4 = Gpu("t4");
   auto space = GetConfigSpace(w, t4);
   ASSERT_TRUE(space.ok());
@@ -216,7 +216,7 @@ TEST(CudaLowering, AnInvalidConfigIsAnInstantiationErrorNamingTheLimit) {
 // still holds exactly its own 2x2 (f) x 2 (y) x 1 (x) outputs, folded, not the span between them.
 TEST(CudaLowering, VirtualThreadsKeepTheRegisterTileExact) {
   Workload w = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
-  w.template_name = "conv2d_nchw_cuda";
+  w.implementation = "conv2d_nchw_cuda";
   const Target h100 = Gpu("h100");
   auto space = GetConfigSpace(w, h100);
   ASSERT_TRUE(space.ok());
@@ -228,7 +228,7 @@ TEST(CudaLowering, VirtualThreadsKeepTheRegisterTileExact) {
                                 {"tile_rx", {1, 3}},
                                 {"auto_unroll_max_step", {512}}});
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  auto tmpl = FindTemplate(w.template_name);
+  auto tmpl = FindTemplate(w.implementation);
   ASSERT_TRUE(tmpl.ok());
   KernelDef def = (*tmpl)->Instantiate(w, {}, *cfg, h100);
   auto func = passes::Lower(*def.schedule, def.args, "vt", h100);
@@ -253,7 +253,7 @@ TEST(CudaLowering, VirtualThreadsKeepTheRegisterTileExact) {
 
 TEST(CudaLowering, KernelInfoCarriesTheLaunchThroughJson) {
   Workload w = DenseWorkload(1, 512, 1000);
-  w.template_name = "dense_cuda";
+  w.implementation = "dense_cuda";
   KernelSpec spec{w, {}, Gpu("h200"), -1, ""};
   auto info = DescribeKernel(spec);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -271,7 +271,7 @@ TEST(CudaLowering, KernelInfoCarriesTheLaunchThroughJson) {
 
 TEST(CudaLowering, CpuJitOfACudaSpecSaysHowToRunIt) {
   Workload w = DenseWorkload(1, 64, 32);
-  w.template_name = "dense_cuda";
+  w.implementation = "dense_cuda";
   auto jit = BuildJit({KernelSpec{w, {}, Gpu("h100"), -1, "d"}}, nullptr);
   ASSERT_FALSE(jit.ok());
   EXPECT_NE(jit.status().message().find("CUDA kernels run on a GPU"), std::string::npos) << jit.status().ToString();

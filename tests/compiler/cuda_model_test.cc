@@ -154,14 +154,14 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
   std::mt19937_64 rng(3);
   int preferred = 0;
   for (const auto& [key, count] : recorder.lookups()) {
-    auto w = Workload::FromKey(key);
+    auto w = Workload::FromImplementationKey(key);
     ASSERT_TRUE(w.ok()) << key;
-    const bool wanted = w->template_name == "conv2d_nchw_winograd_cuda" || w->template_name == "dense_small_batch_cuda";
+    const bool wanted = w->implementation == "conv2d_nchw_winograd_cuda" || w->implementation == "dense_small_batch_cuda";
     auto space = GetConfigSpace(*w, target);
     ASSERT_TRUE(space.ok());
     auto cfg = space->RandomValid(rng);
     ASSERT_TRUE(cfg.ok());
-    records.Add(key, cfg->index(), wanted ? 0.5 : 1.0);  // the wanted implementation measured faster
+    records.Add(*w, cfg->index(), wanted ? 0.5 : 1.0);  // the wanted implementation measured faster
     preferred += wanted;
   }
   ASSERT_GE(preferred, 5);  // 4 Winograd-eligible convolutions, the dense

@@ -28,9 +28,9 @@ TEST(CudaWinograd, TransformedWeightsAndTheEmulatedKernelGiveTheDirectConvolutio
   for (const Shape& sh : {Shape{8, 8, 8, 16, 1, 4}, Shape{5, 16, 12, 8, 1, 4}, Shape{16, 7, 7, 32, 1, 2},
                           Shape{3, 13, 9, 4, 1, 2}, Shape{4, 10, 10, 4, 0, 4}}) {
     Workload direct = Conv2dWorkload(1, sh.c, sh.h, sh.w, sh.k, 3, 3, 1, sh.pad);
-    direct.template_name = "conv2d_nchw_cuda";
+    direct.implementation = "conv2d_nchw_cuda";
     Workload wino = direct;
-    wino.template_name = "conv2d_nchw_winograd_cuda";
+    wino.implementation = "conv2d_nchw_winograd_cuda";
     EXPECT_EQ(WinogradTileSize(wino.conv), sh.expected_m) << wino.Key();
     const Epilogue ep{true, true, Activation::kRelu};
     KernelSpec direct_spec{direct, ep, H100(), -1, "direct"};
@@ -57,7 +57,7 @@ TEST(CudaWinograd, AppliesOnlyTo3x3StrideOneUngroupedConvolutions) {
   for (auto [kernel, stride, groups, dilation] : {std::tuple{1, 1, 1, 1}, std::tuple{3, 2, 1, 1}, std::tuple{3, 1, 2, 1},
                                                   std::tuple{3, 1, 1, 2}}) {
     Workload w = Conv2dWorkload(1, 8, 14, 14, 8, kernel, kernel, stride, 1, dilation, groups);
-    w.template_name = "conv2d_nchw_winograd_cuda";
+    w.implementation = "conv2d_nchw_winograd_cuda";
     auto space = GetConfigSpace(w, H100());
     ASSERT_FALSE(space.ok()) << w.Key();
     EXPECT_NE(space.status().message().find("computes 3x3, stride-1, dilation-1, ungrouped convolutions"),

@@ -103,27 +103,28 @@ TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasksAndTheirAlternatives) {
   double flops = 0;
   for (size_t i = 0; i < tasks->size(); ++i) {
     const compiler::Task& t = (*tasks)[i];
-    convs += t.workload.template_name == "conv2d_nchwc" ? t.count : 0;
-    dense += t.workload.template_name == "dense_pack" ? t.count : 0;
+    convs += t.workload.implementation == "conv2d_nchwc" ? t.count : 0;
+    dense += t.workload.implementation == "dense_pack" ? t.count : 0;
     flops += t.alternative ? 0 : t.flops * t.count;
     defaults += t.alternative ? 0 : 1;
     EXPECT_GT(t.config_space_size, 0);
-    if (t.workload.template_name == "conv2d_nchwc_winograd") {
+    if (t.workload.implementation == "conv2d_nchwc_winograd") {
       ++winograd;
       EXPECT_TRUE(t.alternative);
       // the alternative of the direct task just before it: same shape, same nodes
-      EXPECT_EQ(t.default_workload, (*tasks)[i - 1].workload.Key());
+      EXPECT_EQ(t.default_workload, (*tasks)[i - 1].workload.ImplementationKey());
       EXPECT_EQ(t.nodes, (*tasks)[i - 1].nodes);
     }
   }
   EXPECT_EQ(defaults, 12);  // the anchors
   EXPECT_EQ(winograd, 4);  // the four 3x3 stride-1 shapes
-  EXPECT_EQ(tasks->back().workload.template_name, "dense_nopack");
+  EXPECT_EQ(tasks->back().workload.implementation, "dense_nopack");
   EXPECT_TRUE(tasks->back().alternative);
   EXPECT_EQ(convs, 20);  // 17 3x3/7x7 convs + 3 downsampling 1x1 convs
   EXPECT_EQ(dense, 1);
   EXPECT_NEAR(flops / 1e9, 3.63, 0.01);
-  EXPECT_EQ((*tasks)[1].workload.Key(), "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
+  EXPECT_EQ((*tasks)[1].workload.Key(), "conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
+  EXPECT_EQ((*tasks)[1].workload.implementation, "conv2d_nchwc");
   EXPECT_EQ((*tasks)[1].count, 4);
 }
 

@@ -39,14 +39,14 @@ TEST(KernelBuild, UserErrorsNameTheProblem) {
   ExpectError(DescribeKernel(Spec(stride0)).status(), StatusCode::kInvalidArgument, "unsupported stride");
 
   Workload dw = conv;
-  dw.template_name = "depthwise_conv2d_nchwc";
+  dw.implementation = "depthwise_conv2d_nchwc";
   ExpectError(DescribeKernel(Spec(dw)).status(), StatusCode::kInvalidArgument, "needs groups == in_channels");
 
   Workload dense = DenseWorkload(1, 0, 10);
   ExpectError(DescribeKernel(Spec(dense)).status(), StatusCode::kInvalidArgument, "every dimension must be >= 1");
 
   Workload unknown = conv;
-  unknown.template_name = "winograd";
+  unknown.implementation = "winograd";
   ExpectError(DescribeKernel(Spec(unknown)).status(), StatusCode::kNotFound, "unknown template 'winograd'");
 
   KernelSpec bad_symbol = Spec(conv);
@@ -56,7 +56,7 @@ TEST(KernelBuild, UserErrorsNameTheProblem) {
   KernelSpec cuda = Spec(conv);
   cuda.target = *ParseTarget("cuda -arch=sm_90");
   ExpectError(DescribeKernel(cuda).status(), StatusCode::kInvalidArgument,
-              "template 'conv2d_nchwc' does not run on target kind 'cuda'; its templates: conv2d_nchw_cuda");
+              "template 'conv2d_nchwc' does not compute conv2d on target kind 'cuda'; its templates: conv2d_nchw_cuda");
 
   KernelSpec arm = Spec(conv);
   arm.target = *ParseTarget("rasp4b");
@@ -75,20 +75,20 @@ TEST(KernelBuild, WorkloadKeysOutsideTheBoundsAreRefusedNamingTheField) {
     std::string key, message;
   };
   for (const Case& c : std::vector<Case>{
-           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P99999999999999999999_1_1_1_D1x1_G1|NCHW|float32",
+           {"conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P99999999999999999999_1_1_1_D1x1_G1|NCHW|float32",
             "pad_top 9223372036854775807 is outside [0, 65536]"},
-           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P-1_1_1_1_D1x1_G1|NCHW|float32", "pad_top -1 is outside [0, 65536]"},
-           {"conv2d_nchwc|N1_C0_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "in_channels 0 is outside [1, 1099511627776]"},
-           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S0x1_P1_1_1_1_D1x1_G1|NCHW|float32", "stride_h 0 is outside [1, 65536]"},
-           {"conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G3|NCHW|float32", "groups 3 must divide both channel counts"},
-           {"conv2d_nchwc|N1_C64_H2_W2|K64_R5x5_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32", "the window is larger than the padded input"},
-           {"conv2d_nchwc|N1_C64_H56_W56_7|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
-            "not in the canonical form 'conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32'"},
-           {"conv2d_nchwc|N1_C064_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "not in the canonical form"},
-           {"dense_pack|N1_I32|O10|NCHW|float32", "not in the canonical form 'dense_pack|N1_I32|O10|NC|float32'"},
-           {"conv2d_nchwc|N1048576_C1048576_H1048576_W1|K64_R1x1_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32",
+           {"conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P-1_1_1_1_D1x1_G1|NCHW|float32", "pad_top -1 is outside [0, 65536]"},
+           {"conv2d|N1_C0_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "in_channels 0 is outside [1, 1099511627776]"},
+           {"conv2d|N1_C64_H56_W56|K64_R3x3_S0x1_P1_1_1_1_D1x1_G1|NCHW|float32", "stride_h 0 is outside [1, 65536]"},
+           {"conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G3|NCHW|float32", "groups 3 must divide both channel counts"},
+           {"conv2d|N1_C64_H2_W2|K64_R5x5_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32", "the window is larger than the padded input"},
+           {"conv2d|N1_C64_H56_W56_7|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
+            "not in the canonical form 'conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32'"},
+           {"conv2d|N1_C064_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "not in the canonical form"},
+           {"dense|N1_I32|O10|NCHW|float32", "not in the canonical form 'dense|N1_I32|O10|NC|float32'"},
+           {"conv2d|N1048576_C1048576_H1048576_W1|K64_R1x1_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32",
             "a tensor would have more than 1099511627776 elements"},
-           {"dense_pack|N1_I0|O10|NC|float32", "in_features 0 is outside"},
+           {"dense|N1_I0|O10|NC|float32", "in_features 0 is outside"},
        }) {
     auto w = Workload::FromKey(c.key);
     ASSERT_FALSE(w.ok()) << c.key;
@@ -179,9 +179,21 @@ TEST(KernelBuild, SharedLibraryCarriesEntryPointsAndMetadata) {
 
 TEST(KernelBuild, WorkloadKeysAreCanonical) {
   Workload w = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
-  EXPECT_EQ(w.Key(), "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
-  EXPECT_EQ(DenseWorkload(1, 512, 1000).Key(), "dense_pack|N1_I512|O1000|NC|float32");
-  EXPECT_EQ(Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 2, 1, 1, 144).template_name, "depthwise_conv2d_nchwc");
+  // Target-neutral: the operator and its parameters; the implementation is a field of its own.
+  EXPECT_EQ(w.Key(), "conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32");
+  EXPECT_EQ(w.ImplementationKey(), "conv2d_nchwc:" + w.Key());
+  EXPECT_EQ(DenseWorkload(1, 512, 1000).Key(), "dense|N1_I512|O1000|NC|float32");
+  EXPECT_EQ(DenseWorkload(1, 512, 1000, /*packed=*/false).Key(), DenseWorkload(1, 512, 1000).Key());
+  Workload on_gpu = w;
+  on_gpu.implementation = "conv2d_nchw_cuda";
+  EXPECT_EQ(on_gpu.Key(), w.Key());
+  auto parsed = Workload::FromImplementationKey(on_gpu.ImplementationKey());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->implementation, "conv2d_nchw_cuda");
+  EXPECT_EQ(parsed->Key(), w.Key());
+  ExpectError(Workload::FromKey("conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32").status(),
+              StatusCode::kInvalidArgument, "unknown operator 'conv2d_nchwc' (conv2d, dense, batch_matmul)");
+  EXPECT_EQ(Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 2, 1, 1, 144).implementation, "depthwise_conv2d_nchwc");
   EXPECT_DOUBLE_EQ(w.Flops(), 2.0 * 64 * 56 * 56 * 64 * 9);
 }
 

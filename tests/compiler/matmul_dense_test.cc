@@ -167,7 +167,7 @@ TEST(MatMulOfActivations, EqualBatchDimsAreABatchMatmulTask) {
     ASSERT_TRUE(artifact.ok()) << artifact.status().message();
     std::string workloads;
     for (const auto& k : artifact->kernels) workloads += k.workload + " ";
-    EXPECT_NE(workloads.find(std::string(gpu ? "batch_matmul_cuda" : "batch_matmul") + "|B6_M17_K8|N17|BMN|float32"),
+    EXPECT_NE(workloads.find(std::string(gpu ? "batch_matmul_cuda" : "batch_matmul") + ":batch_matmul|B6_M17_K8|N17|BMN|float32"),
               std::string::npos)
         << workloads;
     const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);

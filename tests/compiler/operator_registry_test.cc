@@ -359,8 +359,8 @@ TEST(Strategy, ApplyHistoryBestPicksTheFastestImplementation) {
   ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
   ASSERT_EQ(tasks->size(), 2u);
   const Workload pack = (*tasks)[0].workload, nopack = (*tasks)[1].workload;
-  EXPECT_EQ(pack.template_name, "dense_pack");
-  EXPECT_EQ(nopack.template_name, "dense_nopack");
+  EXPECT_EQ(pack.implementation, "dense_pack");
+  EXPECT_EQ(nopack.implementation, "dense_nopack");
   // A valid index other than the fallback in each space.
   auto other_valid_index = [](const Workload& wl) {
     auto space = GetConfigSpace(wl, HostTarget());
@@ -380,8 +380,8 @@ TEST(Strategy, ApplyHistoryBestPicksTheFastestImplementation) {
   }
   for (bool nopack_faster : {true, false}) {
     tunefarm::testing::FixedConfigs records;
-    records.Add(pack.Key(), pack_index, nopack_faster ? 2.0 : 1.0);
-    records.Add(nopack.Key(), nopack_index, nopack_faster ? 1.0 : 2.0);
+    records.Add(pack, pack_index, nopack_faster ? 2.0 : 1.0);
+    records.Add(nopack, nopack_index, nopack_faster ? 1.0 : 2.0);
     auto artifact = CompileGraph(*g, "dense", HostTarget(), Quiet(&records));
     ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
     const runtime::ArtifactKernel* tuned = nullptr;
@@ -389,7 +389,7 @@ TEST(Strategy, ApplyHistoryBestPicksTheFastestImplementation) {
       if (!k.workload.empty()) tuned = &k;
     }
     ASSERT_NE(tuned, nullptr);
-    EXPECT_EQ(tuned->workload, (nopack_faster ? nopack : pack).Key());
+    EXPECT_EQ(tuned->workload, (nopack_faster ? nopack : pack).ImplementationKey());
     EXPECT_EQ(tuned->config_index, nopack_faster ? nopack_index : pack_index);
     EXPECT_EQ(tuned->config_source, "records");
     auto y = RunOne(std::move(*artifact), x);
@@ -400,7 +400,7 @@ TEST(Strategy, ApplyHistoryBestPicksTheFastestImplementation) {
   ASSERT_TRUE(untuned.ok());
   for (const auto& k : untuned->kernels) {
     if (!k.workload.empty()) {
-      EXPECT_EQ(k.workload, pack.Key()) << "the default implementation without records";
+      EXPECT_EQ(k.workload, pack.ImplementationKey()) << "the default implementation without records";
     }
   }
 }

@@ -108,9 +108,9 @@ TEST(LayoutPlanning, TradesAKernelsSpeedAgainstTheLayoutChangesItsBlockCosts) {
   for (double slower_by : {0.0005, 0.5}) {
     SCOPED_TRACE("the same-block record is slower by " + std::to_string(slower_by) + " ms");
     tunefarm::testing::FixedConfigs records;
-    records.Add(first.Key(), first_other, 1.0);
-    records.Add(first.Key(), first_same, 1.0 + slower_by);
-    records.Add(second.Key(), second_same, 1.0);
+    records.Add(first, first_other, 1.0);
+    records.Add(first, first_same, 1.0 + slower_by);
+    records.Add(second, second_same, 1.0);
     Compiled planned = Compile(g, &records);
     ASSERT_TRUE(planned.stats.layouts.ran);
     EXPECT_EQ(planned.stats.layouts.planned, 2);
@@ -124,7 +124,7 @@ TEST(LayoutPlanning, TradesAKernelsSpeedAgainstTheLayoutChangesItsBlockCosts) {
     }
     int64_t first_config = -1;
     for (const auto& k : planned.artifact.kernels) {
-      if (k.workload == first.Key()) first_config = k.config_index;
+      if (k.workload == first.ImplementationKey()) first_config = k.config_index;
     }
     EXPECT_EQ(first_config, keep_block ? first_same : first_other);
     // The input's change to the first block, and the output's to plain NCHW, either way; `a`'s
@@ -154,7 +154,7 @@ TEST(LayoutPlanning, OneRecordAmongFallbacks) {
   }
   ASSERT_GE(index, 0);
   tunefarm::testing::FixedConfigs records;
-  records.Add(w.Key(), index, 0.5);
+  records.Add(w, index, 0.5);
   Compiled planned = Compile(*g, &records);
   EXPECT_TRUE(planned.stats.layouts.ran);
   EXPECT_EQ(planned.stats.layouts.planned, 1);
@@ -189,7 +189,7 @@ TEST(ModelCompile, PlannedLayoutsWithRandomRecordsMatchTheUnoptimizedCompile) {
         const int64_t index = std::uniform_int_distribution<int64_t>(0, space->size() - 1)(rng);
         auto cfg = space->Get(index);
         if (!cfg.ok() || !space->IsValid(*cfg)) continue;
-        records.Add(task.workload.Key(), index, std::uniform_real_distribution<double>(0.01, 0.2)(rng));
+        records.Add(task.workload, index, std::uniform_real_distribution<double>(0.01, 0.2)(rng));
         ++added;
       }
     }

@@ -87,7 +87,7 @@ TEST(CpuWinograd, TransformedWeightsGiveTheDirectConvolutionForEveryTile) {
     Workload w = Conv2dWorkload(sh.batch, sh.c, sh.h, sh.w, sh.k, 3, 3, 1, 1);
     w.conv.pad_top = w.conv.pad_bottom = sh.pad_top;
     w.conv.pad_left = w.conv.pad_right = sh.pad_left;
-    w.template_name = "conv2d_nchwc_winograd";
+    w.implementation = "conv2d_nchwc_winograd";
     auto space = GetConfigSpace(w, host);
     ASSERT_TRUE(space.ok()) << space.status().ToString();
     for (int m : kWinogradTiles) {
@@ -123,11 +123,11 @@ TEST(CpuWinograd, TransformedWeightsGiveTheDirectConvolutionForEveryTile) {
 
 TEST(CpuWinograd, AppliesOnlyTo3x3StrideOneUngroupedConvolutions) {
   Workload strided = Conv2dWorkload(1, 8, 16, 16, 8, 3, 3, 2, 1);
-  strided.template_name = "conv2d_nchwc_winograd";
+  strided.implementation = "conv2d_nchwc_winograd";
   auto space = GetConfigSpace(strided, HostTarget());
   ASSERT_FALSE(space.ok());
   EXPECT_NE(space.status().message().find("conv2d_nchwc_winograd computes 3x3, stride-1, dilation-1, ungrouped convolutions; "
-                                          "use conv2d_nchwc for conv2d_nchwc_winograd|N1_C8_H16_W16|K8_R3x3_S2x2"),
+                                          "use conv2d_nchwc for conv2d|N1_C8_H16_W16|K8_R3x3_S2x2"),
             std::string::npos)
       << space.status().message();
 }

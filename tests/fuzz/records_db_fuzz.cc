@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto all = (*db)->List("", 64);
   if (all.ok()) {
     for (const auto& t : *all) {
-      (void)(*db)->Ranked(t.workload_key, {t.target, "", {"cpu"}}, 4);
+      (void)(*db)->Ranked(t.workload_key, t.template_name, {t.target, "", {"cpu"}}, 4);
       (void)t.ToJson();
     }
   }
@@ -91,7 +91,7 @@ std::vector<std::string> Seeds() {
     (void)std::system(("sqlite3 " + path + " 'PRAGMA journal_mode=DELETE' >/dev/null 2>&1").c_str());
   };
   tt::TrialRecord t;
-  t.workload_key = "dense_pack|N1_I16|O8|NC|float32";
+  t.workload_key = "dense|N1_I16|O8|NC|float32";
   t.template_name = "dense_pack";
   t.target = "llvm -mcpu=x86-64";
   t.target_keys = "cpu";

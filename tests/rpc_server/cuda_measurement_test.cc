@@ -135,7 +135,7 @@ TEST_F(CudaMeasurement, OnAGpuACompiledKernelIsTimedAndChecked) {
   auto target = FirstGpuTarget(&gpu_name);
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   compiler::Workload w = compiler::DenseWorkload(1, 512, 1000);
-  w.template_name = "dense_cuda";
+  w.implementation = "dense_cuda";
   compiler::KernelSpec spec{w, compiler::Epilogue{true, false, compiler::Activation::kRelu}, *target, -1, "dense"};
   std::vector<compiler::KernelInfo> infos;
   auto ptx = compiler::BuildPtx({spec}, &infos);
@@ -161,7 +161,7 @@ struct Candidates {
 Candidates BuildConvCandidates(const compiler::Target& target, int count) {
   Candidates c;
   compiler::Workload w = compiler::Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
-  w.template_name = "conv2d_nchw_cuda";
+  w.implementation = "conv2d_nchw_cuda";
   auto space = compiler::GetConfigSpace(w, target);
   EXPECT_TRUE(space.ok()) << space.status().ToString();
   std::mt19937_64 rng(11);

@@ -100,9 +100,13 @@ TEST(Cli, TasksOfTheReferenceModel) {
   }
   CliRun r = Tunefarm("tasks " + model + " --json");
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("\"workload\": \"dense_pack|N1_I512|O1000|NC|float32\""), std::string::npos) << r.output;
-  // The dense layer's second implementation is a task of its own, marked as an alternative.
-  EXPECT_NE(r.output.find("\"workload\": \"dense_nopack|N1_I512|O1000|NC|float32\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"template\": \"dense_pack\",\n    \"workload\": \"dense|N1_I512|O1000|NC|float32\""), std::string::npos)
+      << r.output;
+  // The dense layer's second implementation is a task of its own, marked as an alternative: the
+  // same target-neutral workload, another template.
+  EXPECT_NE(r.output.find("\"template\": \"dense_nopack\",\n    \"workload\": \"dense|N1_I512|O1000|NC|float32\""), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\"alternative_of\": \"dense_pack:dense|N1_I512|O1000|NC|float32\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"alternative\": true"), std::string::npos) << r.output;
 }
 
@@ -129,7 +133,7 @@ TEST(Cli, OutputsThatAreNotRegularFilesAndBrokenInputsAreRefused) {
   const std::string good_db = dir + "/good.db", lines = dir + "/lines.jsonl";
   std::FILE* f = std::fopen(lines.c_str(), "w");
   ASSERT_NE(f, nullptr);
-  std::fputs(R"({"workload":"w","target":"llvm -mcpu=no-such-cpu-at-all","status":"timeout","config_index":0})"
+  std::fputs(R"({"workload":"w","template":"t","target":"llvm -mcpu=no-such-cpu-at-all","status":"timeout","config_index":0})"
              "\n",
              f);
   std::fclose(f);
@@ -152,7 +156,7 @@ TEST(Cli, RecordsCheckAndRepairAHostileDatabase) {
   std::FILE* f = std::fopen(lines.c_str(), "w");
   ASSERT_NE(f, nullptr);
   for (int c = 1; c <= 2; ++c) {
-    std::fprintf(f, "{\"workload\":\"w\",\"target\":\"llvm\",\"status\":\"ok\",\"config_index\":%d,\"mean_ms\":%d.0}\n", c, c);
+    std::fprintf(f, "{\"workload\":\"w\",\"template\":\"t\",\"target\":\"llvm\",\"status\":\"ok\",\"config_index\":%d,\"mean_ms\":%d.0}\n", c, c);
   }
   std::fclose(f);
   ASSERT_EQ(Tunefarm("records import " + lines + " --records " + bad).code, 0);

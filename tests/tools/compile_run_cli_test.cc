@@ -10,6 +10,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
@@ -101,7 +104,7 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
   CliRun profiled = Tunefarm("run " + dir_ + "sq.tfa --repeat 2 --profile --json");
   ASSERT_EQ(profiled.code, 0) << profiled.output;
   EXPECT_NE(profiled.output.find("\"kernels\": ["), std::string::npos) << profiled.output;
-  EXPECT_NE(profiled.output.find("\"workload\": \"conv2d_nchwc|N1_C3_H224_W224|K64_R3x3_S2x2"), std::string::npos)
+  EXPECT_NE(profiled.output.find("\"workload\": \"conv2d_nchwc:conv2d|N1_C3_H224_W224|K64_R3x3_S2x2"), std::string::npos)
       << profiled.output;
   EXPECT_EQ(run.output.find("\"kernels\""), std::string::npos) << "per-kernel times only with --profile";
   CliRun text = Tunefarm("run " + dir_ + "sq.tfa --repeat 2");
@@ -145,7 +148,7 @@ TEST_F(CompileRunCli, RecordsDatabaseErrorsTouchNothing) {
   const std::string before = ReadFile(dir_ + "newer.db");
   CliRun newer = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "newer.db -o " + dir_ + "x.tfa");
   EXPECT_EQ(newer.code, 1);
-  EXPECT_NE(newer.output.find("has schema version 99, newer than this tunefarm understands (2)"), std::string::npos) << newer.output;
+  EXPECT_NE(newer.output.find("has schema version 99, newer than this tunefarm understands (3)"), std::string::npos) << newer.output;
   EXPECT_EQ(ReadFile(dir_ + "newer.db"), before);
   EXPECT_FALSE(Exists(dir_ + "newer.db-wal"));
   CliRun newer_import = Tunefarm("records import /dev/null --records " + dir_ + "newer.db");
@@ -171,6 +174,7 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   auto parsed = Workload::FromKey(key);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   w = *parsed;
+  w.implementation = "conv2d_nchwc";  // the first task's (squeezenet's first conv, 3 -> 64 channels)
   auto space = GetConfigSpace(w, host);
   ASSERT_TRUE(space.ok());
   auto fallback = FallbackConfigIndex(w, host);
@@ -184,7 +188,7 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   std::string config = space->Get(index)->ToJson();
   std::string escaped;
   for (char ch : config) escaped += ch == '"' ? std::string("\\\"") : std::string(1, ch);
-  std::string line = "{\"workload\":\"" + key + "\",\"target\":\"" + host.ToString() + "\",\"status\":\"ok\",\"config_index\":" +
+  std::string line = "{\"workload\":\"" + key + "\",\"template\":\"conv2d_nchwc\",\"target\":\"" + host.ToString() + "\",\"status\":\"ok\",\"config_index\":" +
                      std::to_string(index) + ",\"config\":\"" + escaped + "\",\"mean_ms\":0.5,\"costs_ms\":[0.5]}";
   WriteFile(dir_ + "records.jsonl", line + "\n");
   CliRun imported = Tunefarm("records import " + dir_ + "records.jsonl --records " + dir_ + "t.db");
@@ -195,7 +199,7 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
 
   CliRun c = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "t.db -o " + dir_ + "sq.tfa");
   ASSERT_EQ(c.code, 0) << c.output;
-  EXPECT_EQ(c.output.find("no tuning record for " + key + " "), std::string::npos) << c.output;
+  EXPECT_EQ(c.output.find("no tuning record for " + w.ImplementationKey() + " "), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("from records"), std::string::npos);
   EXPECT_NE(c.output.find(", 1 from records)"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("layouts: planned over the graph with records for 1 tunable nodes; 0 run another config than "
@@ -217,6 +221,60 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   EXPECT_NE(bad.output.find("line 2: missing field 'workload' (nothing imported)"), std::string::npos) << bad.output;
   CliRun stats = Tunefarm("records stats --records " + dir_ + "copy.db --json");
   EXPECT_NE(stats.output.find("\"trials\": 2"), std::string::npos) << stats.output;
+}
+
+// tests/data/records_v2.db was written by `tunefarm tune squeezenet-1.1` built before workload keys
+// became target-neutral (schema version 2, keys such as "conv2d_nchwc|N1_C3..."; how it was made:
+// tests/data/README.md). compile, a reader, applies every task it tuned without writing the file;
+// after a writer upgraded it to version 3, compile applies the same records.
+TEST_F(CompileRunCli, ARecordsDatabaseFromBeforeTargetNeutralKeysStillAppliesItsRecords) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  const std::string fixture = std::string(src ? src : ".") + "/tests/data/records_v2.db";
+  if (!Exists(fixture)) TUNEFARM_MISSING_FIXTURE(fixture << " not present");
+  const std::string db = dir_ + "old.db", original = ReadFile(fixture);
+  WriteFile(db, original);
+  auto user_version = [&] { return tunefarm::testing::RunCommand("sqlite3 " + db + " 'PRAGMA user_version'").output; };
+  ASSERT_EQ(user_version(), "2\n") << "the fixture is a version-2 database";
+
+  // Every task with a successful trial, as compile names it: "template:target-neutral key".
+  auto recorded_tasks = [&] {
+    std::vector<std::string> out;
+    CliRun best = Tunefarm("records best --records " + db + " --json");
+    EXPECT_EQ(best.code, 0) << best.output;
+    const nlohmann::json list = nlohmann::json::parse(best.output, nullptr, false);
+    EXPECT_TRUE(list.is_array()) << best.output;
+    for (const auto& task : list.is_array() ? list : nlohmann::json::array()) {
+      if (!task.contains("best_config_index")) continue;  // no successful trial: nothing to apply
+      const std::string implementation = task["template"], key = task["workload"];
+      // Version 2 stores "conv2d_nchwc|N1...", version 3 "conv2d|N1...".
+      const std::string neutral = key.rfind(implementation + "|", 0) == 0 ? "conv2d" + key.substr(implementation.size()) : key;
+      out.push_back(implementation + ":" + neutral);
+    }
+    return out;
+  };
+  auto expect_all_applied = [&](const std::vector<std::string>& tasks, const std::string& when) {
+    CliRun c = Tunefarm("compile squeezenet-1.1 --records " + db + " -o " + dir_ + "sq.tfa");
+    ASSERT_EQ(c.code, 0) << when << "\n" << c.output;
+    EXPECT_EQ(c.output.find("skipped"), std::string::npos) << when << "\n" << c.output;
+    for (const std::string& task : tasks) {
+      EXPECT_EQ(c.output.find("no tuning record for " + task + " "), std::string::npos)
+          << when << ": " << task << " was recorded but not applied\n" << c.output;
+    }
+    EXPECT_NE(c.output.find(" from records)"), std::string::npos) << when << "\n" << c.output;
+  };
+  const std::vector<std::string> tasks = recorded_tasks();
+  EXPECT_GE(tasks.size(), 10u);
+  expect_all_applied(tasks, "read as version 2");
+  EXPECT_EQ(user_version(), "2\n") << "a reader never upgrades the file";
+  EXPECT_TRUE(ReadFile(db) == original) << "a reader never writes the file";
+
+  WriteFile(dir_ + "none.jsonl", "");
+  ASSERT_EQ(Tunefarm("records import " + dir_ + "none.jsonl --records " + db).code, 0);  // a writer: upgrades it
+  ASSERT_EQ(user_version(), "3\n");
+  EXPECT_EQ(recorded_tasks(), tasks) << "the same tasks, now with target-neutral keys";
+  CliRun old_keys = tunefarm::testing::RunCommand("sqlite3 " + db + " \"SELECT COUNT(*) FROM workloads WHERE key LIKE 'conv2d_nchwc%'\"");
+  EXPECT_EQ(old_keys.output, "0\n");
+  expect_all_applied(tasks, "upgraded to version 3");
 }
 
 // Readers of a database they cannot write (a team's records in a read-only directory): records
@@ -244,7 +302,11 @@ TEST_F(CompileRunCli, ReadersWorkOnADatabaseInAReadOnlyDirectory) {
     EXPECT_EQ(r.code, 0) << reader << "\n" << r.output;
     EXPECT_EQ(r.output.find("readonly"), std::string::npos) << reader << "\n" << r.output;
   }
-  EXPECT_NE(ReadFile(dir_ + "out/export.jsonl").find("dense_pack|N1_I16|O8|NC|float32"), std::string::npos);
+  // Imported as written before schema version 3 (the key began with its template): exported with
+  // the target-neutral key and the template beside it.
+  EXPECT_NE(ReadFile(dir_ + "out/export.jsonl").find("\"workload\":\"dense|N1_I16|O8|NC|float32\",\"template\":\"dense_pack\""),
+            std::string::npos)
+      << ReadFile(dir_ + "out/export.jsonl");
   CliRun listing = tunefarm::testing::RunCommand("ls -A " + dir_ + "ro");
   EXPECT_EQ(listing.output, "team.db\n") << "a reader left files beside the database";
   // A writer is refused with SQLite's reason, and the database is unchanged.

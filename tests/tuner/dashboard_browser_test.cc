@@ -68,7 +68,8 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
   const Json task_list = Json::parse(tasks.output, nullptr, false);
   ASSERT_TRUE(task_list.is_array()) << tasks.output;
   std::map<std::string, int> weight;
-  for (const auto& t : task_list) weight[t["workload"]] = t["count"];
+  // A task: its template and (target-neutral) workload key, as the page's rows name it.
+  for (const auto& t : task_list) weight[t["template"].get<std::string>() + ":" + t["workload"].get<std::string>()] = t["count"];
   auto records = RecordsDb::Open(db, RecordsDb::Mode::kMustExist);
   ASSERT_TRUE(records.ok());
   auto trials = (*records)->List();
@@ -81,19 +82,23 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
   std::map<std::string, Expected> expected;
   TrialRecord sample;
   for (const auto& t : *trials) {
-    Expected& e = expected[t.workload_key];
+    Expected& e = expected[t.template_name + ":" + t.workload_key];
     ++e.trials;
     e.flops = t.flops;
     if (t.status == "ok" && (e.best_ms == 0 || t.mean_ms < e.best_ms)) e.best_ms = t.mean_ms;
     if (t.status == "ok") sample = t;
   }
   Json spec_tasks = Json::array();
-  for (const auto& [key, e] : expected) {
-    auto w = (*records)->FindWorkload(key);
-    ASSERT_TRUE(w.ok());
-    ASSERT_GT(e.best_ms, 0) << key << " has no successful trial";
-    spec_tasks.push_back({{"workload", key}, {"task_id", w->id}, {"trials", e.trials}, {"best_ms", e.best_ms},
-                          {"best_gflops", e.flops / (e.best_ms * 1e6)}, {"weight", weight.count(key) ? weight[key] : -1}});
+  for (const auto& [task, e] : expected) {
+    const std::string key = task.substr(task.find(':') + 1), implementation = task.substr(0, task.find(':'));
+    auto rows = (*records)->FindWorkloads(key);
+    ASSERT_TRUE(rows.ok());
+    int64_t task_id = 0;
+    for (const auto& w : *rows) task_id = w.template_name == implementation ? w.id : task_id;
+    ASSERT_GT(task_id, 0) << task;
+    ASSERT_GT(e.best_ms, 0) << task << " has no successful trial";
+    spec_tasks.push_back({{"task", task}, {"workload", key}, {"task_id", task_id}, {"trials", e.trials}, {"best_ms", e.best_ms},
+                          {"best_gflops", e.flops / (e.best_ms * 1e6)}, {"weight", weight.count(task) ? weight[task] : -1}});
   }
   // The failing trial to commit while the page is open: same workload and target as a real one.
   const std::string message = "injected failure 42: illegal instruction at the kernel's entry";
@@ -106,7 +111,7 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
     failing.costs_ms.clear();
     failing.mean_ms = 0;
     for (size_t i = 0; i < spec_tasks.size(); ++i) {
-      if (spec_tasks[i]["workload"] == sample.workload_key) std::swap(spec_tasks[0], spec_tasks[i]);
+      if (spec_tasks[i]["task"] == sample.template_name + ":" + sample.workload_key) std::swap(spec_tasks[0], spec_tasks[i]);
     }
     std::ofstream(inject_file) << failing.ToJson() << "\n";
   }

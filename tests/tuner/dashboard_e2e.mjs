@@ -68,8 +68,8 @@ try {
 
   // Model: the task table with the right figures.
   for (const t of spec.expected.tasks) {
-    const row = page.locator(`#task-table tr[data-workload="${t.workload}"]`);
-    check(await row.count() === 1, `model table has a row for ${t.workload}`);
+    const row = page.locator(`#task-table tr[data-task="${t.task}"]`);
+    check(await row.count() === 1, `model table has a row for ${t.task}`);
     if (await row.count() !== 1) continue;
     const cells = await row.locator('td').evaluateAll(tds => tds.map(td => td.dataset.value));
     // ID, Name, FLOP, Weight, Speed, Latency, Weighted Latency, Trials, Done

@@ -28,9 +28,13 @@ using Json = nlohmann::json;
 using tunefarm::testing::Http;
 
 const char* kTarget = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver4";
-const char* kConvKey = "conv2d_nchw|N1_C16_H14_W14|K32_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
-const char* kDenseKey = "dense|N1_K32|O10|float32";
-const char* kDenseAltKey = "dense_pack|N1_K32|O10|float32";  // another implementation of the dense
+// Target-neutral workload keys; a task is a key and its implementation (template), as a job's
+// progress names it "template:key".
+const char* kConvKey = "conv2d|N1_C16_H14_W14|K32_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
+const char* kDenseKey = "dense|N1_I32|O10|NC|float32";
+const char* kConvTask = "conv2d_nchw:conv2d|N1_C16_H14_W14|K32_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
+const char* kDenseTask = "dense:dense|N1_I32|O10|NC|float32";
+const char* kDenseAltTask = "dense_pack:dense|N1_I32|O10|NC|float32";  // another implementation of the dense
 constexpr double kConvFlops = 2.0 * 32 * 14 * 14 * 16 * 9, kDenseFlops = 2.0 * 32 * 10;
 
 std::string TempDir(const std::string& name) {
@@ -63,9 +67,9 @@ class DashboardApi : public ::testing::Test {
     job_ = *job;
     const Json progress = {{"trials_done", 11},
                            {"trials_budget", 40},
-                           {"tasks", {{{"workload", kConvKey}, {"weight", 2}, {"flops", kConvFlops}},
-                                      {{"workload", kDenseKey}, {"weight", 1}, {"flops", kDenseFlops}},
-                                      {{"workload", kDenseAltKey}, {"weight", 1}, {"flops", kDenseFlops}, {"alternative_of", kDenseKey}}}}};
+                           {"tasks", {{{"workload", kConvTask}, {"weight", 2}, {"flops", kConvFlops}},
+                                      {{"workload", kDenseTask}, {"weight", 1}, {"flops", kDenseFlops}},
+                                      {{"workload", kDenseAltTask}, {"weight", 1}, {"flops", kDenseFlops}, {"alternative_of", kDenseTask}}}}};
     ASSERT_TRUE(db_->UpdateJob(job_, "running", progress.dump()).ok());
     const int tiles[] = {1, 2, 4, 8};
     for (int i = 0; i < 8; ++i) {
@@ -79,7 +83,7 @@ class DashboardApi : public ::testing::Test {
     Add(kDenseKey, "dense", kDenseFlops, 0, R"({"tile_k":4})", "ok", "", 0.002);
     Add(kDenseKey, "dense", kDenseFlops, 1, R"({"tile_k":8})", "ok", "", 0.0015);
     Add(kDenseKey, "dense", kDenseFlops, 2, R"({"tile_k":16})", "timeout", "timed out after 10 s", 0, /*job=*/0);
-    Add(kDenseAltKey, "dense_pack", kDenseFlops, 0, R"({"tile_k":4})", "ok", "", 0.001);
+    Add(kDenseKey, "dense_pack", kDenseFlops, 0, R"({"tile_k":4})", "ok", "", 0.001);
     DashboardOptions options;
     options.records = {path_};
     options.listen = "127.0.0.1:0";
@@ -117,10 +121,14 @@ class DashboardApi : public ::testing::Test {
     return t.id;
   }
 
-  int64_t WorkloadId(const std::string& key) {
-    auto w = db_->FindWorkload(key);
-    EXPECT_TRUE(w.ok());
-    return w.ok() ? w->id : -1;
+  int64_t WorkloadId(const std::string& key, const std::string& implementation) {
+    auto rows = db_->FindWorkloads(key);
+    EXPECT_TRUE(rows.ok());
+    for (const WorkloadInfo& w : rows.ok() ? *rows : std::vector<WorkloadInfo>()) {
+      if (w.template_name == implementation) return w.id;
+    }
+    ADD_FAILURE() << "no " << implementation << " " << key;
+    return -1;
   }
 
   std::string dir_, path_, address_;
@@ -186,7 +194,7 @@ TEST_F(DashboardApi, TrialStreamAnswersOnlyWhatIsNew) {
   EXPECT_EQ(fresh["last_id"], b);
 
   // One task's stream: only its trials, and a position past the others.
-  const int64_t conv = WorkloadId(kConvKey);
+  const int64_t conv = WorkloadId(kConvKey, "conv2d_nchw");
   const Json conv_new = GetJson(address_, "/api/trials?task=" + std::to_string(conv) + "&after=" + std::to_string(last));
   ASSERT_EQ(conv_new["count"], 1);
   EXPECT_EQ(conv_new["trials"]["id"][0], b);
@@ -201,7 +209,7 @@ TEST_F(DashboardApi, TrialStreamAnswersOnlyWhatIsNew) {
 }
 
 TEST_F(DashboardApi, TaskViewRanksTheDecidingKnobAndGroupsErrors) {
-  const int64_t conv = WorkloadId(kConvKey);
+  const int64_t conv = WorkloadId(kConvKey, "conv2d_nchw");
   const Json t = GetJson(address_, "/api/task?id=" + std::to_string(conv));
   EXPECT_EQ(t["task"]["workload"], kConvKey);
   ASSERT_EQ(t["knobs"].size(), 2u) << t.dump();
@@ -225,10 +233,15 @@ TEST_F(DashboardApi, TaskViewRanksTheDecidingKnobAndGroupsErrors) {
   EXPECT_EQ(overview["jobs"][0]["state"], "running");
   EXPECT_TRUE(overview["farm"].is_null());  // no --tracker
 
-  const Json compare = GetJson(address_, "/api/compare?workload=" + std::string("dense%7CN1_K32%7CO10%7Cfloat32"));
-  ASSERT_EQ(compare["rows"].size(), 1u);
+  // The key is target-neutral: the compare view lists every implementation of the workload.
+  const Json compare = GetJson(address_, "/api/compare?workload=" + std::string("dense%7CN1_I32%7CO10%7CNC%7Cfloat32"));
+  ASSERT_EQ(compare["rows"].size(), 2u);
+  EXPECT_EQ(compare["rows"][0]["template"], "dense");
   EXPECT_EQ(compare["rows"][0]["trials"], 3);
   EXPECT_NEAR(compare["rows"][0]["best_ms"].get<double>(), 0.0015, 1e-12);
+  EXPECT_EQ(compare["rows"][1]["template"], "dense_pack");
+  EXPECT_EQ(compare["rows"][1]["trials"], 1);
+  EXPECT_NEAR(compare["rows"][1]["best_ms"].get<double>(), 0.001, 1e-12);
 }
 
 TEST_F(DashboardApi, HostileParametersGetClearClientErrors) {

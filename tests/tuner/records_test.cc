@@ -12,6 +12,7 @@
 #include "common/postgres_server.h"
 #include "common/test_files.h"
 #include "tunefarm/tuner/records.h"
+#include "tuner/records/records_sql.h"
 
 namespace tunefarm::tuner {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 TrialRecord Trial(const std::string& target, const std::string& model, const std::string& keys, int64_t config, double ms,
                   const std::string& status = "ok") {
   TrialRecord t;
-  t.workload_key = "conv2d_nchwc|W";
+  t.workload_key = "conv2d|W";
   t.template_name = "conv2d_nchwc";
   t.flops = 1e9;
   t.target = target;
@@ -99,19 +100,19 @@ TEST_P(RecordsOnEachEngine, KeepsEveryTrialAndFindsTheBestByTargetThenModelThenK
   EXPECT_EQ(*(*db)->CountTrials(), 5);  // failures are kept too
 
   std::string on;
-  auto exact = (*db)->Best("conv2d_nchwc|W", {"llvm -mcpu=a", "", {"cpu"}}, &on);
+  auto exact = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm -mcpu=a", "", {"cpu"}}, &on);
   ASSERT_TRUE(exact.ok() && exact->has_value());
   EXPECT_EQ((*exact)->config_index, 2);  // the fastest ok trial; the failed one never wins
   EXPECT_EQ(on, "target");
-  auto by_model = (*db)->Best("conv2d_nchwc|W", {"llvm -model=pi -mattr=+neon", "pi", {"arm_cpu", "cpu"}}, &on);
+  auto by_model = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm -model=pi -mattr=+neon", "pi", {"arm_cpu", "cpu"}}, &on);
   ASSERT_TRUE(by_model.ok() && by_model->has_value());
   EXPECT_EQ((*by_model)->config_index, 4);
   EXPECT_EQ(on, "model");
-  auto by_key = (*db)->Best("conv2d_nchwc|W", {"llvm -mcpu=c", "", {"cpu"}}, &on);
+  auto by_key = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm -mcpu=c", "", {"cpu"}}, &on);
   ASSERT_TRUE(by_key.ok() && by_key->has_value());
   EXPECT_EQ((*by_key)->config_index, 4);  // fastest among targets sharing the key "cpu"
   EXPECT_EQ(on, "keys");
-  auto none = (*db)->Best("conv2d_nchwc|W", {"cuda", "", {"cuda"}});
+  auto none = (*db)->Best("conv2d|W", "conv2d_nchwc", {"cuda", "", {"cuda"}});
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
 }
@@ -316,7 +317,7 @@ TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
                     "UPDATE trials SET mean_ms = 9e999 WHERE config_index = 4;\"").c_str()), 0);
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  auto best = (*db)->Best("conv2d_nchwc|W", {"llvm -mcpu=a", "", {"cpu"}});
+  auto best = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm -mcpu=a", "", {"cpu"}});
   ASSERT_TRUE(best.ok() && best->has_value()) << best.status().ToString();
   EXPECT_EQ((*best)->config_index, 1);
   EXPECT_DOUBLE_EQ((*best)->mean_ms, 2.0);
@@ -325,8 +326,8 @@ TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
   ASSERT_EQ(stats->size(), 1u);
   EXPECT_DOUBLE_EQ((*stats)[0].best_ms, 2.0);
   EXPECT_EQ(*(*db)->CountTrials(), 4);  // still listed as stored
-  EXPECT_EQ(*(*db)->CountUnusable("conv2d_nchwc|W", "llvm -mcpu=a"), 3);  // what readers report
-  EXPECT_EQ(*(*db)->CountUnusable("conv2d_nchwc|W", "llvm -mcpu=b"), 0);
+  EXPECT_EQ(*(*db)->CountUnusable("conv2d|W", "conv2d_nchwc", "llvm -mcpu=a"), 3);  // what readers report
+  EXPECT_EQ(*(*db)->CountUnusable("conv2d|W", "conv2d_nchwc", "llvm -mcpu=b"), 0);
 }
 
 // Readers never write the file they are pointed at (issue 30): an empty file or one reached
@@ -369,7 +370,7 @@ TEST_F(RecordsTest, ReadersNeverWriteAndRefuseWhatIsNotAFile) {
   auto older = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
   ASSERT_FALSE(older.ok());
   EXPECT_EQ(older.status().message(), "records database " + path_ +
-                                          " has schema version 1 and this tunefarm reads version 2; readers never write "
+                                          " has schema version 1 and this tunefarm reads version 3; readers never write "
                                           "it: a writing command (tunefarm tune, records import, tuner-daemon) upgrades it, "
                                           "keeping its trials");
   std::remove(empty.c_str());
@@ -400,7 +401,7 @@ TEST_F(RecordsTest, NegativeSchemaVersionIsRefusedNotACrash) {
 TEST_P(RecordsOnEachEngine, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
   auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(db.ok());
-  const std::string good = R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":1.0})";
+  const std::string good = R"({"workload":"w","template":"t","target":"llvm","status":"ok","config_index":0,"mean_ms":1.0})";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"workload":"w","target":"llvm","status":"fine","config_index":0})",
        "line 2: field 'status' is 'fine'; one of ok, instantiation_error, compile_error, runtime_error, timeout, "
@@ -418,6 +419,10 @@ TEST_P(RecordsOnEachEngine, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
       {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":-1})", "line 2: field 'mean_ms' must not be negative"},
       {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":1,"costs_ms":[1,-2]})",
        "line 2: field 'costs_ms' must hold non-negative numbers"},
+      // A trial is applied by its workload and implementation: a line must name both, unless its
+      // key is one written before schema version 3, which began with the template.
+      {R"({"workload":"dense|N1_I16|O8|NC|float32","target":"llvm","status":"ok","config_index":0,"mean_ms":1})",
+       "line 2: missing field 'template' (the implementation of workload 'dense|N1_I16|O8|NC|float32', e.g. conv2d_nchwc)"},
   };
   for (const auto& [line, message] : cases) {
     std::istringstream in(good + "\n" + line + "\n");
@@ -473,7 +478,7 @@ TEST_P(RecordsOnEachEngine, ClaimsGiveEachConfigToOneTunerUntilItsTrialOrItsExpi
   // What the other tuner recorded since a given trial.
   TrialRecord four = Trial("llvm", "", "cpu", 4, 0.5);
   ASSERT_TRUE((*b)->AddTrial(&four, "B").ok());
-  auto fresh = (*a)->TrialsOfTaskAfter(task.workload_key, "llvm", two.id);
+  auto fresh = (*a)->TrialsOfTaskAfter(task.workload_key, task.template_name, "llvm", two.id);
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
   ASSERT_EQ(fresh->size(), 1u);
   EXPECT_EQ((*fresh)[0].config_index, 4);
@@ -565,7 +570,7 @@ TEST_P(RecordsOnEachEngine, AValueOverTheLimitIsOneErrorAndKeepsTheRest) {
               std::string::npos)
         << all.status().ToString();
   }
-  auto best = (*db)->Best("conv2d_nchwc|W", {"llvm", "", {"cpu"}});
+  auto best = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm", "", {"cpu"}});
   ASSERT_TRUE(best.ok() && best->has_value()) << best.status().ToString();
   EXPECT_EQ((*best)->config_index, 1);
 }
@@ -581,7 +586,7 @@ TEST_P(RecordsOnEachEngine, AggregatesStreamsAndErrorGroupsAgree) {
                                      Trial("llvm -mcpu=b", "", "cpu", 5, 1.0)};
   trials[1].job_id = *job;
   TrialRecord other = Trial("llvm", "", "cpu", 9, 4.0);
-  other.workload_key = "conv2d_nchwc|V";
+  other.workload_key = "conv2d|V";
   trials.push_back(other);
   for (auto& t : trials) ASSERT_TRUE((*db)->AddTrial(&t).ok());
 
@@ -600,8 +605,10 @@ TEST_P(RecordsOnEachEngine, AggregatesStreamsAndErrorGroupsAgree) {
   EXPECT_EQ(*(*db)->CountTrialsOfJob(*job), 1);
   EXPECT_EQ(*(*db)->CountTrialsOfJob(0), 5);
 
-  auto w = (*db)->FindWorkload("conv2d_nchwc|W");
-  ASSERT_TRUE(w.ok());
+  auto rows = (*db)->FindWorkloads("conv2d|W");
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  const WorkloadInfo* w = &rows->front();
   auto after = (*db)->TrialsAfter(trials[1].id, w->id, 10);
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   ASSERT_EQ(after->size(), 3u);
@@ -622,7 +629,7 @@ TEST_P(RecordsOnEachEngine, AggregatesStreamsAndErrorGroupsAgree) {
   EXPECT_EQ((*db)->Workloads()->size(), 2u);
   EXPECT_EQ((*db)->Targets()->size(), 2u);
   EXPECT_EQ(*(*db)->LastTrialId(), trials.back().id);
-  auto similar = (*db)->ListSimilar("conv2d_nchwc", "llvm", "conv2d_nchwc|W", 10);
+  auto similar = (*db)->ListSimilar("conv2d_nchwc", "llvm", "conv2d|W", 10);
   ASSERT_TRUE(similar.ok());
   ASSERT_EQ(similar->size(), 1u);
   EXPECT_EQ((*similar)[0].config_index, 9);
@@ -726,18 +733,100 @@ TEST_F(RecordsTest, AVersionOneDatabaseIsUpgradedKeepingItsTrials) {
       " costs_ms TEXT NOT NULL DEFAULT '[]', mean_ms REAL, threads INTEGER NOT NULL DEFAULT 1, device_key TEXT NOT NULL DEFAULT '',"
       " device_info TEXT NOT NULL DEFAULT '', build_ms REAL NOT NULL DEFAULT 0, run_ms REAL NOT NULL DEFAULT 0, job_id INTEGER,"
       " created_at TEXT NOT NULL DEFAULT '');"
-      "INSERT INTO workloads VALUES (1, 'conv2d_nchwc|W', 'conv2d_nchwc', 1e9); INSERT INTO targets VALUES (1, 'llvm', '', 'cpu');"
+      "INSERT INTO workloads VALUES (1, 'conv2d_nchwc|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32', 'conv2d_nchwc', 1e9);"
+      "INSERT INTO targets VALUES (1, 'llvm', '', 'cpu');"
       "INSERT INTO trials(uid, workload_id, target_id, config_index, status, mean_ms) VALUES ('u1', 1, 1, 7, 'ok', 2.5);"
       "INSERT INTO jobs(spec, state) VALUES ('{}', 'running'); PRAGMA user_version = 1;";
   ASSERT_EQ(system(("sqlite3 " + path_ + " \"" + v1 + "\"").c_str()), 0);
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  EXPECT_EQ(*(*db)->SchemaVersion(), 2);
-  auto best = (*db)->Best("conv2d_nchwc|W", {"llvm", "", {"cpu"}});
+  EXPECT_EQ(*(*db)->SchemaVersion(), kRecordsSchemaVersion);
+  auto best = (*db)->Best("conv2d|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "conv2d_nchwc", {"llvm", "", {"cpu"}});
   ASSERT_TRUE(best.ok() && best->has_value());
   EXPECT_EQ((*best)->config_index, 7);
   EXPECT_EQ((*db)->ListJobs()->at(0).daemon, "");  // a job from before daemons had names
   EXPECT_EQ(*(*db)->Claim(Trial("llvm", "", "cpu", 0, 1), {8}, "A", 1000), (std::vector<int64_t>{8}));
+}
+
+// Schema version 3 made workload keys target-neutral: a database of version 2, whose keys began
+// with their implementation, is upgraded in place on either engine -- every key converted, every
+// trial kept and still applied by its (workload, implementation), claims of merged rows dropped.
+TEST_P(RecordsOnEachEngine, AVersionTwoDatabaseGetsTargetNeutralKeysAndKeepsEveryTrial) {
+  const bool postgres = GetParam() == "postgresql";
+  std::string sql;
+  for (size_t v = 0; v < 2; ++v) sql += postgres ? Migrations()[v].postgres : Migrations()[v].sqlite;
+  const std::string conv = "|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
+  sql += "INSERT INTO workloads(id, key, template, flops) VALUES"
+         " (1, 'conv2d_nchwc" + conv + "', 'conv2d_nchwc', 1e9),"
+         " (2, 'conv2d_nchwc_winograd" + conv + "', 'conv2d_nchwc_winograd', 1e9),"
+         " (3, 'dense_pack|N1_I16|O8|NC|float32', 'dense_pack', 256),"
+         " (4, 'batch_matmul|B2_M3_K4|N5|BMN|float32', 'batch_matmul', 120),"
+         " (5, 'odd|thing', 'x', 1),"
+         // Never written by tunefarm (its first field is not its template): kept as it is, and
+         // then the same (key, template) as row 1's converted key, so the two rows merge.
+         " (6, 'conv2d" + conv + "', 'conv2d_nchwc', 1e9);"
+         "INSERT INTO targets(id, target, model, keys) VALUES (1, 'llvm', '', 'cpu');"
+         "INSERT INTO trials(id, uid, workload_id, target_id, config_index, status, mean_ms) VALUES"
+         " (1, 'u1', 1, 1, 7, 'ok', 2.5), (2, 'u2', 2, 1, 3, 'ok', 1.5), (3, 'u3', 3, 1, 1, 'ok', 0.5),"
+         " (4, 'u4', 4, 1, 2, 'ok', 0.25), (5, 'u5', 5, 1, 0, 'ok', 9.0), (6, 'u6', 6, 1, 9, 'ok', 2.0),"
+         " (7, 'u7', 1, 1, 8, 'timeout', NULL);"
+         "INSERT INTO claims(workload_id, target_id, config_index, holder, expires_ms, trial_id) VALUES"
+         " (1, 1, 7, 'h', 0, 1), (6, 1, 9, 'h', 0, 6), (6, 1, 10, 'h', 99, NULL);";
+  // PostgreSQL's identity columns start past the ids given here, as they would have in use.
+  for (const char* table : {"workloads", "targets", "trials"}) {
+    if (postgres) sql += std::string("SELECT setval(pg_get_serial_sequence('") + table + "', 'id'), 100);";
+  }
+  sql += postgres ? "INSERT INTO tunefarm_schema(version) VALUES (2);" : "PRAGMA user_version = 2;";
+  if (postgres) sql = "CREATE TABLE tunefarm_schema(version INTEGER NOT NULL);" + sql;
+  const std::string file = ::testing::TempDir() + "records_v2_" + std::to_string(getpid()) + ".sql";
+  testing::WriteFile(file, sql);
+  const std::string load = postgres ? "psql -q -v ON_ERROR_STOP=1 '" + location_ + "' -f " + file + " > /dev/null"
+                                    : "sqlite3 " + location_ + " < " + file;
+  ASSERT_EQ(system(load.c_str()), 0) << load;
+  std::remove(file.c_str());
+
+  auto db = RecordsDb::Open(location_, RecordsDb::Mode::kMustExist);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(*(*db)->SchemaVersion(), kRecordsSchemaVersion);
+  EXPECT_EQ(*(*db)->CountTrials(), 7) << "nothing stored is lost";
+  const TargetMatch llvm{"llvm", "", {"cpu"}};
+  auto best = [&](const std::string& key, const std::string& implementation) {
+    auto b = (*db)->Best(key, implementation, llvm);
+    EXPECT_TRUE(b.ok() && b->has_value()) << implementation << " " << key;
+    return b.ok() && b->has_value() ? (*b)->config_index : -1;
+  };
+  EXPECT_EQ(best("conv2d" + conv, "conv2d_nchwc"), 9);  // rows 1 and 6 merged: 2.0 ms beats 2.5 ms
+  EXPECT_EQ(best("conv2d" + conv, "conv2d_nchwc_winograd"), 3);
+  EXPECT_EQ(best("dense|N1_I16|O8|NC|float32", "dense_pack"), 1);
+  EXPECT_EQ(best("batch_matmul|B2_M3_K4|N5|BMN|float32", "batch_matmul"), 2);
+  EXPECT_EQ(best("odd|thing", "x"), 0);
+  auto rows = (*db)->FindWorkloads("conv2d" + conv);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);  // one workload, two implementations
+  EXPECT_EQ((*rows)[0].id, 1);
+  EXPECT_EQ((*rows)[0].template_name, "conv2d_nchwc");
+  EXPECT_EQ((*rows)[1].template_name, "conv2d_nchwc_winograd");
+  EXPECT_EQ((*db)->Workloads()->size(), 5u);
+  EXPECT_EQ((*db)->List("conv2d" + conv, -1, "conv2d_nchwc")->size(), 3u);
+  EXPECT_EQ((*db)->List("conv2d" + conv)->size(), 4u);
+
+  // New trials of a converted task join its row; the merged row's open claim is gone and the
+  // survivor's completed one stays (config 7 is never measured again, 10 is free).
+  TrialRecord more = Trial("llvm", "", "cpu", 11, 0.1);
+  more.workload_key = "conv2d" + conv;
+  ASSERT_TRUE((*db)->AddTrial(&more).ok());
+  EXPECT_EQ(best("conv2d" + conv, "conv2d_nchwc"), 11);
+  EXPECT_EQ((*db)->Workloads()->size(), 5u);
+  EXPECT_EQ(*(*db)->Claim(more, {7, 10}, "A", 1000), (std::vector<int64_t>{10}));
+
+  // Lines exported before the change import as the same tasks.
+  std::istringstream old_line(
+      R"({"uid":"u8","workload":"conv2d_nchwc_winograd)" + conv +
+      R"(","template":"conv2d_nchwc_winograd","target":"llvm","status":"ok","config_index":4,"mean_ms":1.0})" + "\n");
+  auto imported = (*db)->ImportJsonLines(old_line);
+  ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+  EXPECT_EQ(best("conv2d" + conv, "conv2d_nchwc_winograd"), 4);
+  EXPECT_EQ((*db)->Workloads()->size(), 5u);
 }
 
 }  // namespace

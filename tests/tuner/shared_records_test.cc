@@ -73,7 +73,7 @@ TEST_F(SharedRecords, TwoTunersOnOneDatabaseMeasureEachConfigOnce) {
                 " GROUP BY workload_id, target_id, config_index HAVING COUNT(*) > 1) AS twice"),
             "0\n");
   std::map<std::string, int> per_workload;
-  for (const auto& t : Trials()) ++per_workload[t.workload_key];
+  for (const auto& t : Trials()) ++per_workload[t.template_name + ":" + t.workload_key];  // per task
   EXPECT_EQ(per_workload.size(), 4u);
   for (const auto& [key, n] : per_workload) {
     EXPECT_GE(n, 16) << key;
@@ -105,7 +105,7 @@ TEST_F(SharedRecords, ATunerKilledMidBatchLosesNoCommittedTrialAndItsClaimsAreRe
   std::map<std::string, std::set<int64_t>> configs;
   size_t trials = 0;
   for (const auto& t : Trials()) {
-    configs[t.workload_key].insert(t.config_index);
+    configs[t.template_name + ":" + t.workload_key].insert(t.config_index);  // per task
     ++trials;
   }
   size_t distinct = 0;

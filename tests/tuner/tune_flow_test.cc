@@ -51,7 +51,7 @@ class TuneFlow : public ::testing::Test {
   // Distinct (workload, config) pairs, and whether any pair was stored twice.
   struct Counts {
     size_t trials = 0, distinct = 0;
-    std::map<std::string, size_t> per_workload;
+    std::map<std::string, size_t> per_workload;  // per task: "template:workload key"
     std::set<std::string> device_keys, targets;
   };
   static Counts Count(const std::string& db_path) {
@@ -64,7 +64,8 @@ class TuneFlow : public ::testing::Test {
     std::set<std::pair<std::string, int64_t>> seen;
     for (const auto& t : *all) {
       ++c.trials;
-      if (seen.insert({t.workload_key, t.config_index}).second) ++c.per_workload[t.workload_key];
+      const std::string task = t.template_name + ":" + t.workload_key;
+      if (seen.insert({task, t.config_index}).second) ++c.per_workload[task];
       c.device_keys.insert(t.device_key);
       c.targets.insert(t.target);
     }
@@ -437,16 +438,16 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
   }
   auto compile = RunCommand(Cli("compile " + model_ + " --records " + db_path + " -o " + out));
   ASSERT_EQ(compile.code, 0) << compile.output;
-  EXPECT_NE(compile.output.find("warning: skipped 1 record(s) of " + valid.workload_key), std::string::npos) << compile.output;
+  EXPECT_NE(compile.output.find("warning: skipped 1 record(s) of " + valid.template_name + ":" + valid.workload_key), std::string::npos) << compile.output;
   EXPECT_NE(compile.output.find("whose config is not a valid point of its space (stale or edited records); none was applied"),
             std::string::npos) << compile.output;
-  EXPECT_NE(compile.output.find("warning: skipped 1 successful trial(s) of " + valid.workload_key), std::string::npos)
+  EXPECT_NE(compile.output.find("warning: skipped 1 successful trial(s) of " + valid.template_name + ":" + valid.workload_key), std::string::npos)
       << compile.output;
   auto artifact = runtime::Artifact::ReadFile(out);
   ASSERT_TRUE(artifact.ok()) << artifact.status().message();
   bool found = false;
   for (const auto& k : artifact->kernels) {
-    if (k.workload != valid.workload_key) continue;
+    if (k.workload != valid.template_name + ":" + valid.workload_key) continue;
     found = true;
     EXPECT_EQ(k.config_source, "records");
     EXPECT_EQ(k.config_index, valid.config_index);

@@ -115,7 +115,7 @@ TEST(Tune, TrialsAreCommittedAndARerunResumesWithoutRemeasuring) {
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->resumed, 8);
   EXPECT_EQ(second->trials, 4);  // only the missing ones
-  auto all = (*db)->List(w.Key());
+  auto all = (*db)->List(w.Key(), -1, w.implementation);
   ASSERT_TRUE(all.ok());
   std::set<int64_t> distinct;
   for (const auto& t : *all) EXPECT_TRUE(distinct.insert(t.config_index).second) << "config " << t.config_index << " measured twice";
@@ -141,13 +141,13 @@ TEST(Tune, CudaTaskBuildsPtxCandidatesAndRecordsEveryTrial) {
   o.batch = 4;
   o.tmp_root = dir;
   compiler::Workload w = compiler::DenseWorkload(1, 256, 100);
-  w.template_name = "dense_cuda";
+  w.implementation = "dense_cuda";
   auto target = compiler::ParseTarget("h100");
   ASSERT_TRUE(target.ok());
   auto summary = TuneTask(w, *target, o, local, **db, 1, 1, nullptr);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->trials, 8);
-  auto trials = (*db)->List(w.Key());
+  auto trials = (*db)->List(w.Key(), -1, w.implementation);
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 8u);
   const bool gpu = CudaDriver::Load().ok();
@@ -209,7 +209,7 @@ TEST(BuildOne, APtxasPastTheBuildTimeoutIsACompileErrorAndAStoppedPoolKillsIt) {
   const std::string saved = old ? old : "";
   setenv("TUNEFARM_PTXAS", slow.c_str(), 1);
   compiler::Workload w = compiler::Conv2dWorkload(1, 16, 14, 14, 16, 3, 3, 1, 1);
-  w.template_name = "conv2d_nchw_cuda";
+  w.implementation = "conv2d_nchw_cuda";
   auto target = compiler::ParseTarget("h100");
   ASSERT_TRUE(target.ok());
   auto config = compiler::FallbackConfigIndex(w, *target);
@@ -254,14 +254,14 @@ TEST(Tune, CudaCandidatesCarriedAcrossBatchesAreEachRecordedOnce) {
   o.build_jobs = 6;
   o.tmp_root = dir;
   compiler::Workload w = compiler::Conv2dWorkload(1, 32, 28, 28, 32, 3, 3, 1, 1);
-  w.template_name = "conv2d_nchw_cuda";
+  w.implementation = "conv2d_nchw_cuda";
   auto target = compiler::ParseTarget("h100");
   ASSERT_TRUE(target.ok());
   auto summary = TuneTask(w, *target, o, local, **db, 1, 1, nullptr);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->trials, 12);
   EXPECT_EQ(summary->built, 12);
-  auto trials = (*db)->List(w.Key());
+  auto trials = (*db)->List(w.Key(), -1, w.implementation);
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 12u);
   std::set<int64_t> configs;

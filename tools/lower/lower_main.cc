@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tunefarm-lower: what the kernel compiler does with one kernel: its IR after a pass, the pass times, its "
                "metadata (e.g. tunefarm-lower 'conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32')",
                "tunefarm-lower"};
-  app.add_option("WORKLOAD_KEY", key, "the workload, as tunefarm tasks prints it")->required();
+  app.add_option("WORKLOAD_KEY", key, "the task, as tunefarm tasks prints it: TEMPLATE:KEY")->required();
   app.add_option("--target", target_text, "the target (default native)")->type_name("T");
   tunefarm::AddIntFlag(app, "--config", &config, -1, INT64_MAX, "the config index (default -1: the fallback config)");
   app.add_option("--epilogue", epilogue, "fused after the op: bias, residual, relu or relu6, comma-separated")->type_name("LIST");
@@ -40,8 +40,11 @@ int main(int argc, char** argv) {
   app.add_flag("--time-passes", time_passes, "print the time of every pass");
   app.add_option("--object", object_path, "also write the ELF object there")->type_name("PATH");
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
-  auto workload = tc::Workload::FromKey(key);
+  auto workload = tc::Workload::FromImplementationKey(key);
   if (!workload.ok()) return Fail(workload.status().message());
+  if (workload->implementation.empty()) {
+    return Fail("WORKLOAD_KEY '" + key + "' names no implementation; give it as tunefarm tasks prints it: TEMPLATE:KEY");
+  }
   auto target = tc::ParseTarget(target_text);
   if (!target.ok()) return Fail(target.status().message());
   tc::KernelSpec spec{*workload, {}, *target, config, ""};

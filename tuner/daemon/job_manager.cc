@@ -338,7 +338,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
                                                          : Result<std::vector<compiler::Task>>(target.status());
   std::vector<std::string> keys;
   if (tasks.ok()) {
-    for (const auto& t : *tasks) keys.push_back(t.workload.Key() + " @ " + target->ToString());
+    for (const auto& t : *tasks) keys.push_back(t.workload.ImplementationKey() + " @ " + target->ToString());
   }
   auto overlaps = [&] {
     for (const auto& k : keys) {
@@ -404,7 +404,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
     for (const auto& t : *tasks) {
       scheduled.push_back({t.workload, t.count, t.default_workload});
       v1::TaskStatus* status = job->proto.add_tasks();
-      status->set_workload(t.workload.Key());
+      status->set_workload(t.workload.ImplementationKey());
       status->set_weight(t.count);
       status->set_flops(t.flops);
       status->set_alternative_of(t.default_workload);

@@ -15,6 +15,14 @@ constexpr int64_t kAllRows = std::numeric_limits<int64_t>::max();
 
 double Gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; }
 
+// A task as a job's progress names it: "implementation:workload key" (Workload::ImplementationKey),
+// or, in jobs run before schema version 3, the old key that began with its implementation.
+std::string StoredTaskKey(const std::string& stored) {
+  if (stored.empty() || stored.find(':') != std::string::npos) return stored;
+  const std::string implementation = stored.substr(0, stored.find('|'));
+  return implementation + ":" + NeutralWorkloadKey(stored, implementation);
+}
+
 Json NullIfZero(double v) { return v > 0 ? Json(v) : Json(nullptr); }
 
 Json TrialJson(const TrialRecord& t) {
@@ -59,7 +67,7 @@ Json JobJson(const JobRecord& job) {
 }
 
 struct ModelTask {
-  std::string workload;
+  std::string workload;  // the task: "implementation:workload key" (Workload::ImplementationKey)
   int weight = 1;
   double flops = 0;
   int64_t budget = 0;  // trials per task when the job has a sequential budget; 0: unknown
@@ -151,8 +159,8 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     const int64_t per_task = spec.is_object() && !spec.contains("total_trials") ? spec.value("trials_per_task", 0) : 0;
     if (progress.is_object() && progress.contains("tasks")) {
       for (const auto& t : progress["tasks"]) {
-        tasks.push_back({t.value("workload", ""), std::max(1, t.value("weight", 1)), t.value("flops", 0.0), per_task,
-                         t.value("alternative_of", "")});
+        tasks.push_back({StoredTaskKey(t.value("workload", "")), std::max(1, t.value("weight", 1)), t.value("flops", 0.0),
+                         per_task, StoredTaskKey(t.value("alternative_of", ""))});
       }
     }
   } else {
@@ -160,9 +168,9 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(job_id));
   std::map<std::string, const TaskStats*> by_key;
-  for (const auto& s : stats) by_key.emplace(s.workload_key, &s);
+  for (const auto& s : stats) by_key.emplace(s.template_name + ":" + s.workload_key, &s);
   if (job_id == 0) {
-    for (const auto& s : stats) tasks.push_back({s.workload_key, 1, s.flops, 0, ""});
+    for (const auto& s : stats) tasks.push_back({s.template_name + ":" + s.workload_key, 1, s.flops, 0, ""});
   }
 
   const LatencyEstimate estimate(tasks);
@@ -182,8 +190,8 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     const bool done = job_done || (t.budget > 0 && trials >= t.budget);
     rows.push_back(Json{{"task", i},
                         {"task_id", s ? s->workload_id : 0},
-                        {"workload", t.workload},
-                        {"template", s ? s->template_name : ""},
+                        {"workload", t.workload.substr(t.workload.find(':') + 1)},
+                        {"template", t.workload.substr(0, t.workload.find(':'))},
                         {"flops", flops},
                         {"weight", t.weight},
                         {"best_gflops", Gflops(flops, best_ms)},
@@ -304,40 +312,41 @@ Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& 
   Json rows = Json::array();
   bool found = false;
   for (size_t d = 0; d < dbs.size(); ++d) {
-    auto w = dbs[d]->FindWorkload(workload_key);
-    if (!w.ok()) {
-      if (w.status().code() == StatusCode::kNotFound) continue;
-      return w.status();
-    }
-    found = true;
     TUNEFARM_ASSIGN_OR_RETURN(auto targets, dbs[d]->Targets());
     std::map<int64_t, std::string> target_name(targets.begin(), targets.end());
-    TUNEFARM_ASSIGN_OR_RETURN(auto trials, dbs[d]->TrialsAfter(0, w->id, kAllRows));
-    struct Cell {
-      int64_t trials = 0, ok = 0, best_trial = 0;
-      double best_ms = 0;
-    };
-    std::map<std::pair<int64_t, std::string>, Cell> cells;  // (target, device)
-    for (const auto& p : trials) {
-      Cell& c = cells[{p.target_id, p.device_key}];
-      ++c.trials;
-      if (p.status != "ok") continue;
-      ++c.ok;
-      if (c.best_ms == 0 || p.mean_ms < c.best_ms) {
-        c.best_ms = p.mean_ms;
-        c.best_trial = p.id;
+    // Every implementation of the workload: the key is target-neutral, so a CPU template and a
+    // CUDA one of the same convolution compare side by side.
+    TUNEFARM_ASSIGN_OR_RETURN(auto implementations, dbs[d]->FindWorkloads(workload_key));
+    for (const WorkloadInfo& w : implementations) {
+      found = true;
+      TUNEFARM_ASSIGN_OR_RETURN(auto trials, dbs[d]->TrialsAfter(0, w.id, kAllRows));
+      struct Cell {
+        int64_t trials = 0, ok = 0, best_trial = 0;
+        double best_ms = 0;
+      };
+      std::map<std::pair<int64_t, std::string>, Cell> cells;  // (target, device)
+      for (const auto& p : trials) {
+        Cell& c = cells[{p.target_id, p.device_key}];
+        ++c.trials;
+        if (p.status != "ok") continue;
+        ++c.ok;
+        if (c.best_ms == 0 || p.mean_ms < c.best_ms) {
+          c.best_ms = p.mean_ms;
+          c.best_trial = p.id;
+        }
       }
-    }
-    for (const auto& [key, c] : cells) {
-      rows.push_back(Json{{"db", d},
-                          {"records", dbs[d]->location()},
-                          {"target", target_name[key.first]},
-                          {"device", key.second},
-                          {"trials", c.trials},
-                          {"ok_trials", c.ok},
-                          {"best_ms", NullIfZero(c.best_ms)},
-                          {"best_gflops", Gflops(w->flops, c.best_ms)},
-                          {"best_trial", c.best_trial}});
+      for (const auto& [key, c] : cells) {
+        rows.push_back(Json{{"db", d},
+                            {"records", dbs[d]->location()},
+                            {"template", w.template_name},
+                            {"target", target_name[key.first]},
+                            {"device", key.second},
+                            {"trials", c.trials},
+                            {"ok_trials", c.ok},
+                            {"best_ms", NullIfZero(c.best_ms)},
+                            {"best_gflops", Gflops(w.flops, c.best_ms)},
+                            {"best_trial", c.best_trial}});
+      }
     }
   }
   if (!found) return Status::NotFound("no workload \"" + workload_key.substr(0, 200) + "\" in any records database");

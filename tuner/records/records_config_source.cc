@@ -2,13 +2,12 @@
 
 namespace tunefarm::tuner {
 
-Result<compiler::BestConfig> RecordsConfigSource::Best(const std::string& workload_key,
-                                                       const compiler::Target& target) const {
+Result<compiler::BestConfig> RecordsConfigSource::Best(const compiler::Workload& w, const compiler::Target& target) const {
   std::lock_guard<std::mutex> lock(mu_);
   TargetMatch match{target.ToString(), target.model, target.keys};
   std::string matched_on;
-  TUNEFARM_ASSIGN_OR_RETURN(auto best, db_->Best(workload_key, match, &matched_on));
-  if (!best) return Status::NotFound("no record for " + workload_key);
+  TUNEFARM_ASSIGN_OR_RETURN(auto best, db_->Best(w.Key(), w.implementation, match, &matched_on));
+  if (!best) return Status::NotFound("no record for " + w.ImplementationKey());
   compiler::BestConfig out;
   out.config_index = best->config_index;
   out.cost_ms = best->mean_ms;
@@ -17,12 +16,12 @@ Result<compiler::BestConfig> RecordsConfigSource::Best(const std::string& worklo
   return out;
 }
 
-Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const std::string& workload_key,
+Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const compiler::Workload& w,
                                                                        const compiler::Target& target, int limit) const {
   std::lock_guard<std::mutex> lock(mu_);
   TargetMatch match{target.ToString(), target.model, target.keys};
   std::vector<std::string> matched_on;
-  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, db_->Ranked(workload_key, match, limit, &matched_on));
+  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, db_->Ranked(w.Key(), w.implementation, match, limit, &matched_on));
   std::vector<compiler::BestConfig> out;
   for (size_t i = 0; i < ranked.size(); ++i) {
     out.push_back({ranked[i].config_index, ranked[i].mean_ms, ranked[i].config_json, matched_on[i]});
@@ -30,10 +29,9 @@ Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const std:
   return out;
 }
 
-Result<int64_t> RecordsConfigSource::UnusableCount(const std::string& workload_key,
-                                                   const compiler::Target& target) const {
+Result<int64_t> RecordsConfigSource::UnusableCount(const compiler::Workload& w, const compiler::Target& target) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return db_->CountUnusable(workload_key, target.ToString());
+  return db_->CountUnusable(w.Key(), w.implementation, target.ToString());
 }
 
 }  // namespace tunefarm::tuner

@@ -13,10 +13,10 @@ namespace tunefarm::tuner {
 class RecordsConfigSource final : public compiler::ConfigSource {
  public:
   explicit RecordsConfigSource(std::unique_ptr<RecordsDb> db) : db_(std::move(db)) {}
-  Result<compiler::BestConfig> Best(const std::string& workload_key, const compiler::Target& target) const override;
-  Result<std::vector<compiler::BestConfig>> Ranked(const std::string& workload_key, const compiler::Target& target,
+  Result<compiler::BestConfig> Best(const compiler::Workload& w, const compiler::Target& target) const override;
+  Result<std::vector<compiler::BestConfig>> Ranked(const compiler::Workload& w, const compiler::Target& target,
                                                    int limit) const override;
-  Result<int64_t> UnusableCount(const std::string& workload_key, const compiler::Target& target) const override;
+  Result<int64_t> UnusableCount(const compiler::Workload& w, const compiler::Target& target) const override;
   std::string Describe() const override { return "records database " + db_->location(); }
 
  private:

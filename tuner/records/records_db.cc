@@ -121,6 +121,13 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::OpenSqliteReadOnly(const std::stri
   const int current = int(Migrations().size());
   if (version < 0 || version > current) return r->Migrate();  // refuses both, writing nothing
   if (version == current) return r;
+  // Version 2 differs from 3 only in how workload keys are written (they began with their
+  // template): a reader reads it as it is, so compile applies the records of a database an older
+  // tunefarm wrote without upgrading it (StoredKey).
+  if (version == 2) {
+    r->schema_version_ = version;
+    return r;
+  }
   // A reader never writes the file it was pointed at: not an empty file named by mistake (or
   // reached through someone's symbolic link), not an upgrade of an older schema.
   if (version == 0) {
@@ -174,13 +181,25 @@ Status RecordsDb::Migrate() {
   if (version == int(migrations.size())) return Status::OK();
   if (Status s = conn_->PrepareForWrites(); !s.ok()) return Error("cannot prepare for writing", s);
   const bool postgres = conn_->engine() == SqlConnection::Engine::kPostgres;
-  for (int v = version; v < int(migrations.size()); ++v) {
-    if (Status s = conn_->LockSchema(); !s.ok()) return Error("cannot lock the schema", s);
-    Status s = MigrateOnce(v, postgres ? migrations[size_t(v)].postgres : migrations[size_t(v)].sqlite);
-    conn_->UnlockSchema();
-    TUNEFARM_RETURN_IF_ERROR(s);
+  // SQLite rebuilds a table to change its constraints (migration 3), which its foreign keys must
+  // not see half-done: they are off while migrating (SQLite ignores the pragma inside a
+  // transaction) and on again after. The migrations keep every id, so nothing dangles.
+  if (!postgres) {
+    if (Status s = conn_->Exec("PRAGMA foreign_keys=OFF"); !s.ok()) return Error("cannot prepare the schema upgrade", s);
   }
-  return Status::OK();
+  Status status;
+  for (int v = version; v < int(migrations.size()) && status.ok(); ++v) {
+    if (Status s = conn_->LockSchema(); !s.ok()) {
+      status = Error("cannot lock the schema", s);
+      break;
+    }
+    status = MigrateOnce(v, postgres ? migrations[size_t(v)].postgres : migrations[size_t(v)].sqlite);
+    conn_->UnlockSchema();
+  }
+  if (!postgres) {
+    if (Status s = conn_->Exec("PRAGMA foreign_keys=ON"); !s.ok() && status.ok()) status = Error("cannot finish the schema upgrade", s);
+  }
+  return status;
 }
 
 Status RecordsDb::MigrateOnce(int from_version, const char* ddl) {
@@ -202,28 +221,46 @@ Status RecordsDb::MigrateOnce(int from_version, const char* ddl) {
 }
 
 Result<int64_t> RecordsDb::StoredId(std::map<std::string, int64_t>* cache, const std::string& key, const char* insert,
-                                     const char* select, const std::function<void(SqlQuery&)>& bind, const char* what) {
+                                     const char* select, const std::function<void(SqlQuery&, bool insert)>& bind,
+                                     const char* what) {
   if (auto it = cache->find(key); it != cache->end()) return it->second;
   auto ins = conn_->Query(insert);  // ON CONFLICT DO NOTHING: another writer may store it first
-  bind(*ins);
+  bind(*ins, true);
   if (auto r = ins->Next(); !r.ok()) return Error(std::string("cannot store ") + what, r.status());
   auto q = conn_->Query(select);
-  q->Bind(1, key);
+  bind(*q, false);
   auto row = q->Next();
   if (!row.ok() || !*row) return Error(std::string("cannot read the id of a ") + what, row.ok() ? Status::IOError("not found") : row.status());
   return (*cache)[key] = q->Int(0);
 }
 
+std::string RecordsDb::StoredKey(const std::string& workload_key, const std::string& implementation) const {
+  const size_t bar = workload_key.find('|');
+  if (schema_version_ >= 3 || implementation.empty() || bar == std::string::npos) return workload_key;
+  return implementation + workload_key.substr(bar);  // "conv2d|N1..." by conv2d_nchwc was "conv2d_nchwc|N1..."
+}
+
+std::string RecordsDb::TaskCacheKey(const TrialRecord& t) { return t.template_name + ":" + t.workload_key; }
+
 Result<int64_t> RecordsDb::WorkloadId(const TrialRecord& t) {
-  return StoredId(&workload_ids_, t.workload_key, "INSERT INTO workloads(key, template, flops) VALUES(?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
-                  "SELECT id FROM workloads WHERE key = ?1",
-                  [&](SqlQuery& q) { q.Bind(1, t.workload_key).Bind(2, t.template_name).Bind(3, t.flops); }, "workload");
+  return StoredId(&workload_ids_, TaskCacheKey(t),
+                  "INSERT INTO workloads(key, template, flops) VALUES(?1, ?2, ?3) ON CONFLICT(key, template) DO NOTHING",
+                  "SELECT id FROM workloads WHERE key = ?1 AND template = ?2",
+                  [&](SqlQuery& q, bool insert) {
+                    q.Bind(1, t.workload_key).Bind(2, t.template_name);
+                    if (insert) q.Bind(3, t.flops);
+                  },
+                  "workload");
 }
 
 Result<int64_t> RecordsDb::TargetId(const TrialRecord& t) {
   return StoredId(&target_ids_, t.target, "INSERT INTO targets(target, model, keys) VALUES(?1, ?2, ?3) ON CONFLICT(target) DO NOTHING",
                   "SELECT id FROM targets WHERE target = ?1",
-                  [&](SqlQuery& q) { q.Bind(1, t.target).Bind(2, t.target_model).Bind(3, t.target_keys); }, "target");
+                  [&](SqlQuery& q, bool insert) {
+                    q.Bind(1, t.target);
+                    if (insert) q.Bind(2, t.target_model).Bind(3, t.target_keys);
+                  },
+                  "target");
 }
 
 Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* id, std::string* created_at) {
@@ -259,7 +296,7 @@ Status RecordsDb::AddTrial(TrialRecord* t, const std::string& claim_holder) {
   if (s.ok() && !claim_holder.empty()) {
     auto done = conn_->Query(
         "UPDATE claims SET trial_id = ?1 WHERE workload_id = ?2 AND target_id = ?3 AND config_index = ?4 AND holder = ?5");
-    done->Bind(1, id).Bind(2, workload_ids_[t->workload_key]).Bind(3, target_ids_[t->target]).Bind(4, t->config_index);
+    done->Bind(1, id).Bind(2, workload_ids_[TaskCacheKey(*t)]).Bind(3, target_ids_[t->target]).Bind(4, t->config_index);
     done->Bind(5, claim_holder);
     if (auto r = done->Next(); !r.ok()) s = Error("cannot complete the claim", r.status());
   }
@@ -388,10 +425,11 @@ Status RecordsDb::ReleaseClaims(const TrialRecord& task, const std::vector<int64
   return Status::OK();
 }
 
-Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string& workload_key, const std::string& target,
+Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string& workload_key, const std::string& implementation,
+                                                              const std::string& target,
                                                               int64_t after_id) {
-  auto q = conn_->Query(std::string(kSelectTrial) + "WHERE w.key = ?1 AND g.target = ?2 AND t.id > ?3 ORDER BY t.id");
-  q->Bind(1, workload_key).Bind(2, target).Bind(3, after_id);
+  auto q = conn_->Query(std::string(kSelectTrial) + "WHERE w.key = ?1 AND g.target = ?2 AND t.id > ?3 AND w.template = ?4 ORDER BY t.id");
+  q->Bind(1, workload_key).Bind(2, target).Bind(3, after_id).Bind(4, implementation);
   std::vector<TrialRecord> out;
   Status status;
   while (Step(*q, &status)) out.push_back(ReadTrial(*q));

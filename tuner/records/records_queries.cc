@@ -36,34 +36,34 @@ WorkloadInfo ReadWorkload(const SqlQuery& q) { return WorkloadInfo{q.Int(0), q.T
 
 }  // namespace
 
-Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_key, const TargetMatch& target,
-                                                   std::string* matched_on) {
+Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_key, const std::string& implementation,
+                                                   const TargetMatch& target, std::string* matched_on) {
   std::vector<std::string> on;
-  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, Ranked(workload_key, target, 1, &on));
+  TUNEFARM_ASSIGN_OR_RETURN(auto ranked, Ranked(workload_key, implementation, target, 1, &on));
   if (ranked.empty()) return std::optional<TrialRecord>();
   if (matched_on) *matched_on = on[0];
   return std::optional<TrialRecord>(std::move(ranked[0]));
 }
 
-Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_key, const TargetMatch& target, int limit,
-                                                   std::vector<std::string>* matched_on) {
+Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_key, const std::string& implementation,
+                                                   const TargetMatch& target, int limit, std::vector<std::string>* matched_on) {
   const std::string order = std::string(" AND ") + kUsableTrial + " ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
   struct Match {
     const char* name;
     std::string where;
     std::string arg;
   };
-  std::vector<Match> steps = {{"target", "WHERE w.key = ?1 AND g.target = ?2", target.target}};
-  if (!target.model.empty()) steps.push_back({"model", "WHERE w.key = ?1 AND g.model = ?2", target.model});
+  std::vector<Match> steps = {{"target", "WHERE w.key = ?1 AND w.template = ?4 AND g.target = ?2", target.target}};
+  if (!target.model.empty()) steps.push_back({"model", "WHERE w.key = ?1 AND w.template = ?4 AND g.model = ?2", target.model});
   for (const auto& k : target.keys) {
-    steps.push_back({"keys", "WHERE w.key = ?1 AND (',' || g.keys || ',') LIKE ('%,' || CAST(?2 AS TEXT) || ',%')", k});
+    steps.push_back({"keys", "WHERE w.key = ?1 AND w.template = ?4 AND (',' || g.keys || ',') LIKE ('%,' || CAST(?2 AS TEXT) || ',%')", k});
   }
   std::vector<TrialRecord> out;
   std::set<int64_t> seen;
   for (const auto& step : steps) {
     if (int(out.size()) >= limit) break;
     auto q = conn_->Query(std::string(kSelectTrial) + step.where + order);
-    q->Bind(1, workload_key).Bind(2, step.arg).Bind(3, int64_t(limit));
+    q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, step.arg).Bind(3, int64_t(limit)).Bind(4, implementation);
     Status status;
     while (int(out.size()) < limit && Step(*q, &status)) {
       TrialRecord t = ReadTrial(*q);
@@ -76,20 +76,22 @@ Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_k
   return out;
 }
 
-Result<int64_t> RecordsDb::CountUnusable(const std::string& workload_key, const std::string& target) {
+Result<int64_t> RecordsDb::CountUnusable(const std::string& workload_key, const std::string& implementation,
+                                         const std::string& target) {
   auto q = conn_->Query(std::string("SELECT COUNT(*) FROM trials t JOIN workloads w ON w.id = t.workload_id"
-                                    " JOIN targets g ON g.id = t.target_id WHERE w.key = ?1 AND g.target = ?2"
+                                    " JOIN targets g ON g.id = t.target_id WHERE w.key = ?1 AND g.target = ?2 AND w.template = ?3"
                                     " AND t.status = 'ok' AND NOT COALESCE(") + kUsableTrial + ", FALSE)");
-  q->Bind(1, workload_key).Bind(2, target);
+  q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, target).Bind(3, implementation);
   auto row = q->Next();
   if (!row.ok()) return Error("cannot count unusable trials", row.status());
   return q->Int(0);
 }
 
-Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit) {
+Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit,
+                                                 const std::string& implementation) {
   auto q = conn_->Query(std::string(kSelectTrial) + (workload_key.empty() ? "WHERE CAST(?1 AS TEXT) = ''" : "WHERE w.key = ?1") +
-                        " ORDER BY t.id LIMIT ?2");
-  q->Bind(1, workload_key).Bind(2, SqlLimit(limit));
+                        (implementation.empty() ? " AND CAST(?3 AS TEXT) = ''" : " AND w.template = ?3") + " ORDER BY t.id LIMIT ?2");
+  q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, SqlLimit(limit)).Bind(3, implementation);
   Status status;
   auto out = Rows(*q, ReadTrial, &status);
   if (!status.ok()) return Error("cannot list trials", status);
@@ -237,13 +239,13 @@ Result<WorkloadInfo> RecordsDb::GetWorkload(int64_t id) {
   return ReadWorkload(*q);
 }
 
-Result<WorkloadInfo> RecordsDb::FindWorkload(const std::string& key) {
-  auto q = conn_->Query("SELECT id, key, template, flops FROM workloads WHERE key = ?1");
+Result<std::vector<WorkloadInfo>> RecordsDb::FindWorkloads(const std::string& key) {
+  auto q = conn_->Query("SELECT id, key, template, flops FROM workloads WHERE key = ?1 ORDER BY id");
   q->Bind(1, key);
-  auto row = q->Next();
-  if (!row.ok()) return Error("cannot read the workload", row.status());
-  if (!*row) return Status::NotFound("no workload " + key.substr(0, 200) + " in " + location());
-  return ReadWorkload(*q);
+  Status status;
+  auto out = Rows(*q, ReadWorkload, &status);
+  if (!status.ok()) return Error("cannot read the workload", status);
+  return out;
 }
 
 Result<std::vector<std::pair<int64_t, std::string>>> RecordsDb::Targets() {

@@ -118,6 +118,54 @@ CREATE TABLE claims (
 );
 ALTER TABLE jobs ADD COLUMN daemon TEXT NOT NULL DEFAULT '';
 )sql"},
+      // 3: target-neutral workload keys. A key named its implementation ("conv2d_nchwc|N1_C64...");
+      // now it names the operator ("conv2d|N1_C64...", from its layout field: NCHW conv2d, NC
+      // dense, BMN batch_matmul) and the template column alone names the implementation, so a
+      // workloads row is one (key, template) pair. Rows keep their ids, so trials and claims keep
+      // pointing at them; a key whose first field is not its template (never written by tunefarm)
+      // is kept as it was. Should two rows meet on one (key, template), the lower id keeps both
+      // rows' trials and the other's unmeasured claims go. (TrialRecord::FromJson converts an
+      // exported line's key by the same rule: NeutralWorkloadKey.)
+      {R"sql(
+CREATE TABLE workload_keys_v3 AS SELECT id AS old_id,
+  CASE WHEN instr(key, '|') > 1 AND substr(key, 1, instr(key, '|') - 1) = template THEN
+         (CASE WHEN key LIKE '%|NCHW|%' THEN 'conv2d' WHEN key LIKE '%|NC|%' THEN 'dense'
+               WHEN key LIKE '%|BMN|%' THEN 'batch_matmul' ELSE template END) || substr(key, instr(key, '|'))
+       ELSE key END AS key, template, flops FROM workloads;
+CREATE TABLE workloads_v3 (
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  template TEXT NOT NULL,
+  flops REAL NOT NULL DEFAULT 0,
+  UNIQUE (key, template)
+);
+INSERT INTO workloads_v3(id, key, template, flops)
+  SELECT MIN(old_id), key, template, MAX(flops) FROM workload_keys_v3 GROUP BY key, template;
+UPDATE trials SET workload_id = (SELECT w.id FROM workload_keys_v3 m JOIN workloads_v3 w
+                                 ON w.key = m.key AND w.template = m.template WHERE m.old_id = trials.workload_id)
+  WHERE workload_id NOT IN (SELECT id FROM workloads_v3);
+DELETE FROM claims WHERE workload_id NOT IN (SELECT id FROM workloads_v3);
+DROP TABLE workloads;
+ALTER TABLE workloads_v3 RENAME TO workloads;
+DROP TABLE workload_keys_v3;
+)sql",
+       R"sql(
+CREATE TEMP TABLE workload_keys_v3 ON COMMIT DROP AS SELECT id AS old_id,
+  CASE WHEN strpos(key, '|') > 1 AND substr(key, 1, strpos(key, '|') - 1) = template THEN
+         (CASE WHEN key LIKE '%|NCHW|%' THEN 'conv2d' WHEN key LIKE '%|NC|%' THEN 'dense'
+               WHEN key LIKE '%|BMN|%' THEN 'batch_matmul' ELSE template END) || substr(key, strpos(key, '|'))
+       ELSE key END AS key, template, flops FROM workloads;
+CREATE TEMP TABLE workload_keep_v3 ON COMMIT DROP AS
+  SELECT m.old_id, k.keep FROM workload_keys_v3 m
+  JOIN (SELECT key, template, MIN(old_id) AS keep FROM workload_keys_v3 GROUP BY key, template) k
+  ON k.key = m.key AND k.template = m.template;
+UPDATE trials SET workload_id = k.keep FROM workload_keep_v3 k WHERE trials.workload_id = k.old_id AND k.keep <> k.old_id;
+DELETE FROM claims USING workload_keep_v3 k WHERE claims.workload_id = k.old_id AND k.keep <> k.old_id;
+DELETE FROM workloads USING workload_keep_v3 k WHERE workloads.id = k.old_id AND k.keep <> k.old_id;
+ALTER TABLE workloads DROP CONSTRAINT workloads_key_key;
+UPDATE workloads SET key = m.key FROM workload_keys_v3 m WHERE workloads.id = m.old_id;
+ALTER TABLE workloads ADD CONSTRAINT workloads_key_template_key UNIQUE (key, template);
+)sql"},
   };
   return kMigrations;
 }

@@ -124,7 +124,29 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
     if (text->find('\0') != std::string::npos) return Status::InvalidArgument("a text field holds a NUL byte");
   }
   if (t.workload_key.empty() || t.target.empty()) return Status::InvalidArgument("fields 'workload' and 'target' must not be empty");
+  // A trial is applied by its workload and implementation. A line without "template" is read as
+  // written before schema version 3, whose key began with its implementation.
+  if (t.template_name.empty()) {
+    const std::string first = t.workload_key.substr(0, t.workload_key.find('|'));
+    if (NeutralWorkloadKey(t.workload_key, first) == t.workload_key) {
+      return Status::InvalidArgument("missing field 'template' (the implementation of workload '" + t.workload_key.substr(0, 200) +
+                                     "', e.g. conv2d_nchwc)");
+    }
+    t.template_name = first;
+  }
+  t.workload_key = NeutralWorkloadKey(t.workload_key, t.template_name);
   return t;
+}
+
+std::string NeutralWorkloadKey(const std::string& key, const std::string& template_name) {
+  const size_t bar = key.find('|');
+  if (bar == std::string::npos || bar == 0 || key.compare(0, bar, template_name) != 0) return key;
+  // The layout field names the operator's parameters (tunefarm/compiler/workload.h's Key()).
+  const char* op = key.find("|NCHW|") != std::string::npos ? "conv2d"
+                   : key.find("|NC|") != std::string::npos ? "dense"
+                   : key.find("|BMN|") != std::string::npos ? "batch_matmul"
+                                                            : nullptr;
+  return op ? op + key.substr(bar) : key;
 }
 
 }  // namespace tunefarm::tuner

@@ -54,7 +54,7 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
   for (size_t i = 0; i < tasks.size(); ++i) {
     group[i] = i;
     for (size_t j = 0; j < tasks.size() && !tasks[i].alternative_of.empty(); ++j) {
-      if (tasks[j].workload.Key() == tasks[i].alternative_of) group[i] = j;
+      if (tasks[j].workload.ImplementationKey() == tasks[i].alternative_of) group[i] = j;
     }
   }
   // How much task i's latency matters: 1 for the best of its group, best / own for the others.

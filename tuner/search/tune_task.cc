@@ -134,7 +134,7 @@ std::string ClaimHolder() {
 std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload& workload, const compiler::Target& target,
                                                        RecordsDb& db, int jobs) {
   std::vector<SearchOptions::TransferGroup> groups;
-  auto similar = db.ListSimilar(workload.template_name, target.ToString(), workload.Key(), 2000);
+  auto similar = db.ListSimilar(workload.implementation, target.ToString(), workload.Key(), 2000);
   if (!similar.ok() || similar->empty()) return groups;
   std::map<std::string, std::vector<const TrialRecord*>> by_workload;
   for (const auto& t : *similar) {
@@ -143,6 +143,7 @@ std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload&
   for (const auto& [key, trials] : by_workload) {
     auto w = compiler::Workload::FromKey(key);
     if (!w.ok() || trials.size() < 8) continue;
+    w->implementation = workload.implementation;
     auto space = compiler::GetConfigSpace(*w, target);
     if (!space.ok()) continue;
     TaskFeatures features(*w, target, *space, jobs);
@@ -212,14 +213,14 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   TUNEFARM_RETURN_IF_ERROR(db.HoldClaimHolder(s.holder));
   TUNEFARM_RETURN_IF_ERROR(db.ReleaseDeadClaims(s.holder));
   s.task.workload_key = workload.Key();
-  s.task.template_name = workload.template_name;
+  s.task.template_name = workload.implementation;
   s.task.flops = s.flops;
   s.task.target = s.target_string;
   s.task.target_model = target.model;
   s.task.target_keys = s.target_keys;
 
   // Resume: what the database already holds for this workload on this target.
-  TUNEFARM_ASSIGN_OR_RETURN(auto previous, db.List(workload.Key()));
+  TUNEFARM_ASSIGN_OR_RETURN(auto previous, db.List(workload.Key(), -1, workload.implementation));
   for (const auto& t : previous) s.trials_seen.First(t.id);
   std::vector<int64_t> seen;
   std::vector<double> seen_gflops;
@@ -270,7 +271,7 @@ TaskProgress TaskTuner::progress() const {
 Status TaskTuner::TakeInOthersTrials() {
   State& s = *state_;
   TUNEFARM_ASSIGN_OR_RETURN(auto fresh,
-                            s.db->TrialsOfTaskAfter(s.task.workload_key, s.target_string, s.trials_seen.ReadFrom()));
+                            s.db->TrialsOfTaskAfter(s.task.workload_key, s.task.template_name, s.target_string, s.trials_seen.ReadFrom()));
   std::vector<int64_t> configs;
   std::vector<double> gflops;
   for (const auto& t : fresh) {
@@ -462,7 +463,7 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
   for (size_t i = 0; i < built.size(); ++i) {
     TrialRecord t;
     t.workload_key = s.workload.Key();
-    t.template_name = s.workload.template_name;
+    t.template_name = s.workload.implementation;
     t.flops = s.flops;
     t.target = s.target_string;
     t.target_model = s.target.model;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <iostream>
 #include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -130,7 +131,18 @@ int Records(const RecordsFlags& f) {
     if (!s.ok()) return Fail(s.message());
     return 0;
   }
-  auto trials = (*db)->List(f.workload);
+  // --workload: a key as `tunefarm tasks` prints it ("conv2d_nchwc:conv2d|N1..."), a workload key
+  // alone (every implementation), or a key from before schema version 3 ("conv2d_nchwc|N1...").
+  std::string workload = f.workload, implementation;
+  if (const size_t colon = workload.find(':'); colon != std::string::npos) {
+    implementation = workload.substr(0, colon);
+    workload = workload.substr(colon + 1);
+  } else if (const std::string first = workload.substr(0, workload.find('|'));
+             tuner::NeutralWorkloadKey(workload, first) != workload) {
+    implementation = first;
+    workload = tuner::NeutralWorkloadKey(workload, first);
+  }
+  auto trials = (*db)->List(workload, -1, implementation);
   if (!trials.ok()) return Fail(trials.status().message());
   if (sub == "list") {
     if (json) {
@@ -141,18 +153,18 @@ int Records(const RecordsFlags& f) {
     for (const auto& t : *trials) {
       double gflops = t.status == "ok" && t.mean_ms > 0 ? t.flops / (t.mean_ms * 1e6) : 0;
       std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(), t.mean_ms,
-                  gflops, static_cast<long long>(t.config_index), t.workload_key.c_str(), t.target.c_str(),
+                  gflops, static_cast<long long>(t.config_index), (t.template_name + ":" + t.workload_key).c_str(), t.target.c_str(),
                   t.error_message.empty() ? "" : "  ", t.error_message.c_str());
     }
     return 0;
   }
-  // best and stats group by (workload, target).
+  // best and stats group by (implementation, workload, target).
   struct Group {
     int64_t trials = 0, ok = 0;
     std::map<std::string, int64_t> errors;
     const tuner::TrialRecord* best = nullptr;
   };
-  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
   std::string target_filter;
   if (!f.target.empty()) {
     auto t = compiler::ParseTarget(f.target);
@@ -161,7 +173,7 @@ int Records(const RecordsFlags& f) {
   }
   for (const auto& t : *trials) {
     if (!target_filter.empty() && t.target != target_filter) continue;
-    Group& g = groups[{t.workload_key, t.target}];
+    Group& g = groups[{t.template_name, t.workload_key, t.target}];
     ++g.trials;
     if (t.status == "ok") {
       ++g.ok;
@@ -173,8 +185,9 @@ int Records(const RecordsFlags& f) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& [key, g] : groups) {
     nlohmann::ordered_json e;
-    e["workload"] = key.first;
-    e["target"] = key.second;
+    e["template"] = std::get<0>(key);
+    e["workload"] = std::get<1>(key);
+    e["target"] = std::get<2>(key);
     e["trials"] = g.trials;
     e["ok"] = g.ok;
     if (g.best) {
@@ -190,7 +203,8 @@ int Records(const RecordsFlags& f) {
     return 0;
   }
   for (const auto& e : out) {
-    std::printf("%s on %s: %lld trials, %lld ok", e["workload"].get<std::string>().c_str(), e["target"].get<std::string>().c_str(),
+    std::printf("%s:%s on %s: %lld trials, %lld ok", e["template"].get<std::string>().c_str(),
+                e["workload"].get<std::string>().c_str(), e["target"].get<std::string>().c_str(),
                 static_cast<long long>(e["trials"].get<int64_t>()), static_cast<long long>(e["ok"].get<int64_t>()));
     if (e.contains("best_mean_ms")) {
       std::printf(", best config %lld: %.4f ms (%.2f GFLOPS)", static_cast<long long>(e["best_config_index"].get<int64_t>()),
@@ -242,7 +256,7 @@ Action DeclareRecords(CLI::App& app) {
     } else if (name == "export") {
       sub->add_option("-o,--output", f->output, "write to FILE atomically (default: stdout)")->type_name("FILE");
     } else {
-      sub->add_option("--workload", f->workload, "only this workload (a key as tunefarm tasks prints it)")->type_name("KEY");
+      sub->add_option("--workload", f->workload, "only this task (a key as tunefarm tasks prints it), or every implementation of a workload key")->type_name("KEY");
       if (name != "list") {
         AddTargetFlag(*sub, &f->target)->description("only records of this target");
       }

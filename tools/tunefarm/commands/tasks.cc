@@ -34,7 +34,7 @@ int Tasks(const TasksFlags& f) {
     for (size_t i = 0; i < tasks->size(); ++i) {
       const auto& t = (*tasks)[i];
       out.push_back({{"index", i + 1},
-                     {"template", t.workload.template_name},
+                     {"template", t.workload.implementation},
                      {"workload", t.workload.Key()},
                      {"target", target->ToString()},
                      {"count", t.count},
@@ -54,7 +54,7 @@ int Tasks(const TasksFlags& f) {
   for (size_t i = 0; i < tasks->size(); ++i) {
     const auto& t = (*tasks)[i];
     std::printf("[Task %2zu/%2zu] x%-2d %8.1f MFLOP  space %8lld  %s%s\n", i + 1, tasks->size(), t.count, t.flops / 1e6,
-                (long long)t.config_space_size, t.workload.Key().c_str(), t.alternative ? "  (alternative implementation)" : "");
+                (long long)t.config_space_size, t.workload.ImplementationKey().c_str(), t.alternative ? "  (alternative implementation)" : "");
   }
   return 0;
 }

@@ -34,7 +34,7 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
     std::string errors;
     for (const auto& [kind, n] : s.errors) errors += kind + ":" + std::to_string(n) + " ";
     std::printf("%-6zu %-8d %8d %10.2f %10.2f %7.2fx  %s%s\n", i + 1, s.trials, s.resumed, s.best_gflops, s.fallback_gflops,
-                s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(), s.workload.Key().c_str());
+                s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(), s.workload.ImplementationKey().c_str());
   }
   // Where this run's time went, over every task: what to speed up when the farm is slow.
   tuner::TaskSummary all;

@@ -91,10 +91,13 @@ function disposeCharts() {
 }
 
 function shortWorkload(key) {
-  // "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3..." -> "conv2d_nchwc N1_C64_H56_W56 K64_R3x3..."
+  // "conv2d|N1_C64_H56_W56|K64_R3x3..." -> "conv2d N1_C64_H56_W56 K64_R3x3..."
   const parts = String(key).split('|');
   return parts.slice(0, 3).join(' ');
 }
+
+// A task: its implementation and its (target-neutral) workload.
+function taskName(t) { return (t.template ? t.template + ' ' : '') + shortWorkload(t.workload); }
 
 function setLive(text) { document.getElementById('live').textContent = text; }
 
@@ -231,9 +234,9 @@ function taskTable(tasks) {
   // MetaSchedule's task table: ID, Name, FLOP, Weight, Speed (GFLOPS), Latency (us), Weighted Latency (us), Trials, Done.
   return table([['ID', 'num'], ['Name'], ['FLOP', 'num'], ['Weight', 'num'], ['Speed (GFLOPS)', 'num'], ['Latency (us)', 'num'],
     ['Weighted Latency (us)', 'num'], ['Trials', 'num'], ['Done']],
-  tasks.map(t => h('tr', { 'data-workload': t.workload },
+  tasks.map(t => h('tr', { 'data-workload': t.workload, 'data-task': t.template + ':' + t.workload },
     numCell(t.task, t.task),
-    h('td', { class: 'mono' }, t.task_id ? h('a', { href: '#/task/' + t.task_id }, shortWorkload(t.workload)) : shortWorkload(t.workload),
+    h('td', { class: 'mono' }, t.task_id ? h('a', { href: '#/task/' + t.task_id }, taskName(t)) : taskName(t),
       t.alternative_of === null ? null : h('span', { class: 'muted' }, ' (alternative of task ' + t.alternative_of + ')')),
     numCell(t.flops, fmt.int(Math.round(t.flops))), numCell(t.weight, t.weight),
     numCell(t.best_gflops, fmt.num(t.best_gflops, 2)), numCell(t.latency_us, fmt.ms(t.latency_us)),
@@ -414,15 +417,15 @@ views.compare = {
     if (workload) {
       const c = await api('compare', { workload });
       parts.push(h('p', { class: 'mono' }, c.workload),
-        table([['records'], ['target'], ['device'], ['trials', 'num'], ['ok', 'num'], ['best (ms)', 'num'], ['best GFLOP/s', 'num']],
-          c.rows.map(r => h('tr', {}, h('td', { class: 'mono' }, r.records), h('td', { class: 'mono' }, r.target), h('td', {}, r.device),
+        table([['records'], ['implementation'], ['target'], ['device'], ['trials', 'num'], ['ok', 'num'], ['best (ms)', 'num'], ['best GFLOP/s', 'num']],
+          c.rows.map(r => h('tr', {}, h('td', { class: 'mono' }, r.records), h('td', { class: 'mono' }, r.template), h('td', { class: 'mono' }, r.target), h('td', {}, r.device),
             numCell(r.trials, r.trials), numCell(r.ok_trials, r.ok_trials), numCell(r.best_ms, fmt.ms(r.best_ms)),
             numCell(r.best_gflops, fmt.num(r.best_gflops, 2)))), { id: 'compare-table' }),
         h('div', { class: 'chart', id: 'chart-compare' }));
       root.replaceChildren(...parts);
       chart(document.getElementById('chart-compare'), 'compare', {
         tooltip: { trigger: 'axis' }, grid: { left: 60, right: 20, top: 30, bottom: 120 },
-        xAxis: { type: 'category', data: c.rows.map(r => (config.records.length > 1 ? '[' + r.db + '] ' : '') + r.target.split(' ')[0] + (r.device ? ' @ ' + r.device : '')),
+        xAxis: { type: 'category', data: c.rows.map(r => (config.records.length > 1 ? '[' + r.db + '] ' : '') + r.template + ' ' + r.target.split(' ')[0] + (r.device ? ' @ ' + r.device : '')),
           axisLabel: { rotate: 20 } },
         yAxis: { type: 'value', name: 'best GFLOP/s' },
         series: [{ type: 'bar', data: c.rows.map(r => Number(r.best_gflops.toFixed(3))) }],

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
 #include "tunefarm/runtime/result.h"
 
 namespace tunefarm::compiler {
@@ -25,25 +26,26 @@ struct BestConfig {
 class ConfigSource {
  public:
   virtual ~ConfigSource() = default;
-  // The best measured config of workload_key for target; NotFound when there is none.
-  virtual Result<BestConfig> Best(const std::string& workload_key, const Target& target) const = 0;
+  // The best measured config of w (its Key() and implementation) for target; NotFound when there
+  // is none.
+  virtual Result<BestConfig> Best(const Workload& w, const Target& target) const = 0;
   // The fastest measured configs, best first, at most `limit`: the compiler takes the first one
   // that is still a valid point of its space, so one stale or corrupt record never hides the valid
   // ones behind it. Empty when there is none. The default asks Best() alone.
-  virtual Result<std::vector<BestConfig>> Ranked(const std::string& workload_key, const Target& target, int limit) const;
-  // How many successful trials of workload_key on target the source holds but never offers,
+  virtual Result<std::vector<BestConfig>> Ranked(const Workload& w, const Target& target, int limit) const;
+  // How many successful trials of w on target the source holds but never offers,
   // because their time is not a finite positive number (a hand-edited or hostile record): the
   // compiler reports the count and applies none of them. The default source has none.
-  virtual Result<int64_t> UnusableCount(const std::string& /*workload_key*/, const Target& /*target*/) const {
+  virtual Result<int64_t> UnusableCount(const Workload& /*w*/, const Target& /*target*/) const {
     return int64_t(0);
   }
   // For messages: "records database ./tunefarm.db".
   virtual std::string Describe() const = 0;
 };
 
-inline Result<std::vector<BestConfig>> ConfigSource::Ranked(const std::string& workload_key, const Target& target,
+inline Result<std::vector<BestConfig>> ConfigSource::Ranked(const Workload& w, const Target& target,
                                                            int limit) const {
-  auto best = Best(workload_key, target);
+  auto best = Best(w, target);
   if (!best.ok()) {
     if (best.status().code() == StatusCode::kNotFound) return std::vector<BestConfig>();
     return best.status();

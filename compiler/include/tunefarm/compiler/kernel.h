@@ -45,7 +45,8 @@ struct KernelBufferInfo {
 // Everything a caller needs to run a kernel it did not build: the kernel's metadata.
 struct KernelInfo {
   std::string symbol;
-  std::string workload_key;
+  std::string workload_key;    // Workload::Key(), target-neutral
+  std::string implementation;  // the template that computes it
   std::string epilogue;
   std::string target;
   int64_t config_index = 0;

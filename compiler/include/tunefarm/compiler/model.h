@@ -1,9 +1,10 @@
 // Models: loading (ONNX files), graph optimization and task extraction.
 //
-// A Task is one distinct tunable workload of a model on a target (template + workload key),
-// with how often the model runs it: what `tunefarm tasks` lists and the tuner tunes. An operator
-// with several implementations (dense: dense_pack and dense_nopack) gives one task per
-// implementation; the compiler runs whichever has the fastest record.
+// A Task is one distinct tunable workload of a model on a target with one implementation of it
+// (workload.Key() + workload.implementation), with how often the model runs it: what `tunefarm
+// tasks` lists and the tuner tunes. An operator with several implementations (dense: dense_pack
+// and dense_nopack) gives one task per implementation, all with the same workload key; the
+// compiler runs whichever has the fastest record.
 #ifndef TUNEFARM_COMPILER_MODEL_H_
 #define TUNEFARM_COMPILER_MODEL_H_
 
@@ -26,7 +27,8 @@ struct Task {
   // Another implementation of nodes whose default is a different task (its FLOPs are already
   // counted there: sum only the defaults for the model's total).
   bool alternative = false;
-  std::string default_workload;     // when alternative: the key of the nodes' default task
+  // When alternative: the nodes' default task, as its workload's ImplementationKey().
+  std::string default_workload;
 };
 
 // Loads MODEL (an .onnx path or a zoo name such as resnet-18), runs the compiler's graph pipeline

@@ -1,9 +1,13 @@
-// Workload: what one tunable operator computes (template + shapes), independent of how.
+// Workload: what one tunable operator computes (the operator + its parameters), and which
+// implementation (schedule template) computes it.
 //
-// The workload key is a canonical string of the template name and every parameter that changes
-// the computation (shapes, strides, pads, dilation, groups, layout, dtype): stable across runs and
-// machines, it keys tuning records. Fused epilogues (bias, activation, residual add) are not part
-// of the key: they do not change the config space, so one tuning result serves every epilogue.
+// The workload key is a canonical string of the operator and every parameter that changes the
+// computation (shapes, strides, pads, dilation, groups, layout, dtype): target-neutral and stable
+// across runs and machines. The implementation is a field of its own, never part of the key: the
+// same convolution is one workload whether conv2d_nchwc (CPU), conv2d_nchw_cuda or a Winograd
+// template computes it, and tasks and tuning records are keyed by (workload key, implementation).
+// Fused epilogues (bias, activation, residual add) are in neither: they do not change the config
+// space, so one tuning result serves every epilogue.
 #ifndef TUNEFARM_COMPILER_WORKLOAD_H_
 #define TUNEFARM_COMPILER_WORKLOAD_H_
 
@@ -49,32 +53,46 @@ struct BatchMatmulParams {
 constexpr int64_t kMaxWindowAttribute = int64_t(1) << 16;  // kernel, stride, dilation, pad
 constexpr int64_t kMaxTensorElements = int64_t(1) << 40;   // elements of any one tensor
 
-// Template names: CPUs conv2d_nchwc, depthwise_conv2d_nchwc, dense_pack, dense_nopack,
-// batch_matmul; CUDA conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, dense_cuda,
-// dense_small_batch_cuda, batch_matmul_cuda.
-struct Workload {
-  std::string template_name;
-  Conv2dParams conv;  // conv templates
-  DenseParams dense;  // dense templates
-  BatchMatmulParams batch_matmul;  // batch_matmul templates
-  std::string dtype = "float32";
+// The tunable operators; each names the parameter struct its workloads fill.
+enum class OpKind { kConv2d, kDense, kBatchMatmul };
+const char* OpKindName(OpKind op);  // "conv2d", "dense", "batch_matmul": the key's first field
 
-  // e.g. "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
-  // "batch_matmul|B12_M197_K64|N197|BMN|float32"
+struct Workload {
+  OpKind op = OpKind::kConv2d;
+  Conv2dParams conv;  // kConv2d
+  DenseParams dense;  // kDense
+  BatchMatmulParams batch_matmul;  // kBatchMatmul
+  std::string dtype = "float32";
+  // The schedule template computing it (the template table, schedule/template_table.h): CPUs
+  // conv2d_nchwc, depthwise_conv2d_nchwc, conv2d_nchwc_winograd, dense_pack, dense_nopack,
+  // batch_matmul; CUDA conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, conv2d_nchw_winograd_cuda,
+  // dense_cuda, dense_small_batch_cuda, batch_matmul_cuda. Empty for a workload recognized in a
+  // graph before an implementation is chosen (Implementations lists them per target).
+  std::string implementation;
+
+  // Target-neutral: e.g. "conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
+  // "batch_matmul|B12_M197_K64|N197|BMN|float32".
   std::string Key() const;
-  // The template computes a dense layer (dense fields), a batched product of activations
-  // (batch_matmul fields), else a convolution (conv fields).
-  bool is_dense() const;
-  bool is_batch_matmul() const;
+  // What tasks, records lookups and messages name: "conv2d_nchwc:" + Key(), or Key() alone
+  // without an implementation.
+  std::string ImplementationKey() const;
+  bool is_dense() const { return op == OpKind::kDense; }
+  bool is_batch_matmul() const { return op == OpKind::kBatchMatmul; }
   // Multiply-adds count as 2 FLOPs; bias and epilogue are not counted.
   double Flops() const;
-  // Parses Key()'s form; a key whose numbers Validate refuses is an error naming the field.
+  // Parses Key()'s form (implementation left empty); a key whose numbers Validate refuses is an
+  // error naming the field.
   static Result<Workload> FromKey(const std::string& key);
+  // Parses ImplementationKey()'s form.
+  static Result<Workload> FromImplementationKey(const std::string& key);
   // Every extent at least 1 (pads at least 0), window attributes within kMaxWindowAttribute, groups
   // dividing both channel counts, and the input, weight and output within kMaxTensorElements.
   Status Validate() const;
 };
 
+// Workloads with their CPU default implementation (conv2d_nchwc or depthwise_conv2d_nchwc,
+// dense_pack or dense_nopack, batch_matmul), for tools, tests and benchmarks; set `implementation`
+// for another.
 Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t kh, int64_t kw, int64_t stride,
                         int64_t pad, int64_t dilation = 1, int64_t groups = 1);
 Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features, bool packed = true);

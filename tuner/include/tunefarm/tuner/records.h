@@ -27,7 +27,7 @@
 
 namespace tunefarm::tuner {
 
-inline constexpr int kRecordsSchemaVersion = 2;
+inline constexpr int kRecordsSchemaVersion = 3;
 
 // Outcomes of a trial; "ok" has costs, every other has a message.
 // ok | instantiation_error | compile_error | runtime_error | timeout | wrong_answer | bad_request
@@ -36,6 +36,9 @@ std::string TrialStatusList();  // "ok, instantiation_error, ..." for messages
 struct TrialRecord {
   int64_t id = 0;             // assigned by the database
   std::string uid;            // globally unique; import skips trials already present
+  // The record key: what was measured (the target-neutral workload key of
+  // tunefarm/compiler/workload.h), by which implementation (the template, "template" in JSON and
+  // in the workloads table), on which target.
   std::string workload_key;
   std::string template_name;
   double flops = 0;
@@ -58,6 +61,13 @@ struct TrialRecord {
   // InvalidArgument naming the missing or mistyped field.
   static Result<TrialRecord> FromJson(const std::string& line);
 };
+
+// A workload key as schema version 3 stores it. Before it, a key began with its implementation
+// ("conv2d_nchwc|N1_C64..."); now with the operator ("conv2d|N1_C64..."), the implementation being
+// the template field. A key whose first field is its template becomes the operator's key (from its
+// layout field, as migration 3 does); any other key is returned as it is. FromJson applies it, so
+// lines exported before the change import as the same tasks.
+std::string NeutralWorkloadKey(const std::string& key, const std::string& template_name);
 
 // A tuning job of tuner-daemon: its spec and progress as JSON (the daemon's proto messages in
 // their JSON form), and its state: queued | running | done | failed | cancelled.
@@ -112,8 +122,10 @@ class SqlQuery;
 class RecordsDb {
  public:
   // kReadOnly: for readers (records list/best/stats/export, compile --records). Never writes, so
-  // it works in a read-only directory or on a read-only mount; a database of an older schema is
-  // upgraded first where the file is writable, and otherwise refused naming both versions.
+  // it works in a read-only directory or on a read-only mount. A SQLite file of schema version 2 is
+  // read as it is (its keys in their older form, which the queries by workload key and
+  // implementation match); an older one is refused naming both versions and the writing commands
+  // that upgrade it. (On PostgreSQL the shared database is upgraded on open.)
   // `location`: a SQLite file, or a PostgreSQL server's database as a postgresql:// URL or a
   // libpq keyword string (IsPostgresRecords). On PostgreSQL the database itself must exist (the
   // server's administrator creates it); kCreate and kMustExist both create the tables.
@@ -157,24 +169,28 @@ class RecordsDb {
   Status ReleaseDeadClaims(const std::string& own_holder);
   // Releases holder's unmeasured claims on these configs (a batch that failed half-way).
   Status ReleaseClaims(const TrialRecord& task, const std::vector<int64_t>& configs, const std::string& holder);
-  // Trials of a task (workload on target) with id > after_id, in id order: what other tuners
-  // sharing the database measured since. (PostgreSQL assigns ids at insert, not at commit: a
+  // Trials of a task (workload by an implementation on target) with id > after_id, in id order:
+  // what other tuners sharing the database measured since. (PostgreSQL assigns ids at insert, not at commit: a
   // reader that wants every trial looks back a little below its last id and skips known ones.)
-  Result<std::vector<TrialRecord>> TrialsOfTaskAfter(const std::string& workload_key, const std::string& target,
+  Result<std::vector<TrialRecord>> TrialsOfTaskAfter(const std::string& workload_key, const std::string& implementation,
+                                                     const std::string& target,
                                                      int64_t after_id);
-  // The fastest successful trial of workload_key for the target: same target string first, then
+  // The fastest successful trial of workload_key by `implementation` for the target: same target string first, then
   // same device model, then a shared key. *matched_on says which ("target", "model", "keys"); the
   // caller checks that the config still means the same point of its space (config_json).
-  Result<std::optional<TrialRecord>> Best(const std::string& workload_key, const TargetMatch& target,
+  Result<std::optional<TrialRecord>> Best(const std::string& workload_key, const std::string& implementation,
+                                          const TargetMatch& target,
                                           std::string* matched_on = nullptr);
   // The same order, up to `limit` trials (each matched once, at its first step); matched_on gets
   // one entry per trial.
-  Result<std::vector<TrialRecord>> Ranked(const std::string& workload_key, const TargetMatch& target, int limit,
+  Result<std::vector<TrialRecord>> Ranked(const std::string& workload_key, const std::string& implementation,
+                                          const TargetMatch& target, int limit,
                                           std::vector<std::string>* matched_on = nullptr);
-  // Trials of workload_key on exactly `target` with status 'ok' whose mean_ms is not a finite
+  // Trials of workload_key by `implementation` on exactly `target` with status 'ok' whose mean_ms is not a finite
   // positive number (NULL, NaN, zero, negative, infinite): Best/Ranked never return them, and
   // readers report this count instead.
-  Result<int64_t> CountUnusable(const std::string& workload_key, const std::string& target);
+  Result<int64_t> CountUnusable(const std::string& workload_key, const std::string& implementation,
+                                const std::string& target);
   // Every trial that reads back within the limits and that `records import` would accept
   // (TrialRecord::FromJson of its JSON), one at a time in id order, so that one bad row costs only
   // itself; *skipped gets "trial N: why" for each one left out.
@@ -182,8 +198,10 @@ class RecordsDb {
   // What is wrong with the database, one line each (empty: nothing): SQL objects tunefarm never
   // writes (triggers, views), a failed SQLite integrity check, and the trials Salvage leaves out.
   Result<std::vector<std::string>> Check();
-  // Trials in insertion order, optionally of one workload (empty: all).
-  Result<std::vector<TrialRecord>> List(const std::string& workload_key = "", int64_t limit = -1);
+  // Trials in insertion order, optionally of one workload (empty: all) and of one implementation
+  // of it (empty: every implementation).
+  Result<std::vector<TrialRecord>> List(const std::string& workload_key = "", int64_t limit = -1,
+                                        const std::string& implementation = "");
   // Successful trials with a usable time of other workloads of a template on one target, newest
   // first (transfer learning).
   Result<std::vector<TrialRecord>> ListSimilar(const std::string& template_name, const std::string& target,
@@ -202,9 +220,10 @@ class RecordsDb {
   // The fastest successful trials of a workload (every target), fastest first.
   Result<std::vector<TrialRecord>> FastestTrials(int64_t workload_id, int64_t limit);
   Result<std::vector<WorkloadInfo>> Workloads();
-  // NotFound naming the id or key.
+  // NotFound naming the id.
   Result<WorkloadInfo> GetWorkload(int64_t id);
-  Result<WorkloadInfo> FindWorkload(const std::string& key);
+  // Every implementation of the workload key (one row each), in id order; empty when none.
+  Result<std::vector<WorkloadInfo>> FindWorkloads(const std::string& key);
   Result<std::vector<std::pair<int64_t, std::string>>> Targets();  // id, target string
   Result<int64_t> LastTrialId();  // 0: none
   Result<int64_t> CountTrialsOfJob(int64_t job_id);  // 0: trials outside daemon jobs (job index)
@@ -237,12 +256,17 @@ class RecordsDb {
   Status Error(const std::string& what, const Status& cause);
   // The id of a workload or target row, stored first when missing (cached per connection).
   Result<int64_t> StoredId(std::map<std::string, int64_t>* cache, const std::string& key, const char* insert, const char* select,
-                           const std::function<void(SqlQuery&)>& bind, const char* what);
+                           const std::function<void(SqlQuery&, bool insert)>& bind, const char* what);
+  static std::string TaskCacheKey(const TrialRecord& t);  // workload_ids_'s key: template and workload key
   Result<int64_t> WorkloadId(const TrialRecord& t);
   Result<int64_t> TargetId(const TrialRecord& t);
   // Inserts one trial inside the caller's transaction; *id 0 when its uid was present.
   Status Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* id, std::string* created_at);
+  // The key as the open database stores it: workload_key itself, or, in a version-2 database a
+  // reader left as it is, its form then ("conv2d_nchwc|N1..." for conv2d|N1... by conv2d_nchwc).
+  std::string StoredKey(const std::string& workload_key, const std::string& implementation) const;
   std::unique_ptr<SqlConnection> conn_;
+  int schema_version_ = kRecordsSchemaVersion;  // 2: a version-2 database opened by a reader
   // Ids of workloads and targets known to be stored: a trial then costs one INSERT.
   std::map<std::string, int64_t> workload_ids_, target_ids_;
 };
