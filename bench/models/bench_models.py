@@ -183,6 +183,15 @@ def main():
         result["latency"].append({"model": m, "threads": t, "runtime": name,
                                   "median_ms": statistics.median(x["median_ms"] for x in runs),
                                   "min_ms": min(x["min_ms"] for x in runs)})
+    # Parallel efficiency at 2 threads: the 1-thread time over twice the 2-thread time (1.0: the second
+    # core halves the time; issue 34's bar is 0.85), medians of each.
+    result["parallel_efficiency_2t"] = []
+    for m in models:
+        for name in names:
+            one, two = (next(e for e in result["latency"] if e["model"] == m and e["threads"] == t and e["runtime"] == name)
+                        for t in (1, 2))
+            result["parallel_efficiency_2t"].append({"model": m, "runtime": name,
+                                                      "efficiency": one["median_ms"] / (2 * two["median_ms"])})
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(result, f, indent=1)
@@ -199,6 +208,12 @@ def main():
             if ort and tuned:  # >= 1.0x: the tuned model is at least as fast as ONNX Runtime
                 ratio += f" | {row['onnxruntime']['median_ms'] / row['tunefarm-tuned']['median_ms']:.2f}x"
             print(f"| {m} | {t} | " + " | ".join(cells) + ratio + " |")
+    print("\nParallel efficiency at 2 threads (1-thread median / (2 x 2-thread median)):\n")
+    print("| model | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for m in models:
+        eff = {e["runtime"]: e["efficiency"] for e in result["parallel_efficiency_2t"] if e["model"] == m}
+        print(f"| {m} | " + " | ".join(f"{eff[n]:.2f}" for n in names) + " |")
     print(f"\nresnet-50 compile (CLI wall clock, best of 3): {min(compile_s):.2f} s")
     for m, mem in memory.items():
         rss = f", max RSS {mem['max_rss_bytes'] / 2**20:.1f} MiB" if mem["max_rss_bytes"] else ""

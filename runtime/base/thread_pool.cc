@@ -1,12 +1,44 @@
 #include "tunefarm/runtime/thread_pool.h"
 
+#include <chrono>
 #include <memory>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace tunefarm::runtime {
 namespace {
+
 thread_local bool tls_inside_parallel = false;
 std::mutex g_pool_mutex;
-std::unique_ptr<ThreadPool> g_pool;  // guarded by g_pool_mutex
+std::unique_ptr<ThreadPool> g_pool;          // guarded by g_pool_mutex
+std::atomic<ThreadPool*> g_pool_fast{nullptr};  // g_pool's pointer, read without the mutex per region
+
+// One spin step: tells the core this is a wait loop (the sibling hyperthread gets the pipeline, and
+// leaving the loop costs no memory-order flush).
+inline void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// Spins until done() or `micros` passed; true when done() held.
+template <typename Done>
+bool SpinUntil(int micros, Done done) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::microseconds(micros);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      Pause();
+    }
+    if (Clock::now() >= deadline) return done();
+  }
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {
@@ -16,7 +48,7 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+    stopping_.store(true);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -39,21 +71,20 @@ void ThreadPool::RunChunk(int participant) {
 void ThreadPool::WorkerLoop(int worker_index) {
   uint64_t seen = 0;
   for (;;) {
-    // Spin briefly: kernels are launched back to back and a condvar wake costs tens of µs.
-    for (int spin = 0; spin < 20000 && published_generation_.load(std::memory_order_acquire) == seen;
-         ++spin) {
-      std::this_thread::yield();
-    }
-    {
+    // Sequentially consistent loads: each side's store, then its load of the other's (see the header).
+    auto published = [&] { return generation_.load() != seen || stopping_.load(); };
+    if (!SpinUntil(kWorkerSpinMicros, published)) {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
+      sleeping_workers_.fetch_add(1);
+      wake_.wait(lock, published);
+      sleeping_workers_.fetch_sub(1);
     }
+    if (stopping_.load()) return;
+    seen = generation_.load();
     RunChunk(worker_index);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
+      std::lock_guard<std::mutex> lock(mu_);  // the caller is inside wait() or past its check
+      done_.notify_one();
     }
   }
 }
@@ -65,31 +96,42 @@ int32_t ThreadPool::ParallelFor(int64_t n, TunefarmParallelBody body, void* clos
   job_n_ = n;
   job_body_ = body;
   job_closure_ = closure;
-  job_error_.store(0);
-  {
+  job_error_.store(0, std::memory_order_relaxed);
+  pending_.store(num_threads_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1);  // publishes the job (sequentially consistent: see sleeping_workers_)
+  if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    pending_ = num_threads_ - 1;
-    ++generation_;
-    published_generation_.store(generation_, std::memory_order_release);
+    wake_.notify_all();
   }
-  wake_.notify_all();
   RunChunk(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  auto all_done = [&] { return pending_.load() == 0; };
+  if (!SpinUntil(kCallerSpinMicros, all_done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeping_.store(true);
+    done_.wait(lock, all_done);
+    caller_sleeping_.store(false);
+  }
   return job_error_.load();
 }
 
 ThreadPool& ThreadPool::Global() {
+  if (ThreadPool* pool = g_pool_fast.load(std::memory_order_acquire)) return *pool;
   std::lock_guard<std::mutex> lock(g_pool_mutex);
-  if (!g_pool) g_pool = std::make_unique<ThreadPool>(1);
+  if (!g_pool) {
+    g_pool = std::make_unique<ThreadPool>(1);
+    g_pool_fast.store(g_pool.get(), std::memory_order_release);
+  }
   return *g_pool;
 }
 
 void ThreadPool::SetGlobalThreads(int num_threads) {
   std::lock_guard<std::mutex> lock(g_pool_mutex);
   if (g_pool && g_pool->num_threads() == num_threads) return;
+  // As before, the pool is replaced between runs, never while a kernel runs in it.
+  g_pool_fast.store(nullptr, std::memory_order_release);
   g_pool.reset();
   g_pool = std::make_unique<ThreadPool>(num_threads);
+  g_pool_fast.store(g_pool.get(), std::memory_order_release);
 }
 
 }  // namespace tunefarm::runtime

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <vector>
@@ -51,6 +52,42 @@ TEST(ThreadPool, UsesSeveralThreads) {
   Record r(2);
   ASSERT_EQ(pool.ParallelFor(2, &Body, &r), 0);
   EXPECT_EQ(r.threads.size(), 2u);
+}
+
+int32_t Count(int64_t begin, int64_t end, void* closure) {
+  static_cast<std::atomic<int64_t>*>(closure)->fetch_add(end - begin);
+  return 0;
+}
+
+int32_t SlowUnlessFirst(int64_t begin, int64_t end, void* closure) {
+  if (begin > 0) std::this_thread::sleep_for(std::chrono::microseconds(3 * ThreadPool::kCallerSpinMicros));
+  return Count(begin, end, closure);
+}
+
+// Workers and the caller meet through spinning atomics, and sleep after spinning a while:
+// regions back to back (both spin) and regions spaced past the spin (both sleep, each woken by the
+// other) all run every iteration exactly once.
+TEST(ThreadPool, RegionsBackToBackAndAfterEveryoneSleptRunEveryIterationOnce) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    std::atomic<int64_t> iterations{0};
+    int64_t expected = 0;
+    for (int i = 0; i < 20000; ++i) {
+      ASSERT_EQ(pool.ParallelFor(7, &Count, &iterations), 0);
+      expected += 7;
+    }
+    for (int i = 0; i < 20; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(3 * ThreadPool::kWorkerSpinMicros));
+      ASSERT_EQ(pool.ParallelFor(5, &Count, &iterations), 0);
+      expected += 5;
+    }
+    // A worker's chunk longer than the caller spins: the caller sleeps and the last worker wakes it.
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_EQ(pool.ParallelFor(threads, &SlowUnlessFirst, &iterations), 0);
+      expected += threads;
+    }
+    EXPECT_EQ(iterations.load(), expected) << threads << " threads";
+  }
 }
 
 int32_t Failing(int64_t begin, int64_t, void*) { return begin == 0 ? 0 : 7; }

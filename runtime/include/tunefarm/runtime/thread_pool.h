@@ -6,6 +6,14 @@
 // pool (a kernel's parallel loop is never nested in another's in generated code; a nested call runs
 // serially on its caller).
 //
+// Cost: a model runs its kernels back to back, so a region must cost little more than its work
+// (bench/threads/bench_threads.cc measures the round trip of an empty one). Dispatch and completion
+// are atomics the participants spin on, with a pause: a worker for up to kWorkerSpinMicros between
+// regions (a model's kernels without a parallel loop, its layout changes, run in that gap without
+// waking anyone), the caller for up to kCallerSpinMicros for the others' chunks. Only a participant
+// that waited longer sleeps on a condition variable, and only then does the other side pay a
+// wake-up. Nothing is allocated per region.
+//
 // Thread safety: all methods may be called from any thread.
 #ifndef TUNEFARM_RUNTIME_THREAD_POOL_H_
 #define TUNEFARM_RUNTIME_THREAD_POOL_H_
@@ -23,6 +31,10 @@ namespace tunefarm::runtime {
 
 class ThreadPool {
  public:
+  // How long a participant spins for the other side before it sleeps.
+  static constexpr int kWorkerSpinMicros = 1000;
+  static constexpr int kCallerSpinMicros = 100;
+
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -43,13 +55,19 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex run_mutex_;  // serializes ParallelFor calls
 
+  // A job is published by bumping generation_ after writing its fields; a worker that sees the new
+  // generation reads them. pending_ counts the workers still running it.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stopping_{false};
+  // Sleepers: workers blocked on wake_, and the caller blocked on done_. Each side announces itself
+  // (under mu_) before it sleeps and re-checks the condition, and the other side reads the count
+  // after its own store (both sequentially consistent), so no wake-up is lost.
   std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;  // guarded by mu_; bumped per job
-  bool stopping_ = false;    // guarded by mu_
-  int pending_ = 0;          // guarded by mu_; workers still running the current job
-  std::atomic<uint64_t> published_generation_{0};  // for the spin-wait before sleeping
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
 
   // The current job; written before generation_ is bumped, read by workers after they see it.
   int64_t job_n_ = 0;
