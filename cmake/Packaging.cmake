@@ -199,9 +199,8 @@ if(_tf_have_runtime)
   list(APPEND _tf_components runtime)
   install(TARGETS tunefarm-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
   install(TARGETS tunefarm_runtime ARCHIVE DESTINATION ${_tf_libdir} COMPONENT runtime)
-  # command_line.h is the programs' flag helper (CLI11), not part of the runtime's API.
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/runtime/include/tunefarm/runtime DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tunefarm
-          COMPONENT runtime FILES_MATCHING PATTERN "*.h" PATTERN "command_line.h" EXCLUDE)
+          COMPONENT runtime FILES_MATCHING PATTERN "*.h")
   install(CODE "file(WRITE \"${_tf_pkg_dir}/tunefarm-runtime.pc\" \"prefix=\${CMAKE_INSTALL_PREFIX}
 includedir=\\\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 libdir=\\\${prefix}/${_tf_libdir}

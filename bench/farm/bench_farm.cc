@@ -20,7 +20,7 @@
 #include "tunefarm/rpc_server/measure_client.h"
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 namespace {
 
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
 
   // A tiny kernel: 16 floats copied.
   std::ofstream(dir + "/tiny.c") << "#include <stdint.h>\nint32_t tiny(void* const* a) { const float* x = (const float*)a[0];"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
                                     " float* y = (float*)a[1]; for (int i = 0; i < 16; ++i) y[i] = x[i]; return 0; }\n";
   if (system(("cc -O2 -shared -fPIC -o " + dir + "/tiny.so " + dir + "/tiny.c").c_str()) != 0) return 1;
   rpc_server::MeasureInput tiny;

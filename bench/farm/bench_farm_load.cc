@@ -22,7 +22,7 @@
 #include "common/process.h"
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/flags.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/farm_net/registrar.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 

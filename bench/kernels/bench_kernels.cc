@@ -32,7 +32,7 @@
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/kernel_library.h"
 #include "tunefarm/tuner/records.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 namespace tunefarm::bench {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/postgres_server.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/tuner/records.h"
 
 namespace {

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/runtime/thread_pool.h"
 
 namespace {

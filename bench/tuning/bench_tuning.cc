@@ -22,7 +22,7 @@
 
 #include "bench/kernels/workloads.h"
 #include "tunefarm/tuner/tuner.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 namespace tunefarm::bench {
 namespace {

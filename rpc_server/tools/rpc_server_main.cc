@@ -27,7 +27,7 @@
 
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/flags.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/farm_net/registrar.h"
 #include "tunefarm/farm_net/server.h"
 #include "tunefarm/rpc_server/measure_service.h"

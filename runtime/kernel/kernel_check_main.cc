@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tunefarm/testing/kernel_cases.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/runtime/kernel_library.h"
 
 int main(int argc, char** argv) {

@@ -7,7 +7,7 @@
 
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/flags.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 namespace tunefarm::farm_net {
 namespace {

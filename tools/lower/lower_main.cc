@@ -13,7 +13,7 @@
 #include <string>
 
 #include "tunefarm/compiler/kernel.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 namespace tc = tunefarm::compiler;
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 namespace tunefarm::cli {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tunefarm/compiler/input_shape.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 namespace tunefarm::cli {
 

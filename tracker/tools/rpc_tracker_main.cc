@@ -16,7 +16,7 @@
 
 #include "tunefarm/farm_net/auth.h"
 #include "tunefarm/farm_net/flags.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 #if TUNEFARM_HAVE_METRICS
 #include "tunefarm/farm_net/metrics.h"
 #endif

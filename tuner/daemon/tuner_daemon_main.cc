@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "tunefarm/farm_net/flags.h"
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 #if TUNEFARM_HAVE_METRICS
 #include "tunefarm/farm_net/metrics.h"
 #endif

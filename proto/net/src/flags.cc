@@ -1,6 +1,6 @@
 #include "tunefarm/farm_net/flags.h"
 
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 #include <cctype>
 

@@ -1,5 +1,5 @@
 // Command-line flags of the farm's daemons (rpc_tracker, rpc_server, tuner-daemon), declared on a
-// CLI11 app (tunefarm/runtime/command_line.h), so `--listen 0`, `--listen :99999` and
+// CLI11 app (tunefarm/command_line/command_line.h), so `--listen 0`, `--listen :99999` and
 // `--threads 4x` are refused the same way everywhere.
 //
 // Contract:
@@ -18,7 +18,7 @@
 #include "tunefarm/runtime/result.h"
 
 // CLI11's types, declared here so the many users of this header do not compile CLI11 (flags.cc
-// and each program's main include tunefarm/runtime/command_line.h).
+// and each program's main include tunefarm/command_line/command_line.h).
 namespace CLI {
 class App;
 class Option;

@@ -1,4 +1,4 @@
-#include "tunefarm/runtime/command_line.h"
+#include "tunefarm/command_line/command_line.h"
 
 #include <cstdio>
 #include <climits>

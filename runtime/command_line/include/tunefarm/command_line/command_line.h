@@ -15,8 +15,8 @@
 //    exit code: 0 after printing the help asked for (`--help` of the program or of a subcommand),
 //    2 after printing "PROGRAM: what is wrong", the usage line and where the full help is. PROGRAM
 //    is the app's name and the subcommand chosen ("tunefarm compile").
-#ifndef TUNEFARM_RUNTIME_COMMAND_LINE_H_
-#define TUNEFARM_RUNTIME_COMMAND_LINE_H_
+#ifndef TUNEFARM_COMMAND_LINE_COMMAND_LINE_H_
+#define TUNEFARM_COMMAND_LINE_COMMAND_LINE_H_
 
 #include <CLI/CLI.hpp>
 
@@ -45,4 +45,4 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, const char* const* 
 
 }  // namespace tunefarm
 
-#endif  // TUNEFARM_RUNTIME_COMMAND_LINE_H_
+#endif  // TUNEFARM_COMMAND_LINE_COMMAND_LINE_H_
