@@ -192,6 +192,10 @@ TEST_F(DashboardApi, TrialStreamAnswersOnlyWhatIsNew) {
   EXPECT_EQ(fresh["trials"]["id"][0], a);
   EXPECT_EQ(fresh["trials"]["id"][1], b);
   EXPECT_EQ(fresh["last_id"], b);
+  // Each trial's GFLOP/s comes with it (the page shows it as sent); 0 for a failed trial.
+  EXPECT_NEAR(fresh["trials"]["gflops"][0].get<double>(), kDenseFlops / (0.003 * 1e6), 1e-9);
+  EXPECT_NEAR(fresh["trials"]["gflops"][1].get<double>(), kConvFlops / (0.2 * 1e6), 1e-9);
+  EXPECT_EQ(all["trials"]["gflops"][8].get<double>(), 0.0);
 
   // One task's stream: only its trials, and a position past the others.
   const int64_t conv = WorkloadId(kConvKey, "conv2d_nchw");

@@ -13,7 +13,6 @@ namespace {
 
 constexpr int64_t kAllRows = std::numeric_limits<int64_t>::max();
 
-double Gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; }
 
 // A task as a job's progress names it: "implementation:workload key" (Workload::ImplementationKey),
 // or, in jobs run before schema version 3, the old key that began with its implementation.
@@ -269,7 +268,15 @@ Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
 }
 
 Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64_t limit) {
-  if (workload_id != 0) TUNEFARM_RETURN_IF_ERROR(db.GetWorkload(workload_id).status());
+  // Each trial's GFLOP/s from its workload's FLOPs, so the page shows the speed it is sent.
+  std::map<int64_t, double> flops_of;
+  if (workload_id != 0) {
+    TUNEFARM_ASSIGN_OR_RETURN(WorkloadInfo w, db.GetWorkload(workload_id));
+    flops_of[w.id] = w.flops;
+  } else {
+    TUNEFARM_ASSIGN_OR_RETURN(auto all, db.Workloads());
+    for (const WorkloadInfo& w : all) flops_of[w.id] = w.flops;
+  }
   TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.LastTrialId());
   if (after > last_id) {
     return Status::InvalidArgument("after=" + std::to_string(after) + " is past the newest trial (" + std::to_string(last_id) +
@@ -280,7 +287,7 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
   if (more) trials.pop_back();
   Json id = Json::array(), workload = Json::array(), target = Json::array(), job = Json::array(), config_index = Json::array(),
        config = Json::array(), status = Json::array(), device = Json::array(), time_ms = Json::array(), mean_ms = Json::array(),
-       build_ms = Json::array();
+       gflops = Json::array(), build_ms = Json::array();
   for (const auto& p : trials) {
     id.push_back(p.id);
     workload.push_back(p.workload_id);
@@ -292,6 +299,7 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
     device.push_back(p.device_key);
     time_ms.push_back(EpochMs(p.created_at));
     mean_ms.push_back(NullIfZero(p.mean_ms));
+    gflops.push_back(Gflops(flops_of[p.workload_id], p.mean_ms));
     build_ms.push_back(p.build_ms);
   }
   // The next `after`: past everything read, and past the trials of other workloads up to the newest
@@ -304,7 +312,7 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
               {"count", trials.size()},
               {"trials",
                {{"id", id}, {"workload", workload}, {"target", target}, {"job", job}, {"config_index", config_index},
-                {"config", config}, {"status", status}, {"device", device}, {"time_ms", time_ms}, {"mean_ms", mean_ms},
+                {"config", config}, {"status", status}, {"device", device}, {"time_ms", time_ms}, {"mean_ms", mean_ms}, {"gflops", gflops},
                 {"build_ms", build_ms}}}};
 }
 

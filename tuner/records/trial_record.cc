@@ -26,6 +26,10 @@ std::string TrialStatusList() {
   return out;
 }
 
+double Gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; }
+
+double TrialRecord::gflops() const { return status == "ok" ? Gflops(flops, mean_ms) : 0.0; }
+
 std::string TrialRecord::ToJson() const {
   nlohmann::ordered_json j;
   j["uid"] = uid;

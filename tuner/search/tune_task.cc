@@ -153,7 +153,7 @@ std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload&
     for (const TrialRecord* t : trials) {
       if (!seen.insert(t->config_index).second || configs.size() >= 256) continue;
       configs.push_back(t->config_index);
-      gflops.push_back(float(t->flops / (t->mean_ms * 1e6)));
+      gflops.push_back(float(t->gflops()));
     }
     float top = *std::max_element(gflops.begin(), gflops.end());
     SearchOptions::TransferGroup g;
@@ -244,7 +244,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     if (t.target == s.target_string && retried(t)) s.retry[t.config_index] = t.id;  // ids ascend: the latest
     if (t.target != s.target_string || measured.count(t.config_index) || retried(t)) continue;
     measured.insert(t.config_index);
-    double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
+    double g = t.status == "ok" ? Gflops(s.flops, t.mean_ms) : 0.0;
     seen.push_back(t.config_index);
     seen_gflops.push_back(g);
     if (g > summary.best_gflops) {
@@ -281,7 +281,7 @@ Status TaskTuner::TakeInOthersTrials() {
       continue;
     }
     if (!s.measured.insert(t.config_index).second) continue;
-    const double g = t.status == "ok" && t.mean_ms > 0 ? s.flops / (t.mean_ms * 1e6) : 0.0;
+    const double g = t.status == "ok" ? Gflops(s.flops, t.mean_ms) : 0.0;
     configs.push_back(t.config_index);
     gflops.push_back(g);
     if (t.config_index == s.fallback) {
@@ -488,7 +488,7 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
         double mean = 0;
         for (double c : o.costs_ms) mean += c;
         t.mean_ms = mean / double(o.costs_ms.size());
-        gflops[i] = s.flops / (t.mean_ms * 1e6);
+        gflops[i] = Gflops(s.flops, t.mean_ms);
       }
     }
     TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t, s.holder));  // committed as it completes

@@ -151,7 +151,7 @@ int Records(const RecordsFlags& f) {
     }
     std::printf("%6s  %-9s %10s %10s  %-8s %s\n", "id", "status", "mean ms", "GFLOPS", "config", "workload / target");
     for (const auto& t : *trials) {
-      double gflops = t.status == "ok" && t.mean_ms > 0 ? t.flops / (t.mean_ms * 1e6) : 0;
+      const double gflops = t.gflops();
       std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(), t.mean_ms,
                   gflops, static_cast<long long>(t.config_index), (t.template_name + ":" + t.workload_key).c_str(), t.target.c_str(),
                   t.error_message.empty() ? "" : "  ", t.error_message.c_str());
@@ -193,7 +193,7 @@ int Records(const RecordsFlags& f) {
     if (g.best) {
       e["best_config_index"] = g.best->config_index;
       e["best_mean_ms"] = g.best->mean_ms;
-      e["best_gflops"] = g.best->flops / (g.best->mean_ms * 1e6);
+      e["best_gflops"] = g.best->gflops();
     }
     if (sub == "stats") e["errors"] = g.errors;
     out.push_back(e);

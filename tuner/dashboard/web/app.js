@@ -252,7 +252,7 @@ const LATE_COMMIT_WINDOW = 1024;
 views.task = {
   async render(root, id) {
     this.id = id;
-    this.trials = { id: [], target: [], job: [], config: [], status: [], device: [], time_ms: [], mean_ms: [] };
+    this.trials = { id: [], target: [], job: [], config: [], status: [], device: [], time_ms: [], mean_ms: [], gflops: [] };
     this.seen = new Set();
     this.info = await api('task', { db: state.db, id });
     this.position = 0;
@@ -313,7 +313,7 @@ views.task = {
           h('td', { class: 'mono' }, f.target), h('td', {}, f.device), h('td', { class: 'mono' }, compactJson(f.config))))));
   },
   draw() {
-    const tr = this.trials, flops = this.info.task.flops;
+    const tr = this.trials;
     // One best-so-far series per (target, device, job): per tuner run, per device/target.
     const series = new Map();
     for (let i = 0; i < tr.id.length; i++) {
@@ -322,7 +322,7 @@ views.task = {
       let s = series.get(name);
       if (!s) { s = { n: 0, best: 0, byTrial: [], byTime: [] }; series.set(name, s); }
       s.n++;
-      const g = tr.mean_ms[i] ? flops / (tr.mean_ms[i] * 1e6) : 0;
+      const g = tr.gflops[i];
       if (g > s.best) s.best = g;
       s.byTrial.push([s.n, s.best]);
       s.byTime.push([tr.time_ms[i], s.best]);
@@ -338,7 +338,7 @@ views.task = {
     for (let i = 0; i < tr.id.length; i++) {
       const st = tr.status[i];
       if (!byStatus.has(st)) byStatus.set(st, []);
-      byStatus.get(st).push([i + 1, tr.mean_ms[i] ? flops / (tr.mean_ms[i] * 1e6) : 0, tr.id[i]]);
+      byStatus.get(st).push([i + 1, tr.gflops[i], tr.id[i]]);
     }
     chart(document.getElementById('chart-scatter'), 'trials_scatter', {
       tooltip: { trigger: 'item', formatter: p => 'trial ' + p.value[2] + ' (' + p.seriesName + '): ' + fmt.num(p.value[1]) + ' GFLOP/s' },
@@ -357,7 +357,7 @@ views.task = {
   },
   drawParallel() {
     // Successful trials over the knobs (each a category axis of its values) and GFLOP/s.
-    const tr = this.trials, flops = this.info.task.flops;
+    const tr = this.trials;
     const names = this.info.knobs.map(k => k.knob);
     const values = names.map(() => new Map());
     const rows = [];
@@ -370,7 +370,7 @@ views.task = {
         if (!values[j].has(v)) values[j].set(v, values[j].size);
         return v;
       });
-      row.push(Number((flops / (tr.mean_ms[i] * 1e6)).toFixed(3)));
+      row.push(Number(tr.gflops[i].toFixed(3)));
       rows.push(row);
     }
     const axes = names.map((n, j) => ({ dim: j, name: n, type: 'category', data: [...values[j].keys()] }));

@@ -60,7 +60,14 @@ struct TrialRecord {
   std::string ToJson() const;
   // InvalidArgument naming the missing or mistyped field.
   static Result<TrialRecord> FromJson(const std::string& line);
+  // Gflops(flops, mean_ms) of a successful trial; 0 for any other.
+  double gflops() const;
 };
+
+// The speed of `flops` floating-point operations done in `ms` milliseconds, in GFLOP/s: flops /
+// (ms x 1e6); 0 when ms is not a positive time. Every GFLOP/s tunefarm prints, stores or serves (the
+// tuner's summaries, `records`, the dashboard's API, which the page shows as sent) is this one.
+double Gflops(double flops, double ms);
 
 // A workload key as schema version 3 stores it. Before it, a key began with its implementation
 // ("conv2d_nchwc|N1_C64..."); now with the operator ("conv2d|N1_C64..."), the implementation being
