@@ -8,6 +8,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "tunefarm/runtime/atomic_file.h"
 #include "compiler/codegen/codegen_llvm_base.h"
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/codegen/llvm_init.h"
@@ -183,10 +184,9 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
   }
   Result<std::string> output = RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch, limits);
   if (output.ok() && cubin) {
-    std::ifstream f(out, std::ios::binary);
-    std::stringstream bytes;
-    bytes << f.rdbuf();
-    *cubin = bytes.str();
+    Result<std::string> bytes = ReadFile(out);
+    if (bytes.ok()) *cubin = std::move(*bytes);
+    else output = bytes.status();
   }
   std::remove(in.c_str());
   std::remove(out.c_str());

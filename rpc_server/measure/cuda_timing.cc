@@ -2,12 +2,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <thread>
 
+#include "tunefarm/runtime/atomic_file.h"
 #include "rpc_server/measure/arguments.h"
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/runtime/cuda_device.h"
@@ -50,13 +49,12 @@ void WarmUpCudaDevice(int ordinal) { (void)SharedDevice(ordinal); }
 MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSpec& spec,
                                     const std::string& loaded_marker) {
   const auto start = Clock::now();
-  std::ifstream in(ptx_path, std::ios::binary);
-  std::stringstream ptx;
-  ptx << in.rdbuf();
+  auto ptx = ReadFile(ptx_path);
+  if (!ptx.ok()) return Fail(OutcomeKind::kCompile, ptx.status().message());
   auto device = SharedDevice(spec.gpu.ordinal);
   if (!device.ok()) return Fail(OutcomeKind::kRuntimeCrash, "cannot open the GPU: " + device.status().message());
   CudaDevice& gpu = **device;
-  auto module = gpu.LoadPtx(ptx.str(), spec.symbol);
+  auto module = gpu.LoadPtx(*ptx, spec.symbol);
   if (!module.ok()) return Fail(OutcomeKind::kCompile, module.status().message());
   auto kernel = (*module)->Kernel(spec.symbol);
   if (!kernel.ok()) return Fail(OutcomeKind::kCompile, kernel.status().message());

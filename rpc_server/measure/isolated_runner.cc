@@ -14,9 +14,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "tunefarm/runtime/atomic_file.h"
 #include "rpc_server/measure/work_dir.h"
 #include "tunefarm/rpc_server/measurement.h"
 
@@ -29,12 +29,8 @@ bool WriteFile(const std::string& path, const std::string& bytes) {
   return bool(out);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// The file's bytes, or none when the child left no such file (it was killed first).
+std::string ReadIfPresent(const std::string& path) { return ReadFile(path).value_or(""); }
 
 constexpr const char* kDirPrefix = "tunefarm-measure-";
 // How long a GPU child may take to open its device before the kernel's own timeout starts.
@@ -113,9 +109,9 @@ MeasureOutcome OutcomeOfChild(const std::string& dir, int status, bool timed_out
     return Fail(OutcomeKind::kRuntimeCrash, std::string("the kernel crashed with signal ") + std::to_string(sig) + " (" +
                                                 strsignal(sig) + ")", sig);
   }
-  auto parsed = ParseOutcome(ReadFile(dir + "/outcome.pb"));
+  auto parsed = ParseOutcome(ReadIfPresent(dir + "/outcome.pb"));
   if (parsed.ok()) return *parsed;
-  std::string log = ReadFile(log_path).substr(0, 512);
+  std::string log = ReadIfPresent(log_path).substr(0, 512);
   return Fail(OutcomeKind::kRuntimeCrash, "the measurement exited with status " + std::to_string(WEXITSTATUS(status)) +
                                               " and no result" + (log.empty() ? "" : ": " + log));
 }

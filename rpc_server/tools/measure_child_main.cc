@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <chrono>
-#include <sstream>
 
+#include "tunefarm/runtime/atomic_file.h"
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/runtime/cuda_device.h"
 
@@ -24,10 +24,8 @@ namespace {
 // Measures the kernel of one work directory into DIR/outcome.pb; false when it could not be
 // written. *outcome_out receives the outcome.
 bool MeasureDir(const std::string& dir, bool* limited, tunefarm::rpc_server::MeasureOutcome* outcome_out) {
-  std::ifstream in(dir + "/spec.pb", std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto spec = tunefarm::rpc_server::ParseSpec(ss.str());
+  // A spec that cannot be read is an empty one: ParseSpec names what is missing.
+  auto spec = tunefarm::rpc_server::ParseSpec(tunefarm::ReadFile(dir + "/spec.pb").value_or(""));
   tunefarm::rpc_server::MeasureOutcome outcome;
   if (!spec.ok()) {
     outcome.kind = tunefarm::rpc_server::OutcomeKind::kBadRequest;

@@ -92,4 +92,24 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
   return Status::OK();
 }
 
+Result<std::string> ReadFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      close(fd);
+      return Status::IOError("cannot read " + path + ": " + std::strerror(err));
+    }
+    bytes.append(buf, size_t(n));
+  }
+  close(fd);
+  return bytes;
+}
+
 }  // namespace tunefarm

@@ -2,7 +2,6 @@
 
 #include "tunefarm/runtime/atomic_file.h"
 
-#include <fstream>
 #include <sstream>
 
 namespace tunefarm::runtime {
@@ -101,11 +100,9 @@ Result<NpyArray> ParseNpy(const std::string& bytes) {
 }
 
 Result<NpyArray> ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto a = ParseNpy(ss.str());
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return Status::NotFound("cannot open " + path);
+  auto a = ParseNpy(*bytes);
   if (!a.ok()) return a.status().WithContext(path);
   return a;
 }

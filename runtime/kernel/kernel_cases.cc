@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::runtime {
 namespace {
@@ -113,11 +114,9 @@ Result<std::vector<KernelCase>> ParseKernelCases(const std::string& bytes, const
 }
 
 Result<std::vector<KernelCase>> ReadKernelCases(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open kernel cases " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ParseKernelCases(ss.str(), path);
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return Status::NotFound("cannot open kernel cases " + path);
+  return ParseKernelCases(*bytes, path);
 }
 
 double MaxRelativeError(const std::vector<float>& actual, const std::vector<float>& expected) {

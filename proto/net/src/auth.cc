@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::farm_net {
 
@@ -39,11 +39,9 @@ Result<std::string> LoadToken(const std::string& token_file) {
       return Status::InvalidArgument("token file " + token_file + " holds " + std::to_string(st.st_size) + " bytes; a token is at most " +
                                      std::to_string(kMaxTokenFileBytes));
     }
-    std::ifstream in(token_file);
-    if (!in) return Status::InvalidArgument("cannot read token file " + token_file + ": " + std::strerror(errno));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    token = ss.str();
+    auto bytes = ReadFile(token_file);
+    if (!bytes.ok()) return Status::InvalidArgument("cannot read token file " + token_file + ": " + std::strerror(errno));
+    token = std::move(*bytes);
   } else if (const char* env = std::getenv("TUNEFARM_TOKEN")) {
     token = env;
   } else {
@@ -61,14 +59,12 @@ void AttachToken(grpc::ClientContext* context, const std::string& token) {
 namespace {
 
 Result<std::string> ReadPem(const std::string& path, const char* flag) {
-  std::ifstream in(path);
-  if (!in) return Status::InvalidArgument(std::string("cannot read ") + flag + " " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().find("-----BEGIN") == std::string::npos) {
+  auto pem = ReadFile(path);
+  if (!pem.ok()) return Status::InvalidArgument(std::string("cannot read ") + flag + " " + path);
+  if (pem->find("-----BEGIN") == std::string::npos) {
     return Status::InvalidArgument(std::string(flag) + " " + path + " is not a PEM file");
   }
-  return ss.str();
+  return *pem;
 }
 
 }  // namespace

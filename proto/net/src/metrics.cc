@@ -10,6 +10,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "tunefarm/farm_net/http_server.h"
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::farm_net {
 namespace {
@@ -38,8 +39,7 @@ std::vector<prometheus::MetricFamily> CollectProcess() {
   const double ticks = double(sysconf(_SC_CLK_TCK)), page = double(sysconf(_SC_PAGESIZE));
   // /proc/self/stat: fields after the parenthesized command; utime 14, stime 15, starttime 22,
   // vsize 23, rss 24 (1-based, proc(5)).
-  std::ifstream stat("/proc/self/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = ReadFile("/proc/self/stat").value_or("");
   const size_t close = text.rfind(')');
   std::vector<std::string> fields;
   if (close != std::string::npos) {

@@ -33,6 +33,9 @@ class [[nodiscard]] Result {
   const T* operator->() const { CheckOk(); return &*value_; }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  // The value, or `fallback` when there is none (the error is dropped: for callers to whom a
+  // missing value is an ordinary case, such as a file a killed child never wrote).
+  T value_or(T fallback) && { return ok() ? std::move(*value_) : std::move(fallback); }
 
  private:
   void CheckOk() const {
