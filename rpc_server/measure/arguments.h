@@ -24,9 +24,9 @@ inline void SeedArgument(const ArgSpec& a, float* data, std::mt19937_64& rng) {
   for (size_t i = 0; i < n; ++i) data[i] = dist(rng);
 }
 
-// "" when the outputs (in argument order, concatenated) match expected within tolerance, else
-// the WRONG_ANSWER message.
-inline std::string CompareOutputs(const MeasureSpec& spec, const std::vector<const float*>& outputs) {
+// OK when the outputs (in argument order, concatenated) match expected within tolerance, else
+// InvalidArgument with the WRONG_ANSWER message.
+inline Status CompareOutputs(const MeasureSpec& spec, const std::vector<const float*>& outputs) {
   double diff = 0, mag = 0;
   size_t k = 0, o = 0;
   for (const ArgSpec& a : spec.args) {
@@ -38,9 +38,9 @@ inline std::string CompareOutputs(const MeasureSpec& spec, const std::vector<con
     }
   }
   const double rel = mag > 0 ? diff / mag : diff;
-  if (rel <= spec.tolerance) return "";
-  return "outputs differ from the expected ones: max relative error " + std::to_string(rel) + " > tolerance " +
-         std::to_string(spec.tolerance);
+  if (rel <= spec.tolerance) return Status::OK();
+  return Status::InvalidArgument("outputs differ from the expected ones: max relative error " + std::to_string(rel) +
+                                 " > tolerance " + std::to_string(spec.tolerance));
 }
 
 }  // namespace tunefarm::rpc_server

@@ -99,7 +99,7 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
       }
       outputs.push_back(host[i].data());
     }
-    if (std::string wrong = CompareOutputs(spec, outputs); !wrong.empty()) return Fail(OutcomeKind::kWrongAnswer, wrong);
+    if (Status wrong = CompareOutputs(spec, outputs); !wrong.ok()) return Fail(OutcomeKind::kWrongAnswer, wrong.message());
   }
 
   CudaBuffer scratch;

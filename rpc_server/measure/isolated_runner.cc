@@ -68,15 +68,13 @@ Result<std::string> PrepareWorkDir(const std::string& tmp_root, const std::strin
                                    MeasureOutcome* refused) {
   // Everything checkable without running anything is checked here, so a hostile request costs
   // neither a process nor a file.
-  std::string bad = ValidateSpec(spec, library.size(), spec.timing.memory_limit_bytes);
-  if (!bad.empty()) {
-    *refused = Fail(OutcomeKind::kBadRequest, bad);
-    return Status::InvalidArgument(bad);
+  if (Status bad = ValidateSpec(spec, library.size(), spec.timing.memory_limit_bytes); !bad.ok()) {
+    *refused = Fail(OutcomeKind::kBadRequest, bad.message());
+    return bad;
   }
-  std::string wrong = spec.gpu.enabled ? CheckPtx(library, spec.symbol) : CheckLibraryArchitecture(library);
-  if (!wrong.empty()) {
-    *refused = Fail(OutcomeKind::kCompile, wrong);
-    return Status::InvalidArgument(wrong);
+  if (Status wrong = spec.gpu.enabled ? CheckPtx(library, spec.symbol) : CheckLibraryArchitecture(library); !wrong.ok()) {
+    *refused = Fail(OutcomeKind::kCompile, wrong.message());
+    return wrong;
   }
   // The server's pid is in the name, so a later server can tell a dead one's leftovers (SweepStale).
   std::string templ = tmp_root + "/" + kDirPrefix + std::to_string(getpid()) + "-XXXXXX";

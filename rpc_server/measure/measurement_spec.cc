@@ -50,90 +50,90 @@ bool IsArgRole(const std::string& role) {
   return std::find(std::begin(kRoles), std::end(kRoles), role) != std::end(kRoles);
 }
 
-std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes) {
-  if (library_bytes == 0) return "the kernel library is empty";
-  if (library_bytes > kMaxLibraryBytes) return "the kernel library is larger than 64 MiB";
-  if (!IsIdentifier(spec.symbol)) return "symbol '" + spec.symbol.substr(0, 64) + "' is not a C identifier";
-  if (spec.args.empty() || spec.args.size() > size_t(kMaxArgs)) return "a kernel takes 1 to 16 arguments";
+Status ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes) {
+  if (library_bytes == 0) return Status::InvalidArgument("the kernel library is empty");
+  if (library_bytes > kMaxLibraryBytes) return Status::InvalidArgument("the kernel library is larger than 64 MiB");
+  if (!IsIdentifier(spec.symbol)) return Status::InvalidArgument("symbol '" + spec.symbol.substr(0, 64) + "' is not a C identifier");
+  if (spec.args.empty() || spec.args.size() > size_t(kMaxArgs)) return Status::InvalidArgument("a kernel takes 1 to 16 arguments");
   const TimingParams& t = spec.timing;
-  if (t.number < 1 || t.number > 10000) return "timing.number must be in [1, 10000], got " + std::to_string(t.number);
-  if (t.repeat < 1 || t.repeat > 1000) return "timing.repeat must be in [1, 1000], got " + std::to_string(t.repeat);
-  if (t.min_repeat_ms < 0 || t.min_repeat_ms > 10000) return "timing.min_repeat_ms must be in [0, 10000]";
-  if (t.cooldown_ms < 0 || t.cooldown_ms > 10000) return "timing.cooldown_ms must be in [0, 10000]";
-  if (t.timeout_ms < 1 || t.timeout_ms > 600000) return "timing.timeout_ms must be in [1, 600000]";
-  if (t.memory_limit_bytes < 0) return "timing.memory_limit_bytes must be >= 0";
+  if (t.number < 1 || t.number > 10000) return Status::InvalidArgument("timing.number must be in [1, 10000], got " + std::to_string(t.number));
+  if (t.repeat < 1 || t.repeat > 1000) return Status::InvalidArgument("timing.repeat must be in [1, 1000], got " + std::to_string(t.repeat));
+  if (t.min_repeat_ms < 0 || t.min_repeat_ms > 10000) return Status::InvalidArgument("timing.min_repeat_ms must be in [0, 10000]");
+  if (t.cooldown_ms < 0 || t.cooldown_ms > 10000) return Status::InvalidArgument("timing.cooldown_ms must be in [0, 10000]");
+  if (t.timeout_ms < 1 || t.timeout_ms > 600000) return Status::InvalidArgument("timing.timeout_ms must be in [1, 600000]");
+  if (t.memory_limit_bytes < 0) return Status::InvalidArgument("timing.memory_limit_bytes must be >= 0");
   int64_t total = 0, outputs = 0;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     const std::string which = "argument " + std::to_string(i);
-    if (a.dtype != "float32") return which + " has dtype '" + a.dtype.substr(0, 32) + "'; only float32 is supported";
+    if (a.dtype != "float32") return Status::InvalidArgument(which + " has dtype '" + a.dtype.substr(0, 32) + "'; only float32 is supported");
     if (!IsArgRole(a.role)) {
-      return which + " has unknown role '" + a.role.substr(0, 32) + "'";
+      return Status::InvalidArgument(which + " has unknown role '" + a.role.substr(0, 32) + "'");
     }
-    if (a.shape.empty() || a.shape.size() > 8) return which + " must have 1 to 8 dimensions";
+    if (a.shape.empty() || a.shape.size() > 8) return Status::InvalidArgument(which + " must have 1 to 8 dimensions");
     int64_t n = 1;
     for (int64_t d : a.shape) {
-      if (d < 1 || d > (int64_t(1) << 31) || n > (int64_t(1) << 31) / d) return which + " has more than 2^31 elements or a dimension < 1";
+      if (d < 1 || d > (int64_t(1) << 31) || n > (int64_t(1) << 31) / d) return Status::InvalidArgument(which + " has more than 2^31 elements or a dimension < 1");
       n *= d;
     }
     total += n * 4;
     if (a.role == "output") outputs += n;
   }
-  if (total > (int64_t(8) << 30)) return "the arguments need more than 8 GiB";
+  if (total > (int64_t(8) << 30)) return Status::InvalidArgument("the arguments need more than 8 GiB");
   if (memory_limit_bytes > 0 && total > memory_limit_bytes) {
-    return "the arguments need " + std::to_string(total >> 20) + " MiB, above the memory limit of " +
-           std::to_string(memory_limit_bytes >> 20) + " MiB";
+    return Status::InvalidArgument("the arguments need " + std::to_string(total >> 20) + " MiB, above the memory limit of " +
+                                   std::to_string(memory_limit_bytes >> 20) + " MiB");
   }
   if (!spec.expected_outputs.empty() && int64_t(spec.expected_outputs.size()) != outputs) {
-    return "expected_outputs holds " + std::to_string(spec.expected_outputs.size()) + " values, the outputs have " +
-           std::to_string(outputs);
+    return Status::InvalidArgument("expected_outputs holds " + std::to_string(spec.expected_outputs.size()) + " values, the outputs have " +
+                                   std::to_string(outputs));
   }
-  if (!(spec.tolerance >= 0)) return "tolerance must be >= 0";
+  if (!(spec.tolerance >= 0)) return Status::InvalidArgument("tolerance must be >= 0");
   if (spec.gpu.enabled) {
     int64_t threads = 1;
     for (int d = 0; d < 3; ++d) {
-      if (spec.gpu.grid[d] < 1 || spec.gpu.grid[d] > (int64_t(1) << 31) - 1) return "launch.grid needs 3 sizes in [1, 2^31-1]";
-      if (spec.gpu.block[d] < 1 || spec.gpu.block[d] > 1024) return "launch.block needs 3 sizes in [1, 1024]";
+      if (spec.gpu.grid[d] < 1 || spec.gpu.grid[d] > (int64_t(1) << 31) - 1) return Status::InvalidArgument("launch.grid needs 3 sizes in [1, 2^31-1]");
+      if (spec.gpu.block[d] < 1 || spec.gpu.block[d] > 1024) return Status::InvalidArgument("launch.block needs 3 sizes in [1, 1024]");
       threads *= spec.gpu.block[d];
     }
-    if (threads > 1024) return "launch.block has " + std::to_string(threads) + " threads; a block holds at most 1024";
+    if (threads > 1024) return Status::InvalidArgument("launch.block has " + std::to_string(threads) + " threads; a block holds at most 1024");
   }
-  return "";
+  return Status::OK();
 }
 
-std::string CheckPtx(const std::string& bytes, const std::string& symbol) {
+Status CheckPtx(const std::string& bytes, const std::string& symbol) {
   if (bytes.size() >= SELFMAG && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0) {
     // A cubin (ptxas's machine code, KernelToMeasure.cubin): the driver checks its arch on loading.
     constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA
     if (bytes.size() < sizeof(Elf64_Ehdr)) {
-      return "the kernel is a truncated ELF file (" + std::to_string(bytes.size()) + " bytes), not a cubin";
+      return Status::InvalidArgument("the kernel is a truncated ELF file (" + std::to_string(bytes.size()) + " bytes), not a cubin");
     }
     uint16_t machine = 0;
     std::memcpy(&machine, bytes.data() + 18, 2);
     if (machine != kElfMachineCuda) {
-      return "the kernel is an ELF file for machine " + std::to_string(machine) + ", not a cubin (EM_CUDA, 190)";
+      return Status::InvalidArgument("the kernel is an ELF file for machine " + std::to_string(machine) + ", not a cubin (EM_CUDA, 190)");
     }
-    if (bytes.find(symbol + '\0') == std::string::npos) return "the cubin has no symbol '" + symbol + "'";
-    return "";
+    if (bytes.find(symbol + '\0') == std::string::npos) return Status::InvalidArgument("the cubin has no symbol '" + symbol + "'");
+    return Status::OK();
   }
   if (bytes.find(".version") == std::string::npos || bytes.find(".target") == std::string::npos) {
-    return "the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures "
-           "PTX or a cubin";
+    return Status::InvalidArgument("the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures "
+                                   "PTX or a cubin");
   }
   if (bytes.find(".entry " + symbol + "(") == std::string::npos) {
-    return "the PTX has no entry '" + symbol + "'";
+    return Status::InvalidArgument("the PTX has no entry '" + symbol + "'");
   }
-  return "";
+  return Status::OK();
 }
 
-std::string CheckLibraryArchitecture(const std::string& bytes) {
+Status CheckLibraryArchitecture(const std::string& bytes) {
   if (bytes.size() < sizeof(Elf32_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) {
-    return "the kernel library is not an ELF file (truncated or garbage)";
+    return Status::InvalidArgument("the kernel library is not an ELF file (truncated or garbage)");
   }
   uint16_t machine = 0, type = 0;
   std::memcpy(&type, bytes.data() + 16, 2);
   std::memcpy(&machine, bytes.data() + 18, 2);
-  if (type != ET_DYN) return "the kernel library is not a shared object";
+  if (type != ET_DYN) return Status::InvalidArgument("the kernel library is not a shared object");
 #if defined(__x86_64__)
   const uint16_t host = EM_X86_64;
   const char* host_name = "x86_64";
@@ -155,38 +155,38 @@ std::string CheckLibraryArchitecture(const std::string& bytes) {
     std::memcpy(&eh, bytes.data(), sizeof(eh));
     const uint64_t size = bytes.size();
     if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size || uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr) > size - eh.e_phoff) {
-      return "the kernel library is truncated or corrupt (program headers outside the file)";
+      return Status::InvalidArgument("the kernel library is truncated or corrupt (program headers outside the file)");
     }
     for (int i = 0; i < eh.e_phnum; ++i) {
       Elf64_Phdr ph;
       std::memcpy(&ph, bytes.data() + eh.e_phoff + uint64_t(i) * sizeof(ph), sizeof(ph));
       if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
-        return "the kernel library is truncated (a segment runs past the end of the file)";
+        return Status::InvalidArgument("the kernel library is truncated (a segment runs past the end of the file)");
       }
     }
     if (eh.e_shoff > size || uint64_t(eh.e_shnum) * eh.e_shentsize > size - eh.e_shoff) {
-      return "the kernel library is truncated (section headers outside the file)";
+      return Status::InvalidArgument("the kernel library is truncated (section headers outside the file)");
     }
   } else if (!is64 && bytes.size() >= sizeof(Elf32_Ehdr)) {
     Elf32_Ehdr eh;
     std::memcpy(&eh, bytes.data(), sizeof(eh));
     const uint64_t size = bytes.size();
     if (eh.e_phentsize != sizeof(Elf32_Phdr) || eh.e_phoff > size || uint64_t(eh.e_phnum) * sizeof(Elf32_Phdr) > size - eh.e_phoff) {
-      return "the kernel library is truncated or corrupt (program headers outside the file)";
+      return Status::InvalidArgument("the kernel library is truncated or corrupt (program headers outside the file)");
     }
     for (int i = 0; i < eh.e_phnum; ++i) {
       Elf32_Phdr ph;
       std::memcpy(&ph, bytes.data() + eh.e_phoff + uint64_t(i) * sizeof(ph), sizeof(ph));
       if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
-        return "the kernel library is truncated (a segment runs past the end of the file)";
+        return Status::InvalidArgument("the kernel library is truncated (a segment runs past the end of the file)");
       }
     }
   }
   if (machine != host) {
     const char* lib = machine == EM_X86_64 ? "x86_64" : machine == EM_AARCH64 ? "aarch64" : machine == EM_ARM ? "armv7" : "another";
-    return std::string("the kernel library is built for ") + lib + ", this server runs " + host_name;
+    return Status::InvalidArgument(std::string("the kernel library is built for ") + lib + ", this server runs " + host_name);
   }
-  return "";
+  return Status::OK();
 }
 
 MeasureSpec SpecFromKernel(const v1::KernelToMeasure& k, const v1::TimingParams& t) {

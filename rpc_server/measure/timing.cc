@@ -97,9 +97,9 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
     for (size_t i = 0; i < spec.args.size(); ++i) {
       if (spec.args[i].role == "output") outputs.push_back(buffers[i].get());
     }
-    if (std::string wrong = CompareOutputs(spec, outputs); !wrong.empty()) {
+    if (Status wrong = CompareOutputs(spec, outputs); !wrong.ok()) {
       out.kind = OutcomeKind::kWrongAnswer;
-      out.message = wrong;
+      out.message = wrong.message();
       return out;
     }
   }

@@ -84,17 +84,17 @@ struct MeasureOutcome {
 inline constexpr size_t kMaxLibraryBytes = size_t(64) << 20;
 inline constexpr int kMaxArgs = 16;
 
-// "" when valid, else the message of a BAD_REQUEST outcome.
 // The roles a kernel argument may have: input, weight, bias, residual, slope (PRelu's per-channel
 // slopes), output -- every BufferRole the compiler's templates give.
 bool IsArgRole(const std::string& role);
-std::string ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes);
-// "" when the library is an ELF shared object for this machine's architecture, else why not
-// (truncated, not ELF, built for another architecture).
-std::string CheckLibraryArchitecture(const std::string& bytes);
-// "" when the bytes are PTX text with an entry named symbol, or a cubin (an ELF file for EM_CUDA)
-// naming it, else why not.
-std::string CheckPtx(const std::string& bytes, const std::string& symbol);
+// OK when valid, else InvalidArgument with the message of a BAD_REQUEST outcome.
+Status ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes);
+// OK when the library is an ELF shared object for this machine's architecture, else InvalidArgument
+// saying why not (truncated, not ELF, built for another architecture).
+Status CheckLibraryArchitecture(const std::string& bytes);
+// OK when the bytes are PTX text with an entry named symbol, or a cubin (an ELF file for EM_CUDA)
+// naming it, else InvalidArgument saying why not.
+Status CheckPtx(const std::string& bytes, const std::string& symbol);
 
 // The request's kernel as a spec (no server options applied: threads 1, the tolerance as sent).
 MeasureSpec SpecFromKernel(const v1::KernelToMeasure& kernel, const v1::TimingParams& timing);
