@@ -237,9 +237,9 @@ TEST_F(CompileRunCli, ARecordsDatabaseFromBeforeTargetNeutralKeysStillAppliesIts
   ASSERT_EQ(user_version(), "2\n") << "the fixture is a version-2 database";
 
   // Every task with a successful trial, as compile names it: "template:target-neutral key".
-  auto recorded_tasks = [&] {
+  auto recorded_tasks = [&](const std::string& records) {
     std::vector<std::string> out;
-    CliRun best = Tunefarm("records best --records " + db + " --json");
+    CliRun best = Tunefarm("records best --records " + records + " --json");
     EXPECT_EQ(best.code, 0) << best.output;
     const nlohmann::json list = nlohmann::json::parse(best.output, nullptr, false);
     EXPECT_TRUE(list.is_array()) << best.output;
@@ -252,8 +252,8 @@ TEST_F(CompileRunCli, ARecordsDatabaseFromBeforeTargetNeutralKeysStillAppliesIts
     }
     return out;
   };
-  auto expect_all_applied = [&](const std::vector<std::string>& tasks, const std::string& when) {
-    CliRun c = Tunefarm("compile squeezenet-1.1 --records " + db + " -o " + dir_ + "sq.tfa");
+  auto expect_all_applied = [&](const std::string& records, const std::vector<std::string>& tasks, const std::string& when) {
+    CliRun c = Tunefarm("compile squeezenet-1.1 --records " + records + " -o " + dir_ + "sq.tfa");
     ASSERT_EQ(c.code, 0) << when << "\n" << c.output;
     EXPECT_EQ(c.output.find("skipped"), std::string::npos) << when << "\n" << c.output;
     for (const std::string& task : tasks) {
@@ -262,19 +262,24 @@ TEST_F(CompileRunCli, ARecordsDatabaseFromBeforeTargetNeutralKeysStillAppliesIts
     }
     EXPECT_NE(c.output.find(" from records)"), std::string::npos) << when << "\n" << c.output;
   };
-  const std::vector<std::string> tasks = recorded_tasks();
+  const std::vector<std::string> tasks = recorded_tasks(db);
   EXPECT_GE(tasks.size(), 10u);
-  expect_all_applied(tasks, "read as version 2");
+  expect_all_applied(db, tasks, "read as version 2");
   EXPECT_EQ(user_version(), "2\n") << "a reader never upgrades the file";
   EXPECT_TRUE(ReadFile(db) == original) << "a reader never writes the file";
+
+  // Copied as it is read into a new database, the trials get this schema's keys.
+  ASSERT_EQ(Tunefarm("records copy --from " + db + " --to " + dir_ + "copy.db").code, 0);
+  EXPECT_EQ(recorded_tasks(dir_ + "copy.db"), tasks);
+  expect_all_applied(dir_ + "copy.db", tasks, "copied into a new database");
 
   WriteFile(dir_ + "none.jsonl", "");
   ASSERT_EQ(Tunefarm("records import " + dir_ + "none.jsonl --records " + db).code, 0);  // a writer: upgrades it
   ASSERT_EQ(user_version(), "3\n");
-  EXPECT_EQ(recorded_tasks(), tasks) << "the same tasks, now with target-neutral keys";
+  EXPECT_EQ(recorded_tasks(db), tasks) << "the same tasks, now with target-neutral keys";
   CliRun old_keys = tunefarm::testing::RunCommand("sqlite3 " + db + " \"SELECT COUNT(*) FROM workloads WHERE key LIKE 'conv2d_nchwc%'\"");
   EXPECT_EQ(old_keys.output, "0\n");
-  expect_all_applied(tasks, "upgraded to version 3");
+  expect_all_applied(db, tasks, "upgraded to version 3");
 }
 
 // Readers of a database they cannot write (a team's records in a read-only directory): records

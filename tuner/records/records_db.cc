@@ -317,6 +317,9 @@ Result<int64_t> RecordsDb::AddTrials(const std::vector<TrialRecord>& trials) {
   for (const auto& t : trials) {
     TrialRecord stored = t;
     if (stored.uid.empty()) stored.uid = NewUid();
+    // Trials copied from a version-2 database a reader left as it is carry their keys in the older
+    // form: stored as this schema keys them (a no-op for a key of this form).
+    stored.workload_key = NeutralWorkloadKey(stored.workload_key, stored.template_name);
     int64_t id = 0;
     if (Status s = Insert(stored, true, &id, nullptr); !s.ok()) {
       Rollback();
