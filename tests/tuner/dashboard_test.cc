@@ -17,6 +17,7 @@
 
 #include "common/http_client.h"
 #include "common/process.h"
+#include "common/test_files.h"
 #include "tunefarm/farm_net/metrics.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tunefarm/tuner/records.h"
@@ -389,6 +390,45 @@ TEST_F(DashboardApi, RecordsAndRequestMetricsPassPromtool) {
   EXPECT_NE(text.find("tunefarm_trials_total{status=\"ok\"} 12"), std::string::npos) << text;
   auto [lint, why] = tunefarm::testing::Promtool(text);
   EXPECT_EQ(lint, 0) << why << text;
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
+
+namespace tunefarm::tuner {
+namespace {
+
+// A records database of schema version 2 (tests/data/records_v2.db, written before workload keys
+// became target-neutral) is read as it is: a daemon job of it, whose progress names its tasks by the
+// keys of then ("conv2d_nchwc|N1..."), lists each task with its trials.
+TEST(DashboardOnAnOlderDatabase, AJobOfAVersionTwoDatabaseListsItsTasksWithTheirTrials) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  const std::string dir = TempDir("dashboard_v2"), db = dir + "/old.db";
+  ASSERT_EQ(system(("cp " + std::string(src) + "/tests/data/records_v2.db " + db).c_str()), 0);
+  // One task of the fixture becomes a daemon job's, as a version-2 tuner-daemon wrote it.
+  const std::string key = tunefarm::testing::RunCommand("sqlite3 " + db + " \"SELECT key FROM workloads WHERE template = "
+                                                        "'conv2d_nchwc' ORDER BY id LIMIT 1\"").output;
+  ASSERT_EQ(key.rfind("conv2d_nchwc|", 0), 0u) << key;
+  const std::string stored = key.substr(0, key.size() - 1);  // without the newline
+  const Json progress = {{"tasks", {{{"workload", stored}, {"weight", 1}, {"flops", 1e6}}}}};
+  tunefarm::testing::WriteFile(dir + "/job.sql", "INSERT INTO jobs(id, spec, state, progress) VALUES (1, '{}', 'done', '" +
+                                                    progress.dump() + "'); UPDATE trials SET job_id = 1 WHERE workload_id = "
+                                                    "(SELECT id FROM workloads WHERE key = '" + stored + "');");
+  ASSERT_EQ(system(("sqlite3 " + db + " < " + dir + "/job.sql").c_str()), 0);
+  DashboardOptions options;
+  options.records = {db};
+  options.listen = "127.0.0.1:0";
+  auto dashboard = Dashboard::Start(options);
+  ASSERT_TRUE(dashboard.ok()) << dashboard.status().ToString();
+  const Json m = GetJson((*dashboard)->address(), "/api/model?job=1");
+  ASSERT_EQ(m["tasks"].size(), 1u) << m.dump();
+  EXPECT_EQ(m["tasks"][0]["template"], "conv2d_nchwc");
+  EXPECT_EQ(m["tasks"][0]["workload"], "conv2d" + stored.substr(std::string("conv2d_nchwc").size()));
+  EXPECT_GT(m["tasks"][0]["trials"].get<int>(), 0) << m.dump();
+  dashboard->reset();
+  EXPECT_EQ(tunefarm::testing::RunCommand("sqlite3 " + db + " 'PRAGMA user_version'").output, "2\n") << "read as it is";
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 
 }  // namespace

@@ -167,9 +167,11 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(job_id));
   std::map<std::string, const TaskStats*> by_key;
-  for (const auto& s : stats) by_key.emplace(s.template_name + ":" + s.workload_key, &s);
+  // A task as jobs name it; a version-2 database (read as it is) stores its keys in their older form.
+  auto task_key = [](const TaskStats& s) { return s.template_name + ":" + NeutralWorkloadKey(s.workload_key, s.template_name); };
+  for (const auto& s : stats) by_key.emplace(task_key(s), &s);
   if (job_id == 0) {
-    for (const auto& s : stats) tasks.push_back({s.template_name + ":" + s.workload_key, 1, s.flops, 0, ""});
+    for (const auto& s : stats) tasks.push_back({task_key(s), 1, s.flops, 0, ""});
   }
 
   const LatencyEstimate estimate(tasks);
