@@ -13,13 +13,12 @@ namespace {
 
 constexpr int64_t kAllRows = std::numeric_limits<int64_t>::max();
 
-
 // A task as a job's progress names it: "implementation:workload key" (Workload::ImplementationKey),
 // or, in jobs run before schema version 3, the old key that began with its implementation.
 std::string StoredTaskKey(const std::string& stored) {
   if (stored.empty() || stored.find(':') != std::string::npos) return stored;
   const std::string implementation = stored.substr(0, stored.find('|'));
-  return implementation + ":" + NeutralWorkloadKey(stored, implementation);
+  return TaskName(implementation, stored);
 }
 
 Json NullIfZero(double v) { return v > 0 ? Json(v) : Json(nullptr); }
@@ -168,7 +167,7 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(job_id));
   std::map<std::string, const TaskStats*> by_key;
   // A task as jobs name it; a version-2 database (read as it is) stores its keys in their older form.
-  auto task_key = [](const TaskStats& s) { return s.template_name + ":" + NeutralWorkloadKey(s.workload_key, s.template_name); };
+  auto task_key = [](const TaskStats& s) { return TaskName(s.template_name, s.workload_key); };
   for (const auto& s : stats) by_key.emplace(task_key(s), &s);
   if (job_id == 0) {
     for (const auto& s : stats) tasks.push_back({task_key(s), 1, s.flops, 0, ""});

@@ -240,7 +240,7 @@ std::string RecordsDb::StoredKey(const std::string& workload_key, const std::str
   return implementation + workload_key.substr(bar);  // "conv2d|N1..." by conv2d_nchwc was "conv2d_nchwc|N1..."
 }
 
-std::string RecordsDb::TaskCacheKey(const TrialRecord& t) { return t.template_name + ":" + t.workload_key; }
+std::string RecordsDb::TaskCacheKey(const TrialRecord& t) { return TaskName(t.template_name, t.workload_key); }
 
 Result<int64_t> RecordsDb::WorkloadId(const TrialRecord& t) {
   return StoredId(&workload_ids_, TaskCacheKey(t),

@@ -142,6 +142,10 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
   return t;
 }
 
+std::string TaskName(const std::string& template_name, const std::string& workload_key) {
+  return template_name + ":" + NeutralWorkloadKey(workload_key, template_name);
+}
+
 std::string NeutralWorkloadKey(const std::string& key, const std::string& template_name) {
   const size_t bar = key.find('|');
   if (bar == std::string::npos || bar == 0 || key.compare(0, bar, template_name) != 0) return key;

@@ -153,7 +153,7 @@ int Records(const RecordsFlags& f) {
     for (const auto& t : *trials) {
       const double gflops = t.gflops();
       std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(), t.mean_ms,
-                  gflops, static_cast<long long>(t.config_index), (t.template_name + ":" + t.workload_key).c_str(), t.target.c_str(),
+                  gflops, static_cast<long long>(t.config_index), tuner::TaskName(t.template_name, t.workload_key).c_str(), t.target.c_str(),
                   t.error_message.empty() ? "" : "  ", t.error_message.c_str());
     }
     return 0;

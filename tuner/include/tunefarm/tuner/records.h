@@ -76,6 +76,11 @@ double Gflops(double flops, double ms);
 // lines exported before the change import as the same tasks.
 std::string NeutralWorkloadKey(const std::string& key, const std::string& template_name);
 
+// A task's name as the compiler's Workload::ImplementationKey writes it, "TEMPLATE:KEY", the key in
+// this schema's form (NeutralWorkloadKey), so a version-2 key names the same task. The one place the
+// tuner's side (caches, the dashboard, `records list`) builds it.
+std::string TaskName(const std::string& template_name, const std::string& workload_key);
+
 // A tuning job of tuner-daemon: its spec and progress as JSON (the daemon's proto messages in
 // their JSON form), and its state: queued | running | done | failed | cancelled.
 struct JobRecord {
