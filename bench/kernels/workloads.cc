@@ -16,7 +16,10 @@ std::vector<BenchWorkload> BenchWorkloads() {
     w.push_back({"resnet18.t" + std::to_string(i + 1), Conv2dWorkload(1, r[0], r[1], r[1], r[2], r[3], r[3], r[4], r[5]), true});
   }
   w.push_back({"resnet18.t12", compiler::DenseWorkload(1, 512, 1000), false});
-  // MobileNetV2 (torchvision, 224x224): every distinct depthwise 3x3 and a spread of 1x1 convs.
+  // MobileNetV2 (torchvision, 224x224): the stem, every distinct depthwise 3x3, a spread of 1x1
+  // convs and the classifier.
+  w.push_back({"mobilenet_v2.stem", Conv2dWorkload(1, 3, 224, 224, 32, 3, 3, 2, 1), false});
+  w.push_back({"mobilenet_v2.classifier", compiler::DenseWorkload(1, 1280, 1000), false});
   const int64_t dw[][3] = {{32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1},
                            {192, 28, 2}, {384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1}};
   for (const auto& d : dw) {

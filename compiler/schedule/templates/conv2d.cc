@@ -34,7 +34,7 @@ class Conv2dNCHWc final : public OpTemplate {
     space.DefineReorder("reduce_order", {{0, 1, 2}, {0, 2, 1}, {2, 0, 1}});
     space.DefineAnnotate("parallel", {"oc_oh", "oc"});
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
-    space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
+    space.DefineAnnotate("pad_at", padded ? PadPlacements() : std::vector<std::string>{"none"});
     int64_t ow = c.out_width();
     int max_acc = MaxAccumulators(t);
     // The register tile must fit the register file, and hold enough independent accumulators to
@@ -77,7 +77,7 @@ class Conv2dNCHWc final : public OpTemplate {
         {"unroll_kw", {0}},
         {"reduce_order", {0, 1, 2}},
         {"parallel", {0}},
-        {"pad_at", {0}},
+        {"pad_at", {FallbackPadPlacement(c)}},
     };
     return space.FromValues(v);
   }
@@ -141,12 +141,9 @@ class Conv2dNCHWc final : public OpTemplate {
     a.unroll(aow);
     VectorizeByLanes(a, aocb, oc_bn, t.vector_lanes);
 
-    if (padded) {
-      te::Stage& p = s[input];
-      // Per tile, inside the input-channel-chunk loop: each step pads only the rows and columns of
-      // one chunk that the tile reads, which then stay in L1 for the kh/kw/icb loops.
-      SchedulePadding(p, cfg.Annotation("pad_at") == "tile", a, aic, ic_bn);
-    }
+    // "tile": inside the input-channel-chunk loop, each step pads only the rows and columns of one
+    // chunk that the tile reads, which then stay in L1 for the kh/kw/icb loops.
+    if (padded) SchedulePadding(s, input, cfg.Annotation("pad_at"), a, aic, ic_bn);
     return def;
   }
 };

@@ -36,7 +36,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     space.DefineOther("unroll_kw", {0, 1});
     space.DefineAnnotate("parallel", {"c_oh", "c"});
     bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
-    space.DefineAnnotate("pad_at", padded ? std::vector<std::string>{"root", "tile"} : std::vector<std::string>{"none"});
+    space.DefineAnnotate("pad_at", padded ? PadPlacements() : std::vector<std::string>{"none"});
     int64_t channels = c.in_channels;
     space.FilterKnob("tile_c", [&t, channels](const std::vector<int64_t>& f) {
       return f.back() <= 64 && (channels % t.vector_lanes != 0 || f.back() % t.vector_lanes == 0);
@@ -54,8 +54,6 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     int64_t lanes = t.vector_lanes;
     int64_t c_bn = FallbackChannelBlock(c.in_channels, int(lanes));
     int64_t ow = c.out_width();
-    bool padded = c.pad_top + c.pad_left + c.pad_bottom + c.pad_right > 0;
-    int64_t input_bytes = c.batch * c.in_channels * c.height * c.width * 4;
     // Up to 8 output columns per tile, as many as the register file holds at this block width.
     const int64_t vectors = (c_bn + lanes - 1) / lanes;
     const int64_t cap = std::max<int64_t>(1, std::min<int64_t>(8, MaxAccumulators(t) / vectors));
@@ -68,10 +66,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
                              {"tile_ow", {(ow + reg_n - 1) / reg_n, reg_n}},
                              {"unroll_kw", {1}},
                              {"parallel", {0}},
-                             // A depthwise conv does ~KH*KW FMAs per input element: padding a large
-                             // input up front costs as much as the conv, so pad per tile there; a
-                             // small one stays in cache and is cheaper to pad once.
-                             {"pad_at", {padded && input_bytes > (1 << 20) ? 1 : 0}}});
+                             {"pad_at", {FallbackPadPlacement(c)}}});
   }
 
   Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_c"), c.Inner("tile_c")}; }
@@ -119,10 +114,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     a.unroll(aow);
     VectorizeByLanes(a, acb, c_bn, t.vector_lanes);
 
-    if (padded) {
-      te::Stage& p = s[input];
-      SchedulePadding(p, cfg.Annotation("pad_at") == "tile", a, an, c_bn);
-    }
+    if (padded) SchedulePadding(s, input, cfg.Annotation("pad_at"), a, an, c_bn);
     return def;
   }
 };

@@ -142,13 +142,36 @@ te::IterVar ScheduleConvOutputTiles(te::Stage& o, int64_t oh_tile, int64_t ow_ti
   return owo;
 }
 
-void SchedulePadding(te::Stage& pad, bool attach, te::Stage& consumer, const te::IterVar& at, int64_t block) {
-  if (attach) {
-    pad.compute_at(consumer, at);
-  } else {
-    pad.parallel(pad.fuse(pad.fuse(pad.axes[0], pad.axes[1]), pad.axes[2]));
+namespace {
+// Option indices of "pad_at" (stored in records: append new placements, never reorder).
+constexpr int64_t kPadAtRoot = 0, kPadAtInline = 2;
+}  // namespace
+
+const std::vector<std::string>& PadPlacements() {
+  static const std::vector<std::string> kPlacements = {"root", "tile", "inline"};
+  return kPlacements;
+}
+
+int64_t FallbackPadPlacement(const Conv2dParams& c) {
+  if (c.pad_top + c.pad_left + c.pad_bottom + c.pad_right == 0) return 0;  // "none"
+  constexpr int64_t kInlineMaxFmasPerInput = 128;
+  const int64_t fmas_per_input = (c.out_channels / c.groups) * c.kernel_h * c.kernel_w / (c.stride_h * c.stride_w);
+  return fmas_per_input <= kInlineMaxFmasPerInput ? kPadAtInline : kPadAtRoot;
+}
+
+void SchedulePadding(te::Schedule& s, const te::Tensor& pad, const std::string& pad_at, te::Stage& consumer,
+                     const te::IterVar& at, int64_t block) {
+  if (pad_at == "inline") {
+    s.compute_inline(pad);
+    return;
   }
-  if (block >= 4) pad.vectorize(pad.axes[4]);
+  te::Stage& p = s[pad];
+  if (pad_at == "tile") {
+    p.compute_at(consumer, at);
+  } else {
+    p.parallel(p.fuse(p.fuse(p.axes[0], p.axes[1]), p.axes[2]));
+  }
+  if (block >= 4) p.vectorize(p.axes[4]);
 }
 
 ir::Expr WinogradEntry(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols,

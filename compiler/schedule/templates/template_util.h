@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "compiler/ir/ir_operators.h"
@@ -84,10 +85,20 @@ ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
 te::IterVar ScheduleConvOutputTiles(te::Stage& out, int64_t oh_tile, int64_t ow_tile, bool parallel_rows,
                                     int64_t block, int lanes);
 
-// Schedules the padding stage: inside `consumer` at loop `at` when attach is set (only the region
-// the consumer reads there), else once up front with its outer loops fused and parallel. The
-// channel block is vectorized when it is at least 4 wide.
-void SchedulePadding(te::Stage& pad, bool attach, te::Stage& consumer, const te::IterVar& at, int64_t block);
+// Where a padded convolution builds its zero-padded input, the "pad_at" knob (PadPlacements()):
+//   root    once up front, its outer loops fused and parallel: the whole input copied once;
+//   tile    inside `consumer` at loop `at`: only the window the consumer reads there, with halo;
+//   inline  no padded copy: each read of the window checks its bounds (a select, which LLVM
+//           hoists to the tiles' loops; it pays where the conv does few FMAs per input element).
+// A copy vectorizes its channel block when it is at least 4 wide.
+const std::vector<std::string>& PadPlacements();
+// The fallback's "pad_at" option index: 0 (the only option, "none") for an unpadded conv; inline
+// when the conv does few FMAs per input element, else root. bench_kernels on Zen 4: a depthwise
+// 3x3 (2-9 FMAs per input element) runs 1.4-2.7x faster inline, MobileNetV2's stem (72) 1.25x;
+// ResNet-18's stem (784) and 3x3 convs (576+) run 1.25x faster padded at the root.
+int64_t FallbackPadPlacement(const Conv2dParams& c);
+void SchedulePadding(te::Schedule& s, const te::Tensor& pad, const std::string& pad_at, te::Stage& consumer,
+                     const te::IterVar& at, int64_t block);
 
 }  // namespace tunefarm::compiler
 
