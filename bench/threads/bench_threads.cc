@@ -35,6 +35,22 @@ int32_t Spin(int64_t begin, int64_t end, void* closure) {
   return 0;
 }
 
+// An element-wise kernel's chunk (y = max(x, 0)), for the crossover: where splitting a small
+// kernel over the threads starts to pay.
+struct Relu {
+  const float* x;
+  float* y;
+};
+// Vectorized as wide as the machine allows, as the compiled kernels are.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+int32_t ReluChunk(int64_t begin, int64_t end, void* closure) {
+  const Relu& r = *static_cast<const Relu*>(closure);
+  for (int64_t i = begin; i < end; ++i) r.y[i] = r.x[i] > 0.0f ? r.x[i] : 0.0f;
+  return 0;
+}
+
 struct Figures {
   double best_us = 0, median_us = 0;
 };
@@ -84,6 +100,33 @@ int main(int argc, char** argv) {
                    {"work_us", work_us},
                    {"work_best_us", work.best_us},
                    {"work_median_us", work.median_us}});
+  }
+  // The crossover: an element-wise kernel over n floats, chunked into 1024-element pieces, run
+  // back to back on the same buffers (as a model's kernels pass activations on), on one thread
+  // and on all of them. The smallest n where all threads win by more than 5% is the least work a
+  // parallel loop needs (compute/generic_schedule.cc's kMinParallelWork).
+  if (threads > 1) {
+    tunefarm::runtime::ThreadPool one(1), all(threads);
+    std::printf("\n%-12s %14s %14s %10s\n", "elements", "1 thread us", "all us", "speedup");
+    nlohmann::ordered_json crossover = nlohmann::ordered_json::array();
+    int64_t first_win = -1;
+    for (int64_t n = 1024; n <= (int64_t(1) << 22); n *= 2) {
+      std::vector<float> x(static_cast<size_t>(n), -0.5f), y(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; i += 3) x[size_t(i)] = 1.0f;
+      Relu relu{x.data(), y.data()};
+      auto body = [](int64_t begin, int64_t end, void* closure) {
+        return ReluChunk(begin * 1024, end * 1024, closure);
+      };
+      const int64_t reps = std::max<int64_t>(20, (int64_t(1) << 26) / n / 8);
+      const Figures f1 = Time(one, reps, rounds, n / 1024, body, &relu);
+      const Figures fn = Time(all, reps, rounds, n / 1024, body, &relu);
+      const double speedup = f1.best_us / fn.best_us;
+      if (first_win < 0 && n >= 2 * 1024 * threads / 2 && speedup > 1.05) first_win = n;
+      std::printf("%-12lld %14.3f %14.3f %9.2fx\n", static_cast<long long>(n), f1.best_us, fn.best_us, speedup);
+      crossover.push_back({{"elements", n}, {"one_thread_us", f1.best_us}, {"all_threads_us", fn.best_us}});
+    }
+    std::printf("all %d threads first win at %lld elements\n", threads, static_cast<long long>(first_win));
+    out.push_back({{"crossover", crossover}, {"first_win_elements", first_win}});
   }
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
   return 0;

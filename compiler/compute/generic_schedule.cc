@@ -14,9 +14,6 @@
 namespace tunefarm::compute {
 namespace {
 
-// Below this many scalar operations a parallel launch costs more than it saves.
-constexpr int64_t kMinParallelWork = 1 << 14;
-
 int64_t VectorWidth(int64_t extent, int lanes) {
   for (int64_t v = lanes; v >= 4; v /= 2) {
     if (extent % v == 0) return v;
@@ -55,7 +52,7 @@ te::IterVar ScheduleStage(te::Stage& s, const compiler::Target& target, bool att
   if (vector_axis) s.vectorize(vector_axis);
 
   if (attached) return te::IterVar();
-  if (work < kMinParallelWork) return want_row && !outer.empty() ? outer.back() : te::IterVar();
+  if (work < te::kMinParallelWork) return want_row && !outer.empty() ? outer.back() : te::IterVar();
   // Fuse the outer data axes into one parallel loop (the last axis's outer part too when there
   // is nothing else to split the work by).
   te::IterVar fused = order[0];

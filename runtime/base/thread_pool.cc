@@ -1,7 +1,14 @@
 #include "tunefarm/runtime/thread_pool.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -39,9 +46,41 @@ bool SpinUntil(int micros, Done done) {
   }
 }
 
+// TUNEFARM_BIND_THREADS=1: participant i runs on the i-th CPU the process may use (when it may
+// use at least as many CPUs as the pool has participants), the caller included from its first
+// region on. Off by default: pinning the caller changes a thread the embedding program owns.
+bool BindThreadsRequested() {
+  const char* v = std::getenv("TUNEFARM_BIND_THREADS");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+// Pins the calling thread to the participant-th allowed CPU; false where the OS does not allow it
+// or the process may use fewer CPUs.
+bool BindToAllowedCpu(int participant, int participants) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < participants) return false;
+  int seen = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (seen++ == participant) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
+    }
+  }
+#endif
+  (void)participant;
+  (void)participants;
+  return false;
+}
+
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {
+ThreadPool::ThreadPool(int num_threads)
+    : num_threads_(num_threads < 1 ? 1 : num_threads), bind_threads_(num_threads_ > 1 && BindThreadsRequested()) {
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
@@ -69,6 +108,7 @@ void ThreadPool::RunChunk(int participant) {
 }
 
 void ThreadPool::WorkerLoop(int worker_index) {
+  if (bind_threads_) BindToAllowedCpu(worker_index, num_threads_);
   uint64_t seen = 0;
   for (;;) {
     // Sequentially consistent loads: each side's store, then its load of the other's (see the header).
@@ -93,6 +133,7 @@ int32_t ThreadPool::ParallelFor(int64_t n, TunefarmParallelBody body, void* clos
   if (n <= 0) return 0;
   if (num_threads_ == 1 || n == 1 || tls_inside_parallel) return body(0, n, closure);
   std::lock_guard<std::mutex> run_lock(run_mutex_);
+  if (bind_threads_ && !caller_bound_) caller_bound_ = BindToAllowedCpu(0, num_threads_);
   job_n_ = n;
   job_body_ = body;
   job_closure_ = closure;

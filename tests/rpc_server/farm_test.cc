@@ -103,6 +103,9 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
       if (s.server_id() == first_server && s.address() == farm_.server_addresses()[i]) victim = i;
     }
   }
+  // Built before the killer starts: its C compile can take longer than the killer's 500 ms on a
+  // loaded machine, and a server killed before the batch is sent fails nothing over.
+  const MeasureInput slow = SlowKernel(1500);
   // The killer also watches status from the moment of the kill until the server is gone.
   double gone_after_ms = -1;
   std::thread killer([&] {
@@ -120,7 +123,7 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   });
-  auto failover = client.Measure({SlowKernel(1500)}, 30000);
+  auto failover = client.Measure({slow}, 30000);
   killer.join();
   ASSERT_TRUE(failover.ok()) << failover.status().ToString();
   EXPECT_EQ((*failover)[0].kind, OutcomeKind::kOk) << (*failover)[0].message;

@@ -55,7 +55,7 @@ class BatchMatmul final : public OpTemplate {
       if (v <= (lanes >= 16 ? 8 : 4)) m_bn = v;
     }
     const int64_t k_bn = LargestDivisorAtMost(p.k, m_bn > 4 ? 4 : 8);
-    return space.FromValues({{"tile_n", {n_bn}}, {"tile_m", {m_bn}}, {"tile_k", {p.k / k_bn, k_bn}}, {"parallel", {0}}});
+    return space.FromValues({{"tile_n", {n_bn}}, {"tile_m", {m_bn}}, {"tile_k", {p.k / k_bn, k_bn}}, {"parallel", {FallbackParallel(w)}}});
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {

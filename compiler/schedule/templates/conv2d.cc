@@ -127,7 +127,7 @@ class Conv2dNCHWc final : public OpTemplate {
     // The accumulator tile: the conv itself when an epilogue stage consumes it, else a cache.
     Tensor acc = has_epilogue ? conv : s.cache_write(conv);
     te::Stage& o = s[out];
-    auto owo = ScheduleConvOutputTiles(o, oh_tile, reg_n, cfg.Annotation("parallel") == "oc_oh", oc_bn, t.vector_lanes);
+    auto owo = ScheduleConvOutputTiles(o, oh_tile, reg_n, cfg.Annotation("parallel") == "oc_oh", oc_bn, t.vector_lanes, w.Flops());
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);

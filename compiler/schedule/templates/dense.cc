@@ -64,7 +64,7 @@ class DensePack final : public OpTemplate {
     }
     const int64_t k_bn = LargestDivisorAtMost(k, n_bn > 4 ? 4 : 8);
     std::vector<std::pair<std::string, std::vector<int64_t>>> values = {
-        {"tile_o", {int64_t(2 * t.vector_lanes)}}, {"tile_k", {k / k_bn, k_bn}}, {"parallel", {0}}};
+        {"tile_o", {int64_t(2 * t.vector_lanes)}}, {"tile_k", {k / k_bn, k_bn}}, {"parallel", {FallbackParallel(w)}}};
     if (w.dense.batch > 1) values.push_back({"tile_n", {n_bn}});
     return space.FromValues(values);
   }
@@ -145,7 +145,7 @@ class DenseNoPack final : public OpTemplate {
     int64_t k = w.dense.in_features, o = w.dense.out_features;
     int64_t k_bn = LargestDivisorAtMost(k, 2 * t.vector_lanes);
     int64_t o_bn = LargestDivisorAtMost(o, 4);
-    return space.FromValues({{"tile_k", {k / k_bn, k_bn}}, {"tile_o", {o / o_bn, o_bn}}, {"parallel", {0}}});
+    return space.FromValues({{"tile_k", {k / k_bn, k_bn}}, {"tile_o", {o / o_bn, o_bn}}, {"parallel", {FallbackParallel(w)}}});
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {

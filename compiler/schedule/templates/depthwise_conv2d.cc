@@ -103,7 +103,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     te::Schedule& s = *def.schedule;
     Tensor acc = has_epilogue ? conv : s.cache_write(conv);
     te::Stage& o = s[out];
-    auto owo = ScheduleConvOutputTiles(o, 1, reg_n, cfg.Annotation("parallel") == "c_oh", c_bn, t.vector_lanes);
+    auto owo = ScheduleConvOutputTiles(o, 1, reg_n, cfg.Annotation("parallel") == "c_oh", c_bn, t.vector_lanes, w.Flops());
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);

@@ -127,15 +127,17 @@ ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c) {
   });
 }
 
+int64_t FallbackParallel(const Workload& w) { return w.Flops() / 2 >= double(te::kMinParallelWork) ? 0 : 1; }
+
 te::IterVar ScheduleConvOutputTiles(te::Stage& o, int64_t oh_tile, int64_t ow_tile, bool parallel_rows,
-                                    int64_t block, int lanes) {
+                                    int64_t block, int lanes, double flops) {
   auto n = o.axes[0], chunk = o.axes[1], oh = o.axes[2], ow = o.axes[3], cb = o.axes[4];
   auto [oho, ohi] = o.split(oh, oh_tile);
   auto [owo, owi] = o.split(ow, ow_tile);
   o.reorder({n, chunk, oho, owo, ohi, owi, cb});
   auto fused = o.fuse(n, chunk);
   if (parallel_rows) fused = o.fuse(fused, oho);
-  o.parallel(fused);
+  if (flops / 2 >= double(te::kMinParallelWork)) o.parallel(fused);
   o.unroll(ohi);
   o.unroll(owi);
   VectorizeByLanes(o, cb, block, lanes);

@@ -75,15 +75,20 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
                          const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,
                          const std::vector<int64_t>& shape = {});
 
+// The fallback's option index of a ("parallel-axis", "none") knob: "none" (1) for an operator of
+// fewer FMAs than te::kMinParallelWork, else the parallel axis (0).
+int64_t FallbackParallel(const Workload& w);
+
 // The zero-padded input of an NCHW[x]c convolution (data itself when there is no padding).
 ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
 
 // Schedules the output stage of an NCHW[x]c convolution (axes n, c-chunk, oh, ow, c-block): tiles
 // of oh_tile x ow_tile positions, the parallel loop over (n, c-chunk) -- and the row tiles too when
-// parallel_rows --, the tile unrolled and the channel block vectorized. Returns the ow-tile loop,
-// where the accumulator stage is computed.
+// parallel_rows --, the tile unrolled and the channel block vectorized. A conv of fewer FMAs
+// (flops / 2) than te::kMinParallelWork stays serial. Returns the ow-tile loop, where the
+// accumulator stage is computed.
 te::IterVar ScheduleConvOutputTiles(te::Stage& out, int64_t oh_tile, int64_t ow_tile, bool parallel_rows,
-                                    int64_t block, int lanes);
+                                    int64_t block, int lanes, double flops);
 
 // Where a padded convolution builds its zero-padded input, the "pad_at" knob (PadPlacements()):
 //   root    once up front, its outer loops fused and parallel: the whole input copied once;

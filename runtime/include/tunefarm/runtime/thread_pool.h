@@ -12,7 +12,8 @@
 // regions (a model's kernels without a parallel loop, its layout changes, run in that gap without
 // waking anyone), the caller for up to kCallerSpinMicros for the others' chunks. Only a participant
 // that waited longer sleeps on a condition variable, and only then does the other side pay a
-// wake-up. Nothing is allocated per region.
+// wake-up. Nothing is allocated per region. With TUNEFARM_BIND_THREADS=1 each participant is
+// pinned to one of the CPUs the process may use (the caller from its first region on).
 //
 // Thread safety: all methods may be called from any thread.
 #ifndef TUNEFARM_RUNTIME_THREAD_POOL_H_
@@ -52,8 +53,10 @@ class ThreadPool {
   void RunChunk(int participant);
 
   const int num_threads_;
+  const bool bind_threads_;  // TUNEFARM_BIND_THREADS=1 (thread_pool.cc)
   std::vector<std::thread> workers_;
-  std::mutex run_mutex_;  // serializes ParallelFor calls
+  std::mutex run_mutex_;     // serializes ParallelFor calls
+  bool caller_bound_ = false;  // guarded by run_mutex_
 
   // A job is published by bumping generation_ after writing its fields; a worker that sees the new
   // generation reads them. pending_ counts the workers still running it.
