@@ -94,5 +94,43 @@ TEST(ConfigSpace, TemplateSpacesAreStableAndFallbacksValid) {
   }
 }
 
+std::string FallbackKnob(const Workload& w, const std::string& knob) {
+  auto space = GetConfigSpace(w, HostTarget());
+  auto index = FallbackConfigIndex(w, HostTarget());
+  if (!space.ok() || !index.ok()) return "error";
+  auto config = space->Get(*index);
+  return config.ok() ? config->Annotation(knob) : "error";
+}
+
+// Where the conv does few FMAs per input element a padded copy costs about as much as the conv:
+// the fallback reads the window with bounds checks (bench_kernels: depthwise 1.3-2.7x faster).
+TEST(ConfigSpace, FallbackPadsInlineWhereTheConvDoesFewFmasPerInputElement) {
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144), "pad_at"), "inline");  // depthwise
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 96, 112, 112, 96, 3, 3, 2, 1, 1, 96), "pad_at"), "inline");
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 3, 224, 224, 32, 3, 3, 2, 1), "pad_at"), "inline");    // MobileNetV2's stem
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 3, 224, 224, 64, 7, 7, 2, 3), "pad_at"), "root");      // ResNet's stem
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1), "pad_at"), "root");
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 64, 56, 56, 128, 1, 1, 1, 0), "pad_at"), "none");
+}
+
+// A kernel whose work is below te::kMinParallelWork runs on one thread; the same kind of kernel
+// with enough work gets its parallel loop.
+TEST(ConfigSpace, SmallOperatorsRunSeriallyLargeOnesInParallel) {
+  EXPECT_EQ(FallbackKnob(DenseWorkload(1, 16, 16), "parallel"), "none");
+  EXPECT_EQ(FallbackKnob(DenseWorkload(1, 512, 1000), "parallel"), "o");
+  auto lowered = [](const Workload& w) {
+    KernelSpec spec;
+    spec.workload = w;
+    spec.target = HostTarget();
+    auto ir = LoweredIR(spec);
+    return ir.ok() ? *ir : ir.status().ToString();
+  };
+  const std::string tiny = lowered(Conv2dWorkload(1, 16, 4, 4, 16, 1, 1, 1, 0));  // 4,096 FMAs
+  EXPECT_EQ(tiny.find("parallel ("), std::string::npos) << tiny;
+  EXPECT_EQ(tiny.find("error"), std::string::npos) << tiny;
+  const std::string big = lowered(Conv2dWorkload(1, 64, 56, 56, 64, 1, 1, 1, 0));
+  EXPECT_NE(big.find("parallel ("), std::string::npos) << big;
+}
+
 }  // namespace
 }  // namespace tunefarm::compiler

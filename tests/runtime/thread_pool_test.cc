@@ -8,6 +8,11 @@
 
 #include "tunefarm/runtime/thread_pool.h"
 
+#if defined(__linux__)
+#include <sched.h>
+#include <cstdlib>
+#endif
+
 namespace tunefarm::runtime {
 namespace {
 
@@ -103,6 +108,43 @@ TEST(ThreadPool, GlobalPoolSize) {
   TunefarmSetNumThreads(1);
   EXPECT_EQ(TunefarmGetNumThreads(), 1);
 }
+
+#if defined(__linux__)
+// How many CPUs each participant may run on, by participant (the begin of its chunk).
+int32_t RecordAllowedCpus(int64_t begin, int64_t end, void* closure) {
+  auto* counts = static_cast<std::vector<std::atomic<int>>*>(closure);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  for (int64_t i = begin; i < end; ++i) (*counts)[size_t(i)] = CPU_COUNT(&set);
+  return 0;
+}
+
+// TUNEFARM_BIND_THREADS=1: every participant, the caller included, runs on one CPU of its own.
+TEST(ThreadPool, BindThreadsPinsEachParticipantToOneCpu) {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  const int threads = 2;
+  if (CPU_COUNT(&before) < threads) GTEST_SKIP() << "this machine lets the process use one CPU";
+  ASSERT_EQ(setenv("TUNEFARM_BIND_THREADS", "1", 1), 0);
+  std::vector<std::atomic<int>> counts(threads);
+  {
+    // Run on a thread of our own: binding the caller must not pin the test's main thread.
+    std::thread caller([&] {
+      ThreadPool pool(threads);
+      EXPECT_EQ(pool.ParallelFor(threads, RecordAllowedCpus, &counts), 0);
+    });
+    caller.join();
+  }
+  unsetenv("TUNEFARM_BIND_THREADS");
+  for (int i = 0; i < threads; ++i) EXPECT_EQ(counts[size_t(i)].load(), 1) << "participant " << i;
+  // Without the variable nobody is pinned.
+  ThreadPool free_pool(threads);
+  EXPECT_EQ(free_pool.ParallelFor(threads, RecordAllowedCpus, &counts), 0);
+  for (int i = 0; i < threads; ++i) EXPECT_EQ(counts[size_t(i)].load(), CPU_COUNT(&before)) << "participant " << i;
+}
+#endif
 
 }  // namespace
 }  // namespace tunefarm::runtime
