@@ -18,7 +18,7 @@
 
 #include "common/process.h"
 #include "tunefarm/rpc_server/measure_client.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 #include "tunefarm/command_line/command_line.h"
 
@@ -81,12 +81,12 @@ int main(int argc, char** argv) {
   std::vector<rpc_server::MeasureInput> batch(16, tiny);
 
   // 1. Lease round trips.
-  auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(tracker_addr));
+  auto stub = v1::Tracker::NewStub(service::FarmChannel(tracker_addr));
   int leases = 0;
   auto t0 = Clock::now();
   while (Seconds(t0) < seconds) {
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     v1::LeaseRequest req;
     req.set_key("one");
     req.set_deadline_ms(10000);
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     v1::ReleaseLeaseRequest rel;
     rel.set_lease_id(u.granted().lease_id());
     grpc::ClientContext rctx;
-    farm_net::AttachToken(&rctx, kToken);
+    service::AttachToken(&rctx, kToken);
     v1::ReleaseLeaseResponse rresp;
     stub->ReleaseLease(&rctx, rel, &rresp);
     while (stream->Read(&u)) {

@@ -1,5 +1,5 @@
 // bench_farm_load: the tracker under load, a real rpc_tracker process on loopback.
-//   lease grants per second   S servers registered (each a farm_net::Registrar, the code rpc_server
+//   lease grants per second   S servers registered (each a service::Registrar, the code rpc_server
 //                             runs, heartbeating), C clients each looping request -> grant -> release
 //                             on its own lease stream; the wait from request to grant (p50/p99)
 //   re-registration           the tracker SIGKILLed and restarted on the same address: how long
@@ -20,10 +20,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/process.h"
-#include "tunefarm/farm_net/auth.h"
-#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/service/auth.h"
+#include "tunefarm/service/flags.h"
 #include "tunefarm/command_line/command_line.h"
-#include "tunefarm/farm_net/registrar.h"
+#include "tunefarm/service/registrar.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace {
@@ -45,14 +45,14 @@ std::string SelfDir() {
 class Servers {
  public:
   Servers(const std::string& tracker, int n, int first_port) {
-    link_ = tunefarm::farm_net::GrpcTrackerLink(tracker, {}, kToken);
+    link_ = tunefarm::service::GrpcTrackerLink(tracker, {}, kToken);
     for (int i = 0; i < n; ++i) {
-      tunefarm::farm_net::RegistrarOptions o;
+      tunefarm::service::RegistrarOptions o;
       o.key = "load";
       o.address = "127.0.0.1:" + std::to_string(first_port + i);
       o.device.set_arch("x86_64");
       o.device.set_threads(1);
-      registrars_.push_back(std::make_unique<tunefarm::farm_net::Registrar>(o, link_.get(), tunefarm::farm_net::SteadyMs));
+      registrars_.push_back(std::make_unique<tunefarm::service::Registrar>(o, link_.get(), tunefarm::service::SteadyMs));
     }
     for (auto& r : registrars_) {
       threads_.emplace_back([this, reg = r.get()] {
@@ -66,15 +66,15 @@ class Servers {
   }
 
  private:
-  std::unique_ptr<tunefarm::farm_net::TrackerLink> link_;
-  std::vector<std::unique_ptr<tunefarm::farm_net::Registrar>> registrars_;
+  std::unique_ptr<tunefarm::service::TrackerLink> link_;
+  std::vector<std::unique_ptr<tunefarm::service::Registrar>> registrars_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };
 
 int RegisteredServers(tunefarm::v1::Tracker::Stub* stub) {
   grpc::ClientContext ctx;
-  tunefarm::farm_net::AttachToken(&ctx, kToken);
+  tunefarm::service::AttachToken(&ctx, kToken);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
   tunefarm::v1::FarmStatusResponse resp;
   return stub->FarmStatus(&ctx, tunefarm::v1::FarmStatusRequest(), &resp).ok() ? resp.servers_size() : -1;
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   tracker->Start({bin + "/rpc_tracker", "--listen", "127.0.0.1:0", "--heartbeat-ms", "1000"}, env);
   const std::string address = testing::AddressFromLine(tracker->WaitForLine("listening on", 10000));
   if (address.empty()) return 1;
-  auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(address));
+  auto stub = v1::Tracker::NewStub(service::FarmChannel(address));
 
   // 1. Lease grants per second.
   double grants_per_s = 0, p50 = 0, p99 = 0;
@@ -120,11 +120,11 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     for (int c = 0; c < clients; ++c) {
       threads.emplace_back([&, c] {
-        auto client = v1::Tracker::NewStub(farm_net::FarmChannel(address));
+        auto client = v1::Tracker::NewStub(service::FarmChannel(address));
         while (!stop) {
           const auto asked = Clock::now();
           grpc::ClientContext ctx;
-          farm_net::AttachToken(&ctx, kToken);
+          service::AttachToken(&ctx, kToken);
           v1::LeaseRequest req;
           req.set_key("load");
           req.set_deadline_ms(10000);
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
             if (!u.has_granted()) continue;
             waits[size_t(c)].push_back(MsSince(asked));
             grpc::ClientContext rctx;
-            farm_net::AttachToken(&rctx, kToken);
+            service::AttachToken(&rctx, kToken);
             v1::ReleaseLeaseRequest rel;
             rel.set_lease_id(u.granted().lease_id());
             v1::ReleaseLeaseResponse rresp;
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     tracker->Start({bin + "/rpc_tracker", "--listen", address, "--heartbeat-ms", "1000"}, env);
     if (tracker->WaitForLine("listening on", 10000).empty()) return 1;
     back_up_ms = MsSince(restarted);
-    auto fresh = v1::Tracker::NewStub(farm_net::FarmChannel(address));
+    auto fresh = v1::Tracker::NewStub(service::FarmChannel(address));
     while (RegisteredServers(fresh.get()) < restart_servers && MsSince(restarted) < 30000) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

@@ -58,7 +58,7 @@ std::vector<int64_t> TopRecordedConfigs(tuner::RecordsDb& db, const compiler::Wo
   auto trials = db.List(w.Key(), -1, w.implementation);
   if (!trials.ok()) return {};
   for (const auto& t : *trials) {
-    if (t.status == "ok" && t.mean_ms > 0 && t.target == target.ToString()) ok.emplace_back(t.mean_ms, t.config_index);
+    if (t.ok() && t.mean_ms > 0 && t.target == target.ToString()) ok.emplace_back(t.mean_ms, t.config_index);
   }
   std::sort(ok.begin(), ok.end());
   std::vector<int64_t> out;

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "tunefarm/farm_net/status_grpc.h"
+#include "tunefarm/service/status_grpc.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
@@ -27,41 +27,15 @@ v1::MeasureRequest ToRequest(const std::vector<MeasureInput>& batch) {
   v1::MeasureRequest req;
   for (const auto& in : batch) {
     auto* k = req.add_kernels();
+    ToProto(in.spec, k);
     k->set_library(in.library);
-    k->set_symbol(in.spec.symbol);
-    for (const auto& a : in.spec.args) {
-      auto* arg = k->add_args();
-      for (int64_t d : a.shape) arg->add_shape(d);
-      arg->set_dtype(a.dtype);
-      arg->set_role(a.role);
-    }
-    k->set_seed(in.spec.seed);
-    k->set_expected_outputs(std::string(reinterpret_cast<const char*>(in.spec.expected_outputs.data()),
-                                        in.spec.expected_outputs.size() * 4));
-    k->set_tolerance(in.spec.tolerance);
-    if (in.spec.gpu.enabled) {
-      if (!in.cubin.empty()) {
-        k->set_cubin(in.cubin);
-        k->set_cubin_arch(in.cubin_arch);
-      }
-      auto* launch = k->mutable_launch();
-      for (int d = 0; d < 3; ++d) {
-        launch->add_grid(in.spec.gpu.grid[d]);
-        launch->add_block(in.spec.gpu.block[d]);
-      }
+    if (in.spec.gpu.enabled && !in.cubin.empty()) {
+      k->set_cubin(in.cubin);
+      k->set_cubin_arch(in.cubin_arch);
     }
   }
-  if (!batch.empty()) {
-    const TimingParams& t = batch[0].spec.timing;
-    auto* tp = req.mutable_timing();
-    tp->set_number(t.number);
-    tp->set_repeat(t.repeat);
-    tp->set_min_repeat_ms(t.min_repeat_ms);
-    tp->set_cooldown_ms(t.cooldown_ms);
-    tp->set_flush_cache(t.flush_cache);
-    tp->set_timeout_ms(t.timeout_ms);
-    tp->set_memory_limit_bytes(t.memory_limit_bytes);
-  }
+  // One timing per request: the batch's kernels share their task's.
+  if (!batch.empty()) ToProto(batch[0].spec.timing, req.mutable_timing());
   return req;
 }
 
@@ -75,7 +49,7 @@ class MeasureClient::Lease {
         std::unique_ptr<grpc::ClientContext> stream_ctx, std::unique_ptr<grpc::ClientReader<v1::LeaseUpdate>> stream)
       : options_(options),
         grant_(std::move(grant)),
-        server_(v1::Measure::NewStub(farm_net::FarmChannel(grant_.server_address(), options.tls))),
+        server_(v1::Measure::NewStub(service::FarmChannel(grant_.server_address(), options.tls))),
         tracker_(std::move(tracker)),
         stream_ctx_(std::move(stream_ctx)),
         stream_(std::move(stream)) {
@@ -91,7 +65,7 @@ class MeasureClient::Lease {
     cv_.notify_all();
     if (!lost()) {  // give it back explicitly: a restored lease has no stream to close
       grpc::ClientContext ctx;
-      farm_net::AttachToken(&ctx, options_.token);
+      service::AttachToken(&ctx, options_.token);
       ctx.set_deadline(In(2000));
       ctx.set_wait_for_ready(true);  // a tracker that just restarted: wait for the connection
       v1::ReleaseLeaseRequest req;
@@ -173,7 +147,7 @@ class MeasureClient::Lease {
       const bool broken = stream_broken_;
       lock.unlock();
       grpc::ClientContext ctx;
-      farm_net::AttachToken(&ctx, options_.token);
+      service::AttachToken(&ctx, options_.token);
       ctx.set_deadline(In(2000));
       v1::RenewLeaseRequest req;
       req.set_lease_id(grant_.lease_id());
@@ -232,9 +206,9 @@ Status MeasureClient::AcquireLease(int64_t deadline_ms) {
   bool tracker_was_down = false;
   Status last = Status::DeadlineExceeded("no '" + options_.key + "' lease within " + std::to_string(deadline_ms) + " ms");
   while (MsLeft(deadline) > 0) {
-    auto tracker = v1::Tracker::NewStub(farm_net::FarmChannel(options_.tracker, options_.tls));
+    auto tracker = v1::Tracker::NewStub(service::FarmChannel(options_.tracker, options_.tls));
     auto ctx = std::make_unique<grpc::ClientContext>();
-    farm_net::AttachToken(ctx.get(), options_.token);
+    service::AttachToken(ctx.get(), options_.token);
     v1::LeaseRequest req;
     req.set_key(options_.key);
     req.set_priority(options_.priority);
@@ -251,7 +225,7 @@ Status MeasureClient::AcquireLease(int64_t deadline_ms) {
           update.granted().lease_id() + ")");
       return Status::OK();
     }
-    const Status s = farm_net::FromGrpcStatus(stream->Finish());
+    const Status s = service::FromGrpcStatus(stream->Finish());
     // "No server under the key" right after the tracker came back, or for a key we leased before,
     // is servers not re-registered yet.
     tracker_was_down = tracker_was_down || s.code() == StatusCode::kUnavailable;
@@ -290,7 +264,7 @@ Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<Mea
     ++attempts_;
     req.set_lease_id(lease_->grant().lease_id());
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, options_.token);
+    service::AttachToken(&ctx, options_.token);
     ctx.set_deadline(In(std::min(MsLeft(deadline), call_budget_ms)));
     if (!lease_->BeginCall(&ctx)) continue;  // lost meanwhile
     v1::MeasureResponse resp;

@@ -32,19 +32,6 @@ int64_t ArgSpec::num_elements() const {
   return n;
 }
 
-const char* OutcomeKindName(OutcomeKind k) {
-  switch (k) {
-    case OutcomeKind::kOk: return "ok";
-    case OutcomeKind::kInstantiation: return "instantiation_error";
-    case OutcomeKind::kCompile: return "compile_error";
-    case OutcomeKind::kRuntimeCrash: return "runtime_error";
-    case OutcomeKind::kTimeout: return "timeout";
-    case OutcomeKind::kWrongAnswer: return "wrong_answer";
-    case OutcomeKind::kBadRequest: return "bad_request";
-  }
-  return "runtime_error";
-}
-
 bool IsArgRole(const std::string& role) {
   static const char* const kRoles[] = {"input", "weight", "bias", "residual", "slope", "output"};
   return std::find(std::begin(kRoles), std::end(kRoles), role) != std::end(kRoles);
@@ -189,7 +176,7 @@ Status CheckLibraryArchitecture(const std::string& bytes) {
   return Status::OK();
 }
 
-MeasureSpec SpecFromKernel(const v1::KernelToMeasure& k, const v1::TimingParams& t) {
+MeasureSpec FromProto(const v1::KernelToMeasure& k, const v1::TimingParams& t) {
   MeasureSpec spec;
   spec.symbol = k.symbol();
   for (const auto& a : k.args()) spec.args.push_back(ArgSpec{{a.shape().begin(), a.shape().end()}, a.dtype(), a.role()});
@@ -215,9 +202,7 @@ MeasureSpec SpecFromKernel(const v1::KernelToMeasure& k, const v1::TimingParams&
   return spec;
 }
 
-std::string SerializeSpec(const MeasureSpec& s) {
-  v1::ChildSpec child;
-  v1::KernelToMeasure* k = child.mutable_kernel();
+void ToProto(const MeasureSpec& s, v1::KernelToMeasure* k) {
   k->set_symbol(s.symbol);
   for (const ArgSpec& a : s.args) {
     v1::ArgSpec* arg = k->add_args();
@@ -229,21 +214,29 @@ std::string SerializeSpec(const MeasureSpec& s) {
   k->set_expected_outputs(std::string(reinterpret_cast<const char*>(s.expected_outputs.data()), s.expected_outputs.size() * 4));
   k->set_tolerance(s.tolerance);
   if (s.gpu.enabled) {
+    v1::GpuLaunch* launch = k->mutable_launch();
     for (int d = 0; d < 3; ++d) {
-      k->mutable_launch()->add_grid(s.gpu.grid[d]);
-      k->mutable_launch()->add_block(s.gpu.block[d]);
+      launch->add_grid(s.gpu.grid[d]);
+      launch->add_block(s.gpu.block[d]);
     }
-    child.set_gpu_ordinal(s.gpu.ordinal);
   }
-  const TimingParams& t = s.timing;
-  v1::TimingParams* timing = child.mutable_timing();
-  timing->set_number(t.number);
-  timing->set_repeat(t.repeat);
-  timing->set_min_repeat_ms(t.min_repeat_ms);
-  timing->set_cooldown_ms(t.cooldown_ms);
-  timing->set_flush_cache(t.flush_cache);
-  timing->set_timeout_ms(t.timeout_ms);
-  timing->set_memory_limit_bytes(t.memory_limit_bytes);
+}
+
+void ToProto(const TimingParams& t, v1::TimingParams* out) {
+  out->set_number(t.number);
+  out->set_repeat(t.repeat);
+  out->set_min_repeat_ms(t.min_repeat_ms);
+  out->set_cooldown_ms(t.cooldown_ms);
+  out->set_flush_cache(t.flush_cache);
+  out->set_timeout_ms(t.timeout_ms);
+  out->set_memory_limit_bytes(t.memory_limit_bytes);
+}
+
+std::string SerializeSpec(const MeasureSpec& s) {
+  v1::ChildSpec child;
+  ToProto(s, child.mutable_kernel());
+  ToProto(s.timing, child.mutable_timing());
+  if (s.gpu.enabled) child.set_gpu_ordinal(s.gpu.ordinal);
   child.set_threads(s.threads);
   return child.SerializeAsString();
 }
@@ -254,7 +247,7 @@ Result<MeasureSpec> ParseSpec(const std::string& bytes) {
   if (child.kernel().expected_outputs().size() % 4) {
     return Status::InvalidArgument("malformed measurement spec: expected_outputs is not a whole number of float32 values");
   }
-  MeasureSpec s = SpecFromKernel(child.kernel(), child.timing());
+  MeasureSpec s = FromProto(child.kernel(), child.timing());
   s.threads = child.threads();
   s.gpu.ordinal = child.gpu_ordinal();
   return s;

@@ -10,7 +10,7 @@ constexpr size_t kLeaseUsesKept = 256;
 // The request's kernel with this server's options: its threads and device, the memory limit at
 // most the server's, the default tolerance.
 MeasureSpec SpecOf(const v1::KernelToMeasure& k, const v1::TimingParams& t, const ServerOptions& options) {
-  MeasureSpec spec = SpecFromKernel(k, t);
+  MeasureSpec spec = FromProto(k, t);
   spec.timing.memory_limit_bytes = t.memory_limit_bytes() > 0 ? std::min(t.memory_limit_bytes(), options.memory_limit_bytes)
                                                                : options.memory_limit_bytes;
   spec.threads = options.threads;
@@ -29,7 +29,7 @@ bool UsesCubin(const v1::KernelToMeasure& k, const std::string& gpu_arch) {
 
 }  // namespace
 
-MeasureService::MeasureService(ServerOptions options, farm_net::Registrar* registrar)
+MeasureService::MeasureService(ServerOptions options, service::Registrar* registrar)
     : options_(std::move(options)), registrar_(registrar) {
   if (options_.persistent_worker) worker_ = std::make_unique<MeasureWorker>(options_.child_command, options_.tmp_root);
 }

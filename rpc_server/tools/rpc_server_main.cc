@@ -1,7 +1,7 @@
 // rpc_server --tracker HOST:PORT --key KEY --listen HOST:PORT [--token-file PATH] [--threads N]
 //            [--memory-limit-mb N] [--child PATH] [--tmp DIR] [--device cpu|cuda[:N]] [--metrics HOST:PORT]
 // Serves tunefarm.v1.Measure (and the gRPC health service) and keeps itself registered with the
-// tracker through farm_net::Registrar: registers with device info, heartbeats, re-registers with
+// tracker through service::Registrar: registers with device info, heartbeats, re-registers with
 // backoff whenever the tracker is unreachable or has forgotten it (reporting the lease it serves,
 // so a tracker restart needs no manual action and double-books nothing), and serves only the
 // lease the tracker names. First line: "rpc_server listening on HOST:PORT"; then "registered
@@ -25,22 +25,15 @@
 #include <string>
 #include <thread>
 
-#include "tunefarm/farm_net/auth.h"
-#include "tunefarm/farm_net/flags.h"
 #include "tunefarm/command_line/command_line.h"
-#include "tunefarm/farm_net/registrar.h"
-#include "tunefarm/farm_net/server.h"
 #include "tunefarm/rpc_server/measure_service.h"
-#if TUNEFARM_HAVE_METRICS
-#include "tunefarm/farm_net/metrics.h"
 #include "tunefarm/rpc_server/server_metrics.h"
-#endif
 #include "tunefarm/runtime/cuda_driver.h"
 #include "tunefarm/runtime/device.h"
+#include "tunefarm/service/daemon.h"
+#include "tunefarm/service/registrar.h"
 
 namespace {
-
-std::atomic<bool> g_stop{false};
 
 // What this machine is, for the tracker's status.
 tunefarm::v1::DeviceInfo Describe(int threads) {
@@ -133,14 +126,14 @@ std::string CheckMeasureChild(const std::vector<std::string>& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tunefarm::farm_net::CommonDaemonFlags common;
-  std::string tracker, key, child, launcher, tmp = "/tmp", device = "cpu", metrics_address;
+  tunefarm::service::DaemonFlags flags;
+  std::string tracker, key, child, launcher, tmp = "/tmp", device = "cpu";
   int threads = 1;
   int64_t memory_mb = 4096;
   int ordinal = -1;
   CLI::App app{"rpc_server: measures kernels for the farm's tuners; registers with the tracker under KEY and serves "
                "only the lease the tracker grants", "rpc_server"};
-  tunefarm::farm_net::AddCommonDaemonFlags(app, &common);
+  tunefarm::service::AddDaemonFlags(app, &flags);
   app.add_option("--tracker", tracker, "the rpc_tracker to register with")->type_name("HOST:PORT")->required();
   app.add_option("--key", key, "the device key clients lease by (e.g. rasp4b, h200)")->required();
   tunefarm::AddIntFlag(app, "--threads", &threads, 1, 1024, "threads each measurement runs on (default 1)");
@@ -158,16 +151,10 @@ int main(int argc, char** argv) {
         return tunefarm::Status::OK();
       },
       "what kernels run on: cpu (default), or cuda[:N] for GPU N's PTX kernels", "cpu|cuda[:N]");
-  app.add_option("--metrics", metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
-  auto token = tunefarm::farm_net::LoadToken(common.token_file);
-  if (!token.ok()) {
-    std::fprintf(stderr, "rpc_server: %s\n", token.status().message().c_str());
-    return 1;
-  }
-  auto tls = tunefarm::farm_net::LoadTlsFlags(common.tls_cert, common.tls_key, common.tls_ca);
-  if (!tls.ok()) {
-    std::fprintf(stderr, "rpc_server: %s\n", tls.status().message().c_str());
+  auto secrets = tunefarm::service::LoadDaemonSecrets(flags);
+  if (!secrets.ok()) {
+    std::fprintf(stderr, "rpc_server: %s\n", secrets.status().message().c_str());
     return 1;
   }
   tunefarm::v1::DeviceInfo device_info = Describe(threads);
@@ -212,12 +199,12 @@ int main(int argc, char** argv) {
 
   // The registrar needs the bound address, the service needs the registrar: the service starts
   // first and the registrar steps once the port is known.
-  auto link = tunefarm::farm_net::GrpcTrackerLink(tracker, *tls, *token);
-  tunefarm::farm_net::RegistrarOptions reg_options;
+  auto link = tunefarm::service::GrpcTrackerLink(tracker, secrets->tls, secrets->token);
+  tunefarm::service::RegistrarOptions reg_options;
   reg_options.key = key;
   reg_options.device = device_info;
   // The address is set once the port is bound; Step() is not called before that.
-  auto registrar = std::make_unique<tunefarm::farm_net::Registrar>(reg_options, link.get(), tunefarm::farm_net::SteadyMs);
+  auto registrar = std::make_unique<tunefarm::service::Registrar>(reg_options, link.get(), tunefarm::service::SteadyMs);
   registrar->set_log([&tracker](const std::string& line) {
     if (line.rfind("registered as ", 0) == 0) {
       std::printf("registered with %s as %s\n", tracker.c_str(), line.substr(14).c_str());
@@ -228,51 +215,29 @@ int main(int argc, char** argv) {
   });
   tunefarm::rpc_server::MeasureService service(options, registrar.get());
   registrar->set_measurements_done([&service] { return service.measurements_done(); });
-  std::atomic<const tunefarm::farm_net::FarmServer*> farm_server{nullptr};
+  std::atomic<const tunefarm::service::FarmServer*> farm_server{nullptr};
   service.set_unauthenticated_counter([&farm_server] {
     const auto* s = farm_server.load();
     return s ? s->refused_calls() : 0;
   });
-  auto started = tunefarm::farm_net::StartFarmServer(
-      {"rpc_server", common.listen, *tls, *token, tunefarm::farm_net::kMeasureMessageCap},
-      {{tunefarm::v1::Measure::service_full_name(), &service}});
-  if (!started.ok()) {
-    std::fprintf(stderr, "rpc_server: %s\n", started.status().message().c_str());
-    return 1;
-  }
-  farm_server = &*started;
-#if TUNEFARM_HAVE_METRICS
-  std::unique_ptr<tunefarm::rpc_server::ServerMetrics> server_metrics;
-  std::unique_ptr<tunefarm::farm_net::MetricsEndpoint> metrics;
-  if (!metrics_address.empty()) {
-    tunefarm::farm_net::Registrar* reg = registrar.get();
-    server_metrics = std::make_unique<tunefarm::rpc_server::ServerMetrics>(key, [reg] { return !reg->lease_id().empty(); });
-    auto endpoint = tunefarm::farm_net::MetricsEndpoint::Start(metrics_address, server_metrics->sources());
-    if (!endpoint.ok()) {
-      std::fprintf(stderr, "rpc_server: %s\n", endpoint.status().message().c_str());
-      started->Shutdown();
-      return 1;
-    }
-    metrics = std::move(*endpoint);
-    tunefarm::rpc_server::ServerMetrics* observed = server_metrics.get();
+
+  tunefarm::service::Daemon daemon;
+  daemon.name = "rpc_server";
+  daemon.max_request_bytes = tunefarm::service::kMeasureMessageCap;
+  daemon.services = {{tunefarm::v1::Measure::service_full_name(), &service}};
+  std::unique_ptr<tunefarm::rpc_server::ServerMetrics> metrics;  // outlives the service's observer calls
+  daemon.metrics = [&]() -> tunefarm::Result<tunefarm::service::MetricSources> {
+    tunefarm::service::Registrar* reg = registrar.get();
+    TUNEFARM_ASSIGN_OR_RETURN(metrics, tunefarm::rpc_server::ServerMetrics::Create(key, [reg] { return !reg->lease_id().empty(); }));
+    tunefarm::rpc_server::ServerMetrics* observed = metrics.get();
     service.set_observer([observed](tunefarm::rpc_server::OutcomeKind k, double s) { observed->Observe(k, s); });
-    std::printf("rpc_server metrics on %s\n", metrics->address().c_str());
-    std::fflush(stdout);
-  }
-#else
-  if (!metrics_address.empty()) {
-    std::fprintf(stderr, "rpc_server: --metrics: this build has no Prometheus metrics (prometheus-cpp was not found)\n");
-    started->Shutdown();
-    return 1;
-  }
-#endif
-  registrar->set_address(started->address);  // until now a Measure's lease check cannot register
-  std::signal(SIGTERM, [](int) { g_stop = true; });
-  std::signal(SIGINT, [](int) { g_stop = true; });
-  while (!g_stop) {
-    const int64_t wait_ms = registrar->Step();
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp<int64_t>(wait_ms, 1, 100)));
-  }
-  started->Shutdown();
-  return 0;
+    return metrics->sources();
+  };
+  daemon.on_started = [&](const tunefarm::service::FarmServer& server) {
+    farm_server = &server;
+    registrar->set_address(server.address);  // until now a Measure's lease check cannot register
+    return tunefarm::Status::OK();
+  };
+  daemon.tick = [&registrar] { return registrar->Step(); };
+  return tunefarm::service::RunDaemon(flags, *secrets, std::move(daemon));
 }

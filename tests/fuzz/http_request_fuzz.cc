@@ -2,10 +2,10 @@
 // endpoint, through the parser the server uses (Boost.Beast with the server's header and body
 // limits), then the Host check and the query parser a handler runs on what parsed.
 #include "fuzz/fuzz_target.h"
-#include "tunefarm/farm_net/http_server.h"
+#include "tunefarm/service/http_server.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace fn = tunefarm::farm_net;
+  namespace fn = tunefarm::service;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   auto request = fn::ParseHttpRequest(bytes, 64 * 1024);
   if (!request.ok()) {

@@ -17,7 +17,7 @@
 #include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/rpc_server/measure_client.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
@@ -40,9 +40,9 @@ class Farm : public ::testing::Test {
   void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
 
   v1::FarmStatusResponse Status() {
-    auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(farm_.tracker_address()));
+    auto stub = v1::Tracker::NewStub(service::FarmChannel(farm_.tracker_address()));
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     v1::FarmStatusResponse resp;
     stub->FarmStatus(&ctx, v1::FarmStatusRequest(), &resp);
     return resp;
@@ -207,12 +207,12 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   std::mutex mu;
   std::vector<int> order;
   std::vector<std::thread> waiters;
-  auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(farm_.tracker_address()));
+  auto stub = v1::Tracker::NewStub(service::FarmChannel(farm_.tracker_address()));
   for (int i = 0; i < kRequests; ++i) {
     int prio = (i * 7) % 3;  // 0, 1, 2 interleaved
     waiters.emplace_back([&, i, prio] {
       grpc::ClientContext ctx;
-      farm_net::AttachToken(&ctx, kToken);
+      service::AttachToken(&ctx, kToken);
       v1::LeaseRequest req;
       req.set_key("cpu");
       req.set_priority(prio);
@@ -247,10 +247,10 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   EXPECT_EQ(order, expected);
 
   // No token, or a wrong one: refused by the servers as by the tracker.
-  auto server = v1::Measure::NewStub(farm_net::FarmChannel(farm_.server_addresses()[0]));
+  auto server = v1::Measure::NewStub(service::FarmChannel(farm_.server_addresses()[0]));
   for (const char* token : {static_cast<const char*>(nullptr), "wrong-token-0123456789"}) {
     grpc::ClientContext ctx;
-    if (token) farm_net::AttachToken(&ctx, token);
+    if (token) service::AttachToken(&ctx, token);
     v1::MeasureResponse resp;
     EXPECT_EQ(server->Measure(&ctx, v1::MeasureRequest(), &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   }
@@ -261,7 +261,7 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   {
     auto uncapped = v1::Measure::NewStub(grpc::CreateChannel(farm_.server_addresses()[0], grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     v1::MeasureRequest huge;
     huge.add_kernels()->set_library(std::string(size_t(100) << 20, 'x'));
     v1::MeasureResponse resp;

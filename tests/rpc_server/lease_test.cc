@@ -19,7 +19,7 @@
 
 #include "common/local_farm.h"
 #include "common/test_files.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/rpc_server/measure_client.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
@@ -59,18 +59,18 @@ class Leases : public ::testing::Test {
   }
 
   v1::FarmStatusResponse Status() {
-    auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(farm_.tracker_address()));
+    auto stub = v1::Tracker::NewStub(service::FarmChannel(farm_.tracker_address()));
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
     v1::FarmStatusResponse resp;
     stub->FarmStatus(&ctx, v1::FarmStatusRequest(), &resp);
     return resp;
   }
   v1::ServerStateResponse State(const std::string& address) {
-    auto stub = v1::Measure::NewStub(farm_net::FarmChannel(address));
+    auto stub = v1::Measure::NewStub(service::FarmChannel(address));
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     v1::ServerStateResponse resp;
     EXPECT_TRUE(stub->ServerState(&ctx, v1::ServerStateRequest(), &resp).ok()) << address;
@@ -258,9 +258,9 @@ TEST_F(Leases, AFrozenServerIsAbandonedAndItsStaleLeaseRefused) {
   // Thawed: it registers again (its lease is not restored) and refuses the stale lease.
   farm_.server(frozen_index).Kill(SIGCONT);
   EXPECT_FALSE(farm_.server(frozen_index).WaitForLine("lease " + stale_lease + " ended", 10000).empty());
-  auto stub = v1::Measure::NewStub(farm_net::FarmChannel(frozen));
+  auto stub = v1::Measure::NewStub(service::FarmChannel(frozen));
   grpc::ClientContext ctx;
-  farm_net::AttachToken(&ctx, kToken);
+  service::AttachToken(&ctx, kToken);
   v1::MeasureRequest req;
   req.set_lease_id(stale_lease);
   v1::MeasureResponse resp;
@@ -304,10 +304,10 @@ TEST_F(Leases, ATrackerRestartedMidTuneDoesNotDoubleBookTheServerInUse) {
 TEST_F(Leases, AMeasureWithoutTheGrantedLeaseIsRefused) {
   StartFarm(1, 200);
   const std::string address = farm_.server_addresses()[0];
-  auto stub = v1::Measure::NewStub(farm_net::FarmChannel(address));
+  auto stub = v1::Measure::NewStub(service::FarmChannel(address));
   auto call = [&](const std::string& lease) {
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     v1::MeasureRequest req;
     req.set_lease_id(lease);
     v1::MeasureResponse resp;

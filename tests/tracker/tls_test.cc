@@ -7,15 +7,15 @@
 #include <unistd.h>
 
 #include "common/process.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace tunefarm::tracker {
 namespace {
 
-using farm_net::AttachToken;
-using farm_net::FarmChannel;
-using farm_net::LoadTlsFlags;
+using service::AttachToken;
+using service::FarmChannel;
+using service::LoadTlsFlags;
 
 const char* kToken = "tls-test-token-0123456789";
 

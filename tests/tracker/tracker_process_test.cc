@@ -7,14 +7,14 @@
 #include <thread>
 
 #include "common/process.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace tunefarm::tracker {
 namespace {
 
-using farm_net::AttachToken;
-using farm_net::FarmChannel;
+using service::AttachToken;
+using service::FarmChannel;
 
 const char* kToken = "test-token-0123456789";
 

@@ -18,7 +18,7 @@
 #include "common/http_client.h"
 #include "common/process.h"
 #include "common/test_files.h"
-#include "tunefarm/farm_net/metrics.h"
+#include "tunefarm/service/metrics.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tunefarm/tuner/records.h"
 
@@ -375,7 +375,7 @@ TEST_F(DashboardApi, SlowClientsNeitherStarveItNorHoldItPastSigterm) {
 TEST_F(DashboardApi, RecordsAndRequestMetricsPassPromtool) {
   auto records = RecordsMetrics(path_);
   ASSERT_TRUE(records.ok());
-  auto endpoint = farm_net::MetricsEndpoint::Start("127.0.0.1:0", {dashboard_->metrics(), *records});
+  auto endpoint = service::MetricsEndpoint::Start("127.0.0.1:0", {dashboard_->metrics(), *records});
   ASSERT_TRUE(endpoint.ok());
   GetJson(address_, "/api/overview");
   Http(address_, "/api/task?id=999");

@@ -16,7 +16,7 @@
 #include "common/process.h"
 #include "common/small_model.h"
 #include "common/test_files.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/artifact.h"
 #include "tunefarm/tuner/records.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
@@ -147,10 +147,10 @@ TEST_F(TuneFlow, TenSigkillsLeaveAnIntactDatabaseWithTheExactBudget) {
 class DaemonClient {
  public:
   explicit DaemonClient(const std::string& address)
-      : stub_(v1::TunerDaemon::NewStub(farm_net::FarmChannel(address))) {}
+      : stub_(v1::TunerDaemon::NewStub(service::FarmChannel(address))) {}
   grpc::Status Submit(const v1::TuningJobSpec& spec, v1::TuningJob* job, const std::string& token = kToken) {
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, token);
+    service::AttachToken(&ctx, token);
     v1::SubmitJobRequest req;
     *req.mutable_spec() = spec;
     v1::SubmitJobResponse resp;
@@ -160,14 +160,14 @@ class DaemonClient {
   }
   std::vector<v1::TuningJob> List() {
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     v1::ListJobsResponse resp;
     EXPECT_TRUE(stub_->ListJobs(&ctx, v1::ListJobsRequest(), &resp).ok());
     return {resp.jobs().begin(), resp.jobs().end()};
   }
   grpc::Status Cancel(int64_t id, v1::TuningJob* job) {
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     v1::CancelJobRequest req;
     req.set_job_id(id);
     v1::CancelJobResponse resp;
@@ -178,7 +178,7 @@ class DaemonClient {
   // Streams the job's events until it ends; returns them.
   std::vector<v1::JobEvent> Watch(int64_t id, grpc::Status* status) {
     grpc::ClientContext ctx;
-    farm_net::AttachToken(&ctx, kToken);
+    service::AttachToken(&ctx, kToken);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
     v1::WatchJobRequest req;
     req.set_job_id(id);

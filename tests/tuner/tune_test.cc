@@ -218,7 +218,8 @@ TEST(BuildOne, APtxasPastTheBuildTimeoutIsACompileErrorAndAStoppedPoolKillsIt) {
   auto t0 = Clock::now();
   Built late = BuildOne(w, *target, *config, dir, BuildLimits{300, nullptr});
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0);
-  EXPECT_EQ(late.status, "compile_error");
+  EXPECT_EQ(late.status, TrialStatus::kCompile);
+  EXPECT_FALSE(late.cancelled);
   EXPECT_NE(late.message.find("ran past its 0.3 s limit and was stopped"), std::string::npos) << late.message;
   EXPECT_TRUE(late.library.empty());
 

@@ -1,26 +1,43 @@
 #include "tunefarm/tracker/tracker_metrics.h"
 
-#include "tunefarm/farm_net/metrics.h"
+#if TUNEFARM_HAVE_METRICS
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
 
+#include "tunefarm/service/metrics.h"
+#endif
+
+// The one place the tracker knows whether this build has Prometheus (tunefarm/service/daemon.h).
 namespace tunefarm::tracker {
+#if TUNEFARM_HAVE_METRICS
+struct TrackerMetrics::Impl {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Histogram>* lease_wait = nullptr;
+};
 
-TrackerMetrics::TrackerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
-  lease_wait_ = &prometheus::BuildHistogram()
+TrackerMetrics::TrackerMetrics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TrackerMetrics::~TrackerMetrics() = default;
+
+Result<std::unique_ptr<TrackerMetrics>> TrackerMetrics::Create() {
+  auto impl = std::make_unique<Impl>();
+  impl->lease_wait = &prometheus::BuildHistogram()
                      .Name("tunefarm_tracker_lease_wait_seconds")
                      .Help("Time lease requests waited in the queue before a grant, per device key.")
-                     .Register(*registry_);
+                     .Register(*impl->registry);
+  return std::unique_ptr<TrackerMetrics>(new TrackerMetrics(std::move(impl)));
 }
 
 void TrackerMetrics::ObserveLeaseWait(const std::string& key, int64_t wait_ms) {
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300};
-  lease_wait_->Add({{"key", key}}, kBuckets).Observe(double(wait_ms) / 1000.0);
+  impl_->lease_wait->Add({{"key", key}}, kBuckets).Observe(double(wait_ms) / 1000.0);
 }
 
-std::vector<std::shared_ptr<prometheus::Collectable>> TrackerMetrics::Sources(TrackerCore* core) const {
-  using farm_net::AddSample;
-  using farm_net::Family;
+service::MetricSources TrackerMetrics::Sources(TrackerCore* core) const {
+  using service::AddSample;
+  using service::Family;
   using prometheus::MetricType;
-  auto status_metrics = farm_net::CollectWith([core] {
+  auto status_metrics = service::CollectWith([core] {
     const FarmStatus status = core->GetStatus();
     auto servers = Family("tunefarm_tracker_servers", "Servers registered, per device key and state.", MetricType::Gauge);
     auto queue = Family("tunefarm_tracker_queue_length", "Lease requests waiting, per device key.", MetricType::Gauge);
@@ -40,7 +57,14 @@ std::vector<std::shared_ptr<prometheus::Collectable>> TrackerMetrics::Sources(Tr
     AddSample(&uptime, double(status.uptime_ms) / 1000.0);
     return std::vector<prometheus::MetricFamily>{servers, queue, granted, expired, lost, uptime};
   });
-  return {registry_, status_metrics};
+  return {impl_->registry, status_metrics};
 }
-
+#else
+struct TrackerMetrics::Impl {};
+TrackerMetrics::TrackerMetrics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TrackerMetrics::~TrackerMetrics() = default;
+Result<std::unique_ptr<TrackerMetrics>> TrackerMetrics::Create() { return service::MetricsUnavailable(); }
+void TrackerMetrics::ObserveLeaseWait(const std::string&, int64_t) {}
+service::MetricSources TrackerMetrics::Sources(TrackerCore*) const { return {}; }
+#endif
 }  // namespace tunefarm::tracker

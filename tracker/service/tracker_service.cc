@@ -2,13 +2,13 @@
 
 #include <memory>
 
-#include "tunefarm/farm_net/event_stream.h"
-#include "tunefarm/farm_net/status_grpc.h"
+#include "tunefarm/service/event_stream.h"
+#include "tunefarm/service/status_grpc.h"
 
 namespace tunefarm::tracker {
 namespace {
 
-using farm_net::ToGrpcStatus;
+using service::ToGrpcStatus;
 
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const grpc::Status& status) {
   auto* reactor = ctx->DefaultReactor();
@@ -35,7 +35,7 @@ v1::LeaseEnded::Reason ToProto(LeaseEnd end) {
 }
 
 // One RequestLease stream: Queued updates while the position changes, Granted, then Ended.
-class LeaseStream final : public farm_net::EventStream<v1::LeaseUpdate> {
+class LeaseStream final : public service::EventStream<v1::LeaseUpdate> {
  public:
   LeaseStream(TrackerCore* core, int64_t request_id) : core_(core), id_(request_id) {
     subscription_ = core_->Subscribe([this] { Pump(); });

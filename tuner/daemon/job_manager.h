@@ -26,7 +26,7 @@
 #include <string>
 #include <thread>
 
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/tuner.h"
 #include "tunefarm/v1/tuner.pb.h"
 
@@ -42,7 +42,7 @@ struct DaemonOptions {
   std::string name = "tuner-daemon";
   std::string tracker, key;   // default runner: the farm; empty tracker: local
   std::string token;          // farm token for the tracker
-  farm_net::TlsFiles tls;
+  service::TlsFiles tls;
   std::string measure_child;  // local runner's tunefarm-measure-child
   std::string tmp_root = "/tmp";
   int max_running = 2;

@@ -1,10 +1,10 @@
 #include "tuner/daemon/tuner_daemon_service.h"
 
-#include "tunefarm/farm_net/event_stream.h"
-#include "tunefarm/farm_net/status_grpc.h"
+#include "tunefarm/service/event_stream.h"
+#include "tunefarm/service/status_grpc.h"
 
 namespace tunefarm::tuner {
-using farm_net::ToGrpcStatus;
+using service::ToGrpcStatus;
 
 grpc::Status TunerDaemonService::SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
                                            v1::SubmitJobResponse* resp) {
@@ -22,7 +22,7 @@ grpc::Status TunerDaemonService::ListJobs(grpc::ServerContext*, const v1::ListJo
 namespace {
 
 // One WatchJob stream: the job as it is, then one event per change, ending after a final state.
-class JobWatch final : public farm_net::EventStream<v1::JobEvent> {
+class JobWatch final : public service::EventStream<v1::JobEvent> {
  public:
   JobWatch(JobManager* jobs, int64_t id) : jobs_(jobs), id_(id) {
     subscription_ = jobs_->Subscribe([this] { Pump(); });

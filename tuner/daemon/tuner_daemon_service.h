@@ -1,6 +1,6 @@
 // TunerDaemonService: the gRPC face of JobManager (proto/tunefarm/v1/tuner.proto). The farm token
-// is checked before a handler runs (farm_net/server.h); spec errors come back as INVALID_ARGUMENT
-// naming the field, unknown job ids as NOT_FOUND (farm_net's one Status mapping).
+// is checked before a handler runs (service/server.h); spec errors come back as INVALID_ARGUMENT
+// naming the field, unknown job ids as NOT_FOUND (service's one Status mapping).
 #ifndef TUNEFARM_TUNER_DAEMON_TUNER_DAEMON_SERVICE_H_
 #define TUNEFARM_TUNER_DAEMON_TUNER_DAEMON_SERVICE_H_
 

@@ -10,7 +10,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include "tunefarm/farm_net/http_server.h"
+#include "tunefarm/service/http_server.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tuner/dashboard/assets.h"
 #include "tuner/dashboard/dashboard_views.h"
@@ -20,8 +20,8 @@ namespace tunefarm::tuner {
 namespace {
 
 using dashboard::Json;
-using farm_net::HttpRequest;
-using farm_net::HttpResponse;
+using service::HttpRequest;
+using service::HttpResponse;
 using Params = std::map<std::string, std::string>;
 
 constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
@@ -105,7 +105,7 @@ struct Dashboard::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>* requests = nullptr;
   prometheus::Family<prometheus::Histogram>* durations = nullptr;
-  std::unique_ptr<farm_net::HttpServer> server;
+  std::unique_ptr<service::HttpServer> server;
 
   struct Route {
     std::string method, path;
@@ -234,7 +234,7 @@ struct Dashboard::Impl {
     }
     if (!route) return HttpResponse::Text(404, "not found: " + req.path.substr(0, 200) + " (the API is under /api/, docs/dashboard.md)");
     if (route->method != req.method) return MethodNotAllowed(route->method);
-    auto params = farm_net::ParseQuery(req.query);
+    auto params = service::ParseQuery(req.query);
     if (!params.ok()) return Error(params.status());
     for (const auto& [name, value] : *params) {
       if (!route->params.count(name)) {
@@ -257,7 +257,7 @@ struct Dashboard::Impl {
   }
 
   static HttpResponse Error(const Status& s) {
-    return HttpResponse::Json(farm_net::HttpStatusOf(s), Json{{"error", s.message()}}.dump(-1, ' ', false, Json::error_handler_t::replace));
+    return HttpResponse::Json(service::HttpStatusOf(s), Json{{"error", s.message()}}.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
   HttpResponse Handle(const HttpRequest& req) {
@@ -295,11 +295,11 @@ Result<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptions& opti
                          .Register(*impl->registry);
   impl->AddRoutes();
   Impl* raw = impl.get();
-  farm_net::HttpServerOptions http;
+  service::HttpServerOptions http;
   http.flag = "--listen";
   http.check_host = true;
   http.allowed_hosts = options.allowed_hosts;
-  TUNEFARM_ASSIGN_OR_RETURN(impl->server, farm_net::HttpServer::Start(
+  TUNEFARM_ASSIGN_OR_RETURN(impl->server, service::HttpServer::Start(
                                               options.listen, [raw](const HttpRequest& r) { return raw->Handle(r); }, http));
   return std::unique_ptr<Dashboard>(new Dashboard(std::move(impl)));
 }

@@ -212,7 +212,7 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     std::vector<double> best(tasks.size(), 0.0);
     double last_total = 0;
     for (const auto& p : trials) {
-      if (p.status != "ok" || (job_id > 0 ? p.job_id != job_id : p.job_id != 0)) continue;
+      if (!IsOk(p.status) || (job_id > 0 ? p.job_id != job_id : p.job_id != 0)) continue;
       auto it = task_of_workload.find(p.workload_id);
       if (it == task_of_workload.end()) continue;
       double& b = best[it->second];
@@ -237,7 +237,7 @@ Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
   TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, workload_id, kAllRows));
   std::vector<std::pair<std::string, double>> ok;
   for (const auto& p : trials) {
-    if (p.status == "ok") ok.push_back({p.config_json, p.mean_ms});
+    if (IsOk(p.status)) ok.push_back({p.config_json, p.mean_ms});
   }
   Json out{{"task", {{"id", w.id}, {"workload", w.key}, {"template", w.template_name}, {"flops", w.flops}}},
            {"targets", Json::array()},
@@ -337,7 +337,7 @@ Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& 
       for (const auto& p : trials) {
         Cell& c = cells[{p.target_id, p.device_key}];
         ++c.trials;
-        if (p.status != "ok") continue;
+        if (!IsOk(p.status)) continue;
         ++c.ok;
         if (c.best_ms == 0 || p.mean_ms < c.best_ms) {
           c.best_ms = p.mean_ms;

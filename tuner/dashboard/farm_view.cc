@@ -1,6 +1,6 @@
 #include "tuner/dashboard/farm_view.h"
 
-#include "tunefarm/farm_net/status_grpc.h"
+#include "tunefarm/service/status_grpc.h"
 
 namespace tunefarm::tuner::dashboard {
 namespace {
@@ -9,21 +9,21 @@ constexpr auto kDeadline = std::chrono::seconds(3);
 
 }  // namespace
 
-FarmView::FarmView(std::string tracker, std::string daemon, std::string token, const farm_net::TlsFiles& tls)
+FarmView::FarmView(std::string tracker, std::string daemon, std::string token, const service::TlsFiles& tls)
     : tracker_(std::move(tracker)), daemon_(std::move(daemon)), token_(std::move(token)) {
-  if (!tracker_.empty()) tracker_stub_ = v1::Tracker::NewStub(farm_net::FarmChannel(tracker_, tls));
-  if (!daemon_.empty()) daemon_stub_ = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon_, tls));
+  if (!tracker_.empty()) tracker_stub_ = v1::Tracker::NewStub(service::FarmChannel(tracker_, tls));
+  if (!daemon_.empty()) daemon_stub_ = v1::TunerDaemon::NewStub(service::FarmChannel(daemon_, tls));
 }
 
 Json FarmView::Farm() {
   if (!tracker_stub_) return nullptr;
   grpc::ClientContext ctx;
-  farm_net::AttachToken(&ctx, token_);
+  service::AttachToken(&ctx, token_);
   ctx.set_deadline(std::chrono::system_clock::now() + kDeadline);
   v1::FarmStatusResponse status;
   const grpc::Status s = tracker_stub_->FarmStatus(&ctx, v1::FarmStatusRequest(), &status);
   if (!s.ok()) {
-    return Json{{"address", tracker_}, {"error", "tracker " + tracker_ + ": " + farm_net::FromGrpcStatus(s).message()}};
+    return Json{{"address", tracker_}, {"error", "tracker " + tracker_ + ": " + service::FromGrpcStatus(s).message()}};
   }
   Json servers = Json::array();
   int64_t total = 0;
@@ -73,13 +73,13 @@ Result<Json> FarmView::CancelJob(int64_t job_id) {
     return Status::FailedPrecondition("this dashboard has no daemon to cancel jobs through: start it with --daemon HOST:PORT");
   }
   grpc::ClientContext ctx;
-  farm_net::AttachToken(&ctx, token_);
+  service::AttachToken(&ctx, token_);
   ctx.set_deadline(std::chrono::system_clock::now() + kDeadline);
   v1::CancelJobRequest request;
   request.set_job_id(job_id);
   v1::CancelJobResponse response;
   const grpc::Status s = daemon_stub_->CancelJob(&ctx, request, &response);
-  if (!s.ok()) return farm_net::FromGrpcStatus(s).WithContext("daemon " + daemon_);
+  if (!s.ok()) return service::FromGrpcStatus(s).WithContext("daemon " + daemon_);
   return Json{{"id", response.job().id()}, {"state", response.job().state()}};
 }
 

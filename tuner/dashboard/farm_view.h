@@ -11,7 +11,7 @@
 #include <string>
 
 #include "tuner/dashboard/dashboard_views.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -19,7 +19,7 @@ namespace tunefarm::tuner::dashboard {
 
 class FarmView {
  public:
-  FarmView(std::string tracker, std::string daemon, std::string token, const farm_net::TlsFiles& tls);
+  FarmView(std::string tracker, std::string daemon, std::string token, const service::TlsFiles& tls);
   // null when no tracker was given; otherwise the status, or {"address", "error"}.
   Json Farm();
   bool has_daemon() const { return daemon_stub_ != nullptr; }

@@ -275,7 +275,7 @@ Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* 
   auto s = conn_->Query(sql);
   s->Bind(1, t.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, t.config_index).Bind(5, t.config_json);
   s->Bind(6, t.status).Bind(7, t.error_message).Bind(8, costs.dump());
-  if (t.status == "ok") s->Bind(9, t.mean_ms);
+  if (t.ok()) s->Bind(9, t.mean_ms);
   else s->BindNull(9);
   s->Bind(10, int64_t(t.threads)).Bind(11, t.device_key).Bind(12, t.device_info).Bind(13, t.build_ms).Bind(14, t.run_ms);
   if (t.job_id > 0) s->Bind(15, t.job_id);

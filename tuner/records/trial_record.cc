@@ -7,28 +7,19 @@
 
 namespace tunefarm::tuner {
 
-namespace {
-// The stored outcomes (docs/formats/records_db.md); rpc_server's OutcomeKindName uses the same words.
-const char* const kTrialStatuses[] = {"ok", "instantiation_error", "compile_error", "runtime_error",
-                                      "timeout", "wrong_answer", "bad_request"};
-}  // namespace
-
-bool IsTrialStatus(const std::string& status) {
-  for (const char* s : kTrialStatuses) {
-    if (status == s) return true;
-  }
-  return false;
-}
+bool IsTrialStatus(const std::string& status) { return ParseTrialStatus(status).has_value(); }
 
 std::string TrialStatusList() {
   std::string out;
-  for (const char* s : kTrialStatuses) out += (out.empty() ? "" : ", ") + std::string(s);
+  for (TrialStatus s : kAllTrialStatuses) out += (out.empty() ? "" : ", ") + std::string(TrialStatusName(s));
   return out;
 }
 
+bool IsOk(const std::string& status) { return status == TrialStatusName(TrialStatus::kOk); }
+
 double Gflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; }
 
-double TrialRecord::gflops() const { return status == "ok" ? Gflops(flops, mean_ms) : 0.0; }
+double TrialRecord::gflops() const { return ok() ? Gflops(flops, mean_ms) : 0.0; }
 
 std::string TrialRecord::ToJson() const {
   nlohmann::ordered_json j;
@@ -119,7 +110,7 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
       t.costs_ms.push_back(c.get<double>());
     }
   }
-  if (t.status == "ok" && !(t.mean_ms > 0)) return Status::InvalidArgument("a trial with status 'ok' needs mean_ms > 0");
+  if (t.ok() && !(t.mean_ms > 0)) return Status::InvalidArgument("a trial with status 'ok' needs mean_ms > 0");
   if (!IsTrialStatus(t.status)) {
     return Status::InvalidArgument("field 'status' is '" + t.status.substr(0, 40) + "'; one of " + TrialStatusList());
   }

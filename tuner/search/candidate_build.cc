@@ -37,9 +37,8 @@ Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t c
   } else {
     // InvalidArgument: the config cannot exist on the target (launch limits, registers).
     const StatusCode code = candidate.status().code();
-    b.status = code == StatusCode::kInvalidArgument ? "instantiation_error"
-               : code == StatusCode::kCancelled     ? "cancelled"
-                                                    : "compile_error";
+    b.cancelled = code == StatusCode::kCancelled;
+    b.status = code == StatusCode::kInvalidArgument ? TrialStatus::kInstantiation : TrialStatus::kCompile;
     b.message = candidate.status().message();
   }
   b.build_ms = MsSince(t0);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tunefarm/compiler/kernel.h"
+#include "tunefarm/runtime/trial_status.h"
 
 namespace tunefarm::tuner {
 
@@ -27,7 +28,9 @@ struct Built {
   int64_t config = -1;
   std::string library;  // bytes; empty when the build failed
   std::string cubin;    // CUDA with ptxas here: the library assembled for the target's arch
-  std::string status, message;
+  TrialStatus status = TrialStatus::kOk;
+  bool cancelled = false;  // the tuner stopped: nothing to record
+  std::string message;
   compiler::KernelInfo info;
   double build_ms = 0;
   compiler::BuildOptions::Times phases;
@@ -41,9 +44,9 @@ struct BuildLimits {
 };
 
 // One candidate; never fails as a call: a failed build is a Built with an empty library and the
-// trial status ("instantiation_error" when the config cannot exist on the target, else
-// "compile_error", a tool past its timeout included) and message to record. A cancelled build
-// comes back with status "cancelled": nothing to record.
+// trial status (kInstantiation when the config cannot exist on the target, else kCompile, a tool
+// past its timeout included) and message to record. A cancelled build comes back `cancelled`:
+// nothing to record.
 Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp,
                const BuildLimits& limits = {});
 

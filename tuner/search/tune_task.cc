@@ -76,10 +76,10 @@ struct TaskTuner::State {
   // none tunefarm writes, or it claims success with a time that is not a finite positive number.
   // Counted, never used.
   bool Refused(const TrialRecord& t) const {
-    if (!IsTrialStatus(t.status)) return true;
+    if (!t.status_kind()) return true;
     auto cfg = space.Get(t.config_index);
     if (!cfg.ok() || (!t.config_json.empty() && cfg->ToJson() != t.config_json)) return true;
-    return t.status == "ok" && !(t.mean_ms > 0 && t.mean_ms < 1e300);
+    return t.ok() && !(t.mean_ms > 0 && t.mean_ms < 1e300);
   }
   std::shared_ptr<TaskFeatures> features;
   std::unique_ptr<SearchStrategy> search;
@@ -230,10 +230,10 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   // no success at all on this target (a broken setup fails everything), the thread count changed,
   // or it is the fallback (the summary's baseline is never hidden by one bad run).
   bool any_ok = false;
-  for (const auto& t : previous) any_ok = any_ok || (t.target == s.target_string && t.status == "ok");
+  for (const auto& t : previous) any_ok = any_ok || (t.target == s.target_string && t.ok());
   auto retried = [&](const TrialRecord& t) {
-    const bool machine_kind =
-        t.status == "runtime_error" || t.status == "timeout" || t.status == "bad_request" || t.status == "compile_error";
+    const std::optional<TrialStatus> kind = t.status_kind();
+    const bool machine_kind = kind && MayBeTheMachines(*kind);
     return machine_kind && (!any_ok || t.threads != options.threads || t.config_index == s.fallback);
   };
   for (const auto& t : previous) {
@@ -244,7 +244,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     if (t.target == s.target_string && retried(t)) s.retry[t.config_index] = t.id;  // ids ascend: the latest
     if (t.target != s.target_string || measured.count(t.config_index) || retried(t)) continue;
     measured.insert(t.config_index);
-    double g = t.status == "ok" ? Gflops(s.flops, t.mean_ms) : 0.0;
+    double g = t.ok() ? Gflops(s.flops, t.mean_ms) : 0.0;
     seen.push_back(t.config_index);
     seen_gflops.push_back(g);
     if (g > summary.best_gflops) {
@@ -281,7 +281,7 @@ Status TaskTuner::TakeInOthersTrials() {
       continue;
     }
     if (!s.measured.insert(t.config_index).second) continue;
-    const double g = t.status == "ok" ? Gflops(s.flops, t.mean_ms) : 0.0;
+    const double g = t.ok() ? Gflops(s.flops, t.mean_ms) : 0.0;
     configs.push_back(t.config_index);
     gflops.push_back(g);
     if (t.config_index == s.fallback) {
@@ -476,11 +476,11 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
     t.build_ms = built[i].build_ms;
     t.job_id = options.job_id;
     if (built[i].library.empty()) {
-      t.status = built[i].status;
+      t.set_status(built[i].status);
       t.error_message = built[i].message;
     } else {
       const auto& o = outcomes[input_of[i]];
-      t.status = rpc_server::OutcomeKindName(o.kind);
+      t.set_status(o.kind);
       t.error_message = o.message;
       t.costs_ms = o.costs_ms;
       t.run_ms = o.run_ms;
@@ -494,7 +494,7 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
     TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t, s.holder));  // committed as it completes
     s.trials_seen.First(t.id);
     s.measured.insert(t.config_index);
-    if (t.status != "ok") ++summary_.errors[t.status];
+    if (!t.ok()) ++summary_.errors[t.status];
     if (built[i].config == s.fallback) summary_.fallback_gflops = gflops[i];
     last_batch_best_ = std::max(last_batch_best_, gflops[i]);
     ++summary_.trials;

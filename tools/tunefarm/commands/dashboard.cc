@@ -10,7 +10,7 @@
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
-#include "tunefarm/farm_net/metrics.h"
+#include "tunefarm/service/metrics.h"
 #include "tunefarm/tuner/dashboard.h"
 
 namespace tunefarm::cli {
@@ -30,12 +30,12 @@ int Dashboard(DashboardFlags& f) {
   if (options.records.empty()) options.records.push_back(kDefaultRecordsDb);
   // Without a token (no --token-file, no $TUNEFARM_TOKEN) the dashboard is read-only.
   const bool has_token = !f.farm.token_file.empty() || std::getenv("TUNEFARM_TOKEN") != nullptr;
-  Result<std::string> token = has_token ? farm_net::LoadToken(f.farm.token_file) : Result<std::string>(std::string());
+  Result<std::string> token = has_token ? service::LoadToken(f.farm.token_file) : Result<std::string>(std::string());
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm dashboard: %s\n", token.status().message().c_str());
     return 1;
   }
-  auto tls = farm_net::LoadTlsFlags(f.farm.tls_cert, f.farm.tls_key, f.farm.tls_ca);
+  auto tls = service::LoadTlsFlags(f.farm.tls_cert, f.farm.tls_key, f.farm.tls_ca);
   if (!tls.ok()) {
     std::fprintf(stderr, "tunefarm dashboard: %s\n", tls.status().message().c_str());
     return 1;
@@ -50,14 +50,14 @@ int Dashboard(DashboardFlags& f) {
     std::fprintf(stderr, "tunefarm dashboard: %s\n", dashboard.status().message().c_str());
     return 1;
   }
-  std::unique_ptr<farm_net::MetricsEndpoint> metrics;
+  std::unique_ptr<service::MetricsEndpoint> metrics;
   if (!metrics_address.empty()) {
     auto records_metrics = tuner::RecordsMetrics(options.records[0]);
     if (!records_metrics.ok()) {
       std::fprintf(stderr, "tunefarm dashboard: %s\n", records_metrics.status().message().c_str());
       return 1;
     }
-    auto endpoint = farm_net::MetricsEndpoint::Start(metrics_address, {(*dashboard)->metrics(), *records_metrics});
+    auto endpoint = service::MetricsEndpoint::Start(metrics_address, {(*dashboard)->metrics(), *records_metrics});
     if (!endpoint.ok()) {
       std::fprintf(stderr, "tunefarm dashboard: %s\n", endpoint.status().message().c_str());
       return 1;

@@ -9,7 +9,7 @@
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -30,15 +30,15 @@ struct JobsFlags {
 int Jobs(const JobsFlags& f) {
   const std::string& action = f.action;
   const int64_t id = f.id;
-  auto token = farm_net::LoadToken(f.farm.token_file);
+  auto token = service::LoadToken(f.farm.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm jobs: %s\n", token.status().message().c_str());
     return 1;
   }
   const std::string& daemon = f.daemon;
-  auto stub = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon));
+  auto stub = v1::TunerDaemon::NewStub(service::FarmChannel(daemon));
   grpc::ClientContext ctx;
-  farm_net::AttachToken(&ctx, *token);
+  service::AttachToken(&ctx, *token);
   auto fail = [&](const grpc::Status& s) {
     std::fprintf(stderr, "tunefarm jobs: tuner-daemon at %s: %s\n", daemon.c_str(), s.error_message().c_str());
     return 1;

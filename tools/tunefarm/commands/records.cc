@@ -175,7 +175,7 @@ int Records(const RecordsFlags& f) {
     if (!target_filter.empty() && t.target != target_filter) continue;
     Group& g = groups[{t.template_name, t.workload_key, t.target}];
     ++g.trials;
-    if (t.status == "ok") {
+    if (t.ok()) {
       ++g.ok;
       if (!g.best || t.mean_ms < g.best->mean_ms) g.best = &t;
     } else {

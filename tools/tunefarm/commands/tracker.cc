@@ -7,7 +7,7 @@
 
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -21,20 +21,20 @@ struct TrackerFlags {
 };
 
 int ShowStatus(const TrackerFlags& f) {
-  auto token = farm_net::LoadToken(f.farm.token_file);
+  auto token = service::LoadToken(f.farm.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm tracker: %s\n", token.status().message().c_str());
     return 1;
   }
-  auto tls = farm_net::LoadTlsFlags(f.farm.tls_cert, f.farm.tls_key, f.farm.tls_ca);
+  auto tls = service::LoadTlsFlags(f.farm.tls_cert, f.farm.tls_key, f.farm.tls_ca);
   if (!tls.ok()) {
     std::fprintf(stderr, "tunefarm tracker: %s\n", tls.status().message().c_str());
     return 1;
   }
   const std::string& address = f.tracker;
-  auto stub = v1::Tracker::NewStub(farm_net::FarmChannel(address, *tls));
+  auto stub = v1::Tracker::NewStub(service::FarmChannel(address, *tls));
   grpc::ClientContext ctx;
-  farm_net::AttachToken(&ctx, *token);
+  service::AttachToken(&ctx, *token);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   v1::FarmStatusResponse status;
   grpc::Status s = stub->FarmStatus(&ctx, v1::FarmStatusRequest(), &status);

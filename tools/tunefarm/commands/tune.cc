@@ -17,7 +17,7 @@
 #include "tools/tunefarm/records_option.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/compiler/model.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/cuda_driver.h"
 #include "tunefarm/tuner/tuner.h"
 
@@ -145,7 +145,7 @@ int Tune(const TuneFlags& f) {
   }
   std::unique_ptr<tuner::Measurer> measurer;
   if (farm) {
-    auto token = farm_net::LoadToken(f.farm.token_file);
+    auto token = service::LoadToken(f.farm.token_file);
     if (!token.ok()) {
       std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
       return 1;

@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 
 namespace tunefarm::cli {
 
 grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& token, int64_t id, v1::TuningJob* last) {
   grpc::ClientContext ctx;
-  farm_net::AttachToken(&ctx, token);
+  service::AttachToken(&ctx, token);
   v1::WatchJobRequest req;
   req.set_job_id(id);
   auto reader = stub.WatchJob(&ctx, req);
@@ -31,7 +31,7 @@ grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& t
 
 int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
   const std::string& daemon = job.daemon;
-  auto token = farm_net::LoadToken(job.token_file);
+  auto token = service::LoadToken(job.token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
     return 1;
@@ -58,12 +58,12 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
   spec.set_key(job.key);
   for (const auto& shape : job.input_shapes) spec.add_input_shapes(shape.ToString());
 
-  auto stub = v1::TunerDaemon::NewStub(farm_net::FarmChannel(daemon));
+  auto stub = v1::TunerDaemon::NewStub(service::FarmChannel(daemon));
   v1::SubmitJobRequest req;
   *req.mutable_spec() = spec;
   v1::SubmitJobResponse resp;
   grpc::ClientContext submit_ctx;
-  farm_net::AttachToken(&submit_ctx, *token);
+  service::AttachToken(&submit_ctx, *token);
   submit_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   grpc::Status s = stub->SubmitJob(&submit_ctx, req, &resp);
   if (!s.ok()) {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/runtime/result.h"
 
@@ -46,7 +46,7 @@ struct MeasureClientOptions {
   std::string client_name = "tunefarm";
   int priority = 0;
   int64_t lease_ms = 60000;
-  farm_net::TlsFiles tls;  // mutual TLS towards the tracker and the servers, when enabled
+  service::TlsFiles tls;  // mutual TLS towards the tracker and the servers, when enabled
   // Log lines about the lease (lost, restored, tracker unreachable); empty: silent.
   std::function<void(const std::string&)> log;
 };

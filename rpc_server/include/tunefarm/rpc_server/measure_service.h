@@ -1,7 +1,7 @@
 // MeasureService: the gRPC face of the measurement core (tunefarm.v1.Measure).
 //
 // Contract:
-//  - The farm token was checked before the handler runs (farm_net/server.h).
+//  - The farm token was checked before the handler runs (service/server.h).
 //  - A Measure call must carry the lease the tracker says may use this server. A lease this server
 //    has not been told about is checked with the tracker once more (Registrar::RefreshLease: a
 //    fresh grant reaches the server that way); any other is refused FAILED_PRECONDITION naming
@@ -21,7 +21,7 @@
 #include <mutex>
 #include <string>
 
-#include "tunefarm/farm_net/registrar.h"
+#include "tunefarm/service/registrar.h"
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 
@@ -42,7 +42,7 @@ struct ServerOptions {
 class MeasureService final : public v1::Measure::Service {
  public:
   // `registrar` knows which lease may use this server; it must outlive the service.
-  MeasureService(ServerOptions options, farm_net::Registrar* registrar);
+  MeasureService(ServerOptions options, service::Registrar* registrar);
   grpc::Status Measure(grpc::ServerContext* ctx, const v1::MeasureRequest* req, v1::MeasureResponse* resp) override;
   grpc::Status ServerState(grpc::ServerContext* ctx, const v1::ServerStateRequest* req,
                            v1::ServerStateResponse* resp) override;
@@ -58,7 +58,7 @@ class MeasureService final : public v1::Measure::Service {
   void RecordBatch(const std::string& lease_id, int64_t start_ms, int64_t end_ms);
 
   const ServerOptions options_;
-  farm_net::Registrar* const registrar_;
+  service::Registrar* const registrar_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex device_mu_;  // one batch at a time
   std::mutex state_mu_;   // guards lease_uses_

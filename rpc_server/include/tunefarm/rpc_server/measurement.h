@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tunefarm/runtime/result.h"
+#include "tunefarm/runtime/trial_status.h"
 #include "tunefarm/v1/measure.pb.h"
 
 namespace tunefarm::rpc_server {
@@ -61,8 +62,8 @@ struct MeasureSpec {
   int threads = 1;
 };
 
-enum class OutcomeKind { kOk, kInstantiation, kCompile, kRuntimeCrash, kTimeout, kWrongAnswer, kBadRequest };
-const char* OutcomeKindName(OutcomeKind k);
+// A measurement's outcome is its trial's status (tunefarm/runtime/trial_status.h).
+using OutcomeKind = TrialStatus;
 
 struct MeasureOutcome {
   OutcomeKind kind = OutcomeKind::kOk;
@@ -96,8 +97,13 @@ Status CheckLibraryArchitecture(const std::string& bytes);
 // naming it, else InvalidArgument saying why not.
 Status CheckPtx(const std::string& bytes, const std::string& symbol);
 
-// The request's kernel as a spec (no server options applied: threads 1, the tolerance as sent).
-MeasureSpec SpecFromKernel(const v1::KernelToMeasure& kernel, const v1::TimingParams& timing);
+// The one conversion between a spec and its messages, both ways, used by the client's requests,
+// the server and the measurement child's spec file. FromProto applies no server options (threads
+// 1, the tolerance as sent, GPU ordinal 0); ToProto writes every field FromProto reads except the
+// library and cubin, which the client sets (the child gets them as files).
+MeasureSpec FromProto(const v1::KernelToMeasure& kernel, const v1::TimingParams& timing);
+void ToProto(const MeasureSpec& spec, v1::KernelToMeasure* kernel);
+void ToProto(const TimingParams& timing, v1::TimingParams* out);
 // The outcome as the service returns it (measure.proto's MeasureResult; error unset on success).
 void OutcomeToResult(const MeasureOutcome& o, v1::MeasureResult* result);
 // And back, checked: a known error kind, costs on success, every time finite and not negative.

@@ -5,36 +5,36 @@
 //                                                         (each one is replaced: the server goes on)
 //   tunefarm_server_leased{key}                           1 while a lease holds this server
 // `key` is the server's device key (one per server: a bounded label).
+// Create fails (service::MetricsUnavailable) in a build without Prometheus; RunDaemon refuses
+// --metrics there before asking.
 #ifndef TUNEFARM_RPC_SERVER_SERVER_METRICS_H_
 #define TUNEFARM_RPC_SERVER_SERVER_METRICS_H_
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
-#include <prometheus/counter.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
-
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/result.h"
+#include "tunefarm/service/daemon.h"
 
 namespace tunefarm::rpc_server {
 
 class ServerMetrics {
  public:
   // leased(): whether a lease holds the server now (read at each scrape).
-  ServerMetrics(const std::string& key, std::function<bool()> leased);
+  static Result<std::unique_ptr<ServerMetrics>> Create(const std::string& key, std::function<bool()> leased);
+  ~ServerMetrics();
+  ServerMetrics(const ServerMetrics&) = delete;
+  ServerMetrics& operator=(const ServerMetrics&) = delete;
   void Observe(OutcomeKind kind, double seconds);
-  // The registry and the lease gauge: what MetricsEndpoint serves.
-  std::vector<std::shared_ptr<prometheus::Collectable>> sources() const;
+  // The registry and the lease gauge: what the metrics endpoint serves.
+  service::MetricSources sources() const;
 
  private:
-  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
-  std::map<OutcomeKind, prometheus::Counter*> by_result_;
-  prometheus::Histogram* duration_ = nullptr;
-  prometheus::Counter* crashes_ = nullptr;
-  std::shared_ptr<prometheus::Collectable> leased_;
+  struct Impl;
+  explicit ServerMetrics(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace tunefarm::rpc_server

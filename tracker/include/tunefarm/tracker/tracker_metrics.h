@@ -6,33 +6,36 @@
 //   tunefarm_tracker_uptime_seconds
 //   tunefarm_tracker_lease_wait_seconds{key}             time lease requests waited (histogram)
 // Device keys are a deployment's handful of board kinds: bounded labels.
+// Create fails (service::MetricsUnavailable) in a build without Prometheus; RunDaemon refuses
+// --metrics there before asking.
 #ifndef TUNEFARM_TRACKER_TRACKER_METRICS_H_
 #define TUNEFARM_TRACKER_TRACKER_METRICS_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include <prometheus/collectable.h>
-#include <prometheus/family.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
-
+#include "tunefarm/runtime/result.h"
+#include "tunefarm/service/daemon.h"
 #include "tunefarm/tracker/tracker_core.h"
 
 namespace tunefarm::tracker {
 
 class TrackerMetrics {
  public:
-  TrackerMetrics();
+  static Result<std::unique_ptr<TrackerMetrics>> Create();
+  ~TrackerMetrics();
+  TrackerMetrics(const TrackerMetrics&) = delete;
+  TrackerMetrics& operator=(const TrackerMetrics&) = delete;
   // TrackerOptions::on_grant.
   void ObserveLeaseWait(const std::string& key, int64_t wait_ms);
-  // What MetricsEndpoint serves: the lease wait histogram and the core's status at each scrape.
-  std::vector<std::shared_ptr<prometheus::Collectable>> Sources(TrackerCore* core) const;
+  // What the metrics endpoint serves: the lease wait histogram and the core's status at each scrape.
+  service::MetricSources Sources(TrackerCore* core) const;
 
  private:
-  std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Family<prometheus::Histogram>* lease_wait_ = nullptr;
+  struct Impl;
+  explicit TrackerMetrics(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace tunefarm::tracker

@@ -1,6 +1,6 @@
 // TrackerService: the gRPC face of TrackerCore (tunefarm.v1.Tracker), on gRPC's callback API.
-// The farm token is checked before a handler runs (farm_net/server.h); handlers validate their
-// request and map TrackerCore's Status with farm_net's one mapping. A RequestLease stream is a
+// The farm token is checked before a handler runs (service/server.h); handlers validate their
+// request and map TrackerCore's Status with service's one mapping. A RequestLease stream is a
 // reactor woken by the core's change events (TrackerCore::Subscribe), not a polling thread.
 #ifndef TUNEFARM_TRACKER_TRACKER_SERVICE_H_
 #define TUNEFARM_TRACKER_TRACKER_SERVICE_H_

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/result.h"
 
 namespace prometheus {
@@ -36,7 +36,7 @@ struct DashboardOptions {
   std::string daemon;                // HOST:PORT, optional: where cancelling a job goes
   std::string listen = "127.0.0.1:8321";
   std::string token;                 // the farm token; empty: read-only
-  farm_net::TlsFiles tls;            // for the tracker and daemon
+  service::TlsFiles tls;            // for the tracker and daemon
   // Host header names served besides IP addresses, localhost and this machine's name (the page
   // is refused to any other name: DNS rebinding).
   std::vector<std::string> allowed_hosts;

@@ -24,15 +24,16 @@
 #include <vector>
 
 #include "tunefarm/runtime/result.h"
+#include "tunefarm/runtime/trial_status.h"
 
 namespace tunefarm::tuner {
 
 inline constexpr int kRecordsSchemaVersion = 3;
 
-// Outcomes of a trial; "ok" has costs, every other has a message.
-// ok | instantiation_error | compile_error | runtime_error | timeout | wrong_answer | bad_request
+// Outcomes of a trial: TrialStatus (tunefarm/runtime/trial_status.h), stored as its name.
 bool IsTrialStatus(const std::string& status);
 std::string TrialStatusList();  // "ok, instantiation_error, ..." for messages
+bool IsOk(const std::string& status);  // the stored word of TrialStatus::kOk
 struct TrialRecord {
   int64_t id = 0;             // assigned by the database
   std::string uid;            // globally unique; import skips trials already present
@@ -47,7 +48,10 @@ struct TrialRecord {
   std::string target_keys;    // comma-separated keys, e.g. "cpu" or "arm_cpu,cpu"
   int64_t config_index = -1;
   std::string config_json;
-  std::string status = "ok";
+  // The stored word, TrialStatusName of a TrialStatus when tunefarm wrote it. Kept as text: a
+  // database may hold a word this version does not know (ParseTrialStatus: nullopt), which
+  // readers show and the tuner refuses; decisions go through status_kind() and ok().
+  std::string status = TrialStatusName(TrialStatus::kOk);
   std::string error_message;
   std::vector<double> costs_ms;  // per repeat
   double mean_ms = 0;
@@ -62,6 +66,9 @@ struct TrialRecord {
   static Result<TrialRecord> FromJson(const std::string& line);
   // Gflops(flops, mean_ms) of a successful trial; 0 for any other.
   double gflops() const;
+  std::optional<TrialStatus> status_kind() const { return ParseTrialStatus(status); }
+  bool ok() const { return IsOk(status); }
+  void set_status(TrialStatus s) { status = TrialStatusName(s); }
 };
 
 // The speed of `flops` floating-point operations done in `ms` milliseconds, in GFLOP/s: flops /

@@ -1,12 +1,12 @@
-#include "tunefarm/farm_net/registrar.h"
+#include "tunefarm/service/registrar.h"
 
 #include <algorithm>
 #include <chrono>
 
-#include "tunefarm/farm_net/status_grpc.h"
+#include "tunefarm/service/status_grpc.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 class GrpcLink final : public TrackerLink {
@@ -182,4 +182,4 @@ Result<std::string> Registrar::RefreshLease() {
   return lease_.lease_id();
 }
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

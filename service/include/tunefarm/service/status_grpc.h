@@ -3,18 +3,18 @@
 // Contract: lossless both ways. StatusCode is numbered as grpc::StatusCode (runtime/status.h), so
 // every code -- IOError (UNAVAILABLE), Corruption (DATA_LOSS), Unimplemented, ... -- reaches the
 // peer as itself with its message, and FromGrpcStatus(ToGrpcStatus(s)) == s for every s.
-#ifndef TUNEFARM_FARM_NET_STATUS_GRPC_H_
-#define TUNEFARM_FARM_NET_STATUS_GRPC_H_
+#ifndef TUNEFARM_SERVICE_STATUS_GRPC_H_
+#define TUNEFARM_SERVICE_STATUS_GRPC_H_
 
 #include <grpcpp/grpcpp.h>
 
 #include "tunefarm/runtime/status.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 grpc::Status ToGrpcStatus(const Status& status);
 Status FromGrpcStatus(const grpc::Status& status);
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_STATUS_GRPC_H_
+#endif  // TUNEFARM_SERVICE_STATUS_GRPC_H_

@@ -1,6 +1,6 @@
-#include "tunefarm/farm_net/status_grpc.h"
+#include "tunefarm/service/status_grpc.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 // The numbering is shared (status.h); these pin it so a renumbering fails to compile.
 static_assert(int(StatusCode::kUnavailable) == int(grpc::StatusCode::UNAVAILABLE));
@@ -21,4 +21,4 @@ Status FromGrpcStatus(const grpc::Status& status) {
   return Status(ours, status.error_message());
 }
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

@@ -5,13 +5,13 @@
 
 #include <chrono>
 
-#include "tunefarm/farm_net/auth.h"
-#include "tunefarm/farm_net/server.h"
-#include "tunefarm/farm_net/status_grpc.h"
+#include "tunefarm/service/auth.h"
+#include "tunefarm/service/server.h"
+#include "tunefarm/service/status_grpc.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 const char* kToken = "status-test-token-0123456789";
@@ -103,4 +103,4 @@ TEST_F(FarmServerTest, HealthServiceAnswersServingWithoutAToken) {
 }
 
 }  // namespace
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

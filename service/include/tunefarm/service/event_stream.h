@@ -8,14 +8,14 @@
 // gRPC may run a reaction (OnWriteDone, OnDone) inline inside StartWrite or Finish, so both are
 // called with no lock held, and the reactor deletes itself only once OnDone has run and no Pump is
 // between its decision and its gRPC call.
-#ifndef TUNEFARM_FARM_NET_EVENT_STREAM_H_
-#define TUNEFARM_FARM_NET_EVENT_STREAM_H_
+#ifndef TUNEFARM_SERVICE_EVENT_STREAM_H_
+#define TUNEFARM_SERVICE_EVENT_STREAM_H_
 
 #include <mutex>
 
 #include <grpcpp/grpcpp.h>
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 template <class Message>
 class EventStream : public grpc::ServerWriteReactor<Message> {
@@ -98,6 +98,6 @@ class EventStream : public grpc::ServerWriteReactor<Message> {
   bool writing_ = false, finished_ = false, cancelled_ = false, done_ = false, cleaned_ = false;
 };
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_EVENT_STREAM_H_
+#endif  // TUNEFARM_SERVICE_EVENT_STREAM_H_

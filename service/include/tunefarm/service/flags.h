@@ -8,8 +8,8 @@
 //    spelled out; it is accepted and marked so the server warns that it listens on every interface.
 //  - AddListenFlag declares such a flag (required unless said otherwise); AddCommonDaemonFlags the
 //    flags every daemon shares. Errors name the flag and the value.
-#ifndef TUNEFARM_FARM_NET_FLAGS_H_
-#define TUNEFARM_FARM_NET_FLAGS_H_
+#ifndef TUNEFARM_SERVICE_FLAGS_H_
+#define TUNEFARM_SERVICE_FLAGS_H_
 
 #include <cstdint>
 #include <string>
@@ -24,7 +24,7 @@ class App;
 class Option;
 }  // namespace CLI
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 struct ListenAddress {
   std::string host;  // as written; IPv6 without brackets
@@ -44,6 +44,6 @@ struct CommonDaemonFlags {
 };
 void AddCommonDaemonFlags(CLI::App& app, CommonDaemonFlags* out);
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_FLAGS_H_
+#endif  // TUNEFARM_SERVICE_FLAGS_H_

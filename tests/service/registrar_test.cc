@@ -5,10 +5,10 @@
 
 #include <memory>
 
-#include "tunefarm/farm_net/registrar.h"
+#include "tunefarm/service/registrar.h"
 #include "tunefarm/tracker/tracker_core.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 // A TrackerCore spoken to through the link interface; `down` makes every call fail as an
@@ -195,4 +195,4 @@ TEST_F(RegistrarTest, ALeaseTheTrackerEndedIsNotTakenBack) {
 }
 
 }  // namespace
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

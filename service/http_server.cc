@@ -1,4 +1,4 @@
-#include "tunefarm/farm_net/http_server.h"
+#include "tunefarm/service/http_server.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,9 +21,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/service/flags.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 namespace asio = boost::asio;
@@ -501,4 +501,4 @@ HttpServer::~HttpServer() { impl_->Stop(); }
 
 std::string HttpServer::address() const { return impl_->address; }
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

@@ -1,4 +1,4 @@
-#include "tunefarm/farm_net/metrics.h"
+#include "tunefarm/service/metrics.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -9,10 +9,10 @@
 
 #include <prometheus/text_serializer.h>
 
-#include "tunefarm/farm_net/http_server.h"
+#include "tunefarm/service/http_server.h"
 #include "tunefarm/runtime/atomic_file.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 class FunctionCollectable final : public prometheus::Collectable {
@@ -149,4 +149,4 @@ MetricsEndpoint::~MetricsEndpoint() = default;
 
 std::string MetricsEndpoint::address() const { return impl_->server->address(); }
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

@@ -1,4 +1,4 @@
-#include "tunefarm/farm_net/server.h"
+#include "tunefarm/service/server.h"
 
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 class TokenGuard {
  public:
@@ -213,4 +213,4 @@ Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::
   return out;
 }
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

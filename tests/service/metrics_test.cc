@@ -17,9 +17,9 @@
 #include "common/http_client.h"
 #include "common/process.h"
 #include "tunefarm/rpc_server/measure_client.h"
-#include "tunefarm/farm_net/metrics.h"
+#include "tunefarm/service/metrics.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 using tunefarm::testing::ChildProcess;
@@ -196,4 +196,4 @@ TEST(Metrics, ABadMetricsAddressIsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

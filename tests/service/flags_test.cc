@@ -5,11 +5,11 @@
 
 #include <fstream>
 
-#include "tunefarm/farm_net/auth.h"
-#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/service/auth.h"
+#include "tunefarm/service/flags.h"
 #include "tunefarm/command_line/command_line.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 std::string ListenError(const char* text) {
@@ -89,9 +89,9 @@ TEST(DaemonFlags, NamesTheFlagInEveryError) {
 }
 
 }  // namespace
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 // Token files (issue 15): a directory, a device that never ends and an oversized file are refused
@@ -131,4 +131,4 @@ TEST(TokenFile, OnlyASmallRegularFileIsAToken) {
 }
 
 }  // namespace
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

@@ -1,10 +1,10 @@
-#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/service/flags.h"
 
 #include "tunefarm/command_line/command_line.h"
 
 #include <cctype>
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
@@ -77,4 +77,4 @@ void AddCommonDaemonFlags(CLI::App& app, CommonDaemonFlags* out) {
   app.add_option("--tls-ca", out->tls_ca, "the CA whose certificates peers must present")->type_name("PEM");
 }
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

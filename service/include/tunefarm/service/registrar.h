@@ -17,8 +17,8 @@
 //    Measure call carrying a lease this server has not been told about yet.
 // Time comes from the injected clock; Step() does whatever is due and says when to call it again.
 // Thread safety: all methods may be called from any thread; tracker calls are serialized.
-#ifndef TUNEFARM_FARM_NET_REGISTRAR_H_
-#define TUNEFARM_FARM_NET_REGISTRAR_H_
+#ifndef TUNEFARM_SERVICE_REGISTRAR_H_
+#define TUNEFARM_SERVICE_REGISTRAR_H_
 
 #include <cstdint>
 #include <functional>
@@ -26,11 +26,11 @@
 #include <mutex>
 #include <string>
 
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/result.h"
 #include "tunefarm/v1/tracker.pb.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 // The two tracker calls a server makes. GrpcTrackerLink is the real one; tests may put a
 // TrackerCore behind it.
@@ -92,6 +92,6 @@ class Registrar {
   int64_t heartbeat_ms_ = 1000, backoff_ms_ = 0, next_at_ = 0, registrations_ = 0;
 };
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_REGISTRAR_H_
+#endif  // TUNEFARM_SERVICE_REGISTRAR_H_

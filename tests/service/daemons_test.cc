@@ -13,12 +13,12 @@
 #include "common/gpu_test.h"
 #include "common/process.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 const char* kToken = "daemons-test-token-0123456789";
@@ -218,4 +218,4 @@ TEST_F(FarmDaemons, WrongTokenFloodsAreRefusedBeforeTheBodyIsBuffered) {
 }
 
 }  // namespace
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

@@ -11,8 +11,8 @@
 //  - ProcessMetrics(): process_cpu_seconds_total, process_resident_memory_bytes,
 //    process_virtual_memory_bytes, process_open_fds, process_max_fds, process_start_time_seconds,
 //    read from /proc/self at scrape time (Prometheus's client conventions; prometheus-cpp has none).
-#ifndef TUNEFARM_FARM_NET_METRICS_H_
-#define TUNEFARM_FARM_NET_METRICS_H_
+#ifndef TUNEFARM_SERVICE_METRICS_H_
+#define TUNEFARM_SERVICE_METRICS_H_
 
 #include <functional>
 #include <memory>
@@ -25,7 +25,7 @@
 
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 class MetricsEndpoint {
  public:
@@ -52,6 +52,6 @@ std::shared_ptr<prometheus::Collectable> CollectWith(std::function<std::vector<p
 prometheus::MetricFamily Family(const std::string& name, const std::string& help, prometheus::MetricType type);
 void AddSample(prometheus::MetricFamily* family, double value, const std::vector<std::pair<std::string, std::string>>& labels = {});
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_METRICS_H_
+#endif  // TUNEFARM_SERVICE_METRICS_H_

@@ -1,4 +1,4 @@
-#include "tunefarm/farm_net/auth.h"
+#include "tunefarm/service/auth.h"
 
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 
 #include "tunefarm/runtime/atomic_file.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 namespace {
 constexpr long kMaxTokenFileBytes = 4096;
@@ -98,4 +98,4 @@ std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const Tls
   return grpc::CreateCustomChannel(address, grpc::SslCredentials(options), args);
 }
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service

@@ -23,8 +23,8 @@
 //    outside [A-Za-z0-9_] is an InvalidArgument naming it.
 //  - ParseHttpRequest parses one whole request from bytes the way the server does (the fuzz
 //    target's entry); HostAllowed is the Host check alone.
-#ifndef TUNEFARM_FARM_NET_HTTP_SERVER_H_
-#define TUNEFARM_FARM_NET_HTTP_SERVER_H_
+#ifndef TUNEFARM_SERVICE_HTTP_SERVER_H_
+#define TUNEFARM_SERVICE_HTTP_SERVER_H_
 
 #include <chrono>
 #include <functional>
@@ -37,7 +37,7 @@
 
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
@@ -100,6 +100,6 @@ bool HostAllowed(const std::string& host_header, const std::vector<std::string>&
 // DeadlineExceeded 504, anything else 500.
 int HttpStatusOf(const Status& status);
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_HTTP_SERVER_H_
+#endif  // TUNEFARM_SERVICE_HTTP_SERVER_H_

@@ -3,8 +3,8 @@
 // The token is read from --token-file PATH or $TUNEFARM_TOKEN (never a command-line literal: it
 // would show in `ps`), sent by clients as "authorization: Bearer TOKEN" metadata and checked by
 // every service in gRPC's transport auth filter (server.h), before the request message is read.
-#ifndef TUNEFARM_FARM_NET_AUTH_H_
-#define TUNEFARM_FARM_NET_AUTH_H_
+#ifndef TUNEFARM_SERVICE_AUTH_H_
+#define TUNEFARM_SERVICE_AUTH_H_
 
 #include <memory>
 #include <string>
@@ -13,7 +13,7 @@
 
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 // token_file empty: $TUNEFARM_TOKEN. InvalidArgument when neither gives a token of 16+ bytes, and
 // for a token file every user may write; one every user may read is taken with a warning on stderr.
@@ -37,6 +37,6 @@ inline constexpr int kMaxClientReceiveBytes = 64 << 20;
 // A channel to a farm service: client receive cap, reconnection backoff 100 ms doubling to 1 s.
 std::shared_ptr<grpc::Channel> FarmChannel(const std::string& address, const TlsFiles& tls = TlsFiles());
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_AUTH_H_
+#endif  // TUNEFARM_SERVICE_AUTH_H_

@@ -16,8 +16,8 @@
 //    registered service; health checks need no token (they reveal nothing but liveness).
 //  - The server prints "<name> listening on HOST:PORT" (the port picked when asked for 0) and
 //    flushes: the line tests and scripts wait for. A wildcard listen address gets a warning first.
-#ifndef TUNEFARM_FARM_NET_SERVER_H_
-#define TUNEFARM_FARM_NET_SERVER_H_
+#ifndef TUNEFARM_SERVICE_SERVER_H_
+#define TUNEFARM_SERVICE_SERVER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -27,11 +27,11 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "tunefarm/farm_net/auth.h"
-#include "tunefarm/farm_net/flags.h"
+#include "tunefarm/service/auth.h"
+#include "tunefarm/service/flags.h"
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 
 // Request caps per service: the tracker and the daemon take kilobytes, a measurement server takes
 // kernel batches (at most 64 MiB of library per kernel, measure.proto).
@@ -71,6 +71,6 @@ struct FarmService {
 // IOError naming the address when it cannot listen.
 Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::vector<FarmService>& services);
 
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
 
-#endif  // TUNEFARM_FARM_NET_SERVER_H_
+#endif  // TUNEFARM_SERVICE_SERVER_H_

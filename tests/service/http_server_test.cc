@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "common/http_client.h"
-#include "tunefarm/farm_net/http_server.h"
+#include "tunefarm/service/http_server.h"
 
-namespace tunefarm::farm_net {
+namespace tunefarm::service {
 namespace {
 
 using tunefarm::testing::Http;
@@ -187,4 +187,4 @@ TEST(HttpServer, TheRequestParserNamesWhatIsWrong) {
 }
 
 }  // namespace
-}  // namespace tunefarm::farm_net
+}  // namespace tunefarm::service
