@@ -61,6 +61,8 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
       {{RPC_TRACKER, "--listn", "127.0.0.1:0"}, "rpc_tracker: unknown flag --listn"},
       {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--tracker", "127.0.0.1:1"}, "tuner-daemon: --tracker requires --key"},
       {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--max-running", "2x"}, "tuner-daemon: --max-running '2x': expected an integer in [1, 1024]"},
+      {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", tmp + "/named.db", "--name", "tunefarm tune"},
+       "tuner-daemon: --name 'tunefarm tune' is what the jobs table calls `tunefarm tune` runs; give the daemon another name"},
   };
   for (const Case& c : cases) {
     auto [code, line] = RunBad(c.argv, c.message);

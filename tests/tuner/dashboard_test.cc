@@ -17,6 +17,7 @@
 
 #include "common/http_client.h"
 #include "common/process.h"
+#include "common/small_model.h"
 #include "common/test_files.h"
 #include "tunefarm/service/metrics.h"
 #include "tunefarm/tuner/dashboard.h"
@@ -428,6 +429,52 @@ TEST(DashboardOnAnOlderDatabase, AJobOfAVersionTwoDatabaseListsItsTasksWithTheir
   EXPECT_GT(m["tasks"][0]["trials"].get<int>(), 0) << m.dump();
   dashboard->reset();
   EXPECT_EQ(tunefarm::testing::RunCommand("sqlite3 " + db + " 'PRAGMA user_version'").output, "2\n") << "read as it is";
+  ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
+}
+
+// A `tunefarm tune` run is a model in the dashboard like a daemon job: listed by its model with
+// its trials and budget, its tasks in the model view; a run killed before it said how it ended is
+// marked failed by the next run on the file (which holds the file's tuning lock, so no other run
+// is alive).
+TEST(DashboardOfTuneRuns, ATuneRunIsListedByItsModelWithItsTrials) {
+  const std::string dir = TempDir("dashboard_tune_run"), db_path = dir + "/records.db", model = dir + "/small.onnx";
+  ASSERT_TRUE(tunefarm::testing::WriteSmallCnnOnnx(model));
+  {
+    // A run killed mid-way leaves its row running.
+    auto db = RecordsDb::Open(db_path, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto killed = (*db)->AddJob(R"({"model":"gone.onnx"})", "tunefarm tune");
+    ASSERT_TRUE(killed.ok());
+    ASSERT_TRUE((*db)->UpdateJob(*killed, "running", R"({"trials_done":3,"trials_budget":10})").ok());
+  }
+  const auto tune = tunefarm::testing::RunCommand(std::string(TUNEFARM_CLI) + " tune " + model +
+                                                  " --total-trials 12 --seed 2 --records " + db_path + " 2>&1");
+  ASSERT_EQ(tune.code, 0) << tune.output;
+  DashboardOptions options;
+  options.records = {db_path};
+  options.listen = "127.0.0.1:0";
+  auto dashboard = Dashboard::Start(options);
+  ASSERT_TRUE(dashboard.ok()) << dashboard.status().ToString();
+  const Json models = GetJson((*dashboard)->address(), "/api/models");
+  ASSERT_EQ(models["models"].size(), 2u) << models.dump();  // no "trials outside jobs": every trial is the run's
+  const Json& gone = models["models"][0];
+  EXPECT_EQ(gone["model"], "gone.onnx");
+  EXPECT_EQ(gone["state"], "failed");
+  EXPECT_NE(gone["message"].get<std::string>().find("ended without saying how"), std::string::npos) << gone.dump();
+  const Json& run = models["models"][1];
+  EXPECT_EQ(run["model"], model);
+  EXPECT_EQ(run["state"], "done");
+  EXPECT_EQ(run["trials_done"], 12);
+  EXPECT_EQ(run["trials_budget"], 12);
+  EXPECT_EQ(run["tuner"], "xgb");
+  EXPECT_EQ(run["runner"], "tunefarm tune");
+  EXPECT_FALSE(run["cancellable"]) << "the daemon cannot cancel a tunefarm tune run";
+  const Json view = GetJson((*dashboard)->address(), "/api/model?job=" + std::to_string(run["id"].get<int64_t>()));
+  int trials = 0;
+  for (const auto& t : view["tasks"]) trials += t["trials"].get<int>();
+  EXPECT_EQ(trials, 12) << view.dump();
+  EXPECT_FALSE(view["total_latency_ms"].is_null()) << view.dump();
+  dashboard->reset();
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 

@@ -10,17 +10,10 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "tunefarm/compiler/model.h"
+#include "tuner/daemon/job_progress.h"
 
 namespace tunefarm::tuner {
 namespace {
-
-std::string ToJson(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  return out;
-}
 
 // Defaults filled in and every field checked; InvalidArgument naming the field.
 Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
@@ -93,6 +86,10 @@ struct JobManager::Job {
 };
 
 Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
+  if (options.name == kTuneCommandRunner) {
+    return Status::InvalidArgument(std::string("--name '") + kTuneCommandRunner +
+                                   "' is what the jobs table calls `tunefarm tune` runs; give the daemon another name");
+  }
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
   m->memory_budget_ = m->options_.job_memory_bytes;
   if (m->memory_budget_ <= 0) m->memory_budget_ = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / 2;
@@ -164,9 +161,7 @@ JobManager::~JobManager() {
 }
 
 void JobManager::Persist(Job& job) {
-  v1::TuningJob progress = job.proto;
-  progress.clear_spec();
-  Status s = db_->UpdateJob(job.proto.id(), job.proto.state(), ToJson(progress));
+  Status s = db_->UpdateJob(job.proto.id(), job.proto.state(), JobProgressJson(job.proto));
   if (!s.ok()) std::fprintf(stderr, "tuner-daemon: job %lld: %s\n", (long long)job.proto.id(), s.message().c_str());
   ++job.version;
   ++changes_;
@@ -219,7 +214,7 @@ Result<v1::TuningJob> JobManager::Submit(const v1::TuningJobSpec& request) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (shutting_down_) return Status::FailedPrecondition("the daemon is shutting down");
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(ToJson(spec), options_.name));
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(JobJson(spec), options_.name));
   auto job = std::make_shared<Job>();
   job->proto.set_id(id);
   *job->proto.mutable_spec() = spec;
@@ -400,45 +395,20 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   std::vector<ScheduledTask> scheduled;
   {
     std::lock_guard<std::mutex> l(mu_);
-    job->proto.clear_tasks();
-    for (const auto& t : *tasks) {
-      scheduled.push_back({t.workload, t.count, t.default_workload});
-      v1::TaskStatus* status = job->proto.add_tasks();
-      status->set_workload(t.workload.ImplementationKey());
-      status->set_weight(t.count);
-      status->set_flops(t.flops);
-      status->set_alternative_of(t.default_workload);
-    }
-    job->proto.set_trials_budget(schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()));
+    for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
+    StartJobTasks(*tasks, schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()), &job->proto);
     Persist(*job);
   }
   auto summaries = TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
     std::lock_guard<std::mutex> l(mu_);
-    v1::TaskStatus* t = job->proto.mutable_tasks(p.task - 1);
-    t->set_trials(p.done);
-    t->set_best_gflops(p.best_gflops);
-    int total = p.total_budget > 0 ? p.total_done : 0;
-    if (p.total_budget == 0) {
-      for (const auto& ts : job->proto.tasks()) total += ts.trials();
-    }
-    job->proto.set_trials_done(total);
-    job->line = FormatProgress(p);
-    job->proto.set_message(job->line);
+    RecordJobProgress(p, &job->proto);
+    job->line = job->proto.message();
     Persist(*job);
   });
   if (!summaries.ok()) return finish("failed", summaries.status().message());
   {
     std::lock_guard<std::mutex> l(mu_);
-    int total = 0;
-    for (size_t i = 0; i < summaries->size() && int(i) < job->proto.tasks_size(); ++i) {
-      const TaskSummary& s = (*summaries)[i];
-      v1::TaskStatus* t = job->proto.mutable_tasks(int(i));
-      t->set_trials(s.trials + s.resumed);
-      t->set_best_gflops(s.best_gflops);
-      t->set_fallback_gflops(s.fallback_gflops);
-      total += s.trials + s.resumed;
-    }
-    job->proto.set_trials_done(total);
+    RecordJobSummaries(*summaries, &job->proto);
   }
   if (job->stop && !job->cancel_requested) {
     // The daemon is stopping: the job stays `running` in the database and resumes on restart.

@@ -5,6 +5,7 @@
 // With --daemon the job goes to a tuner-daemon (tune_daemon_client.cc) and its progress streams back.
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/cuda_driver.h"
 #include "tunefarm/tuner/tuner.h"
+#include "tuner/daemon/job_progress.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -142,6 +144,9 @@ int Tune(const TuneFlags& f) {
       return 1;
     }
     tuning_lock = std::move(*acquired);
+    if (Status marked = tuner::MarkEndedTuneRuns(**db); !marked.ok()) {
+      std::fprintf(stderr, "warning: cannot mark the killed runs of the jobs table: %s\n", marked.message().c_str());
+    }
   }
   std::unique_ptr<tuner::Measurer> measurer;
   if (farm) {
@@ -159,6 +164,29 @@ int Tune(const TuneFlags& f) {
     rpc_server::SweepStaleMeasureDirs(tmp ? tmp : "/tmp");
     measurer = std::make_unique<tuner::LocalMeasurer>(rpc_server::DefaultMeasureChild(), tmp ? tmp : "/tmp", threads);
   }
+  // The run in the jobs table, as a tuner-daemon job is (tuner/daemon/job_progress.h): the
+  // dashboard lists it by model with its progress, and its trials carry its id.
+  v1::TuningJob run;
+  *run.mutable_spec() = TuningJobSpecOf({"", f.farm.token_file, f.model, target->ToString(), f.tracker, f.key, f.input_shapes},
+                                        options, schedule);
+  auto run_id = (*db)->AddJob(tuner::JobJson(run.spec()), tuner::kTuneCommandRunner);
+  if (!run_id.ok()) {
+    std::fprintf(stderr, "tunefarm tune: %s\n", run_id.status().message().c_str());
+    return 1;
+  }
+  run.set_id(*run_id);
+  options.job_id = *run_id;
+  run.set_state("running");
+  tuner::StartJobTasks(*tasks, total > 0 ? total : trials * int(tasks->size()), &run);
+  bool run_record_failed = false;
+  auto save_run = [&] {
+    Status saved = (*db)->UpdateJob(run.id(), run.state(), tuner::JobProgressJson(run));
+    if (!saved.ok() && !run_record_failed) {
+      run_record_failed = true;  // the trials are what matters: say it once and go on
+      std::fprintf(stderr, "warning: cannot record this run's progress in the jobs table: %s\n", saved.message().c_str());
+    }
+  };
+  save_run();
   options.stop = &g_stop;
   std::signal(SIGINT, [](int) { g_stop = true; });
   std::atomic<bool> timed_out{false};
@@ -184,7 +212,13 @@ int Tune(const TuneFlags& f) {
   std::vector<tuner::ScheduledTask> scheduled;
   for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
   int last_task = 0;
+  auto last_saved = std::chrono::steady_clock::now();
   auto summaries = tuner::TuneTasks(scheduled, *target, options, schedule, *measurer, **db, [&](const tuner::TaskProgress& p) {
+    tuner::RecordJobProgress(p, &run);
+    if (std::chrono::steady_clock::now() - last_saved > std::chrono::seconds(1)) {  // a row write per second at most
+      save_run();
+      last_saved = std::chrono::steady_clock::now();
+    }
     // On a terminal the line is rewritten in place while one task runs; a new task starts a new line.
     if (tty && last_task && p.task != last_task) std::printf("\n");
     last_task = p.task;
@@ -201,9 +235,19 @@ int Tune(const TuneFlags& f) {
     timer.join();
   }
   if (!summaries.ok()) {
+    run.set_state("failed");
+    run.set_message(summaries.status().message());
+    save_run();
     std::fprintf(stderr, "tunefarm tune: %s\n", summaries.status().message().c_str());
     return 1;
   }
+  tuner::RecordJobSummaries(*summaries, &run);
+  // Stopped at the time limit: done with what the time allowed; by Ctrl-C: cancelled.
+  run.set_state(g_stop && !timed_out ? "cancelled" : "done");
+  run.set_message(g_stop && !timed_out ? "stopped by Ctrl-C"
+                  : timed_out          ? "stopped at the time limit (" + std::to_string(time_limit) + " s)"
+                                       : "finished");
+  save_run();
   PrintSummaryTable(*summaries);
   if (g_stop && !timed_out) {
     std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n", shown.c_str());

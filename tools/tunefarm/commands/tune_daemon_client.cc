@@ -29,13 +29,8 @@ grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& t
   return reader->Finish();
 }
 
-int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
-  const std::string& daemon = job.daemon;
-  auto token = service::LoadToken(job.token_file);
-  if (!token.ok()) {
-    std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
-    return 1;
-  }
+v1::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
+                                  const tuner::ScheduleOptions& schedule) {
   v1::TuningJobSpec spec;
   // A model path is resolved here: the daemon runs elsewhere in the file system.
   std::string model = job.model;
@@ -57,6 +52,17 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
   spec.set_tracker(job.tracker);
   spec.set_key(job.key);
   for (const auto& shape : job.input_shapes) spec.add_input_shapes(shape.ToString());
+  return spec;
+}
+
+int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
+  const std::string& daemon = job.daemon;
+  auto token = service::LoadToken(job.token_file);
+  if (!token.ok()) {
+    std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
+    return 1;
+  }
+  const v1::TuningJobSpec spec = TuningJobSpecOf(job, options, schedule);
 
   auto stub = v1::TunerDaemon::NewStub(service::FarmChannel(daemon));
   v1::SubmitJobRequest req;
@@ -72,7 +78,7 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
   }
   const int64_t id = resp.job().id();
   std::printf("submitted job %lld to tuner-daemon at %s (%s on %s); progress follows, Ctrl-C leaves it running\n",
-              (long long)id, daemon.c_str(), model.c_str(), spec.target().c_str());
+              (long long)id, daemon.c_str(), spec.model().c_str(), spec.target().c_str());
   std::fflush(stdout);
 
   v1::TuningJob last = resp.job();

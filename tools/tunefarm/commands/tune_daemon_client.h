@@ -25,6 +25,10 @@ struct DaemonSubmission {
 
 int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule);
 
+// The job's spec as tuner-daemon takes it, and as the jobs table records a `tunefarm tune` run.
+v1::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
+                                  const tuner::ScheduleOptions& schedule);
+
 }  // namespace tunefarm::cli
 
 #endif  // TUNEFARM_TOOLS_TUNEFARM_COMMANDS_TUNE_DAEMON_CLIENT_H_

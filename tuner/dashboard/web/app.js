@@ -154,7 +154,8 @@ function jobsTable(jobs) {
         ' ' + j.trials_done + ' / ' + (j.trials_budget || '?')),
       numCell(j.eta_s, fmt.dur(j.eta_s)),
       h('td', { class: 'msg' }, j.message),
-      h('td', {}, canCancel && (j.state === 'running' || j.state === 'queued')
+      // A `tunefarm tune` run stops with its terminal's Ctrl-C; the daemon cancels only its own jobs.
+      h('td', {}, canCancel && j.cancellable && (j.state === 'running' || j.state === 'queued')
         ? h('button', { class: 'danger', onclick: () => cancelJob(j.id) }, 'Cancel') : null))));
 }
 
