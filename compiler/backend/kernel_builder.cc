@@ -260,6 +260,13 @@ std::function<bool(const Config&)> ModelLayoutFilter(const Workload& w, const Ta
 
 bool KeepsModelLayout(const Workload& w, const Target& t, const Config& c) { return ModelLayoutFilter(w, t)(c); }
 
+std::function<bool(const Config&)> ParallelismFilter(const Workload& w) {
+  auto tmpl = FindTemplate(w.implementation);
+  if (!tmpl.ok()) return [](const Config&) { return false; };
+  const OpTemplate* op = *tmpl;
+  return [op, w](const Config& c) { return op->FeedsEveryCore(w, c); };
+}
+
 Result<KernelInfo> DescribeKernel(const KernelSpec& spec, const BuildOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
   return l.info;

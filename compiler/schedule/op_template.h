@@ -55,6 +55,9 @@ class OpTemplate {
     bool operator==(const Blocks& o) const { return in == o.in && out == o.out; }
   };
   virtual Blocks ActivationBlocks(const Workload&, const Config&) const { return {}; }
+  // Whether the config's parallel loop has work for every core (template_util.h,
+  // ChunksAloneSuffice); the tuner proposes only configs that do (ParallelismFilter).
+  virtual bool FeedsEveryCore(const Workload&, const Config&) const { return true; }
 };
 
 // The number of vector accumulators a target can keep in registers for a tile (x86-64 AVX-512 and

@@ -1,6 +1,8 @@
 // Config spaces: knob kinds, stable mixed-radix indices, JSON round trips, filters, errors.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tunefarm/compiler/config_space.h"
 #include "tunefarm/compiler/kernel.h"
 
@@ -130,6 +132,35 @@ TEST(ConfigSpace, SmallOperatorsRunSeriallyLargeOnesInParallel) {
   EXPECT_EQ(tiny.find("error"), std::string::npos) << tiny;
   const std::string big = lowered(Conv2dWorkload(1, 64, 56, 56, 64, 1, 1, 1, 0));
   EXPECT_NE(big.find("parallel ("), std::string::npos) << big;
+}
+
+// Channel chunks alone as the parallel loop: not proposed by the tuner where they are too few to
+// feed the cores and rows could be fused in (MobileNetV2's stem: one chunk of 32 channels, 1.11x at
+// 2 threads tuned), but still valid, so records of such configs apply.
+TEST(ConfigSpace, TheTunerProposesNoParallelLoopOfTooFewChannelChunks) {
+  auto accepted_by_option = [](const Workload& w) {
+    auto space = GetConfigSpace(w, HostTarget());
+    std::map<std::string, int64_t> accepted, valid;
+    if (!space.ok()) return std::make_pair(accepted, valid);
+    auto feeds_every_core = ParallelismFilter(w);
+    for (int64_t i = 0; i < space->size(); ++i) {
+      auto c = space->Get(i);
+      if (!c.ok() || !space->IsValid(*c)) continue;
+      ++valid[c->Annotation("parallel")];
+      if (feeds_every_core(*c)) ++accepted[c->Annotation("parallel")];
+    }
+    return std::make_pair(accepted, valid);
+  };
+  auto [stem, stem_valid] = accepted_by_option(Conv2dWorkload(1, 3, 224, 224, 32, 3, 3, 2, 1));
+  EXPECT_EQ(stem["oc"], 0);
+  EXPECT_GT(stem_valid["oc"], 0) << "records of such configs stay valid";
+  EXPECT_EQ(stem["oc_oh"], stem_valid["oc_oh"]);
+  // 1280 output channels: "oc" alone has enough chunks with any block.
+  auto [wide, wide_valid] = accepted_by_option(Conv2dWorkload(1, 320, 7, 7, 1280, 1, 1, 1, 0));
+  EXPECT_EQ(wide["oc"], wide_valid["oc"]);
+  auto [depthwise, depthwise_valid] = accepted_by_option(Conv2dWorkload(1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 32));
+  EXPECT_EQ(depthwise["c"], 0);
+  EXPECT_GT(depthwise["c_oh"], 0);
 }
 
 }  // namespace

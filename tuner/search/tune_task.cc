@@ -187,8 +187,14 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   so.xgb_objective = options.xgb_objective;
   // Tuned kernels must fit the model's activation layouts: a faster kernel that needs a layout
   // transform on each side loses more than it gains (TVM solves this with a graph tuner).
+  // And every core must get work: a config whose parallel loop splits only over a few channel
+  // chunks wins at one thread, then runs on one core of many (compiler::ParallelismFilter).
+  auto feeds_every_core = compiler::ParallelismFilter(workload);
   if (options.keep_model_layout) {
-    so.accept = compiler::ModelLayoutFilter(workload, target);
+    auto keeps_layout = compiler::ModelLayoutFilter(workload, target);
+    so.accept = [keeps_layout, feeds_every_core](const compiler::Config& c) { return keeps_layout(c) && feeds_every_core(c); };
+  } else {
+    so.accept = feeds_every_core;
   }
   int transfer_rows = 0;
   if (options.tuner == "xgb") {

@@ -84,6 +84,12 @@ class Conv2dNCHWc final : public OpTemplate {
 
   Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_ic"), c.Inner("tile_oc")}; }
 
+  bool FeedsEveryCore(const Workload& w, const Config& cfg) const override {
+    if (cfg.Annotation("parallel") != "oc") return true;
+    const int64_t oc_bn = cfg.Inner("tile_oc"), oh_tile = cfg.Inner("tile_oh"), oh = w.conv.out_height();
+    return ChunksAloneSuffice(w.conv.batch * ((w.conv.out_channels + oc_bn - 1) / oc_bn), (oh + oh_tile - 1) / oh_tile);
+  }
+
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     const int64_t ic_bn = cfg.Inner("tile_ic"), oc_bn = cfg.Inner("tile_oc");

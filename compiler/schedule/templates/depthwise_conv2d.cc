@@ -71,6 +71,12 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
 
   Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_c"), c.Inner("tile_c")}; }
 
+  bool FeedsEveryCore(const Workload& w, const Config& cfg) const override {
+    const int64_t c_bn = cfg.Inner("tile_c");
+    return cfg.Annotation("parallel") != "c" ||
+           ChunksAloneSuffice(w.conv.batch * ((w.conv.in_channels + c_bn - 1) / c_bn), w.conv.out_height());
+  }
+
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const Conv2dParams& c = w.conv;
     const int64_t c_bn = cfg.Inner("tile_c"), reg_n = cfg.Inner("tile_ow");

@@ -127,6 +127,8 @@ ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c) {
   });
 }
 
+bool ChunksAloneSuffice(int64_t chunks, int64_t row_tiles) { return chunks >= kMinParallelChunks || row_tiles <= 1; }
+
 int64_t FallbackParallel(const Workload& w) { return w.Flops() / 2 >= double(te::kMinParallelWork) ? 0 : 1; }
 
 te::IterVar ScheduleConvOutputTiles(te::Stage& o, int64_t oh_tile, int64_t ow_tile, bool parallel_rows,

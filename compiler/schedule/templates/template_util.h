@@ -75,6 +75,14 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
                          const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,
                          const std::vector<int64_t>& shape = {});
 
+// A parallel loop over channel chunks alone (a conv's "oc", a depthwise's "c") splits only as far
+// as there are chunks: MobileNetV2's stem has one block of 32 output channels, and a config that
+// wins at one thread then runs on one core of many (1.11x at 2 threads). Such a config is valid
+// only with at least kMinParallelChunks chunks (4 per thread on 4 cores) or when no rows could be
+// fused in; the row-fused option ("oc_oh", "c_oh", every fallback's) is always valid.
+inline constexpr int64_t kMinParallelChunks = 16;
+bool ChunksAloneSuffice(int64_t chunks, int64_t row_tiles);
+
 // The fallback's option index of a ("parallel-axis", "none") knob: "none" (1) for an operator of
 // fewer FMAs than te::kMinParallelWork, else the parallel axis (0).
 int64_t FallbackParallel(const Workload& w);

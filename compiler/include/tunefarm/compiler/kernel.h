@@ -74,6 +74,10 @@ Result<int64_t> FallbackConfigIndex(const Workload& workload, const Target& targ
 // workload's blocks computed once (a search's `accept` predicate).
 bool KeepsModelLayout(const Workload& workload, const Target& target, const Config& config);
 std::function<bool(const Config&)> ModelLayoutFilter(const Workload& workload, const Target& target);
+// Whether a config's parallel loop has work for every core (OpTemplate::FeedsEveryCore): the tuner
+// proposes no other, since a config that wins at one thread may run on one core of many. Records
+// of such configs stay valid and apply (they were tuned before this rule, or by hand).
+std::function<bool(const Config&)> ParallelismFilter(const Workload& workload);
 
 struct BuildOptions {
   // Dumps the lowered IR after the named pass ("all": every pass) to *dump.
