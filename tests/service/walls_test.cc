@@ -85,5 +85,25 @@ TEST(Walls, TrialStatusesAreDecidedThroughTheEnum) {
   EXPECT_TRUE(offenders.empty()) << "compare TrialStatus values (tunefarm/runtime/trial_status.h):\n" << Joined(offenders);
 }
 
+// A component reaches another only through its public headers (tunefarm/<component>/...): never
+// "tuner/records/...", "service/..." or "compiler/..." from outside that folder. Tests may look inside.
+TEST(Walls, ComponentsIncludeEachOtherOnlyThroughPublicHeaders) {
+  ASSERT_FALSE(SourceDir().empty()) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  const std::vector<std::string> components = {"runtime", "compiler", "service", "tracker", "rpc_server", "tuner", "tools", "bench"};
+  std::vector<std::string> offenders;
+  for (const std::string& component : components) {
+    for (const std::string& other : components) {
+      if (other == component) continue;
+      const std::string inside = "#include \"" + other + "/";
+      for (const auto& o : testing::LinesBreakingARule(SourceDir(), {component}, {}, [&inside](const std::string& line) {
+             return line.rfind(inside, 0) == 0;
+           })) {
+        offenders.push_back(o);
+      }
+    }
+  }
+  EXPECT_TRUE(offenders.empty()) << "include the component's public header (tunefarm/...) instead:\n" << Joined(offenders);
+}
+
 }  // namespace
 }  // namespace tunefarm::service

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "tuner/records/records_config_source.h"
+#include "tunefarm/tuner/records_config_source.h"
 
 namespace tunefarm::cli {
 

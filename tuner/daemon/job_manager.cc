@@ -10,7 +10,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "tunefarm/compiler/model.h"
-#include "tuner/daemon/job_progress.h"
+#include "tunefarm/tuner/job_progress.h"
 
 namespace tunefarm::tuner {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/daemon/job_progress.h"
+#include "tunefarm/tuner/job_progress.h"
 
 #include <google/protobuf/util/json_util.h>
 

@@ -60,7 +60,7 @@ Json JobJson(const JobRecord& job) {
               {"trials_budget", budget},
               {"eta_s", eta},
               {"message", field(progress, "message", "")},
-              {"runner", job.daemon},  // the tuner-daemon's name, or "tunefarm tune" (tuner/daemon/job_progress.h)
+              {"runner", job.daemon},  // the tuner-daemon's name, or "tunefarm tune" (tunefarm/tuner/job_progress.h)
               {"cancellable", job.daemon != "tunefarm tune"},
               {"created_at", job.created_at},
               {"updated_at", job.updated_at}};

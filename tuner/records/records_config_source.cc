@@ -1,4 +1,4 @@
-#include "tuner/records/records_config_source.h"
+#include "tunefarm/tuner/records_config_source.h"
 
 namespace tunefarm::tuner {
 

@@ -21,7 +21,7 @@
 #include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/cuda_driver.h"
 #include "tunefarm/tuner/tuner.h"
-#include "tuner/daemon/job_progress.h"
+#include "tunefarm/tuner/job_progress.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -164,7 +164,7 @@ int Tune(const TuneFlags& f) {
     rpc_server::SweepStaleMeasureDirs(tmp ? tmp : "/tmp");
     measurer = std::make_unique<tuner::LocalMeasurer>(rpc_server::DefaultMeasureChild(), tmp ? tmp : "/tmp", threads);
   }
-  // The run in the jobs table, as a tuner-daemon job is (tuner/daemon/job_progress.h): the
+  // The run in the jobs table, as a tuner-daemon job is (tunefarm/tuner/job_progress.h): the
   // dashboard lists it by model with its progress, and its trials carry its id.
   v1::TuningJob run;
   *run.mutable_spec() = TuningJobSpecOf({"", f.farm.token_file, f.model, target->ToString(), f.tracker, f.key, f.input_shapes},

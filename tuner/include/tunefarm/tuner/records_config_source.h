@@ -1,6 +1,6 @@
 // RecordsConfigSource: the compiler's ConfigSource over a records database (apply history best).
-#ifndef TUNEFARM_TUNER_RECORDS_RECORDS_CONFIG_SOURCE_H_
-#define TUNEFARM_TUNER_RECORDS_RECORDS_CONFIG_SOURCE_H_
+#ifndef TUNEFARM_TUNER_RECORDS_CONFIG_SOURCE_H_
+#define TUNEFARM_TUNER_RECORDS_CONFIG_SOURCE_H_
 
 #include <memory>
 #include <mutex>
@@ -26,4 +26,4 @@ class RecordsConfigSource final : public compiler::ConfigSource {
 
 }  // namespace tunefarm::tuner
 
-#endif  // TUNEFARM_TUNER_RECORDS_RECORDS_CONFIG_SOURCE_H_
+#endif  // TUNEFARM_TUNER_RECORDS_CONFIG_SOURCE_H_

@@ -4,8 +4,8 @@
 // trials done of the budget, each task's best), both as proto JSON with the proto's field names.
 // The dashboard's Models view reads them (tuner/dashboard/dashboard_views.cc); both runners update
 // them through these functions, so the two kinds of run look alike there.
-#ifndef TUNEFARM_TUNER_DAEMON_JOB_PROGRESS_H_
-#define TUNEFARM_TUNER_DAEMON_JOB_PROGRESS_H_
+#ifndef TUNEFARM_TUNER_JOB_PROGRESS_H_
+#define TUNEFARM_TUNER_JOB_PROGRESS_H_
 
 #include <string>
 #include <vector>
@@ -42,4 +42,4 @@ Status MarkEndedTuneRuns(RecordsDb& db);
 
 }  // namespace tunefarm::tuner
 
-#endif  // TUNEFARM_TUNER_DAEMON_JOB_PROGRESS_H_
+#endif  // TUNEFARM_TUNER_JOB_PROGRESS_H_
