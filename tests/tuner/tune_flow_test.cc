@@ -397,6 +397,14 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
   EXPECT_EQ(failed, 6);
   EXPECT_GE(ok, 1) << "the retried configs never succeeded";
   EXPECT_EQ(fixed.output.find(" 0.00x"), std::string::npos) << "a fallback still hidden by the broken run:\n" << fixed.output;
+  // Each run is in the jobs table, as the dashboard lists it: the broken one failed, saying why.
+  auto runs = (*db)->ListJobs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].daemon, "tunefarm tune");
+  EXPECT_EQ((*runs)[0].state, "failed");
+  EXPECT_NE((*runs)[0].progress_json.find("no trial succeeded"), std::string::npos) << (*runs)[0].progress_json;
+  EXPECT_EQ((*runs)[1].state, "done");
 }
 
 // Apply-history-best (issue 15): the fastest record of a workload whose config no longer matches

@@ -242,11 +242,16 @@ int Tune(const TuneFlags& f) {
     return 1;
   }
   tuner::RecordJobSummaries(*summaries, &run);
-  // Stopped at the time limit: done with what the time allowed; by Ctrl-C: cancelled.
-  run.set_state(g_stop && !timed_out ? "cancelled" : "done");
-  run.set_message(g_stop && !timed_out ? "stopped by Ctrl-C"
-                  : timed_out          ? "stopped at the time limit (" + std::to_string(time_limit) + " s)"
-                                       : "finished");
+  bool any_success = false;
+  for (const auto& s : *summaries) any_success = any_success || s.best_gflops > 0;
+  // Stopped at the time limit: done with what the time allowed; by Ctrl-C: cancelled; no trial
+  // succeeded (the command fails below and says why): failed.
+  const bool cancelled = g_stop && !timed_out, failed = !cancelled && !summaries->empty() && !any_success;
+  run.set_state(cancelled ? "cancelled" : failed ? "failed" : "done");
+  run.set_message(cancelled   ? "stopped by Ctrl-C"
+                  : failed    ? "no trial succeeded: the measurements fail, not the configs"
+                  : timed_out ? "stopped at the time limit (" + std::to_string(time_limit) + " s)"
+                              : "finished");
   save_run();
   PrintSummaryTable(*summaries);
   if (g_stop && !timed_out) {
@@ -261,9 +266,7 @@ int Tune(const TuneFlags& f) {
   // Every task without one successful trial (this run's or resumed): the measurements are broken,
   // not slow -- say so instead of exiting 0 with nothing to compile from.
   std::map<std::string, int> errors;
-  bool any_success = false;
   for (const auto& s : *summaries) {
-    any_success = any_success || s.best_gflops > 0;
     for (const auto& [status, n] : s.errors) errors[status] += n;
   }
   if (!summaries->empty() && !any_success) {
