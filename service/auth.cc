@@ -29,18 +29,19 @@ Result<std::string> LoadToken(const std::string& token_file) {
     std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
     if (st.st_mode & S_IWOTH) {  // anyone could put their own token in, or empty it
       return Status::InvalidArgument("token file " + token_file + " is writable by every user (mode " + mode +
-                                      "): anyone could replace the farm's token; chmod 600 it");
+                                     "): anyone could replace the farm's token; chmod 600 it");
     }
     if (st.st_mode & S_IROTH) {
-      std::fprintf(stderr, "warning: token file %s is readable by every user (mode %s); chmod 600 it\n", token_file.c_str(),
-                   mode);
+      std::fprintf(stderr, "warning: token file %s is readable by every user (mode %s); chmod 600 it\n",
+                   token_file.c_str(), mode);
     }
     if (st.st_size > kMaxTokenFileBytes) {
-      return Status::InvalidArgument("token file " + token_file + " holds " + std::to_string(st.st_size) + " bytes; a token is at most " +
-                                     std::to_string(kMaxTokenFileBytes));
+      return Status::InvalidArgument("token file " + token_file + " holds " + std::to_string(st.st_size) +
+                                     " bytes; a token is at most " + std::to_string(kMaxTokenFileBytes));
     }
     auto bytes = ReadFile(token_file);
-    if (!bytes.ok()) return Status::InvalidArgument("cannot read token file " + token_file + ": " + std::strerror(errno));
+    if (!bytes.ok())
+      return Status::InvalidArgument("cannot read token file " + token_file + ": " + std::strerror(errno));
     token = std::move(*bytes);
   } else if (const char* env = std::getenv("TUNEFARM_TOKEN")) {
     token = env;

@@ -78,7 +78,8 @@ void AddDaemonFlags(CLI::App& app, DaemonFlags* out) {
 Result<DaemonSecrets> LoadDaemonSecrets(const DaemonFlags& flags) {
   DaemonSecrets secrets;
   TUNEFARM_ASSIGN_OR_RETURN(secrets.token, LoadToken(flags.common.token_file));
-  TUNEFARM_ASSIGN_OR_RETURN(secrets.tls, LoadTlsFlags(flags.common.tls_cert, flags.common.tls_key, flags.common.tls_ca));
+  TUNEFARM_ASSIGN_OR_RETURN(secrets.tls,
+                            LoadTlsFlags(flags.common.tls_cert, flags.common.tls_key, flags.common.tls_ca));
   return secrets;
 }
 
@@ -86,8 +87,8 @@ int RunDaemon(const DaemonFlags& flags, const DaemonSecrets& secrets, Daemon dae
   // Before anything is announced: a SIGTERM right after "listening on" still stops it cleanly.
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
-  auto started = StartFarmServer({daemon.name, flags.common.listen, secrets.tls, secrets.token, daemon.max_request_bytes},
-                                 daemon.services);
+  auto started = StartFarmServer(
+      {daemon.name, flags.common.listen, secrets.tls, secrets.token, daemon.max_request_bytes}, daemon.services);
   if (!started.ok()) return Fail(daemon.name, started.status());
   Endpoint metrics;
   if (!flags.metrics.empty()) {

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -177,16 +177,25 @@ Result<std::map<std::string, std::string>> ParseQuery(const std::string& query) 
 
 int HttpStatusOf(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kOk: return 200;
+    case StatusCode::kOk:
+      return 200;
     case StatusCode::kInvalidArgument:
-    case StatusCode::kOutOfRange: return 400;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kUnavailable: return 502;
-    case StatusCode::kDeadlineExceeded: return 504;
-    default: return 500;
+    case StatusCode::kOutOfRange:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kUnavailable:
+      return 502;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
   }
 }
 
@@ -310,14 +319,16 @@ struct HttpServer::Impl {
     if (mine >= options.max_pending_per_client) {
       for (const auto& old : pending) {
         if (old->client == conn->client) {
-          Refuse(old, 503, "busy: too many connections from " + conn->client +
-                               " are still sending their request; this one was the oldest");
+          Refuse(old, 503,
+                 "busy: too many connections from " + conn->client +
+                     " are still sending their request; this one was the oldest");
           break;
         }
       }
     }
     if (static_cast<int>(pending.size()) >= PendingCap()) {
-      Refuse(pending.front(), 503, "busy: too many connections are still sending their request; this one was the oldest");
+      Refuse(pending.front(), 503,
+             "busy: too many connections are still sending their request; this one was the oldest");
     }
     ++pending_per_client[conn->client];
     conn->pending_it = pending.insert(pending.end(), conn);
@@ -326,8 +337,8 @@ struct HttpServer::Impl {
     conn->timer.expires_after(options.request_deadline);
     conn->timer.async_wait([this, conn](const beast::error_code& e) {
       if (e || conn->state != Conn::State::kReading) return;
-      Refuse(conn, 408, "the request did not arrive whole within " +
-                            std::to_string(options.request_deadline.count()) + " ms");
+      Refuse(conn, 408,
+             "the request did not arrive whole within " + std::to_string(options.request_deadline.count()) + " ms");
     });
     http::async_read(conn->socket, conn->buffer, *conn->parser,
                      [this, conn](const beast::error_code& e, size_t) { OnRead(conn, e); });
@@ -365,9 +376,10 @@ struct HttpServer::Impl {
     conn->parser.reset();
     if (options.check_host && !HostAllowed(request.Header("host"), options.allowed_hosts)) {
       Write(conn,
-            HttpResponse::Text(403, "Host \"" + request.Header("host").substr(0, 256) +
-                                        "\" is not allowed: this server answers its IP addresses, localhost, this machine's "
-                                        "name and the names given with --allow-host (a guard against DNS rebinding)"),
+            HttpResponse::Text(403,
+                               "Host \"" + request.Header("host").substr(0, 256) +
+                                   "\" is not allowed: this server answers its IP addresses, localhost, this machine's "
+                                   "name and the names given with --allow-host (a guard against DNS rebinding)"),
             head);
       return;
     }
@@ -393,7 +405,8 @@ struct HttpServer::Impl {
         std::lock_guard<std::mutex> lock(mu);
         ++writing;
       }
-      asio::post(io, [this, conn = owned, response = std::move(response), head] { Write(conn, response, head, false, true); });
+      asio::post(
+          io, [this, conn = owned, response = std::move(response), head] { Write(conn, response, head, false, true); });
       owned.reset();  // the post holds it now: nothing of this thread touches the Impl after the count drops
       std::lock_guard<std::mutex> lock(mu);
       if (--handling == 0) idle.notify_all();
@@ -424,9 +437,8 @@ struct HttpServer::Impl {
     });
     // The write may complete inline only through the I/O thread's run loop, never here, so
     // `locked` cannot be held when Written runs.
-    http::async_write(conn->socket, conn->response, [this, conn](const beast::error_code&, size_t) {
-      Written(conn, false);
-    });
+    http::async_write(conn->socket, conn->response,
+                      [this, conn](const beast::error_code&, size_t) { Written(conn, false); });
   }
 
   void Written(const ConnPtr& conn, bool locked) {
@@ -480,7 +492,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& host_po
   impl->options = std::move(options);
   beast::error_code ec;
   const auto ip = asio::ip::make_address(listen.host, ec);
-  if (ec) return Status::InvalidArgument(flag + " " + host_port + ": the host must be an IP address (" + ec.message() + ")");
+  if (ec)
+    return Status::InvalidArgument(flag + " " + host_port + ": the host must be an IP address (" + ec.message() + ")");
   const tcp::endpoint endpoint(ip, static_cast<unsigned short>(listen.port));
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -488,8 +501,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& host_po
   if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Status::InvalidArgument(flag + " " + host_port + ": cannot listen: " + ec.message());
   const tcp::endpoint bound = impl->acceptor.local_endpoint(ec);
-  impl->address = (bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string()) + ":" +
-                  std::to_string(bound.port());
+  impl->address = (bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string()) +
+                  ":" + std::to_string(bound.port());
   Impl* raw = impl.get();
   raw->work.emplace(raw->io.get_executor());
   raw->Accept();

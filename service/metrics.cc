@@ -1,16 +1,15 @@
 #include "tunefarm/service/metrics.h"
 
+#include <dirent.h>
+#include <prometheus/text_serializer.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <dirent.h>
 #include <fstream>
 #include <sstream>
 
-#include <prometheus/text_serializer.h>
-
-#include "tunefarm/service/http_server.h"
 #include "tunefarm/runtime/atomic_file.h"
+#include "tunefarm/service/http_server.h"
 
 namespace tunefarm::service {
 namespace {
@@ -62,10 +61,12 @@ std::vector<prometheus::MetricFamily> CollectProcess() {
   };
   one("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", prometheus::MetricType::Counter,
       (field(14) + field(15)) / ticks);
-  one("process_resident_memory_bytes", "Resident memory size in bytes.", prometheus::MetricType::Gauge, field(24) * page);
+  one("process_resident_memory_bytes", "Resident memory size in bytes.", prometheus::MetricType::Gauge,
+      field(24) * page);
   one("process_virtual_memory_bytes", "Virtual memory size in bytes.", prometheus::MetricType::Gauge, field(23));
   one("process_open_fds", "Number of open file descriptors.", prometheus::MetricType::Gauge, CountOpenFds());
-  one("process_max_fds", "Maximum number of open file descriptors.", prometheus::MetricType::Gauge, double(fd_limit.rlim_cur));
+  one("process_max_fds", "Maximum number of open file descriptors.", prometheus::MetricType::Gauge,
+      double(fd_limit.rlim_cur));
   one("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
       prometheus::MetricType::Gauge, boot_time + field(22) / ticks);
   return out;
@@ -81,13 +82,20 @@ prometheus::MetricFamily Family(const std::string& name, const std::string& help
   return f;
 }
 
-void AddSample(prometheus::MetricFamily* family, double value, const std::vector<std::pair<std::string, std::string>>& labels) {
+void AddSample(prometheus::MetricFamily* family, double value,
+               const std::vector<std::pair<std::string, std::string>>& labels) {
   prometheus::ClientMetric m;
   for (const auto& [name, v] : labels) m.label.push_back({name, v});
   switch (family->type) {
-    case prometheus::MetricType::Counter: m.counter.value = value; break;
-    case prometheus::MetricType::Gauge: m.gauge.value = value; break;
-    default: m.untyped.value = value; break;
+    case prometheus::MetricType::Counter:
+      m.counter.value = value;
+      break;
+    case prometheus::MetricType::Gauge:
+      m.gauge.value = value;
+      break;
+    default:
+      m.untyped.value = value;
+      break;
   }
   family->metric.push_back(std::move(m));
 }
@@ -130,8 +138,8 @@ struct MetricsEndpoint::Impl {
 
 MetricsEndpoint::MetricsEndpoint(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(const std::string& host_port,
-                                                                std::vector<std::shared_ptr<prometheus::Collectable>> sources) {
+Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
+    const std::string& host_port, std::vector<std::shared_ptr<prometheus::Collectable>> sources) {
   auto impl = std::make_unique<Impl>();
   impl->sources = std::move(sources);
   impl->sources.push_back(ProcessMetrics());
@@ -140,8 +148,9 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(const std::strin
   options.flag = "--metrics";
   options.max_connections = 8;
   options.check_host = true;  // a scraper addresses it by IP, localhost or this machine's name
-  TUNEFARM_ASSIGN_OR_RETURN(impl->server, HttpServer::Start(
-                                              host_port, [raw](const HttpRequest& r) { return raw->Handle(r); }, options));
+  TUNEFARM_ASSIGN_OR_RETURN(impl->server,
+                            HttpServer::Start(
+                                host_port, [raw](const HttpRequest& r) { return raw->Handle(r); }, options));
   return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(impl)));
 }
 

@@ -56,7 +56,8 @@ Registrar::Registrar(RegistrarOptions options, TrackerLink* link, Clock clock)
 }
 
 int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void Registrar::set_address(const std::string& address) {
@@ -113,7 +114,8 @@ Status Registrar::RegisterLocked(int64_t now) {
   const std::string had = reported_.lease_id();
   AdoptLeaseLocked(response->lease());
   std::string line = "registered as " + server_id_;
-  if (!had.empty()) line += had == lease_.lease_id() ? " (still serving lease " + had + ")" : " (lease " + had + " ended)";
+  if (!had.empty())
+    line += had == lease_.lease_id() ? " (still serving lease " + had + ")" : " (lease " + had + " ended)";
   Log(line);
   return Status::OK();
 }
@@ -160,7 +162,8 @@ int64_t Registrar::Step() {
     registered = !server_id_.empty();
   }
   Status s = registered ? HeartbeatLocked(now) : RegisterLocked(now);
-  if (!s.ok() && !registered && (s.code() == StatusCode::kUnauthenticated || s.code() == StatusCode::kInvalidArgument)) {
+  if (!s.ok() && !registered &&
+      (s.code() == StatusCode::kUnauthenticated || s.code() == StatusCode::kInvalidArgument)) {
     Log("the tracker refused registration: " + s.message());
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -153,7 +153,8 @@ namespace {
 // with core credentials made here: insecure ones or TLS ones requiring a client certificate.
 class GuardedServerCredentials final : public grpc::ServerCredentials {
  public:
-  GuardedServerCredentials(TlsFiles tls, std::shared_ptr<TokenGuard> guard) : tls_(std::move(tls)), guard_(std::move(guard)) {}
+  GuardedServerCredentials(TlsFiles tls, std::shared_ptr<TokenGuard> guard)
+      : tls_(std::move(tls)), guard_(std::move(guard)) {}
   void SetAuthMetadataProcessor(const std::shared_ptr<grpc::AuthMetadataProcessor>&) override {}
 
  private:
@@ -161,8 +162,8 @@ class GuardedServerCredentials final : public grpc::ServerCredentials {
     grpc_server_credentials* creds = nullptr;
     if (tls_.enabled()) {
       grpc_ssl_pem_key_cert_pair pair{tls_.key.c_str(), tls_.cert.c_str()};
-      creds = grpc_ssl_server_credentials_create_ex(tls_.ca.c_str(), &pair, 1,
-                                                   GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY, nullptr);
+      creds = grpc_ssl_server_credentials_create_ex(
+          tls_.ca.c_str(), &pair, 1, GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY, nullptr);
     } else {
       creds = grpc_insecure_server_credentials_create();
     }
@@ -190,7 +191,8 @@ Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::
   out.guard = std::make_shared<TokenGuard>(options.name, options.token);
   const std::string listen = options.listen.ToString();
   if (options.listen.wildcard) {
-    std::fprintf(stderr, "warning: %s listens on every interface (%s): any host that reaches this port can call it; "
+    std::fprintf(stderr,
+                 "warning: %s listens on every interface (%s): any host that reaches this port can call it; "
                  "keep the token secret, prefer --tls-cert/--tls-key/--tls-ca on shared networks\n",
                  options.name.c_str(), listen.c_str());
   }
@@ -206,7 +208,8 @@ Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::
     health->SetServingStatus("", true);
     for (const FarmService& s : services) health->SetServingStatus(s.name, true);
   }
-  const std::string host = options.listen.host.find(':') != std::string::npos ? "[" + options.listen.host + "]" : options.listen.host;
+  const std::string host =
+      options.listen.host.find(':') != std::string::npos ? "[" + options.listen.host + "]" : options.listen.host;
   out.address = host + ":" + std::to_string(port);
   std::printf("%s listening on %s\n", options.name.c_str(), out.address.c_str());
   std::fflush(stdout);

@@ -17,7 +17,8 @@ Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return Status::OK();
   const int code = int(status.error_code());
   // A peer speaking a newer gRPC may send a code we do not know: keep its message, call it Unknown.
-  const StatusCode ours = code > 0 && code <= int(StatusCode::kUnauthenticated) ? StatusCode(code) : StatusCode::kUnknown;
+  const StatusCode ours =
+      code > 0 && code <= int(StatusCode::kUnauthenticated) ? StatusCode(code) : StatusCode::kUnknown;
   return Status(ours, status.error_message());
 }
 

@@ -14,16 +14,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "common/http_client.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tunefarm/tuner/records.h"
-#include "tunefarm/command_line/command_line.h"
 
 namespace {
 
@@ -35,7 +34,8 @@ double Ms(Clock::time_point a, Clock::time_point b) { return std::chrono::durati
 size_t Get(const std::string& address, const std::string& target, nlohmann::json* out = nullptr) {
   const auto r = Http(address, target);
   if (r.status != 200) {
-    std::fprintf(stderr, "bench_dashboard: %s answered %d: %s\n", target.c_str(), r.status, r.body.substr(0, 300).c_str());
+    std::fprintf(stderr, "bench_dashboard: %s answered %d: %s\n", target.c_str(), r.status,
+                 r.body.substr(0, 300).c_str());
     std::exit(1);
   }
   if (out) *out = nlohmann::json::parse(r.body);
@@ -85,15 +85,23 @@ int main(int argc, char** argv) {
     const int tile = 1 << (rng() % 6), unroll = int(rng() % 4), vec = 1 << (rng() % 4);
     const bool failed = rng() % 10 == 0;
     const double ms = 1.0 / (tile * 0.5 + vec * 0.3 + unroll * 0.1 + 1) * (1 + 0.05 * double(rng() % 100) / 100);
-    nlohmann::json line = {{"workload", keys[size_t(t)]}, {"template", "conv2d_nchwc"}, {"flops", 2.3e8},
-                           {"target", "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver4"}, {"target_keys", "cpu"},
-                           {"config_index", i / tasks},
-                           {"config", nlohmann::json{{"index", i / tasks}, {"knobs", {{"tile", tile}, {"unroll", unroll}, {"vec", vec}}}}.dump()},
-                           {"status", failed ? messages[i % 3] : "ok"},
-                           {"error_message", failed ? std::string("error ") + std::to_string(rng() % 5) + ": register spill in the inner loop" : ""},
-                           {"costs_ms", failed ? nlohmann::json::array() : nlohmann::json::array({ms, ms})},
-                           {"mean_ms", failed ? 0.0 : ms}, {"device_key", "x86-" + std::to_string(t % 2)}, {"build_ms", 40.0 + double(rng() % 100)},
-                           {"job_id", job}};
+    nlohmann::json line = {
+        {"workload", keys[size_t(t)]},
+        {"template", "conv2d_nchwc"},
+        {"flops", 2.3e8},
+        {"target", "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver4"},
+        {"target_keys", "cpu"},
+        {"config_index", i / tasks},
+        {"config",
+         nlohmann::json{{"index", i / tasks}, {"knobs", {{"tile", tile}, {"unroll", unroll}, {"vec", vec}}}}.dump()},
+        {"status", failed ? messages[i % 3] : "ok"},
+        {"error_message",
+         failed ? std::string("error ") + std::to_string(rng() % 5) + ": register spill in the inner loop" : ""},
+        {"costs_ms", failed ? nlohmann::json::array() : nlohmann::json::array({ms, ms})},
+        {"mean_ms", failed ? 0.0 : ms},
+        {"device_key", "x86-" + std::to_string(t % 2)},
+        {"build_ms", 40.0 + double(rng() % 100)},
+        {"job_id", job}};
     lines << line.dump() << "\n";
   }
   auto imported = (*db)->ImportJsonLines(lines);
@@ -123,16 +131,19 @@ int main(int argc, char** argv) {
       bytes = load();
       ms.push_back(Ms(a, Clock::now()));
     }
-    std::printf("%-10s best %7.1f ms  median %7.1f ms  (%zu KiB of JSON)\n", name, *std::min_element(ms.begin(), ms.end()),
-                Percentile(ms, 0.5), bytes / 1024);
+    std::printf("%-10s best %7.1f ms  median %7.1f ms  (%zu KiB of JSON)\n", name,
+                *std::min_element(ms.begin(), ms.end()), Percentile(ms, 0.5), bytes / 1024);
   };
-  time_load("overview", [&] { return Get(address, "/api/config") + Get(address, "/api/overview") + Get(address, "/api/models"); });
+  time_load("overview",
+            [&] { return Get(address, "/api/config") + Get(address, "/api/overview") + Get(address, "/api/models"); });
   time_load("task view", [&] {
     size_t bytes = Get(address, "/api/task?id=" + std::to_string(task_id));
     int64_t after = 0;
     for (;;) {
       nlohmann::json page;
-      bytes += Get(address, "/api/trials?task=" + std::to_string(task_id) + "&after=" + std::to_string(after) + "&limit=50000", &page);
+      bytes += Get(address,
+                   "/api/trials?task=" + std::to_string(task_id) + "&after=" + std::to_string(after) + "&limit=50000",
+                   &page);
       after = page["last_id"];
       if (!page["more"]) break;
     }
@@ -163,14 +174,17 @@ int main(int argc, char** argv) {
     Get(address, "/api/trials?task=" + std::to_string(task_id) + "&after=" + std::to_string(position), &fresh);
     update_ms.push_back(Ms(a, Clock::now()));
     if (fresh["count"] != 1) {
-      std::fprintf(stderr, "bench_dashboard: update %lld returned %s trials, not 1\n", (long long)u, fresh["count"].dump().c_str());
+      std::fprintf(stderr, "bench_dashboard: update %lld returned %s trials, not 1\n", (long long)u,
+                   fresh["count"].dump().c_str());
       return 1;
     }
     position = fresh["last_id"];
   }
-  std::printf("update     p50 %7.2f ms  p95 %7.2f ms  max %7.2f ms  (%lld updates: commit one trial, /api/last + /api/trials?after=)\n",
-              Percentile(update_ms, 0.5), Percentile(update_ms, 0.95), *std::max_element(update_ms.begin(), update_ms.end()),
-              (long long)updates);
+  std::printf(
+      "update     p50 %7.2f ms  p95 %7.2f ms  max %7.2f ms  (%lld updates: commit one trial, /api/last + "
+      "/api/trials?after=)\n",
+      Percentile(update_ms, 0.5), Percentile(update_ms, 0.95), *std::max_element(update_ms.begin(), update_ms.end()),
+      (long long)updates);
   dashboard->reset();
   db->reset();
   if (!keep) {

@@ -11,16 +11,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "common/process.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/rpc_server/measure_client.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
-#include "tunefarm/command_line/command_line.h"
 
 namespace {
 
@@ -62,15 +61,17 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<testing::ChildProcess>> servers;
   auto add_server = [&](const std::string& key) {
     servers.push_back(std::make_unique<testing::ChildProcess>());
-    servers.back()->Start({bin + "/rpc_server", "--tracker", tracker_addr, "--key", key, "--listen", "127.0.0.1:0", "--tmp", dir}, env);
+    servers.back()->Start(
+        {bin + "/rpc_server", "--tracker", tracker_addr, "--key", key, "--listen", "127.0.0.1:0", "--tmp", dir}, env);
     servers.back()->WaitForLine("registered with", 10000);
   };
   add_server("one");
 
   // A tiny kernel: 16 floats copied.
-  std::ofstream(dir + "/tiny.c") << "#include <stdint.h>\nint32_t tiny(void* const* a) { const float* x = (const float*)a[0];"
+  std::ofstream(dir + "/tiny.c")
+      << "#include <stdint.h>\nint32_t tiny(void* const* a) { const float* x = (const float*)a[0];"
 #include "tunefarm/command_line/command_line.h"
-                                    " float* y = (float*)a[1]; for (int i = 0; i < 16; ++i) y[i] = x[i]; return 0; }\n";
+         " float* y = (float*)a[1]; for (int i = 0; i < 16; ++i) y[i] = x[i]; return 0; }\n";
   if (system(("cc -O2 -shared -fPIC -o " + dir + "/tiny.so " + dir + "/tiny.c").c_str()) != 0) return 1;
   rpc_server::MeasureInput tiny;
   tiny.library = ReadFile(dir + "/tiny.so");
@@ -145,12 +146,13 @@ int main(int argc, char** argv) {
 
   std::printf("lease request->grant->release round trips: %.1f per second\n", lease_rate);
   std::printf("measurements per second (tiny kernel, batches of 16): 1 server %.1f, 2 servers %.1f\n", rate1, rate2);
-  std::printf("per measurement: farm path %.3f ms, in-process %.3f ms, overhead %.3f ms (goal < 5 ms)\n", farm_ms_per_kernel,
-              local_ms, overhead_ms);
+  std::printf("per measurement: farm path %.3f ms, in-process %.3f ms, overhead %.3f ms (goal < 5 ms)\n",
+              farm_ms_per_kernel, local_ms, overhead_ms);
   if (!json_path.empty()) {
-    nlohmann::ordered_json j = {{"lease_round_trips_per_s", lease_rate}, {"measurements_per_s_1_server", rate1},
-                                {"measurements_per_s_2_servers", rate2}, {"farm_ms_per_measurement", farm_ms_per_kernel},
-                                {"in_process_ms_per_measurement", local_ms}, {"overhead_ms", overhead_ms}};
+    nlohmann::ordered_json j = {
+        {"lease_round_trips_per_s", lease_rate},     {"measurements_per_s_1_server", rate1},
+        {"measurements_per_s_2_servers", rate2},     {"farm_ms_per_measurement", farm_ms_per_kernel},
+        {"in_process_ms_per_measurement", local_ms}, {"overhead_ms", overhead_ms}};
     std::ofstream(json_path) << j.dump(1) << "\n";
   }
   for (auto& s : servers) s->Kill(SIGTERM);

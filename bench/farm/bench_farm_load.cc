@@ -15,14 +15,13 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "common/process.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/service/flags.h"
-#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/service/registrar.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
@@ -52,7 +51,8 @@ class Servers {
       o.address = "127.0.0.1:" + std::to_string(first_port + i);
       o.device.set_arch("x86_64");
       o.device.set_threads(1);
-      registrars_.push_back(std::make_unique<tunefarm::service::Registrar>(o, link_.get(), tunefarm::service::SteadyMs));
+      registrars_.push_back(
+          std::make_unique<tunefarm::service::Registrar>(o, link_.get(), tunefarm::service::SteadyMs));
     }
     for (auto& r : registrars_) {
       threads_.emplace_back([this, reg = r.get()] {
@@ -93,11 +93,13 @@ int main(int argc, char** argv) {
   int servers = 50, clients = 20, restart_servers = 53;
   int64_t seconds = 5;
   std::string json_path;
-  CLI::App app{"bench_farm_load: lease grants per second and tracker restarts under many servers and clients", "bench_farm_load"};
+  CLI::App app{"bench_farm_load: lease grants per second and tracker restarts under many servers and clients",
+               "bench_farm_load"};
   AddIntFlag(app, "--servers", &servers, 1, 1000, "rpc_servers registered (default 50)");
   AddIntFlag(app, "--clients", &clients, 1, 1000, "clients leasing at once (default 20)");
   AddIntFlag(app, "--seconds", &seconds, 1, 3600, "how long the lease phase runs (default 5)");
-  AddIntFlag(app, "--restart-servers", &restart_servers, 1, 1000, "servers re-registering after a tracker restart (default 53)");
+  AddIntFlag(app, "--restart-servers", &restart_servers, 1, 1000,
+             "servers re-registering after a tracker restart (default 53)");
   app.add_option("--json", json_path, "also write the figures there")->type_name("PATH");
   if (auto exit_code = ParseCommandLine(app, argc, argv)) return *exit_code;
   const std::vector<std::string> env = {std::string("TUNEFARM_TOKEN=") + kToken};
@@ -157,8 +159,10 @@ int main(int argc, char** argv) {
     p50 = Percentile(all, 0.5);
     p99 = Percentile(all, 0.99);
   }
-  std::printf("lease grants: %.0f per second (%lld in %lld s; %d servers, %d clients), wait request->grant p50 %.2f ms, p99 %.2f ms\n",
-              grants_per_s, static_cast<long long>(grants), static_cast<long long>(seconds), servers, clients, p50, p99);
+  std::printf(
+      "lease grants: %.0f per second (%lld in %lld s; %d servers, %d clients), wait request->grant p50 %.2f ms, p99 "
+      "%.2f ms\n",
+      grants_per_s, static_cast<long long>(grants), static_cast<long long>(seconds), servers, clients, p50, p99);
 
   // 2. Tracker SIGKILLed and restarted on the same address: time until every server is back.
   double back_up_ms = 0, all_registered_ms = 0;
@@ -179,8 +183,8 @@ int main(int argc, char** argv) {
     }
     all_registered_ms = MsSince(restarted);
   }
-  std::printf("tracker restart: listening again after %.0f ms; all %d servers registered %.0f ms after the restart\n", back_up_ms,
-              restart_servers, all_registered_ms);
+  std::printf("tracker restart: listening again after %.0f ms; all %d servers registered %.0f ms after the restart\n",
+              back_up_ms, restart_servers, all_registered_ms);
   if (!json_path.empty()) {
     nlohmann::ordered_json j = {{"servers", servers},
                                 {"clients", clients},

@@ -19,20 +19,19 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/kernels/fma_peak.h"
 #include "bench/kernels/onednn_reference.h"
 #include "bench/kernels/timer.h"
 #include "bench/kernels/workloads.h"
+#include "tunefarm/command_line/command_line.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/kernel_library.h"
 #include "tunefarm/tuner/records.h"
-#include "tunefarm/command_line/command_line.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -47,13 +46,13 @@ struct Options {
   std::string filter;
   uint64_t seed = 2026;
   std::string records;
-  std::string implementation;  // another template for the workloads it applies to
+  std::string implementation;        // another template for the workloads it applies to
   std::vector<std::string> configs;  // configs (as JSON) to time instead of random ones
 };
 
 // The fastest distinct successful configs of a workload on the target in the records database.
-std::vector<int64_t> TopRecordedConfigs(tuner::RecordsDb& db, const compiler::Workload& w, const compiler::Target& target,
-                                        size_t n) {
+std::vector<int64_t> TopRecordedConfigs(tuner::RecordsDb& db, const compiler::Workload& w,
+                                        const compiler::Target& target, size_t n) {
   std::vector<std::pair<double, int64_t>> ok;
   auto trials = db.List(w.Key(), -1, w.implementation);
   if (!trials.ok()) return {};
@@ -136,8 +135,8 @@ int Run(const Options& opt) {
     std::printf("bench_kernels: target %s, %d thread(s), K=%d random configs, FMA peak %.1f GFLOP/s\n",
                 target.cpu.c_str(), opt.threads, opt.k, peak);
   }
-  std::printf("%-28s %9s %10s %10s %10s %8s %8s %7s\n", "workload", "MFLOP", "fallback", records ? "tuned" : "best-rand",
-              "oneDNN", "fb/dnn", records ? "tun/dnn" : "best/dnn", "%peak");
+  std::printf("%-28s %9s %10s %10s %10s %8s %8s %7s\n", "workload", "MFLOP", "fallback",
+              records ? "tuned" : "best-rand", "oneDNN", "fb/dnn", records ? "tun/dnn" : "best/dnn", "%peak");
 
   std::mt19937_64 rng(opt.seed);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -168,7 +167,8 @@ int Run(const Options& opt) {
     nlohmann::ordered_json tried = nlohmann::ordered_json::array();  // every candidate's quick timing
     if (records) {
       recorded = TopRecordedConfigs(*records, spec.workload, target, kFinalists);
-      if (recorded.empty()) std::fprintf(stderr, "bench_kernels: %s: no tuning record; using the fallback\n", bw.label.c_str());
+      if (recorded.empty())
+        std::fprintf(stderr, "bench_kernels: %s: no tuning record; using the fallback\n", bw.label.c_str());
     }
     const int candidates = records ? int(recorded.size()) : !opt.configs.empty() ? int(opt.configs.size()) : opt.k;
     for (int i = 0; i < candidates; ++i) {
@@ -222,8 +222,8 @@ int Run(const Options& opt) {
     if (!best) t_best = t_fb;
     double flops = bw.workload.Flops();
     double g_fb = flops / t_fb / 1e9, g_best = flops / t_best / 1e9, g_dnn = flops / t_dnn / 1e9;
-    std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", bw.label.c_str(), flops / 1e6, g_fb,
-                g_best, g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * std::max(g_fb, g_best) / peak);
+    std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", bw.label.c_str(), flops / 1e6, g_fb, g_best,
+                g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * std::max(g_fb, g_best) / peak);
     std::fflush(stdout);
     if (bw.in_resnet18_conv_sum) {
       sum_flops += flops;
@@ -245,8 +245,8 @@ int Run(const Options& opt) {
   }
   if (sum_flops > 0) {
     double g_fb = sum_flops / sum_fb / 1e9, g_best = sum_flops / sum_best / 1e9, g_dnn = sum_flops / sum_dnn / 1e9;
-    std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", "resnet18 conv sum (t1-t11)",
-                sum_flops / 1e6, g_fb, g_best, g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * g_best / peak);
+    std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", "resnet18 conv sum (t1-t11)", sum_flops / 1e6,
+                g_fb, g_best, g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * g_best / peak);
     std::printf("resnet18 conv sum time: fallback %.3f ms, %s %.3f ms, oneDNN %.3f ms\n", sum_fb * 1e3,
                 records ? "tuned" : ("best-of-" + std::to_string(opt.k)).c_str(), sum_best * 1e3, sum_dnn * 1e3);
   }
@@ -269,7 +269,10 @@ int Run(const Options& opt) {
 
 int main(int argc, char** argv) {
   tunefarm::bench::Options opt;
-  CLI::App app{"bench_kernels: fallback, best of K random configs and oneDNN on the benchmark workloads (GFLOP/s, % of the FMA peak)", "bench_kernels"};
+  CLI::App app{
+      "bench_kernels: fallback, best of K random configs and oneDNN on the benchmark workloads (GFLOP/s, % of the FMA "
+      "peak)",
+      "bench_kernels"};
   tunefarm::AddIntFlag(app, "--threads", &opt.threads, 1, 1024, "threads (default 1)");
   tunefarm::AddIntFlag(app, "--k", &opt.k, 0, 1000000, "random valid configs tried per workload (default 64)");
   app.add_option("--json", opt.json_path, "also write the figures there")->type_name("PATH");
@@ -280,7 +283,8 @@ int main(int argc, char** argv) {
                  "time this implementation of the workloads it applies to (conv2d_nchwc_winograd: the 3x3 stride-1 "
                  "convolutions); GFLOP/s stay direct-convolution FLOPs per second")
       ->type_name("NAME");
-  app.add_option("--config", opt.configs, "time this config (its JSON, as --json writes it) instead of random ones; repeatable")
+  app.add_option("--config", opt.configs,
+                 "time this config (its JSON, as --json writes it) instead of random ones; repeatable")
       ->type_name("JSON");
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   return tunefarm::bench::Run(opt);

@@ -51,7 +51,8 @@ double MeasureFmaPeakGflops(int threads) {
     std::vector<float> sink(static_cast<size_t>(threads), 0.0f);
     auto start = std::chrono::steady_clock::now();
     for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&sink, avx512, t] { sink[size_t(t)] = avx512 ? Avx512Chains(kIterations) : Avx2Chains(kIterations); });
+      pool.emplace_back(
+          [&sink, avx512, t] { sink[size_t(t)] = avx512 ? Avx512Chains(kIterations) : Avx2Chains(kIterations); });
     }
     for (auto& th : pool) th.join();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

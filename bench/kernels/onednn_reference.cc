@@ -2,11 +2,10 @@
 
 #include <omp.h>
 
+#include <dnnl.hpp>
 #include <random>
 #include <unordered_map>
 #include <vector>
-
-#include <dnnl.hpp>
 
 namespace tunefarm::bench {
 namespace {
@@ -34,13 +33,15 @@ class Primitive final : public OneDnnPrimitive {
   void InitConv(const compiler::Conv2dParams& c) {
     const int64_t g = c.groups;
     dnnl::memory::dims src = {c.batch, c.in_channels, c.height, c.width};
-    dnnl::memory::dims wei = g == 1 ? dnnl::memory::dims{c.out_channels, c.in_channels, c.kernel_h, c.kernel_w}
-                                    : dnnl::memory::dims{g, c.out_channels / g, c.in_channels / g, c.kernel_h, c.kernel_w};
+    dnnl::memory::dims wei = g == 1
+                                 ? dnnl::memory::dims{c.out_channels, c.in_channels, c.kernel_h, c.kernel_w}
+                                 : dnnl::memory::dims{g, c.out_channels / g, c.in_channels / g, c.kernel_h, c.kernel_w};
     dnnl::memory::dims dst = {c.batch, c.out_channels, c.out_height(), c.out_width()};
     dnnl::memory::desc src_md(src, dt::f32, tag::any), wei_md(wei, dt::f32, tag::any), dst_md(dst, dt::f32, tag::any);
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
-                                         wei_md, dst_md, {c.stride_h, c.stride_w}, {c.dilation_h - 1, c.dilation_w - 1},
-                                         {c.pad_top, c.pad_left}, {c.pad_bottom, c.pad_right});
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                         src_md, wei_md, dst_md, {c.stride_h, c.stride_w},
+                                         {c.dilation_h - 1, c.dilation_w - 1}, {c.pad_top, c.pad_left},
+                                         {c.pad_bottom, c.pad_right});
     dnnl::convolution_forward::primitive_desc pd(desc, engine_);
     prim_ = dnnl::convolution_forward(pd);
     args_ = {{DNNL_ARG_SRC, Filled(pd.src_desc(), engine_)},
@@ -84,9 +85,12 @@ class Primitive final : public OneDnnPrimitive {
 
 std::unique_ptr<OneDnnPrimitive> OneDnnPrimitive::Create(const compiler::Workload& w) {
   auto p = std::make_unique<Primitive>();
-  if (w.is_dense()) p->InitDense(w.dense);
-  else if (w.is_batch_matmul()) p->InitBatchMatmul(w.batch_matmul);
-  else p->InitConv(w.conv);
+  if (w.is_dense())
+    p->InitDense(w.dense);
+  else if (w.is_batch_matmul())
+    p->InitBatchMatmul(w.batch_matmul);
+  else
+    p->InitConv(w.conv);
   return p;
 }
 

@@ -7,13 +7,14 @@ using compiler::Conv2dWorkload;
 std::vector<BenchWorkload> BenchWorkloads() {
   std::vector<BenchWorkload> w;
   // ResNet-18, ANCHORS.md tasks 1-11 (conv) and 12 (dense).
-  const int64_t resnet[11][6] = {{3, 224, 64, 7, 2, 3},  {64, 56, 64, 3, 1, 1},   {64, 56, 128, 3, 2, 1},
-                                 {64, 56, 128, 1, 2, 0}, {128, 28, 128, 3, 1, 1}, {128, 28, 256, 3, 2, 1},
+  const int64_t resnet[11][6] = {{3, 224, 64, 7, 2, 3},   {64, 56, 64, 3, 1, 1},   {64, 56, 128, 3, 2, 1},
+                                 {64, 56, 128, 1, 2, 0},  {128, 28, 128, 3, 1, 1}, {128, 28, 256, 3, 2, 1},
                                  {128, 28, 256, 1, 2, 0}, {256, 14, 256, 3, 1, 1}, {256, 14, 512, 3, 2, 1},
                                  {256, 14, 512, 1, 2, 0}, {512, 7, 512, 3, 1, 1}};
   for (int i = 0; i < 11; ++i) {
     const int64_t* r = resnet[i];
-    w.push_back({"resnet18.t" + std::to_string(i + 1), Conv2dWorkload(1, r[0], r[1], r[1], r[2], r[3], r[3], r[4], r[5]), true});
+    w.push_back({"resnet18.t" + std::to_string(i + 1),
+                 Conv2dWorkload(1, r[0], r[1], r[1], r[2], r[3], r[3], r[4], r[5]), true});
   }
   w.push_back({"resnet18.t12", compiler::DenseWorkload(1, 512, 1000), false});
   // MobileNetV2 (torchvision, 224x224): the stem, every distinct depthwise 3x3, a spread of 1x1
@@ -38,7 +39,8 @@ std::vector<BenchWorkload> BenchWorkloads() {
   const int64_t bert[][3] = {{768, 2304, 0}, {768, 768, 0}, {768, 3072, 0}, {3072, 768, 0}};
   const char* bert_names[] = {"qkv", "attn_out", "ffn1", "ffn2"};
   for (int i = 0; i < 4; ++i) {
-    w.push_back({std::string("bert_base.") + bert_names[i], compiler::DenseWorkload(128, bert[i][0], bert[i][1]), false});
+    w.push_back(
+        {std::string("bert_base.") + bert_names[i], compiler::DenseWorkload(128, bert[i][0], bert[i][1]), false});
   }
   // The attention products per layer (12 heads of 64): scores Q K^T and context A V.
   w.push_back({"bert_base.scores", compiler::BatchMatmulWorkload(12, 128, 64, 128), false});

@@ -61,7 +61,8 @@ std::vector<double> Run(const std::string& location, int trials) {
     for (int i = 0; i < kBatch; ++i) configs.push_back(next++);
     auto claimed = (*db)->Claim(task, configs, "bench", 60000);
     if (!claimed.ok() || claimed->size() != configs.size()) {
-      std::fprintf(stderr, "bench_records: claim failed: %s\n", claimed.ok() ? "not every config" : claimed.status().message().c_str());
+      std::fprintf(stderr, "bench_records: claim failed: %s\n",
+                   claimed.ok() ? "not every config" : claimed.status().message().c_str());
       std::exit(1);
     }
     for (int64_t c : *claimed) {
@@ -80,8 +81,8 @@ std::vector<double> Run(const std::string& location, int trials) {
 }
 
 void Report(const char* engine, const std::vector<double>& ms) {
-  std::printf("%-10s %6zu trials  p50 %.3f ms  p95 %.3f ms  p99 %.3f ms  max %.3f ms\n", engine, ms.size(), Percentile(ms, 0.5),
-              Percentile(ms, 0.95), Percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+  std::printf("%-10s %6zu trials  p50 %.3f ms  p95 %.3f ms  p99 %.3f ms  max %.3f ms\n", engine, ms.size(),
+              Percentile(ms, 0.5), Percentile(ms, 0.95), Percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
 }
 
 }  // namespace

@@ -13,10 +13,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tunefarm/command_line/command_line.h"
 #include "tunefarm/runtime/thread_pool.h"
@@ -45,7 +44,8 @@ struct Relu {
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-int32_t ReluChunk(int64_t begin, int64_t end, void* closure) {
+int32_t
+ReluChunk(int64_t begin, int64_t end, void* closure) {
   const Relu& r = *static_cast<const Relu*>(closure);
   for (int64_t i = begin; i < end; ++i) r.y[i] = r.x[i] > 0.0f ? r.x[i] : 0.0f;
   return 0;

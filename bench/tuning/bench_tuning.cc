@@ -14,15 +14,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "bench/kernels/workloads.h"
-#include "tunefarm/tuner/tuner.h"
 #include "tunefarm/command_line/command_line.h"
+#include "tunefarm/tuner/tuner.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -121,11 +120,21 @@ int Run(const Options& opt) {
       nlohmann::ordered_json curve_json = nlohmann::ordered_json::array();
       for (const auto& [n, g] : curve) curve_json.push_back({n, g});
       const auto& s = (*tt)->summary();
-      out.push_back({{"task", task}, {"label", bw.label}, {"workload", bw.workload.Key()}, {"tuner", name},
-                     {"trials", done}, {"seconds", seconds}, {"configs_per_second", done / seconds},
-                     {"fallback_gflops", s.fallback_gflops}, {"best_config", s.best_config}, {"best_at", best_at},
-                     {"curve", curve_json}, {"errors", s.errors},
-                     {"time_s", {{"search", s.search_s}, {"build", s.build_s}, {"measure", s.measure_s}, {"record", s.record_s}}}});
+      out.push_back(
+          {{"task", task},
+           {"label", bw.label},
+           {"workload", bw.workload.Key()},
+           {"tuner", name},
+           {"trials", done},
+           {"seconds", seconds},
+           {"configs_per_second", done / seconds},
+           {"fallback_gflops", s.fallback_gflops},
+           {"best_config", s.best_config},
+           {"best_at", best_at},
+           {"curve", curve_json},
+           {"errors", s.errors},
+           {"time_s",
+            {{"search", s.search_s}, {"build", s.build_s}, {"measure", s.measure_s}, {"record", s.record_s}}}});
       if (keep && name == "xgb") {
         auto trials = (*db)->List();
         if (trials.ok()) {
@@ -152,7 +161,6 @@ int Run(const Options& opt) {
   }
   return 0;
 }
-
 
 }  // namespace
 }  // namespace tunefarm::bench

@@ -5,8 +5,10 @@ namespace tunefarm::compiler {
 
 const Backend& BackendFor(const Target& target) {
   switch (target.kind) {
-    case TargetKind::kLlvm: return CpuBackend();
-    case TargetKind::kCuda: return target.emulated ? EmulatedCudaBackend() : CudaBackend();
+    case TargetKind::kLlvm:
+      return CpuBackend();
+    case TargetKind::kCuda:
+      return target.emulated ? EmulatedCudaBackend() : CudaBackend();
   }
   return CpuBackend();
 }

@@ -54,7 +54,8 @@ class Backend {
   virtual Result<std::string> EmitLibrary(std::vector<KernelSource> sources, const Target& target,
                                           const LibraryOptions& options, LibraryStats* stats) const = 0;
   // Kernels compiled into this process (BuildJit); FailedPrecondition where they cannot run here.
-  virtual Result<std::unique_ptr<JitModule>> Jit(const std::vector<KernelSource>& sources, const Target& target) const = 0;
+  virtual Result<std::unique_ptr<JitModule>> Jit(const std::vector<KernelSource>& sources,
+                                                 const Target& target) const = 0;
   // One tuning candidate as a measurer loads it (BuildCandidate).
   virtual Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string& tmp_dir,
                                            const BuildOptions& options) const = 0;

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <thread>
 
-#include "tunefarm/runtime/atomic_file.h"
 #include "compiler/backend/backend.h"
 #include "compiler/codegen/object_emitter.h"
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -31,10 +31,11 @@ class LlvmCpuBackend : public Backend {
 
   // The kernels split across the machine's cores (each LLVM context is independent), one object
   // each, linked into one shared library.
-  Result<std::string> EmitLibrary(std::vector<KernelSource> sources, const Target& target, const LibraryOptions& options,
-                                  LibraryStats* stats) const override {
+  Result<std::string> EmitLibrary(std::vector<KernelSource> sources, const Target& target,
+                                  const LibraryOptions& options, LibraryStats* stats) const override {
     auto t0 = std::chrono::steady_clock::now();
-    const size_t parts = std::min<size_t>(sources.size(), std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
+    const size_t parts =
+        std::min<size_t>(sources.size(), std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
     std::vector<std::vector<KernelSource>> chunks(parts);
     for (size_t i = 0; i < sources.size(); ++i) chunks[i % parts].push_back(std::move(sources[i]));
     std::vector<Result<std::string>> objects(parts, Status::Internal("not built"));
@@ -71,14 +72,16 @@ class LlvmCpuBackend : public Backend {
     return library;
   }
 
-  Result<std::unique_ptr<JitModule>> Jit(const std::vector<KernelSource>& sources, const Target& target) const override {
+  Result<std::unique_ptr<JitModule>> Jit(const std::vector<KernelSource>& sources,
+                                         const Target& target) const override {
     return JitCompile(sources, target);
   }
 
   Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string& tmp_dir,
                                    const BuildOptions& options) const override {
     static std::atomic<int> counter{0};
-    const std::string path = tmp_dir + "/tunefarm-cand-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".so";
+    const std::string path =
+        tmp_dir + "/tunefarm-cand-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".so";
     std::vector<KernelInfo> infos;
     Status s = BuildSharedLibrary({spec}, path, &infos, options);
     Result<std::string> bytes = s.ok() ? ReadFile(path) : Result<std::string>(s);

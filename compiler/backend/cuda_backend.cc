@@ -45,7 +45,8 @@ class NvptxBackend : public Backend {
         "to run them on this CPU");
   }
 
-  Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string&, const BuildOptions& options) const override {
+  Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string&,
+                                   const BuildOptions& options) const override {
     // With ptxas here (it checks the registers), the candidate also carries ptxas's cubin for the
     // target's arch: a server with that GPU skips the driver's JIT, a 0.1-1 s serial step per
     // candidate on the GPU host, done here in parallel by the tuner's build jobs.

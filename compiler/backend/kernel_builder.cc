@@ -7,9 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "compiler/backend/backend.h"
 #include "compiler/codegen/codegen_nvptx.h"
@@ -40,7 +39,8 @@ class PhaseClock {
 };
 
 std::string DefaultSymbol(const KernelSpec& spec, int64_t index) {
-  size_t h = std::hash<std::string>()(spec.workload.ImplementationKey() + "#" + spec.epilogue.ToString() + "#" + std::to_string(index));
+  size_t h = std::hash<std::string>()(spec.workload.ImplementationKey() + "#" + spec.epilogue.ToString() + "#" +
+                                      std::to_string(index));
   char buf[32];
   std::snprintf(buf, sizeof(buf), "_%016zx", h);
   return spec.workload.implementation + buf;
@@ -89,10 +89,12 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   lower_options.stop_after = options.stop_after;
   lower_options.auto_unroll_max_step = def.auto_unroll_max_step;
   Lowered out;
-  TUNEFARM_ASSIGN_OR_RETURN(out.source.func, passes::Lower(*def.schedule, def.args, symbol, spec.target, lower_options));
+  TUNEFARM_ASSIGN_OR_RETURN(out.source.func,
+                            passes::Lower(*def.schedule, def.args, symbol, spec.target, lower_options));
   if (filtered_out) {
     return Status::InvalidArgument("config index " + std::to_string(index) + " is not a valid point of " +
-                                   space.description() + " (its threads, register tile or shared memory exceed the "
+                                   space.description() +
+                                   " (its threads, register tile or shared memory exceed the "
                                    "limits of some card of this architecture)");
   }
   if (options.pass_times) {
@@ -118,7 +120,8 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
     info.shared_bytes = launch.shared_bytes;
   }
   for (size_t i = 0; i < def.args.size(); ++i) {
-    info.buffers.push_back({def.args[i]->name, BufferRoleName(def.roles[i]), def.args[i]->shape, def.args[i]->dtype.ToString()});
+    info.buffers.push_back(
+        {def.args[i]->name, BufferRoleName(def.roles[i]), def.args[i]->shape, def.args[i]->dtype.ToString()});
   }
   out.source.metadata_json = info.ToJson();
   return out;
@@ -130,8 +133,8 @@ Result<std::vector<KernelSource>> LowerAll(const std::vector<KernelSpec>& specs,
   std::vector<KernelSource> sources;
   for (const auto& spec : specs) {
     if (spec.target.ToString() != specs[0].target.ToString()) {
-      return Status::InvalidArgument("kernels of one module must share a target: " + spec.target.ToString() +
-                                     " vs " + specs[0].target.ToString());
+      return Status::InvalidArgument("kernels of one module must share a target: " + spec.target.ToString() + " vs " +
+                                     specs[0].target.ToString());
     }
     TUNEFARM_ASSIGN_OR_RETURN(Lowered l, LowerSpec(spec, options));
     sources.push_back(std::move(l.source));
@@ -157,11 +160,13 @@ std::string KernelInfo::ToJson() const {
   j["target"] = target;
   j["config_index"] = config_index;
   // The config is the compiler's own JSON; anything else is kept as a string rather than thrown on.
-  nlohmann::ordered_json config = nlohmann::ordered_json::parse(config_json.empty() ? "{}" : config_json, nullptr, false);
+  nlohmann::ordered_json config =
+      nlohmann::ordered_json::parse(config_json.empty() ? "{}" : config_json, nullptr, false);
   j["config"] = config.is_discarded() ? nlohmann::ordered_json(config_json) : config;
   j["flops"] = flops;
   nlohmann::ordered_json bufs = nlohmann::ordered_json::array();
-  for (const auto& b : buffers) bufs.push_back({{"name", b.name}, {"role", b.role}, {"shape", b.shape}, {"dtype", b.dtype}});
+  for (const auto& b : buffers)
+    bufs.push_back({{"name", b.name}, {"role", b.role}, {"shape", b.shape}, {"dtype", b.dtype}});
   j["buffers"] = bufs;
   if (gpu) {
     j["launch"] = {{"grid", {grid[0], grid[1], grid[2]}},
@@ -222,7 +227,8 @@ Result<KernelInfo> ParseKernelInfo(const std::string& json) {
       }
       return true;
     };
-    if (!dims("grid", info.grid) || !dims("block", info.block)) return bad("launch needs grid and block of 3 positive sizes");
+    if (!dims("grid", info.grid) || !dims("block", info.block))
+      return bad("launch needs grid and block of 3 positive sizes");
     info.gpu = true;
     info.shared_bytes = l.value("shared_bytes", int64_t(0));
     info.registers = l.value("registers", 0);
@@ -300,8 +306,8 @@ ToolLimits ToolLimitsOf(const BuildOptions& options) { return ToolLimits{options
 Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<KernelInfo>* infos,
                              const BuildOptions& options) {
   if (!specs.empty() && &BackendFor(specs[0].target) != &CudaBackend()) {
-    return Status::InvalidArgument("PTX is for CUDA targets, not '" + specs[0].target.ToString() + "' (its backend: " +
-                                   BackendFor(specs[0].target).name() + ")");
+    return Status::InvalidArgument("PTX is for CUDA targets, not '" + specs[0].target.ToString() +
+                                   "' (its backend: " + BackendFor(specs[0].target).name() + ")");
   }
   std::vector<KernelInfo> local_infos;
   if (!infos) infos = &local_infos;
@@ -320,7 +326,8 @@ Result<std::string> BuildPtx(const std::vector<KernelSpec>& specs, std::vector<K
   auto checked = CheckPtxRegisters(ptx, target, threads, options.cubin, ToolLimitsOf(options));
   clock.Lap(&BuildOptions::Times::tool_ms);
   TUNEFARM_ASSIGN_OR_RETURN(auto registers, std::move(checked));
-  for (size_t i = first; i < infos->size() && !registers.empty(); ++i) (*infos)[i].registers = registers.at((*infos)[i].symbol);
+  for (size_t i = first; i < infos->size() && !registers.empty(); ++i)
+    (*infos)[i].registers = registers.at((*infos)[i].symbol);
   return ptx;
 }
 

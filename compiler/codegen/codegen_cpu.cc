@@ -178,7 +178,8 @@ class CodeGenCPU final : public CodeGenLLVM {
     for (size_t i = 0; i < captured.size(); ++i) {
       vars_[captured[i]] = builder_.CreateLoad(field_types[i], builder_.CreateStructGEP(closure_ty, env, unsigned(i)));
     }
-    llvm::Value* body_min = builder_.CreateLoad(i64_, builder_.CreateStructGEP(closure_ty, env, unsigned(captured.size())));
+    llvm::Value* body_min =
+        builder_.CreateLoad(i64_, builder_.CreateStructGEP(closure_ty, env, unsigned(captured.size())));
     // Iterations [begin, end) of the launch are loop indices min + [begin, end).
     llvm::Value* begin = builder_.CreateAdd(body_min, body_fn->getArg(0));
     llvm::Value* end = builder_.CreateAdd(body_min, body_fn->getArg(1));
@@ -212,7 +213,8 @@ class CodeGenCPU final : public CodeGenLLVM {
 
 }  // namespace
 
-std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenCPU(llvm::LLVMContext* ctx, llvm::Module* module, const Target& target) {
+std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenCPU(llvm::LLVMContext* ctx, llvm::Module* module,
+                                                     const Target& target) {
   return std::make_unique<CodeGenCPU>(ctx, module, target);
 }
 

@@ -15,7 +15,8 @@ namespace tunefarm::compiler {
 namespace codegen {
 class CodeGenLLVM;
 }
-std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenCPU(llvm::LLVMContext* ctx, llvm::Module* module, const Target& target);
+std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenCPU(llvm::LLVMContext* ctx, llvm::Module* module,
+                                                     const Target& target);
 
 }  // namespace tunefarm::compiler
 

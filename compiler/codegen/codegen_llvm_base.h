@@ -57,10 +57,18 @@ class CodeGenLLVM {
     llvm::Type* base = nullptr;
     switch (t.code) {
       case Type::kInt:
-      case Type::kUInt: base = llvm::Type::getIntNTy(ctx_, t.bits); break;
-      case Type::kBool: base = llvm::Type::getInt1Ty(ctx_); break;
-      case Type::kFloat: base = t.bits == 64 ? llvm::Type::getDoubleTy(ctx_) : llvm::Type::getFloatTy(ctx_); break;
-      case Type::kHandle: base = ptr_; break;
+      case Type::kUInt:
+        base = llvm::Type::getIntNTy(ctx_, t.bits);
+        break;
+      case Type::kBool:
+        base = llvm::Type::getInt1Ty(ctx_);
+        break;
+      case Type::kFloat:
+        base = t.bits == 64 ? llvm::Type::getDoubleTy(ctx_) : llvm::Type::getFloatTy(ctx_);
+        break;
+      case Type::kHandle:
+        base = ptr_;
+        break;
     }
     return t.lanes > 1 ? llvm::FixedVectorType::get(base, t.lanes) : base;
   }
@@ -69,9 +77,11 @@ class CodeGenLLVM {
   llvm::Value* Emit(const Expr& e) {
     switch (e->node_type) {
 #define TUNEFARM_EXPR_NODE(Name) \
-  case IRNodeType::k##Name: return Emit_(static_cast<const Name*>(e.get()));
+  case IRNodeType::k##Name:      \
+    return Emit_(static_cast<const Name*>(e.get()));
 #include "compiler/ir/ir_nodes.def"
-      default: TUNEFARM_CHECK(false);
+      default:
+        TUNEFARM_CHECK(false);
     }
     return nullptr;
   }
@@ -129,8 +139,9 @@ class CodeGenLLVM {
     llvm::Value* q = builder_.CreateSDiv(a, b);
     llvm::Value* r = builder_.CreateSRem(a, b);
     llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
-    llvm::Value* fix = builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
-                                          builder_.CreateICmpNE(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero)));
+    llvm::Value* fix =
+        builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
+                           builder_.CreateICmpNE(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero)));
     return builder_.CreateSub(q, builder_.CreateZExt(fix, a->getType()));
   }
   llvm::Value* Emit_(const Mod* op) {
@@ -140,8 +151,9 @@ class CodeGenLLVM {
     if (op->type.code == Type::kUInt) return builder_.CreateURem(a, b);
     llvm::Value* r = builder_.CreateSRem(a, b);
     llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
-    llvm::Value* fix = builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
-                                          builder_.CreateICmpNE(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero)));
+    llvm::Value* fix =
+        builder_.CreateAnd(builder_.CreateICmpNE(r, zero),
+                           builder_.CreateICmpNE(builder_.CreateICmpSLT(r, zero), builder_.CreateICmpSLT(b, zero)));
     return builder_.CreateSelect(fix, builder_.CreateAdd(r, b), r);
   }
   llvm::Value* Emit_(const ir::Min* op) { return MinMax(op->a, op->b, op->type, true); }
@@ -149,9 +161,10 @@ class CodeGenLLVM {
   llvm::Value* MinMax(const Expr& ea, const Expr& eb, Type t, bool is_min) {
     llvm::Value* a = Emit(ea);
     llvm::Value* b = Emit(eb);
-    llvm::Value* c = t.is_float()             ? builder_.CreateFCmp(is_min ? llvm::CmpInst::FCMP_OLT : llvm::CmpInst::FCMP_OGT, a, b)
-                     : t.code == Type::kUInt ? builder_.CreateICmp(is_min ? llvm::CmpInst::ICMP_ULT : llvm::CmpInst::ICMP_UGT, a, b)
-                                             : builder_.CreateICmp(is_min ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_SGT, a, b);
+    llvm::Value* c =
+        t.is_float()            ? builder_.CreateFCmp(is_min ? llvm::CmpInst::FCMP_OLT : llvm::CmpInst::FCMP_OGT, a, b)
+        : t.code == Type::kUInt ? builder_.CreateICmp(is_min ? llvm::CmpInst::ICMP_ULT : llvm::CmpInst::ICMP_UGT, a, b)
+                                : builder_.CreateICmp(is_min ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_SGT, a, b);
     return builder_.CreateSelect(c, a, b);
   }
   template <typename T>
@@ -231,9 +244,11 @@ class CodeGenLLVM {
     if (op->name == kReinterpret) return builder_.CreateBitCast(args[0], t);
     if (op->name == "shift_left") return builder_.CreateShl(args[0], args[1]);
     if (op->name == "shift_right") return builder_.CreateLShr(args[0], args[1]);  // unsigned: logical
-    static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {
-        {"exp", llvm::Intrinsic::exp}, {"sqrt", llvm::Intrinsic::sqrt}, {"fabs", llvm::Intrinsic::fabs},
-        {"log", llvm::Intrinsic::log}, {"floor", llvm::Intrinsic::floor}};
+    static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {{"exp", llvm::Intrinsic::exp},
+                                                                                     {"sqrt", llvm::Intrinsic::sqrt},
+                                                                                     {"fabs", llvm::Intrinsic::fabs},
+                                                                                     {"log", llvm::Intrinsic::log},
+                                                                                     {"floor", llvm::Intrinsic::floor}};
     auto it = kIntrinsics.find(op->name);
     if (it != kIntrinsics.end()) return builder_.CreateIntrinsic(it->second, {t}, args);
     if (op->name == "tanh") {
@@ -258,9 +273,11 @@ class CodeGenLLVM {
     if (!s.defined()) return;
     switch (s->node_type) {
 #define TUNEFARM_STMT_NODE(Name) \
-  case IRNodeType::k##Name: return Emit_(static_cast<const Name*>(s.get()));
+  case IRNodeType::k##Name:      \
+    return Emit_(static_cast<const Name*>(s.get()));
 #include "compiler/ir/ir_nodes.def"
-      default: TUNEFARM_CHECK(false);
+      default:
+        TUNEFARM_CHECK(false);
     }
   }
 
@@ -323,7 +340,8 @@ class CodeGenLLVM {
   }
 
   void Emit_(const ir::For* op) {
-    if (op->kind == ir::ForKind::kSerial || op->kind == ir::ForKind::kVectorized || op->kind == ir::ForKind::kUnrolled) {
+    if (op->kind == ir::ForKind::kSerial || op->kind == ir::ForKind::kVectorized ||
+        op->kind == ir::ForKind::kUnrolled) {
       EmitSerialLoop(op->var.get(), Emit(op->min), builder_.CreateAdd(Emit(op->min), Emit(op->extent)), op->body);
       return;
     }

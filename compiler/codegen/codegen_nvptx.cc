@@ -2,19 +2,19 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
-#include "tunefarm/runtime/atomic_file.h"
 #include "compiler/codegen/codegen_llvm_base.h"
 #include "compiler/codegen/llvm_headers.h"
 #include "compiler/codegen/llvm_init.h"
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/ir/gpu_intrinsics.h"
 #include "compiler/ir/ir_visitor.h"
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -117,7 +117,8 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
       llvm::Value* members = builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {});
       llvm::Value* lane_mask = llvm::ConstantInt::get(i32_, uint64_t(*AsConstInt(op->args[1])));
       llvm::Value* clamp = llvm::ConstantInt::get(i32_, 0x1f);
-      return builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {}, {members, args[0], lane_mask, clamp});
+      return builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {},
+                                      {members, args[0], lane_mask, clamp});
     }
     // exp, log and tanh became arithmetic in lower_gpu_math; NVPTX has no lowering of llvm.exp/log.
     TUNEFARM_CHECK_MSG(op->name != "exp" && op->name != "log" && op->name != "tanh",
@@ -128,9 +129,10 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
   void EmitBarrier(const Barrier*) override { builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
   void EmitSpecialFor(const For* op) override {
-    TUNEFARM_CHECK_MSG(false, ("loop '" + op->var->name + "' of kind " + ForKindName(op->kind) +
-                               " reached NVPTX codegen: BindGpuThreads binds GPU loops, and GPU kernels have no parallel loops")
-                                  .c_str());
+    TUNEFARM_CHECK_MSG(
+        false, ("loop '" + op->var->name + "' of kind " + ForKindName(op->kind) +
+                " reached NVPTX codegen: BindGpuThreads binds GPU loops, and GPU kernels have no parallel loops")
+                   .c_str());
   }
 };
 
@@ -182,11 +184,14 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
     f << ptx;
     if (!f) return Status::IOError("cannot write " + in);
   }
-  Result<std::string> output = RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch, limits);
+  Result<std::string> output =
+      RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch, limits);
   if (output.ok() && cubin) {
     Result<std::string> bytes = ReadFile(out);
-    if (bytes.ok()) *cubin = std::move(*bytes);
-    else output = bytes.status();
+    if (bytes.ok())
+      *cubin = std::move(*bytes);
+    else
+      output = bytes.status();
   }
   std::remove(in.c_str());
   std::remove(out.c_str());

@@ -11,10 +11,10 @@ namespace tunefarm::compiler {
 // these four back ends (TUNEFARM_STATIC_LLVM, the GPU check kit), not every one Debian builds.
 // NVPTX has no assembly parser.
 extern "C" {
-#define TUNEFARM_LLVM_TARGET(T)               \
-  void LLVMInitialize##T##TargetInfo();       \
-  void LLVMInitialize##T##Target();           \
-  void LLVMInitialize##T##TargetMC();         \
+#define TUNEFARM_LLVM_TARGET(T)         \
+  void LLVMInitialize##T##TargetInfo(); \
+  void LLVMInitialize##T##Target();     \
+  void LLVMInitialize##T##TargetMC();   \
   void LLVMInitialize##T##AsmPrinter();
 TUNEFARM_LLVM_TARGET(X86)
 TUNEFARM_LLVM_TARGET(AArch64)
@@ -29,10 +29,10 @@ void LLVMInitializeARMAsmParser();
 void InitializeLLVM() {
   static std::once_flag once;
   std::call_once(once, [] {
-#define TUNEFARM_LLVM_TARGET(T)     \
-  LLVMInitialize##T##TargetInfo();  \
-  LLVMInitialize##T##Target();      \
-  LLVMInitialize##T##TargetMC();    \
+#define TUNEFARM_LLVM_TARGET(T)    \
+  LLVMInitialize##T##TargetInfo(); \
+  LLVMInitialize##T##Target();     \
+  LLVMInitialize##T##TargetMC();   \
   LLVMInitialize##T##AsmPrinter();
     TUNEFARM_LLVM_TARGET(X86)
     TUNEFARM_LLVM_TARGET(AArch64)

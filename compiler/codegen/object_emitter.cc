@@ -82,7 +82,9 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::str
   char buf[512];
   const bool bounded = limits.timeout_ms > 0 || limits.cancel;
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(); };
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
   enum class Stopped { kNo, kCancelled, kTimedOut } stopped = Stopped::kNo;
   for (;;) {
     if (bounded) {
@@ -106,7 +108,8 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::str
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (stopped == Stopped::kCancelled) return Status(StatusCode::kCancelled, what + " with " + argv[0] + " was cancelled");
+  if (stopped == Stopped::kCancelled)
+    return Status(StatusCode::kCancelled, what + " with " + argv[0] + " was cancelled");
   if (stopped == Stopped::kTimedOut) {
     char limit[32];
     std::snprintf(limit, sizeof(limit), "%.3g s", limits.timeout_ms / 1e3);
@@ -114,7 +117,7 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, const std::str
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     // A tool killed by a signal prints nothing: say how it ended, and why for the usual cause.
-    std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+    std::string how = WIFEXITED(status)     ? "exited with status " + std::to_string(WEXITSTATUS(status))
                       : WIFSIGNALED(status) ? std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) +
                                                   " (" + strsignal(WTERMSIG(status)) + ")"
                                             : std::string("ended abnormally");
@@ -165,7 +168,8 @@ Result<TunefarmKernelFn> JitModule::Lookup(const std::string& kernel_name) const
 
 Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>& kernels, const Target& target) {
   if (!target.is_host) {
-    return Status::FailedPrecondition("target '" + target.ToString() + "' cannot run in this process; build a shared library and run it on the device");
+    return Status::FailedPrecondition("target '" + target.ToString() +
+                                      "' cannot run in this process; build a shared library and run it on the device");
   }
   TUNEFARM_ASSIGN_OR_RETURN(std::string object, EmitObject(kernels, target));
   auto jit = llvm::orc::LLJITBuilder().create();

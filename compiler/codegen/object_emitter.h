@@ -39,7 +39,8 @@ Status LinkSharedLibrary(const std::vector<std::string>& object_paths, const Tar
 // Runs a tool (found on PATH when argv[0] has no slash) and returns what it printed (stdout and
 // stderr); an error carries the output when it exits non-zero, FailedPrecondition when it cannot
 // start, DeadlineExceeded when it ran past limits.timeout_ms, Cancelled when limits.cancel was set.
-Result<std::string> RunTool(const std::vector<std::string>& argv, const std::string& what, const ToolLimits& limits = {});
+Result<std::string> RunTool(const std::vector<std::string>& argv, const std::string& what,
+                            const ToolLimits& limits = {});
 
 // JIT-compiles kernels for the host; FailedPrecondition if the target is not runnable here.
 Result<std::unique_ptr<JitModule>> JitCompile(const std::vector<KernelSource>& kernels, const Target& target);

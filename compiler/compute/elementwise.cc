@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compiler/ir/ir_operators.h"
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::compute {
@@ -18,7 +18,8 @@ Expr Intrinsic(const char* name, const Expr& x) { return ir::Call::Make(x.type()
 Expr Erf(const Expr& x) {
   Expr a = Intrinsic("fabs", x);
   Expr t = F(1.0f) / (F(1.0f) + F(0.3275911f) * a);
-  Expr poly = t * (F(0.254829592f) + t * (F(-0.284496736f) + t * (F(1.421413741f) + t * (F(-1.453152027f) + t * F(1.061405429f)))));
+  Expr poly = t * (F(0.254829592f) +
+                   t * (F(-0.284496736f) + t * (F(1.421413741f) + t * (F(-1.453152027f) + t * F(1.061405429f)))));
   Expr y = F(1.0f) - poly * Intrinsic("exp", F(0.0f) - a * a);
   return ir::select(x < F(0.0f), F(0.0f) - y, y);
 }
@@ -26,17 +27,17 @@ Expr Erf(const Expr& x) {
 Expr Tanh(const Expr& x) { return ir::Call::Make(x.type(), "tanh", {x}); }
 
 Expr IsTrue(const Expr& x) { return x.type().is_float() ? x != F(0.0f) : x != ir::cast(x.type(), Expr(int64_t(0))); }
-Expr AsBool(const Expr& c) { return ir::select(c, ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(1))),
-                                               ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(0)))); }
+Expr AsBool(const Expr& c) {
+  return ir::select(c, ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(1))),
+                    ir::cast(ir::Type{ir::Type::kUInt, 8, 1}, Expr(int64_t(0))));
+}
 
 // log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|).
 Expr Softplus(const Expr& x) {
   return ir::max(x, F(0.0f)) + Intrinsic("log", F(1.0f) + Intrinsic("exp", F(0.0f) - Intrinsic("fabs", x)));
 }
 
-Expr Sigmoid(const Expr& x) {
-  return F(1.0f) / (F(1.0f) + ir::Call::Make(x.type(), "exp", {F(0.0f) - x}));
-}
+Expr Sigmoid(const Expr& x) { return F(1.0f) / (F(1.0f) + ir::Call::Make(x.type(), "exp", {F(0.0f) - x})); }
 
 // Index of an operand of shape `in` read at output indices `out_idx` under numpy broadcasting.
 std::vector<Expr> BroadcastIndex(const std::vector<int64_t>& in, const std::vector<Expr>& out_idx) {
@@ -62,7 +63,8 @@ constexpr int64_t kInfBits = 0x7f800000;
 // sinh by its Taylor series below |x| = 0.5 (e^x - e^-x cancels there), else (e^x - e^-x) / 2.
 Expr Sinh(const Expr& x) {
   Expr x2 = x * x;
-  Expr series = x * (F(1.0f) + x2 * (F(1.0f / 6) + x2 * (F(1.0f / 120) + x2 * (F(1.0f / 5040) + x2 * F(1.0f / 362880)))));
+  Expr series =
+      x * (F(1.0f) + x2 * (F(1.0f / 6) + x2 * (F(1.0f / 120) + x2 * (F(1.0f / 5040) + x2 * F(1.0f / 362880)))));
   Expr big = F(0.5f) * (Intrinsic("exp", x) - Intrinsic("exp", F(0.0f) - x));
   return ir::select(Intrinsic("fabs", x) < F(0.5f), series, big);
 }
@@ -76,7 +78,8 @@ Expr SinQuadrant(const Expr& x, int shift) {
   Expr y = ((x - j * F(1.5703125f)) - j * F(4.837512969970703125e-4f)) - j * F(7.54978995489188216e-8f);
   Expr z = y * y;
   Expr s = y + y * z * (F(-1.6666654611e-1f) + z * (F(8.3321608736e-3f) + z * F(-1.9515295891e-4f)));
-  Expr c = F(1.0f) - F(0.5f) * z + z * z * (F(4.166664568298827e-2f) + z * (F(-1.388731625493765e-3f) + z * F(2.443315711809948e-5f)));
+  Expr c = F(1.0f) - F(0.5f) * z +
+           z * z * (F(4.166664568298827e-2f) + z * (F(-1.388731625493765e-3f) + z * F(2.443315711809948e-5f)));
   Expr q = j + F(float(shift));
   q = q - F(4.0f) * Intrinsic("floor", q * F(0.25f));  // the quadrant, 0..3
   return ir::select(q < F(0.5f), s, ir::select(q < F(1.5f), c, ir::select(q < F(2.5f), F(0.0f) - s, F(0.0f) - c)));
@@ -90,7 +93,9 @@ Expr Atan(const Expr& x) {
   Expr r = ir::select(big, F(-1.0f) / a, ir::select(mid, (a - F(1.0f)) / (a + F(1.0f)), a));
   Expr base = ir::select(big, F(1.5707963267948966f), ir::select(mid, F(0.7853981633974483f), F(0.0f)));
   Expr z = r * r;
-  Expr p = (((F(8.05374449538e-2f) * z - F(1.38776856032e-1f)) * z + F(1.99777106478e-1f)) * z - F(3.33329491539e-1f)) * z * r + r;
+  Expr p = (((F(8.05374449538e-2f) * z - F(1.38776856032e-1f)) * z + F(1.99777106478e-1f)) * z - F(3.33329491539e-1f)) *
+               z * r +
+           r;
   Expr m = base + p;
   return ir::select(x < F(0.0f), F(0.0f) - m, m);
 }
@@ -102,26 +107,44 @@ Expr Asin(const Expr& x) { return Atan(x / Intrinsic("sqrt", F(1.0f) - x * x)); 
 
 Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
   switch (p.kind) {
-    case UnaryKind::kIdentity: return x;
-    case UnaryKind::kRelu: return ir::max(x, F(0.0f));
-    case UnaryKind::kLeakyRelu: return ir::select(x < F(0.0f), x * F(p.alpha), x);
-    case UnaryKind::kSigmoid: return Sigmoid(x);
-    case UnaryKind::kHardSigmoid: return ir::min(ir::max(x * F(p.alpha) + F(p.beta), F(0.0f)), F(1.0f));
-    case UnaryKind::kHardSwish: return x * ir::min(ir::max(x * F(1.0f / 6.0f) + F(0.5f), F(0.0f)), F(1.0f));
-    case UnaryKind::kTanh: return Tanh(x);
-    case UnaryKind::kExp: return Intrinsic("exp", x);
-    case UnaryKind::kLog: return Intrinsic("log", x);
-    case UnaryKind::kSqrt: return Intrinsic("sqrt", x);
-    case UnaryKind::kReciprocal: return F(1.0f) / x;
-    case UnaryKind::kNeg: return x.type().is_float() ? F(0.0f) - x : ir::cast(x.type(), Expr(int64_t(0))) - x;
-    case UnaryKind::kAbs: return x.type().is_float() ? Intrinsic("fabs", x) : ir::max(x, ir::cast(x.type(), Expr(int64_t(0))) - x);
-    case UnaryKind::kFloor: return Intrinsic("floor", x);
-    case UnaryKind::kErf: return Erf(x);
-    case UnaryKind::kGelu: return F(0.5f) * x * (F(1.0f) + Erf(x * F(0.70710678118654752f)));
+    case UnaryKind::kIdentity:
+      return x;
+    case UnaryKind::kRelu:
+      return ir::max(x, F(0.0f));
+    case UnaryKind::kLeakyRelu:
+      return ir::select(x < F(0.0f), x * F(p.alpha), x);
+    case UnaryKind::kSigmoid:
+      return Sigmoid(x);
+    case UnaryKind::kHardSigmoid:
+      return ir::min(ir::max(x * F(p.alpha) + F(p.beta), F(0.0f)), F(1.0f));
+    case UnaryKind::kHardSwish:
+      return x * ir::min(ir::max(x * F(1.0f / 6.0f) + F(0.5f), F(0.0f)), F(1.0f));
+    case UnaryKind::kTanh:
+      return Tanh(x);
+    case UnaryKind::kExp:
+      return Intrinsic("exp", x);
+    case UnaryKind::kLog:
+      return Intrinsic("log", x);
+    case UnaryKind::kSqrt:
+      return Intrinsic("sqrt", x);
+    case UnaryKind::kReciprocal:
+      return F(1.0f) / x;
+    case UnaryKind::kNeg:
+      return x.type().is_float() ? F(0.0f) - x : ir::cast(x.type(), Expr(int64_t(0))) - x;
+    case UnaryKind::kAbs:
+      return x.type().is_float() ? Intrinsic("fabs", x) : ir::max(x, ir::cast(x.type(), Expr(int64_t(0))) - x);
+    case UnaryKind::kFloor:
+      return Intrinsic("floor", x);
+    case UnaryKind::kErf:
+      return Erf(x);
+    case UnaryKind::kGelu:
+      return F(0.5f) * x * (F(1.0f) + Erf(x * F(0.70710678118654752f)));
     case UnaryKind::kGeluTanh:
       return F(0.5f) * x * (F(1.0f) + Tanh(F(0.79788456080286536f) * (x + F(0.044715f) * x * x * x)));
-    case UnaryKind::kNot: return AsBool(!IsTrue(x));
-    case UnaryKind::kCeil: return F(0.0f) - Intrinsic("floor", F(0.0f) - x);
+    case UnaryKind::kNot:
+      return AsBool(!IsTrue(x));
+    case UnaryKind::kCeil:
+      return F(0.0f) - Intrinsic("floor", F(0.0f) - x);
     case UnaryKind::kRound: {
       // Half to even (ONNX Round, C's nearbyint): floor(x + 0.5), one less on an odd tie. From
       // 2^23 on every float is an integer already (and x + 0.5 would round).
@@ -130,26 +153,37 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
       Expr odd = Intrinsic("floor", r * F(0.5f)) * F(2.0f) != r;
       return ir::select(Intrinsic("fabs", x) >= F(8388608.0f), x, ir::select(tie && odd, r - F(1.0f), r));
     }
-    case UnaryKind::kSign: return ir::select(x > F(0.0f), F(1.0f), ir::select(x < F(0.0f), F(-1.0f), x));  // 0 and NaN stay
-    case UnaryKind::kSoftplus: return Softplus(x);
-    case UnaryKind::kSoftsign: return x / (F(1.0f) + Intrinsic("fabs", x));
-    case UnaryKind::kElu: return ir::select(x < F(0.0f), F(p.alpha) * (Intrinsic("exp", x) - F(1.0f)), x);
+    case UnaryKind::kSign:
+      return ir::select(x > F(0.0f), F(1.0f), ir::select(x < F(0.0f), F(-1.0f), x));  // 0 and NaN stay
+    case UnaryKind::kSoftplus:
+      return Softplus(x);
+    case UnaryKind::kSoftsign:
+      return x / (F(1.0f) + Intrinsic("fabs", x));
+    case UnaryKind::kElu:
+      return ir::select(x < F(0.0f), F(p.alpha) * (Intrinsic("exp", x) - F(1.0f)), x);
     case UnaryKind::kSelu:
       return F(p.beta) * ir::select(x <= F(0.0f), F(p.alpha) * Intrinsic("exp", x) - F(p.alpha), x);
     case UnaryKind::kCelu:
       return ir::max(x, F(0.0f)) + ir::min(F(0.0f), F(p.alpha) * (Intrinsic("exp", x / F(p.alpha)) - F(1.0f)));
-    case UnaryKind::kThresholdedRelu: return ir::select(x > F(p.alpha), x, F(0.0f));
-    case UnaryKind::kMish: return x * Tanh(Softplus(x));
-    case UnaryKind::kSinh: return Sinh(x);
-    case UnaryKind::kCosh: return F(0.5f) * (Intrinsic("exp", x) + Intrinsic("exp", F(0.0f) - x));
+    case UnaryKind::kThresholdedRelu:
+      return ir::select(x > F(p.alpha), x, F(0.0f));
+    case UnaryKind::kMish:
+      return x * Tanh(Softplus(x));
+    case UnaryKind::kSinh:
+      return Sinh(x);
+    case UnaryKind::kCosh:
+      return F(0.5f) * (Intrinsic("exp", x) + Intrinsic("exp", F(0.0f) - x));
     case UnaryKind::kAsinh: {
       // sign(x) log(|x| + sqrt(x^2 + 1)); below 1/4 its Taylor series (the log's argument is
       // 1 + ~|x| there, and the rounding of that sum would cost ~100 ulp near 0); past 1e18,
       // where x^2 + 1 overflows, log(2|x|).
       Expr a = Intrinsic("fabs", x);
       Expr z = a * a;
-      Expr series = a * (F(1.0f) + z * (F(-1.0f / 6) + z * (F(3.0f / 40) + z * (F(-15.0f / 336) + z * (F(105.0f / 3456) +
-                                   z * (F(-945.0f / 42240) + z * F(10395.0f / 599040)))))));
+      Expr series =
+          a * (F(1.0f) + z * (F(-1.0f / 6) +
+                              z * (F(3.0f / 40) +
+                                   z * (F(-15.0f / 336) + z * (F(105.0f / 3456) +
+                                                               z * (F(-945.0f / 42240) + z * F(10395.0f / 599040)))))));
       Expr m = ir::select(a < F(0.25f), series,
                           ir::select(a > F(1.0e18f), Intrinsic("log", a) + F(0.693147180559945f),
                                      Intrinsic("log", a + Intrinsic("sqrt", z + F(1.0f)))));
@@ -158,14 +192,22 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
     case UnaryKind::kAcosh:
       return ir::select(x > F(1.0e18f), Intrinsic("log", x) + F(0.693147180559945f),
                         Intrinsic("log", x + Intrinsic("sqrt", x * x - F(1.0f))));
-    case UnaryKind::kAtanh: return F(0.5f) * Intrinsic("log", (F(1.0f) + x) / (F(1.0f) - x));
-    case UnaryKind::kSin: return SinQuadrant(x, 0);
-    case UnaryKind::kCos: return SinQuadrant(x, 1);
-    case UnaryKind::kTan: return SinQuadrant(x, 0) / SinQuadrant(x, 1);
-    case UnaryKind::kAsin: return Asin(x);
-    case UnaryKind::kAcos: return F(1.5707963267948966f) - Asin(x);
-    case UnaryKind::kAtan: return Atan(x);
-    case UnaryKind::kIsNaN: return AsBool(MagnitudeBits(x) > Expr(kInfBits));
+    case UnaryKind::kAtanh:
+      return F(0.5f) * Intrinsic("log", (F(1.0f) + x) / (F(1.0f) - x));
+    case UnaryKind::kSin:
+      return SinQuadrant(x, 0);
+    case UnaryKind::kCos:
+      return SinQuadrant(x, 1);
+    case UnaryKind::kTan:
+      return SinQuadrant(x, 0) / SinQuadrant(x, 1);
+    case UnaryKind::kAsin:
+      return Asin(x);
+    case UnaryKind::kAcos:
+      return F(1.5707963267948966f) - Asin(x);
+    case UnaryKind::kAtan:
+      return Atan(x);
+    case UnaryKind::kIsNaN:
+      return AsBool(MagnitudeBits(x) > Expr(kInfBits));
     case UnaryKind::kIsInf: {
       Expr inf = MagnitudeBits(x) == Expr(kInfBits);
       Expr negative = SignBit(x);
@@ -202,7 +244,8 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p) {
 }
 
 Tensor Unary(const Tensor& x, const UnaryParams& p) {
-  return te::Compute(x->name + ".act", x->shape, [&](const std::vector<Expr>& i) { return ApplyUnary(te::Read(x, i), p); });
+  return te::Compute(x->name + ".act", x->shape,
+                     [&](const std::vector<Expr>& i) { return ApplyUnary(te::Read(x, i), p); });
 }
 
 std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
@@ -219,9 +262,12 @@ std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::ve
 
 Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
   switch (kind) {
-    case BinaryKind::kAdd: return x + y;
-    case BinaryKind::kSub: return x - y;
-    case BinaryKind::kMul: return x * y;
+    case BinaryKind::kAdd:
+      return x + y;
+    case BinaryKind::kSub:
+      return x - y;
+    case BinaryKind::kMul:
+      return x * y;
     case BinaryKind::kDiv: {
       if (x.type().is_float()) return x / y;
       // The IR divides integers by flooring; ONNX truncates toward zero.
@@ -240,19 +286,28 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
       // x ** 0 is 1 for every x, 0 and NaN included (C's powf).
       return ir::select(y == F(0.0f), F(1.0f), ir::select(x < F(0.0f), negative, magnitude));
     }
-    case BinaryKind::kMax: return ir::max(x, y);
-    case BinaryKind::kMin: return ir::min(x, y);
-    case BinaryKind::kEqual: return AsBool(x == y);
-    case BinaryKind::kLess: return AsBool(x < y);
-    case BinaryKind::kGreater: return AsBool(x > y);
-    case BinaryKind::kGreaterOrEqual: return AsBool(x >= y);
-    case BinaryKind::kLessOrEqual: return AsBool(x <= y);
+    case BinaryKind::kMax:
+      return ir::max(x, y);
+    case BinaryKind::kMin:
+      return ir::min(x, y);
+    case BinaryKind::kEqual:
+      return AsBool(x == y);
+    case BinaryKind::kLess:
+      return AsBool(x < y);
+    case BinaryKind::kGreater:
+      return AsBool(x > y);
+    case BinaryKind::kGreaterOrEqual:
+      return AsBool(x >= y);
+    case BinaryKind::kLessOrEqual:
+      return AsBool(x <= y);
     case BinaryKind::kPRelu: {
       const Expr zero = x.type().is_float() ? F(0.0f) : ir::cast(x.type(), Expr(int64_t(0)));
       return ir::select(x < zero, x * y, x);
     }
-    case BinaryKind::kAnd: return AsBool(IsTrue(x) && IsTrue(y));
-    case BinaryKind::kOr: return AsBool(IsTrue(x) || IsTrue(y));
+    case BinaryKind::kAnd:
+      return AsBool(IsTrue(x) && IsTrue(y));
+    case BinaryKind::kOr:
+      return AsBool(IsTrue(x) || IsTrue(y));
     case BinaryKind::kXor: {
       Expr a = IsTrue(x), b = IsTrue(y);
       return AsBool((a && !b) || (!a && b));
@@ -304,7 +359,8 @@ Tensor Cast(const Tensor& x, ir::Type t, bool to_bool) {
 
 Tensor Expand(const Tensor& x, const std::vector<int64_t>& shape) {
   std::vector<int64_t> out = BroadcastShape(x->shape, shape);
-  return te::Compute(x->name + ".expand", out, [&](const std::vector<Expr>& i) { return te::Read(x, BroadcastIndex(x->shape, i)); });
+  return te::Compute(x->name + ".expand", out,
+                     [&](const std::vector<Expr>& i) { return te::Read(x, BroadcastIndex(x->shape, i)); });
 }
 
 Tensor BatchNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var,

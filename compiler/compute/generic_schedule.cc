@@ -78,7 +78,8 @@ std::vector<te::Stage*> RowStages(const te::Schedule& s, const te::Stage& out) {
   for (const auto& st : s.stages()) {
     const std::vector<int64_t>& own = st->tensor->shape;
     if (st.get() == &out || !read_by_out.count(st->tensor.get()) || own.size() != shape.size()) continue;
-    if (!std::equal(own.begin(), own.end() - 1, shape.begin()) || (own.back() != shape.back() && own.back() != 1)) continue;
+    if (!std::equal(own.begin(), own.end() - 1, shape.begin()) || (own.back() != shape.back() && own.back() != 1))
+      continue;
     rows.push_back(st.get());
   }
   // A stage computed outside the row must not read one computed inside it.

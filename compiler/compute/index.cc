@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "compiler/ir/ir_operators.h"
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 
 namespace tunefarm::compute {
 namespace {
@@ -57,16 +57,18 @@ Tensor GatherND(const Tensor& data, const Tensor& indices, int64_t batch_dims) {
   });
 }
 
-Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& updates, int64_t axis, ScatterReduction reduction) {
+Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& updates, int64_t axis,
+                       ScatterReduction reduction) {
   // out[p] = data[p] combined with every updates[r] whose index names p: a reduction over the
   // indices' extent along the axis at p's other coordinates (where those lie inside the indices).
   const int64_t n = indices->shape[size_t(axis)], extent = data->shape[size_t(axis)];
   const ir::Type t = data->dtype;
   // min is a max of the flipped updates (te has no min reduction).
   const bool negate = reduction == ScatterReduction::kMin;
-  const te::ReduceKind kind = reduction == ScatterReduction::kMul                                        ? te::ReduceKind::kProd
-                              : reduction == ScatterReduction::kMax || reduction == ScatterReduction::kMin ? te::ReduceKind::kMax
-                                                                                                          : te::ReduceKind::kSum;
+  const te::ReduceKind kind = reduction == ScatterReduction::kMul ? te::ReduceKind::kProd
+                              : reduction == ScatterReduction::kMax || reduction == ScatterReduction::kMin
+                                  ? te::ReduceKind::kMax
+                                  : te::ReduceKind::kSum;
   auto hits = [&](const std::vector<Expr>& p, const Expr& r) {
     Expr inside = True();
     std::vector<Expr> at = p;
@@ -79,28 +81,41 @@ Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& 
     return std::make_pair(inside && NormalizedIndex(te::Read(indices, at), extent) == p[size_t(axis)], at);
   };
   te::IterVar r1 = te::MakeIterVar("r", n, true), r2 = te::MakeIterVar("r", n, true);
-  Tensor count = te::ComputeReduce(data->name + ".scatter_hits", data->shape, te::ReduceKind::kSum, {r1}, [&](const std::vector<Expr>& p) {
-    return ir::select(hits(p, te::AxisExpr(r1)).first, Expr(int64_t(1)), Expr(int64_t(0)));
-  });
-  Tensor combined = te::ComputeReduce(data->name + ".scatter_updates", data->shape, kind, {r2}, [&](const std::vector<Expr>& p) {
-    const auto [hit, at] = hits(p, te::AxisExpr(r2));
-    // Not a hit: the reduction's identity (0 for sums, 1 for products, the lowest value for max).
-    const Expr identity = kind == te::ReduceKind::kProd  ? (t.is_float() ? Expr(1.0f) : ir::cast(t, Expr(int64_t(1))))
-                          : kind == te::ReduceKind::kMax ? Lowest(t)
-                                                         : Zero(t);
-    const Expr u = te::Read(updates, at);
-    return ir::select(hit, negate ? Flip(t, u) : u, identity);
-  });
+  Tensor count = te::ComputeReduce(
+      data->name + ".scatter_hits", data->shape, te::ReduceKind::kSum, {r1}, [&](const std::vector<Expr>& p) {
+        return ir::select(hits(p, te::AxisExpr(r1)).first, Expr(int64_t(1)), Expr(int64_t(0)));
+      });
+  Tensor combined =
+      te::ComputeReduce(data->name + ".scatter_updates", data->shape, kind, {r2}, [&](const std::vector<Expr>& p) {
+        const auto [hit, at] = hits(p, te::AxisExpr(r2));
+        // Not a hit: the reduction's identity (0 for sums, 1 for products, the lowest value for max).
+        const Expr identity = kind == te::ReduceKind::kProd
+                                  ? (t.is_float() ? Expr(1.0f) : ir::cast(t, Expr(int64_t(1))))
+                              : kind == te::ReduceKind::kMax ? Lowest(t)
+                                                             : Zero(t);
+        const Expr u = te::Read(updates, at);
+        return ir::select(hit, negate ? Flip(t, u) : u, identity);
+      });
   return te::Compute(data->name + ".scatter", data->shape, [&](const std::vector<Expr>& p) {
     const Expr none = te::Read(count, p) == Expr(int64_t(0));
     const Expr old = te::Read(data, p), u = te::Read(combined, p);
     Expr merged;
     switch (reduction) {
-      case ScatterReduction::kNone: merged = u; break;  // ONNX leaves duplicate indices undefined: their sum
-      case ScatterReduction::kAdd: merged = old + u; break;
-      case ScatterReduction::kMul: merged = old * u; break;
-      case ScatterReduction::kMax: merged = ir::max(old, u); break;
-      case ScatterReduction::kMin: merged = ir::min(old, Flip(t, u)); break;
+      case ScatterReduction::kNone:
+        merged = u;
+        break;  // ONNX leaves duplicate indices undefined: their sum
+      case ScatterReduction::kAdd:
+        merged = old + u;
+        break;
+      case ScatterReduction::kMul:
+        merged = old * u;
+        break;
+      case ScatterReduction::kMax:
+        merged = ir::max(old, u);
+        break;
+      case ScatterReduction::kMin:
+        merged = ir::min(old, Flip(t, u));
+        break;
     }
     return ir::select(none, old, merged);
   });
@@ -125,21 +140,23 @@ TopKResult TopK(const Tensor& x, int64_t axis, int64_t k, bool largest) {
   // in the models this serves runs over class scores and sequence positions.
   const int64_t n = x->shape[size_t(axis)];
   te::IterVar e = te::MakeIterVar("e", n, true);
-  Tensor rank = te::ComputeReduce(x->name + ".rank", x->shape, te::ReduceKind::kSum, {e}, [&](const std::vector<Expr>& i) {
-    std::vector<Expr> other = i;
-    other[size_t(axis)] = te::AxisExpr(e);
-    const Expr a = te::Read(x, other), b = te::Read(x, i);
-    const Expr before = (largest ? a > b : a < b) || (a == b && te::AxisExpr(e) < i[size_t(axis)]);
-    return ir::select(before, Expr(int64_t(1)), Expr(int64_t(0)));
-  });
+  Tensor rank =
+      te::ComputeReduce(x->name + ".rank", x->shape, te::ReduceKind::kSum, {e}, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> other = i;
+        other[size_t(axis)] = te::AxisExpr(e);
+        const Expr a = te::Read(x, other), b = te::Read(x, i);
+        const Expr before = (largest ? a > b : a < b) || (a == b && te::AxisExpr(e) < i[size_t(axis)]);
+        return ir::select(before, Expr(int64_t(1)), Expr(int64_t(0)));
+      });
   std::vector<int64_t> shape = x->shape;
   shape[size_t(axis)] = k;
   te::IterVar s = te::MakeIterVar("s", n, true);
-  Tensor index = te::ComputeReduce(x->name + ".topk_index", shape, te::ReduceKind::kMax, {s}, [&](const std::vector<Expr>& j) {
-    std::vector<Expr> at = j;
-    at[size_t(axis)] = te::AxisExpr(s);
-    return ir::select(te::Read(rank, at) == j[size_t(axis)], te::AxisExpr(s), Expr(int64_t(-1)));
-  });
+  Tensor index =
+      te::ComputeReduce(x->name + ".topk_index", shape, te::ReduceKind::kMax, {s}, [&](const std::vector<Expr>& j) {
+        std::vector<Expr> at = j;
+        at[size_t(axis)] = te::AxisExpr(s);
+        return ir::select(te::Read(rank, at) == j[size_t(axis)], te::AxisExpr(s), Expr(int64_t(-1)));
+      });
   Tensor values = te::Compute(x->name + ".topk_values", shape, [&](const std::vector<Expr>& j) {
     std::vector<Expr> at = j;
     at[size_t(axis)] = ir::max(te::Read(index, j), Expr(int64_t(0)));

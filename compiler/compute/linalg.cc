@@ -2,8 +2,8 @@
 #include <map>
 #include <string>
 
-#include "compiler/ir/ir_operators.h"
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::compute {
@@ -58,7 +58,8 @@ Tensor MatMul(const Tensor& a, const Tensor& b) {
       return idx;
     };
     Expr kk = te::AxisExpr(rk);
-    return te::Read(a, operand_index(abatch, row, kk, a_vec, true)) * te::Read(b, operand_index(bbatch, kk, col, b_vec, false));
+    return te::Read(a, operand_index(abatch, row, kk, a_vec, true)) *
+           te::Read(b, operand_index(bbatch, kk, col, b_vec, false));
   });
 }
 
@@ -66,12 +67,13 @@ Tensor Gemm(const Tensor& a, const Tensor& b, const Tensor& c, bool trans_a, boo
   const int64_t m = trans_a ? a->shape[1] : a->shape[0], k = trans_a ? a->shape[0] : a->shape[1];
   const int64_t n = trans_b ? b->shape[0] : b->shape[1];
   auto rk = te::MakeIterVar("k", k, true);
-  Tensor prod = te::ComputeReduce(a->name + ".gemm", {m, n}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
-    Expr kk = te::AxisExpr(rk);
-    Expr av = trans_a ? te::Read(a, {kk, i[0]}) : te::Read(a, {i[0], kk});
-    Expr bv = trans_b ? te::Read(b, {i[1], kk}) : te::Read(b, {kk, i[1]});
-    return av * bv;
-  });
+  Tensor prod =
+      te::ComputeReduce(a->name + ".gemm", {m, n}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
+        Expr kk = te::AxisExpr(rk);
+        Expr av = trans_a ? te::Read(a, {kk, i[0]}) : te::Read(a, {i[0], kk});
+        Expr bv = trans_b ? te::Read(b, {i[1], kk}) : te::Read(b, {kk, i[1]});
+        return av * bv;
+      });
   return te::Compute(a->name + ".gemm_out", {m, n}, [&](const std::vector<Expr>& i) {
     Expr v = te::Read(prod, i);
     if (alpha != 1.0f) v = v * Expr(alpha);
@@ -90,20 +92,22 @@ Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
   const int64_t cg = w->shape[1], kg = out_shape[1] / p.groups;
   std::vector<te::IterVar> raxes = {te::MakeIterVar("rc", cg, true)};
   for (size_t d = 0; d < sp; ++d) raxes.push_back(te::MakeIterVar("r" + std::to_string(d), w->shape[2 + d], true));
-  Tensor conv = te::ComputeReduce(x->name + ".conv", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
-    std::vector<Expr> xi = {i[0], (i[1] / Expr(kg)) * Expr(cg) + te::AxisExpr(raxes[0])};
-    std::vector<Expr> wi = {i[1], te::AxisExpr(raxes[0])};
-    Expr inside;
-    for (size_t d = 0; d < sp; ++d) {
-      Expr pos = i[2 + d] * Expr(p.strides[d]) + te::AxisExpr(raxes[1 + d]) * Expr(p.dilations[d]) - Expr(p.pads_begin[d]);
-      Expr ok = pos >= Expr(0) && pos < Expr(x->shape[2 + d]);
-      inside = inside.defined() ? (inside && ok) : ok;
-      xi.push_back(pos);
-      wi.push_back(te::AxisExpr(raxes[1 + d]));
-    }
-    Expr xv = ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f));
-    return xv * te::Read(w, wi);
-  });
+  Tensor conv =
+      te::ComputeReduce(x->name + ".conv", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> xi = {i[0], (i[1] / Expr(kg)) * Expr(cg) + te::AxisExpr(raxes[0])};
+        std::vector<Expr> wi = {i[1], te::AxisExpr(raxes[0])};
+        Expr inside;
+        for (size_t d = 0; d < sp; ++d) {
+          Expr pos =
+              i[2 + d] * Expr(p.strides[d]) + te::AxisExpr(raxes[1 + d]) * Expr(p.dilations[d]) - Expr(p.pads_begin[d]);
+          Expr ok = pos >= Expr(0) && pos < Expr(x->shape[2 + d]);
+          inside = inside.defined() ? (inside && ok) : ok;
+          xi.push_back(pos);
+          wi.push_back(te::AxisExpr(raxes[1 + d]));
+        }
+        Expr xv = ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f));
+        return xv * te::Read(w, wi);
+      });
   if (!bias) return conv;
   return te::Compute(x->name + ".conv_bias", out_shape,
                      [&](const std::vector<Expr>& i) { return te::Read(conv, i) + te::Read(bias, {i[1]}); });
@@ -115,29 +119,31 @@ Tensor ConvTransposeDirect(const Tensor& x, const Tensor& w, const Tensor& bias,
   const int64_t cg = x->shape[1] / p.groups, mg = w->shape[1];
   std::vector<te::IterVar> raxes = {te::MakeIterVar("rc", cg, true)};
   for (size_t d = 0; d < sp; ++d) raxes.push_back(te::MakeIterVar("r" + std::to_string(d), w->shape[2 + d], true));
-  Tensor conv = te::ComputeReduce(x->name + ".conv_transpose", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
-    const Expr ic = (i[1] / Expr(mg)) * Expr(cg) + te::AxisExpr(raxes[0]);
-    std::vector<Expr> xi = {i[0], ic};
-    std::vector<Expr> wi = {ic, i[1] % Expr(mg)};
-    Expr inside;
-    for (size_t d = 0; d < sp; ++d) {
-      // The input position whose tap k lands on output o: (o + pad - k * dilation) / stride, when exact.
-      const Expr num = i[2 + d] + Expr(p.pads_begin[d]) - te::AxisExpr(raxes[1 + d]) * Expr(p.dilations[d]);
-      const Expr pos = num / Expr(p.strides[d]);
-      Expr ok = num >= Expr(0) && pos < Expr(x->shape[2 + d]);
-      if (p.strides[d] > 1) ok = ok && num % Expr(p.strides[d]) == Expr(0);
-      inside = inside.defined() ? (inside && ok) : ok;
-      xi.push_back(pos);
-      wi.push_back(te::AxisExpr(raxes[1 + d]));
-    }
-    return ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f)) * te::Read(w, wi);
-  });
+  Tensor conv = te::ComputeReduce(
+      x->name + ".conv_transpose", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
+        const Expr ic = (i[1] / Expr(mg)) * Expr(cg) + te::AxisExpr(raxes[0]);
+        std::vector<Expr> xi = {i[0], ic};
+        std::vector<Expr> wi = {ic, i[1] % Expr(mg)};
+        Expr inside;
+        for (size_t d = 0; d < sp; ++d) {
+          // The input position whose tap k lands on output o: (o + pad - k * dilation) / stride, when exact.
+          const Expr num = i[2 + d] + Expr(p.pads_begin[d]) - te::AxisExpr(raxes[1 + d]) * Expr(p.dilations[d]);
+          const Expr pos = num / Expr(p.strides[d]);
+          Expr ok = num >= Expr(0) && pos < Expr(x->shape[2 + d]);
+          if (p.strides[d] > 1) ok = ok && num % Expr(p.strides[d]) == Expr(0);
+          inside = inside.defined() ? (inside && ok) : ok;
+          xi.push_back(pos);
+          wi.push_back(te::AxisExpr(raxes[1 + d]));
+        }
+        return ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f)) * te::Read(w, wi);
+      });
   if (!bias) return conv;
   return te::Compute(x->name + ".conv_transpose_bias", out_shape,
                      [&](const std::vector<Expr>& i) { return te::Read(conv, i) + te::Read(bias, {i[1]}); });
 }
 
-Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>& input_labels, const std::string& output_labels) {
+Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>& input_labels,
+              const std::string& output_labels) {
   std::map<char, int64_t> extent;
   for (size_t k = 0; k < inputs.size(); ++k) {
     for (size_t d = 0; d < input_labels[k].size(); ++d) extent[input_labels[k][d]] = inputs[k]->shape[d];

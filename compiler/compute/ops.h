@@ -26,13 +26,50 @@ using ir::Tensor;
 
 // --- element-wise -----------------------------------------------------------------------------
 enum class UnaryKind {
-  kIdentity, kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kClip,
-  kExp, kLog, kSqrt, kReciprocal, kNeg, kAbs, kFloor, kErf, kGelu, kGeluTanh, kNot,
+  kIdentity,
+  kRelu,
+  kLeakyRelu,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kTanh,
+  kClip,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kNeg,
+  kAbs,
+  kFloor,
+  kErf,
+  kGelu,
+  kGeluTanh,
+  kNot,
   kPowScalar,  // x ** alpha
-  kCeil, kRound, kSign, kSoftplus, kSoftsign, kElu, kSelu, kCelu, kThresholdedRelu, kMish,
-  kSinh, kCosh, kAsinh, kAcosh, kAtanh, kSin, kCos, kTan, kAsin, kAcos, kAtan,
-  kIsNaN, kIsInf,  // to bool; IsInf: alpha != 0 detects -inf, beta != 0 +inf
-  kShrink          // x < -alpha ? x + beta : x > alpha ? x - beta : 0
+  kCeil,
+  kRound,
+  kSign,
+  kSoftplus,
+  kSoftsign,
+  kElu,
+  kSelu,
+  kCelu,
+  kThresholdedRelu,
+  kMish,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kIsNaN,
+  kIsInf,  // to bool; IsInf: alpha != 0 detects -inf, beta != 0 +inf
+  kShrink  // x < -alpha ? x + beta : x > alpha ? x - beta : 0
 };
 struct UnaryParams {
   UnaryKind kind = UnaryKind::kIdentity;
@@ -45,11 +82,26 @@ Expr ApplyUnary(const Expr& x, const UnaryParams& p);
 Tensor Unary(const Tensor& x, const UnaryParams& p);
 
 enum class BinaryKind {
-  kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kEqual, kLess, kGreater, kAnd, kOr, kMod, kFmod,
-  kGreaterOrEqual, kLessOrEqual,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMax,
+  kMin,
+  kEqual,
+  kLess,
+  kGreater,
+  kAnd,
+  kOr,
+  kMod,
+  kFmod,
+  kGreaterOrEqual,
+  kLessOrEqual,
   kPRelu,  // x < 0 ? x * slope : x
   kXor,
-  kShiftLeft, kShiftRight  // unsigned integers; a shift by the width or more gives 0
+  kShiftLeft,
+  kShiftRight  // unsigned integers; a shift by the width or more gives 0
 };
 // Numpy broadcasting over the tensors' shapes (right-aligned; a dimension of 1 broadcasts).
 // Comparisons and logic produce bool (a uint8 of 0/1). Integer division truncates toward zero
@@ -69,7 +121,8 @@ Tensor GatherElements(const Tensor& x, const Tensor& indices, int64_t axis);
 Tensor GatherND(const Tensor& data, const Tensor& indices, int64_t batch_dims);
 // ONNX ScatterElements (and Scatter): data with updates written where indices name along axis.
 enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
-Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& updates, int64_t axis, ScatterReduction reduction);
+Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& updates, int64_t axis,
+                       ScatterReduction reduction);
 // ONNX OneHot: values[1] where the (normalized) index equals the position along the new axis.
 Tensor OneHot(const Tensor& indices, const Tensor& values, int64_t depth, int64_t axis);
 // ONNX TopK along axis: the k largest (or smallest) values and their int64 indices, sorted, ties
@@ -105,8 +158,7 @@ Tensor Gather(const Tensor& x, const Tensor& indices, int64_t axis);
 
 // Activation layouts: block 0 is plain N C H W; block b > 0 is N C/b H W b (C % b == 0).
 // Converts a 4-D activation between blocks; logical_shape is N C H W.
-Tensor ChangeLayout(const Tensor& x, const std::vector<int64_t>& logical_shape, int64_t from_block,
-                    int64_t to_block);
+Tensor ChangeLayout(const Tensor& x, const std::vector<int64_t>& logical_shape, int64_t from_block, int64_t to_block);
 std::vector<int64_t> PhysicalShape(const std::vector<int64_t>& logical_shape, int64_t block);
 
 // --- reductions -----------------------------------------------------------------------------
@@ -153,7 +205,8 @@ Tensor CumSum(const Tensor& x, int64_t axis, bool exclusive, bool reverse);
 Tensor MatMul(const Tensor& a, const Tensor& b);
 // Einstein summation: one label string per input (one letter per dimension, already validated),
 // the output's labels; labels absent from the output are summed over.
-Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>& input_labels, const std::string& output_labels);
+Tensor Einsum(const std::vector<Tensor>& inputs, const std::vector<std::string>& input_labels,
+              const std::string& output_labels);
 // alpha * op(A) op(B) + beta * C, C broadcast to [M, N] (c may be null).
 Tensor Gemm(const Tensor& a, const Tensor& b, const Tensor& c, bool trans_a, bool trans_b, float alpha, float beta);
 // Direct convolution over any number of spatial axes (N C D... layout) for what the templates do
@@ -163,7 +216,7 @@ struct ConvParams {
   int64_t groups = 1;
 };
 Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
-                    const std::vector<int64_t>& out_shape);
+                  const std::vector<int64_t>& out_shape);
 // Transposed convolution (ONNX ConvTranspose), gathered per output: out[n, m, o] sums
 // x[n, c, i] * w[c, m % (M/groups), k] over the taps where o = i * stride - pad_begin + k * dilation.
 // w is [C, M/groups, k...]; pads_begin may be negative (an output_shape larger than the natural one).

@@ -1,8 +1,8 @@
 // Reductions: pooling, means, softmax.
 #include <limits>
 
-#include "compiler/ir/ir_operators.h"
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::compute {
@@ -11,7 +11,8 @@ namespace {
 Expr ToFloat(const Expr& e) { return ir::cast(ir::Type::Float(32), e); }
 
 // Divides every element of sum by a per-element count.
-Tensor DivideBy(const Tensor& sum, const std::string& name, const std::function<Expr(const std::vector<Expr>&)>& count) {
+Tensor DivideBy(const Tensor& sum, const std::string& name,
+                const std::function<Expr(const std::vector<Expr>&)>& count) {
   return te::Compute(name, sum->shape, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count(i); });
 }
 
@@ -39,18 +40,20 @@ Tensor LastAxisReduce(const std::string& name, const std::vector<int64_t>& kept,
     return fn(std::vector<Expr>(i.begin(), i.end() - 1), te::AxisExpr(ro) * Expr(kLanes) + i.back());
   });
   auto rl = te::MakeIterVar("rl", kLanes, true);
-  Tensor lanes = te::ComputeReduce(tail == 0 ? name : name + ".main", kept, kind, {rl}, [&](const std::vector<Expr>& i) {
-    std::vector<Expr> idx = i;
-    idx.push_back(te::AxisExpr(rl));
-    return te::Read(partial, idx);
-  });
+  Tensor lanes =
+      te::ComputeReduce(tail == 0 ? name : name + ".main", kept, kind, {rl}, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> idx = i;
+        idx.push_back(te::AxisExpr(rl));
+        return te::Read(partial, idx);
+      });
   if (tail == 0) return lanes;
   // The tail in its own reduction (a select would evaluate fn for every lane as well).
   auto rt = te::MakeIterVar("rt", tail, true);
   Tensor rest = te::ComputeReduce(name + ".tail", kept, kind, {rt},
                                   [&](const std::vector<Expr>& i) { return fn(i, te::AxisExpr(rt) + Expr(main)); });
   return te::Compute(name, kept, [&](const std::vector<Expr>& i) {
-    return kind == te::ReduceKind::kMax ? ir::max(te::Read(lanes, i), te::Read(rest, i)) : te::Read(lanes, i) + te::Read(rest, i);
+    return kind == te::ReduceKind::kMax ? ir::max(te::Read(lanes, i), te::Read(rest, i))
+                                        : te::Read(lanes, i) + te::Read(rest, i);
   });
 }
 
@@ -64,7 +67,8 @@ std::vector<Expr> AtLast(std::vector<Expr> idx, const Expr& r) {
 
 Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& out_shape) {
   std::vector<te::IterVar> raxes;
-  for (size_t d = 0; d < p.spatial_axes.size(); ++d) raxes.push_back(te::MakeIterVar("rk" + std::to_string(d), p.kernel[d], true));
+  for (size_t d = 0; d < p.spatial_axes.size(); ++d)
+    raxes.push_back(te::MakeIterVar("rk" + std::to_string(d), p.kernel[d], true));
   // The input position a window element reads, per spatial axis.
   auto position = [&](const std::vector<Expr>& i, size_t d, const Expr& k) {
     return i[size_t(p.spatial_axes[d])] * Expr(p.strides[d]) + k * Expr(p.dilations[d]) - Expr(p.pads_begin[d]);
@@ -81,19 +85,25 @@ Tensor Pool(const Tensor& x, const PoolParams& p, const std::vector<int64_t>& ou
     return inside;
   };
   if (p.is_max) {
-    return te::ComputeReduce(x->name + ".maxpool", out_shape, te::ReduceKind::kMax, raxes, [&](const std::vector<Expr>& i) {
-      std::vector<Expr> idx;
-      Expr inside = inside_at(i, &idx);
-      Expr lowest = x->dtype.is_float() ? Expr(-std::numeric_limits<float>::infinity())
-                                        : ir::cast(x->dtype, Expr(int64_t(x->dtype.code == ir::Type::kUInt ? 0 : -(int64_t(1) << (x->dtype.bits - 1)))));
-      return ir::select(inside, te::ClampedRead(x, idx), lowest);
-    });
+    return te::ComputeReduce(
+        x->name + ".maxpool", out_shape, te::ReduceKind::kMax, raxes, [&](const std::vector<Expr>& i) {
+          std::vector<Expr> idx;
+          Expr inside = inside_at(i, &idx);
+          Expr lowest =
+              x->dtype.is_float()
+                  ? Expr(-std::numeric_limits<float>::infinity())
+                  : ir::cast(
+                        x->dtype,
+                        Expr(int64_t(x->dtype.code == ir::Type::kUInt ? 0 : -(int64_t(1) << (x->dtype.bits - 1)))));
+          return ir::select(inside, te::ClampedRead(x, idx), lowest);
+        });
   }
-  Tensor sum = te::ComputeReduce(x->name + ".avgsum", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
-    std::vector<Expr> idx;
-    Expr inside = inside_at(i, &idx);
-    return ir::select(inside, te::ClampedRead(x, idx), Expr(0.0f));
-  });
+  Tensor sum =
+      te::ComputeReduce(x->name + ".avgsum", out_shape, te::ReduceKind::kSum, raxes, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> idx;
+        Expr inside = inside_at(i, &idx);
+        return ir::select(inside, te::ClampedRead(x, idx), Expr(0.0f));
+      });
   return DivideBy(sum, x->name + ".avgpool", [&](const std::vector<Expr>& i) {
     // Window elements inside the input (or inside the padded input with count_include_pad).
     Expr count(int64_t(1));
@@ -133,7 +143,8 @@ struct Reduction {
   int64_t count = 1;  // elements reduced into each output
   bool keepdims;
 
-  Reduction(const Tensor& x, const std::vector<int64_t>& axes, bool keep) : reduced(x->shape.size(), false), keepdims(keep) {
+  Reduction(const Tensor& x, const std::vector<int64_t>& axes, bool keep)
+      : reduced(x->shape.size(), false), keepdims(keep) {
     for (int64_t a : axes) reduced[size_t(a)] = true;
     for (size_t d = 0; d < x->shape.size(); ++d) {
       if (reduced[d]) {
@@ -174,11 +185,13 @@ Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, 
   if (op == ReduceOp::kMean) return ReduceMean(x, axes, keepdims);
   if (op == ReduceOp::kL1 || op == ReduceOp::kLogSum) {  // sum |x|; log of the sum
     const Reduction red(x, axes, keepdims);
-    Tensor sum = te::ComputeReduce(x->name + ".sum", red.shape, te::ReduceKind::kSum, red.raxes, [&](const std::vector<Expr>& i) {
-      Expr v = te::Read(x, red.InputIndex(i));
-      if (op == ReduceOp::kLogSum) return v;
-      return x->dtype.is_float() ? ir::Call::Make(x->dtype, "fabs", {v}) : ir::max(v, ir::cast(x->dtype, Expr(int64_t(0))) - v);
-    });
+    Tensor sum = te::ComputeReduce(x->name + ".sum", red.shape, te::ReduceKind::kSum, red.raxes,
+                                   [&](const std::vector<Expr>& i) {
+                                     Expr v = te::Read(x, red.InputIndex(i));
+                                     if (op == ReduceOp::kLogSum) return v;
+                                     return x->dtype.is_float() ? ir::Call::Make(x->dtype, "fabs", {v})
+                                                                : ir::max(v, ir::cast(x->dtype, Expr(int64_t(0))) - v);
+                                   });
     if (op == ReduceOp::kL1) return sum;
     return te::Compute(x->name + ".logsum", sum->shape, [&](const std::vector<Expr>& i) {
       return ir::Call::Make(ir::Type::Float(32), "log", {te::Read(sum, i)});
@@ -195,9 +208,10 @@ Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, 
       Expr v = te::Read(m, i);
       return ir::select(v == minus_inf, Expr(0.0f), v);
     });
-    Tensor sum = te::ComputeReduce(x->name + ".expsum", again.shape, te::ReduceKind::kSum, again.raxes, [&](const std::vector<Expr>& i) {
-      return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, again.InputIndex(i)) - te::Read(shift, i)});
-    });
+    Tensor sum = te::ComputeReduce(
+        x->name + ".expsum", again.shape, te::ReduceKind::kSum, again.raxes, [&](const std::vector<Expr>& i) {
+          return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, again.InputIndex(i)) - te::Read(shift, i)});
+        });
     return te::Compute(x->name + ".logsumexp", sum->shape, [&](const std::vector<Expr>& i) {
       return te::Read(shift, i) + ir::Call::Make(ir::Type::Float(32), "log", {te::Read(sum, i)});
     });
@@ -211,12 +225,13 @@ Tensor Reduce(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, 
   const Reduction red(x, axes, keepdims);
   // min(x) = -max(-x): the IR reduces by sum and max only.
   const bool negate = op == ReduceOp::kMin;
-  auto negated = [&](const Expr& e) { return x->dtype.is_float() ? Expr(0.0f) - e : ir::cast(x->dtype, Expr(int64_t(0))) - e; };
+  auto negated = [&](const Expr& e) {
+    return x->dtype.is_float() ? Expr(0.0f) - e : ir::cast(x->dtype, Expr(int64_t(0))) - e;
+  };
   const te::ReduceKind kind = op == ReduceOp::kMax || negate ? te::ReduceKind::kMax
-                              : op == ReduceOp::kProd       ? te::ReduceKind::kProd
-                                                            : te::ReduceKind::kSum;
-  Tensor r = te::ComputeReduce(x->name + ".reduce", red.shape, kind,
-                               red.raxes, [&](const std::vector<Expr>& i) {
+                              : op == ReduceOp::kProd        ? te::ReduceKind::kProd
+                                                             : te::ReduceKind::kSum;
+  Tensor r = te::ComputeReduce(x->name + ".reduce", red.shape, kind, red.raxes, [&](const std::vector<Expr>& i) {
     Expr v = te::Read(x, red.InputIndex(i));
     if (op == ReduceOp::kSumSquare) return v * v;
     return negate ? negated(v) : v;
@@ -235,17 +250,20 @@ Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
     const int64_t n = x->shape.back();
     Tensor sum = LastAxisReduce(x->name + ".sum", red.shape, te::ReduceKind::kSum, n,
                                 [&](const std::vector<Expr>& i, const Expr& r) { return te::Read(x, AtLast(i, r)); });
-    mean = te::Compute(x->name + ".mean", red.shape, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count; });
-    sq_sum = LastAxisReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, n, [&](const std::vector<Expr>& i, const Expr& r) {
-      Expr c = te::Read(x, AtLast(i, r)) - te::Read(mean, i);
-      return c * c;
-    });
+    mean =
+        te::Compute(x->name + ".mean", red.shape, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count; });
+    sq_sum = LastAxisReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, n,
+                            [&](const std::vector<Expr>& i, const Expr& r) {
+                              Expr c = te::Read(x, AtLast(i, r)) - te::Read(mean, i);
+                              return c * c;
+                            });
   } else {
     mean = ReduceMean(x, axes, true);
-    sq_sum = te::ComputeReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, red.raxes, [&](const std::vector<Expr>& i) {
-      Expr c = te::Read(x, red.InputIndex(i)) - te::Read(mean, i);
-      return c * c;
-    });
+    sq_sum = te::ComputeReduce(x->name + ".sqsum", red.shape, te::ReduceKind::kSum, red.raxes,
+                               [&](const std::vector<Expr>& i) {
+                                 Expr c = te::Read(x, red.InputIndex(i)) - te::Read(mean, i);
+                                 return c * c;
+                               });
   }
   // The squared deviations come from x and the mean directly (not from `centered`): the generic
   // schedule then computes `centered` one row at a time (RowStages), read only by the output.
@@ -254,7 +272,8 @@ Tensor LayerNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
     for (int64_t d : axes) m[size_t(d)] = Expr(0);
     return te::Read(x, i) - te::Read(mean, m);
   });
-  Tensor var = te::Compute(x->name + ".var", red.shape, [&](const std::vector<Expr>& i) { return te::Read(sq_sum, i) / count; });
+  Tensor var =
+      te::Compute(x->name + ".var", red.shape, [&](const std::vector<Expr>& i) { return te::Read(sq_sum, i) / count; });
   auto trailing = [&](const Tensor& t, const std::vector<Expr>& i) {
     std::vector<Expr> idx(i.end() - int64_t(t->shape.size()), i.end());
     for (size_t d = 0; d < idx.size(); ++d) {
@@ -280,7 +299,8 @@ Tensor GroupNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
   // The reduction axes of one group: its channels, then the spatial axes.
   auto group_axes = [&](const std::string& tag) {
     std::vector<te::IterVar> r = {te::MakeIterVar(tag + "c", per_group, true)};
-    for (size_t d = 2; d < x->shape.size(); ++d) r.push_back(te::MakeIterVar(tag + std::to_string(d), x->shape[d], true));
+    for (size_t d = 2; d < x->shape.size(); ++d)
+      r.push_back(te::MakeIterVar(tag + std::to_string(d), x->shape[d], true));
     return r;
   };
   auto element = [&](const std::vector<Expr>& ng, const std::vector<te::IterVar>& r) {
@@ -291,12 +311,14 @@ Tensor GroupNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
   const auto rsum = group_axes("rg"), rvar = group_axes("rv");
   Tensor sum = te::ComputeReduce(x->name + ".groupsum", kept, te::ReduceKind::kSum, rsum,
                                  [&](const std::vector<Expr>& i) { return element(i, rsum); });
-  Tensor mean = te::Compute(x->name + ".groupmean", kept, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count; });
+  Tensor mean =
+      te::Compute(x->name + ".groupmean", kept, [&](const std::vector<Expr>& i) { return te::Read(sum, i) / count; });
   // Two passes (mean, then squared deviations) as LayerNorm: no cancellation in E[x^2] - E[x]^2.
-  Tensor dev = te::ComputeReduce(x->name + ".groupvar", kept, te::ReduceKind::kSum, rvar, [&](const std::vector<Expr>& i) {
-    Expr c = element(i, rvar) - te::Read(mean, i);
-    return c * c;
-  });
+  Tensor dev =
+      te::ComputeReduce(x->name + ".groupvar", kept, te::ReduceKind::kSum, rvar, [&](const std::vector<Expr>& i) {
+        Expr c = element(i, rvar) - te::Read(mean, i);
+        return c * c;
+      });
   Tensor inv = te::Compute(x->name + ".groupinv", kept, [&](const std::vector<Expr>& i) {
     return Expr(1.0f) / ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(dev, i) / count + Expr(epsilon)});
   });
@@ -311,12 +333,13 @@ Tensor GroupNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, int64
 Tensor LocalResponseNorm(const Tensor& x, int64_t size, float alpha, float beta, float bias) {
   const int64_t C = x->shape[1];
   te::IterVar r = te::MakeIterVar("rlrn", size, true);
-  Tensor sum = te::ComputeReduce(x->name + ".lrnsum", x->shape, te::ReduceKind::kSum, {r}, [&](const std::vector<Expr>& i) {
-    std::vector<Expr> idx = i;
-    idx[1] = i[1] - Expr((size - 1) / 2) + te::AxisExpr(r);
-    Expr v = te::ClampedRead(x, idx);
-    return ir::select(idx[1] >= Expr(0) && idx[1] < Expr(C), v * v, Expr(0.0f));
-  });
+  Tensor sum =
+      te::ComputeReduce(x->name + ".lrnsum", x->shape, te::ReduceKind::kSum, {r}, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> idx = i;
+        idx[1] = i[1] - Expr((size - 1) / 2) + te::AxisExpr(r);
+        Expr v = te::ClampedRead(x, idx);
+        return ir::select(idx[1] >= Expr(0) && idx[1] < Expr(C), v * v, Expr(0.0f));
+      });
   return te::Compute(x->name + ".lrn", x->shape, [&](const std::vector<Expr>& i) {
     // base^-beta as exp(-beta log base): base >= bias > 0 for every model's attributes.
     Expr base = Expr(bias) + Expr(alpha / float(size)) * te::Read(sum, i);
@@ -338,9 +361,10 @@ Tensor Softmax(const Tensor& x, int64_t first_axis, int64_t last_axis) {
     };
     Tensor m = LastAxisReduce(x->name + ".max", kept, te::ReduceKind::kMax, n,
                               [&](const std::vector<Expr>& i, const Expr& r) { return te::Read(x, AtLast(i, r)); });
-    Tensor s = LastAxisReduce(x->name + ".expsum", kept, te::ReduceKind::kSum, n, [&](const std::vector<Expr>& i, const Expr& r) {
-      return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, AtLast(i, r)) - te::Read(m, i)});
-    });
+    Tensor s = LastAxisReduce(
+        x->name + ".expsum", kept, te::ReduceKind::kSum, n, [&](const std::vector<Expr>& i, const Expr& r) {
+          return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, AtLast(i, r)) - te::Read(m, i)});
+        });
     Tensor e = te::Compute(x->name + ".exp", x->shape, [&](const std::vector<Expr>& i) {
       return ir::Call::Make(ir::Type::Float(32), "exp", {te::Read(x, i) - te::Read(m, row(i))});
     });
@@ -408,15 +432,17 @@ Tensor ExtremePosition(const Tensor& x, int64_t first, int64_t last, bool keepdi
   Tensor m = te::ComputeReduce(x->name + ".extreme", red.shape, te::ReduceKind::kMax, red.raxes,
                                [&](const std::vector<Expr>& i) { return value(te::Read(x, red.InputIndex(i))); });
   const ir::Type i64 = ir::Type::Int(64);
-  Tensor pos = te::ComputeReduce(x->name + ".position", again.shape, te::ReduceKind::kMax, again.raxes, [&](const std::vector<Expr>& i) {
-    const std::vector<Expr> idx = again.InputIndex(i);
-    Expr p = ir::cast(i64, FlatPosition(x, idx, first, last));
-    Expr hit = value(te::Read(x, idx)) == te::Read(m, i);
-    // Not the extreme: the identity of max (the most negative int64).
-    return ir::select(hit, last_index ? p : Expr(int64_t(0)) - p, Expr(std::numeric_limits<int64_t>::min()));
-  });
+  Tensor pos = te::ComputeReduce(
+      x->name + ".position", again.shape, te::ReduceKind::kMax, again.raxes, [&](const std::vector<Expr>& i) {
+        const std::vector<Expr> idx = again.InputIndex(i);
+        Expr p = ir::cast(i64, FlatPosition(x, idx, first, last));
+        Expr hit = value(te::Read(x, idx)) == te::Read(m, i);
+        // Not the extreme: the identity of max (the most negative int64).
+        return ir::select(hit, last_index ? p : Expr(int64_t(0)) - p, Expr(std::numeric_limits<int64_t>::min()));
+      });
   if (last_index) return pos;
-  return te::Compute(x->name + ".first", pos->shape, [&](const std::vector<Expr>& i) { return Expr(int64_t(0)) - te::Read(pos, i); });
+  return te::Compute(x->name + ".first", pos->shape,
+                     [&](const std::vector<Expr>& i) { return Expr(int64_t(0)) - te::Read(pos, i); });
 }
 
 }  // namespace

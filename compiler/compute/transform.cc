@@ -1,6 +1,6 @@
 // Data-movement operators: reshape, transpose, slice, concat, pad, gather and layout changes.
-#include "compiler/ir/ir_operators.h"
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 #include "tunefarm/runtime/check.h"
 
 namespace tunefarm::compute {
@@ -57,7 +57,8 @@ Tensor Concat(const std::vector<Tensor>& inputs, int64_t axis) {
       std::vector<Expr> idx = i;
       idx[size_t(axis)] = i[size_t(axis)] - Expr(begins[k]);
       Expr v = te::ClampedRead(inputs[k], idx);
-      value = value.defined() ? ir::select(i[size_t(axis)] < Expr(begins[k] + inputs[k]->shape[size_t(axis)]), v, value) : v;
+      value = value.defined() ? ir::select(i[size_t(axis)] < Expr(begins[k] + inputs[k]->shape[size_t(axis)]), v, value)
+                              : v;
     }
     return value;
   });
@@ -89,8 +90,9 @@ Tensor Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector
     }
     Expr v = te::ClampedRead(x, idx);
     if (mode != PadMode::kConstant || !inside.defined()) return v;
-    Expr fill = value_tensor ? ReadScalar(value_tensor)
-                : x->dtype.is_float() ? Expr(value) : ir::cast(x->dtype, Expr(int64_t(value)));
+    Expr fill = value_tensor          ? ReadScalar(value_tensor)
+                : x->dtype.is_float() ? Expr(value)
+                                      : ir::cast(x->dtype, Expr(int64_t(value)));
     return ir::select(inside, v, fill);
   });
 }

@@ -86,12 +86,13 @@ Status ApplyInputShapes(graph::Graph* g, const std::vector<compiler::InputShape>
       if (v.name == shape.name) input = &v;
     }
     if (!input) {
-      return Status::InvalidArgument(flag + ": the model has no graph input '" + shape.name + "' (its inputs: " +
-                                     (names.empty() ? "none" : names) + ")");
+      return Status::InvalidArgument(flag + ": the model has no graph input '" + shape.name +
+                                     "' (its inputs: " + (names.empty() ? "none" : names) + ")");
     }
     if (!input->shape.empty() && input->shape.size() != shape.dims.size()) {
-      return Status::InvalidArgument(flag + ": input '" + shape.name + "' has rank " + std::to_string(input->shape.size()) +
-                                     " " + DimsText(*input) + ", not " + std::to_string(shape.dims.size()));
+      return Status::InvalidArgument(flag + ": input '" + shape.name + "' has rank " +
+                                     std::to_string(input->shape.size()) + " " + DimsText(*input) + ", not " +
+                                     std::to_string(shape.dims.size()));
     }
     for (size_t d = 0; d < input->shape.size(); ++d) {
       if (input->shape[d] >= 0 && input->shape[d] != shape.dims[d]) {

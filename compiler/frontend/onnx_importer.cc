@@ -38,9 +38,22 @@ constexpr uint64_t kMaxOnnxFileBytes = (uint64_t(1) << 31) - 1;
 bool StartsLikeAModelProto(const unsigned char* b, size_t n) {
   if (n == 0) return false;
   switch (b[0]) {
-    case 0x08: case 0x12: case 0x1a: case 0x22: case 0x28: case 0x32: case 0x3a: case 0x42: case 0x72: return true;
-    case 0xa2: case 0xca: case 0xd2: return n > 1 && b[1] == 0x01;
-    default: return false;
+    case 0x08:
+    case 0x12:
+    case 0x1a:
+    case 0x22:
+    case 0x28:
+    case 0x32:
+    case 0x3a:
+    case 0x42:
+    case 0x72:
+      return true;
+    case 0xa2:
+    case 0xca:
+    case 0xd2:
+      return n > 1 && b[1] == 0x01;
+    default:
+      return false;
   }
 }
 
@@ -59,15 +72,17 @@ std::string HexBytes(const unsigned char* b, size_t n) {
 Result<std::string> ReadFile(const std::string& path, bool model) {
   // A directory opens and reads as nothing, a FIFO blocks: only regular files are models.
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
+  if (stat(path.c_str(), &st) != 0)
+    return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is a directory");
   if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is not a regular file");
   if (st.st_size == 0) return Status::InvalidArgument("ONNX file " + path + " is empty");
   const uint64_t size = uint64_t(st.st_size);
   if (size > kMaxOnnxFileBytes) {
-    return Status::InvalidArgument("ONNX file " + path + " is " + std::to_string(size >> 20) +
-                                   " MiB; a serialized ONNX protobuf is at most 2 GiB (models larger than that keep their "
-                                   "weights as external data beside the .onnx file)");
+    return Status::InvalidArgument(
+        "ONNX file " + path + " is " + std::to_string(size >> 20) +
+        " MiB; a serialized ONNX protobuf is at most 2 GiB (models larger than that keep their "
+        "weights as external data beside the .onnx file)");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
@@ -76,8 +91,9 @@ Result<std::string> ReadFile(const std::string& path, bool model) {
   in.read(reinterpret_cast<char*>(head), std::streamsize(std::min<uint64_t>(size, sizeof(head))));
   const size_t got = size_t(in.gcount());
   if (model && !StartsLikeAModelProto(head, got)) {
-    return Status::InvalidArgument("malformed ONNX model " + path + ": not a serialized ModelProto (it starts with bytes " +
-                                   HexBytes(head, got) + ", which begin no ModelProto field)");
+    return Status::InvalidArgument("malformed ONNX model " + path +
+                                   ": not a serialized ModelProto (it starts with bytes " + HexBytes(head, got) +
+                                   ", which begin no ModelProto field)");
   }
   try {
     bytes.resize(size_t(size));
@@ -126,7 +142,8 @@ Result<ElementType> ConvertElementType(int32_t onnx_type, const std::string& wha
 Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::string& base_dir, uint64_t expected_bytes,
                                      const std::string& what) {
   if (base_dir.empty()) {
-    return Status::InvalidArgument(what + " stores its data in an external file; import the model from its file so the "
+    return Status::InvalidArgument(what +
+                                   " stores its data in an external file; import the model from its file so the "
                                    "data file beside it can be found");
   }
   std::string location;
@@ -148,8 +165,8 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
       has_length = true;
     }
   }
-  if (location.empty() || location[0] == '/' || location.find('\0') != std::string::npos ||
-      location == ".." || location.rfind("../", 0) == 0 || location.find("/../") != std::string::npos ||
+  if (location.empty() || location[0] == '/' || location.find('\0') != std::string::npos || location == ".." ||
+      location.rfind("../", 0) == 0 || location.find("/../") != std::string::npos ||
       (location.size() >= 3 && location.compare(location.size() - 3, 3, "/..") == 0)) {
     return Status::InvalidArgument(what + ": external data location '" + location +
                                    "' must be a relative path inside the model's directory");
@@ -171,12 +188,14 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
   const uint64_t size = uint64_t(st.st_size);
   if (!has_length) length = size >= offset ? size - offset : 0;
   if (length != expected_bytes) {
-    return Status::InvalidArgument(what + " holds " + std::to_string(length) + " bytes of external data, its shape and type need " +
+    return Status::InvalidArgument(what + " holds " + std::to_string(length) +
+                                   " bytes of external data, its shape and type need " +
                                    std::to_string(expected_bytes));
   }
   if (offset > size || length > size - offset) {
-    return Status::InvalidArgument(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                                   ") lies past the end of " + path + " (" + std::to_string(size) + " bytes)");
+    return Status::InvalidArgument(what + ": external data [" + std::to_string(offset) + ", +" +
+                                   std::to_string(length) + ") lies past the end of " + path + " (" +
+                                   std::to_string(size) + " bytes)");
   }
   std::ifstream in(file_real, std::ios::binary);
   if (!in) return Status::NotFound(what + ": cannot open its external data file " + path);
@@ -193,16 +212,24 @@ void WidenToInt64(ElementType t, const char* p, int64_t n, std::vector<int64_t>*
   out->resize(size_t(n));
   for (int64_t i = 0; i < n; ++i) {
     switch (t) {
-      case ElementType::kInt64: std::memcpy(&(*out)[size_t(i)], p + i * 8, 8); break;
+      case ElementType::kInt64:
+        std::memcpy(&(*out)[size_t(i)], p + i * 8, 8);
+        break;
       case ElementType::kInt32: {
         int32_t v;
         std::memcpy(&v, p + i * 4, 4);
         (*out)[size_t(i)] = v;
         break;
       }
-      case ElementType::kInt8: (*out)[size_t(i)] = static_cast<int8_t>(p[i]); break;
-      case ElementType::kUInt8: (*out)[size_t(i)] = static_cast<uint8_t>(p[i]); break;
-      default: (*out)[size_t(i)] = p[i] != 0; break;  // bool
+      case ElementType::kInt8:
+        (*out)[size_t(i)] = static_cast<int8_t>(p[i]);
+        break;
+      case ElementType::kUInt8:
+        (*out)[size_t(i)] = static_cast<uint8_t>(p[i]);
+        break;
+      default:
+        (*out)[size_t(i)] = p[i] != 0;
+        break;  // bool
     }
   }
 }
@@ -210,7 +237,8 @@ void WidenToInt64(ElementType t, const char* p, int64_t n, std::vector<int64_t>*
 // A TensorProto's values. Types kernels do not compute on are converted as the executor converts
 // them at the model's edges (element_convert.h): float64/float16/bfloat16 to float32, the other
 // integer types to int64.
-Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what, const std::string& base_dir = "") {
+Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what,
+                                   const std::string& base_dir = "") {
   ConstantData c;
   TUNEFARM_ASSIGN_OR_RETURN(const ElementType edge, ConvertElementType(t.data_type(), what));
   const ElementType storage = runtime::StorageTypeOf(edge);
@@ -230,7 +258,8 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
   }
   const std::string& raw = is_external ? external : t.raw_data();
   auto bad_size = [&](size_t got) {
-    return Status::InvalidArgument(what + " holds " + std::to_string(got) + " elements, its shape needs " + std::to_string(n));
+    return Status::InvalidArgument(what + " holds " + std::to_string(got) + " elements, its shape needs " +
+                                   std::to_string(n));
   };
   // The values as `edge` bytes: raw data as it is, or the typed field the type is kept in.
   std::string bytes;
@@ -248,17 +277,33 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
       return Status::OK();
     };
     switch (edge) {
-      case ElementType::kFloat32: TUNEFARM_RETURN_IF_ERROR(take(t.float_data(), [](float v) { return v; })); break;
-      case ElementType::kFloat64: TUNEFARM_RETURN_IF_ERROR(take(t.double_data(), [](double v) { return v; })); break;
-      case ElementType::kInt64: TUNEFARM_RETURN_IF_ERROR(take(t.int64_data(), [](int64_t v) { return v; })); break;
-      case ElementType::kUInt32: TUNEFARM_RETURN_IF_ERROR(take(t.uint64_data(), [](uint64_t v) { return uint32_t(v); })); break;
-      case ElementType::kUInt64: TUNEFARM_RETURN_IF_ERROR(take(t.uint64_data(), [](uint64_t v) { return v; })); break;
-      case ElementType::kInt32: TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return v; })); break;
+      case ElementType::kFloat32:
+        TUNEFARM_RETURN_IF_ERROR(take(t.float_data(), [](float v) { return v; }));
+        break;
+      case ElementType::kFloat64:
+        TUNEFARM_RETURN_IF_ERROR(take(t.double_data(), [](double v) { return v; }));
+        break;
+      case ElementType::kInt64:
+        TUNEFARM_RETURN_IF_ERROR(take(t.int64_data(), [](int64_t v) { return v; }));
+        break;
+      case ElementType::kUInt32:
+        TUNEFARM_RETURN_IF_ERROR(take(t.uint64_data(), [](uint64_t v) { return uint32_t(v); }));
+        break;
+      case ElementType::kUInt64:
+        TUNEFARM_RETURN_IF_ERROR(take(t.uint64_data(), [](uint64_t v) { return v; }));
+        break;
+      case ElementType::kInt32:
+        TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return v; }));
+        break;
       case ElementType::kFloat16:  // int32_data holds the 16-bit patterns
       case ElementType::kBFloat16:
       case ElementType::kInt16:
-      case ElementType::kUInt16: TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return uint16_t(v); })); break;
-      default: TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return uint8_t(v); })); break;  // 8-bit, bool
+      case ElementType::kUInt16:
+        TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return uint16_t(v); }));
+        break;
+      default:
+        TUNEFARM_RETURN_IF_ERROR(take(t.int32_data(), [](int32_t v) { return uint8_t(v); }));
+        break;  // 8-bit, bool
     }
   }
   std::string stored(size_t(n) * size_t(runtime::ElementSize(storage)), '\0');
@@ -275,8 +320,14 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
 Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::string& what) {
   Attribute out;
   switch (a.type()) {
-    case onnx::AttributeProto::INT: out.kind = Attribute::kInt; out.i = a.i(); break;
-    case onnx::AttributeProto::FLOAT: out.kind = Attribute::kFloat; out.f = a.f(); break;
+    case onnx::AttributeProto::INT:
+      out.kind = Attribute::kInt;
+      out.i = a.i();
+      break;
+    case onnx::AttributeProto::FLOAT:
+      out.kind = Attribute::kFloat;
+      out.f = a.f();
+      break;
     case onnx::AttributeProto::INTS:
       out.kind = Attribute::kInts;
       out.ints.assign(a.ints().begin(), a.ints().end());
@@ -285,7 +336,10 @@ Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::str
       out.kind = Attribute::kFloats;
       out.floats.assign(a.floats().begin(), a.floats().end());
       break;
-    case onnx::AttributeProto::STRING: out.kind = Attribute::kString; out.s = a.s(); break;
+    case onnx::AttributeProto::STRING:
+      out.kind = Attribute::kString;
+      out.s = a.s();
+      break;
     case onnx::AttributeProto::TENSOR: {
       out.kind = Attribute::kTensor;
       TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(a.t(), what + " attribute '" + a.name() + "'"));
@@ -320,11 +374,14 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
                 const std::vector<graph::NodeGuard>& guards, const std::string& prefix,
                 std::unordered_map<std::string, int>* scope) {
   graph::Graph& g = *sink.g;
-  if (sink.depth >= kMaxIfDepth) return Status::InvalidArgument(who + ": If nested deeper than " + std::to_string(kMaxIfDepth));
-  if (np.input_size() != 1 || np.input(0).empty()) return Status::InvalidArgument(who + ": takes exactly one input, the condition");
+  if (sink.depth >= kMaxIfDepth)
+    return Status::InvalidArgument(who + ": If nested deeper than " + std::to_string(kMaxIfDepth));
+  if (np.input_size() != 1 || np.input(0).empty())
+    return Status::InvalidArgument(who + ": takes exactly one input, the condition");
   auto cond = scope->find(np.input(0));
   if (cond == scope->end()) {
-    return Status::InvalidArgument(who + ": input '" + np.input(0) + "' is not a graph input, initializer or earlier output");
+    return Status::InvalidArgument(who + ": input '" + np.input(0) +
+                                   "' is not a graph input, initializer or earlier output");
   }
   const onnx::GraphProto* branches[2] = {nullptr, nullptr};
   for (const auto& a : np.attribute()) {
@@ -336,7 +393,8 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
     branches[which] = &a.g();
   }
   if (!branches[0] || !branches[1]) return Status::InvalidArgument(who + ": needs both then_branch and else_branch");
-  const std::string name = prefix + (np.name().empty() ? np.output_size() ? np.output(0) : std::string("if") : np.name());
+  const std::string name =
+      prefix + (np.name().empty() ? np.output_size() ? np.output(0) : std::string("if") : np.name());
   std::vector<int> outputs[2];
   for (int which = 0; which < 2; ++which) {
     const onnx::GraphProto& branch = *branches[which];
@@ -349,14 +407,15 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
     const std::string branch_prefix = name + (which == 0 ? ".then/" : ".else/");
     std::unordered_map<std::string, int> branch_scope = *scope;
     for (const auto& init : branch.initializer()) {
-      TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, who + " " + branch_name + " initializer '" + init.name() + "'",
-                                                              sink.base_dir));
+      TUNEFARM_ASSIGN_OR_RETURN(
+          ConstantData c,
+          ConvertTensor(init, who + " " + branch_name + " initializer '" + init.name() + "'", sink.base_dir));
       branch_scope[init.name()] = g.AddConstant(branch_prefix + init.name(), std::move(c));
     }
     std::vector<graph::NodeGuard> branch_guards = guards;
     branch_guards.push_back({cond->second, which == 0});
-    TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.base_dir, sink.depth + 1}, branch_guards, branch_prefix,
-                                         &branch_scope));
+    TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.base_dir, sink.depth + 1}, branch_guards,
+                                         branch_prefix, &branch_scope));
     for (const auto& out : branch.output()) {
       auto it = branch_scope.find(out.name());
       if (it == branch_scope.end()) {
@@ -394,7 +453,8 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
     n.name = np.name().empty() ? "" : prefix + np.name();
     n.op_type = np.op_type();
     n.guards = guards;
-    std::string who = "node '" + (np.name().empty() ? (np.output_size() ? np.output(0) : std::string("?")) : np.name()) +
+    std::string who = "node '" +
+                      (np.name().empty() ? (np.output_size() ? np.output(0) : std::string("?")) : np.name()) +
                       "' (op " + np.op_type() + ", opset " + std::to_string(g.opset) + ")";
     if (!np.domain().empty() && np.domain() != "ai.onnx") {
       return Status::InvalidArgument(who + ": operator domain '" + np.domain() + "' is not supported");
@@ -412,7 +472,8 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
       }
       auto it = by_name.find(in);
       if (it == by_name.end()) {
-        return Status::InvalidArgument(who + ": input '" + in + "' is not a graph input, initializer or earlier output");
+        return Status::InvalidArgument(who + ": input '" + in +
+                                       "' is not a graph input, initializer or earlier output");
       }
       n.inputs.push_back(it->second);
     }
@@ -476,14 +537,15 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     v.name = in.name();
     if (!in.type().has_tensor_type()) return Status::InvalidArgument("graph input '" + in.name() + "' is not a tensor");
     const auto& tt = in.type().tensor_type();
-    TUNEFARM_ASSIGN_OR_RETURN(const ElementType edge, ConvertElementType(tt.elem_type(), "graph input '" + in.name() + "'"));
+    TUNEFARM_ASSIGN_OR_RETURN(const ElementType edge,
+                              ConvertElementType(tt.elem_type(), "graph input '" + in.name() + "'"));
     v.dtype = graph::StorageDataType(edge);
     if (!runtime::IsStorageType(edge)) v.edge_dtype = edge;
     v.shape_known = tt.has_shape();
     for (const auto& d : tt.shape().dim()) {
       if (d.has_dim_value() && d.dim_value() < 0) {
-        return Status::InvalidArgument("graph input '" + in.name() + "' has dimension " + std::to_string(v.shape.size()) +
-                                       " of size " + std::to_string(d.dim_value()) +
+        return Status::InvalidArgument("graph input '" + in.name() + "' has dimension " +
+                                       std::to_string(v.shape.size()) + " of size " + std::to_string(d.dim_value()) +
                                        ": a dimension is a size, never negative");
       }
       if (d.has_dim_value()) {
@@ -523,7 +585,8 @@ Result<graph::Graph> ImportOnnxFile(const std::string& path) {
 Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path) {
   TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/false));
   onnx::TensorProto t;
-  if (!t.ParseFromString(bytes)) return Status::InvalidArgument("malformed ONNX tensor " + path + ": not a TensorProto");
+  if (!t.ParseFromString(bytes))
+    return Status::InvalidArgument("malformed ONNX tensor " + path + ": not a TensorProto");
   return ConvertTensor(t, "tensor " + path);
 }
 

@@ -175,12 +175,12 @@ graph::Graph ResNet(int depth) {
 graph::Graph MobileNetV1() {
   Builder b(101);
   int x = b.Relu(b.ConvBn(b.input(), 3, 32, 3, 2, 1));
-  const int64_t cfg[][2] = {{64, 1}, {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2}, {512, 1}, {512, 1},
-                            {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
+  const int64_t cfg[][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
+                            {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
   int64_t in = 32;
   for (const auto& c : cfg) {
     x = b.Relu(b.ConvBn(x, in, in, 3, c[1], 1, in));  // depthwise
-    x = b.Relu(b.ConvBn(x, in, c[0], 1, 1, 0));        // pointwise
+    x = b.Relu(b.ConvBn(x, in, c[0], 1, 1, 0));       // pointwise
     in = c[0];
   }
   return b.Finish(b.Dense(b.Flatten(b.GlobalAvgPool(x)), in, 1000));
@@ -189,7 +189,7 @@ graph::Graph MobileNetV1() {
 graph::Graph MobileNetV2() {
   Builder b(102);
   int x = b.Relu6(b.ConvBn(b.input(), 3, 32, 3, 2, 1));
-  const int64_t cfg[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+  const int64_t cfg[][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                             {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};  // expansion, channels, repeats, stride
   int64_t in = 32;
   for (const auto& c : cfg) {
@@ -253,8 +253,8 @@ graph::Graph SqueezeNet11() {
 }  // namespace
 
 const std::vector<std::string>& ZooModelNames() {
-  static const std::vector<std::string> kNames = {"resnet-18",    "resnet-34",    "resnet-50",     "mobilenet-v1",
-                                                  "mobilenet-v2", "vgg-16",       "squeezenet-1.1"};
+  static const std::vector<std::string> kNames = {"resnet-18",    "resnet-34", "resnet-50",     "mobilenet-v1",
+                                                  "mobilenet-v2", "vgg-16",    "squeezenet-1.1"};
   return kNames;
 }
 

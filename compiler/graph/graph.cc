@@ -8,12 +8,18 @@ namespace tunefarm::graph {
 
 const char* DataTypeName(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return "float32";
-    case DataType::kInt64: return "int64";
-    case DataType::kInt32: return "int32";
-    case DataType::kInt8: return "int8";
-    case DataType::kUInt8: return "uint8";
-    case DataType::kBool: return "bool";
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUInt8:
+      return "uint8";
+    case DataType::kBool:
+      return "bool";
   }
   return "?";
 }
@@ -21,20 +27,34 @@ const char* DataTypeName(DataType t) {
 std::optional<runtime::ElementType> OnnxElementType(int64_t code) {
   using runtime::ElementType;
   switch (code) {  // TensorProto.DataType
-    case 1: return ElementType::kFloat32;
-    case 2: return ElementType::kUInt8;
-    case 3: return ElementType::kInt8;
-    case 4: return ElementType::kUInt16;
-    case 5: return ElementType::kInt16;
-    case 6: return ElementType::kInt32;
-    case 7: return ElementType::kInt64;
-    case 9: return ElementType::kBool;
-    case 10: return ElementType::kFloat16;
-    case 11: return ElementType::kFloat64;
-    case 12: return ElementType::kUInt32;
-    case 13: return ElementType::kUInt64;
-    case 16: return ElementType::kBFloat16;
-    default: return std::nullopt;  // string, complex, float8, 4-bit types
+    case 1:
+      return ElementType::kFloat32;
+    case 2:
+      return ElementType::kUInt8;
+    case 3:
+      return ElementType::kInt8;
+    case 4:
+      return ElementType::kUInt16;
+    case 5:
+      return ElementType::kInt16;
+    case 6:
+      return ElementType::kInt32;
+    case 7:
+      return ElementType::kInt64;
+    case 9:
+      return ElementType::kBool;
+    case 10:
+      return ElementType::kFloat16;
+    case 11:
+      return ElementType::kFloat64;
+    case 12:
+      return ElementType::kUInt32;
+    case 13:
+      return ElementType::kUInt64;
+    case 16:
+      return ElementType::kBFloat16;
+    default:
+      return std::nullopt;  // string, complex, float8, 4-bit types
   }
 }
 
@@ -48,12 +68,18 @@ std::string SupportedElementTypes() {
 
 DataType StorageDataType(runtime::ElementType t) {
   switch (runtime::StorageTypeOf(t)) {
-    case runtime::ElementType::kInt64: return DataType::kInt64;
-    case runtime::ElementType::kInt32: return DataType::kInt32;
-    case runtime::ElementType::kInt8: return DataType::kInt8;
-    case runtime::ElementType::kUInt8: return DataType::kUInt8;
-    case runtime::ElementType::kBool: return DataType::kBool;
-    default: return DataType::kFloat32;
+    case runtime::ElementType::kInt64:
+      return DataType::kInt64;
+    case runtime::ElementType::kInt32:
+      return DataType::kInt32;
+    case runtime::ElementType::kInt8:
+      return DataType::kInt8;
+    case runtime::ElementType::kUInt8:
+      return DataType::kUInt8;
+    case runtime::ElementType::kBool:
+      return DataType::kBool;
+    default:
+      return DataType::kFloat32;
   }
 }
 
@@ -96,7 +122,8 @@ int Graph::AddConstant(const std::string& name, ConstantData data) {
 }
 
 std::string Graph::Describe(const Node& n) const {
-  return "node '" + (n.name.empty() ? (n.outputs.empty() ? std::string("?") : values[size_t(n.outputs[0])].name) : n.name) +
+  return "node '" +
+         (n.name.empty() ? (n.outputs.empty() ? std::string("?") : values[size_t(n.outputs[0])].name) : n.name) +
          "' (" + n.op_type + (opset > 0 ? ", opset " + std::to_string(opset) : std::string()) + ")";
 }
 

@@ -63,8 +63,8 @@ struct Value {
   // Graph inputs and outputs: the element type callers use when kernels do not compute on it
   // (float16 given and computed as float32, `dtype`); converted by the executor.
   std::optional<runtime::ElementType> edge_dtype;
-  int producer = -1;                              // node index, -1 for inputs and constants
-  std::shared_ptr<const ConstantData> constant;   // set for constants
+  int producer = -1;                             // node index, -1 for inputs and constants
+  std::shared_ptr<const ConstantData> constant;  // set for constants
 };
 
 // What graph fusion folded into a convolution or dense node after its main computation (bias and
@@ -87,8 +87,8 @@ struct NodeGuard {
 struct Node {
   std::string name;
   std::string op_type;
-  std::vector<int> inputs;   // value indices, -1 = omitted optional input
-  std::vector<int> outputs;  // value indices
+  std::vector<int> inputs;                 // value indices, -1 = omitted optional input
+  std::vector<int> outputs;                // value indices
   std::map<std::string, Attribute> attrs;  // as the model gave them (ONNX names)
   NodeEpilogue epilogue;
   std::vector<NodeGuard> guards;  // empty: runs on every inference
@@ -104,10 +104,10 @@ struct Node {
 class Graph {
  public:
   std::vector<Value> values;
-  std::vector<Node> nodes;     // topological order
-  std::vector<int> inputs;     // runtime inputs (not constants)
+  std::vector<Node> nodes;  // topological order
+  std::vector<int> inputs;  // runtime inputs (not constants)
   std::vector<int> outputs;
-  int64_t opset = 0;           // of the default ONNX domain; 0 when built in code
+  int64_t opset = 0;  // of the default ONNX domain; 0 when built in code
 
   int AddValue(Value v);
   int AddConstant(const std::string& name, ConstantData data);

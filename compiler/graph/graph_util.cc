@@ -67,7 +67,8 @@ bool NeverRuns(const Graph& g, const Node& n) {
 std::optional<float> ScalarConstant(const Graph& g, int value, size_t max_rank) {
   if (value < 0) return std::nullopt;
   const Value& v = g.values[size_t(value)];
-  if (!v.constant || v.constant->dtype != DataType::kFloat32 || v.constant->f32.size() != 1 || v.shape.size() > max_rank) {
+  if (!v.constant || v.constant->dtype != DataType::kFloat32 || v.constant->f32.size() != 1 ||
+      v.shape.size() > max_rank) {
     return std::nullopt;
   }
   return v.constant->f32[0];

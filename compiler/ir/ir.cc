@@ -8,11 +8,21 @@ namespace tunefarm::ir {
 std::string Type::ToString() const {
   std::string s;
   switch (code) {
-    case kInt: s = "int" + std::to_string(bits); break;
-    case kUInt: s = "uint" + std::to_string(bits); break;
-    case kFloat: s = "float" + std::to_string(bits); break;
-    case kBool: s = "bool"; break;
-    case kHandle: s = "handle"; break;
+    case kInt:
+      s = "int" + std::to_string(bits);
+      break;
+    case kUInt:
+      s = "uint" + std::to_string(bits);
+      break;
+    case kFloat:
+      s = "float" + std::to_string(bits);
+      break;
+    case kBool:
+      s = "bool";
+      break;
+    case kHandle:
+      s = "handle";
+      break;
   }
   if (lanes > 1) s += "x" + std::to_string(lanes);
   return s;
@@ -125,16 +135,26 @@ Stmt LetStmt::Make(Var var, Expr value, Stmt body) {
 
 const char* ForKindName(ForKind kind) {
   switch (kind) {
-    case ForKind::kSerial: return "for";
-    case ForKind::kParallel: return "parallel";
-    case ForKind::kVectorized: return "vectorized";
-    case ForKind::kUnrolled: return "unrolled";
-    case ForKind::kGpuBlockX: return "gpu_block_x";
-    case ForKind::kGpuBlockY: return "gpu_block_y";
-    case ForKind::kGpuBlockZ: return "gpu_block_z";
-    case ForKind::kGpuThreadX: return "gpu_thread_x";
-    case ForKind::kGpuThreadY: return "gpu_thread_y";
-    case ForKind::kGpuThreadZ: return "gpu_thread_z";
+    case ForKind::kSerial:
+      return "for";
+    case ForKind::kParallel:
+      return "parallel";
+    case ForKind::kVectorized:
+      return "vectorized";
+    case ForKind::kUnrolled:
+      return "unrolled";
+    case ForKind::kGpuBlockX:
+      return "gpu_block_x";
+    case ForKind::kGpuBlockY:
+      return "gpu_block_y";
+    case ForKind::kGpuBlockZ:
+      return "gpu_block_z";
+    case ForKind::kGpuThreadX:
+      return "gpu_thread_x";
+    case ForKind::kGpuThreadY:
+      return "gpu_thread_y";
+    case ForKind::kGpuThreadZ:
+      return "gpu_thread_z";
   }
   return "?";
 }
@@ -205,9 +225,12 @@ Stmt Barrier::Make(MemoryScope scope) {
 
 const char* MemoryScopeName(MemoryScope scope) {
   switch (scope) {
-    case MemoryScope::kGlobal: return "global";
-    case MemoryScope::kShared: return "shared";
-    case MemoryScope::kLocal: return "local";
+    case MemoryScope::kGlobal:
+      return "global";
+    case MemoryScope::kShared:
+      return "shared";
+    case MemoryScope::kLocal:
+      return "local";
   }
   return "?";
 }

@@ -141,10 +141,10 @@ struct BinaryNode : ExprNodeBase<T> {
   BinaryNode(Type t, Expr a_, Expr b_) : ExprNodeBase<T>(t), a(std::move(a_)), b(std::move(b_)) {}
   static Expr Make(Expr a, Expr b);
 };
-#define TUNEFARM_BINARY(Name)                                                    \
-  struct Name : BinaryNode<Name> {                                               \
-    TUNEFARM_NODE_TYPE(Name);                                                    \
-    using BinaryNode::BinaryNode;                                                \
+#define TUNEFARM_BINARY(Name)      \
+  struct Name : BinaryNode<Name> { \
+    TUNEFARM_NODE_TYPE(Name);      \
+    using BinaryNode::BinaryNode;  \
   };
 TUNEFARM_BINARY(Add)
 TUNEFARM_BINARY(Sub)
@@ -226,7 +226,8 @@ struct Let : ExprNodeBase<Let> {
   TUNEFARM_NODE_TYPE(Let);
   Var var;
   Expr value, body;
-  Let(Type t, Var v, Expr val, Expr b) : ExprNodeBase(t), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  Let(Type t, Var v, Expr val, Expr b)
+      : ExprNodeBase(t), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
   static Expr Make(Var var, Expr value, Expr body);
 };
 
@@ -308,7 +309,7 @@ struct ProducerRealize : StmtNodeBase<ProducerRealize> {
   std::vector<Expr> mins;
   std::vector<int64_t> extents;
   Stmt body;
-  MemoryScope scope;  // carried to the Allocate
+  MemoryScope scope;              // carried to the Allocate
   std::vector<RegionFold> folds;  // empty, or one per dimension
   static Stmt Make(Tensor tensor, std::vector<Expr> mins, std::vector<int64_t> extents, Stmt body,
                    MemoryScope scope = MemoryScope::kGlobal, std::vector<RegionFold> folds = {});

@@ -26,8 +26,7 @@ class Tokenizer : public IRVisitor {
       return;
     }
     Type t = e.type();
-    tokens.push_back((uint64_t(e->node_type) << 32) | (uint64_t(t.code) << 24) | (uint64_t(t.bits) << 16) |
-                     t.lanes);
+    tokens.push_back((uint64_t(e->node_type) << 32) | (uint64_t(t.code) << 24) | (uint64_t(t.bits) << 16) | t.lanes);
     IRVisitor::Visit(e);
   }
   void Visit(const Stmt& s) override {

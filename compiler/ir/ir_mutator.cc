@@ -8,9 +8,11 @@ Expr IRMutator::Mutate(const Expr& e) {
   if (!e.defined()) return e;
   switch (e->node_type) {
 #define TUNEFARM_EXPR_NODE(Name) \
-  case IRNodeType::k##Name: return Visit_(static_cast<const Name*>(e.get()), e);
+  case IRNodeType::k##Name:      \
+    return Visit_(static_cast<const Name*>(e.get()), e);
 #include "compiler/ir/ir_nodes.def"
-    default: TUNEFARM_CHECK_MSG(false, "statement node in expression position");
+    default:
+      TUNEFARM_CHECK_MSG(false, "statement node in expression position");
   }
   return e;
 }
@@ -19,9 +21,11 @@ Stmt IRMutator::Mutate(const Stmt& s) {
   if (!s.defined()) return s;
   switch (s->node_type) {
 #define TUNEFARM_STMT_NODE(Name) \
-  case IRNodeType::k##Name: return Visit_(static_cast<const Name*>(s.get()), s);
+  case IRNodeType::k##Name:      \
+    return Visit_(static_cast<const Name*>(s.get()), s);
 #include "compiler/ir/ir_nodes.def"
-    default: TUNEFARM_CHECK_MSG(false, "expression node in statement position");
+    default:
+      TUNEFARM_CHECK_MSG(false, "expression node in statement position");
   }
   return s;
 }
@@ -45,11 +49,11 @@ Expr IRMutator::Visit_(const Cast* op, const Expr& self) {
   Expr v = Mutate(op->value);
   return v.same_as(op->value) ? self : Cast::Make(op->type, v);
 }
-#define TUNEFARM_MUTATE_BINARY(Name)                                  \
-  Expr IRMutator::Visit_(const Name* op, const Expr& self) {          \
-    Expr a = Mutate(op->a), b = Mutate(op->b);                        \
-    if (a.same_as(op->a) && b.same_as(op->b)) return self;            \
-    return Name::Make(a, b);                                          \
+#define TUNEFARM_MUTATE_BINARY(Name)                         \
+  Expr IRMutator::Visit_(const Name* op, const Expr& self) { \
+    Expr a = Mutate(op->a), b = Mutate(op->b);               \
+    if (a.same_as(op->a) && b.same_as(op->b)) return self;   \
+    return Name::Make(a, b);                                 \
   }
 TUNEFARM_MUTATE_BINARY(Add)
 TUNEFARM_MUTATE_BINARY(Sub)

@@ -14,7 +14,9 @@ class Printer : public IRVisitor {
   using IRVisitor::Visit;
 
  protected:
-  void Indent() { for (int i = 0; i < indent_; ++i) os_ << "  "; }
+  void Indent() {
+    for (int i = 0; i < indent_; ++i) os_ << "  ";
+  }
   void Binary(const Expr& a, const char* op, const Expr& b) {
     os_ << "(";
     Visit(a);
@@ -31,8 +33,10 @@ class Printer : public IRVisitor {
   }
 
   void Visit_(const IntImm* op) override {
-    if (op->type.is_bool()) os_ << (op->value ? "true" : "false");
-    else os_ << op->value;
+    if (op->type.is_bool())
+      os_ << (op->value ? "true" : "false");
+    else
+      os_ << op->value;
   }
   void Visit_(const FloatImm* op) override {
     std::ostringstream s;
@@ -165,7 +169,8 @@ class Printer : public IRVisitor {
       os_ << "[";
       Visit(op->mins[i]);
       os_ << ", " << op->extents[i];
-      if (!op->folds.empty() && op->folds[i].folded()) os_ << " fold " << op->folds[i].block << "/" << op->folds[i].stride;
+      if (!op->folds.empty() && op->folds[i].folded())
+        os_ << " fold " << op->folds[i].block << "/" << op->folds[i].stride;
       os_ << "]";
     }
     os_ << ") {\n";

@@ -8,9 +8,11 @@ void IRVisitor::Visit(const Expr& e) {
   if (!e.defined()) return;
   switch (e->node_type) {
 #define TUNEFARM_EXPR_NODE(Name) \
-  case IRNodeType::k##Name: return Visit_(static_cast<const Name*>(e.get()));
+  case IRNodeType::k##Name:      \
+    return Visit_(static_cast<const Name*>(e.get()));
 #include "compiler/ir/ir_nodes.def"
-    default: TUNEFARM_CHECK_MSG(false, "statement node in expression position");
+    default:
+      TUNEFARM_CHECK_MSG(false, "statement node in expression position");
   }
 }
 
@@ -18,9 +20,11 @@ void IRVisitor::Visit(const Stmt& s) {
   if (!s.defined()) return;
   switch (s->node_type) {
 #define TUNEFARM_STMT_NODE(Name) \
-  case IRNodeType::k##Name: return Visit_(static_cast<const Name*>(s.get()));
+  case IRNodeType::k##Name:      \
+    return Visit_(static_cast<const Name*>(s.get()));
 #include "compiler/ir/ir_nodes.def"
-    default: TUNEFARM_CHECK_MSG(false, "expression node in statement position");
+    default:
+      TUNEFARM_CHECK_MSG(false, "expression node in statement position");
   }
 }
 
@@ -28,8 +32,11 @@ void IRVisitor::Visit_(const IntImm*) {}
 void IRVisitor::Visit_(const FloatImm*) {}
 void IRVisitor::Visit_(const VarNode*) {}
 void IRVisitor::Visit_(const Cast* op) { Visit(op->value); }
-#define TUNEFARM_VISIT_BINARY(Name) \
-  void IRVisitor::Visit_(const Name* op) { Visit(op->a); Visit(op->b); }
+#define TUNEFARM_VISIT_BINARY(Name)        \
+  void IRVisitor::Visit_(const Name* op) { \
+    Visit(op->a);                          \
+    Visit(op->b);                          \
+  }
 TUNEFARM_VISIT_BINARY(Add)
 TUNEFARM_VISIT_BINARY(Sub)
 TUNEFARM_VISIT_BINARY(Mul)
@@ -52,14 +59,34 @@ void IRVisitor::Visit_(const Select* op) {
   Visit(op->true_value);
   Visit(op->false_value);
 }
-void IRVisitor::Visit_(const Ramp* op) { Visit(op->base); Visit(op->stride); }
+void IRVisitor::Visit_(const Ramp* op) {
+  Visit(op->base);
+  Visit(op->stride);
+}
 void IRVisitor::Visit_(const Broadcast* op) { Visit(op->value); }
-void IRVisitor::Visit_(const Load* op) { Visit(AsExpr(op->buffer)); Visit(op->index); }
-void IRVisitor::Visit_(const ProducerLoad* op) { for (const auto& i : op->indices) Visit(i); }
-void IRVisitor::Visit_(const Call* op) { for (const auto& a : op->args) Visit(a); }
-void IRVisitor::Visit_(const Let* op) { Visit(op->value); Visit(op->body); }
-void IRVisitor::Visit_(const LetStmt* op) { Visit(op->value); Visit(op->body); }
-void IRVisitor::Visit_(const For* op) { Visit(op->min); Visit(op->extent); Visit(op->body); }
+void IRVisitor::Visit_(const Load* op) {
+  Visit(AsExpr(op->buffer));
+  Visit(op->index);
+}
+void IRVisitor::Visit_(const ProducerLoad* op) {
+  for (const auto& i : op->indices) Visit(i);
+}
+void IRVisitor::Visit_(const Call* op) {
+  for (const auto& a : op->args) Visit(a);
+}
+void IRVisitor::Visit_(const Let* op) {
+  Visit(op->value);
+  Visit(op->body);
+}
+void IRVisitor::Visit_(const LetStmt* op) {
+  Visit(op->value);
+  Visit(op->body);
+}
+void IRVisitor::Visit_(const For* op) {
+  Visit(op->min);
+  Visit(op->extent);
+  Visit(op->body);
+}
 void IRVisitor::Visit_(const Store* op) {
   Visit(AsExpr(op->buffer));
   Visit(op->value);
@@ -79,7 +106,9 @@ void IRVisitor::Visit_(const IfThenElse* op) {
   Visit(op->then_case);
   Visit(op->else_case);
 }
-void IRVisitor::Visit_(const Block* op) { for (const auto& s : op->stmts) Visit(s); }
+void IRVisitor::Visit_(const Block* op) {
+  for (const auto& s : op->stmts) Visit(s);
+}
 void IRVisitor::Visit_(const Evaluate* op) { Visit(op->value); }
 void IRVisitor::Visit_(const Barrier*) {}
 

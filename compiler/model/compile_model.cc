@@ -46,8 +46,12 @@ graph::ConstantData FromBytes(graph::DataType dtype, const std::vector<int64_t>&
         c.i64.push_back(v);
         break;
       }
-      case graph::DataType::kInt8: c.i64.push_back(int8_t(bytes[i])); break;
-      default: c.i64.push_back(bytes[i]); break;
+      case graph::DataType::kInt8:
+        c.i64.push_back(int8_t(bytes[i]));
+        break;
+      default:
+        c.i64.push_back(bytes[i]);
+        break;
     }
   }
   return c;
@@ -61,7 +65,8 @@ std::string SymbolFor(size_t index, const std::string& op) {
 
 // Lowers the plan's kernels and emits them as the artifact's library (the target's backend: a
 // shared object, or one PTX module).
-Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const CompileOptions& options, CompileStats* stats) {
+Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const CompileOptions& options,
+                                 CompileStats* stats) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<KernelSource> sources;
   // Host kernels that lower to the same function (the same operator on the same shapes: a repeated
@@ -133,7 +138,8 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   LowerGraphOptions lower;
   lower.plan_layouts = backend.PlansLayouts(options.opt_level);
   lower.configs = options.configs;
-  lower.warn = options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  lower.warn =
+      options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model_name);
   for (const PlannedKernel& k : plan->kernels) {

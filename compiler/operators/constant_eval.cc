@@ -7,11 +7,16 @@ namespace {
 
 int64_t Wrap(graph::DataType t, int64_t v) {
   switch (t) {
-    case graph::DataType::kInt32: return int32_t(uint32_t(uint64_t(v)));
-    case graph::DataType::kInt8: return int8_t(uint8_t(uint64_t(v)));
-    case graph::DataType::kUInt8: return uint8_t(uint64_t(v));
-    case graph::DataType::kBool: return v != 0;
-    default: return v;
+    case graph::DataType::kInt32:
+      return int32_t(uint32_t(uint64_t(v)));
+    case graph::DataType::kInt8:
+      return int8_t(uint8_t(uint64_t(v)));
+    case graph::DataType::kUInt8:
+      return uint8_t(uint64_t(v));
+    case graph::DataType::kBool:
+      return v != 0;
+    default:
+      return v;
   }
 }
 

@@ -4,10 +4,10 @@
 // branch (compiler/model/resolve_constant_ifs.h); at run time the CPU executor skips the kernels
 // of the branch not taken (ArtifactKernel::run_if) and this node's kernels select the other's.
 // Loop and Scan are not in the registry: their import is an error naming the node.
+#include "compiler/compute/ops.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -20,7 +20,8 @@ using graph::Node;
 int TakenBranch(const NodeView& v) {
   if (!v.In(0).constant) return -1;
   const ConstantData& c = *v.In(0).constant;
-  const bool value = c.dtype == DataType::kFloat32 ? (!c.f32.empty() && c.f32[0] != 0) : (!c.i64.empty() && c.i64[0] != 0);
+  const bool value =
+      c.dtype == DataType::kFloat32 ? (!c.f32.empty() && c.f32[0] != 0) : (!c.i64.empty() && c.i64[0] != 0);
   return value ? 0 : 1;
 }
 
@@ -29,8 +30,8 @@ Status InferIf(InferContext& cx) {
     return cx.Fail("an If node takes the condition and each branch's outputs");
   }
   if (cx.In(0).dtype != DataType::kBool || operators::Product(cx.Shape(0)) != 1) {
-    return cx.Fail("the condition must be a single bool, got " + std::string(graph::DataTypeName(cx.In(0).dtype)) + " " +
-                   ShapeStr(cx.Shape(0)));
+    return cx.Fail("the condition must be a single bool, got " + std::string(graph::DataTypeName(cx.In(0).dtype)) +
+                   " " + ShapeStr(cx.Shape(0)));
   }
   const size_t outputs = cx.num_outputs();
   const int taken = TakenBranch(cx);
@@ -43,8 +44,9 @@ Status InferIf(InferContext& cx) {
       continue;
     }
     if (then_v.dtype != else_v.dtype || then_v.shape != else_v.shape) {
-      return cx.Fail("output " + std::to_string(k) + " is " + graph::DataTypeName(then_v.dtype) + " " + ShapeStr(then_v.shape) +
-                     " in then_branch and " + graph::DataTypeName(else_v.dtype) + " " + ShapeStr(else_v.shape) +
+      return cx.Fail("output " + std::to_string(k) + " is " + graph::DataTypeName(then_v.dtype) + " " +
+                     ShapeStr(then_v.shape) + " in then_branch and " + graph::DataTypeName(else_v.dtype) + " " +
+                     ShapeStr(else_v.shape) +
                      " in else_branch: tunefarm compiles static shapes, so the branches must agree unless the "
                      "condition is a constant");
     }
@@ -66,8 +68,9 @@ Status LowerIf(LowerContext& cx, const Node& n) {
     const graph::Value& out = cx.V(n.outputs[k]);
     // Reads both: the branch not taken was skipped and its bytes are stale, never selected.
     const int t = cx.Emit(
-        n.op_type, {cond, then_t, else_t}, [](const std::vector<ir::Tensor>& i) { return compute::Where(i[0], i[1], i[2]); },
-        ToElementType(out.dtype), out.name);
+        n.op_type, {cond, then_t, else_t},
+        [](const std::vector<ir::Tensor>& i) { return compute::Where(i[0], i[1], i[2]); }, ToElementType(out.dtype),
+        out.name);
     cx.Define(n.outputs[k], t, 0);
   }
   return Status::OK();
@@ -76,11 +79,18 @@ Status LowerIf(LowerContext& cx, const Node& n) {
 }  // namespace
 
 std::vector<OperatorDef> ControlOperators() {
-  return {{"If", "control", {}, InferIf, nullptr, LowerIf, nullptr,
+  return {{"If",
+           "control",
+           {},
+           InferIf,
+           nullptr,
+           LowerIf,
+           nullptr,
            "both branches compiled; a constant condition keeps the taken one; otherwise the condition is read at run "
            "time and only its branch runs (CPU; on CUDA both run and the outputs are selected); the branches' output "
            "shapes must agree unless the condition is constant",
-           false, 1}};
+           false,
+           1}};
 }
 
 }  // namespace tunefarm::operators

@@ -8,14 +8,14 @@
 
 #include <vector>
 
-#include "compiler/operators/infer_context.h"
 #include "compiler/compute/ops.h"
+#include "compiler/operators/infer_context.h"
 
 namespace tunefarm::operators {
 
 struct TransposeWindow {
-  compute::ConvParams params;    // groups, strides, dilations, pads_begin (per spatial axis)
-  std::vector<int64_t> out;  // spatial extents of the output
+  compute::ConvParams params;  // groups, strides, dilations, pads_begin (per spatial axis)
+  std::vector<int64_t> out;    // spatial extents of the output
 };
 
 // InvalidArgument naming the node for every attribute the operator refuses.

@@ -5,12 +5,12 @@
 #include <cmath>
 #include <optional>
 
+#include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -27,26 +27,46 @@ struct UnaryEntry {
   bool float_only;
 };
 constexpr UnaryEntry kUnary[] = {
-    {"Relu", compute::UnaryKind::kRelu, false},          {"LeakyRelu", compute::UnaryKind::kLeakyRelu, true},
-    {"Sigmoid", compute::UnaryKind::kSigmoid, true},     {"HardSigmoid", compute::UnaryKind::kHardSigmoid, true},
-    {"HardSwish", compute::UnaryKind::kHardSwish, true}, {"Tanh", compute::UnaryKind::kTanh, true},
-    {"Clip", compute::UnaryKind::kClip, false},          {"Exp", compute::UnaryKind::kExp, true},
-    {"Log", compute::UnaryKind::kLog, true},             {"Sqrt", compute::UnaryKind::kSqrt, true},
-    {"Reciprocal", compute::UnaryKind::kReciprocal, true}, {"Neg", compute::UnaryKind::kNeg, false},
-    {"Abs", compute::UnaryKind::kAbs, false},            {"Floor", compute::UnaryKind::kFloor, true},
-    {"Erf", compute::UnaryKind::kErf, true},             {"Gelu", compute::UnaryKind::kGelu, true},
-    {"Not", compute::UnaryKind::kNot, false},            {"Ceil", compute::UnaryKind::kCeil, true},
-    {"Round", compute::UnaryKind::kRound, true},         {"Sign", compute::UnaryKind::kSign, true},
-    {"Softplus", compute::UnaryKind::kSoftplus, true},   {"Softsign", compute::UnaryKind::kSoftsign, true},
-    {"Elu", compute::UnaryKind::kElu, true},             {"Selu", compute::UnaryKind::kSelu, true},
-    {"Celu", compute::UnaryKind::kCelu, true},           {"ThresholdedRelu", compute::UnaryKind::kThresholdedRelu, true},
-    {"Mish", compute::UnaryKind::kMish, true},           {"Sinh", compute::UnaryKind::kSinh, true},
-    {"Cosh", compute::UnaryKind::kCosh, true},           {"Asinh", compute::UnaryKind::kAsinh, true},
-    {"Acosh", compute::UnaryKind::kAcosh, true},         {"Atanh", compute::UnaryKind::kAtanh, true},
-    {"IsNaN", compute::UnaryKind::kIsNaN, true},         {"IsInf", compute::UnaryKind::kIsInf, true},
-    {"Shrink", compute::UnaryKind::kShrink, true},       {"Sin", compute::UnaryKind::kSin, true},
-    {"Cos", compute::UnaryKind::kCos, true},             {"Tan", compute::UnaryKind::kTan, true},
-    {"Asin", compute::UnaryKind::kAsin, true},           {"Acos", compute::UnaryKind::kAcos, true},
+    {"Relu", compute::UnaryKind::kRelu, false},
+    {"LeakyRelu", compute::UnaryKind::kLeakyRelu, true},
+    {"Sigmoid", compute::UnaryKind::kSigmoid, true},
+    {"HardSigmoid", compute::UnaryKind::kHardSigmoid, true},
+    {"HardSwish", compute::UnaryKind::kHardSwish, true},
+    {"Tanh", compute::UnaryKind::kTanh, true},
+    {"Clip", compute::UnaryKind::kClip, false},
+    {"Exp", compute::UnaryKind::kExp, true},
+    {"Log", compute::UnaryKind::kLog, true},
+    {"Sqrt", compute::UnaryKind::kSqrt, true},
+    {"Reciprocal", compute::UnaryKind::kReciprocal, true},
+    {"Neg", compute::UnaryKind::kNeg, false},
+    {"Abs", compute::UnaryKind::kAbs, false},
+    {"Floor", compute::UnaryKind::kFloor, true},
+    {"Erf", compute::UnaryKind::kErf, true},
+    {"Gelu", compute::UnaryKind::kGelu, true},
+    {"Not", compute::UnaryKind::kNot, false},
+    {"Ceil", compute::UnaryKind::kCeil, true},
+    {"Round", compute::UnaryKind::kRound, true},
+    {"Sign", compute::UnaryKind::kSign, true},
+    {"Softplus", compute::UnaryKind::kSoftplus, true},
+    {"Softsign", compute::UnaryKind::kSoftsign, true},
+    {"Elu", compute::UnaryKind::kElu, true},
+    {"Selu", compute::UnaryKind::kSelu, true},
+    {"Celu", compute::UnaryKind::kCelu, true},
+    {"ThresholdedRelu", compute::UnaryKind::kThresholdedRelu, true},
+    {"Mish", compute::UnaryKind::kMish, true},
+    {"Sinh", compute::UnaryKind::kSinh, true},
+    {"Cosh", compute::UnaryKind::kCosh, true},
+    {"Asinh", compute::UnaryKind::kAsinh, true},
+    {"Acosh", compute::UnaryKind::kAcosh, true},
+    {"Atanh", compute::UnaryKind::kAtanh, true},
+    {"IsNaN", compute::UnaryKind::kIsNaN, true},
+    {"IsInf", compute::UnaryKind::kIsInf, true},
+    {"Shrink", compute::UnaryKind::kShrink, true},
+    {"Sin", compute::UnaryKind::kSin, true},
+    {"Cos", compute::UnaryKind::kCos, true},
+    {"Tan", compute::UnaryKind::kTan, true},
+    {"Asin", compute::UnaryKind::kAsin, true},
+    {"Acos", compute::UnaryKind::kAcos, true},
     {"Atan", compute::UnaryKind::kAtan, true},
 };
 
@@ -79,7 +99,8 @@ Result<compute::UnaryParams> ParseUnary(const NodeView& v) {
   }
   if (n.op_type == "Gelu") {
     const std::string approx = n.GetString("approximate", "none");
-    if (approx != "none" && approx != "tanh") return v.Fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
+    if (approx != "none" && approx != "tanh")
+      return v.Fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
     if (approx == "tanh") p.kind = compute::UnaryKind::kGeluTanh;
   }
   if (n.op_type == "Clip") {
@@ -116,19 +137,44 @@ Fold FoldUnary(InferContext& cx) {
   const DataType dt = cx.In(0).dtype;
   std::function<double(double)> f;
   switch (p.kind) {
-    case compute::UnaryKind::kRelu: f = [](double x) { return x > 0 ? x : 0.0; }; break;
-    case compute::UnaryKind::kNeg: f = [](double x) { return -x; }; break;
-    case compute::UnaryKind::kAbs: f = [](double x) { return std::fabs(x); }; break;
-    case compute::UnaryKind::kFloor: f = [](double x) { return std::floor(x); }; break;
-    case compute::UnaryKind::kCeil: f = [](double x) { return std::ceil(x); }; break;
-    case compute::UnaryKind::kRound: f = [](double x) { return std::nearbyint(x); }; break;  // half to even
-    case compute::UnaryKind::kSign: f = [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }; break;
-    case compute::UnaryKind::kThresholdedRelu: f = [p](double x) { return x > double(p.alpha) ? x : 0.0; }; break;
-    case compute::UnaryKind::kSqrt: f = [](double x) { return double(std::sqrt(float(x))); }; break;
-    case compute::UnaryKind::kReciprocal: f = [](double x) { return double(1.0f / float(x)); }; break;
-    case compute::UnaryKind::kNot: f = [](double x) { return x == 0 ? 1.0 : 0.0; }; break;
-    case compute::UnaryKind::kClip: f = [p](double x) { return std::min(double(p.hi), std::max(double(p.lo), x)); }; break;
-    default: return Status::Unimplemented("not folded");
+    case compute::UnaryKind::kRelu:
+      f = [](double x) { return x > 0 ? x : 0.0; };
+      break;
+    case compute::UnaryKind::kNeg:
+      f = [](double x) { return -x; };
+      break;
+    case compute::UnaryKind::kAbs:
+      f = [](double x) { return std::fabs(x); };
+      break;
+    case compute::UnaryKind::kFloor:
+      f = [](double x) { return std::floor(x); };
+      break;
+    case compute::UnaryKind::kCeil:
+      f = [](double x) { return std::ceil(x); };
+      break;
+    case compute::UnaryKind::kRound:
+      f = [](double x) { return std::nearbyint(x); };
+      break;  // half to even
+    case compute::UnaryKind::kSign:
+      f = [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; };
+      break;
+    case compute::UnaryKind::kThresholdedRelu:
+      f = [p](double x) { return x > double(p.alpha) ? x : 0.0; };
+      break;
+    case compute::UnaryKind::kSqrt:
+      f = [](double x) { return double(std::sqrt(float(x))); };
+      break;
+    case compute::UnaryKind::kReciprocal:
+      f = [](double x) { return double(1.0f / float(x)); };
+      break;
+    case compute::UnaryKind::kNot:
+      f = [](double x) { return x == 0 ? 1.0 : 0.0; };
+      break;
+    case compute::UnaryKind::kClip:
+      f = [p](double x) { return std::min(double(p.hi), std::max(double(p.lo), x)); };
+      break;
+    default:
+      return Status::Unimplemented("not folded");
   }
   if (dt != DataType::kFloat32) {
     // Integers stay integers (every int64 exact); the kernel's clip bounds are the float bounds
@@ -137,16 +183,29 @@ Fold FoldUnary(InferContext& cx) {
     const int64_t lo = bound(p.lo), hi = bound(p.hi);
     std::function<int64_t(int64_t)> g;
     switch (p.kind) {
-      case compute::UnaryKind::kRelu: g = [](int64_t x) { return std::max<int64_t>(x, 0); }; break;
-      case compute::UnaryKind::kNeg: g = [](int64_t x) { return int64_t(0 - uint64_t(x)); }; break;
-      case compute::UnaryKind::kAbs: g = [](int64_t x) { return x < 0 ? int64_t(0 - uint64_t(x)) : x; }; break;
-      case compute::UnaryKind::kNot: g = [](int64_t x) { return int64_t(x == 0); }; break;
-      case compute::UnaryKind::kClip: g = [lo, hi](int64_t x) { return std::min(hi, std::max(lo, x)); }; break;
-      default: return Status::Unimplemented("not folded");
+      case compute::UnaryKind::kRelu:
+        g = [](int64_t x) { return std::max<int64_t>(x, 0); };
+        break;
+      case compute::UnaryKind::kNeg:
+        g = [](int64_t x) { return int64_t(0 - uint64_t(x)); };
+        break;
+      case compute::UnaryKind::kAbs:
+        g = [](int64_t x) { return x < 0 ? int64_t(0 - uint64_t(x)) : x; };
+        break;
+      case compute::UnaryKind::kNot:
+        g = [](int64_t x) { return int64_t(x == 0); };
+        break;
+      case compute::UnaryKind::kClip:
+        g = [lo, hi](int64_t x) { return std::min(hi, std::max(lo, x)); };
+        break;
+      default:
+        return Status::Unimplemented("not folded");
     }
-    return std::vector<ConstantData>{MapBroadcastInt(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<int64_t>& v) { return g(v[0]); })};
+    return std::vector<ConstantData>{
+        MapBroadcastInt(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<int64_t>& v) { return g(v[0]); })};
   }
-  return std::vector<ConstantData>{MapBroadcast(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<double>& v) { return f(v[0]); })};
+  return std::vector<ConstantData>{
+      MapBroadcast(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<double>& v) { return f(v[0]); })};
 }
 
 Status LowerUnary(LowerContext& cx, const Node& n) {
@@ -172,8 +231,9 @@ Status LowerUnary(LowerContext& cx, const Node& n) {
   const int in = n.inputs[0];
   const int64_t block = cx.Preferred(in);
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(in, block));
-  const int t = cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], p); }, cx.OutType(n),
-                        cx.V(n.outputs[0]).name);
+  const int t = cx.Emit(
+      n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], p); }, cx.OutType(n),
+      cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, block);
   return Status::OK();
 }
@@ -182,19 +242,26 @@ Status LowerUnary(LowerContext& cx, const Node& n) {
 struct BinaryEntry {
   const char* op;
   compute::BinaryKind kind;
-  bool to_bool;     // comparisons and logic produce bool
-  bool bool_input;  // And, Or, Xor
+  bool to_bool;           // comparisons and logic produce bool
+  bool bool_input;        // And, Or, Xor
   bool variadic = false;  // one or more inputs, folded left to right (Max, Min, Sum, Mean)
 };
 constexpr BinaryEntry kBinary[] = {
-    {"Add", compute::BinaryKind::kAdd, false, false},     {"Sub", compute::BinaryKind::kSub, false, false},
-    {"Mul", compute::BinaryKind::kMul, false, false},     {"Div", compute::BinaryKind::kDiv, false, false},
-    {"Pow", compute::BinaryKind::kPow, false, false},     {"Max", compute::BinaryKind::kMax, false, false, true},
-    {"Min", compute::BinaryKind::kMin, false, false, true}, {"Equal", compute::BinaryKind::kEqual, true, false},
-    {"Sum", compute::BinaryKind::kAdd, false, false, true}, {"Mean", compute::BinaryKind::kAdd, false, false, true},
+    {"Add", compute::BinaryKind::kAdd, false, false},
+    {"Sub", compute::BinaryKind::kSub, false, false},
+    {"Mul", compute::BinaryKind::kMul, false, false},
+    {"Div", compute::BinaryKind::kDiv, false, false},
+    {"Pow", compute::BinaryKind::kPow, false, false},
+    {"Max", compute::BinaryKind::kMax, false, false, true},
+    {"Min", compute::BinaryKind::kMin, false, false, true},
+    {"Equal", compute::BinaryKind::kEqual, true, false},
+    {"Sum", compute::BinaryKind::kAdd, false, false, true},
+    {"Mean", compute::BinaryKind::kAdd, false, false, true},
     {"Xor", compute::BinaryKind::kXor, true, true},
-    {"Less", compute::BinaryKind::kLess, true, false},    {"Greater", compute::BinaryKind::kGreater, true, false},
-    {"And", compute::BinaryKind::kAnd, true, true},       {"Or", compute::BinaryKind::kOr, true, true},
+    {"Less", compute::BinaryKind::kLess, true, false},
+    {"Greater", compute::BinaryKind::kGreater, true, false},
+    {"And", compute::BinaryKind::kAnd, true, true},
+    {"Or", compute::BinaryKind::kOr, true, true},
     {"Mod", compute::BinaryKind::kMod, false, false},
     {"GreaterOrEqual", compute::BinaryKind::kGreaterOrEqual, true, false},
     {"LessOrEqual", compute::BinaryKind::kLessOrEqual, true, false},
@@ -222,7 +289,8 @@ std::vector<int64_t> PReluSlopeShape(const NodeView& v) {
 // Mod's fmod attribute picks the sign convention, BitShift's direction the shift.
 compute::BinaryKind BinaryKindOf(const Node& n) {
   const compute::BinaryKind kind = BinaryFor(n.op_type).kind;
-  if (kind == compute::BinaryKind::kShiftLeft && n.GetString("direction", "") == "RIGHT") return compute::BinaryKind::kShiftRight;
+  if (kind == compute::BinaryKind::kShiftLeft && n.GetString("direction", "") == "RIGHT")
+    return compute::BinaryKind::kShiftRight;
   return kind == compute::BinaryKind::kMod && n.GetInt("fmod", 0) != 0 ? compute::BinaryKind::kFmod : kind;
 }
 
@@ -236,7 +304,8 @@ Status InferBinary(InferContext& cx) {
       if (!s.ok()) return cx.Fail(s.status().message());
       shape = *s;
     }
-    if (cx.node().op_type == "Mean" && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Mean takes float32 tensors");
+    if (cx.node().op_type == "Mean" && cx.In(0).dtype != DataType::kFloat32)
+      return cx.Fail("Mean takes float32 tensors");
     cx.SetOut(0, cx.In(0).dtype, shape);
     return Status::OK();
   }
@@ -249,10 +318,12 @@ Status InferBinary(InferContext& cx) {
     return cx.Fail(std::string("operands have different types: ") + graph::DataTypeName(cx.In(0).dtype) + " and " +
                    graph::DataTypeName(cx.In(1).dtype));
   }
-  if (e.kind == compute::BinaryKind::kPow && cx.In(0).dtype != DataType::kFloat32) return cx.Fail("Pow takes a float32 base");
+  if (e.kind == compute::BinaryKind::kPow && cx.In(0).dtype != DataType::kFloat32)
+    return cx.Fail("Pow takes a float32 base");
   if (e.kind == compute::BinaryKind::kShiftLeft) {
     const std::string direction = cx.node().GetString("direction", "");
-    if (direction != "LEFT" && direction != "RIGHT") return cx.Fail("direction '" + direction + "' is not LEFT or RIGHT");
+    if (direction != "LEFT" && direction != "RIGHT")
+      return cx.Fail("direction '" + direction + "' is not LEFT or RIGHT");
     if (cx.In(0).dtype == DataType::kFloat32 || cx.In(0).dtype == DataType::kBool) {
       return cx.Fail(std::string("BitShift takes unsigned integers, got ") + graph::DataTypeName(cx.In(0).dtype));
     }
@@ -283,77 +354,117 @@ Fold FoldBinary(InferContext& cx) {
   if (cx.num_inputs() != 2 || (e.variadic && cx.node().op_type != "Max" && cx.node().op_type != "Min")) {
     return Status::Unimplemented("not folded");  // Sum and Mean of constants run once, in the kernel
   }
-  if (kind == compute::BinaryKind::kPRelu && PReluSlopeShape(cx) != cx.Shape(1)) return Status::Unimplemented("not folded");
+  if (kind == compute::BinaryKind::kPRelu && PReluSlopeShape(cx) != cx.Shape(1))
+    return Status::Unimplemented("not folded");
   const DataType in_t = cx.In(0).dtype, out_t = cx.Out(0).dtype;
   const std::vector<const ConstantData*> inputs = {&cx.Const(0), &cx.Const(1)};
   if (in_t != DataType::kFloat32) {
     if (e.kind == compute::BinaryKind::kPow) return Status::Unimplemented("not folded");
     for (int64_t d : cx.Const(1).i64) {
-      if (d == 0 && (e.kind == compute::BinaryKind::kDiv || e.kind == compute::BinaryKind::kMod)) return cx.Fail("integer division by zero");
+      if (d == 0 && (e.kind == compute::BinaryKind::kDiv || e.kind == compute::BinaryKind::kMod))
+        return cx.Fail("integer division by zero");
     }
-    return std::vector<ConstantData>{MapBroadcastInt(out_t, cx.Out(0).shape, inputs, [&](const std::vector<int64_t>& v) -> int64_t {
-      const int64_t a = v[0], b = v[1];
-      switch (kind) {
-        case compute::BinaryKind::kAdd: return int64_t(uint64_t(a) + uint64_t(b));
-        case compute::BinaryKind::kSub: return int64_t(uint64_t(a) - uint64_t(b));
-        case compute::BinaryKind::kMul: return int64_t(uint64_t(a) * uint64_t(b));
-        case compute::BinaryKind::kDiv: return (a == INT64_MIN && b == -1) ? a : a / b;  // truncates, as the kernel
-        case compute::BinaryKind::kMax: return std::max(a, b);
-        case compute::BinaryKind::kMin: return std::min(a, b);
-        case compute::BinaryKind::kEqual: return a == b;
-        case compute::BinaryKind::kLess: return a < b;
-        case compute::BinaryKind::kGreater: return a > b;
-        case compute::BinaryKind::kGreaterOrEqual: return a >= b;
-        case compute::BinaryKind::kLessOrEqual: return a <= b;
-        case compute::BinaryKind::kPRelu: return a < 0 ? int64_t(uint64_t(a) * uint64_t(b)) : a;
-        case compute::BinaryKind::kAnd: return a && b;
-        case compute::BinaryKind::kOr: return a || b;
-        case compute::BinaryKind::kXor: return (a != 0) != (b != 0);
-        case compute::BinaryKind::kMod: {
-          const int64_t m = (b == -1) ? 0 : a % b;
-          return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
-        }
-        case compute::BinaryKind::kFmod: return (b == -1) ? 0 : a % b;
-        case compute::BinaryKind::kShiftLeft:
-        case compute::BinaryKind::kShiftRight: {
-          // As the kernel: in the storage type's width (uint8, or int64 for the wider unsigned).
-          const int bits = out_t == DataType::kUInt8 ? 8 : 64;
-          if (b < 0 || b >= bits) return 0;
-          const uint64_t mask = bits == 8 ? 0xffu : ~uint64_t(0);
-          return int64_t(kind == compute::BinaryKind::kShiftLeft ? (uint64_t(a) << b) & mask : (uint64_t(a) & mask) >> b);
-        }
-        case compute::BinaryKind::kPow: break;
-      }
-      return 0;
-    })};
+    return std::vector<ConstantData>{
+        MapBroadcastInt(out_t, cx.Out(0).shape, inputs, [&](const std::vector<int64_t>& v) -> int64_t {
+          const int64_t a = v[0], b = v[1];
+          switch (kind) {
+            case compute::BinaryKind::kAdd:
+              return int64_t(uint64_t(a) + uint64_t(b));
+            case compute::BinaryKind::kSub:
+              return int64_t(uint64_t(a) - uint64_t(b));
+            case compute::BinaryKind::kMul:
+              return int64_t(uint64_t(a) * uint64_t(b));
+            case compute::BinaryKind::kDiv:
+              return (a == INT64_MIN && b == -1) ? a : a / b;  // truncates, as the kernel
+            case compute::BinaryKind::kMax:
+              return std::max(a, b);
+            case compute::BinaryKind::kMin:
+              return std::min(a, b);
+            case compute::BinaryKind::kEqual:
+              return a == b;
+            case compute::BinaryKind::kLess:
+              return a < b;
+            case compute::BinaryKind::kGreater:
+              return a > b;
+            case compute::BinaryKind::kGreaterOrEqual:
+              return a >= b;
+            case compute::BinaryKind::kLessOrEqual:
+              return a <= b;
+            case compute::BinaryKind::kPRelu:
+              return a < 0 ? int64_t(uint64_t(a) * uint64_t(b)) : a;
+            case compute::BinaryKind::kAnd:
+              return a && b;
+            case compute::BinaryKind::kOr:
+              return a || b;
+            case compute::BinaryKind::kXor:
+              return (a != 0) != (b != 0);
+            case compute::BinaryKind::kMod: {
+              const int64_t m = (b == -1) ? 0 : a % b;
+              return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
+            }
+            case compute::BinaryKind::kFmod:
+              return (b == -1) ? 0 : a % b;
+            case compute::BinaryKind::kShiftLeft:
+            case compute::BinaryKind::kShiftRight: {
+              // As the kernel: in the storage type's width (uint8, or int64 for the wider unsigned).
+              const int bits = out_t == DataType::kUInt8 ? 8 : 64;
+              if (b < 0 || b >= bits) return 0;
+              const uint64_t mask = bits == 8 ? 0xffu : ~uint64_t(0);
+              return int64_t(kind == compute::BinaryKind::kShiftLeft ? (uint64_t(a) << b) & mask
+                                                                     : (uint64_t(a) & mask) >> b);
+            }
+            case compute::BinaryKind::kPow:
+              break;
+          }
+          return 0;
+        })};
   }
   if (e.kind == compute::BinaryKind::kPow) return Status::Unimplemented("not folded");
-  return std::vector<ConstantData>{MapBroadcast(out_t, cx.Out(0).shape, inputs, [&](const std::vector<double>& v) -> double {
-    const float a = float(v[0]), b = float(v[1]);
-    switch (kind) {
-      case compute::BinaryKind::kAdd: return a + b;
-      case compute::BinaryKind::kSub: return a - b;
-      case compute::BinaryKind::kMul: return a * b;
-      case compute::BinaryKind::kDiv: return a / b;
-      case compute::BinaryKind::kMax: return std::max(a, b);
-      case compute::BinaryKind::kMin: return std::min(a, b);
-      case compute::BinaryKind::kEqual: return a == b;
-      case compute::BinaryKind::kLess: return a < b;
-      case compute::BinaryKind::kGreater: return a > b;
-      case compute::BinaryKind::kGreaterOrEqual: return a >= b;
-      case compute::BinaryKind::kLessOrEqual: return a <= b;
-      case compute::BinaryKind::kPRelu: return a < 0 ? a * b : a;
-      case compute::BinaryKind::kAnd: return a != 0 && b != 0;
-      case compute::BinaryKind::kOr: return a != 0 || b != 0;
-      case compute::BinaryKind::kXor: return (a != 0) != (b != 0);
-      case compute::BinaryKind::kMod: return a - b * std::floor(a / b);
-      case compute::BinaryKind::kFmod: return std::fmod(a, b);
-      case compute::BinaryKind::kPow:
-      case compute::BinaryKind::kShiftLeft:  // integers only (InferBinary)
-      case compute::BinaryKind::kShiftRight: break;
-    }
-    return 0;
-  })};
+  return std::vector<ConstantData>{
+      MapBroadcast(out_t, cx.Out(0).shape, inputs, [&](const std::vector<double>& v) -> double {
+        const float a = float(v[0]), b = float(v[1]);
+        switch (kind) {
+          case compute::BinaryKind::kAdd:
+            return a + b;
+          case compute::BinaryKind::kSub:
+            return a - b;
+          case compute::BinaryKind::kMul:
+            return a * b;
+          case compute::BinaryKind::kDiv:
+            return a / b;
+          case compute::BinaryKind::kMax:
+            return std::max(a, b);
+          case compute::BinaryKind::kMin:
+            return std::min(a, b);
+          case compute::BinaryKind::kEqual:
+            return a == b;
+          case compute::BinaryKind::kLess:
+            return a < b;
+          case compute::BinaryKind::kGreater:
+            return a > b;
+          case compute::BinaryKind::kGreaterOrEqual:
+            return a >= b;
+          case compute::BinaryKind::kLessOrEqual:
+            return a <= b;
+          case compute::BinaryKind::kPRelu:
+            return a < 0 ? a * b : a;
+          case compute::BinaryKind::kAnd:
+            return a != 0 && b != 0;
+          case compute::BinaryKind::kOr:
+            return a != 0 || b != 0;
+          case compute::BinaryKind::kXor:
+            return (a != 0) != (b != 0);
+          case compute::BinaryKind::kMod:
+            return a - b * std::floor(a / b);
+          case compute::BinaryKind::kFmod:
+            return std::fmod(a, b);
+          case compute::BinaryKind::kPow:
+          case compute::BinaryKind::kShiftLeft:  // integers only (InferBinary)
+          case compute::BinaryKind::kShiftRight:
+            break;
+        }
+        return 0;
+      })};
 }
 
 // Blocked when one operand lives blocked and the other either has its shape or is a float
@@ -367,23 +478,28 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
       TUNEFARM_ASSIGN_OR_RETURN(int slope, cx.Get(n.inputs[1], 0));
       slope = cx.View(slope, slope_shape, cx.V(n.inputs[1]).name + ".per_channel");
       cx.Define(n.outputs[0],
-                cx.Emit(n.op_type, {x, slope}, [kind](const std::vector<ir::Tensor>& i) { return compute::Binary(i[0], i[1], kind); },
-                        cx.OutType(n), cx.V(n.outputs[0]).name),
+                cx.Emit(
+                    n.op_type, {x, slope},
+                    [kind](const std::vector<ir::Tensor>& i) { return compute::Binary(i[0], i[1], kind); },
+                    cx.OutType(n), cx.V(n.outputs[0]).name),
                 0);
       return Status::OK();
     }
   }
   // Pow by a scalar constant: exact multiplications for small integral exponents (LayerNorm's
   // square as older exporters write it), and the input's blocked layout kept.
-  if (kind == compute::BinaryKind::kPow && cx.V(n.inputs[1]).constant && cx.V(n.inputs[1]).constant->num_elements() == 1 &&
-      cx.V(n.outputs[0]).shape == cx.V(n.inputs[0]).shape) {
+  if (kind == compute::BinaryKind::kPow && cx.V(n.inputs[1]).constant &&
+      cx.V(n.inputs[1]).constant->num_elements() == 1 && cx.V(n.outputs[0]).shape == cx.V(n.inputs[0]).shape) {
     compute::UnaryParams p;
     p.kind = compute::UnaryKind::kPowScalar;
     p.alpha = float(ElementAt(*cx.V(n.inputs[1]).constant, 0));
     const int64_t block = cx.Preferred(n.inputs[0]);
     TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], block));
-    cx.Define(n.outputs[0], cx.Emit(n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], p); },
-                                    cx.OutType(n), cx.V(n.outputs[0]).name), block);
+    cx.Define(n.outputs[0],
+              cx.Emit(
+                  n.op_type, {x}, [p](const std::vector<ir::Tensor>& i) { return compute::Unary(i[0], p); },
+                  cx.OutType(n), cx.V(n.outputs[0]).name),
+              block);
     return Status::OK();
   }
   if (n.inputs.size() != 2 || n.op_type == "Mean") {  // variadic: one kernel over all inputs
@@ -422,7 +538,8 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
       if (!per_channel) continue;
       const int64_t channels = out_shape[1];
       std::vector<float> packed(static_cast<size_t>(channels));
-      for (int64_t c = 0; c < channels; ++c) packed[size_t(c)] = ov.constant->f32[ov.constant->f32.size() == 1 ? 0 : size_t(c)];
+      for (int64_t c = 0; c < channels; ++c)
+        packed[size_t(c)] = ov.constant->f32[ov.constant->f32.size() == 1 ? 0 : size_t(c)];
       t_other = cx.ParamFloats(ov.name + ".nchw" + std::to_string(k) + "c", {1, channels / k, 1, 1, k}, packed);
     } else {
       continue;
@@ -436,16 +553,19 @@ Status LowerBinary(LowerContext& cx, const Node& n) {
     TUNEFARM_ASSIGN_OR_RETURN(ta, cx.Get(a, 0));
     TUNEFARM_ASSIGN_OR_RETURN(tb, cx.Get(b, 0));
   }
-  const int t = cx.Emit(n.op_type, {ta, tb}, [kind](const std::vector<ir::Tensor>& i) { return compute::Binary(i[0], i[1], kind); },
-                        cx.OutType(n), cx.V(n.outputs[0]).name);
+  const int t = cx.Emit(
+      n.op_type, {ta, tb}, [kind](const std::vector<ir::Tensor>& i) { return compute::Binary(i[0], i[1], kind); },
+      cx.OutType(n), cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, block);
   return Status::OK();
 }
 
 // --- Where, Cast ----------------------------------------------------------------------------
 Status InferWhere(InferContext& cx) {
-  if (cx.num_inputs() != 3 || !cx.HasInput(1) || !cx.HasInput(2)) return cx.Fail("takes three inputs (condition, X, Y)");
-  if (cx.In(0).dtype != DataType::kBool) return cx.Fail(std::string("the condition must be bool, got ") + graph::DataTypeName(cx.In(0).dtype));
+  if (cx.num_inputs() != 3 || !cx.HasInput(1) || !cx.HasInput(2))
+    return cx.Fail("takes three inputs (condition, X, Y)");
+  if (cx.In(0).dtype != DataType::kBool)
+    return cx.Fail(std::string("the condition must be bool, got ") + graph::DataTypeName(cx.In(0).dtype));
   if (cx.In(1).dtype != cx.In(2).dtype) return cx.Fail("X and Y have different types");
   auto s = BroadcastShapes(cx.Shape(0), cx.Shape(1));
   if (s.ok()) s = BroadcastShapes(*s, cx.Shape(2));
@@ -478,7 +598,8 @@ Result<DataType> CastTarget(const NodeView& v) {
   if (!v.node().Has("to")) return v.Fail("missing required attribute 'to'");
   const int64_t to = v.node().GetInt("to", 0);
   if (auto t = graph::OnnxElementType(to)) return graph::StorageDataType(*t);
-  return v.Fail("cast to element type " + std::to_string(to) + " is not supported (" + graph::SupportedElementTypes() + ")");
+  return v.Fail("cast to element type " + std::to_string(to) + " is not supported (" + graph::SupportedElementTypes() +
+                ")");
 }
 
 Status InferCast(InferContext& cx) {
@@ -522,16 +643,19 @@ ir::Expr WrapExpr(const ir::Expr& v, NarrowInteger w) {  // the IR's integer % i
 Fold FoldCast(InferContext& cx) {
   const DataType to = cx.Out(0).dtype;
   if (const auto narrow = NarrowTarget(cx.node())) {
-    ConstantData wide = cx.In(0).dtype == DataType::kFloat32
-                            ? MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<double>& v) { return v[0]; })
-                            : MapBroadcastInt(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<int64_t>& v) { return v[0]; });
+    ConstantData wide =
+        cx.In(0).dtype == DataType::kFloat32
+            ? MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<double>& v) { return v[0]; })
+            : MapBroadcastInt(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<int64_t>& v) { return v[0]; });
     for (int64_t& v : wide.i64) v = Wrap(v, *narrow);
     return std::vector<ConstantData>{std::move(wide)};
   }
   if (to == DataType::kFloat32 || cx.In(0).dtype == DataType::kFloat32) {
-    return std::vector<ConstantData>{MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<double>& v) { return v[0]; })};
+    return std::vector<ConstantData>{
+        MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<double>& v) { return v[0]; })};
   }
-  return std::vector<ConstantData>{MapBroadcastInt(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<int64_t>& v) { return v[0]; })};
+  return std::vector<ConstantData>{
+      MapBroadcastInt(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<int64_t>& v) { return v[0]; })};
 }
 
 Status LowerCast(LowerContext& cx, const Node& n) {
@@ -542,7 +666,8 @@ Status LowerCast(LowerContext& cx, const Node& n) {
     const NarrowInteger w = *narrow;
     return cx.EmitPlain(n, {0}, [t, w](const std::vector<ir::Tensor>& i) {
       const ir::Tensor wide = compute::Cast(i[0], t, false);
-      return te::Compute(wide->name + ".wrap", wide->shape, [&](const std::vector<ir::Expr>& idx) { return WrapExpr(te::Read(wide, idx), w); });
+      return te::Compute(wide->name + ".wrap", wide->shape,
+                         [&](const std::vector<ir::Expr>& idx) { return WrapExpr(te::Read(wide, idx), w); });
     });
   }
   if (cx.V(n.inputs[0]).dtype == cx.V(n.outputs[0]).dtype) {  // a no-op cast is a view
@@ -550,7 +675,8 @@ Status LowerCast(LowerContext& cx, const Node& n) {
     cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);
     return Status::OK();
   }
-  return cx.EmitPlain(n, {0}, [t, to_bool](const std::vector<ir::Tensor>& i) { return compute::Cast(i[0], t, to_bool); });
+  return cx.EmitPlain(n, {0},
+                      [t, to_bool](const std::vector<ir::Tensor>& i) { return compute::Cast(i[0], t, to_bool); });
 }
 
 }  // namespace
@@ -558,24 +684,78 @@ Status LowerCast(LowerContext& cx, const Node& n) {
 std::vector<OperatorDef> ElementwiseOperators() {
   std::vector<OperatorDef> ops = {
       {"LeakyRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, ""},
-      {"HardSigmoid", "elementwise", {{"alpha", kFloat}, {"beta", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, ""},
-      {"Clip", "elementwise", {{"min", kFloat}, {"max", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr,
+      {"HardSigmoid",
+       "elementwise",
+       {{"alpha", kFloat}, {"beta", kFloat}},
+       InferUnary,
+       FoldUnary,
+       LowerUnary,
+       nullptr,
+       ""},
+      {"Clip",
+       "elementwise",
+       {{"min", kFloat}, {"max", kFloat}},
+       InferUnary,
+       FoldUnary,
+       LowerUnary,
+       nullptr,
        "bounds: attributes before opset 11, inputs from 11 (constant or runtime scalars)"},
-      {"Gelu", "elementwise", {{"approximate", kString}}, InferUnary, FoldUnary, LowerUnary, nullptr, "opset 20; erf or tanh form"},
+      {"Gelu",
+       "elementwise",
+       {{"approximate", kString}},
+       InferUnary,
+       FoldUnary,
+       LowerUnary,
+       nullptr,
+       "opset 20; erf or tanh form"},
       {"Elu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
       {"Celu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32; alpha not 0"},
-      {"Selu", "elementwise", {{"alpha", kFloat}, {"gamma", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
+      {"Selu",
+       "elementwise",
+       {{"alpha", kFloat}, {"gamma", kFloat}},
+       InferUnary,
+       FoldUnary,
+       LowerUnary,
+       nullptr,
+       "float32"},
       {"ThresholdedRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
-      {"IsInf", "elementwise", {{"detect_negative", kInt}, {"detect_positive", kInt}}, InferUnary, FoldUnary, LowerUnary,
-       nullptr, "float32 in, bool out"},
+      {"IsInf",
+       "elementwise",
+       {{"detect_negative", kInt}, {"detect_positive", kInt}},
+       InferUnary,
+       FoldUnary,
+       LowerUnary,
+       nullptr,
+       "float32 in, bool out"},
       {"IsNaN", "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32 in, bool out"},
-      {"Shrink", "elementwise", {{"lambd", kFloat}, {"bias", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
+      {"Shrink",
+       "elementwise",
+       {{"lambd", kFloat}, {"bias", kFloat}},
+       InferUnary,
+       FoldUnary,
+       LowerUnary,
+       nullptr,
+       "float32"},
       {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, "a bool condition", false, 3},
-      {"Cast", "elementwise", {{"to", kInt, true}, {"saturate", kInt}}, InferCast, FoldCast, LowerCast, nullptr,
+      {"Cast",
+       "elementwise",
+       {{"to", kInt, true}, {"saturate", kInt}},
+       InferCast,
+       FoldCast,
+       LowerCast,
+       nullptr,
        "to any numeric type but float8 (float64, float16, bfloat16 computed in float32; int16 and unsigned in int64, "
        "int16/uint16/uint32 wrapped to their range); saturate (opset 19) only concerns float8"},
-      {"CastLike", "elementwise", {{"saturate", kInt}}, InferCastLike, FoldCast, LowerCast, nullptr,
-       "as Cast, to the type of `target_type`", false, 2},
+      {"CastLike",
+       "elementwise",
+       {{"saturate", kInt}},
+       InferCastLike,
+       FoldCast,
+       LowerCast,
+       nullptr,
+       "as Cast, to the type of `target_type`",
+       false,
+       2},
   };
   const size_t with_attributes = ops.size();
   for (const UnaryEntry& e : kUnary) {
@@ -586,20 +766,33 @@ std::vector<OperatorDef> ElementwiseOperators() {
   }
   for (const BinaryEntry& e : kBinary) {
     if (e.kind == compute::BinaryKind::kPRelu) {
-      ops.push_back({e.op, "elementwise", {}, InferBinary, FoldBinary, LowerBinary, nullptr,
+      ops.push_back({e.op,
+                     "elementwise",
+                     {},
+                     InferBinary,
+                     FoldBinary,
+                     LowerBinary,
+                     nullptr,
                      "the slope broadcasts to X (per channel: [C, 1, 1])"});
       continue;
     }
     std::vector<AttrSpec> attrs = {{"broadcast", kInt}, {"axis", kInt}};
     if (e.kind == compute::BinaryKind::kShiftLeft) {
-      ops.push_back({e.op, "elementwise", {{"direction", kString, true}}, InferBinary, FoldBinary, LowerBinary, nullptr,
+      ops.push_back({e.op,
+                     "elementwise",
+                     {{"direction", kString, true}},
+                     InferBinary,
+                     FoldBinary,
+                     LowerBinary,
+                     nullptr,
                      "unsigned integers (uint16/32/64 computed in int64); LEFT or RIGHT"});
       continue;
     }
     if (e.kind == compute::BinaryKind::kMod) attrs.push_back({"fmod", kInt});
     ops.push_back({e.op, "elementwise", attrs, InferBinary, FoldBinary, LowerBinary, nullptr,
-                   e.kind == compute::BinaryKind::kMod ? "fmod 0: the divisor's sign (integers), 1: C fmod"
-                                                   : "numpy broadcasting (legacy broadcast/axis attributes must describe the same)"});
+                   e.kind == compute::BinaryKind::kMod
+                       ? "fmod 0: the divisor's sign (integers), 1: C fmod"
+                       : "numpy broadcasting (legacy broadcast/axis attributes must describe the same)"});
   }
   return ops;
 }

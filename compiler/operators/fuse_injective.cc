@@ -33,7 +33,8 @@ void LowerContext::FuseInjectiveChains() {
     for (size_t pos = 0; pos + 1 < k.args.size();) {
       const int t = k.args[pos];
       auto it = producer.find(t);
-      if (it == producer.end() || readers[t] != 1 || pinned.count(t) || tensors[size_t(t)].kind != ArtifactTensor::kIntermediate) {
+      if (it == producer.end() || readers[t] != 1 || pinned.count(t) ||
+          tensors[size_t(t)].kind != ArtifactTensor::kIntermediate) {
         ++pos;
         continue;
       }

@@ -2,11 +2,11 @@
 // EyeLike (a constant: its values depend only on the input's shape). Compute definitions in
 // compiler/compute/index.cc; every index a kernel reads is normalized and clamped into its axis, and
 // ScatterElements' constant indices out of range are refused here, naming the node.
+#include "compiler/compute/ops.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -22,7 +22,8 @@ Status CheckConstantIndices(const NodeView& v, size_t input, int64_t extent) {
   if (!v.In(input).constant) return Status::OK();
   for (int64_t i : v.In(input).constant->i64) {
     if (i < -extent || i >= extent) {
-      return v.Fail("index " + std::to_string(i) + " is outside [" + std::to_string(-extent) + ", " + std::to_string(extent) + ")");
+      return v.Fail("index " + std::to_string(i) + " is outside [" + std::to_string(-extent) + ", " +
+                    std::to_string(extent) + ")");
     }
   }
   return Status::OK();
@@ -36,12 +37,15 @@ Status InferGatherND(InferContext& cx) {
   if (!IsIndexType(cx.In(1).dtype)) return cx.Fail("indices must be int64 or int32");
   if (data.empty() || idx.empty()) return cx.Fail("data and indices must have rank 1 or more");
   const int64_t m = idx.back();
-  if (b < 0 || b >= int64_t(std::min(data.size(), idx.size()))) return cx.Fail("batch_dims " + std::to_string(b) + " is out of range");
+  if (b < 0 || b >= int64_t(std::min(data.size(), idx.size())))
+    return cx.Fail("batch_dims " + std::to_string(b) + " is out of range");
   if (m < 1 || b + m > int64_t(data.size())) {
-    return cx.Fail("the last dimension of indices " + ShapeStr(idx) + " must be in [1, " + std::to_string(int64_t(data.size()) - b) + "]");
+    return cx.Fail("the last dimension of indices " + ShapeStr(idx) + " must be in [1, " +
+                   std::to_string(int64_t(data.size()) - b) + "]");
   }
   for (int64_t d = 0; d < b; ++d) {
-    if (data[size_t(d)] != idx[size_t(d)]) return cx.Fail("the batch dimensions of data " + ShapeStr(data) + " and indices " + ShapeStr(idx) + " differ");
+    if (data[size_t(d)] != idx[size_t(d)])
+      return cx.Fail("the batch dimensions of data " + ShapeStr(data) + " and indices " + ShapeStr(idx) + " differ");
   }
   std::vector<int64_t> out(idx.begin(), idx.end() - 1);
   out.insert(out.end(), data.begin() + b + m, data.end());
@@ -71,12 +75,13 @@ Status InferScatterElements(InferContext& cx) {
   TUNEFARM_RETURN_IF_ERROR(ScatterReductionOf(cx).status());
   if (!IsIndexType(cx.In(1).dtype)) return cx.Fail("indices must be int64 or int32");
   if (cx.Shape(1) != cx.Shape(2) || cx.Shape(1).size() != data.size()) {
-    return cx.Fail("indices " + ShapeStr(cx.Shape(1)) + " and updates " + ShapeStr(cx.Shape(2)) + " must have one shape, of data's rank " +
-                   std::to_string(data.size()));
+    return cx.Fail("indices " + ShapeStr(cx.Shape(1)) + " and updates " + ShapeStr(cx.Shape(2)) +
+                   " must have one shape, of data's rank " + std::to_string(data.size()));
   }
   if (cx.In(2).dtype != cx.In(0).dtype) return cx.Fail("updates must have data's type");
   for (size_t d = 0; d < data.size(); ++d) {
-    if (int64_t(d) != axis && cx.Shape(1)[d] > data[d]) return cx.Fail("indices " + ShapeStr(cx.Shape(1)) + " exceed data " + ShapeStr(data));
+    if (int64_t(d) != axis && cx.Shape(1)[d] > data[d])
+      return cx.Fail("indices " + ShapeStr(cx.Shape(1)) + " exceed data " + ShapeStr(data));
   }
   TUNEFARM_RETURN_IF_ERROR(CheckConstantIndices(cx, 1, data[size_t(axis)]));
   cx.SetOut(0, cx.In(0).dtype, data);
@@ -94,9 +99,11 @@ Status LowerScatterElements(LowerContext& cx, const Node& n) {
 
 // --- OneHot ---------------------------------------------------------------------------------
 Result<int64_t> OneHotDepth(const NodeView& v) {
-  if (!v.HasInput(1) || !v.In(1).constant || v.In(1).constant->num_elements() != 1) return v.Fail("depth must be a constant scalar");
+  if (!v.HasInput(1) || !v.In(1).constant || v.In(1).constant->num_elements() != 1)
+    return v.Fail("depth must be a constant scalar");
   const double depth = ElementAt(*v.In(1).constant, 0);
-  if (depth < 1 || depth > double(kMaxTensorElements)) return v.Fail("depth " + std::to_string(depth) + " is out of range");
+  if (depth < 1 || depth > double(kMaxTensorElements))
+    return v.Fail("depth " + std::to_string(depth) + " is out of range");
   return int64_t(depth);
 }
 
@@ -115,7 +122,8 @@ Status LowerOneHot(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t depth, OneHotDepth(v));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", -1), v.Shape(0).size() + 1));
-  return cx.EmitPlain(n, {0, 2}, [depth, axis](const std::vector<ir::Tensor>& i) { return compute::OneHot(i[0], i[1], depth, axis); });
+  return cx.EmitPlain(
+      n, {0, 2}, [depth, axis](const std::vector<ir::Tensor>& i) { return compute::OneHot(i[0], i[1], depth, axis); });
 }
 
 // --- TopK -----------------------------------------------------------------------------------
@@ -134,7 +142,8 @@ Status InferTopK(InferContext& cx) {
   const auto& x = cx.Shape(0);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, cx.Axis(cx.node().GetInt("axis", -1), x.size()));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t k, TopKCount(cx));
-  if (k < 0 || k > x[size_t(axis)]) return cx.Fail("K " + std::to_string(k) + " is outside [0, " + std::to_string(x[size_t(axis)]) + "]");
+  if (k < 0 || k > x[size_t(axis)])
+    return cx.Fail("K " + std::to_string(k) + " is outside [0, " + std::to_string(x[size_t(axis)]) + "]");
   if (cx.In(0).dtype == DataType::kBool) return cx.Fail("TopK takes numbers, got bool");
   std::vector<int64_t> out = x;
   out[size_t(axis)] = k;
@@ -152,11 +161,13 @@ Status LowerTopK(LowerContext& cx, const Node& n) {
   const std::string base = cx.V(n.outputs[0]).name;
   // The indices, then the values they name (sorted: sorted=0 allows any order, this one included).
   const int indices = cx.Emit(
-      n.op_type, {x}, [axis, k, largest](const std::vector<ir::Tensor>& i) { return compute::TopK(i[0], axis, k, largest).indices; },
+      n.op_type, {x},
+      [axis, k, largest](const std::vector<ir::Tensor>& i) { return compute::TopK(i[0], axis, k, largest).indices; },
       ElementType::kInt64, n.outputs.size() > 1 && n.outputs[1] >= 0 ? cx.V(n.outputs[1]).name : base + ".indices");
   const int values = cx.Emit(
-      n.op_type, {x, indices}, [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); },
-      cx.OutType(n), base);
+      n.op_type, {x, indices},
+      [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); }, cx.OutType(n),
+      base);
   cx.Define(n.outputs[0], values, 0);
   if (n.outputs.size() > 1 && n.outputs[1] >= 0) cx.Define(n.outputs[1], indices, 0);
   return Status::OK();
@@ -169,18 +180,23 @@ Status InferEyeLike(InferContext& cx) {
   DataType dtype = cx.In(0).dtype;
   if (cx.node().Has("dtype")) {
     const auto t = graph::OnnxElementType(cx.node().GetInt("dtype", 1));
-    if (!t) return cx.Fail("dtype " + std::to_string(cx.node().GetInt("dtype", 1)) + " is not supported (" + graph::SupportedElementTypes() + ")");
+    if (!t)
+      return cx.Fail("dtype " + std::to_string(cx.node().GetInt("dtype", 1)) + " is not supported (" +
+                     graph::SupportedElementTypes() + ")");
     dtype = graph::StorageDataType(*t);
   }
   const auto n = CheckedElements(shape);
-  if (!n || *n > kMaxInferenceFoldElements) return cx.Fail("the output " + ShapeStr(shape) + " is too large to build at compile time");
+  if (!n || *n > kMaxInferenceFoldElements)
+    return cx.Fail("the output " + ShapeStr(shape) + " is too large to build at compile time");
   const int64_t k = cx.node().GetInt("k", 0);
   ConstantData out = EmptyConstant(dtype, shape);
   for (int64_t i = 0; i < shape[0]; ++i) {
     for (int64_t j = 0; j < shape[1]; ++j) {
       const bool one = j - i == k;
-      if (dtype == DataType::kFloat32) out.f32.push_back(one ? 1.0f : 0.0f);
-      else out.i64.push_back(one ? 1 : 0);
+      if (dtype == DataType::kFloat32)
+        out.f32.push_back(one ? 1.0f : 0.0f);
+      else
+        out.i64.push_back(one ? 1 : 0);
     }
   }
   cx.SetConstOut(0, std::move(out));
@@ -194,11 +210,13 @@ Status InferEyeLike(InferContext& cx) {
 Status InferNonZero(InferContext& cx) {
   const graph::Value& x = cx.In(0);
   if (!x.constant) {
-    return cx.Fail("its output's shape depends on the values of '" + x.name +
-                   "', which are known only at run time; tunefarm compiles static shapes, so NonZero needs a constant input");
+    return cx.Fail(
+        "its output's shape depends on the values of '" + x.name +
+        "', which are known only at run time; tunefarm compiles static shapes, so NonZero needs a constant input");
   }
   const auto n = CheckedElements(x.shape);
-  if (!n || *n > kMaxInferenceFoldElements) return cx.Fail("the input " + ShapeStr(x.shape) + " is too large to fold at compile time");
+  if (!n || *n > kMaxInferenceFoldElements)
+    return cx.Fail("the input " + ShapeStr(x.shape) + " is too large to fold at compile time");
   std::vector<int64_t> nonzero;  // flat indices, row-major
   for (int64_t i = 0; i < *n; ++i) {
     if (ElementAt(*x.constant, i) != 0) nonzero.push_back(i);
@@ -221,18 +239,71 @@ Status InferNonZero(InferContext& cx) {
 
 std::vector<OperatorDef> IndexOperators() {
   return {
-      {"GatherND", "index", {{"batch_dims", kInt}}, InferGatherND, nullptr, LowerGatherND, nullptr,
-       "indices int64/int32; an index outside its axis is clamped into it", false, 2},
-      {"ScatterElements", "index", {{"axis", kInt}, {"reduction", kString}}, InferScatterElements, nullptr, LowerScatterElements,
-       nullptr, "reduction none/add/mul/max/min; duplicate indices without a reduction add", false, 3},
-      {"Scatter", "index", {{"axis", kInt}}, InferScatterElements, nullptr, LowerScatterElements, nullptr,
-       "opset 9-10: ScatterElements without a reduction", false, 3},
-      {"OneHot", "index", {{"axis", kInt}}, InferOneHot, nullptr, LowerOneHot, nullptr, "depth must be a constant", false, 3},
-      {"TopK", "index", {{"axis", kInt}, {"largest", kInt}, {"sorted", kInt}, {"k", kInt}}, InferTopK, nullptr, LowerTopK,
-       nullptr, "K must be a constant; always sorted, ties by index", false, 1},
-      {"EyeLike", "index", {{"dtype", kInt}, {"k", kInt}}, InferEyeLike, nullptr, nullptr, nullptr,
+      {"GatherND",
+       "index",
+       {{"batch_dims", kInt}},
+       InferGatherND,
+       nullptr,
+       LowerGatherND,
+       nullptr,
+       "indices int64/int32; an index outside its axis is clamped into it",
+       false,
+       2},
+      {"ScatterElements",
+       "index",
+       {{"axis", kInt}, {"reduction", kString}},
+       InferScatterElements,
+       nullptr,
+       LowerScatterElements,
+       nullptr,
+       "reduction none/add/mul/max/min; duplicate indices without a reduction add",
+       false,
+       3},
+      {"Scatter",
+       "index",
+       {{"axis", kInt}},
+       InferScatterElements,
+       nullptr,
+       LowerScatterElements,
+       nullptr,
+       "opset 9-10: ScatterElements without a reduction",
+       false,
+       3},
+      {"OneHot",
+       "index",
+       {{"axis", kInt}},
+       InferOneHot,
+       nullptr,
+       LowerOneHot,
+       nullptr,
+       "depth must be a constant",
+       false,
+       3},
+      {"TopK",
+       "index",
+       {{"axis", kInt}, {"largest", kInt}, {"sorted", kInt}, {"k", kInt}},
+       InferTopK,
+       nullptr,
+       LowerTopK,
+       nullptr,
+       "K must be a constant; always sorted, ties by index",
+       false,
+       1},
+      {"EyeLike",
+       "index",
+       {{"dtype", kInt}, {"k", kInt}},
+       InferEyeLike,
+       nullptr,
+       nullptr,
+       nullptr,
        "a constant (its values depend only on the shape)"},
-      {"NonZero", "index", {}, InferNonZero, nullptr, nullptr, nullptr,
+      {"NonZero",
+       "index",
+       {},
+       InferNonZero,
+       nullptr,
+       nullptr,
+       nullptr,
        "a constant input only (folded at compile time): the output's shape depends on the values"},
   };
 }

@@ -47,7 +47,8 @@ Result<std::vector<int64_t>> NodeView::ConstInts(size_t i, const char* role) con
     return Fail(std::string("input '") + role + "' (" + v.name +
                 ") must be a constant after folding; tunefarm compiles static shapes");
   }
-  if (v.constant->dtype == graph::DataType::kFloat32) return Fail(std::string("input '") + role + "' must be an integer tensor");
+  if (v.constant->dtype == graph::DataType::kFloat32)
+    return Fail(std::string("input '") + role + "' must be an integer tensor");
   return v.constant->i64;
 }
 
@@ -62,12 +63,14 @@ Result<std::optional<float>> NodeView::OptionalConstScalar(size_t i, const char*
   const graph::Value& v = In(i);
   if (!v.constant) return Fail(std::string("input '") + role + "' (" + v.name + ") must be a constant");
   if (v.constant->num_elements() != 1) return Fail(std::string("input '") + role + "' must be a scalar");
-  return std::optional<float>(v.constant->dtype == graph::DataType::kFloat32 ? v.constant->f32[0] : float(v.constant->i64[0]));
+  return std::optional<float>(v.constant->dtype == graph::DataType::kFloat32 ? v.constant->f32[0]
+                                                                             : float(v.constant->i64[0]));
 }
 
 Result<int64_t> NodeView::Axis(int64_t axis, size_t rank) const {
   const int64_t r = int64_t(rank);
-  if (axis < -r || axis >= r) return Fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  if (axis < -r || axis >= r)
+    return Fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + r : axis;
 }
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/workload.h"
 #include "compiler/graph/graph.h"
+#include "tunefarm/compiler/workload.h"
 
 namespace tunefarm::operators {
 

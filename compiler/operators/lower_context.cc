@@ -4,10 +4,10 @@
 #include <set>
 
 #include "compiler/backend/backend.h"
+#include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/plan_layouts.h"
 #include "compiler/operators/registry.h"
-#include "compiler/compute/ops.h"
 #include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/element_convert.h"
@@ -23,12 +23,18 @@ using graph::Node;
 
 ElementType ToElementType(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return ElementType::kFloat32;
-    case DataType::kInt64: return ElementType::kInt64;
-    case DataType::kInt32: return ElementType::kInt32;
-    case DataType::kInt8: return ElementType::kInt8;
-    case DataType::kUInt8: return ElementType::kUInt8;
-    case DataType::kBool: return ElementType::kBool;
+    case DataType::kFloat32:
+      return ElementType::kFloat32;
+    case DataType::kInt64:
+      return ElementType::kInt64;
+    case DataType::kInt32:
+      return ElementType::kInt32;
+    case DataType::kInt8:
+      return ElementType::kInt8;
+    case DataType::kUInt8:
+      return ElementType::kUInt8;
+    case DataType::kBool:
+      return ElementType::kBool;
   }
   return ElementType::kFloat32;
 }
@@ -36,17 +42,24 @@ ElementType ToElementType(DataType t) {
 // Kernels see bool as its storage byte, and an edge type as its storage type.
 ir::Type ToIRType(ElementType t) {
   switch (runtime::StorageTypeOf(t)) {
-    case ElementType::kFloat32: return ir::Type::Float(32);
-    case ElementType::kInt64: return ir::Type::Int(64);
-    case ElementType::kInt32: return ir::Type::Int(32);
-    case ElementType::kInt8: return ir::Type::Int(8);
+    case ElementType::kFloat32:
+      return ir::Type::Float(32);
+    case ElementType::kInt64:
+      return ir::Type::Int(64);
+    case ElementType::kInt32:
+      return ir::Type::Int(32);
+    case ElementType::kInt8:
+      return ir::Type::Int(8);
     case ElementType::kUInt8:
-    case ElementType::kBool: return ir::Type{ir::Type::kUInt, 8, 1};
-    default: return ir::Type::Float(32);
+    case ElementType::kBool:
+      return ir::Type{ir::Type::kUInt, 8, 1};
+    default:
+      return ir::Type::Float(32);
   }
 }
 
-int LowerContext::NewTensor(const std::string& name, ArtifactTensor::Kind kind, ElementType dtype, std::vector<int64_t> shape) {
+int LowerContext::NewTensor(const std::string& name, ArtifactTensor::Kind kind, ElementType dtype,
+                            std::vector<int64_t> shape) {
   ArtifactTensor t;
   t.name = name;
   t.kind = kind;
@@ -57,7 +70,7 @@ int LowerContext::NewTensor(const std::string& name, ArtifactTensor::Kind kind, 
 }
 
 int LowerContext::AddParam(const std::string& name, ElementType dtype, std::vector<int64_t> shape, const void* data,
-                            size_t bytes) {
+                           size_t bytes) {
   std::string& blob = plan_.artifact.params;
   blob.resize((blob.size() + 63) / 64 * 64, '\0');  // every parameter 64-byte aligned
   int id = NewTensor(name, ArtifactTensor::kParam, dtype, std::move(shape));
@@ -72,13 +85,17 @@ int LowerContext::ParamFromConstant(const std::string& name, const graph::Consta
   std::string bytes;
   for (int64_t v : c.i64) {
     switch (runtime::ElementSize(dt)) {
-      case 8: bytes.append(reinterpret_cast<const char*>(&v), 8); break;
+      case 8:
+        bytes.append(reinterpret_cast<const char*>(&v), 8);
+        break;
       case 4: {
         int32_t x = int32_t(v);
         bytes.append(reinterpret_cast<const char*>(&x), 4);
         break;
       }
-      default: bytes.push_back(char(v)); break;
+      default:
+        bytes.push_back(char(v));
+        break;
     }
   }
   return AddParam(name, dt, c.shape, bytes.data(), bytes.size());
@@ -113,9 +130,10 @@ Result<int> LowerContext::Get(int value, int64_t block) {
   }
   const int src = s.by_block.at(s.home_block);
   const int64_t from = s.home_block;
-  int t = Emit("layout_transform", {src},
-               [&](const std::vector<ir::Tensor>& in) { return compute::ChangeLayout(in[0], v.shape, from, block); },
-               T(src).dtype, v.name + (block ? ".nchw" + std::to_string(block) + "c" : ".nchw"));
+  int t = Emit(
+      "layout_transform", {src},
+      [&](const std::vector<ir::Tensor>& in) { return compute::ChangeLayout(in[0], v.shape, from, block); },
+      T(src).dtype, v.name + (block ? ".nchw" + std::to_string(block) + "c" : ".nchw"));
   s.by_block[block] = t;
   return t;
 }
@@ -156,7 +174,7 @@ void LowerContext::BuildGenericKernel(compiler::PlannedKernel* k) const {
 }
 
 int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, const TensorFn& fn, ElementType out_dtype,
-                        const std::string& out_name) {
+                       const std::string& out_name) {
   std::vector<ir::Tensor> ph;
   for (size_t k = 0; k < inputs.size(); ++k) {
     ph.push_back(te::Placeholder("in" + std::to_string(k), T(inputs[k]).shape, ToIRType(T(inputs[k]).dtype)));
@@ -165,8 +183,9 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
   if (out->dtype != ToIRType(out_dtype) && emit_error_.ok()) {
     // A definition that computes another type than the graph says: refuse rather than let the
     // kernel write past a buffer sized for the graph's type.
-    emit_error_ = Status::Unimplemented(op + " on " + runtime::ElementTypeName(out_dtype) + " tensors is not supported (its kernel computes " +
-                                        out->dtype.ToString() + ")");
+    emit_error_ =
+        Status::Unimplemented(op + " on " + runtime::ElementTypeName(out_dtype) +
+                              " tensors is not supported (its kernel computes " + out->dtype.ToString() + ")");
   }
   int id = NewTensor(out_name, ArtifactTensor::kIntermediate, out_dtype, out->shape);
   if (out->NumElements() == 0) return id;  // nothing to compute into an empty tensor
@@ -180,8 +199,9 @@ int LowerContext::Emit(const std::string& op, const std::vector<int>& inputs, co
   return id;
 }
 
-Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs, const compiler::Workload& w,
-                                                       const compiler::Target& target, int limit, int* skipped) {
+Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs,
+                                                       const compiler::Workload& w, const compiler::Target& target,
+                                                       int limit, int* skipped) {
   std::vector<compiler::BestConfig> valid;
   TUNEFARM_ASSIGN_OR_RETURN(auto ranked, configs.Ranked(w, target, limit));
   auto space = compiler::GetConfigSpace(w, target);
@@ -212,7 +232,8 @@ void LowerContext::WarnSkippedRecords(const compiler::Workload& w, int outside_s
   auto unusable = options_.configs->UnusableCount(w, target_);
   const int64_t bad_times = unusable.ok() ? *unusable : 0;
   if (outside_space > 0) {
-    options_.warn("warning: skipped " + std::to_string(outside_space) + " record(s) of " + key + " on " + target_.ToString() +
+    options_.warn("warning: skipped " + std::to_string(outside_space) + " record(s) of " + key + " on " +
+                  target_.ToString() +
                   " whose config is not a valid point of its space (stale or edited records); none was applied");
   }
   if (bad_times > 0) {
@@ -221,7 +242,8 @@ void LowerContext::WarnSkippedRecords(const compiler::Workload& w, int outside_s
   }
 }
 
-Result<LowerContext::Choice> LowerContext::ChooseImplementation(const std::vector<compiler::Workload>& implementations) {
+Result<LowerContext::Choice> LowerContext::ChooseImplementation(
+    const std::vector<compiler::Workload>& implementations) {
   if (plan_choices_) {
     auto planned = plan_choices_->find(current_node_);
     if (planned != plan_choices_->end()) return planned->second;
@@ -351,13 +373,15 @@ Status LowerContext::LowerOutputs() {
     bool own = tensor.kind == ArtifactTensor::kIntermediate && tensor.view_of < 0 && !claimed.count(t);
     if (!own) {
       // An output that is an input, a parameter, a view or another output gets its own copy.
-      t = Emit("copy", {t}, [&](const std::vector<ir::Tensor>& in) { return compute::Reshape(in[0], in[0]->shape); },
-               T(t).dtype, V(out).name);
+      t = Emit(
+          "copy", {t}, [&](const std::vector<ir::Tensor>& in) { return compute::Reshape(in[0], in[0]->shape); },
+          T(t).dtype, V(out).name);
     }
     const graph::Value& v = V(out);
     if (v.edge_dtype && graph::StorageDataType(*v.edge_dtype) != v.dtype) {
-      return Status::InvalidArgument("graph output '" + v.name + "' is declared " + runtime::ElementTypeName(*v.edge_dtype) +
-                                     " but computes " + graph::DataTypeName(v.dtype));
+      return Status::InvalidArgument("graph output '" + v.name + "' is declared " +
+                                     runtime::ElementTypeName(*v.edge_dtype) + " but computes " +
+                                     graph::DataTypeName(v.dtype));
     }
     plan_.artifact.tensors[size_t(t)].edge_dtype = v.edge_dtype;
     plan_.artifact.tensors[size_t(t)].kind = ArtifactTensor::kOutput;

@@ -78,7 +78,7 @@ class LowerContext {
   struct Choice {
     compiler::Workload workload;
     int64_t config_index = -1;
-    std::string source;  // "records" or "fallback"
+    std::string source;                   // "records" or "fallback"
     std::vector<std::string> candidates;  // every implementation, as Workload::ImplementationKey()
   };
   Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations);
@@ -118,7 +118,7 @@ class LowerContext {
   compiler::ModelPlan plan_;
   std::set<std::string> warned_;
   std::set<std::string> warned_skips_;
-  Status emit_error_;  // the first kernel whose type did not match its output (see Emit)
+  Status emit_error_;      // the first kernel whose type did not match its output (see Emit)
   int current_node_ = -1;  // the node Run is lowering
   LayoutFlow* flow_ = nullptr;
   const std::map<int, Choice>* plan_choices_ = nullptr;
@@ -127,8 +127,9 @@ class LowerContext {
 // The records of workload `w` that are points of its space on `target`, fastest first, at most
 // `limit`: a record from another target (matched by model or key) counts only where its index
 // means the same config here, and stale or corrupt ones are skipped (counted in *skipped if given).
-Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs, const compiler::Workload& w,
-                                                       const compiler::Target& target, int limit, int* skipped = nullptr);
+Result<std::vector<compiler::BestConfig>> ValidRecords(const compiler::ConfigSource& configs,
+                                                       const compiler::Workload& w, const compiler::Target& target,
+                                                       int limit, int* skipped = nullptr);
 
 }  // namespace tunefarm::operators
 

@@ -22,7 +22,7 @@ struct PlannedKernel {
   std::vector<int> args;  // artifact tensor per def.args entry
   // Tunable kernels only: the implementation chosen, as Workload::ImplementationKey().
   std::string workload;
-  std::string node;       // the graph node it computes (tunable kernels)
+  std::string node;  // the graph node it computes (tunable kernels)
   // Every implementation of the node's workload the compiler looked up (schedule/template_table.h),
   // the chosen one included, as ImplementationKey(): what task extraction lists.
   std::vector<std::string> candidate_workloads;

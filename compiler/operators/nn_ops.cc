@@ -4,14 +4,14 @@
 #include <cctype>
 #include <map>
 
+#include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
-#include "compiler/operators/node_workload.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/conv_transpose_window.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
+#include "compiler/operators/node_workload.h"
 #include "compiler/operators/registry.h"
-#include "compiler/compute/ops.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
@@ -24,8 +24,10 @@ Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
   const auto& x = v.Shape(0);
   if (!v.HasInput(1)) return v.Fail("missing the weight input");
   const auto& w = v.Shape(1);
-  if (x.size() < 3 || x.size() > 5) return v.Fail("ConvTranspose needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
-  if (w.size() != x.size()) return v.Fail("weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
+  if (x.size() < 3 || x.size() > 5)
+    return v.Fail("ConvTranspose needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
+  if (w.size() != x.size())
+    return v.Fail("weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
   const size_t sp = x.size() - 2;
   TransposeWindow t;
   t.params.groups = n.GetInt("group", 1);
@@ -37,7 +39,8 @@ Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
   t.params.strides = n.GetInts("strides", std::vector<int64_t>(sp, 1));
   t.params.dilations = n.GetInts("dilations", std::vector<int64_t>(sp, 1));
   const std::vector<int64_t> output_padding = n.GetInts("output_padding", std::vector<int64_t>(sp, 0));
-  if (kernel.size() != sp || t.params.strides.size() != sp || t.params.dilations.size() != sp || output_padding.size() != sp) {
+  if (kernel.size() != sp || t.params.strides.size() != sp || t.params.dilations.size() != sp ||
+      output_padding.size() != sp) {
     return v.Fail("kernel_shape, strides, dilations and output_padding must have " + std::to_string(sp) + " values");
   }
   if (!std::equal(kernel.begin(), kernel.end(), w.begin() + 2)) {
@@ -67,7 +70,8 @@ Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
   std::vector<int64_t> pads(2 * sp, 0);
   if (!wanted.empty()) {
     for (size_t i = 0; i < sp; ++i) {
-      if (wanted[i] < 1 || wanted[i] > (int64_t(1) << 31)) return v.Fail("output_shape " + ShapeStr(wanted) + " is out of range");
+      if (wanted[i] < 1 || wanted[i] > (int64_t(1) << 31))
+        return v.Fail("output_shape " + ShapeStr(wanted) + " is out of range");
       const int64_t total = natural[i] - wanted[i];
       const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2), as ONNX's reference
       pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
@@ -77,7 +81,8 @@ Result<TransposeWindow> ParseConvTranspose(const NodeView& v) {
     pads = n.GetInts("pads", pads);
     if (pads.size() != 2 * sp) return v.Fail("pads must have " + std::to_string(2 * sp) + " values");
     for (int64_t p : pads) {
-      if (p < 0 || p > kMaxWindowAttribute) return v.Fail("pads " + ShapeStr(pads) + " must be in [0, " + std::to_string(kMaxWindowAttribute) + "]");
+      if (p < 0 || p > kMaxWindowAttribute)
+        return v.Fail("pads " + ShapeStr(pads) + " must be in [0, " + std::to_string(kMaxWindowAttribute) + "]");
     }
   } else if (auto_pad != "VALID") {
     return v.Fail("unsupported auto_pad '" + auto_pad + "'");
@@ -122,7 +127,8 @@ Status ResolvePads(const Node& n, const std::vector<int64_t>& in, const std::vec
   }
   pads->assign(2 * sp, 0);
   if (auto_pad == "VALID") return Status::OK();
-  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return Status::InvalidArgument("unsupported auto_pad '" + auto_pad + "'");
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    return Status::InvalidArgument("unsupported auto_pad '" + auto_pad + "'");
   for (size_t i = 0; i < sp; ++i) {
     const int64_t out = (in[i] + strides[i] - 1) / strides[i];
     const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + dil[i] * (kernel[i] - 1) + 1 - in[i]);
@@ -155,18 +161,19 @@ Result<std::vector<int64_t>> InferWindow(InferContext& cx, std::vector<int64_t> 
   const auto& x = cx.Shape(0);
   const size_t sp = x.size() - 2;
   std::vector<int64_t> strides = cx.node().GetInts("strides", std::vector<int64_t>(sp, 1));
-  std::vector<int64_t> dil = dilated ? cx.node().GetInts("dilations", std::vector<int64_t>(sp, 1)) : std::vector<int64_t>(sp, 1);
+  std::vector<int64_t> dil =
+      dilated ? cx.node().GetInts("dilations", std::vector<int64_t>(sp, 1)) : std::vector<int64_t>(sp, 1);
   if (kernel.size() != sp || strides.size() != sp || dil.size() != sp) {
     return cx.Fail("kernel_shape, strides and dilations must have " + std::to_string(sp) + " values");
   }
   for (size_t i = 0; i < sp; ++i) {
     if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1) {
-      return cx.Fail("kernel_shape " + ShapeStr(kernel) + ", strides " + ShapeStr(strides) + " and dilations " + ShapeStr(dil) +
-                     " must be positive");
+      return cx.Fail("kernel_shape " + ShapeStr(kernel) + ", strides " + ShapeStr(strides) + " and dilations " +
+                     ShapeStr(dil) + " must be positive");
     }
     if (kernel[i] > kMaxWindowAttribute || strides[i] > kMaxWindowAttribute || dil[i] > kMaxWindowAttribute) {
-      return cx.Fail("kernel_shape " + ShapeStr(kernel) + ", strides " + ShapeStr(strides) + " and dilations " + ShapeStr(dil) +
-                     " must be at most " + std::to_string(kMaxWindowAttribute));
+      return cx.Fail("kernel_shape " + ShapeStr(kernel) + ", strides " + ShapeStr(strides) + " and dilations " +
+                     ShapeStr(dil) + " must be at most " + std::to_string(kMaxWindowAttribute));
     }
   }
   std::vector<int64_t> pads;
@@ -192,11 +199,14 @@ Status InferConv(InferContext& cx) {
   const auto& x = cx.Shape(0);
   if (!cx.HasInput(1)) return cx.Fail("missing the weight input");
   const auto& w = cx.Shape(1);
-  if (x.size() < 3 || x.size() > 5) return cx.Fail("Conv needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
-  if (w.size() != x.size()) return cx.Fail("Conv weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
+  if (x.size() < 3 || x.size() > 5)
+    return cx.Fail("Conv needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
+  if (w.size() != x.size())
+    return cx.Fail("Conv weight " + ShapeStr(w) + " does not match the input rank " + std::to_string(x.size()));
   const int64_t group = cx.node().GetInt("group", 1);
   if (group < 1 || x[1] != w[1] * group || w[0] % group != 0) {
-    return cx.Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " + std::to_string(group));
+    return cx.Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " +
+                   std::to_string(group));
   }
   if (cx.HasInput(2) && (cx.Shape(2).size() != 1 || cx.Shape(2)[0] != w[0])) {
     return cx.Fail("bias " + ShapeStr(cx.Shape(2)) + " must be [" + std::to_string(w[0]) + "]");
@@ -231,17 +241,26 @@ compiler::Epilogue TemplateEpilogue(const Node& n) {
   ep.bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   ep.residual = n.inputs.size() > 3 && n.inputs[3] >= 0;
   switch (n.epilogue.activation) {
-    case graph::FusedActivation::kNone: break;
-    case graph::FusedActivation::kRelu: ep.activation = compiler::Activation::kRelu; break;
+    case graph::FusedActivation::kNone:
+      break;
+    case graph::FusedActivation::kRelu:
+      ep.activation = compiler::Activation::kRelu;
+      break;
     case graph::FusedActivation::kClip:
       ep.activation = n.epilogue.clip_min == 0.0f && n.epilogue.clip_max == 6.0f ? compiler::Activation::kRelu6
-                                                                                  : compiler::Activation::kClip;
+                                                                                 : compiler::Activation::kClip;
       ep.clip_min = n.epilogue.clip_min;
       ep.clip_max = n.epilogue.clip_max;
       break;
-    case graph::FusedActivation::kPRelu: ep.activation = compiler::Activation::kPRelu; break;
-    case graph::FusedActivation::kGelu: ep.activation = compiler::Activation::kGelu; break;
-    case graph::FusedActivation::kGeluTanh: ep.activation = compiler::Activation::kGeluTanh; break;
+    case graph::FusedActivation::kPRelu:
+      ep.activation = compiler::Activation::kPRelu;
+      break;
+    case graph::FusedActivation::kGelu:
+      ep.activation = compiler::Activation::kGelu;
+      break;
+    case graph::FusedActivation::kGeluTanh:
+      ep.activation = compiler::Activation::kGeluTanh;
+      break;
   }
   return ep;
 }
@@ -257,9 +276,10 @@ std::vector<float> PackConvWeights(const graph::ConstantData& wc, const compiler
       for (int64_t h = 0; h < kh; ++h) {
         for (int64_t x = 0; x < kw; ++x) {
           const float v = wc.f32[size_t(((k * cg + c) * kh + h) * kw + x)];
-          const size_t at = depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
-                                      : size_t(((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn +
-                                               (c % ic_bn) * oc_bn + k % oc_bn);
+          const size_t at =
+              depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
+                        : size_t(((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn +
+                                 (c % ic_bn) * oc_bn + k % oc_bn);
           packed[at] = v;
         }
       }
@@ -343,9 +363,15 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
       packed = compiler::WinogradWeightTransform(wc.f32, w.conv.out_channels, w.conv.in_channels, oc_block, *wm);
       break;
     }
-    case compiler::WeightPacking::kConvBlocked: packed = PackConvWeights(wc, def, /*depthwise=*/false); break;
-    case compiler::WeightPacking::kDepthwiseBlocked: packed = PackConvWeights(wc, def, /*depthwise=*/true); break;
-    case compiler::WeightPacking::kConvAsStored: packed = wc.f32; break;  // [K, C/groups, KH, KW]
+    case compiler::WeightPacking::kConvBlocked:
+      packed = PackConvWeights(wc, def, /*depthwise=*/false);
+      break;
+    case compiler::WeightPacking::kDepthwiseBlocked:
+      packed = PackConvWeights(wc, def, /*depthwise=*/true);
+      break;
+    case compiler::WeightPacking::kConvAsStored:
+      packed = wc.f32;
+      break;  // [K, C/groups, KH, KW]
     case compiler::WeightPacking::kDense: {
       const bool trans_b = n.op_type == "Gemm" && n.GetInt("transB", 0);
       const int64_t in = w.dense.in_features, outf = w.dense.out_features;
@@ -354,8 +380,10 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
       for (int64_t o = 0; o < outf; ++o) {
         for (int64_t k = 0; k < in; ++k) {
           const float v = alpha * (trans_b ? wc.f32[size_t(o * in + k)] : wc.f32[size_t(k * outf + o)]);
-          if (ps.size() == 3) packed[size_t(((o / ps[2]) * in + k) * ps[2] + o % ps[2])] = v;  // [N/bn, K, bn]
-          else packed[size_t(o * in + k)] = v;                                                 // as stored
+          if (ps.size() == 3)
+            packed[size_t(((o / ps[2]) * in + k) * ps[2] + o % ps[2])] = v;  // [N/bn, K, bn]
+          else
+            packed[size_t(o * in + k)] = v;  // as stored
         }
       }
       break;
@@ -400,7 +428,9 @@ Status LowerLinear(LowerContext& cx, const Node& n) {
     if (n.inputs[i] >= 0) inputs.push_back(i);
   }
   // Positions in `inputs` (absent ones are skipped): bias 2, residual 3, PRelu's slopes 4.
-  auto position = [&inputs](size_t input) { return size_t(std::find(inputs.begin(), inputs.end(), input) - inputs.begin()); };
+  auto position = [&inputs](size_t input) {
+    return size_t(std::find(inputs.begin(), inputs.end(), input) - inputs.begin());
+  };
   const bool has_c = n.inputs.size() > 2 && n.inputs[2] >= 0, has_res = n.inputs.size() > 3 && n.inputs[3] >= 0;
   const bool prelu = n.epilogue.activation == graph::FusedActivation::kPRelu;
   const size_t res_at = position(3), slope_at = position(4);
@@ -480,13 +510,16 @@ Status InferMatMul(InferContext& cx) {
   const bool a1 = a.size() == 1, b1 = b.size() == 1;
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
-  if (a.back() != b[b.size() - 2]) return cx.Fail("inner dimensions differ: " + ShapeStr(cx.Shape(0)) + " x " + ShapeStr(cx.Shape(1)));
+  if (a.back() != b[b.size() - 2])
+    return cx.Fail("inner dimensions differ: " + ShapeStr(cx.Shape(0)) + " x " + ShapeStr(cx.Shape(1)));
   std::vector<int64_t> ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
   const size_t rank = std::max(ba.size(), bb.size());
   std::vector<int64_t> out(rank);
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t x = i + ba.size() >= rank ? ba[i + ba.size() - rank] : 1, y = i + bb.size() >= rank ? bb[i + bb.size() - rank] : 1;
-    if (x != y && x != 1 && y != 1) return cx.Fail("batch dimensions " + ShapeStr(ba) + " and " + ShapeStr(bb) + " do not broadcast");
+    const int64_t x = i + ba.size() >= rank ? ba[i + ba.size() - rank] : 1,
+                  y = i + bb.size() >= rank ? bb[i + bb.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1)
+      return cx.Fail("batch dimensions " + ShapeStr(ba) + " and " + ShapeStr(bb) + " do not broadcast");
     out[i] = x == 1 ? y : x;
   }
   if (!a1) out.push_back(a[a.size() - 2]);
@@ -520,21 +553,26 @@ Result<EinsumArgs> ParseEinsum(const NodeView& v) {
     if (!v.HasInput(k)) return v.Fail("input " + std::to_string(k) + " is missing");
   }
   if (a.inputs.size() != v.num_inputs()) {
-    return v.Fail("equation '" + eq + "' has " + std::to_string(a.inputs.size()) + " operands for " + std::to_string(v.num_inputs()) + " inputs");
+    return v.Fail("equation '" + eq + "' has " + std::to_string(a.inputs.size()) + " operands for " +
+                  std::to_string(v.num_inputs()) + " inputs");
   }
   std::map<char, int64_t> extent, count;
   for (size_t k = 0; k < a.inputs.size(); ++k) {
     const std::string& labels = a.inputs[k];
     if (labels.size() != v.Shape(k).size()) {
-      return v.Fail("operand " + std::to_string(k) + " '" + labels + "' does not match its rank " + std::to_string(v.Shape(k).size()));
+      return v.Fail("operand " + std::to_string(k) + " '" + labels + "' does not match its rank " +
+                    std::to_string(v.Shape(k).size()));
     }
     for (size_t d = 0; d < labels.size(); ++d) {
       const char c = labels[d];
-      if (!std::isalpha(static_cast<unsigned char>(c))) return v.Fail(std::string("bad label '") + c + "' in '" + eq + "'");
-      if (std::count(labels.begin(), labels.end(), c) > 1) return v.Fail(std::string("repeated label '") + c + "' within an operand (a diagonal) is not supported");
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        return v.Fail(std::string("bad label '") + c + "' in '" + eq + "'");
+      if (std::count(labels.begin(), labels.end(), c) > 1)
+        return v.Fail(std::string("repeated label '") + c + "' within an operand (a diagonal) is not supported");
       auto [it, inserted] = extent.emplace(c, v.Shape(k)[d]);
       if (!inserted && it->second != v.Shape(k)[d]) {
-        return v.Fail(std::string("label '") + c + "' has extents " + std::to_string(it->second) + " and " + std::to_string(v.Shape(k)[d]));
+        return v.Fail(std::string("label '") + c + "' has extents " + std::to_string(it->second) + " and " +
+                      std::to_string(v.Shape(k)[d]));
       }
       ++count[c];
     }
@@ -572,17 +610,19 @@ Status LowerEinsum(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(EinsumArgs a, ParseEinsum(NodeView(cx.graph(), n)));
   std::vector<size_t> inputs;
   for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(i);
-  return cx.EmitPlain(n, inputs, [a](const std::vector<ir::Tensor>& i) { return compute::Einsum(i, a.inputs, a.output); });
+  return cx.EmitPlain(n, inputs,
+                      [a](const std::vector<ir::Tensor>& i) { return compute::Einsum(i, a.inputs, a.output); });
 }
 
 // --- pooling --------------------------------------------------------------------------------
 Status InferPool(InferContext& cx) {
   const bool is_max = cx.node().op_type == "MaxPool";
   const auto& x = cx.Shape(0);
-  if (x.size() < 3) return cx.Fail(cx.node().op_type + " needs an input of rank >= 3 (N, C, spatial...), got " + ShapeStr(x));
+  if (x.size() < 3)
+    return cx.Fail(cx.node().op_type + " needs an input of rank >= 3 (N, C, spatial...), got " + ShapeStr(x));
   const bool dilated = is_max || cx.opset() >= 19;
-  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> spatial,
-                            InferWindow(cx, cx.node().GetInts("kernel_shape"), dilated, cx.node().GetInt("ceil_mode", 0) != 0));
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> spatial, InferWindow(cx, cx.node().GetInts("kernel_shape"), dilated,
+                                                                      cx.node().GetInt("ceil_mode", 0) != 0));
   std::vector<int64_t> out = {x[0], x[1]};
   out.insert(out.end(), spatial.begin(), spatial.end());
   cx.SetOut(0, cx.In(0).dtype, out);
@@ -612,7 +652,8 @@ Status LowerPool(LowerContext& cx, const Node& n) {
   if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
     const bool is_max = n.op_type == "GlobalMaxPool";
     fn = [spatial, is_max](const std::vector<ir::Tensor>& i) {
-      return is_max ? compute::Reduce(i[0], spatial, true, compute::ReduceOp::kMax) : compute::GlobalAveragePool(i[0], spatial);
+      return is_max ? compute::Reduce(i[0], spatial, true, compute::ReduceOp::kMax)
+                    : compute::GlobalAveragePool(i[0], spatial);
     };
   } else {
     compute::PoolParams p;
@@ -638,7 +679,8 @@ Status InferBatchNorm(InferContext& cx) {
   const auto& x = cx.Shape(0);
   if (x.size() < 2) return cx.Fail("needs an input of rank >= 2, got " + ShapeStr(x));
   for (size_t i = 1; i < 5; ++i) {
-    if (cx.Shape(i) != std::vector<int64_t>{x[1]}) return cx.Fail("input " + std::to_string(i) + " must be [" + std::to_string(x[1]) + "]");
+    if (cx.Shape(i) != std::vector<int64_t>{x[1]})
+      return cx.Fail("input " + std::to_string(i) + " must be [" + std::to_string(x[1]) + "]");
   }
   cx.SetOut(0, cx.In(0).dtype, x);
   // Training-mode BatchNormalization also returns the running mean and variance, shaped [C].
@@ -647,10 +689,12 @@ Status InferBatchNorm(InferContext& cx) {
 }
 
 Status LowerBatchNorm(LowerContext& cx, const Node& n) {
-  if (n.outputs.size() > 1 || n.GetInt("training_mode", 0)) return cx.Fail(n, "training-mode BatchNormalization is not supported");
+  if (n.outputs.size() > 1 || n.GetInt("training_mode", 0))
+    return cx.Fail(n, "training-mode BatchNormalization is not supported");
   const float eps = n.GetFloat("epsilon", 1e-5f);
-  return cx.EmitPlain(n, {0, 1, 2, 3, 4},
-                      [eps](const std::vector<ir::Tensor>& i) { return compute::BatchNorm(i[0], i[1], i[2], i[3], i[4], eps); });
+  return cx.EmitPlain(n, {0, 1, 2, 3, 4}, [eps](const std::vector<ir::Tensor>& i) {
+    return compute::BatchNorm(i[0], i[1], i[2], i[3], i[4], eps);
+  });
 }
 
 // InstanceNormalization: each (n, c) normalized over its spatial axes, then scale[c] and bias[c]:
@@ -658,10 +702,12 @@ Status LowerBatchNorm(LowerContext& cx, const Node& n) {
 Status InferInstanceNorm(InferContext& cx) {
   const auto& x = cx.Shape(0);
   if (x.size() < 3) return cx.Fail("needs an input of rank 3 or more (N, C, spatial...), got " + ShapeStr(x));
-  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
+  if (cx.In(0).dtype != DataType::kFloat32)
+    return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
   for (size_t i = 1; i < 3; ++i) {
     if (cx.Shape(i) != std::vector<int64_t>{x[1]}) {
-      return cx.Fail(std::string(i == 1 ? "scale " : "B ") + ShapeStr(cx.Shape(i)) + " must be [" + std::to_string(x[1]) + "]");
+      return cx.Fail(std::string(i == 1 ? "scale " : "B ") + ShapeStr(cx.Shape(i)) + " must be [" +
+                     std::to_string(x[1]) + "]");
     }
   }
   cx.SetOut(0, cx.In(0).dtype, x);
@@ -679,9 +725,10 @@ Status LowerInstanceNorm(LowerContext& cx, const Node& n) {
   const std::string name = cx.V(n.outputs[0]).name;
   scale = cx.View(scale, per_channel, name + ".scale");
   bias = cx.View(bias, per_channel, name + ".bias");
-  const int t = cx.Emit(n.op_type, {x, scale, bias},
-                        [eps](const std::vector<ir::Tensor>& i) { return compute::LayerNorm(i[0], i[1], i[2], 2, eps); },
-                        cx.OutType(n), name);
+  const int t = cx.Emit(
+      n.op_type, {x, scale, bias},
+      [eps](const std::vector<ir::Tensor>& i) { return compute::LayerNorm(i[0], i[1], i[2], 2, eps); }, cx.OutType(n),
+      name);
   cx.Define(n.outputs[0], t, 0);
   return Status::OK();
 }
@@ -691,17 +738,20 @@ Status LowerInstanceNorm(LowerContext& cx, const Node& n) {
 Status InferGroupNorm(InferContext& cx) {
   const auto& x = cx.Shape(0);
   if (x.size() < 3) return cx.Fail("needs an input of rank 3 or more (N, C, spatial...), got " + ShapeStr(x));
-  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
+  if (cx.In(0).dtype != DataType::kFloat32)
+    return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
   const int64_t groups = cx.node().GetInt("num_groups", 0);
   if (groups < 1 || x[1] % groups != 0) {
-    return cx.Fail("num_groups " + std::to_string(groups) + " must be positive and divide the " + std::to_string(x[1]) + " channels");
+    return cx.Fail("num_groups " + std::to_string(groups) + " must be positive and divide the " + std::to_string(x[1]) +
+                   " channels");
   }
   const bool per_channel = cx.opset() >= 21;
   const int64_t affine = per_channel ? x[1] : groups;
   for (size_t i = 1; i < 3; ++i) {
     if (cx.Shape(i) != std::vector<int64_t>{affine}) {
-      return cx.Fail(std::string(i == 1 ? "scale " : "bias ") + ShapeStr(cx.Shape(i)) + " must be [" + std::to_string(affine) +
-                     "] (one per " + (per_channel ? "channel" : "group, as opset 18 says; per channel from opset 21") + ")");
+      return cx.Fail(std::string(i == 1 ? "scale " : "bias ") + ShapeStr(cx.Shape(i)) + " must be [" +
+                     std::to_string(affine) + "] (one per " +
+                     (per_channel ? "channel" : "group, as opset 18 says; per channel from opset 21") + ")");
     }
   }
   cx.SetOut(0, cx.In(0).dtype, x);
@@ -711,14 +761,17 @@ Status InferGroupNorm(InferContext& cx) {
 Status LowerGroupNorm(LowerContext& cx, const Node& n) {
   const float eps = n.GetFloat("epsilon", 1e-5f);
   const int64_t groups = n.GetInt("num_groups", 1);
-  return cx.EmitPlain(n, {0, 1, 2}, [=](const std::vector<ir::Tensor>& i) { return compute::GroupNorm(i[0], i[1], i[2], groups, eps); });
+  return cx.EmitPlain(n, {0, 1, 2}, [=](const std::vector<ir::Tensor>& i) {
+    return compute::GroupNorm(i[0], i[1], i[2], groups, eps);
+  });
 }
 
 // LRN: AlexNet/GoogLeNet-era cross-channel normalization.
 Status InferLrn(InferContext& cx) {
   const auto& x = cx.Shape(0);
   if (x.size() < 3) return cx.Fail("needs an input of rank 3 or more (N, C, spatial...), got " + ShapeStr(x));
-  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
+  if (cx.In(0).dtype != DataType::kFloat32)
+    return cx.Fail("takes float32 tensors, got " + std::string(graph::DataTypeName(cx.In(0).dtype)));
   const int64_t size = cx.node().GetInt("size", 0);
   if (size < 1 || size > kMaxWindowAttribute) {
     return cx.Fail("size " + std::to_string(size) + " must be in [1, " + std::to_string(kMaxWindowAttribute) + "]");
@@ -730,7 +783,9 @@ Status InferLrn(InferContext& cx) {
 Status LowerLrn(LowerContext& cx, const Node& n) {
   const int64_t size = n.GetInt("size", 1);
   const float alpha = n.GetFloat("alpha", 1e-4f), beta = n.GetFloat("beta", 0.75f), bias = n.GetFloat("bias", 1.0f);
-  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return compute::LocalResponseNorm(i[0], size, alpha, beta, bias); });
+  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) {
+    return compute::LocalResponseNorm(i[0], size, alpha, beta, bias);
+  });
 }
 
 Result<int64_t> LayerNormAxis(const NodeView& v) { return v.Axis(v.node().GetInt("axis", -1), v.Shape(0).size()); }
@@ -742,10 +797,14 @@ Status InferLayerNorm(InferContext& cx) {
   for (size_t i = 1; i < 3; ++i) {
     if (!cx.HasInput(i)) continue;
     const auto& s = cx.Shape(i);
-    if (s.size() > trailing.size()) return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " has a higher rank than " + ShapeStr(trailing));
+    if (s.size() > trailing.size())
+      return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " has a higher rank than " +
+                     ShapeStr(trailing));
     for (size_t d = 0; d < s.size(); ++d) {
       const int64_t t = trailing[trailing.size() - s.size() + d];
-      if (s[d] != t && s[d] != 1) return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " does not broadcast to " + ShapeStr(trailing));
+      if (s[d] != t && s[d] != 1)
+        return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " does not broadcast to " +
+                       ShapeStr(trailing));
     }
   }
   cx.SetOut(0, cx.In(0).dtype, x);
@@ -772,20 +831,24 @@ Status LowerLayerNorm(LowerContext& cx, const Node& n) {
   for (size_t k = 1; k < n.outputs.size() && k < 3; ++k) {
     if (n.outputs[k] < 0) continue;
     const bool inv_std = k == 2;
-    const int t = cx.Emit(n.op_type, {x}, [=](const std::vector<ir::Tensor>& i) {
-      ir::Tensor mean = compute::ReduceMean(i[0], axes, true);
-      if (!inv_std) return mean;
-      ir::Tensor centered = te::Compute("centered", i[0]->shape, [&](const std::vector<ir::Expr>& idx) {
-        std::vector<ir::Expr> m = idx;
-        for (int64_t d : axes) m[size_t(d)] = ir::Expr(0);
-        return te::Read(i[0], idx) - te::Read(mean, m);
-      });
-      ir::Tensor var = compute::Reduce(centered, axes, true, compute::ReduceOp::kSumSquare);
-      const float count = float(Product(i[0]->shape, size_t(axes[0]), i[0]->shape.size()));
-      return te::Compute("inv_std_dev", var->shape, [&](const std::vector<ir::Expr>& idx) {
-        return ir::Expr(1.0f) / ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(var, idx) / ir::Expr(count) + ir::Expr(eps)});
-      });
-    }, ElementType::kFloat32, cx.V(n.outputs[k]).name);
+    const int t = cx.Emit(
+        n.op_type, {x},
+        [=](const std::vector<ir::Tensor>& i) {
+          ir::Tensor mean = compute::ReduceMean(i[0], axes, true);
+          if (!inv_std) return mean;
+          ir::Tensor centered = te::Compute("centered", i[0]->shape, [&](const std::vector<ir::Expr>& idx) {
+            std::vector<ir::Expr> m = idx;
+            for (int64_t d : axes) m[size_t(d)] = ir::Expr(0);
+            return te::Read(i[0], idx) - te::Read(mean, m);
+          });
+          ir::Tensor var = compute::Reduce(centered, axes, true, compute::ReduceOp::kSumSquare);
+          const float count = float(Product(i[0]->shape, size_t(axes[0]), i[0]->shape.size()));
+          return te::Compute("inv_std_dev", var->shape, [&](const std::vector<ir::Expr>& idx) {
+            return ir::Expr(1.0f) /
+                   ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(var, idx) / ir::Expr(count) + ir::Expr(eps)});
+          });
+        },
+        ElementType::kFloat32, cx.V(n.outputs[k]).name);
     cx.Define(n.outputs[k], t, 0);
   }
   return Status::OK();
@@ -801,11 +864,14 @@ Status LowerSoftmax(LowerContext& cx, const Node& n) {
   const graph::Graph& g = cx.graph();
   const int64_t rank = int64_t(cx.V(n.outputs[0]).shape.size());
   int64_t axis = n.GetInt("axis", g.opset >= 13 ? -1 : 1);
-  if (axis < -rank || axis >= rank) return Status::InvalidArgument(g.Describe(n) + ": axis " + std::to_string(axis) + " out of range");
+  if (axis < -rank || axis >= rank)
+    return Status::InvalidArgument(g.Describe(n) + ": axis " + std::to_string(axis) + " out of range");
   if (axis < 0) axis += rank;
   const int64_t last = g.opset >= 13 ? axis : rank - 1;
   using Normalize = ir::Tensor (*)(const ir::Tensor&, int64_t, int64_t);
-  const Normalize fn = n.op_type == "LogSoftmax" ? &compute::LogSoftmax : n.op_type == "Hardmax" ? &compute::Hardmax : &compute::Softmax;
+  const Normalize fn = n.op_type == "LogSoftmax" ? &compute::LogSoftmax
+                       : n.op_type == "Hardmax"  ? &compute::Hardmax
+                                                 : &compute::Softmax;
   return cx.EmitPlain(n, {0}, [axis, last, fn](const std::vector<ir::Tensor>& i) { return fn(i[0], axis, last); });
 }
 
@@ -830,10 +896,12 @@ Status LowerDropout(LowerContext& cx, const Node& n) {
     training = c->i64.size() == 1 && c->i64[0] != 0;
   }
   float ratio = n.GetFloat("ratio", 0.5f);
-  if (n.inputs.size() > 1 && n.inputs[1] >= 0 && cx.V(n.inputs[1]).constant && cx.V(n.inputs[1]).constant->num_elements() == 1) {
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0 && cx.V(n.inputs[1]).constant &&
+      cx.V(n.inputs[1]).constant->num_elements() == 1) {
     ratio = float(ElementAt(*cx.V(n.inputs[1]).constant, 0));
   }
-  if (training && ratio > 0.0f) return cx.Fail(n, "Dropout in training mode draws random masks; only inference is supported");
+  if (training && ratio > 0.0f)
+    return cx.Fail(n, "Dropout in training mode draws random masks; only inference is supported");
   if (n.outputs.size() > 1) {
     const graph::Value& mask = cx.V(n.outputs[1]);
     std::vector<uint8_t> ones(size_t(Product(mask.shape)), 1);
@@ -848,7 +916,8 @@ Status LowerDropout(LowerContext& cx, const Node& n) {
 }  // namespace
 
 std::vector<OperatorDef> NnOperators() {
-  const std::vector<AttrSpec> window = {{"auto_pad", kString}, {"kernel_shape", kInts}, {"pads", kInts}, {"strides", kInts}};
+  const std::vector<AttrSpec> window = {
+      {"auto_pad", kString}, {"kernel_shape", kInts}, {"pads", kInts}, {"strides", kInts}};
   auto with = [&](std::vector<AttrSpec> extra) {
     extra.insert(extra.begin(), window.begin(), window.end());
     return extra;
@@ -856,46 +925,145 @@ std::vector<OperatorDef> NnOperators() {
   return {
       {"Conv", "nn", with({{"dilations", kInts}, {"group", kInt}}), InferConv, nullptr, LowerLinear, nullptr,
        "1-D to 3-D; 2-D with constant weights uses the conv2d/depthwise templates, the rest a direct kernel", false, 2},
-      {"ConvTranspose", "nn",
-       {{"auto_pad", kString}, {"dilations", kInts}, {"group", kInt}, {"kernel_shape", kInts}, {"output_padding", kInts},
-        {"output_shape", kInts}, {"pads", kInts}, {"strides", kInts}},
-       InferConvTranspose, nullptr, LowerConvTranspose, nullptr,
-       "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; 2-D with constant weights, "
-       "equal strides and no dilation is a conv2d task (tunable), the rest a direct kernel", false, 2},
-      {"Gemm", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}}, InferGemm,
-       nullptr, LowerLinear, nullptr, "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
-       false, 2},
-      {"MatMul", "nn", {}, InferMatMul, nullptr, LowerLinear, nullptr,
+      {"ConvTranspose",
+       "nn",
+       {{"auto_pad", kString},
+        {"dilations", kInts},
+        {"group", kInt},
+        {"kernel_shape", kInts},
+        {"output_padding", kInts},
+        {"output_shape", kInts},
+        {"pads", kInts},
+        {"strides", kInts}},
+       InferConvTranspose,
+       nullptr,
+       LowerConvTranspose,
+       nullptr,
+       "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; 2-D with constant "
+       "weights, "
+       "equal strides and no dilation is a conv2d task (tunable), the rest a direct kernel",
+       false,
+       2},
+      {"Gemm",
+       "nn",
+       {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}, {"broadcast", kInt}},
+       InferGemm,
+       nullptr,
+       LowerLinear,
+       nullptr,
+       "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
+       false,
+       2},
+      {"MatMul",
+       "nn",
+       {},
+       InferMatMul,
+       nullptr,
+       LowerLinear,
+       nullptr,
        "a constant 2-D B at any rank of A uses the dense template (rows: the leading dims); two activations with "
        "equal batch dims the batch_matmul template; broadcast batch dims a generic product",
-       false, 2},
-      {"Einsum", "nn", {{"equation", kString, true}}, InferEinsum, nullptr, LowerEinsum, nullptr,
+       false,
+       2},
+      {"Einsum",
+       "nn",
+       {{"equation", kString, true}},
+       InferEinsum,
+       nullptr,
+       LowerEinsum,
+       nullptr,
        "explicit and implicit forms; no ellipsis, no repeated label within an operand"},
-      {"MaxPool", "nn", with({{"ceil_mode", kInt}, {"dilations", kInts}, {"storage_order", kInt}}), InferPool, nullptr, LowerPool,
-       nullptr, "the Indices output is not supported"},
-      {"AveragePool", "nn", with({{"ceil_mode", kInt}, {"count_include_pad", kInt}, {"dilations", kInts}}), InferPool, nullptr,
-       LowerPool, nullptr, "dilations from opset 19"},
+      {"MaxPool", "nn", with({{"ceil_mode", kInt}, {"dilations", kInts}, {"storage_order", kInt}}), InferPool, nullptr,
+       LowerPool, nullptr, "the Indices output is not supported"},
+      {"AveragePool", "nn", with({{"ceil_mode", kInt}, {"count_include_pad", kInt}, {"dilations", kInts}}), InferPool,
+       nullptr, LowerPool, nullptr, "dilations from opset 19"},
       {"GlobalAveragePool", "nn", {}, InferGlobalPool, nullptr, LowerPool, nullptr, ""},
       {"GlobalMaxPool", "nn", {}, InferGlobalPool, nullptr, LowerPool, nullptr, ""},
-      {"BatchNormalization", "nn",
-       {{"epsilon", kFloat}, {"momentum", kFloat}, {"spatial", kInt}, {"is_test", kInt}, {"consumed_inputs", kInts}, {"training_mode", kInt}},
-       InferBatchNorm, nullptr, LowerBatchNorm, nullptr, "inference mode; folded into a preceding Conv from opt level 1", false, 5},
-      {"InstanceNormalization", "nn", {{"epsilon", kFloat}}, InferInstanceNorm, nullptr, LowerInstanceNorm, nullptr,
-       "float32; per-channel scale and B", false, 3},
-      {"GroupNormalization", "nn", {{"epsilon", kFloat}, {"num_groups", kInt, true}, {"stash_type", kInt}}, InferGroupNorm,
-       nullptr, LowerGroupNorm, nullptr, "float32; scale and bias per group (opset 18) or per channel (opset 21)", false, 3},
-      {"LRN", "nn", {{"alpha", kFloat}, {"beta", kFloat}, {"bias", kFloat}, {"size", kInt, true}}, InferLrn, nullptr, LowerLrn,
-       nullptr, "float32; across channels"},
-      {"LayerNormalization", "nn", {{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}}, InferLayerNorm, nullptr,
-       LowerLayerNorm, nullptr, "the optional Mean and InvStdDev outputs are computed by kernels of their own", false, 2},
-      {"Softmax", "nn", {{"axis", kInt}}, InferSameShape, nullptr, LowerSoftmax, nullptr,
+      {"BatchNormalization",
+       "nn",
+       {{"epsilon", kFloat},
+        {"momentum", kFloat},
+        {"spatial", kInt},
+        {"is_test", kInt},
+        {"consumed_inputs", kInts},
+        {"training_mode", kInt}},
+       InferBatchNorm,
+       nullptr,
+       LowerBatchNorm,
+       nullptr,
+       "inference mode; folded into a preceding Conv from opt level 1",
+       false,
+       5},
+      {"InstanceNormalization",
+       "nn",
+       {{"epsilon", kFloat}},
+       InferInstanceNorm,
+       nullptr,
+       LowerInstanceNorm,
+       nullptr,
+       "float32; per-channel scale and B",
+       false,
+       3},
+      {"GroupNormalization",
+       "nn",
+       {{"epsilon", kFloat}, {"num_groups", kInt, true}, {"stash_type", kInt}},
+       InferGroupNorm,
+       nullptr,
+       LowerGroupNorm,
+       nullptr,
+       "float32; scale and bias per group (opset 18) or per channel (opset 21)",
+       false,
+       3},
+      {"LRN",
+       "nn",
+       {{"alpha", kFloat}, {"beta", kFloat}, {"bias", kFloat}, {"size", kInt, true}},
+       InferLrn,
+       nullptr,
+       LowerLrn,
+       nullptr,
+       "float32; across channels"},
+      {"LayerNormalization",
+       "nn",
+       {{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}},
+       InferLayerNorm,
+       nullptr,
+       LowerLayerNorm,
+       nullptr,
+       "the optional Mean and InvStdDev outputs are computed by kernels of their own",
+       false,
+       2},
+      {"Softmax",
+       "nn",
+       {{"axis", kInt}},
+       InferSameShape,
+       nullptr,
+       LowerSoftmax,
+       nullptr,
        "before opset 13 over the flattened trailing axes"},
-      {"LogSoftmax", "nn", {{"axis", kInt}}, InferSoftmaxLike, nullptr, LowerSoftmax, nullptr,
+      {"LogSoftmax",
+       "nn",
+       {{"axis", kInt}},
+       InferSoftmaxLike,
+       nullptr,
+       LowerSoftmax,
+       nullptr,
        "float32; before opset 13 over the flattened trailing axes"},
-      {"Hardmax", "nn", {{"axis", kInt}}, InferSoftmaxLike, nullptr, LowerSoftmax, nullptr,
+      {"Hardmax",
+       "nn",
+       {{"axis", kInt}},
+       InferSoftmaxLike,
+       nullptr,
+       LowerSoftmax,
+       nullptr,
        "float32; 1 at the first largest element; before opset 13 over the flattened trailing axes"},
-      {"Dropout", "nn", {{"ratio", kFloat}, {"is_test", kInt}, {"seed", kInt}, {"consumed_inputs", kInts}}, InferDropout, nullptr,
-       LowerDropout, nullptr, "inference only (the identity; the mask is all ones)"},
+      {"Dropout",
+       "nn",
+       {{"ratio", kFloat}, {"is_test", kInt}, {"seed", kInt}, {"consumed_inputs", kInts}},
+       InferDropout,
+       nullptr,
+       LowerDropout,
+       nullptr,
+       "inference only (the identity; the mask is all ones)"},
   };
 }
 

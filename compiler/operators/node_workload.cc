@@ -29,8 +29,8 @@ bool Recognize(const graph::Graph& g, const graph::Node& n, Workload* w) {
   // heads are; the output keeps the input's leading dimensions (the same elements, row-major).
   if (!(gemm || matmul) || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
   const size_t rank_a = value(0).shape.size();
-  if (value(1).constant && (rank_a == 2 || (matmul && rank_a > 2)) &&
-      value(1).shape.size() == 2 && value(0).dtype == graph::DataType::kFloat32) {
+  if (value(1).constant && (rank_a == 2 || (matmul && rank_a > 2)) && value(1).shape.size() == 2 &&
+      value(0).dtype == graph::DataType::kFloat32) {
     if (gemm && n.GetInt("transA", 0)) return false;  // a transposed activation: not a dense layer
     if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
       // C becomes the template's per-output-channel bias (alpha and beta scale the packed
@@ -38,8 +38,8 @@ bool Recognize(const graph::Graph& g, const graph::Node& n, Workload* w) {
       const graph::Value& c = value(2);
       const int64_t out_features = n.GetInt("transB", 0) ? value(1).shape[0] : value(1).shape[1];
       if (!c.constant || c.constant->dtype != graph::DataType::kFloat32 || c.shape.size() > 2) return false;
-      if (c.constant->num_elements() != 1 && (c.shape.empty() || c.shape.back() != out_features ||
-                                              c.constant->num_elements() != out_features)) {
+      if (c.constant->num_elements() != 1 &&
+          (c.shape.empty() || c.shape.back() != out_features || c.constant->num_elements() != out_features)) {
         return false;
       }
     }

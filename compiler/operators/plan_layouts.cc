@@ -98,7 +98,8 @@ Result<std::vector<Candidate>> SiteCandidates(const LayoutFlow::Site& site, cons
   std::vector<Candidate> out;
   *per_node = -1;
   for (auto& [key, c] : best) {
-    if (c.choice.workload.ImplementationKey() == site.per_node.workload.ImplementationKey() && c.choice.config_index == site.per_node.config_index) {
+    if (c.choice.workload.ImplementationKey() == site.per_node.workload.ImplementationKey() &&
+        c.choice.config_index == site.per_node.config_index) {
       *per_node = int(out.size());
     }
     out.push_back(std::move(c));
@@ -126,7 +127,8 @@ std::vector<Edge> FlowEdges(const graph::Graph& g, const LayoutFlow& flow, const
   std::vector<Ref> ref(g.values.size());
   for (size_t v = 0; v < g.values.size() && v < flow.home_block.size(); ++v) ref[v].block = flow.home_block[v];
   auto blocked = [&](int v) {
-    return v >= 0 && !g.values[size_t(v)].constant && size_t(v) < flow.home_block.size() && flow.home_block[size_t(v)] != 0;
+    return v >= 0 && !g.values[size_t(v)].constant && size_t(v) < flow.home_block.size() &&
+           flow.home_block[size_t(v)] != 0;
   };
   std::vector<Edge> edges;
   std::set<std::tuple<int, int, int, int64_t>> seen;  // (value, wanted ref): one change per value and block
@@ -161,7 +163,8 @@ std::vector<Edge> FlowEdges(const graph::Graph& g, const LayoutFlow& flow, const
     if (primary < 0) continue;
     bool keeps = false;
     for (int o : n.outputs) {
-      if (o >= 0 && size_t(o) < flow.home_block.size() && flow.home_block[size_t(o)] == flow.home_block[size_t(primary)]) {
+      if (o >= 0 && size_t(o) < flow.home_block.size() &&
+          flow.home_block[size_t(o)] == flow.home_block[size_t(primary)]) {
         ref[size_t(o)] = ref[size_t(primary)];
         keeps = true;
       }
@@ -216,7 +219,8 @@ std::vector<int> Solve(const Problem& p, bool* exact) {
       *exact = false;
     }
   }
-  const auto best = std::min_element(states.begin(), states.end(), [](const State& a, const State& b) { return a.cost < b.cost; });
+  const auto best =
+      std::min_element(states.begin(), states.end(), [](const State& a, const State& b) { return a.cost < b.cost; });
   return best->pick;
 }
 
@@ -224,8 +228,8 @@ std::vector<int> Solve(const Problem& p, bool* exact) {
 
 double LayoutChangeMs(double bytes) { return kLayoutChangeLaunchMs + 2 * bytes / kLayoutChangeBytesPerMs; }
 
-Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& target, const compiler::ConfigSource& configs,
-                               const LayoutFlow& flow) {
+Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& target,
+                               const compiler::ConfigSource& configs, const LayoutFlow& flow) {
   Problem p;
   LayoutPlan plan;
   std::map<int, int> site_of_node;

@@ -36,7 +36,7 @@ struct LayoutFlow {
 };
 
 struct LayoutPlan {
-  std::map<int, LowerContext::Choice> choices;  // every site's node -> its choice
+  std::map<int, LowerContext::Choice> choices;     // every site's node -> its choice
   compiler::CompileStats::LayoutPlanning summary;  // what `tunefarm compile` reports (compile.h)
 };
 
@@ -45,8 +45,8 @@ struct LayoutPlan {
 double LayoutChangeMs(double bytes);
 
 // Plans with the records of `configs`. Sites without valid records keep their per-node choice.
-Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& target, const compiler::ConfigSource& configs,
-                               const LayoutFlow& flow);
+Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& target,
+                               const compiler::ConfigSource& configs, const LayoutFlow& flow);
 
 }  // namespace tunefarm::operators
 

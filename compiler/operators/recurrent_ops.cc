@@ -30,13 +30,13 @@ enum class Cell { kLstm, kGru, kRnn };
 
 struct RecurrentSpec {
   Cell cell = Cell::kLstm;
-  int gates = 4;             // LSTM 4 (i, o, f, c), GRU 3 (z, r, h), RNN 1
+  int gates = 4;  // LSTM 4 (i, o, f, c), GRU 3 (z, r, h), RNN 1
   int64_t hidden = 0, batch = 0, steps = 0, input = 0;
   int directions = 1;
-  bool reverse_only = false;  // direction "reverse"
-  bool batch_first = false;   // layout 1
-  float clip = 0;             // 0: none
-  bool input_forget = false;  // LSTM
+  bool reverse_only = false;         // direction "reverse"
+  bool batch_first = false;          // layout 1
+  float clip = 0;                    // 0: none
+  bool input_forget = false;         // LSTM
   bool linear_before_reset = false;  // GRU
 };
 
@@ -72,7 +72,8 @@ Result<RecurrentSpec> ParseRecurrent(const NodeView& v) {
   }
   s.hidden = w[1] / s.gates;
   if (n.Has("hidden_size") && n.GetInt("hidden_size", 0) != s.hidden) {
-    return v.Fail("hidden_size " + std::to_string(n.GetInt("hidden_size", 0)) + " differs from W's " + std::to_string(s.hidden));
+    return v.Fail("hidden_size " + std::to_string(n.GetInt("hidden_size", 0)) + " differs from W's " +
+                  std::to_string(s.hidden));
   }
   const int64_t gh = s.gates * s.hidden;
   auto expect = [&](size_t i, const std::vector<int64_t>& shape, const char* what) -> Status {
@@ -90,7 +91,8 @@ Result<RecurrentSpec> ParseRecurrent(const NodeView& v) {
   }
   if (v.HasInput(4)) {  // sequence_lens: only the full length for every sequence
     auto lens = v.ConstInts(4, "sequence_lens");
-    if (!lens.ok()) return v.Fail("sequence_lens must be a constant (sequences of different lengths are not supported)");
+    if (!lens.ok())
+      return v.Fail("sequence_lens must be a constant (sequences of different lengths are not supported)");
     for (int64_t len : *lens) {
       if (len != s.steps) {
         return v.Fail("sequence_lens holds " + std::to_string(len) + " but X has " + std::to_string(s.steps) +
@@ -98,7 +100,8 @@ Result<RecurrentSpec> ParseRecurrent(const NodeView& v) {
       }
     }
   }
-  if (s.steps < 1 || s.steps > 4096) return v.Fail("X has " + std::to_string(s.steps) + " steps; at most 4096 are unrolled");
+  if (s.steps < 1 || s.steps > 4096)
+    return v.Fail("X has " + std::to_string(s.steps) + " steps; at most 4096 are unrolled");
   return s;
 }
 
@@ -172,10 +175,12 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
         n.op_type, proj_inputs,
         [spec, d, has_bias, T, B, I, G, H](const std::vector<Tensor>& in) {
           const te::IterVar k = te::MakeIterVar("ri", I, true);
-          Tensor mm = te::ComputeReduce(in[0]->name + ".proj", {T, B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
-            const Expr xv = spec.batch_first ? te::Read(in[0], {i[1], i[0], te::AxisExpr(k)}) : te::Read(in[0], {i[0], i[1], te::AxisExpr(k)});
-            return xv * te::Read(in[1], {Expr(int64_t(d)), i[2], te::AxisExpr(k)});
-          });
+          Tensor mm = te::ComputeReduce(
+              in[0]->name + ".proj", {T, B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
+                const Expr xv = spec.batch_first ? te::Read(in[0], {i[1], i[0], te::AxisExpr(k)})
+                                                 : te::Read(in[0], {i[0], i[1], te::AxisExpr(k)});
+                return xv * te::Read(in[1], {Expr(int64_t(d)), i[2], te::AxisExpr(k)});
+              });
           if (!has_bias) return mm;
           return te::Compute(in[0]->name + ".proj_bias", {T, B, G * H}, [&](const std::vector<Expr>& i) {
             Expr b = te::Read(in[2], {Expr(int64_t(d)), i[2]});
@@ -214,7 +219,8 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
           for (int64_t s_i = 0; s_i < S; ++s_i) {
             if (init_layout[size_t(s_i)] < 0) continue;
             const Tensor& t = in[next++];
-            const Expr read = spec.batch_first ? te::Read(t, {i[1], Expr(int64_t(d)), i[2]}) : te::Read(t, {Expr(int64_t(d)), i[1], i[2]});
+            const Expr read = spec.batch_first ? te::Read(t, {i[1], Expr(int64_t(d)), i[2]})
+                                               : te::Read(t, {Expr(int64_t(d)), i[1], i[2]});
             v = ir::select(i[0] == Expr(s_i), read, v);
           }
           return v;
@@ -240,9 +246,11 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
           n.op_type, {proj, state, r},
           [spec, t, B, H, read_r](const std::vector<Tensor>& in) {
             const te::IterVar k = te::MakeIterVar("rk", H, true);
-            Tensor rec = te::ComputeReduce(in[1]->name + ".rec_r", {B, H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
-              return te::Read(in[1], {Expr(0), i[0], te::AxisExpr(k)}) * read_r(in[2], Expr(H) + i[1], te::AxisExpr(k));
-            });
+            Tensor rec = te::ComputeReduce(in[1]->name + ".rec_r", {B, H}, te::ReduceKind::kSum, {k},
+                                           [&](const std::vector<Expr>& i) {
+                                             return te::Read(in[1], {Expr(0), i[0], te::AxisExpr(k)}) *
+                                                    read_r(in[2], Expr(H) + i[1], te::AxisExpr(k));
+                                           });
             return te::Compute(in[1]->name + ".gated", {B, H}, [&](const std::vector<Expr>& i) {
               Expr pre = te::Read(in[0], {Expr(t), i[0], Expr(H) + i[1]}) + te::Read(rec, i);
               if (spec.clip > 0) pre = ir::min(ir::max(pre, F(-spec.clip)), F(spec.clip));
@@ -268,9 +276,10 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
           const Expr tt = Expr(t);
           // The recurrent product H_{t-1} R^T for every gate: [B, G*H].
           const te::IterVar k = te::MakeIterVar("rk", H, true);
-          Tensor rec = te::ComputeReduce(prev->name + ".rec", {B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
-            return te::Read(prev, {Expr(0), i[0], te::AxisExpr(k)}) * read_r(rw, i[1], te::AxisExpr(k));
-          });
+          Tensor rec = te::ComputeReduce(
+              prev->name + ".rec", {B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
+                return te::Read(prev, {Expr(0), i[0], te::AxisExpr(k)}) * read_r(rw, i[1], te::AxisExpr(k));
+              });
           auto clip = [&](Expr e) { return spec.clip > 0 ? ir::min(ir::max(e, F(-spec.clip)), F(spec.clip)) : e; };
           // Gate g's pre-activation at (b, j).
           auto pre = [&](int64_t g, const Expr& b, const Expr& j) {
@@ -280,9 +289,10 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
           if (spec.cell == Cell::kGru && !spec.linear_before_reset) {
             const Tensor& gated = in.back();
             const te::IterVar k2 = te::MakeIterVar("rk2", H, true);
-            reset_applied = te::ComputeReduce(prev->name + ".reset", {B, H}, te::ReduceKind::kSum, {k2}, [&](const std::vector<Expr>& i) {
-              return te::Read(gated, {i[0], te::AxisExpr(k2)}) * read_r(rw, Expr(2 * H) + i[1], te::AxisExpr(k2));
-            });
+            reset_applied = te::ComputeReduce(
+                prev->name + ".reset", {B, H}, te::ReduceKind::kSum, {k2}, [&](const std::vector<Expr>& i) {
+                  return te::Read(gated, {i[0], te::AxisExpr(k2)}) * read_r(rw, Expr(2 * H) + i[1], te::AxisExpr(k2));
+                });
           }
           return te::Compute(prev->name + ".step", {S, B, H}, [&](const std::vector<Expr>& i) {
             const Expr& b = i[1];
@@ -306,7 +316,8 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
             const Expr c_prev = te::Read(prev, {Expr(1), b, j});
             auto peep_of = [&](int64_t g) { return peep ? te::Read(peep, {dd, Expr(g * H) + j}) : F(0.0f); };
             const Expr in_gate = Sigmoid(clip(pre(0, b, j) + peep_of(0) * c_prev));
-            const Expr forget = spec.input_forget ? F(1.0f) - in_gate : Sigmoid(clip(pre(2, b, j) + peep_of(2) * c_prev));
+            const Expr forget =
+                spec.input_forget ? F(1.0f) - in_gate : Sigmoid(clip(pre(2, b, j) + peep_of(2) * c_prev));
             const Expr cell = Tanh(clip(pre(3, b, j)));
             const Expr c_new = forget * c_prev + in_gate * cell;
             const Expr out_gate = Sigmoid(clip(pre(1, b, j) + peep_of(1) * c_new));
@@ -384,8 +395,9 @@ Status LowerRecurrent(LowerContext& cx, const Node& n) {
 }
 
 const std::vector<AttrSpec>& RecurrentAttrs() {
-  static const std::vector<AttrSpec> kAttrs = {{"activation_alpha", kFloats}, {"activation_beta", kFloats}, {"clip", kFloat},
-                                               {"direction", kString},        {"hidden_size", kInt},        {"layout", kInt}};
+  static const std::vector<AttrSpec> kAttrs = {
+      {"activation_alpha", kFloats}, {"activation_beta", kFloats}, {"clip", kFloat},
+      {"direction", kString},        {"hidden_size", kInt},        {"layout", kInt}};
   return kAttrs;
 }
 
@@ -398,11 +410,14 @@ std::vector<AttrSpec> With(std::vector<AttrSpec> extra) {
 }  // namespace
 
 std::vector<OperatorDef> RecurrentOperators() {
-  const char* notes = "unrolled over the static sequence; default activations; forward, reverse, bidirectional; layout 0/1; "
-                      "sequence_lens only at full length";
+  const char* notes =
+      "unrolled over the static sequence; default activations; forward, reverse, bidirectional; layout 0/1; "
+      "sequence_lens only at full length";
   return {
-      {"LSTM", "recurrent", With({{"input_forget", kInt}}), InferRecurrent, nullptr, LowerRecurrent, nullptr, notes, false, 3},
-      {"GRU", "recurrent", With({{"linear_before_reset", kInt}}), InferRecurrent, nullptr, LowerRecurrent, nullptr, notes, false, 3},
+      {"LSTM", "recurrent", With({{"input_forget", kInt}}), InferRecurrent, nullptr, LowerRecurrent, nullptr, notes,
+       false, 3},
+      {"GRU", "recurrent", With({{"linear_before_reset", kInt}}), InferRecurrent, nullptr, LowerRecurrent, nullptr,
+       notes, false, 3},
       {"RNN", "recurrent", With({}), InferRecurrent, nullptr, LowerRecurrent, nullptr, notes, false, 3},
   };
 }

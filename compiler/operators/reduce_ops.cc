@@ -3,10 +3,10 @@
 // (ReduceSum: 13), an optional input after. ArgMax and ArgMin: one axis, an int64 index.
 #include <algorithm>
 
+#include "compiler/compute/ops.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -20,11 +20,16 @@ struct ReduceEntry {
   int64_t axes_input_since;  // the opset whose form takes axes as an input
 };
 constexpr ReduceEntry kReduce[] = {
-    {"ReduceMean", compute::ReduceOp::kMean, 18}, {"ReduceSum", compute::ReduceOp::kSum, 13},
-    {"ReduceMax", compute::ReduceOp::kMax, 18},   {"ReduceMin", compute::ReduceOp::kMin, 18},
-    {"ReduceSumSquare", compute::ReduceOp::kSumSquare, 18}, {"ReduceL2", compute::ReduceOp::kL2, 18},
-    {"ReduceL1", compute::ReduceOp::kL1, 18},     {"ReduceLogSum", compute::ReduceOp::kLogSum, 18},
-    {"ReduceLogSumExp", compute::ReduceOp::kLogSumExp, 18}, {"ReduceProd", compute::ReduceOp::kProd, 18},
+    {"ReduceMean", compute::ReduceOp::kMean, 18},
+    {"ReduceSum", compute::ReduceOp::kSum, 13},
+    {"ReduceMax", compute::ReduceOp::kMax, 18},
+    {"ReduceMin", compute::ReduceOp::kMin, 18},
+    {"ReduceSumSquare", compute::ReduceOp::kSumSquare, 18},
+    {"ReduceL2", compute::ReduceOp::kL2, 18},
+    {"ReduceL1", compute::ReduceOp::kL1, 18},
+    {"ReduceLogSum", compute::ReduceOp::kLogSum, 18},
+    {"ReduceLogSumExp", compute::ReduceOp::kLogSumExp, 18},
+    {"ReduceProd", compute::ReduceOp::kProd, 18},
 };
 
 // Whether the reduction's value is a float whatever the input (a log or a square root).
@@ -47,7 +52,8 @@ Result<ReduceArgs> ParseReduce(const NodeView& v) {
   const size_t rank = v.Shape(0).size();
   std::vector<int64_t> axes;
   if (v.opset() >= e.axes_input_since) {
-    if (v.node().Has("axes")) return v.Fail("axes is an input from opset " + std::to_string(e.axes_input_since) + ", not an attribute");
+    if (v.node().Has("axes"))
+      return v.Fail("axes is an input from opset " + std::to_string(e.axes_input_since) + ", not an attribute");
     TUNEFARM_ASSIGN_OR_RETURN(auto input, v.OptionalConstInts(1, "axes"));
     if (input) axes = *input;
   } else {
@@ -81,12 +87,15 @@ Status InferReduce(InferContext& cx) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < in.size(); ++i) {
     const bool reduced = !a.identity && std::count(a.axes.begin(), a.axes.end(), int64_t(i));
-    if (reduced && in[i] == 0 && (ReduceFor(cx.node().op_type).kind == compute::ReduceOp::kMax ||
-                                  ReduceFor(cx.node().op_type).kind == compute::ReduceOp::kMin)) {
+    if (reduced && in[i] == 0 &&
+        (ReduceFor(cx.node().op_type).kind == compute::ReduceOp::kMax ||
+         ReduceFor(cx.node().op_type).kind == compute::ReduceOp::kMin)) {
       return cx.Fail("reducing the empty axis " + std::to_string(i) + " has no value");
     }
-    if (!reduced) out.push_back(in[i]);
-    else if (a.keepdims) out.push_back(1);
+    if (!reduced)
+      out.push_back(in[i]);
+    else if (a.keepdims)
+      out.push_back(1);
   }
   cx.SetOut(0, cx.In(0).dtype, out);
   return Status::OK();
@@ -116,7 +125,8 @@ Status LowerReduce(LowerContext& cx, const Node& n) {
     cx.Define(n.outputs[0], cx.View(x, cx.V(n.outputs[0]).shape, cx.V(n.outputs[0]).name), 0);
     return Status::OK();
   }
-  return cx.EmitPlain(n, {0}, [a, op](const std::vector<ir::Tensor>& i) { return compute::Reduce(i[0], a.axes, a.keepdims, op); });
+  return cx.EmitPlain(
+      n, {0}, [a, op](const std::vector<ir::Tensor>& i) { return compute::Reduce(i[0], a.axes, a.keepdims, op); });
 }
 
 // --- ArgMax, ArgMin -----------------------------------------------------------------------
@@ -139,8 +149,10 @@ Status InferArg(InferContext& cx) {
   if (in[size_t(a.axis)] == 0) return cx.Fail("the axis " + std::to_string(a.axis) + " is empty: no element to index");
   std::vector<int64_t> out;
   for (size_t d = 0; d < in.size(); ++d) {
-    if (int64_t(d) != a.axis) out.push_back(in[d]);
-    else if (a.keepdims) out.push_back(1);
+    if (int64_t(d) != a.axis)
+      out.push_back(in[d]);
+    else if (a.keepdims)
+      out.push_back(1);
   }
   cx.SetOut(0, DataType::kInt64, out);
   return Status::OK();
@@ -175,7 +187,8 @@ Status InferCumSum(InferContext& cx) {
 Status LowerCumSum(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, CumSumAxis(NodeView(cx.graph(), n)));
   const bool exclusive = n.GetInt("exclusive", 0) != 0, reverse = n.GetInt("reverse", 0) != 0;
-  return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) { return compute::CumSum(i[0], axis, exclusive, reverse); });
+  return cx.EmitPlain(
+      n, {0}, [=](const std::vector<ir::Tensor>& i) { return compute::CumSum(i[0], axis, exclusive, reverse); });
 }
 
 std::vector<OperatorDef> ReduceOperators() {
@@ -192,11 +205,25 @@ std::vector<OperatorDef> ReduceOperators() {
                                             : "axes: attribute before opset 18, input from 18"});
   }
   for (const char* op : {"ArgMax", "ArgMin"}) {
-    ops.push_back({op, "reduce", {{"axis", kInt}, {"keepdims", kInt}, {"select_last_index", kInt}}, InferArg, nullptr, LowerArg,
-                   nullptr, "one axis; the first index of the extreme value, or the last with select_last_index"});
+    ops.push_back({op,
+                   "reduce",
+                   {{"axis", kInt}, {"keepdims", kInt}, {"select_last_index", kInt}},
+                   InferArg,
+                   nullptr,
+                   LowerArg,
+                   nullptr,
+                   "one axis; the first index of the extreme value, or the last with select_last_index"});
   }
-  ops.push_back({"CumSum", "reduce", {{"exclusive", kInt}, {"reverse", kInt}}, InferCumSum, nullptr, LowerCumSum, nullptr,
-                 "a constant axis; exclusive and reverse", false, 2});
+  ops.push_back({"CumSum",
+                 "reduce",
+                 {{"exclusive", kInt}, {"reverse", kInt}},
+                 InferCumSum,
+                 nullptr,
+                 LowerCumSum,
+                 nullptr,
+                 "a constant axis; exclusive and reverse",
+                 false,
+                 2});
   return ops;
 }
 

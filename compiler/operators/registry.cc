@@ -10,12 +10,18 @@ namespace {
 
 const char* KindName(graph::Attribute::Kind k) {
   switch (k) {
-    case graph::Attribute::kInt: return "an int";
-    case graph::Attribute::kFloat: return "a float";
-    case graph::Attribute::kInts: return "a list of ints";
-    case graph::Attribute::kFloats: return "a list of floats";
-    case graph::Attribute::kString: return "a string";
-    case graph::Attribute::kTensor: return "a tensor";
+    case graph::Attribute::kInt:
+      return "an int";
+    case graph::Attribute::kFloat:
+      return "a float";
+    case graph::Attribute::kInts:
+      return "a list of ints";
+    case graph::Attribute::kFloats:
+      return "a list of floats";
+    case graph::Attribute::kString:
+      return "a string";
+    case graph::Attribute::kTensor:
+      return "a tensor";
   }
   return "?";
 }
@@ -29,8 +35,8 @@ struct Table {
 const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table;
-    for (auto family : {ElementwiseOperators, NnOperators, TensorOperators, ReduceOperators, ResizeOperators, RecurrentOperators,
-                        ControlOperators, IndexOperators}) {
+    for (auto family : {ElementwiseOperators, NnOperators, TensorOperators, ReduceOperators, ResizeOperators,
+                        RecurrentOperators, ControlOperators, IndexOperators}) {
       for (OperatorDef& d : family()) t->rows.push_back(std::move(d));
     }
     for (const OperatorDef& d : t->rows) {
@@ -65,11 +71,13 @@ Status CheckAttributes(const graph::Graph& g, const graph::Node& n, const Operat
   for (const auto& [name, attr] : n.attrs) {
     // A structured binding cannot be captured in C++17 (clang refuses it); a plain reference can.
     const std::string& attr_name = name;
-    auto spec = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return attr_name == s.name; });
+    auto spec =
+        std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return attr_name == s.name; });
     if (spec == def.attrs.end()) {
       std::string known;
       for (const AttrSpec& s : def.attrs) known += (known.empty() ? "" : ", ") + std::string(s.name);
-      return fail("unknown attribute '" + name + "' (" + n.op_type + " takes " + (known.empty() ? "none" : known) + ")");
+      return fail("unknown attribute '" + name + "' (" + n.op_type + " takes " + (known.empty() ? "none" : known) +
+                  ")");
     }
     if (attr.kind != spec->kind) {
       return fail("attribute '" + name + "' must be " + KindName(spec->kind) + ", got " + KindName(attr.kind));
@@ -85,7 +93,8 @@ std::string OperatorTableMarkdown() {
   std::string out = "| operator | family | attributes | CPU | CUDA | notes |\n|---|---|---|---|---|---|\n";
   for (const OperatorDef* d : AllOperators()) {
     std::string attrs;
-    for (const AttrSpec& s : d->attrs) attrs += (attrs.empty() ? "" : ", ") + std::string(s.name) + (s.required ? " (required)" : "");
+    for (const AttrSpec& s : d->attrs)
+      attrs += (attrs.empty() ? "" : ", ") + std::string(s.name) + (s.required ? " (required)" : "");
     out += std::string("| ") + d->name + " | " + d->family + " | " + (attrs.empty() ? "—" : attrs) + " | " +
            (d->lower ? "yes" : "no") + " | " + (d->lower || d->lower_cuda ? "yes" : "no") + " | " + d->notes + " |\n";
   }

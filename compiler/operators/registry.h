@@ -47,17 +47,17 @@ using FoldFn = Result<std::vector<graph::ConstantData>> (*)(InferContext& cx);
 using LowerFn = Status (*)(LowerContext& cx, const graph::Node& n);
 
 struct OperatorDef {
-  const char* name;            // the ONNX op type
-  const char* family;          // the file that defines it: elementwise, nn, tensor, reduce, resize, recurrent, control, index
+  const char* name;    // the ONNX op type
+  const char* family;  // the file that defines it: elementwise, nn, tensor, reduce, resize, recurrent, control, index
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
-  FoldFn fold = nullptr;        // null: never folded during inference
+  FoldFn fold = nullptr;  // null: never folded during inference
   // Every target kind: the definitions come from compiler/compute, the LowerContext schedules them
   // for the target (ScheduleGeneric on CPUs, ScheduleGenericGpu on CUDA) and picks the tunable
   // templates of the target's kind (schedule/template_table.h).
   LowerFn lower = nullptr;
   LowerFn lower_cuda = nullptr;  // kind "cuda" only, where it must differ from `lower` (null: `lower`)
-  const char* notes = "";       // limits and forms, for the docs table
+  const char* notes = "";        // limits and forms, for the docs table
   // Folds constants of any size: views (Reshape, Squeeze...) cost nothing to fold, and a weight
   // behind one must stay a constant for the conv/dense templates at every opt level.
   bool fold_any_size = false;

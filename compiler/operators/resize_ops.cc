@@ -69,15 +69,17 @@ Result<ResizeSpec> ParseResize(const NodeView& v) {
   // Before opset 11 (and Upsample) coordinates are asymmetric and nearest is ONNX Runtime's
   // "simple" rounding; the attributes below came with opset 11.
   s.coord = legacy ? "asymmetric" : n.GetString("coordinate_transformation_mode", "half_pixel");
-  static const std::set<std::string> kCoord = {"half_pixel",   "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                               "asymmetric",   "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  static const std::set<std::string> kCoord = {"half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
+                                               "align_corners",     "asymmetric",           "tf_half_pixel_for_nn",
+                                               "tf_crop_and_resize"};
   if (!kCoord.count(s.coord)) {
     return v.Fail("coordinate_transformation_mode '" + s.coord +
                   "' is not one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, "
                   "tf_half_pixel_for_nn, tf_crop_and_resize");
   }
   s.nearest = legacy ? "simple" : n.GetString("nearest_mode", "round_prefer_floor");
-  static const std::set<std::string> kNearestModes = {"simple", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  static const std::set<std::string> kNearestModes = {"simple", "round_prefer_floor", "round_prefer_ceil", "floor",
+                                                      "ceil"};
   if (!kNearestModes.count(s.nearest) || (!legacy && s.nearest == "simple")) {
     return v.Fail("nearest_mode '" + s.nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
   }
@@ -85,15 +87,16 @@ Result<ResizeSpec> ParseResize(const NodeView& v) {
   s.exclude_outside = n.GetInt("exclude_outside", 0) != 0;
   s.extrapolation = n.GetFloat("extrapolation_value", 0.0f);
   if (n.GetInt("antialias", 0) != 0) {
-    return v.Fail("antialias=1 (an antialiasing filter when downscaling) is not supported; export with antialias=False");
+    return v.Fail(
+        "antialias=1 (an antialiasing filter when downscaling) is not supported; export with antialias=False");
   }
   const std::string policy = n.GetString("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
     return v.Fail("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
   }
   if (s.mode != Interp::kNearest && v.In(0).dtype != DataType::kFloat32) {
-    return v.Fail(std::string(s.mode == Interp::kLinear ? "linear" : "cubic") + " interpolation takes float32 tensors, got " +
-                  graph::DataTypeName(v.In(0).dtype));
+    return v.Fail(std::string(s.mode == Interp::kLinear ? "linear" : "cubic") +
+                  " interpolation takes float32 tensors, got " + graph::DataTypeName(v.In(0).dtype));
   }
 
   const std::vector<int64_t>& in = v.Shape(0);
@@ -102,7 +105,8 @@ Result<ResizeSpec> ParseResize(const NodeView& v) {
   if (n.Has("axes")) {
     for (int64_t a : n.GetInts("axes")) {
       TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(a, rank));
-      if (std::find(axes.begin(), axes.end(), axis) != axes.end()) return v.Fail("axes name axis " + std::to_string(axis) + " twice");
+      if (std::find(axes.begin(), axes.end(), axis) != axes.end())
+        return v.Fail("axes name axis " + std::to_string(axis) + " twice");
       axes.push_back(axis);
     }
   } else {
@@ -135,7 +139,8 @@ Result<ResizeSpec> ParseResize(const NodeView& v) {
   s.roi_end.assign(rank, 1.0);
   if (s.coord == "tf_crop_and_resize") {
     if (!roi || roi->size() != 2 * axes.size()) {
-      return v.Fail("tf_crop_and_resize needs a constant roi of " + std::to_string(2 * axes.size()) + " values (starts, then ends)");
+      return v.Fail("tf_crop_and_resize needs a constant roi of " + std::to_string(2 * axes.size()) +
+                    " values (starts, then ends)");
     }
     for (size_t k = 0; k < axes.size(); ++k) {
       s.roi_start[size_t(axes[k])] = (*roi)[k];
@@ -147,7 +152,8 @@ Result<ResizeSpec> ParseResize(const NodeView& v) {
     for (size_t k = 0; k < axes.size(); ++k) {
       const size_t a = size_t(axes[k]);
       const double scale = (*scales)[k];
-      if (!(scale > 0) || !std::isfinite(scale)) return v.Fail("scale " + std::to_string(scale) + " must be positive and finite");
+      if (!(scale > 0) || !std::isfinite(scale))
+        return v.Fail("scale " + std::to_string(scale) + " must be positive and finite");
       s.scales[a] = scale;
       const double extent = s.coord == "tf_crop_and_resize" ? s.roi_end[a] - s.roi_start[a] : 1.0;
       s.out_shape[a] = int64_t(std::floor(double(in[a]) * extent * scale));
@@ -195,7 +201,8 @@ double Original(const ResizeSpec& s, size_t axis, int64_t x, int64_t out, int64_
   if (s.coord == "asymmetric") return xo / scale;
   if (s.coord == "tf_half_pixel_for_nn") return (xo + 0.5) / scale;
   const double a = s.roi_start[axis], b = s.roi_end[axis];  // tf_crop_and_resize
-  return out > 1 ? a * double(in - 1) + xo * (b - a) * double(in - 1) / double(out - 1) : 0.5 * (a + b) * double(in - 1);
+  return out > 1 ? a * double(in - 1) + xo * (b - a) * double(in - 1) / double(out - 1)
+                 : 0.5 * (a + b) * double(in - 1);
 }
 
 int64_t NearestIndex(const std::string& mode, double x, bool downsampling) {
@@ -210,8 +217,8 @@ int64_t NearestIndex(const std::string& mode, double x, bool downsampling) {
 // Cubic convolution weights for the taps at x0-1, x0, x0+1, x0+2 of a point r past x0 (Keys' kernel
 // with parameter a, as ONNX's reference).
 std::vector<double> CubicWeights(double r, double a) {
-  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };          // |d| <= 1
-  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };      // 1 < |d| < 2
+  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // |d| <= 1
+  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
   return {far(r + 1), near(r), near(1 - r), far(2 - r)};
 }
 
@@ -262,7 +269,8 @@ AxisTable BuildTable(const ResizeSpec& s, size_t axis, int64_t in, int64_t out) 
 
 // An axis left as it is: same extent, scale 1, and a mode that maps x to x.
 bool Identity(const ResizeSpec& s, size_t axis, int64_t in) {
-  return s.out_shape[axis] == in && s.scales[axis] == 1.0 && s.coord != "tf_crop_and_resize" && s.coord != "tf_half_pixel_for_nn";
+  return s.out_shape[axis] == in && s.scales[axis] == 1.0 && s.coord != "tf_crop_and_resize" &&
+         s.coord != "tf_half_pixel_for_nn";
 }
 
 Status InferResize(InferContext& cx) {
@@ -281,19 +289,23 @@ Status LowerResize(LowerContext& cx, const Node& n) {
     tables.push_back(BuildTable(s, a, in[a], s.out_shape[a]));
     terms *= tables.back().taps;
   }
-  if (terms > 256) return cx.Fail(n, "interpolates " + std::to_string(tables.size()) + " axes at once (over 256 taps per element)");
+  if (terms > 256)
+    return cx.Fail(n, "interpolates " + std::to_string(tables.size()) + " axes at once (over 256 taps per element)");
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
   std::vector<int> inputs = {x};
   bool crop = false;
   for (const AxisTable& t : tables) {
     const int64_t out = s.out_shape[t.axis];
     const std::string base = cx.V(n.outputs[0]).name + ".axis" + std::to_string(t.axis);
-    inputs.push_back(cx.AddParam(base + ".index", ElementType::kInt32, {out, t.taps}, t.index.data(), t.index.size() * 4));
+    inputs.push_back(
+        cx.AddParam(base + ".index", ElementType::kInt32, {out, t.taps}, t.index.data(), t.index.size() * 4));
     inputs.push_back(cx.ParamFloats(base + ".weight", {out, t.taps}, t.weight));
     crop = crop || t.any_outside;
   }
   if (crop) {
-    for (const AxisTable& t : tables) inputs.push_back(cx.ParamFloats(cx.V(n.outputs[0]).name + ".axis" + std::to_string(t.axis) + ".inside", {s.out_shape[t.axis]}, t.inside));
+    for (const AxisTable& t : tables)
+      inputs.push_back(cx.ParamFloats(cx.V(n.outputs[0]).name + ".axis" + std::to_string(t.axis) + ".inside",
+                                      {s.out_shape[t.axis]}, t.inside));
   }
   std::vector<size_t> axes;
   std::vector<int> taps;
@@ -350,7 +362,8 @@ Status LowerResize(LowerContext& cx, const Node& n) {
 
 std::vector<OperatorDef> ResizeOperators() {
   return {
-      {"Resize", "resize",
+      {"Resize",
+       "resize",
        {{"mode", kString},
         {"coordinate_transformation_mode", kString},
         {"nearest_mode", kString},
@@ -360,12 +373,24 @@ std::vector<OperatorDef> ResizeOperators() {
         {"antialias", kInt},
         {"axes", kInts},
         {"keep_aspect_ratio_policy", kString}},
-       InferResize, nullptr, LowerResize, nullptr,
+       InferResize,
+       nullptr,
+       LowerResize,
+       nullptr,
        "nearest (every nearest_mode), linear, cubic; every coordinate mode; scales or sizes, constant; axes and "
        "keep_aspect_ratio_policy (18); antialias=1 refused",
-       false, 1},
-      {"Upsample", "resize", {{"mode", kString}, {"scales", kFloats}}, InferResize, nullptr, LowerResize, nullptr,
-       "opsets 7-9: nearest or (bi)linear, asymmetric coordinates; constant scales", false, 1},
+       false,
+       1},
+      {"Upsample",
+       "resize",
+       {{"mode", kString}, {"scales", kFloats}},
+       InferResize,
+       nullptr,
+       LowerResize,
+       nullptr,
+       "opsets 7-9: nearest or (bi)linear, asymmetric coordinates; constant scales",
+       false,
+       1},
   };
 }
 

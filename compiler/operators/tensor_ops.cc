@@ -7,12 +7,12 @@
 #include <cmath>
 #include <numeric>
 
+#include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/registry.h"
-#include "compiler/compute/ops.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -109,7 +109,8 @@ Status InferReshape(InferContext& cx) {
     if (known == 0 || total % known != 0) return cx.Fail("cannot reshape " + ShapeStr(in) + " to " + ShapeStr(target));
     target[size_t(infer_at)] = total / known;
   } else if (known != total) {
-    return cx.Fail("cannot reshape " + ShapeStr(in) + " (" + std::to_string(total) + " elements) to " + ShapeStr(target));
+    return cx.Fail("cannot reshape " + ShapeStr(in) + " (" + std::to_string(total) + " elements) to " +
+                   ShapeStr(target));
   }
   cx.SetOut(0, cx.In(0).dtype, target);
   return Status::OK();
@@ -139,7 +140,8 @@ Status InferSqueeze(InferContext& cx) {
   std::vector<bool> drop(in.size(), false);
   for (int64_t a : axes) {
     TUNEFARM_ASSIGN_OR_RETURN(int64_t ax, cx.Axis(a, in.size()));
-    if (in[size_t(ax)] != 1) return cx.Fail("cannot squeeze axis " + std::to_string(ax) + " of extent " + std::to_string(in[size_t(ax)]));
+    if (in[size_t(ax)] != 1)
+      return cx.Fail("cannot squeeze axis " + std::to_string(ax) + " of extent " + std::to_string(in[size_t(ax)]));
     drop[size_t(ax)] = true;
   }
   std::vector<int64_t> out;
@@ -178,7 +180,8 @@ Result<std::vector<int64_t>> Perm(const NodeView& v) {
   if (perm.size() != rank) return v.Fail("perm " + ShapeStr(perm) + " does not match rank " + std::to_string(rank));
   std::vector<bool> seen(rank, false);
   for (int64_t p : perm) {
-    if (p < 0 || p >= int64_t(rank) || seen[size_t(p)]) return v.Fail("perm " + ShapeStr(perm) + " is not a permutation");
+    if (p < 0 || p >= int64_t(rank) || seen[size_t(p)])
+      return v.Fail("perm " + ShapeStr(perm) + " is not a permutation");
     seen[size_t(p)] = true;
   }
   return perm;
@@ -237,7 +240,8 @@ Result<SpaceDepth> ParseSpaceDepth(const NodeView& v) {
   const std::string mode = n.GetString("mode", "DCR");
   if (mode != "DCR" && mode != "CRD") return v.Fail("mode must be 'DCR' or 'CRD', got '" + mode + "'");
   s.crd = mode == "CRD";
-  if (v.Shape(0).size() != 4) return v.Fail("takes a 4-D [N, C, H, W] input, got rank " + std::to_string(v.Shape(0).size()));
+  if (v.Shape(0).size() != 4)
+    return v.Fail("takes a 4-D [N, C, H, W] input, got rank " + std::to_string(v.Shape(0).size()));
   return s;
 }
 
@@ -264,7 +268,8 @@ Status InferSpaceDepth(InferContext& cx) {
   const int64_t b = s.block;
   if (s.to_space) {
     if (in[1] % (b * b) != 0) {
-      return cx.Fail(std::to_string(in[1]) + " channels do not divide into blocks of " + std::to_string(b) + "x" + std::to_string(b));
+      return cx.Fail(std::to_string(in[1]) + " channels do not divide into blocks of " + std::to_string(b) + "x" +
+                     std::to_string(b));
     }
     cx.SetOut(0, cx.In(0).dtype, {in[0], in[1] / (b * b), in[2] * b, in[3] * b});
   } else {
@@ -308,9 +313,11 @@ Status InferConcat(InferContext& cx) {
   for (size_t i = 0; i < cx.num_inputs(); ++i) {
     if (!cx.HasInput(i)) return cx.Fail("input " + std::to_string(i) + " is missing");
     const auto& s = cx.Shape(i);
-    if (s.size() != first.size()) return cx.Fail("inputs have different ranks: " + ShapeStr(first) + " vs " + ShapeStr(s));
+    if (s.size() != first.size())
+      return cx.Fail("inputs have different ranks: " + ShapeStr(first) + " vs " + ShapeStr(s));
     for (size_t d = 0; d < s.size(); ++d) {
-      if (int64_t(d) != axis && s[d] != first[d]) return cx.Fail("inputs differ outside the axis: " + ShapeStr(first) + " vs " + ShapeStr(s));
+      if (int64_t(d) != axis && s[d] != first[d])
+        return cx.Fail("inputs differ outside the axis: " + ShapeStr(first) + " vs " + ShapeStr(s));
     }
     out[size_t(axis)] += s[size_t(axis)];
   }
@@ -321,7 +328,8 @@ Status InferConcat(InferContext& cx) {
 Fold FoldConcat(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, ConcatAxis(cx));
   const auto& out_shape = cx.Out(0).shape;
-  const int64_t outer = Product(out_shape, 0, size_t(axis)), inner = Product(out_shape, size_t(axis) + 1, out_shape.size());
+  const int64_t outer = Product(out_shape, 0, size_t(axis)),
+                inner = Product(out_shape, size_t(axis) + 1, out_shape.size());
   ConstantData out = EmptyConstant(cx.In(0).dtype, out_shape);
   // Each outer slice: every input's rows along the axis in turn, copied element for element.
   for (int64_t o = 0; o < outer; ++o) {
@@ -329,8 +337,10 @@ Fold FoldConcat(InferContext& cx) {
       const ConstantData& c = cx.Const(i);
       const int64_t rows = cx.Shape(i)[size_t(axis)];
       const size_t begin = size_t(o * rows * inner), end = begin + size_t(rows * inner);
-      if (out.dtype == DataType::kFloat32) out.f32.insert(out.f32.end(), c.f32.begin() + int64_t(begin), c.f32.begin() + int64_t(end));
-      else out.i64.insert(out.i64.end(), c.i64.begin() + int64_t(begin), c.i64.begin() + int64_t(end));
+      if (out.dtype == DataType::kFloat32)
+        out.f32.insert(out.f32.end(), c.f32.begin() + int64_t(begin), c.f32.begin() + int64_t(end));
+      else
+        out.i64.insert(out.i64.end(), c.i64.begin() + int64_t(begin), c.i64.begin() + int64_t(end));
     }
   }
   return std::vector<ConstantData>{std::move(out)};
@@ -343,7 +353,8 @@ Status LowerConcat(LowerContext& cx, const Node& n) {
   if (axis == 1 && cx.V(n.outputs[0]).shape.size() == 4 && cx.plan_layouts()) {
     block = cx.V(n.inputs[0]).constant ? 0 : cx.Preferred(n.inputs[0]);
     for (int in : n.inputs) {
-      if (cx.V(in).constant || cx.Preferred(in) != block || cx.V(in).shape[1] % std::max<int64_t>(block, 1) != 0) block = 0;
+      if (cx.V(in).constant || cx.Preferred(in) != block || cx.V(in).shape[1] % std::max<int64_t>(block, 1) != 0)
+        block = 0;
     }
   }
   std::vector<int> ts;
@@ -351,8 +362,9 @@ Status LowerConcat(LowerContext& cx, const Node& n) {
     TUNEFARM_ASSIGN_OR_RETURN(int t, cx.Get(in, block));
     ts.push_back(t);
   }
-  int t = cx.Emit("Concat", ts, [axis](const std::vector<ir::Tensor>& i) { return compute::Concat(i, axis); }, cx.OutType(n),
-                  cx.V(n.outputs[0]).name);
+  int t = cx.Emit(
+      "Concat", ts, [axis](const std::vector<ir::Tensor>& i) { return compute::Concat(i, axis); }, cx.OutType(n),
+      cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, block);
   return Status::OK();
 }
@@ -376,7 +388,8 @@ Result<SplitArgs> ParseSplit(const NodeView& v) {
   } else if (v.node().Has("num_outputs")) {
     // Opset 18: ceil-sized parts, the last one smaller.
     const int64_t k = v.node().GetInt("num_outputs", 0);
-    if (k != outputs) return v.Fail("num_outputs " + std::to_string(k) + " but " + std::to_string(outputs) + " outputs");
+    if (k != outputs)
+      return v.Fail("num_outputs " + std::to_string(k) + " but " + std::to_string(outputs) + " outputs");
     const int64_t part = (extent + k - 1) / k;
     for (int64_t i = 0; i < k; ++i) a.parts.push_back(std::max<int64_t>(0, std::min(part, extent - i * part)));
   } else {
@@ -413,8 +426,10 @@ Status LowerSplit(LowerContext& cx, const Node& n) {
     offset += a.parts[k];
     auto shape = o.shape;
     cx.Define(n.outputs[k],
-              cx.Emit(n.op_type, {x}, [=](const std::vector<ir::Tensor>& i) { return compute::StridedSlice(i[0], begin, step, shape); },
-                      cx.OutType(n, k), o.name),
+              cx.Emit(
+                  n.op_type, {x},
+                  [=](const std::vector<ir::Tensor>& i) { return compute::StridedSlice(i[0], begin, step, shape); },
+                  cx.OutType(n, k), o.name),
               0);
   }
   return Status::OK();
@@ -492,7 +507,9 @@ Fold FoldSlice(InferContext& cx) {
 
 Status LowerSlice(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(SliceArgs a, ParseSlice(NodeView(cx.graph(), n)));
-  return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) { return compute::StridedSlice(i[0], a.begin, a.step, a.out_shape); });
+  return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) {
+    return compute::StridedSlice(i[0], a.begin, a.step, a.out_shape);
+  });
 }
 
 // --- Pad ------------------------------------------------------------------------------------
@@ -545,9 +562,10 @@ Result<PadArgs> ParsePad(const NodeView& v) {
     a.end[size_t(axes[i])] = pads[i + axes.size()];
   }
   const std::string mode = v.node().GetString("mode", "constant");
-  static const std::pair<const char*, compute::PadMode> kModes[] = {
-      {"constant", compute::PadMode::kConstant}, {"edge", compute::PadMode::kEdge}, {"reflect", compute::PadMode::kReflect},
-      {"wrap", compute::PadMode::kWrap}};
+  static const std::pair<const char*, compute::PadMode> kModes[] = {{"constant", compute::PadMode::kConstant},
+                                                                    {"edge", compute::PadMode::kEdge},
+                                                                    {"reflect", compute::PadMode::kReflect},
+                                                                    {"wrap", compute::PadMode::kWrap}};
   auto it = std::find_if(std::begin(kModes), std::end(kModes), [&](const auto& m) { return mode == m.first; });
   if (it == std::end(kModes) || (it->second == compute::PadMode::kWrap && v.opset() < 19)) {
     return v.Fail("unsupported pad mode '" + mode + "' (constant, edge, reflect; wrap from opset 19)");
@@ -563,7 +581,8 @@ Status InferPad(InferContext& cx) {
     out[i] += a.begin[i] + a.end[i];
     if (out[i] < 0) return cx.Fail("pads crop axis " + std::to_string(i) + " below zero");
     if (a.mode != compute::PadMode::kConstant && cx.Shape(0)[i] == 0 && out[i] > 0) {
-      return cx.Fail("cannot pad the empty axis " + std::to_string(i) + " in " + cx.node().GetString("mode", "") + " mode");
+      return cx.Fail("cannot pad the empty axis " + std::to_string(i) + " in " + cx.node().GetString("mode", "") +
+                     " mode");
     }
   }
   cx.SetOut(0, cx.In(0).dtype, out);
@@ -576,9 +595,12 @@ Status LowerPad(LowerContext& cx, const Node& n) {
     if (a.begin[i] < 0 || a.end[i] < 0) return cx.Fail(n, "negative pads (cropping) are not supported");
   }
   if (a.runtime_value) {
-    return cx.EmitPlain(n, {0, 2}, [a](const std::vector<ir::Tensor>& i) { return compute::Pad(i[0], a.begin, a.end, a.mode, 0, i[1]); });
+    return cx.EmitPlain(n, {0, 2}, [a](const std::vector<ir::Tensor>& i) {
+      return compute::Pad(i[0], a.begin, a.end, a.mode, 0, i[1]);
+    });
   }
-  return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) { return compute::Pad(i[0], a.begin, a.end, a.mode, a.value); });
+  return cx.EmitPlain(
+      n, {0}, [a](const std::vector<ir::Tensor>& i) { return compute::Pad(i[0], a.begin, a.end, a.mode, a.value); });
 }
 
 // --- Gather ---------------------------------------------------------------------------------
@@ -592,7 +614,8 @@ Status InferGather(InferContext& cx) {
   out.insert(out.end(), data.begin() + axis + 1, data.end());
   if (cx.In(1).constant) {
     for (int64_t i : cx.In(1).constant->i64) {
-      if (i < -data[size_t(axis)] || i >= data[size_t(axis)]) return cx.Fail("index " + std::to_string(i) + " out of range");
+      if (i < -data[size_t(axis)] || i >= data[size_t(axis)])
+        return cx.Fail("index " + std::to_string(i) + " out of range");
     }
   }
   cx.SetOut(0, cx.In(0).dtype, out);
@@ -619,7 +642,8 @@ Status LowerGather(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
   // Negative indices count from the end in the kernel itself (compute::Gather).
-  return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return compute::Gather(i[0], i[1], axis); });
+  return cx.EmitPlain(n, {0, 1},
+                      [axis](const std::vector<ir::Tensor>& i) { return compute::Gather(i[0], i[1], axis); });
 }
 
 // --- GatherElements ------------------------------------------------------------------------
@@ -627,16 +651,19 @@ Status InferGatherElements(InferContext& cx) {
   const auto& data = cx.Shape(0);
   const auto& idx = cx.Shape(1);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, cx.Axis(cx.node().GetInt("axis", 0), data.size()));
-  if (cx.In(1).dtype != DataType::kInt64 && cx.In(1).dtype != DataType::kInt32) return cx.Fail("indices must be int64 or int32");
+  if (cx.In(1).dtype != DataType::kInt64 && cx.In(1).dtype != DataType::kInt32)
+    return cx.Fail("indices must be int64 or int32");
   if (idx.size() != data.size()) {
     return cx.Fail("indices " + ShapeStr(idx) + " must have the rank of data " + ShapeStr(data));
   }
   for (size_t d = 0; d < data.size(); ++d) {
-    if (int64_t(d) != axis && idx[d] > data[d]) return cx.Fail("indices " + ShapeStr(idx) + " exceed data " + ShapeStr(data) + " off the axis");
+    if (int64_t(d) != axis && idx[d] > data[d])
+      return cx.Fail("indices " + ShapeStr(idx) + " exceed data " + ShapeStr(data) + " off the axis");
   }
   if (cx.In(1).constant) {
     for (int64_t i : cx.In(1).constant->i64) {
-      if (i < -data[size_t(axis)] || i >= data[size_t(axis)]) return cx.Fail("index " + std::to_string(i) + " out of range");
+      if (i < -data[size_t(axis)] || i >= data[size_t(axis)])
+        return cx.Fail("index " + std::to_string(i) + " out of range");
     }
   }
   cx.SetOut(0, cx.In(0).dtype, idx);
@@ -646,7 +673,8 @@ Status InferGatherElements(InferContext& cx) {
 Status LowerGatherElements(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
-  return cx.EmitPlain(n, {0, 1}, [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); });
+  return cx.EmitPlain(n, {0, 1},
+                      [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); });
 }
 
 // --- Trilu ---------------------------------------------------------------------------------
@@ -659,7 +687,8 @@ Result<int64_t> TriluOffset(const NodeView& v) {
 }
 
 Status InferTrilu(InferContext& cx) {
-  if (cx.Shape(0).size() < 2) return cx.Fail("takes a tensor of rank 2 or more, got rank " + std::to_string(cx.Shape(0).size()));
+  if (cx.Shape(0).size() < 2)
+    return cx.Fail("takes a tensor of rank 2 or more, got rank " + std::to_string(cx.Shape(0).size()));
   TUNEFARM_RETURN_IF_ERROR(TriluOffset(cx).status());
   cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
   return Status::OK();
@@ -680,16 +709,15 @@ Status InferExpand(InferContext& cx) {
   for (size_t i = 0; i < rank; ++i) {
     const int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
     const int64_t b = i + shape.size() >= rank ? shape[i + shape.size() - rank] : 1;
-    if (b < 0 || (a != b && a != 1 && b != 1)) return cx.Fail("cannot expand " + ShapeStr(in) + " to " + ShapeStr(shape));
+    if (b < 0 || (a != b && a != 1 && b != 1))
+      return cx.Fail("cannot expand " + ShapeStr(in) + " to " + ShapeStr(shape));
     out[i] = a == 1 ? b : a;
   }
   cx.SetOut(0, cx.In(0).dtype, out);
   return Status::OK();
 }
 
-Fold FoldExpand(InferContext& cx) {
-  return std::vector<ConstantData>{BroadcastTo(cx.Const(0), cx.Out(0).shape)};
-}
+Fold FoldExpand(InferContext& cx) { return std::vector<ConstantData>{BroadcastTo(cx.Const(0), cx.Out(0).shape)}; }
 
 Status LowerExpand(LowerContext& cx, const Node& n) {
   auto shape = cx.V(n.outputs[0]).shape;
@@ -699,10 +727,12 @@ Status LowerExpand(LowerContext& cx, const Node& n) {
 Status InferTile(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, cx.ConstInts(1, "repeats"));
   std::vector<int64_t> out = cx.Shape(0);
-  if (repeats.size() != out.size()) return cx.Fail("repeats " + ShapeStr(repeats) + " does not match rank " + std::to_string(out.size()));
+  if (repeats.size() != out.size())
+    return cx.Fail("repeats " + ShapeStr(repeats) + " does not match rank " + std::to_string(out.size()));
   for (size_t i = 0; i < out.size(); ++i) {
     if (repeats[i] < 0) return cx.Fail("negative repeat");
-    if (repeats[i] != 0 && out[i] > kMaxTensorElements / repeats[i]) return cx.Fail("repeats " + ShapeStr(repeats) + " make the output too large");
+    if (repeats[i] != 0 && out[i] > kMaxTensorElements / repeats[i])
+      return cx.Fail("repeats " + ShapeStr(repeats) + " make the output too large");
     out[i] *= repeats[i];
   }
   cx.SetOut(0, cx.In(0).dtype, out);
@@ -714,7 +744,8 @@ Status LowerTile(LowerContext& cx, const Node& n) {
   return cx.EmitPlain(n, {0}, [in_shape, out_shape](const std::vector<ir::Tensor>& i) {
     return te::Compute(i[0]->name + ".tile", out_shape, [&](const std::vector<ir::Expr>& o) {
       std::vector<ir::Expr> idx;
-      for (size_t d = 0; d < o.size(); ++d) idx.push_back(in_shape[d] == 1 ? ir::Expr(0) : o[d] % ir::Expr(in_shape[d]));
+      for (size_t d = 0; d < o.size(); ++d)
+        idx.push_back(in_shape[d] == 1 ? ir::Expr(0) : o[d] % ir::Expr(in_shape[d]));
       return te::Read(i[0], idx);
     });
   });
@@ -738,8 +769,10 @@ Status InferConstantOfShape(InferContext& cx) {
   }
   ConstantData out = EmptyConstant(value.dtype, shape);
   // The value's own storage, repeated: exact for every type.
-  if (value.dtype == DataType::kFloat32) out.f32.assign(size_t(*n), value.f32[0]);
-  else out.i64.assign(size_t(*n), value.i64[0]);
+  if (value.dtype == DataType::kFloat32)
+    out.f32.assign(size_t(*n), value.f32[0]);
+  else
+    out.i64.assign(size_t(*n), value.i64[0]);
   cx.SetConstOut(0, std::move(out));
   return Status::OK();
 }
@@ -754,7 +787,8 @@ Status InferRange(InferContext& cx) {
   const double start = ElementAt(cx.Const(0), 0), limit = ElementAt(cx.Const(1), 0), delta = ElementAt(cx.Const(2), 0);
   if (delta == 0) return cx.Fail("delta 0");
   const double count = std::max(0.0, std::ceil((limit - start) / delta));
-  if (count > double(kMaxInferenceFoldElements)) return cx.Fail("range of " + std::to_string(count) + " elements is too large");
+  if (count > double(kMaxInferenceFoldElements))
+    return cx.Fail("range of " + std::to_string(count) + " elements is too large");
   ConstantData out = EmptyConstant(cx.In(0).dtype, {int64_t(count)});
   for (int64_t i = 0; i < int64_t(count); ++i) {
     if (out.dtype == DataType::kFloat32) {
@@ -777,7 +811,8 @@ Result<std::vector<int64_t>> ScatterSources(const NodeView& v) {
   const auto& ishape = v.Shape(1);
   if (ishape.empty()) return v.Fail("indices must have rank >= 1");
   const int64_t k = ishape.back();
-  if (k < 1 || k > int64_t(data.size())) return v.Fail("index depth " + std::to_string(k) + " does not fit data of rank " + std::to_string(data.size()));
+  if (k < 1 || k > int64_t(data.size()))
+    return v.Fail("index depth " + std::to_string(k) + " does not fit data of rank " + std::to_string(data.size()));
   std::vector<int64_t> updates(ishape.begin(), ishape.end() - 1);
   updates.insert(updates.end(), data.begin() + k, data.end());
   if (v.Shape(2) != updates) return v.Fail("updates " + ShapeStr(v.Shape(2)) + " must be " + ShapeStr(updates));
@@ -796,7 +831,8 @@ Result<std::vector<int64_t>> ScatterSources(const NodeView& v) {
     for (int64_t d = 0; d < k; ++d) {
       int64_t i = idx[size_t(t * k + d)];
       const int64_t dim = data[size_t(d)];
-      if (i < -dim || i >= dim) return v.Fail("index " + std::to_string(i) + " out of range for dimension " + std::to_string(dim));
+      if (i < -dim || i >= dim)
+        return v.Fail("index " + std::to_string(i) + " out of range for dimension " + std::to_string(dim));
       flat = flat * dim + (i < 0 ? i + dim : i);
     }
     for (int64_t j = 0; j < slice; ++j) source[size_t(flat * slice + j)] = t * slice + j;
@@ -818,8 +854,10 @@ Fold FoldScatterND(InferContext& cx) {
   const ConstantData& updates = cx.Const(2);
   for (size_t i = 0; i < source.size(); ++i) {
     if (source[i] < 0) continue;
-    if (out.dtype == DataType::kFloat32) out.f32[i] = updates.f32[size_t(source[i])];
-    else out.i64[i] = updates.i64[size_t(source[i])];
+    if (out.dtype == DataType::kFloat32)
+      out.f32[i] = updates.f32[size_t(source[i])];
+    else
+      out.i64[i] = updates.i64[size_t(source[i])];
   }
   return std::vector<ConstantData>{std::move(out)};
 }
@@ -827,25 +865,29 @@ Fold FoldScatterND(InferContext& cx) {
 Status LowerScatterND(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> source, ScatterSources(NodeView(cx.graph(), n)));
   const auto shape = cx.V(n.outputs[0]).shape;
-  const int map = cx.ParamFromConstant(cx.V(n.outputs[0]).name + ".scatter_map", ConstantData{DataType::kInt64, shape, {}, source});
+  const int map =
+      cx.ParamFromConstant(cx.V(n.outputs[0]).name + ".scatter_map", ConstantData{DataType::kInt64, shape, {}, source});
   TUNEFARM_ASSIGN_OR_RETURN(int data, cx.Get(n.inputs[0], 0));
   TUNEFARM_ASSIGN_OR_RETURN(int updates, cx.Get(n.inputs[2], 0));
   const int64_t total = Product(cx.V(n.inputs[2]).shape);
-  const int t = cx.Emit(n.op_type, {data, map, updates}, [shape, total](const std::vector<ir::Tensor>& i) {
-    return te::Compute(i[0]->name + ".scatter", shape, [&](const std::vector<ir::Expr>& o) {
-      const ir::Expr from = te::Read(i[1], o);
-      // Updates read through a clamped flat index (the untaken branch must stay in bounds).
-      const ir::Expr at = ir::min(ir::max(from, ir::Expr(int64_t(0))), ir::Expr(std::max<int64_t>(total - 1, 0)));
-      std::vector<ir::Expr> uidx;
-      ir::Expr rest = at;
-      const auto& us = i[2]->shape;
-      for (size_t d = us.size(); d-- > 0;) {
-        uidx.insert(uidx.begin(), rest % ir::Expr(us[d]));
-        rest = rest / ir::Expr(us[d]);
-      }
-      return ir::select(from >= ir::Expr(int64_t(0)), te::Read(i[2], uidx), te::Read(i[0], o));
-    });
-  }, cx.OutType(n), cx.V(n.outputs[0]).name);
+  const int t = cx.Emit(
+      n.op_type, {data, map, updates},
+      [shape, total](const std::vector<ir::Tensor>& i) {
+        return te::Compute(i[0]->name + ".scatter", shape, [&](const std::vector<ir::Expr>& o) {
+          const ir::Expr from = te::Read(i[1], o);
+          // Updates read through a clamped flat index (the untaken branch must stay in bounds).
+          const ir::Expr at = ir::min(ir::max(from, ir::Expr(int64_t(0))), ir::Expr(std::max<int64_t>(total - 1, 0)));
+          std::vector<ir::Expr> uidx;
+          ir::Expr rest = at;
+          const auto& us = i[2]->shape;
+          for (size_t d = us.size(); d-- > 0;) {
+            uidx.insert(uidx.begin(), rest % ir::Expr(us[d]));
+            rest = rest / ir::Expr(us[d]);
+          }
+          return ir::select(from >= ir::Expr(int64_t(0)), te::Read(i[2], uidx), te::Read(i[0], o));
+        });
+      },
+      cx.OutType(n), cx.V(n.outputs[0]).name);
   cx.Define(n.outputs[0], t, 0);
   return Status::OK();
 }
@@ -854,43 +896,156 @@ Status LowerScatterND(LowerContext& cx, const Node& n) {
 
 std::vector<OperatorDef> TensorOperators() {
   return {
-      {"Constant", "tensor",
-       {{"value", kTensor}, {"value_float", kFloat}, {"value_floats", kFloats}, {"value_int", kInt}, {"value_ints", kInts}},
-       InferConstant, nullptr, nullptr, nullptr, "sparse and string values are not read"},
-      {"ConstantOfShape", "tensor", {{"value", kTensor}}, InferConstantOfShape, nullptr, nullptr, nullptr,
+      {"Constant",
+       "tensor",
+       {{"value", kTensor},
+        {"value_float", kFloat},
+        {"value_floats", kFloats},
+        {"value_int", kInt},
+        {"value_ints", kInts}},
+       InferConstant,
+       nullptr,
+       nullptr,
+       nullptr,
+       "sparse and string values are not read"},
+      {"ConstantOfShape",
+       "tensor",
+       {{"value", kTensor}},
+       InferConstantOfShape,
+       nullptr,
+       nullptr,
+       nullptr,
        "the shape must be a constant; filled at compile time"},
-      {"Range", "tensor", {}, InferRange, nullptr, nullptr, nullptr, "constant operands; evaluated at compile time", false, 3},
+      {"Range",
+       "tensor",
+       {},
+       InferRange,
+       nullptr,
+       nullptr,
+       nullptr,
+       "constant operands; evaluated at compile time",
+       false,
+       3},
       {"Identity", "tensor", {}, InferIdentity, FoldView, LowerView, nullptr, "a view", true},
-      {"Shape", "tensor", {{"start", kInt}, {"end", kInt}}, InferShape, nullptr, nullptr, nullptr,
+      {"Shape",
+       "tensor",
+       {{"start", kInt}, {"end", kInt}},
+       InferShape,
+       nullptr,
+       nullptr,
+       nullptr,
        "always a constant (static shapes)"},
       {"Size", "tensor", {}, InferSize, nullptr, nullptr, nullptr, "always a constant"},
-      {"Reshape", "tensor", {{"shape", kInts}, {"allowzero", kInt}}, InferReshape, FoldView, LowerView, nullptr,
-       "0 copies a dimension, -1 is inferred; a view", true},
+      {"Reshape",
+       "tensor",
+       {{"shape", kInts}, {"allowzero", kInt}},
+       InferReshape,
+       FoldView,
+       LowerView,
+       nullptr,
+       "0 copies a dimension, -1 is inferred; a view",
+       true},
       {"Flatten", "tensor", {{"axis", kInt}}, InferFlatten, FoldView, LowerView, nullptr, "a view", true},
-      {"Squeeze", "tensor", {{"axes", kInts}}, InferSqueeze, FoldView, LowerView, nullptr,
-       "axes: attribute before opset 13, input from 13; a view", true},
-      {"Unsqueeze", "tensor", {{"axes", kInts}}, InferUnsqueeze, FoldView, LowerView, nullptr,
-       "axes: attribute before opset 13, input from 13; a view", true},
+      {"Squeeze",
+       "tensor",
+       {{"axes", kInts}},
+       InferSqueeze,
+       FoldView,
+       LowerView,
+       nullptr,
+       "axes: attribute before opset 13, input from 13; a view",
+       true},
+      {"Unsqueeze",
+       "tensor",
+       {{"axes", kInts}},
+       InferUnsqueeze,
+       FoldView,
+       LowerView,
+       nullptr,
+       "axes: attribute before opset 13, input from 13; a view",
+       true},
       {"Transpose", "tensor", {{"perm", kInts}}, InferTranspose, FoldTranspose, LowerTranspose, nullptr, ""},
-      {"DepthToSpace", "tensor", {{"blocksize", kInt, true}, {"mode", kString}}, InferSpaceDepth, FoldSpaceDepth,
-       LowerSpaceDepth, nullptr, "DCR (default) and CRD (PixelShuffle) modes; 4-D"},
-      {"SpaceToDepth", "tensor", {{"blocksize", kInt, true}}, InferSpaceDepth, FoldSpaceDepth, LowerSpaceDepth, nullptr, "4-D"},
-      {"Concat", "tensor", {{"axis", kInt, true}}, InferConcat, FoldConcat, LowerConcat, nullptr,
+      {"DepthToSpace",
+       "tensor",
+       {{"blocksize", kInt, true}, {"mode", kString}},
+       InferSpaceDepth,
+       FoldSpaceDepth,
+       LowerSpaceDepth,
+       nullptr,
+       "DCR (default) and CRD (PixelShuffle) modes; 4-D"},
+      {"SpaceToDepth",
+       "tensor",
+       {{"blocksize", kInt, true}},
+       InferSpaceDepth,
+       FoldSpaceDepth,
+       LowerSpaceDepth,
+       nullptr,
+       "4-D"},
+      {"Concat",
+       "tensor",
+       {{"axis", kInt, true}},
+       InferConcat,
+       FoldConcat,
+       LowerConcat,
+       nullptr,
        "channel concatenation keeps blocked layouts"},
-      {"Split", "tensor", {{"axis", kInt}, {"split", kInts}, {"num_outputs", kInt}}, InferSplit, nullptr, LowerSplit, nullptr,
+      {"Split",
+       "tensor",
+       {{"axis", kInt}, {"split", kInts}, {"num_outputs", kInt}},
+       InferSplit,
+       nullptr,
+       LowerSplit,
+       nullptr,
        "split: attribute before 13, input from 13; num_outputs from 18"},
-      {"Slice", "tensor", {{"starts", kInts}, {"ends", kInts}, {"axes", kInts}}, InferSlice, FoldSlice, LowerSlice, nullptr,
+      {"Slice",
+       "tensor",
+       {{"starts", kInts}, {"ends", kInts}, {"axes", kInts}},
+       InferSlice,
+       FoldSlice,
+       LowerSlice,
+       nullptr,
        "attributes before opset 10, constant inputs from 10; negative steps"},
-      {"Pad", "tensor", {{"mode", kString}, {"pads", kInts}, {"value", kFloat}}, InferPad, nullptr, LowerPad, nullptr,
+      {"Pad",
+       "tensor",
+       {{"mode", kString}, {"pads", kInts}, {"value", kFloat}},
+       InferPad,
+       nullptr,
+       LowerPad,
+       nullptr,
        "constant/edge/reflect, wrap from 19; axes input from 18; the fill may be a runtime scalar; no cropping"},
-      {"Gather", "tensor", {{"axis", kInt}}, InferGather, FoldGather, LowerGather, nullptr, "negative indices", false, 2},
+      {"Gather",
+       "tensor",
+       {{"axis", kInt}},
+       InferGather,
+       FoldGather,
+       LowerGather,
+       nullptr,
+       "negative indices",
+       false,
+       2},
       {"Expand", "tensor", {}, InferExpand, FoldExpand, LowerExpand, nullptr, "the shape must be a constant", false, 2},
       {"Trilu", "tensor", {{"upper", kInt}}, InferTrilu, nullptr, LowerTrilu, nullptr, "k must be a constant"},
-      {"GatherElements", "tensor", {{"axis", kInt}}, InferGatherElements, nullptr, LowerGatherElements, nullptr,
-       "runtime indices outside the axis are clamped into it", false, 2},
+      {"GatherElements",
+       "tensor",
+       {{"axis", kInt}},
+       InferGatherElements,
+       nullptr,
+       LowerGatherElements,
+       nullptr,
+       "runtime indices outside the axis are clamped into it",
+       false,
+       2},
       {"Tile", "tensor", {}, InferTile, nullptr, LowerTile, nullptr, "the repeats must be a constant", false, 2},
-      {"ScatterND", "tensor", {{"reduction", kString}}, InferScatterND, FoldScatterND, LowerScatterND, nullptr,
-       "constant indices; reduction 'none'", false, 3},
+      {"ScatterND",
+       "tensor",
+       {{"reduction", kString}},
+       InferScatterND,
+       FoldScatterND,
+       LowerScatterND,
+       nullptr,
+       "constant indices; reduction 'none'",
+       false,
+       3},
   };
 }
 

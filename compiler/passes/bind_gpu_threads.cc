@@ -183,7 +183,8 @@ Result<Stmt> BindGpuThreads(const Stmt& s, const GpuIndexVars& vars, GpuLaunch* 
   collect.Visit(s);
   TUNEFARM_RETURN_IF_ERROR(collect.status);
   if (!collect.any_thread_loop) {
-    return Status::InvalidArgument("the schedule binds no loop to GPU threads: one thread per block would waste the GPU");
+    return Status::InvalidArgument(
+        "the schedule binds no loop to GPU threads: one thread per block would waste the GPU");
   }
   LoopBinder binder(vars, collect.block);
   Stmt bound = binder.Mutate(s);

@@ -93,7 +93,8 @@ class Emulator {
     ShuffleToExchange shuffles(exchange, LinearThread());
     Stmt body = shuffles.Mutate(kernel);
     if (shuffles.found) {
-      body = ir::Allocate::Make(exchange, ir::Type::Float(32), launch_.threads_per_block(), body, ir::MemoryScope::kShared);
+      body = ir::Allocate::Make(exchange, ir::Type::Float(32), launch_.threads_per_block(), body,
+                                ir::MemoryScope::kShared);
     }
     body = Split(body);
     for (int d = 0; d < 3; ++d) {
@@ -107,13 +108,15 @@ class Emulator {
   Stmt ForAllThreads(const Stmt& s) const {
     Stmt body = s;
     for (int d = 0; d < 3; ++d) {
-      body = ir::For::Make(vars_.thread[size_t(d)], Expr(0), Expr(launch_.block[size_t(d)]), ir::ForKind::kSerial, body);
+      body =
+          ir::For::Make(vars_.thread[size_t(d)], Expr(0), Expr(launch_.block[size_t(d)]), ir::ForKind::kSerial, body);
     }
     return body;
   }
 
   Expr LinearThread() const {
-    return (ir::AsExpr(vars_.thread[2]) * Expr(launch_.block[1]) + ir::AsExpr(vars_.thread[1])) * Expr(launch_.block[0]) +
+    return (ir::AsExpr(vars_.thread[2]) * Expr(launch_.block[1]) + ir::AsExpr(vars_.thread[1])) *
+               Expr(launch_.block[0]) +
            ir::AsExpr(vars_.thread[0]);
   }
 

@@ -9,14 +9,14 @@
 #include "compiler/passes/emulate_gpu_on_host.h"
 #include "compiler/passes/lower_gpu_math.h"
 #include "compiler/passes/lower_thread_allreduce.h"
-#include "compiler/passes/verify_gpu_launch.h"
 #include "compiler/passes/partition_loops.h"
 #include "compiler/passes/remove_no_ops.h"
+#include "compiler/passes/schedule_ops.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/storage_flatten.h"
 #include "compiler/passes/unroll_loops.h"
 #include "compiler/passes/vectorize_loops.h"
-#include "compiler/passes/schedule_ops.h"
+#include "compiler/passes/verify_gpu_launch.h"
 
 namespace tunefarm::passes {
 
@@ -76,7 +76,8 @@ std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<Buffe
       // formulas are taken as written; the host emulation then runs the same formulas.
       {"lower_gpu_math", [](const ir::Stmt& s) { return LowerGpuMath(s); }},
       // Last, on what codegen will see: threads, grid, shared and local memory within the limits.
-      {"verify_gpu_launch", [&target, func](const ir::Stmt& s) -> Result<ir::Stmt> {
+      {"verify_gpu_launch",
+       [&target, func](const ir::Stmt& s) -> Result<ir::Stmt> {
          TUNEFARM_RETURN_IF_ERROR(VerifyGpuLaunch(s, target, &func->launch));
          return s;
        }},
@@ -87,12 +88,12 @@ std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<Buffe
 
 const std::vector<std::string>& LoweringPassNames(compiler::TargetKind target_kind) {
   static const std::vector<std::string> kCpu = {
-      "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "partition_loops",
-      "unroll_loops", "simplify_unrolled", "vectorize_loops", "simplify_vectors", "lower_math", "remove_no_ops"};
-  static const std::vector<std::string> kGpu = {
-      "schedule_ops", "simplify", "storage_flatten", "simplify_flat", "bind_gpu_threads",
-      "lower_thread_allreduce", "auto_unroll", "unroll_loops", "simplify_unrolled", "remove_no_ops", "lower_gpu_math",
-      "verify_gpu_launch"};
+      "schedule_ops",      "simplify",        "storage_flatten",  "simplify_flat", "partition_loops", "unroll_loops",
+      "simplify_unrolled", "vectorize_loops", "simplify_vectors", "lower_math",    "remove_no_ops"};
+  static const std::vector<std::string> kGpu = {"schedule_ops",  "simplify",         "storage_flatten",
+                                                "simplify_flat", "bind_gpu_threads", "lower_thread_allreduce",
+                                                "auto_unroll",   "unroll_loops",     "simplify_unrolled",
+                                                "remove_no_ops", "lower_gpu_math",   "verify_gpu_launch"};
   return target_kind == compiler::TargetKind::kCuda ? kGpu : kCpu;
 }
 

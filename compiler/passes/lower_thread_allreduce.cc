@@ -43,7 +43,8 @@ class AllReduceLowering : public ir::IRMutator {
     const Expr r = ir::Load::Make(t, reg, Expr(0));
     auto combine = [&](const Expr& a, const Expr& b) { return is_max ? ir::max(a, b) : a + b; };
     auto butterfly = [&](int64_t width, std::vector<Stmt>* out) {
-      for (int64_t m = width / 2; m >= 1; m /= 2) out->push_back(ir::Store::Make(reg, combine(r, ir::ShuffleXor(r, m)), Expr(0)));
+      for (int64_t m = width / 2; m >= 1; m /= 2)
+        out->push_back(ir::Store::Make(reg, combine(r, ir::ShuffleXor(r, m)), Expr(0)));
     };
 
     std::vector<Stmt> seq = {ir::Store::Make(reg, Mutate(call->args[0]), Expr(0))};

@@ -47,10 +47,13 @@ Expr Identity(ReduceKind kind, Type t) {
 
 Expr Combine(ReduceKind kind, const Expr& acc, const Expr& value) {
   switch (kind) {
-    case ReduceKind::kSum: return acc + value;
-    case ReduceKind::kProd: return acc * value;
+    case ReduceKind::kSum:
+      return acc + value;
+    case ReduceKind::kProd:
+      return acc * value;
     case ReduceKind::kMax:
-    case ReduceKind::kNone: break;
+    case ReduceKind::kNone:
+      break;
   }
   return ir::max(acc, value);
 }
@@ -176,11 +179,12 @@ class StageLowering {
       const IterVar& leaf = s.leaf_order[size_t(first_reduce)];
       auto ann = s.annotations.find(leaf.get());
       if (ann != s.annotations.end() && ir::IsGpuThreadLoop(ann->second)) {
-        TUNEFARM_CHECK_MSG(s.reduce_axes.size() == 1 && s.reduce_axes[0] == leaf,
-                           ("stage " + s.tensor->name + ": a reduction bound to GPU threads needs one unsplit reduce axis")
-                               .c_str());
-        TUNEFARM_CHECK_MSG(s.reduce != ReduceKind::kProd,
-                           ("stage " + s.tensor->name + ": cross-thread reductions sum or take the max, not a product").c_str());
+        TUNEFARM_CHECK_MSG(
+            s.reduce_axes.size() == 1 && s.reduce_axes[0] == leaf,
+            ("stage " + s.tensor->name + ": a reduction bound to GPU threads needs one unsplit reduce axis").c_str());
+        TUNEFARM_CHECK_MSG(
+            s.reduce != ReduceKind::kProd,
+            ("stage " + s.tensor->name + ": cross-thread reductions sum or take the max, not a product").c_str());
         const bool is_max = s.reduce == ReduceKind::kMax;
         const int dim = ir::GpuDimension(ann->second);
         ir::Var total = ir::MakeVar(s.tensor->name + ".total", body.type());
@@ -195,8 +199,8 @@ class StageLowering {
           Stmt reduce = ir::LetStmt::Make(total, ir::ThreadAllReduce(is_max, te::Read(operand, {Expr(0)}), dim), store);
           update = ir::ProducerRealize::Make(
               operand, {Expr(0)}, {1},
-              ir::Block::Make({ir::ProducerStore::Make(operand, Identity(s.reduce, s.tensor->dtype), {Expr(0)}), compute,
-                               reduce}),
+              ir::Block::Make(
+                  {ir::ProducerStore::Make(operand, Identity(s.reduce, s.tensor->dtype), {Expr(0)}), compute, reduce}),
               ir::MemoryScope::kLocal);
         }
         guards.clear();
@@ -294,7 +298,8 @@ class StageLowering {
     std::vector<const Stage*> attached;
     for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
       const Stage& c = **it;
-      if (c.attach == AttachKind::kAt && c.attach_stage == &s && c.attach_ivar == leaf && !c.inlined) attached.push_back(&c);
+      if (c.attach == AttachKind::kAt && c.attach_stage == &s && c.attach_ivar == leaf && !c.inlined)
+        attached.push_back(&c);
     }
     std::vector<ThreadLoop> saved = thread_loops_;
     arith::VarBounds saved_bounds = outer_bounds_;
@@ -313,11 +318,14 @@ class StageLowering {
     // that ends the shared fetches.
     bool any_shared = false;
     for (const Stage* c : attached) {
-      if (c->scope == ir::MemoryScope::kShared) any_shared = true;
-      else emit(c);
+      if (c->scope == ir::MemoryScope::kShared)
+        any_shared = true;
+      else
+        emit(c);
     }
     if (any_shared) {
-      stmt = ir::Block::Make({ir::Barrier::Make(ir::MemoryScope::kShared), stmt, ir::Barrier::Make(ir::MemoryScope::kShared)});
+      stmt = ir::Block::Make(
+          {ir::Barrier::Make(ir::MemoryScope::kShared), stmt, ir::Barrier::Make(ir::MemoryScope::kShared)});
     }
     for (const Stage* c : attached) {
       if (c->scope == ir::MemoryScope::kShared) emit(c);
@@ -377,7 +385,8 @@ class StageLowering {
             // interval bounds the footprint.
             affine = false;
             arith::IntBound b = arith::BoundOf(t.atom * Expr(t.coeff), ranging_bounds);
-            if (!b.bounded()) ok = false;
+            if (!b.bounded())
+              ok = false;
             else {
               a_lo += b.lo;
               a_hi += b.hi;
@@ -389,8 +398,10 @@ class StageLowering {
           }
         }
         Expr this_sym = arith::FromLinearForm(rest);
-        if (!sym.defined()) sym = this_sym;
-        else if (!ir::ExprDeepEqual(sym, this_sym)) ok = false;
+        if (!sym.defined())
+          sym = this_sym;
+        else if (!ir::ExprDeepEqual(sym, this_sym))
+          ok = false;
         lo = std::min(lo, a_lo);
         hi = std::max(hi, a_hi);
       }

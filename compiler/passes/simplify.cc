@@ -109,7 +109,8 @@ class Simplifier : public IRMutator {
       // x + 0 = x: constant matrices (Winograd's transforms) unrolled leave zero terms.
       if (IsFloatConst(a, 0.0)) return b;
       if (IsFloatConst(b, 0.0)) return a;
-      return FoldFloat(op, a, b, [](double x, double y) { return x + y; }, self);
+      return FoldFloat(
+          op, a, b, [](double x, double y) { return x + y; }, self);
     }
     if (a.type().is_vector()) return VectorAddSub(op, a, b, false, self);
     return Rebuild(op, a, b, self);
@@ -117,7 +118,9 @@ class Simplifier : public IRMutator {
   Expr Visit_(const Sub* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
     if (IsIntScalar(a)) return Canonical(a - b, self);
-    if (a.type().is_float()) return FoldFloat(op, a, b, [](double x, double y) { return x - y; }, self);
+    if (a.type().is_float())
+      return FoldFloat(
+          op, a, b, [](double x, double y) { return x - y; }, self);
     if (a.type().is_vector()) return VectorAddSub(op, a, b, true, self);
     return Rebuild(op, a, b, self);
   }
@@ -136,7 +139,8 @@ class Simplifier : public IRMutator {
       if (const auto* inner = a.as<ir::Mul>(); inner && b.as<FloatImm>() && inner->b.as<FloatImm>()) {
         return Mutate(inner->a * FloatImm::Make(op->type, inner->b.as<FloatImm>()->value * b.as<FloatImm>()->value));
       }
-      return FoldFloat(op, a, b, [](double x, double y) { return x * y; }, self);
+      return FoldFloat(
+          op, a, b, [](double x, double y) { return x * y; }, self);
     }
     if (a.type().is_vector()) {
       const auto* ra = a.as<Ramp>();
@@ -158,8 +162,10 @@ class Simplifier : public IRMutator {
     q.constant = FloorDiv(lf.constant, c);
     r.constant = FloorMod(lf.constant, c);
     for (const auto& t : lf.terms) {
-      if (t.coeff % c == 0) q.AddTerm(t.atom, t.coeff / c);
-      else r.AddTerm(t.atom, t.coeff);
+      if (t.coeff % c == 0)
+        q.AddTerm(t.atom, t.coeff / c);
+      else
+        r.AddTerm(t.atom, t.coeff);
     }
     Expr rem = arith::FromLinearForm(r);
     IntBound rb = Bound(rem);
@@ -172,7 +178,9 @@ class Simplifier : public IRMutator {
   Expr Visit_(const Div* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
     if (!IsIntScalar(a)) {
-      if (a.type().is_float()) return FoldFloat(op, a, b, [](double x, double y) { return x / y; }, self);
+      if (a.type().is_float())
+        return FoldFloat(
+            op, a, b, [](double x, double y) { return x / y; }, self);
       return Div::Make(a, b);
     }
     const int64_t* cb = AsConstInt(b);
@@ -212,7 +220,8 @@ class Simplifier : public IRMutator {
     }
     const auto* fa = a.as<FloatImm>();
     const auto* fb = b.as<FloatImm>();
-    if (fa && fb) return FloatImm::Make(a.type(), is_min ? std::min(fa->value, fb->value) : std::max(fa->value, fb->value));
+    if (fa && fb)
+      return FloatImm::Make(a.type(), is_min ? std::min(fa->value, fb->value) : std::max(fa->value, fb->value));
     const auto* ba = a.as<Broadcast>();
     const auto* bb = b.as<Broadcast>();
     if (ba && bb) return Broadcast::Make(Mutate(T::Make(ba->value, bb->value)), ba->lanes);
@@ -324,7 +333,8 @@ class Simplifier : public IRMutator {
         return IntImm::Make(op->type, int64_t(std::trunc(f->value)));
       }
     }
-    if (const auto* b = v.as<Broadcast>()) return Broadcast::Make(Mutate(Cast::Make(op->type.element_of(), b->value)), b->lanes);
+    if (const auto* b = v.as<Broadcast>())
+      return Broadcast::Make(Mutate(Cast::Make(op->type.element_of(), b->value)), b->lanes);
     if (v.type() == op->type) return v;
     return v.same_as(op->value) ? self : Cast::Make(op->type, v);
   }

@@ -14,8 +14,8 @@ using namespace ir;  // NOLINT(google-build-using-namespace)
 
 struct BufferInfo {
   Var buffer;
-  std::vector<Expr> mins;      // empty for arguments (all zero)
-  std::vector<int64_t> shape;  // row-major extents
+  std::vector<Expr> mins;         // empty for arguments (all zero)
+  std::vector<int64_t> shape;     // row-major extents
   std::vector<RegionFold> folds;  // empty, or per dimension
 };
 
@@ -82,8 +82,6 @@ class Flattener : public IRMutator {
 
 }  // namespace
 
-Stmt StorageFlatten(const Stmt& s, const std::vector<BufferBinding>& args) {
-  return Flattener(args).Mutate(s);
-}
+Stmt StorageFlatten(const Stmt& s, const std::vector<BufferBinding>& args) { return Flattener(args).Mutate(s); }
 
 }  // namespace tunefarm::passes

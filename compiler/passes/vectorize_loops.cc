@@ -9,9 +9,7 @@ namespace {
 
 using namespace ir;  // NOLINT(google-build-using-namespace)
 
-Expr Widen(const Expr& e, int lanes) {
-  return e.type().lanes == lanes ? e : Broadcast::Make(e, lanes);
-}
+Expr Widen(const Expr& e, int lanes) { return e.type().lanes == lanes ? e : Broadcast::Make(e, lanes); }
 
 // Rewrites the body of one vectorized loop; sets failed() when it meets something it cannot widen.
 class LaneWidener : public IRMutator {
@@ -23,12 +21,12 @@ class LaneWidener : public IRMutator {
  protected:
   Expr Visit_(const VarNode* op, const Expr& self) override { return op == var_ ? ramp_ : self; }
 
-#define TUNEFARM_WIDEN_BINARY(Name)                                   \
-  Expr Visit_(const Name* op, const Expr& self) override {            \
-    Expr a = Mutate(op->a), b = Mutate(op->b);                        \
-    if (a.same_as(op->a) && b.same_as(op->b)) return self;           \
-    int l = std::max(a.type().lanes, b.type().lanes);                 \
-    return Name::Make(Widen(a, l), Widen(b, l));                      \
+#define TUNEFARM_WIDEN_BINARY(Name)                        \
+  Expr Visit_(const Name* op, const Expr& self) override { \
+    Expr a = Mutate(op->a), b = Mutate(op->b);             \
+    if (a.same_as(op->a) && b.same_as(op->b)) return self; \
+    int l = std::max(a.type().lanes, b.type().lanes);      \
+    return Name::Make(Widen(a, l), Widen(b, l));           \
   }
   TUNEFARM_WIDEN_BINARY(Add)
   TUNEFARM_WIDEN_BINARY(Sub)

@@ -1,9 +1,8 @@
 #include "tunefarm/compiler/config_space.h"
 
 #include <algorithm>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tunefarm/runtime/check.h"
 
@@ -65,8 +64,10 @@ std::string Config::ToJson() const {
   for (size_t k = 0; k < space_->knobs_.size(); ++k) {
     const Knob& kn = space_->knobs_[k];
     const auto& v = kn.candidates[size_t(choices_[k])];
-    if (kn.kind == Knob::kAnnotate) knobs[kn.name] = kn.labels[size_t(v[0])];
-    else knobs[kn.name] = v;
+    if (kn.kind == Knob::kAnnotate)
+      knobs[kn.name] = kn.labels[size_t(v[0])];
+    else
+      knobs[kn.name] = v;
   }
   j["knobs"] = knobs;
   return j.dump();
@@ -141,8 +142,8 @@ int64_t ConfigSpace::size() const {
 
 Result<Config> ConfigSpace::Get(int64_t index) const {
   if (index < 0 || index >= size()) {
-    return Status::OutOfRange("config index " + std::to_string(index) + " out of range [0, " +
-                              std::to_string(size()) + ") for " + description_);
+    return Status::OutOfRange("config index " + std::to_string(index) + " out of range [0, " + std::to_string(size()) +
+                              ") for " + description_);
   }
   Config c;
   c.space_ = this;
@@ -158,14 +159,15 @@ Result<Config> ConfigSpace::Get(int64_t index) const {
 
 Result<Config> ConfigSpace::FromChoices(const std::vector<int>& choices) const {
   if (choices.size() != knobs_.size()) {
-    return Status::InvalidArgument("config has " + std::to_string(choices.size()) + " knob choices, " +
-                                   description_ + " has " + std::to_string(knobs_.size()) + " knobs");
+    return Status::InvalidArgument("config has " + std::to_string(choices.size()) + " knob choices, " + description_ +
+                                   " has " + std::to_string(knobs_.size()) + " knobs");
   }
   int64_t index = 0, radix = 1;
   for (size_t k = 0; k < knobs_.size(); ++k) {
     int64_t n = int64_t(knobs_[k].candidates.size());
     if (choices[k] < 0 || choices[k] >= n) {
-      return Status::InvalidArgument("choice " + std::to_string(choices[k]) + " out of range for knob " + knobs_[k].name);
+      return Status::InvalidArgument("choice " + std::to_string(choices[k]) + " out of range for knob " +
+                                     knobs_[k].name);
     }
     index += choices[k] * radix;
     radix *= n;
@@ -180,7 +182,8 @@ Result<Config> ConfigSpace::FromValues(const std::vector<std::pair<std::string, 
     if (k < 0) return Status::NotFound("knob '" + name + "' is not part of " + description_);
     const auto& cands = knobs_[size_t(k)].candidates;
     auto it = std::find(cands.begin(), cands.end(), v);
-    if (it == cands.end()) return Status::NotFound("value for knob '" + name + "' is not a candidate of " + description_);
+    if (it == cands.end())
+      return Status::NotFound("value for knob '" + name + "' is not a candidate of " + description_);
     choices[size_t(k)] = int(it - cands.begin());
   }
   for (size_t k = 0; k < choices.size(); ++k) {
@@ -192,7 +195,8 @@ Result<Config> ConfigSpace::FromValues(const std::vector<std::pair<std::string, 
 Result<Config> ConfigSpace::FromJson(const std::string& json) const {
   nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("knobs") || !j["knobs"].is_object()) {
-    return Status::InvalidArgument("malformed config JSON (expected {\"index\": N, \"knobs\": {...}}): " + json.substr(0, 200));
+    return Status::InvalidArgument("malformed config JSON (expected {\"index\": N, \"knobs\": {...}}): " +
+                                   json.substr(0, 200));
   }
   std::vector<std::pair<std::string, std::vector<int64_t>>> values;
   for (auto it = j["knobs"].begin(); it != j["knobs"].end(); ++it) {
@@ -203,12 +207,14 @@ Result<Config> ConfigSpace::FromJson(const std::string& json) const {
     if (kn.kind == Knob::kAnnotate) {
       if (!it->is_string()) return Status::InvalidArgument("knob '" + it.key() + "' must be a string");
       auto lab = std::find(kn.labels.begin(), kn.labels.end(), it->get<std::string>());
-      if (lab == kn.labels.end()) return Status::NotFound("annotation '" + it->get<std::string>() + "' unknown for " + it.key());
+      if (lab == kn.labels.end())
+        return Status::NotFound("annotation '" + it->get<std::string>() + "' unknown for " + it.key());
       v.push_back(lab - kn.labels.begin());
     } else {
       if (!it->is_array()) return Status::InvalidArgument("knob '" + it.key() + "' must be an array of integers");
       for (const auto& x : *it) {
-        if (!x.is_number_integer()) return Status::InvalidArgument("knob '" + it.key() + "' must be an array of integers");
+        if (!x.is_number_integer())
+          return Status::InvalidArgument("knob '" + it.key() + "' must be an array of integers");
         v.push_back(x.get<int64_t>());
       }
     }

@@ -1,16 +1,21 @@
 #include "compiler/schedule/op_template.h"
 
-
 namespace tunefarm::compiler {
 
 const char* BufferRoleName(BufferRole role) {
   switch (role) {
-    case BufferRole::kInput: return "input";
-    case BufferRole::kWeight: return "weight";
-    case BufferRole::kBias: return "bias";
-    case BufferRole::kResidual: return "residual";
-    case BufferRole::kSlope: return "slope";
-    case BufferRole::kOutput: return "output";
+    case BufferRole::kInput:
+      return "input";
+    case BufferRole::kWeight:
+      return "weight";
+    case BufferRole::kBias:
+      return "bias";
+    case BufferRole::kResidual:
+      return "residual";
+    case BufferRole::kSlope:
+      return "slope";
+    case BufferRole::kOutput:
+      return "output";
   }
   return "?";
 }

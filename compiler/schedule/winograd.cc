@@ -96,8 +96,8 @@ int WinogradFallbackTile(const Conv2dParams& c) {
 
 int WinogradTileSize(const Conv2dParams& c) { return c.out_height() % 4 == 0 && c.out_width() % 4 == 0 ? 4 : 2; }
 
-std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, int64_t out_channels,
-                                           int64_t in_channels, int64_t oc_block, const WinogradMatrices& w) {
+std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, int64_t out_channels, int64_t in_channels,
+                                           int64_t oc_block, const WinogradMatrices& w) {
   const int alpha = w.alpha;
   std::vector<float> u(size_t(alpha * alpha * out_channels * in_channels));
   std::vector<double> gg(size_t(alpha * 3));  // G g
@@ -113,8 +113,8 @@ std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, in
           double v = 0;
           for (int j = 0; j < 3; ++j) v += gg[size_t(e * 3 + j)] * w.g(n, j);
           const int64_t position = e * alpha + n;
-          u[size_t(((position * (out_channels / oc_block) + k / oc_block) * in_channels + c) * oc_block + k % oc_block)] =
-              float(v);
+          u[size_t(((position * (out_channels / oc_block) + k / oc_block) * in_channels + c) * oc_block +
+                   k % oc_block)] = float(v);
         }
     }
   return u;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <initializer_list>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,9 +12,12 @@ namespace tunefarm::compiler {
 
 const char* OpKindName(OpKind op) {
   switch (op) {
-    case OpKind::kConv2d: return "conv2d";
-    case OpKind::kDense: return "dense";
-    case OpKind::kBatchMatmul: return "batch_matmul";
+    case OpKind::kConv2d:
+      return "conv2d";
+    case OpKind::kDense:
+      return "dense";
+    case OpKind::kBatchMatmul:
+      return "batch_matmul";
   }
   return "?";
 }
@@ -33,12 +36,13 @@ std::string Workload::Key() const {
     return buf;
   }
   const Conv2dParams& c = conv;
-  std::snprintf(buf, sizeof(buf), "%s|N%lld_C%lld_H%lld_W%lld|K%lld_R%lldx%lld_S%lldx%lld_P%lld_%lld_%lld_%lld_D%lldx%lld_G%lld|NCHW|%s",
-                OpKindName(op), (long long)c.batch, (long long)c.in_channels, (long long)c.height,
-                (long long)c.width, (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w,
-                (long long)c.stride_h, (long long)c.stride_w, (long long)c.pad_top, (long long)c.pad_left,
-                (long long)c.pad_bottom, (long long)c.pad_right, (long long)c.dilation_h, (long long)c.dilation_w,
-                (long long)c.groups, dtype.c_str());
+  std::snprintf(buf, sizeof(buf),
+                "%s|N%lld_C%lld_H%lld_W%lld|K%lld_R%lldx%lld_S%lldx%lld_P%lld_%lld_%lld_%lld_D%lldx%lld_G%lld|NCHW|%s",
+                OpKindName(op), (long long)c.batch, (long long)c.in_channels, (long long)c.height, (long long)c.width,
+                (long long)c.out_channels, (long long)c.kernel_h, (long long)c.kernel_w, (long long)c.stride_h,
+                (long long)c.stride_w, (long long)c.pad_top, (long long)c.pad_left, (long long)c.pad_bottom,
+                (long long)c.pad_right, (long long)c.dilation_h, (long long)c.dilation_w, (long long)c.groups,
+                dtype.c_str());
   return buf;
 }
 
@@ -68,13 +72,15 @@ Result<Workload> Workload::FromKey(const std::string& key) {
   if (parts.size() != 5) return bad("expected 5 '|'-separated fields");
   Workload w;
   const OpKind kOps[] = {OpKind::kConv2d, OpKind::kDense, OpKind::kBatchMatmul};
-  const OpKind* op = std::find_if(std::begin(kOps), std::end(kOps), [&](OpKind k) { return parts[0] == OpKindName(k); });
+  const OpKind* op =
+      std::find_if(std::begin(kOps), std::end(kOps), [&](OpKind k) { return parts[0] == OpKindName(k); });
   if (op == std::end(kOps)) return bad("unknown operator '" + parts[0] + "' (conv2d, dense, batch_matmul)");
   w.op = *op;
   w.dtype = parts[4];
   long long a[16] = {0};
   if (w.is_batch_matmul()) {
-    if (std::sscanf(parts[1].c_str(), "B%lld_M%lld_K%lld", &a[0], &a[1], &a[2]) != 3 || std::sscanf(parts[2].c_str(), "N%lld", &a[3]) != 1) {
+    if (std::sscanf(parts[1].c_str(), "B%lld_M%lld_K%lld", &a[0], &a[1], &a[2]) != 3 ||
+        std::sscanf(parts[2].c_str(), "N%lld", &a[3]) != 1) {
       return bad("batch_matmul shape fields");
     }
     w.batch_matmul = {a[0], a[1], a[2], a[3]};
@@ -83,7 +89,8 @@ Result<Workload> Workload::FromKey(const std::string& key) {
     return w;
   }
   if (w.is_dense()) {
-    if (std::sscanf(parts[1].c_str(), "N%lld_I%lld", &a[0], &a[1]) != 2 || std::sscanf(parts[2].c_str(), "O%lld", &a[2]) != 1) {
+    if (std::sscanf(parts[1].c_str(), "N%lld_I%lld", &a[0], &a[1]) != 2 ||
+        std::sscanf(parts[2].c_str(), "O%lld", &a[2]) != 1) {
       return bad("dense shape fields");
     }
     w.dense = {a[0], a[1], a[2]};
@@ -97,10 +104,22 @@ Result<Workload> Workload::FromKey(const std::string& key) {
     return bad("conv shape fields");
   }
   Conv2dParams& c = w.conv;
-  c.batch = a[0]; c.in_channels = a[1]; c.height = a[2]; c.width = a[3]; c.out_channels = a[4];
-  c.kernel_h = a[5]; c.kernel_w = a[6]; c.stride_h = a[7]; c.stride_w = a[8];
-  c.pad_top = a[9]; c.pad_left = a[10]; c.pad_bottom = a[11]; c.pad_right = a[12];
-  c.dilation_h = a[13]; c.dilation_w = a[14]; c.groups = a[15];
+  c.batch = a[0];
+  c.in_channels = a[1];
+  c.height = a[2];
+  c.width = a[3];
+  c.out_channels = a[4];
+  c.kernel_h = a[5];
+  c.kernel_w = a[6];
+  c.stride_h = a[7];
+  c.stride_w = a[8];
+  c.pad_top = a[9];
+  c.pad_left = a[10];
+  c.pad_bottom = a[11];
+  c.pad_right = a[12];
+  c.dilation_h = a[13];
+  c.dilation_w = a[14];
+  c.groups = a[15];
   if (Status s = w.Validate(); !s.ok()) return bad(s.message());
   // sscanf skips spaces, takes '+' and leading zeros and ignores what follows a number: only the
   // form Key() writes is a key, so one workload has one key (records group and match by it).
@@ -113,7 +132,8 @@ Result<Workload> Workload::FromImplementationKey(const std::string& key) {
   if (colon == std::string::npos) return FromKey(key);
   TUNEFARM_ASSIGN_OR_RETURN(Workload w, FromKey(key.substr(colon + 1)));
   w.implementation = key.substr(0, colon);
-  if (w.implementation.empty()) return Status::InvalidArgument("malformed workload key '" + key + "': empty implementation");
+  if (w.implementation.empty())
+    return Status::InvalidArgument("malformed workload key '" + key + "': empty implementation");
   return w;
 }
 
@@ -137,8 +157,8 @@ struct Field {
 Status CheckFields(std::initializer_list<Field> fields) {
   for (const Field& f : fields) {
     if (f.value < f.min || f.value > f.max) {
-      return Status::InvalidArgument(std::string(f.name) + " " + std::to_string(f.value) + " is outside [" + std::to_string(f.min) +
-                                     ", " + std::to_string(f.max) + "]");
+      return Status::InvalidArgument(std::string(f.name) + " " + std::to_string(f.value) + " is outside [" +
+                                     std::to_string(f.min) + ", " + std::to_string(f.max) + "]");
     }
   }
   return Status::OK();
@@ -153,14 +173,16 @@ Status Workload::Validate() const {
                                           {"m", b.m, 1, kMaxTensorElements},
                                           {"k", b.k, 1, kMaxTensorElements},
                                           {"n", b.n, 1, kMaxTensorElements}}));
-    if (BoundedProduct({b.batch, b.m, b.k}) < 0 || BoundedProduct({b.batch, b.k, b.n}) < 0 || BoundedProduct({b.batch, b.m, b.n}) < 0) {
-      return Status::InvalidArgument("a tensor would have more than " + std::to_string(kMaxTensorElements) + " elements");
+    if (BoundedProduct({b.batch, b.m, b.k}) < 0 || BoundedProduct({b.batch, b.k, b.n}) < 0 ||
+        BoundedProduct({b.batch, b.m, b.n}) < 0) {
+      return Status::InvalidArgument("a tensor would have more than " + std::to_string(kMaxTensorElements) +
+                                     " elements");
     }
     return Status::OK();
   }
   TUNEFARM_RETURN_IF_ERROR(is_dense() ? CheckFields({{"batch", dense.batch, 1, kMaxTensorElements},
-                                                      {"in_features", dense.in_features, 1, kMaxTensorElements},
-                                                      {"out_features", dense.out_features, 1, kMaxTensorElements}})
+                                                     {"in_features", dense.in_features, 1, kMaxTensorElements},
+                                                     {"out_features", dense.out_features, 1, kMaxTensorElements}})
                                       : CheckFields({{"batch", conv.batch, 1, kMaxTensorElements},
                                                      {"in_channels", conv.in_channels, 1, kMaxTensorElements},
                                                      {"height", conv.height, 1, kMaxTensorElements},
@@ -186,12 +208,15 @@ Status Workload::Validate() const {
     const Conv2dParams& c = conv;
     if (c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0) {
       return Status::InvalidArgument("groups " + std::to_string(c.groups) + " must divide both channel counts (" +
-                                     std::to_string(c.in_channels) + " in, " + std::to_string(c.out_channels) + " out)");
+                                     std::to_string(c.in_channels) + " in, " + std::to_string(c.out_channels) +
+                                     " out)");
     }
     // Extents and window attributes are within bounds above, so these sums cannot overflow.
     input = BoundedProduct({c.batch, c.in_channels, c.height, c.width});
     weight = BoundedProduct({c.out_channels, c.in_channels / c.groups, c.kernel_h, c.kernel_w});
-    output = c.out_height() < 1 || c.out_width() < 1 ? 0 : BoundedProduct({c.batch, c.out_channels, c.out_height(), c.out_width()});
+    output = c.out_height() < 1 || c.out_width() < 1
+                 ? 0
+                 : BoundedProduct({c.batch, c.out_channels, c.out_height(), c.out_width()});
     if (output == 0) return Status::InvalidArgument("the window is larger than the padded input (no output)");
   }
   if (input < 0 || weight < 0 || output < 0) {
@@ -232,13 +257,26 @@ std::string Epilogue::ToString() const {
   if (bias) add("bias");
   if (residual) add("residual");
   switch (activation) {
-    case Activation::kNone: break;
-    case Activation::kRelu: add("relu"); break;
-    case Activation::kRelu6: add("relu6"); break;
-    case Activation::kClip: add("clip(" + std::to_string(clip_min) + "," + std::to_string(clip_max) + ")"); break;
-    case Activation::kPRelu: add("prelu"); break;
-    case Activation::kGelu: add("gelu"); break;
-    case Activation::kGeluTanh: add("gelu_tanh"); break;
+    case Activation::kNone:
+      break;
+    case Activation::kRelu:
+      add("relu");
+      break;
+    case Activation::kRelu6:
+      add("relu6");
+      break;
+    case Activation::kClip:
+      add("clip(" + std::to_string(clip_min) + "," + std::to_string(clip_max) + ")");
+      break;
+    case Activation::kPRelu:
+      add("prelu");
+      break;
+    case Activation::kGelu:
+      add("gelu");
+      break;
+    case Activation::kGeluTanh:
+      add("gelu_tanh");
+      break;
   }
   return s.empty() ? "none" : s;
 }

@@ -39,10 +39,14 @@ struct GpuTag {
 };
 
 constexpr GpuTag kGpuTags[] = {
-    {"h100", "sm_90", 132, 227, "H100"},   {"h200", "sm_90", 132, 227, "H200"},
-    {"a100", "sm_80", 108, 163, "A100"},   {"a10", "sm_86", 72, 99, "A10"},
-    {"l4", "sm_89", 58, 99, "L4"},         {"t4", "sm_75", 40, 64, "T4"},
-    {"rtx3090", "sm_86", 82, 99, "RTX 3090"}, {"rtx4090", "sm_89", 128, 99, "RTX 4090"},
+    {"h100", "sm_90", 132, 227, "H100"},
+    {"h200", "sm_90", 132, 227, "H200"},
+    {"a100", "sm_80", 108, 163, "A100"},
+    {"a10", "sm_86", 72, 99, "A10"},
+    {"l4", "sm_89", 58, 99, "L4"},
+    {"t4", "sm_75", 40, 64, "T4"},
+    {"rtx3090", "sm_86", 82, 99, "RTX 3090"},
+    {"rtx4090", "sm_89", 128, 99, "RTX 4090"},
 };
 
 constexpr const char* kCudaArchs[] = {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
@@ -65,13 +69,19 @@ Status DetectGpu(Target* t) {
   const std::string alternatives =
       "name the card instead: cuda -arch=sm_NN, or a tag (h100, h200, a100, a10, l4, t4, rtx3090, rtx4090)";
   auto driver = CudaDriver::Load();
-  if (!driver.ok()) return Status::InvalidArgument("target 'cuda' means this machine's first GPU, and " + driver.status().message() + "; " + alternatives);
+  if (!driver.ok())
+    return Status::InvalidArgument("target 'cuda' means this machine's first GPU, and " + driver.status().message() +
+                                   "; " + alternatives);
   auto info = (*driver)->Describe(0);
-  if (!info.ok()) return Status::InvalidArgument("target 'cuda' means this machine's first GPU: " + info.status().message() + "; " + alternatives);
+  if (!info.ok())
+    return Status::InvalidArgument("target 'cuda' means this machine's first GPU: " + info.status().message() + "; " +
+                                   alternatives);
   // A known card keeps its tag as the model (records are shared across hosts of that card).
   const GpuTag* known = nullptr;
   for (const GpuTag& g : kGpuTags) {
-    if (info->name.find(g.device_name) != std::string::npos && (!known || std::string(g.device_name).size() > std::string(known->device_name).size())) known = &g;
+    if (info->name.find(g.device_name) != std::string::npos &&
+        (!known || std::string(g.device_name).size() > std::string(known->device_name).size()))
+      known = &g;
   }
   if (known) {
     ApplyGpuTag(*known, t);
@@ -203,7 +213,8 @@ Result<Target> ParseTarget(std::string_view text) {
       if (name == "arch") {
         if (value.rfind("sm_", 0) != 0) return Status::InvalidArgument("bad CUDA arch '" + value + "'; expected sm_NN");
         if (std::find(std::begin(kCudaArchs), std::end(kCudaArchs), value) == std::end(kCudaArchs)) {
-          return Status::InvalidArgument("CUDA arch '" + value + "' is not supported; supported: sm_75, sm_80, sm_86, "
+          return Status::InvalidArgument("CUDA arch '" + value +
+                                         "' is not supported; supported: sm_75, sm_80, sm_86, "
                                          "sm_87, sm_89, sm_90, sm_90a (LLVM 19 and CUDA 13)");
         }
         arch_given = value;
@@ -211,7 +222,8 @@ Result<Target> ParseTarget(std::string_view text) {
         model_given = value;
       } else if (name == "emulate") {
         if (value != "host") {
-          return Status::InvalidArgument("-emulate takes 'host' (run the GPU kernels on this CPU), got '" + value + "'");
+          return Status::InvalidArgument("-emulate takes 'host' (run the GPU kernels on this CPU), got '" + value +
+                                         "'");
         }
         t.emulated = true;
       } else {
@@ -255,7 +267,8 @@ Result<Target> ParseTarget(std::string_view text) {
 
   llvm::Triple host(llvm::sys::getProcessTriple()), mine(t.triple);
   t.is_host = mine.getArch() == host.getArch() && mine.getOS() == host.getOS();
-  const bool features_given = std::any_of(tokens.begin(), tokens.end(), [](const std::string& s) { return s.rfind("-mattr=", 0) == 0; });
+  const bool features_given =
+      std::any_of(tokens.begin(), tokens.end(), [](const std::string& s) { return s.rfind("-mattr=", 0) == 0; });
   if (explicit_triple && !t.is_host && !cpu_given && t.model.empty()) {
     // Another machine: neither this host's CPU nor its features (x86's prfchw means nothing to an ARM triple).
     t.cpu = "generic";
@@ -273,7 +286,8 @@ Result<Target> ParseTarget(std::string_view text) {
   if (head == "llvm" && explicit_triple && !t.is_host && t.is_arm()) t.keys = {"arm_cpu", "cpu"};
   TUNEFARM_RETURN_IF_ERROR(Validate(&t).WithContext("target " + quoted));
   if (!mine.isOSLinux()) {
-    return Status::InvalidArgument("target " + quoted + ": triple " + t.triple + " is not a Linux triple; the tunefarm "
+    return Status::InvalidArgument("target " + quoted + ": triple " + t.triple +
+                                   " is not a Linux triple; the tunefarm "
                                    "runtime loads Linux shared libraries only (e.g. aarch64-linux-gnu)");
   }
   // Running a kernel in-process also needs the host to have every feature the target asks for.

@@ -43,8 +43,8 @@ IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
   size_t po = LeafIndex(outer), pi = LeafIndex(inner);
   TUNEFARM_CHECK_MSG(pi == po + 1, "fuse needs adjacent leaves, outer first");
   TUNEFARM_CHECK(outer->is_reduce == inner->is_reduce);
-  IterVar fused = MakeIterVar(outer->var->name + "." + inner->var->name, outer->extent * inner->extent,
-                              outer->is_reduce);
+  IterVar fused =
+      MakeIterVar(outer->var->name + "." + inner->var->name, outer->extent * inner->extent, outer->is_reduce);
   relations.push_back({IterVarRelation::kFuse, nullptr, outer, inner, fused, 0});
   leaf_order[po] = fused;
   leaf_order.erase(leaf_order.begin() + long(pi));
@@ -159,9 +159,12 @@ class ReadRewriter : public ir::IRMutator {
 
 const char* ScopeSuffix(ir::MemoryScope scope) {
   switch (scope) {
-    case ir::MemoryScope::kShared: return ".shared";
-    case ir::MemoryScope::kLocal: return ".local";
-    case ir::MemoryScope::kGlobal: break;
+    case ir::MemoryScope::kShared:
+      return ".shared";
+    case ir::MemoryScope::kLocal:
+      return ".local";
+    case ir::MemoryScope::kGlobal:
+      break;
   }
   return ".cache";
 }

@@ -204,7 +204,8 @@ Status MeasureClient::AcquireLease(int64_t deadline_ms) {
   const auto deadline = SteadyClock::now() + std::chrono::milliseconds(deadline_ms);
   int64_t backoff_ms = 100;
   bool tracker_was_down = false;
-  Status last = Status::DeadlineExceeded("no '" + options_.key + "' lease within " + std::to_string(deadline_ms) + " ms");
+  Status last =
+      Status::DeadlineExceeded("no '" + options_.key + "' lease within " + std::to_string(deadline_ms) + " ms");
   while (MsLeft(deadline) > 0) {
     auto tracker = v1::Tracker::NewStub(service::FarmChannel(options_.tracker, options_.tls));
     auto ctx = std::make_unique<grpc::ClientContext>();
@@ -219,7 +220,8 @@ Status MeasureClient::AcquireLease(int64_t deadline_ms) {
     v1::LeaseUpdate update;
     while (stream->Read(&update)) {
       if (!update.has_granted()) continue;  // queued: our position changed
-      lease_ = std::make_unique<Lease>(options_, update.granted(), std::move(tracker), std::move(ctx), std::move(stream));
+      lease_ =
+          std::make_unique<Lease>(options_, update.granted(), std::move(tracker), std::move(ctx), std::move(stream));
       leased_before_ = true;
       Log("leased " + update.granted().server_id() + " at " + update.granted().server_address() + " (" +
           update.granted().lease_id() + ")");
@@ -233,14 +235,17 @@ Status MeasureClient::AcquireLease(int64_t deadline_ms) {
                        (s.code() == StatusCode::kNotFound && (leased_before_ || tracker_was_down));
     if (!retry) return s.code() == StatusCode::kUnavailable ? s.WithContext("tracker " + options_.tracker) : s;
     last = s.WithContext("tracker " + options_.tracker);
-    Log("cannot lease a '" + options_.key + "' server yet (" + s.message() + "); retrying in " + std::to_string(backoff_ms) + " ms");
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoff_ms, std::max<int64_t>(1, MsLeft(deadline)))));
+    Log("cannot lease a '" + options_.key + "' server yet (" + s.message() + "); retrying in " +
+        std::to_string(backoff_ms) + " ms");
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min(backoff_ms, std::max<int64_t>(1, MsLeft(deadline)))));
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
   }
   return last;
 }
 
-Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<MeasureInput>& batch, int64_t deadline_ms) {
+Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<MeasureInput>& batch,
+                                                           int64_t deadline_ms) {
   const auto deadline = SteadyClock::now() + std::chrono::milliseconds(deadline_ms);
   v1::MeasureRequest req = ToRequest(batch);
   const int64_t call_budget_ms = CallBudgetMs(batch);

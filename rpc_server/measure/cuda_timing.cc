@@ -6,9 +6,9 @@
 #include <memory>
 #include <thread>
 
-#include "tunefarm/runtime/atomic_file.h"
 #include "rpc_server/measure/arguments.h"
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/atomic_file.h"
 #include "tunefarm/runtime/cuda_device.h"
 
 namespace tunefarm::rpc_server {
@@ -99,7 +99,8 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
       }
       outputs.push_back(host[i].data());
     }
-    if (Status wrong = CompareOutputs(spec, outputs); !wrong.ok()) return Fail(OutcomeKind::kWrongAnswer, wrong.message());
+    if (Status wrong = CompareOutputs(spec, outputs); !wrong.ok())
+      return Fail(OutcomeKind::kWrongAnswer, wrong.message());
   }
 
   CudaBuffer scratch;

@@ -9,16 +9,16 @@
 
 #include <cerrno>
 #include <chrono>
-#include <ctime>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
-#include "tunefarm/runtime/atomic_file.h"
 #include "rpc_server/measure/work_dir.h"
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::rpc_server {
 namespace {
@@ -72,7 +72,8 @@ Result<std::string> PrepareWorkDir(const std::string& tmp_root, const std::strin
     *refused = Fail(OutcomeKind::kBadRequest, bad.message());
     return bad;
   }
-  if (Status wrong = spec.gpu.enabled ? CheckPtx(library, spec.symbol) : CheckLibraryArchitecture(library); !wrong.ok()) {
+  if (Status wrong = spec.gpu.enabled ? CheckPtx(library, spec.symbol) : CheckLibraryArchitecture(library);
+      !wrong.ok()) {
     *refused = Fail(OutcomeKind::kCompile, wrong.message());
     return wrong;
   }
@@ -99,13 +100,16 @@ MeasureOutcome OutcomeOfChild(const std::string& dir, int status, bool timed_out
   }
   if (WIFSIGNALED(status) && access((dir + "/loaded").c_str(), F_OK) != 0) {
     int sig = WTERMSIG(status);
-    return Fail(OutcomeKind::kCompile, std::string("the kernel library could not be loaded: the loader died with signal ") +
-                                           std::to_string(sig) + " (" + strsignal(sig) + ")", sig);
+    return Fail(OutcomeKind::kCompile,
+                std::string("the kernel library could not be loaded: the loader died with signal ") +
+                    std::to_string(sig) + " (" + strsignal(sig) + ")",
+                sig);
   }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    return Fail(OutcomeKind::kRuntimeCrash, std::string("the kernel crashed with signal ") + std::to_string(sig) + " (" +
-                                                strsignal(sig) + ")", sig);
+    return Fail(OutcomeKind::kRuntimeCrash,
+                std::string("the kernel crashed with signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")",
+                sig);
   }
   auto parsed = ParseOutcome(ReadIfPresent(dir + "/outcome.pb"));
   if (parsed.ok()) return *parsed;

@@ -27,7 +27,8 @@ MeasureOutcome Fail(OutcomeKind kind, const std::string& message) {
 int ReadLine(int fd, std::chrono::steady_clock::time_point deadline, std::string* line) {
   line->clear();
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return -1;
     pollfd p{fd, POLLIN, 0};
     int rc = poll(&p, 1, int(std::min<int64_t>(left.count(), 1000)));

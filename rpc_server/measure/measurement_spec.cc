@@ -21,9 +21,6 @@ bool IsIdentifier(const std::string& s) {
   return true;
 }
 
-
-
-
 }  // namespace
 
 int64_t ArgSpec::num_elements() const {
@@ -40,27 +37,36 @@ bool IsArgRole(const std::string& role) {
 Status ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes) {
   if (library_bytes == 0) return Status::InvalidArgument("the kernel library is empty");
   if (library_bytes > kMaxLibraryBytes) return Status::InvalidArgument("the kernel library is larger than 64 MiB");
-  if (!IsIdentifier(spec.symbol)) return Status::InvalidArgument("symbol '" + spec.symbol.substr(0, 64) + "' is not a C identifier");
-  if (spec.args.empty() || spec.args.size() > size_t(kMaxArgs)) return Status::InvalidArgument("a kernel takes 1 to 16 arguments");
+  if (!IsIdentifier(spec.symbol))
+    return Status::InvalidArgument("symbol '" + spec.symbol.substr(0, 64) + "' is not a C identifier");
+  if (spec.args.empty() || spec.args.size() > size_t(kMaxArgs))
+    return Status::InvalidArgument("a kernel takes 1 to 16 arguments");
   const TimingParams& t = spec.timing;
-  if (t.number < 1 || t.number > 10000) return Status::InvalidArgument("timing.number must be in [1, 10000], got " + std::to_string(t.number));
-  if (t.repeat < 1 || t.repeat > 1000) return Status::InvalidArgument("timing.repeat must be in [1, 1000], got " + std::to_string(t.repeat));
-  if (t.min_repeat_ms < 0 || t.min_repeat_ms > 10000) return Status::InvalidArgument("timing.min_repeat_ms must be in [0, 10000]");
-  if (t.cooldown_ms < 0 || t.cooldown_ms > 10000) return Status::InvalidArgument("timing.cooldown_ms must be in [0, 10000]");
-  if (t.timeout_ms < 1 || t.timeout_ms > 600000) return Status::InvalidArgument("timing.timeout_ms must be in [1, 600000]");
+  if (t.number < 1 || t.number > 10000)
+    return Status::InvalidArgument("timing.number must be in [1, 10000], got " + std::to_string(t.number));
+  if (t.repeat < 1 || t.repeat > 1000)
+    return Status::InvalidArgument("timing.repeat must be in [1, 1000], got " + std::to_string(t.repeat));
+  if (t.min_repeat_ms < 0 || t.min_repeat_ms > 10000)
+    return Status::InvalidArgument("timing.min_repeat_ms must be in [0, 10000]");
+  if (t.cooldown_ms < 0 || t.cooldown_ms > 10000)
+    return Status::InvalidArgument("timing.cooldown_ms must be in [0, 10000]");
+  if (t.timeout_ms < 1 || t.timeout_ms > 600000)
+    return Status::InvalidArgument("timing.timeout_ms must be in [1, 600000]");
   if (t.memory_limit_bytes < 0) return Status::InvalidArgument("timing.memory_limit_bytes must be >= 0");
   int64_t total = 0, outputs = 0;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     const std::string which = "argument " + std::to_string(i);
-    if (a.dtype != "float32") return Status::InvalidArgument(which + " has dtype '" + a.dtype.substr(0, 32) + "'; only float32 is supported");
+    if (a.dtype != "float32")
+      return Status::InvalidArgument(which + " has dtype '" + a.dtype.substr(0, 32) + "'; only float32 is supported");
     if (!IsArgRole(a.role)) {
       return Status::InvalidArgument(which + " has unknown role '" + a.role.substr(0, 32) + "'");
     }
     if (a.shape.empty() || a.shape.size() > 8) return Status::InvalidArgument(which + " must have 1 to 8 dimensions");
     int64_t n = 1;
     for (int64_t d : a.shape) {
-      if (d < 1 || d > (int64_t(1) << 31) || n > (int64_t(1) << 31) / d) return Status::InvalidArgument(which + " has more than 2^31 elements or a dimension < 1");
+      if (d < 1 || d > (int64_t(1) << 31) || n > (int64_t(1) << 31) / d)
+        return Status::InvalidArgument(which + " has more than 2^31 elements or a dimension < 1");
       n *= d;
     }
     total += n * 4;
@@ -68,22 +74,27 @@ Status ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memor
   }
   if (total > (int64_t(8) << 30)) return Status::InvalidArgument("the arguments need more than 8 GiB");
   if (memory_limit_bytes > 0 && total > memory_limit_bytes) {
-    return Status::InvalidArgument("the arguments need " + std::to_string(total >> 20) + " MiB, above the memory limit of " +
-                                   std::to_string(memory_limit_bytes >> 20) + " MiB");
+    return Status::InvalidArgument("the arguments need " + std::to_string(total >> 20) +
+                                   " MiB, above the memory limit of " + std::to_string(memory_limit_bytes >> 20) +
+                                   " MiB");
   }
   if (!spec.expected_outputs.empty() && int64_t(spec.expected_outputs.size()) != outputs) {
-    return Status::InvalidArgument("expected_outputs holds " + std::to_string(spec.expected_outputs.size()) + " values, the outputs have " +
-                                   std::to_string(outputs));
+    return Status::InvalidArgument("expected_outputs holds " + std::to_string(spec.expected_outputs.size()) +
+                                   " values, the outputs have " + std::to_string(outputs));
   }
   if (!(spec.tolerance >= 0)) return Status::InvalidArgument("tolerance must be >= 0");
   if (spec.gpu.enabled) {
     int64_t threads = 1;
     for (int d = 0; d < 3; ++d) {
-      if (spec.gpu.grid[d] < 1 || spec.gpu.grid[d] > (int64_t(1) << 31) - 1) return Status::InvalidArgument("launch.grid needs 3 sizes in [1, 2^31-1]");
-      if (spec.gpu.block[d] < 1 || spec.gpu.block[d] > 1024) return Status::InvalidArgument("launch.block needs 3 sizes in [1, 1024]");
+      if (spec.gpu.grid[d] < 1 || spec.gpu.grid[d] > (int64_t(1) << 31) - 1)
+        return Status::InvalidArgument("launch.grid needs 3 sizes in [1, 2^31-1]");
+      if (spec.gpu.block[d] < 1 || spec.gpu.block[d] > 1024)
+        return Status::InvalidArgument("launch.block needs 3 sizes in [1, 1024]");
       threads *= spec.gpu.block[d];
     }
-    if (threads > 1024) return Status::InvalidArgument("launch.block has " + std::to_string(threads) + " threads; a block holds at most 1024");
+    if (threads > 1024)
+      return Status::InvalidArgument("launch.block has " + std::to_string(threads) +
+                                     " threads; a block holds at most 1024");
   }
   return Status::OK();
 }
@@ -93,19 +104,23 @@ Status CheckPtx(const std::string& bytes, const std::string& symbol) {
     // A cubin (ptxas's machine code, KernelToMeasure.cubin): the driver checks its arch on loading.
     constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA
     if (bytes.size() < sizeof(Elf64_Ehdr)) {
-      return Status::InvalidArgument("the kernel is a truncated ELF file (" + std::to_string(bytes.size()) + " bytes), not a cubin");
+      return Status::InvalidArgument("the kernel is a truncated ELF file (" + std::to_string(bytes.size()) +
+                                     " bytes), not a cubin");
     }
     uint16_t machine = 0;
     std::memcpy(&machine, bytes.data() + 18, 2);
     if (machine != kElfMachineCuda) {
-      return Status::InvalidArgument("the kernel is an ELF file for machine " + std::to_string(machine) + ", not a cubin (EM_CUDA, 190)");
+      return Status::InvalidArgument("the kernel is an ELF file for machine " + std::to_string(machine) +
+                                     ", not a cubin (EM_CUDA, 190)");
     }
-    if (bytes.find(symbol + '\0') == std::string::npos) return Status::InvalidArgument("the cubin has no symbol '" + symbol + "'");
+    if (bytes.find(symbol + '\0') == std::string::npos)
+      return Status::InvalidArgument("the cubin has no symbol '" + symbol + "'");
     return Status::OK();
   }
   if (bytes.find(".version") == std::string::npos || bytes.find(".target") == std::string::npos) {
-    return Status::InvalidArgument("the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures "
-                                   "PTX or a cubin");
+    return Status::InvalidArgument(
+        "the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures "
+        "PTX or a cubin");
   }
   if (bytes.find(".entry " + symbol + "(") == std::string::npos) {
     return Status::InvalidArgument("the PTX has no entry '" + symbol + "'");
@@ -141,7 +156,8 @@ Status CheckLibraryArchitecture(const std::string& bytes) {
     Elf64_Ehdr eh;
     std::memcpy(&eh, bytes.data(), sizeof(eh));
     const uint64_t size = bytes.size();
-    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size || uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr) > size - eh.e_phoff) {
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+        uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr) > size - eh.e_phoff) {
       return Status::InvalidArgument("the kernel library is truncated or corrupt (program headers outside the file)");
     }
     for (int i = 0; i < eh.e_phnum; ++i) {
@@ -158,7 +174,8 @@ Status CheckLibraryArchitecture(const std::string& bytes) {
     Elf32_Ehdr eh;
     std::memcpy(&eh, bytes.data(), sizeof(eh));
     const uint64_t size = bytes.size();
-    if (eh.e_phentsize != sizeof(Elf32_Phdr) || eh.e_phoff > size || uint64_t(eh.e_phnum) * sizeof(Elf32_Phdr) > size - eh.e_phoff) {
+    if (eh.e_phentsize != sizeof(Elf32_Phdr) || eh.e_phoff > size ||
+        uint64_t(eh.e_phnum) * sizeof(Elf32_Phdr) > size - eh.e_phoff) {
       return Status::InvalidArgument("the kernel library is truncated or corrupt (program headers outside the file)");
     }
     for (int i = 0; i < eh.e_phnum; ++i) {
@@ -170,8 +187,12 @@ Status CheckLibraryArchitecture(const std::string& bytes) {
     }
   }
   if (machine != host) {
-    const char* lib = machine == EM_X86_64 ? "x86_64" : machine == EM_AARCH64 ? "aarch64" : machine == EM_ARM ? "armv7" : "another";
-    return Status::InvalidArgument(std::string("the kernel library is built for ") + lib + ", this server runs " + host_name);
+    const char* lib = machine == EM_X86_64    ? "x86_64"
+                      : machine == EM_AARCH64 ? "aarch64"
+                      : machine == EM_ARM     ? "armv7"
+                                              : "another";
+    return Status::InvalidArgument(std::string("the kernel library is built for ") + lib + ", this server runs " +
+                                   host_name);
   }
   return Status::OK();
 }
@@ -179,7 +200,8 @@ Status CheckLibraryArchitecture(const std::string& bytes) {
 MeasureSpec FromProto(const v1::KernelToMeasure& k, const v1::TimingParams& t) {
   MeasureSpec spec;
   spec.symbol = k.symbol();
-  for (const auto& a : k.args()) spec.args.push_back(ArgSpec{{a.shape().begin(), a.shape().end()}, a.dtype(), a.role()});
+  for (const auto& a : k.args())
+    spec.args.push_back(ArgSpec{{a.shape().begin(), a.shape().end()}, a.dtype(), a.role()});
   spec.timing.number = t.number();
   spec.timing.repeat = t.repeat();
   spec.timing.min_repeat_ms = t.min_repeat_ms();
@@ -198,7 +220,8 @@ MeasureSpec FromProto(const v1::KernelToMeasure& k, const v1::TimingParams& t) {
   }
   const std::string& expected = k.expected_outputs();
   spec.expected_outputs.resize(expected.size() / 4);
-  if (!spec.expected_outputs.empty()) std::memcpy(spec.expected_outputs.data(), expected.data(), spec.expected_outputs.size() * 4);
+  if (!spec.expected_outputs.empty())
+    std::memcpy(spec.expected_outputs.data(), expected.data(), spec.expected_outputs.size() * 4);
   return spec;
 }
 
@@ -211,7 +234,8 @@ void ToProto(const MeasureSpec& s, v1::KernelToMeasure* k) {
     arg->set_role(a.role);
   }
   k->set_seed(s.seed);
-  k->set_expected_outputs(std::string(reinterpret_cast<const char*>(s.expected_outputs.data()), s.expected_outputs.size() * 4));
+  k->set_expected_outputs(
+      std::string(reinterpret_cast<const char*>(s.expected_outputs.data()), s.expected_outputs.size() * 4));
   k->set_tolerance(s.tolerance);
   if (s.gpu.enabled) {
     v1::GpuLaunch* launch = k->mutable_launch();
@@ -243,9 +267,11 @@ std::string SerializeSpec(const MeasureSpec& s) {
 
 Result<MeasureSpec> ParseSpec(const std::string& bytes) {
   v1::ChildSpec child;
-  if (!child.ParseFromString(bytes)) return Status::InvalidArgument("malformed measurement spec: not a ChildSpec message");
+  if (!child.ParseFromString(bytes))
+    return Status::InvalidArgument("malformed measurement spec: not a ChildSpec message");
   if (child.kernel().expected_outputs().size() % 4) {
-    return Status::InvalidArgument("malformed measurement spec: expected_outputs is not a whole number of float32 values");
+    return Status::InvalidArgument(
+        "malformed measurement spec: expected_outputs is not a whole number of float32 values");
   }
   MeasureSpec s = FromProto(child.kernel(), child.timing());
   s.threads = child.threads();
@@ -255,13 +281,20 @@ Result<MeasureSpec> ParseSpec(const std::string& bytes) {
 
 v1::MeasureError::Kind OutcomeKindToProto(OutcomeKind k) {
   switch (k) {
-    case OutcomeKind::kOk: return v1::MeasureError::KIND_UNSPECIFIED;
-    case OutcomeKind::kInstantiation: return v1::MeasureError::INSTANTIATION;
-    case OutcomeKind::kCompile: return v1::MeasureError::COMPILE;
-    case OutcomeKind::kRuntimeCrash: return v1::MeasureError::RUNTIME_CRASH;
-    case OutcomeKind::kTimeout: return v1::MeasureError::TIMEOUT;
-    case OutcomeKind::kWrongAnswer: return v1::MeasureError::WRONG_ANSWER;
-    case OutcomeKind::kBadRequest: return v1::MeasureError::BAD_REQUEST;
+    case OutcomeKind::kOk:
+      return v1::MeasureError::KIND_UNSPECIFIED;
+    case OutcomeKind::kInstantiation:
+      return v1::MeasureError::INSTANTIATION;
+    case OutcomeKind::kCompile:
+      return v1::MeasureError::COMPILE;
+    case OutcomeKind::kRuntimeCrash:
+      return v1::MeasureError::RUNTIME_CRASH;
+    case OutcomeKind::kTimeout:
+      return v1::MeasureError::TIMEOUT;
+    case OutcomeKind::kWrongAnswer:
+      return v1::MeasureError::WRONG_ANSWER;
+    case OutcomeKind::kBadRequest:
+      return v1::MeasureError::BAD_REQUEST;
   }
   return v1::MeasureError::RUNTIME_CRASH;
 }
@@ -298,13 +331,27 @@ Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& r) {
   MeasureOutcome o;
   if (r.has_error()) {
     switch (r.error().kind()) {
-      case v1::MeasureError::INSTANTIATION: o.kind = OutcomeKind::kInstantiation; break;
-      case v1::MeasureError::COMPILE: o.kind = OutcomeKind::kCompile; break;
-      case v1::MeasureError::RUNTIME_CRASH: o.kind = OutcomeKind::kRuntimeCrash; break;
-      case v1::MeasureError::TIMEOUT: o.kind = OutcomeKind::kTimeout; break;
-      case v1::MeasureError::WRONG_ANSWER: o.kind = OutcomeKind::kWrongAnswer; break;
-      case v1::MeasureError::BAD_REQUEST: o.kind = OutcomeKind::kBadRequest; break;
-      default: return Status::InvalidArgument("malformed measurement outcome: unknown error kind " + std::to_string(int(r.error().kind())));
+      case v1::MeasureError::INSTANTIATION:
+        o.kind = OutcomeKind::kInstantiation;
+        break;
+      case v1::MeasureError::COMPILE:
+        o.kind = OutcomeKind::kCompile;
+        break;
+      case v1::MeasureError::RUNTIME_CRASH:
+        o.kind = OutcomeKind::kRuntimeCrash;
+        break;
+      case v1::MeasureError::TIMEOUT:
+        o.kind = OutcomeKind::kTimeout;
+        break;
+      case v1::MeasureError::WRONG_ANSWER:
+        o.kind = OutcomeKind::kWrongAnswer;
+        break;
+      case v1::MeasureError::BAD_REQUEST:
+        o.kind = OutcomeKind::kBadRequest;
+        break;
+      default:
+        return Status::InvalidArgument("malformed measurement outcome: unknown error kind " +
+                                       std::to_string(int(r.error().kind())));
     }
     o.message = r.error().message();
     o.signal = r.error().signal();
@@ -317,17 +364,17 @@ Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& r) {
   for (int i = 0; i < r.costs_ms_size(); ++i) {
     const double c = r.costs_ms(i);
     if (!std::isfinite(c) || c < 0) {
-      return Status::InvalidArgument("malformed measurement outcome: round " + std::to_string(i) + " took " + std::to_string(c) +
-                                     " ms (a time is finite and not negative)");
+      return Status::InvalidArgument("malformed measurement outcome: round " + std::to_string(i) + " took " +
+                                     std::to_string(c) + " ms (a time is finite and not negative)");
     }
   }
   if (!std::isfinite(r.run_ms()) || r.run_ms() < 0 || r.number() < 0 || r.threads() < 0 ||
-      !std::isfinite(r.device_warmup_ms()) || r.device_warmup_ms() < 0 || !std::isfinite(r.load_ms()) || r.load_ms() < 0) {
+      !std::isfinite(r.device_warmup_ms()) || r.device_warmup_ms() < 0 || !std::isfinite(r.load_ms()) ||
+      r.load_ms() < 0) {
     return Status::InvalidArgument("malformed measurement outcome: run_ms " + std::to_string(r.run_ms()) + ", number " +
                                    std::to_string(r.number()) + ", threads " + std::to_string(r.threads()) +
                                    ", device_warmup_ms " + std::to_string(r.device_warmup_ms()) + ", load_ms " +
-                                   std::to_string(r.load_ms()) +
-                                   " (each is finite and not negative)");
+                                   std::to_string(r.load_ms()) + " (each is finite and not negative)");
   }
   o.costs_ms.assign(r.costs_ms().begin(), r.costs_ms().end());
   o.number = r.number();
@@ -340,7 +387,8 @@ Result<MeasureOutcome> OutcomeFromResult(const v1::MeasureResult& r) {
 
 Result<MeasureOutcome> ParseOutcome(const std::string& bytes) {
   v1::MeasureResult r;
-  if (!r.ParseFromString(bytes)) return Status::InvalidArgument("malformed measurement outcome: not a MeasureResult message");
+  if (!r.ParseFromString(bytes))
+    return Status::InvalidArgument("malformed measurement outcome: not a MeasureResult message");
   return OutcomeFromResult(r);
 }
 

@@ -1,7 +1,7 @@
 // The child side: load the kernel, seed its inputs, check it, and time it (measurement.h).
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -45,7 +45,8 @@ void FlushFromCaches(const void* data, size_t bytes) {
 
 }  // namespace
 
-MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSpec& spec, const std::string& loaded_marker) {
+MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSpec& spec,
+                                const std::string& loaded_marker) {
   if (spec.gpu.enabled) return MeasureCudaInProcess(library_path, spec, loaded_marker);
   MeasureOutcome out;
   out.threads = spec.threads;
@@ -124,7 +125,8 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
   int number = t.number;
   // Grow `number` until one round lasts min_repeat_ms (TVM's rule, with a margin).
   for (double ms = round(number); ms < t.min_repeat_ms && number < 1000000;) {
-    number = int(std::min<double>(1000000, std::max(number * 2.0, std::ceil(number * t.min_repeat_ms * 1.1 / std::max(ms, 1e-3)))));
+    number = int(std::min<double>(
+        1000000, std::max(number * 2.0, std::ceil(number * t.min_repeat_ms * 1.1 / std::max(ms, 1e-3)))));
     ms = round(number);
   }
   for (int r = 0; r < t.repeat; ++r) {

@@ -11,8 +11,9 @@ constexpr size_t kLeaseUsesKept = 256;
 // most the server's, the default tolerance.
 MeasureSpec SpecOf(const v1::KernelToMeasure& k, const v1::TimingParams& t, const ServerOptions& options) {
   MeasureSpec spec = FromProto(k, t);
-  spec.timing.memory_limit_bytes = t.memory_limit_bytes() > 0 ? std::min(t.memory_limit_bytes(), options.memory_limit_bytes)
-                                                               : options.memory_limit_bytes;
+  spec.timing.memory_limit_bytes = t.memory_limit_bytes() > 0
+                                       ? std::min(t.memory_limit_bytes(), options.memory_limit_bytes)
+                                       : options.memory_limit_bytes;
   spec.threads = options.threads;
   if (spec.tolerance <= 0) spec.tolerance = 1e-4f;
   spec.gpu.enabled = options.cuda_ordinal >= 0 && k.has_launch();
@@ -73,8 +74,10 @@ void MeasureService::RecordBatch(const std::string& lease_id, int64_t start_ms, 
   use.set_last_batch_ms(end_ms);
 }
 
-grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::MeasureRequest* req, v1::MeasureResponse* resp) {
-  if (req->kernels_size() > 256) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a batch holds at most 256 kernels");
+grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::MeasureRequest* req,
+                                     v1::MeasureResponse* resp) {
+  if (req->kernels_size() > 256)
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a batch holds at most 256 kernels");
   const std::string& lease = req->lease_id();
   if (grpc::Status s = CheckLease(lease); !s.ok()) return s;
   std::lock_guard<std::mutex> device(device_mu_);
@@ -92,8 +95,8 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
     }
     if (registrar_->lease_id() != lease) {
       result = grpc::Status(grpc::StatusCode::ABORTED, "lease '" + lease + "' ended while its batch ran (" +
-                                                           std::to_string(i) + " of " + std::to_string(req->kernels_size()) +
-                                                           " kernels measured)");
+                                                           std::to_string(i) + " of " +
+                                                           std::to_string(req->kernels_size()) + " kernels measured)");
       break;
     }
     const auto& k = req->kernels(i);
@@ -126,7 +129,8 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
   return result;
 }
 
-grpc::Status MeasureService::ServerState(grpc::ServerContext*, const v1::ServerStateRequest*, v1::ServerStateResponse* resp) {
+grpc::Status MeasureService::ServerState(grpc::ServerContext*, const v1::ServerStateRequest*,
+                                         v1::ServerStateResponse* resp) {
   resp->set_server_id(registrar_->server_id());
   resp->set_lease_id(registrar_->lease_id());
   resp->set_measurements_done(done_.load());

@@ -35,15 +35,16 @@ Result<std::unique_ptr<ServerMetrics>> ServerMetrics::Create(const std::string& 
                         .Name("tunefarm_server_measure_duration_seconds")
                         .Help("Wall time of one measurement: child start, load, warm-up, timed runs.")
                         .Register(*impl->registry)
-                        .Add({{"key", key}}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                                                      0.5, 1, 2.5, 5, 10, 30, 60});
+                        .Add({{"key", key}}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1,
+                                                                                     0.25, 0.5, 1, 2.5, 5, 10, 30, 60});
   impl->crashes = &prometheus::BuildCounter()
                        .Name("tunefarm_server_child_crashes_total")
                        .Help("Measurement children that crashed or hung and were replaced.")
                        .Register(*impl->registry)
                        .Add({{"key", key}});
   impl->leased = service::CollectWith([key, leased] {
-    auto f = service::Family("tunefarm_server_leased", "1 while a lease holds this server.", prometheus::MetricType::Gauge);
+    auto f =
+        service::Family("tunefarm_server_leased", "1 while a lease holds this server.", prometheus::MetricType::Gauge);
     service::AddSample(&f, leased() ? 1 : 0, {{"key", key}});
     return std::vector<prometheus::MetricFamily>{f};
   });

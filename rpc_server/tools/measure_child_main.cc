@@ -8,15 +8,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <chrono>
 
-#include "tunefarm/runtime/atomic_file.h"
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/atomic_file.h"
 #include "tunefarm/runtime/cuda_device.h"
 
 namespace {

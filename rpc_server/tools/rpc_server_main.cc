@@ -11,8 +11,8 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,7 +44,8 @@ tunefarm::v1::DeviceInfo Describe(int threads) {
   std::string line;
   while (std::getline(cpuinfo, line)) {
     auto value = [&] { return line.substr(line.find(':') + 1 < line.size() ? line.find(':') + 2 : line.size()); };
-    if (d.cpu_name().empty() && (line.rfind("model name", 0) == 0 || line.rfind("Hardware", 0) == 0)) d.set_cpu_name(value());
+    if (d.cpu_name().empty() && (line.rfind("model name", 0) == 0 || line.rfind("Hardware", 0) == 0))
+      d.set_cpu_name(value());
     if (d.cpu_features().empty() && (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0)) {
       d.set_cpu_features(value().substr(0, 4096));
     }
@@ -54,7 +55,6 @@ tunefarm::v1::DeviceInfo Describe(int threads) {
   d.set_threads(threads);
   return d;
 }
-
 
 // The GPU a CUDA server measures on, into its device info.
 tunefarm::Status DescribeGpu(int ordinal, tunefarm::v1::DeviceInfo* d) {
@@ -120,7 +120,8 @@ std::string CheckMeasureChild(const std::vector<std::string>& command) {
                                       : "signal " + std::to_string(WTERMSIG(status));
   std::string shown;
   for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + a;
-  return "`" + shown + "` gave " + how + (output.empty() ? " and printed nothing" : ", printed \"" + output.substr(0, 200) + "\"");
+  return "`" + shown + "` gave " + how +
+         (output.empty() ? " and printed nothing" : ", printed \"" + output.substr(0, 200) + "\"");
 }
 
 }  // namespace
@@ -131,15 +132,20 @@ int main(int argc, char** argv) {
   int threads = 1;
   int64_t memory_mb = 4096;
   int ordinal = -1;
-  CLI::App app{"rpc_server: measures kernels for the farm's tuners; registers with the tracker under KEY and serves "
-               "only the lease the tracker grants", "rpc_server"};
+  CLI::App app{
+      "rpc_server: measures kernels for the farm's tuners; registers with the tracker under KEY and serves "
+      "only the lease the tracker grants",
+      "rpc_server"};
   tunefarm::service::AddDaemonFlags(app, &flags);
   app.add_option("--tracker", tracker, "the rpc_tracker to register with")->type_name("HOST:PORT")->required();
   app.add_option("--key", key, "the device key clients lease by (e.g. rasp4b, h200)")->required();
   tunefarm::AddIntFlag(app, "--threads", &threads, 1, 1024, "threads each measurement runs on (default 1)");
-  tunefarm::AddIntFlag(app, "--memory-limit-mb", &memory_mb, 16, int64_t(1) << 30, "address-space limit of each measurement child (default 4096)");
-  app.add_option("--child", child, "the measurement child program (default: tunefarm-measure-child beside rpc_server)")->type_name("PATH");
-  app.add_option("--child-launcher", launcher, "an emulator to start the child with, e.g. qemu-aarch64")->type_name("CMD");
+  tunefarm::AddIntFlag(app, "--memory-limit-mb", &memory_mb, 16, int64_t(1) << 30,
+                       "address-space limit of each measurement child (default 4096)");
+  app.add_option("--child", child, "the measurement child program (default: tunefarm-measure-child beside rpc_server)")
+      ->type_name("PATH");
+  app.add_option("--child-launcher", launcher, "an emulator to start the child with, e.g. qemu-aarch64")
+      ->type_name("CMD");
   app.add_option("--tmp", tmp, "where each measurement gets its private directory (default /tmp)")->type_name("DIR");
   tunefarm::AddCheckedFlag(
       app, "--device",
@@ -228,7 +234,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<tunefarm::rpc_server::ServerMetrics> metrics;  // outlives the service's observer calls
   daemon.metrics = [&]() -> tunefarm::Result<tunefarm::service::MetricSources> {
     tunefarm::service::Registrar* reg = registrar.get();
-    TUNEFARM_ASSIGN_OR_RETURN(metrics, tunefarm::rpc_server::ServerMetrics::Create(key, [reg] { return !reg->lease_id().empty(); }));
+    TUNEFARM_ASSIGN_OR_RETURN(
+        metrics, tunefarm::rpc_server::ServerMetrics::Create(key, [reg] { return !reg->lease_id().empty(); }));
     tunefarm::rpc_server::ServerMetrics* observed = metrics.get();
     service.set_observer([observed](tunefarm::rpc_server::OutcomeKind k, double s) { observed->Observe(k, s); });
     return metrics->sources();

@@ -68,7 +68,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
     const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return fail("write failed after " + std::to_string(done) + " of " + std::to_string(bytes.size()) + " bytes", errno);
+      return fail("write failed after " + std::to_string(done) + " of " + std::to_string(bytes.size()) + " bytes",
+                  errno);
     }
     done += size_t(n);
   }

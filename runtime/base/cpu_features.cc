@@ -21,20 +21,30 @@ struct FeatureProbe {
 };
 
 constexpr FeatureProbe kProbes[] = {
-    {CpuArch::kX86_64, "sse4.1", 1, 0, 2, 19},      {CpuArch::kX86_64, "sse4.2", 1, 0, 2, 20},
-    {CpuArch::kX86_64, "fma", 1, 0, 2, 12},         {CpuArch::kX86_64, "avx", 1, 0, 2, 28},
-    {CpuArch::kX86_64, "f16c", 1, 0, 2, 29},        {CpuArch::kX86_64, "avx2", 7, 0, 1, 5},
-    {CpuArch::kX86_64, "avx512f", 7, 0, 1, 16},     {CpuArch::kX86_64, "avx512dq", 7, 0, 1, 17},
-    {CpuArch::kX86_64, "avx512cd", 7, 0, 1, 28},    {CpuArch::kX86_64, "avx512bw", 7, 0, 1, 30},
-    {CpuArch::kX86_64, "avx512vl", 7, 0, 1, 31},    {CpuArch::kX86_64, "avx512vnni", 7, 0, 2, 11},
-    {CpuArch::kX86_64, "avx512fp16", 7, 0, 3, 23},  {CpuArch::kX86_64, "avxvnni", 7, 1, 0, 4},
+    {CpuArch::kX86_64, "sse4.1", 1, 0, 2, 19},
+    {CpuArch::kX86_64, "sse4.2", 1, 0, 2, 20},
+    {CpuArch::kX86_64, "fma", 1, 0, 2, 12},
+    {CpuArch::kX86_64, "avx", 1, 0, 2, 28},
+    {CpuArch::kX86_64, "f16c", 1, 0, 2, 29},
+    {CpuArch::kX86_64, "avx2", 7, 0, 1, 5},
+    {CpuArch::kX86_64, "avx512f", 7, 0, 1, 16},
+    {CpuArch::kX86_64, "avx512dq", 7, 0, 1, 17},
+    {CpuArch::kX86_64, "avx512cd", 7, 0, 1, 28},
+    {CpuArch::kX86_64, "avx512bw", 7, 0, 1, 30},
+    {CpuArch::kX86_64, "avx512vl", 7, 0, 1, 31},
+    {CpuArch::kX86_64, "avx512vnni", 7, 0, 2, 11},
+    {CpuArch::kX86_64, "avx512fp16", 7, 0, 3, 23},
+    {CpuArch::kX86_64, "avxvnni", 7, 1, 0, 4},
     {CpuArch::kX86_64, "avx512bf16", 7, 1, 0, 5},
     // AArch64 (AT_HWCAP): asimd 1, crc32 7, asimdhp 10, asimddp 20, sve 22.
-    {CpuArch::kAArch64, "neon", 0, 0, 0, 1},        {CpuArch::kAArch64, "crc", 0, 0, 0, 7},
-    {CpuArch::kAArch64, "fullfp16", 0, 0, 0, 10},   {CpuArch::kAArch64, "dotprod", 0, 0, 0, 20},
+    {CpuArch::kAArch64, "neon", 0, 0, 0, 1},
+    {CpuArch::kAArch64, "crc", 0, 0, 0, 7},
+    {CpuArch::kAArch64, "fullfp16", 0, 0, 0, 10},
+    {CpuArch::kAArch64, "dotprod", 0, 0, 0, 20},
     {CpuArch::kAArch64, "sve", 0, 0, 0, 22},
     // 32-bit ARM (AT_HWCAP): neon 12, vfpv4 16.
-    {CpuArch::kArm, "neon", 0, 0, 0, 12},           {CpuArch::kArm, "vfp4", 0, 0, 0, 16},
+    {CpuArch::kArm, "neon", 0, 0, 0, 12},
+    {CpuArch::kArm, "vfp4", 0, 0, 0, 16},
 };
 
 bool HostHas(const FeatureProbe& p) {
@@ -81,10 +91,14 @@ CpuArch HostArch() {
 
 const char* ArchName(CpuArch arch) {
   switch (arch) {
-    case CpuArch::kX86_64: return "x86_64";
-    case CpuArch::kAArch64: return "aarch64";
-    case CpuArch::kArm: return "32-bit arm";
-    case CpuArch::kOther: return "an architecture tunefarm does not run on";
+    case CpuArch::kX86_64:
+      return "x86_64";
+    case CpuArch::kAArch64:
+      return "aarch64";
+    case CpuArch::kArm:
+      return "32-bit arm";
+    case CpuArch::kOther:
+      return "an architecture tunefarm does not run on";
   }
   return "?";
 }
@@ -127,9 +141,8 @@ Status CheckRunsOnHost(const std::string& triple, const std::string& cpu, const 
   }
   if (!missing.empty()) {
     return Status::FailedPrecondition("the artifact was compiled for " + built_for + " and needs CPU features " +
-                                      Join(missing) + " that this " + ArchName(HostArch()) +
-                                      " CPU lacks (it has " + Join(host) +
-                                      "): compile it with this machine's target (e.g. -target llvm)");
+                                      Join(missing) + " that this " + ArchName(HostArch()) + " CPU lacks (it has " +
+                                      Join(host) + "): compile it with this machine's target (e.g. -target llvm)");
   }
   return Status::OK();
 }

@@ -67,7 +67,8 @@ uint64_t Load64(const uint8_t* p) {
 // Register -> register after kStride zero bytes (unused where there is no CRC instruction).
 [[maybe_unused]] uint32_t Advance(uint32_t c) {
   const Tables& t = T();
-  return t.advance[0][c & 0xff] ^ t.advance[1][(c >> 8) & 0xff] ^ t.advance[2][(c >> 16) & 0xff] ^ t.advance[3][c >> 24];
+  return t.advance[0][c & 0xff] ^ t.advance[1][(c >> 8) & 0xff] ^ t.advance[2][(c >> 16) & 0xff] ^
+         t.advance[3][c >> 24];
 }
 
 // The raw register update (no pre/post inversion), slicing by 8.
@@ -85,19 +86,19 @@ uint32_t RawTable(uint32_t c, const uint8_t* p, size_t n) {
 
 // The three-stream loop of the hardware paths, a macro so that it compiles inside each path's
 // target-attributed function (GCC does not inline across target attributes).
-#define TUNEFARM_CRC32C_INTERLEAVED(STEP8, STEP1)                      \
-  (void)T(); /* build the tables before the hot loop */               \
-  for (; n >= 3 * kStride; p += 3 * kStride, n -= 3 * kStride) {      \
-    uint32_t c1 = 0, c2 = 0;                                          \
-    for (size_t i = 0; i < kStride; i += 8) {                         \
-      c = STEP8(c, Load64(p + i));                                    \
-      c1 = STEP8(c1, Load64(p + kStride + i));                        \
-      c2 = STEP8(c2, Load64(p + 2 * kStride + i));                    \
-    }                                                                 \
-    c = Advance(Advance(c) ^ c1) ^ c2;                                \
-  }                                                                   \
-  for (; n >= 8; p += 8, n -= 8) c = STEP8(c, Load64(p));             \
-  for (; n > 0; ++p, --n) c = STEP1(c, *p);                           \
+#define TUNEFARM_CRC32C_INTERLEAVED(STEP8, STEP1)                \
+  (void)T(); /* build the tables before the hot loop */          \
+  for (; n >= 3 * kStride; p += 3 * kStride, n -= 3 * kStride) { \
+    uint32_t c1 = 0, c2 = 0;                                     \
+    for (size_t i = 0; i < kStride; i += 8) {                    \
+      c = STEP8(c, Load64(p + i));                               \
+      c1 = STEP8(c1, Load64(p + kStride + i));                   \
+      c2 = STEP8(c2, Load64(p + 2 * kStride + i));               \
+    }                                                            \
+    c = Advance(Advance(c) ^ c1) ^ c2;                           \
+  }                                                              \
+  for (; n >= 8; p += 8, n -= 8) c = STEP8(c, Load64(p));        \
+  for (; n > 0; ++p, --n) c = STEP1(c, *p);                      \
   return c
 
 #if defined(__x86_64__)

@@ -25,8 +25,9 @@ Result<Device> ParseDevice(std::string_view text) {
       return d;
     }
   }
-  return Status::InvalidArgument("unknown device '" + std::string(text) + "': expected cpu, cuda or cuda:N (N from 0 to " +
-                                 std::to_string(kMaxCudaOrdinal) + ")");
+  return Status::InvalidArgument("unknown device '" + std::string(text) +
+                                 "': expected cpu, cuda or cuda:N (N from 0 to " + std::to_string(kMaxCudaOrdinal) +
+                                 ")");
 }
 
 }  // namespace tunefarm::runtime

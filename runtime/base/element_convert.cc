@@ -41,12 +41,15 @@ ElementType StorageTypeOf(ElementType t) {
   switch (t) {
     case ElementType::kFloat64:
     case ElementType::kFloat16:
-    case ElementType::kBFloat16: return ElementType::kFloat32;
+    case ElementType::kBFloat16:
+      return ElementType::kFloat32;
     case ElementType::kInt16:
     case ElementType::kUInt16:
     case ElementType::kUInt32:
-    case ElementType::kUInt64: return ElementType::kInt64;
-    default: return t;
+    case ElementType::kUInt64:
+      return ElementType::kInt64;
+    default:
+      return t;
   }
 }
 
@@ -58,14 +61,14 @@ float HalfToFloat(uint16_t h) {
     return sign ? -magnitude : magnitude;
   }
   if (exponent == 31) return FromBits(sign | 0x7f800000u | (mantissa << 13));  // infinity, NaN
-  return FromBits(sign | ((exponent + 112) << 23) | (mantissa << 13));            // rebias 15 -> 127
+  return FromBits(sign | ((exponent + 112) << 23) | (mantissa << 13));         // rebias 15 -> 127
 }
 
 uint16_t FloatToHalf(float value) {
   const uint32_t x = Bits(value);
   const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
   const uint32_t magnitude = x & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return uint16_t(sign | 0x7e00u);  // NaN stays a (quiet) NaN
+  if (magnitude > 0x7f800000u) return uint16_t(sign | 0x7e00u);   // NaN stays a (quiet) NaN
   if (magnitude >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // >= 65520 rounds to infinity
   if (magnitude < 0x38800000u) {
     // Below 2^-14: a float16 subnormal, a multiple of 2^-24. The scaling is exact and nearbyint
@@ -83,7 +86,7 @@ float BFloat16ToFloat(uint16_t bits) { return FromBits(uint32_t(bits) << 16); }
 uint16_t FloatToBFloat16(float value) {
   const uint32_t x = Bits(value);
   if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
-  return uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);                   // nearest even
+  return uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);                  // nearest even
 }
 
 Status ConvertToStorage(ElementType edge, const void* from, void* to, int64_t n, const std::string& what) {

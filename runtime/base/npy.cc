@@ -1,27 +1,40 @@
 #include "tunefarm/runtime/npy.h"
 
-#include "tunefarm/runtime/atomic_file.h"
-
 #include <sstream>
+
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::runtime {
 namespace {
 
 const char* Descr(ElementType t) {
   switch (t) {
-    case ElementType::kFloat32: return "<f4";
-    case ElementType::kInt64: return "<i8";
-    case ElementType::kInt32: return "<i4";
-    case ElementType::kInt8: return "|i1";
-    case ElementType::kUInt8: return "|u1";
-    case ElementType::kBool: return "|b1";
-    case ElementType::kFloat64: return "<f8";
-    case ElementType::kFloat16: return "<f2";
-    case ElementType::kInt16: return "<i2";
-    case ElementType::kUInt16: return "<u2";
-    case ElementType::kUInt32: return "<u4";
-    case ElementType::kUInt64: return "<u8";
-    case ElementType::kBFloat16: return nullptr;  // NumPy has no bfloat16
+    case ElementType::kFloat32:
+      return "<f4";
+    case ElementType::kInt64:
+      return "<i8";
+    case ElementType::kInt32:
+      return "<i4";
+    case ElementType::kInt8:
+      return "|i1";
+    case ElementType::kUInt8:
+      return "|u1";
+    case ElementType::kBool:
+      return "|b1";
+    case ElementType::kFloat64:
+      return "<f8";
+    case ElementType::kFloat16:
+      return "<f2";
+    case ElementType::kInt16:
+      return "<i2";
+    case ElementType::kUInt16:
+      return "<u2";
+    case ElementType::kUInt32:
+      return "<u4";
+    case ElementType::kUInt64:
+      return "<u8";
+    case ElementType::kBFloat16:
+      return nullptr;  // NumPy has no bfloat16
   }
   return nullptr;
 }
@@ -71,7 +84,8 @@ Result<NpyArray> ParseNpy(const std::string& bytes) {
     const ElementType t = ElementType(k);
     if (!Descr(t)) continue;
     known += std::string(known.empty() ? "" : ", ") + ElementTypeName(t);
-    if (descr == Descr(t) || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(Descr(t)).substr(1))) {
+    if (descr == Descr(t) ||
+        (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(Descr(t)).substr(1))) {
       a.dtype = t;
       found = true;
     }
@@ -112,9 +126,11 @@ Status WriteNpy(const std::string& path, const NpyArray& a) {
     return Status::InvalidArgument("cannot write " + path + ": .npy has no " + ElementTypeName(a.dtype) + " type");
   }
   std::string shape = "(";
-  for (size_t i = 0; i < a.shape.size(); ++i) shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 || i + 1 < a.shape.size() ? "," : "");
+  for (size_t i = 0; i < a.shape.size(); ++i)
+    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 || i + 1 < a.shape.size() ? "," : "");
   shape += ")";
-  std::string header = "{'descr': '" + std::string(Descr(a.dtype)) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + std::string(Descr(a.dtype)) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';

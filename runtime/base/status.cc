@@ -28,23 +28,40 @@ Status Status::WithContext(std::string_view context) const {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kCancelled: return "Cancelled";
-    case StatusCode::kUnknown: return "Unknown";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kAlreadyExists: return "AlreadyExists";
-    case StatusCode::kPermissionDenied: return "PermissionDenied";
-    case StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case StatusCode::kFailedPrecondition: return "FailedPrecondition";
-    case StatusCode::kAborted: return "Aborted";
-    case StatusCode::kOutOfRange: return "OutOfRange";
-    case StatusCode::kUnimplemented: return "Unimplemented";
-    case StatusCode::kInternal: return "Internal";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kDataLoss: return "Corruption";
-    case StatusCode::kUnauthenticated: return "Unauthenticated";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kCancelled:
+      return "Cancelled";
+    case StatusCode::kUnknown:
+      return "Unknown";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case StatusCode::kAborted:
+      return "Aborted";
+    case StatusCode::kOutOfRange:
+      return "OutOfRange";
+    case StatusCode::kUnimplemented:
+      return "Unimplemented";
+    case StatusCode::kInternal:
+      return "Internal";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kDataLoss:
+      return "Corruption";
+    case StatusCode::kUnauthenticated:
+      return "Unauthenticated";
   }
   return "Unknown";
 }

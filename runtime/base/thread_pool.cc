@@ -19,7 +19,7 @@ namespace {
 
 thread_local bool tls_inside_parallel = false;
 std::mutex g_pool_mutex;
-std::unique_ptr<ThreadPool> g_pool;          // guarded by g_pool_mutex
+std::unique_ptr<ThreadPool> g_pool;             // guarded by g_pool_mutex
 std::atomic<ThreadPool*> g_pool_fast{nullptr};  // g_pool's pointer, read without the mutex per region
 
 // One spin step: tells the core this is a wait loop (the sibling hyperthread gets the pipeline, and
@@ -181,8 +181,6 @@ extern "C" {
 int32_t TunefarmParallelFor(int64_t n, TunefarmParallelBody body, void* closure) {
   return tunefarm::runtime::ThreadPool::Global().ParallelFor(n, body, closure);
 }
-void TunefarmSetNumThreads(int32_t num_threads) {
-  tunefarm::runtime::ThreadPool::SetGlobalThreads(num_threads);
-}
+void TunefarmSetNumThreads(int32_t num_threads) { tunefarm::runtime::ThreadPool::SetGlobalThreads(num_threads); }
 int32_t TunefarmGetNumThreads(void) { return tunefarm::runtime::ThreadPool::Global().num_threads(); }
 }

@@ -1,7 +1,7 @@
 #include "tunefarm/command_line/command_line.h"
 
-#include <cstdio>
 #include <climits>
+#include <cstdio>
 
 namespace tunefarm {
 namespace {
@@ -39,18 +39,23 @@ Result<int64_t> ParseIntFlag(std::string_view flag, std::string_view value, int6
   size_t i = 0;
   bool negative = false;
   if (i < value.size() && (value[i] == '-' || value[i] == '+')) negative = value[i++] == '-';
-  if (i == value.size()) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": expected an integer" + range);
+  if (i == value.size())
+    return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": expected an integer" + range);
   // Accumulate negatively so INT64_MIN parses; stop at the first non-digit or overflow.
   int64_t acc = 0;
   for (; i < value.size(); ++i) {
     const char c = value[i];
-    if (c < '0' || c > '9') return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": expected an integer" + range);
-    if (acc < (INT64_MIN + (c - '0')) / 10) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
+    if (c < '0' || c > '9')
+      return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": expected an integer" + range);
+    if (acc < (INT64_MIN + (c - '0')) / 10)
+      return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
     acc = acc * 10 - (c - '0');
   }
-  if (!negative && acc == INT64_MIN) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
+  if (!negative && acc == INT64_MIN)
+    return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
   const int64_t v = negative ? acc : -acc;
-  if (v < min || v > max) return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
+  if (v < min || v > max)
+    return Status::InvalidArgument(std::string(flag) + " " + Quote(value) + ": out of range, expected" + range);
   return v;
 }
 
@@ -75,7 +80,8 @@ CLI::Option* AddCheckedFlag(CLI::App& app, const std::string& name, std::functio
       ->allow_extra_args(false);
 }
 
-CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int64_t* out, int64_t min, int64_t max, std::string help) {
+CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int64_t* out, int64_t min, int64_t max,
+                        std::string help) {
   const std::string flag = FlagName(name);
   return AddCheckedFlag(
       app, name,
@@ -105,7 +111,8 @@ Status ParseArguments(CLI::App& app, int argc, const char* const* argv, bool* he
   // (--listen) is "missing".
   auto undeclared = [&app]() -> Status {
     for (const std::string& extra : app.remaining(true)) {
-      return Status::InvalidArgument(extra.size() > 1 && extra[0] == '-' ? "unknown flag " + extra : "unexpected argument " + Quote(extra));
+      return Status::InvalidArgument(extra.size() > 1 && extra[0] == '-' ? "unknown flag " + extra
+                                                                         : "unexpected argument " + Quote(extra));
     }
     return Status::OK();
   };
@@ -136,7 +143,8 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, const char* const* 
   std::string usage = CLI::Formatter().make_usage(at, program);
   if (usage.rfind("Usage:", 0) == 0) usage = "usage:" + usage.substr(6);
   while (!usage.empty() && usage.back() == '\n') usage.pop_back();
-  std::fprintf(stderr, "%s: %s\n%s\n(%s --help lists every flag)\n", program.c_str(), s.message().c_str(), usage.c_str(), program.c_str());
+  std::fprintf(stderr, "%s: %s\n%s\n(%s --help lists every flag)\n", program.c_str(), s.message().c_str(),
+               usage.c_str(), program.c_str());
   return 2;
 }
 

@@ -85,7 +85,8 @@ Status CudaDevice::Upload(CudaDevicePtr to, const void* from, size_t bytes, cons
 
 // After everything enqueued before it; `to` holds the bytes when this returns.
 Status CudaDevice::Download(void* to, CudaDevicePtr from, size_t bytes, const std::string& what) {
-  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuMemcpyDtoHAsync(to, from, bytes, stream_), "cuMemcpyDtoHAsync(" + what + ")"));
+  TUNEFARM_RETURN_IF_ERROR(
+      driver_->Check(driver_->cuMemcpyDtoHAsync(to, from, bytes, stream_), "cuMemcpyDtoHAsync(" + what + ")"));
   return Synchronize(what);
 }
 
@@ -134,10 +135,10 @@ Result<CudaKernel> CudaModule::Kernel(const std::string& name) const {
 Status CudaDevice::CheckLaunch(const CudaKernel& k, const CudaLaunchDims& dims) const {
   const int64_t threads = dims.threads();
   if (threads > k.max_threads_per_block) {
-    return Status::InvalidArgument("kernel " + k.name + " launches " + std::to_string(threads) +
-                                   " threads per block, but with its " + std::to_string(k.registers) +
-                                   " registers per thread the device allows " + std::to_string(k.max_threads_per_block) +
-                                   " (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES avoided)");
+    return Status::InvalidArgument(
+        "kernel " + k.name + " launches " + std::to_string(threads) + " threads per block, but with its " +
+        std::to_string(k.registers) + " registers per thread the device allows " +
+        std::to_string(k.max_threads_per_block) + " (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES avoided)");
   }
   // Registers are allocated per warp in units of 256 (8 per thread).
   const int64_t warps = (threads + info_.warp_size - 1) / std::max(1, info_.warp_size);
@@ -159,10 +160,10 @@ Status CudaDevice::Launch(const CudaKernel& k, const CudaLaunchDims& dims, const
   std::vector<CudaDevicePtr> values = args;  // cuLaunchKernel reads each parameter through a pointer
   std::vector<void*> params;
   for (auto& v : values) params.push_back(&v);
-  return driver_->Check(driver_->cuLaunchKernel(k.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0],
-                                                dims.block[1], dims.block[2], dims.shared_bytes, stream_, params.data(),
-                                                nullptr),
-                        "cuLaunchKernel(" + k.name + ")");
+  return driver_->Check(
+      driver_->cuLaunchKernel(k.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1],
+                              dims.block[2], dims.shared_bytes, stream_, params.data(), nullptr),
+      "cuLaunchKernel(" + k.name + ")");
 }
 
 Status CudaDevice::Synchronize(const std::string& what) {
@@ -175,14 +176,16 @@ CudaGraph::~CudaGraph() {
 }
 
 Status CudaDevice::BeginCapture() {
-  if (!SupportsGraphs()) return Status::FailedPrecondition("this CUDA driver has no graph entry points (cuStreamBeginCapture...)");
+  if (!SupportsGraphs())
+    return Status::FailedPrecondition("this CUDA driver has no graph entry points (cuStreamBeginCapture...)");
   constexpr int kCaptureModeThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
   return driver_->Check(driver_->cuStreamBeginCapture(stream_, kCaptureModeThreadLocal), "cuStreamBeginCapture");
 }
 
 Status CudaDevice::EndCapture(const std::string& what, std::unique_ptr<CudaGraph>* out) {
   void* graph = nullptr;
-  TUNEFARM_RETURN_IF_ERROR(driver_->Check(driver_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture(" + what + ")"));
+  TUNEFARM_RETURN_IF_ERROR(
+      driver_->Check(driver_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture(" + what + ")"));
   void* exec = nullptr;
   Status s = driver_->Check(driver_->cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate(" + what + ")");
   if (!s.ok()) {
@@ -227,10 +230,10 @@ Result<double> CudaDevice::TimeLaunches(const CudaKernel& k, const CudaLaunchDim
 }
 
 bool IsStickyCudaError(const Status& s) {
-  static const char* const kSticky[] = {"CUDA_ERROR_ILLEGAL_ADDRESS",      "CUDA_ERROR_LAUNCH_FAILED",
-                                        "CUDA_ERROR_MISALIGNED_ADDRESS",   "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+  static const char* const kSticky[] = {"CUDA_ERROR_ILLEGAL_ADDRESS",       "CUDA_ERROR_LAUNCH_FAILED",
+                                        "CUDA_ERROR_MISALIGNED_ADDRESS",    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
                                         "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC",
-                                        "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ASSERT",
+                                        "CUDA_ERROR_HARDWARE_STACK_ERROR",  "CUDA_ERROR_ASSERT",
                                         "CUDA_ERROR_LAUNCH_TIMEOUT"};
   for (const char* name : kSticky) {
     if (s.message().find(name) != std::string::npos) return true;

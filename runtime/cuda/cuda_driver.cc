@@ -70,7 +70,9 @@ Result<const CudaDriver*> CudaDriver::Load() {
     if (s.ok()) s = Resolve(handle, "cuGetErrorName", &d->cuGetErrorName);
     if (s.ok()) s = Resolve(handle, "cuGetErrorString", &d->cuGetErrorString);
     if (s.ok()) s = Resolve(handle, "cuDevicePrimaryCtxRetain", &d->cuDevicePrimaryCtxRetain);
-    if (s.ok()) s = ResolveFirst(handle, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, &d->cuDevicePrimaryCtxRelease);
+    if (s.ok())
+      s = ResolveFirst(handle, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
+                       &d->cuDevicePrimaryCtxRelease);
     if (s.ok()) s = Resolve(handle, "cuCtxSetCurrent", &d->cuCtxSetCurrent);
     if (s.ok()) s = Resolve(handle, "cuStreamCreate", &d->cuStreamCreate);
     if (s.ok()) s = ResolveFirst(handle, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &d->cuStreamDestroy);
@@ -129,7 +131,8 @@ Result<int> CudaDriver::DeviceCount() const {
 Result<CudaDeviceInfo> CudaDriver::Describe(int ordinal) const {
   TUNEFARM_ASSIGN_OR_RETURN(int count, DeviceCount());
   if (ordinal < 0 || ordinal >= count) {
-    return Status::InvalidArgument("no CUDA device " + std::to_string(ordinal) + " (this machine has " + std::to_string(count) + ")");
+    return Status::InvalidArgument("no CUDA device " + std::to_string(ordinal) + " (this machine has " +
+                                   std::to_string(count) + ")");
   }
   int device = 0;
   TUNEFARM_RETURN_IF_ERROR(Check(cuDeviceGet(&device, ordinal), "cuDeviceGet"));
@@ -150,8 +153,8 @@ Result<CudaDeviceInfo> CudaDriver::Describe(int ordinal) const {
       {kL2CacheSize, &info.l2_cache_bytes},
   };
   for (const auto& [attribute, out] : attributes) {
-    TUNEFARM_RETURN_IF_ERROR(Check(cuDeviceGetAttribute(out, attribute, device),
-                                   "cuDeviceGetAttribute(" + std::to_string(attribute) + ")"));
+    TUNEFARM_RETURN_IF_ERROR(
+        Check(cuDeviceGetAttribute(out, attribute, device), "cuDeviceGetAttribute(" + std::to_string(attribute) + ")"));
   }
   TUNEFARM_RETURN_IF_ERROR(Check(cuDriverGetVersion(&info.driver_version), "cuDriverGetVersion"));
   return info;
@@ -184,8 +187,9 @@ CudaProbe ProbeCuda() {
   if (*count == 0) {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     probe.availability = CudaAvailability::kNoDevice;
-    probe.message = "the CUDA driver works but shows no device (CUDA_VISIBLE_DEVICES=" +
-                    std::string(visible ? visible : "unset") + ")";
+    probe.message =
+        "the CUDA driver works but shows no device (CUDA_VISIBLE_DEVICES=" + std::string(visible ? visible : "unset") +
+        ")";
     return probe;
   }
   probe.availability = CudaAvailability::kReady;

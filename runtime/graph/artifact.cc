@@ -1,17 +1,16 @@
 #include "tunefarm/runtime/artifact.h"
 
-#include "runtime/base/crc32c.h"
-#include "tunefarm/runtime/atomic_file.h"
-#include "tunefarm/runtime/element_convert.h"
-
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
+#include "runtime/base/crc32c.h"
+#include "tunefarm/runtime/atomic_file.h"
+#include "tunefarm/runtime/element_convert.h"
 
 namespace tunefarm::runtime {
 namespace {
@@ -29,10 +28,14 @@ constexpr uint64_t kMaxSection = uint64_t(1) << 36;
 
 const char* KindName(ArtifactTensor::Kind k) {
   switch (k) {
-    case ArtifactTensor::kInput: return "input";
-    case ArtifactTensor::kOutput: return "output";
-    case ArtifactTensor::kParam: return "param";
-    case ArtifactTensor::kIntermediate: return "intermediate";
+    case ArtifactTensor::kInput:
+      return "input";
+    case ArtifactTensor::kOutput:
+      return "output";
+    case ArtifactTensor::kParam:
+      return "param";
+    case ArtifactTensor::kIntermediate:
+      return "intermediate";
   }
   return "intermediate";
 }
@@ -59,19 +62,32 @@ Status Corrupt(const std::string& why) { return Status::Corruption("corrupt arti
 
 const char* ElementTypeName(ElementType t) {
   switch (t) {
-    case ElementType::kFloat32: return "float32";
-    case ElementType::kInt64: return "int64";
-    case ElementType::kInt32: return "int32";
-    case ElementType::kInt8: return "int8";
-    case ElementType::kUInt8: return "uint8";
-    case ElementType::kBool: return "bool";
-    case ElementType::kFloat64: return "float64";
-    case ElementType::kFloat16: return "float16";
-    case ElementType::kBFloat16: return "bfloat16";
-    case ElementType::kInt16: return "int16";
-    case ElementType::kUInt16: return "uint16";
-    case ElementType::kUInt32: return "uint32";
-    case ElementType::kUInt64: return "uint64";
+    case ElementType::kFloat32:
+      return "float32";
+    case ElementType::kInt64:
+      return "int64";
+    case ElementType::kInt32:
+      return "int32";
+    case ElementType::kInt8:
+      return "int8";
+    case ElementType::kUInt8:
+      return "uint8";
+    case ElementType::kBool:
+      return "bool";
+    case ElementType::kFloat64:
+      return "float64";
+    case ElementType::kFloat16:
+      return "float16";
+    case ElementType::kBFloat16:
+      return "bfloat16";
+    case ElementType::kInt16:
+      return "int16";
+    case ElementType::kUInt16:
+      return "uint16";
+    case ElementType::kUInt32:
+      return "uint32";
+    case ElementType::kUInt64:
+      return "uint64";
   }
   return "float32";
 }
@@ -87,17 +103,21 @@ int ElementSize(ElementType t) {
   switch (t) {
     case ElementType::kFloat32:
     case ElementType::kInt32:
-    case ElementType::kUInt32: return 4;
+    case ElementType::kUInt32:
+      return 4;
     case ElementType::kInt64:
     case ElementType::kFloat64:
-    case ElementType::kUInt64: return 8;
+    case ElementType::kUInt64:
+      return 8;
     case ElementType::kFloat16:
     case ElementType::kBFloat16:
     case ElementType::kInt16:
-    case ElementType::kUInt16: return 2;
+    case ElementType::kUInt16:
+      return 2;
     case ElementType::kInt8:
     case ElementType::kUInt8:
-    case ElementType::kBool: return 1;
+    case ElementType::kBool:
+      return 1;
   }
   return 1;
 }
@@ -121,19 +141,21 @@ Status Artifact::Validate() const {
     }
     // Kernels compute only on storage types; an edge type converts to exactly its tensor's type.
     if (!IsStorageType(t.dtype)) {
-      return Corrupt("tensor '" + t.name + "' is stored as " + ElementTypeName(t.dtype) + ", which no kernel computes on");
+      return Corrupt("tensor '" + t.name + "' is stored as " + ElementTypeName(t.dtype) +
+                     ", which no kernel computes on");
     }
     if (t.edge_dtype && (t.kind == ArtifactTensor::kParam || t.kind == ArtifactTensor::kIntermediate ||
                          StorageTypeOf(*t.edge_dtype) != t.dtype)) {
-      return Corrupt("tensor '" + t.name + "' has edge type " + ElementTypeName(*t.edge_dtype) + ", which its kind and " +
-                     ElementTypeName(t.dtype) + " storage cannot have");
+      return Corrupt("tensor '" + t.name + "' has edge type " + ElementTypeName(*t.edge_dtype) +
+                     ", which its kind and " + ElementTypeName(t.dtype) + " storage cannot have");
     }
     if (t.kind == ArtifactTensor::kParam &&
         (t.param_offset < 0 || uint64_t(t.param_offset) + uint64_t(t.bytes()) > params.size())) {
       return Corrupt("parameter '" + t.name + "' lies outside the parameter section");
     }
     if (t.view_of >= 0) {
-      if (t.view_of >= nt || tensors[size_t(t.view_of)].view_of >= 0 || tensors[size_t(t.view_of)].bytes() != t.bytes()) {
+      if (t.view_of >= nt || tensors[size_t(t.view_of)].view_of >= 0 ||
+          tensors[size_t(t.view_of)].bytes() != t.bytes()) {
         return Corrupt("tensor '" + t.name + "' is a view of an invalid tensor");
       }
     }
@@ -145,7 +167,8 @@ Status Artifact::Validate() const {
       for (int d = 0; d < 3; ++d) {
         // CUDA's limits: grid x < 2^31, grid y and z <= 65535, at most 1024 threads per dimension.
         const int64_t max_grid = d == 0 ? (int64_t(1) << 31) - 1 : 65535;
-        if (k.grid[size_t(d)] < 1 || k.block[size_t(d)] < 1 || k.grid[size_t(d)] > max_grid || k.block[size_t(d)] > 1024) {
+        if (k.grid[size_t(d)] < 1 || k.block[size_t(d)] < 1 || k.grid[size_t(d)] > max_grid ||
+            k.block[size_t(d)] > 1024) {
           return Corrupt("CUDA kernel '" + k.symbol + "' has an invalid launch");
         }
       }
@@ -155,7 +178,8 @@ Status Artifact::Validate() const {
       if (a < 0 || a >= nt) return Corrupt("kernel '" + k.symbol + "' refers to tensor " + std::to_string(a));
     }
     for (const auto& [t, value] : k.run_if) {
-      if (t < 0 || t >= nt || tensors[size_t(t)].dtype != ElementType::kBool || tensors[size_t(t)].num_elements() != 1) {
+      if (t < 0 || t >= nt || tensors[size_t(t)].dtype != ElementType::kBool ||
+          tensors[size_t(t)].num_elements() != 1) {
         return Corrupt("kernel '" + k.symbol + "' runs on a condition that is not a one-element bool tensor");
       }
     }
@@ -243,8 +267,9 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
     return Status::InvalidArgument("not a tunefarm artifact (bad magic in the header)");
   }
   if (bytes[7] == '1') {
-    return Status::FailedPrecondition("artifact header: container version 1 carries no checksums and is no longer "
-                                      "loaded; compile the model again with this tunefarm");
+    return Status::FailedPrecondition(
+        "artifact header: container version 1 carries no checksums and is no longer "
+        "loaded; compile the model again with this tunefarm");
   }
   if (bytes[7] != kMagic[7]) {
     return Status::FailedPrecondition(std::string("artifact header: container version ") + bytes[7] +
@@ -267,7 +292,8 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
   for (int s = 0; s < kSections; ++s) {
     const size_t entry = 12 + size_t(s) * kSectionEntryBytes;
     const uint64_t n = GetLE(bytes, entry, 8);
-    if (n > kMaxSection || n > bytes.size() - pos) return Corrupt(std::string("truncated ") + kSectionNames[s] + " section");
+    if (n > kMaxSection || n > bytes.size() - pos)
+      return Corrupt(std::string("truncated ") + kSectionNames[s] + " section");
     const uint32_t stored = uint32_t(GetLE(bytes, entry + 8, 4));
     const uint32_t computed = crc32c::Value(bytes.data() + pos, size_t(n));
     if (stored != computed) {
@@ -304,11 +330,16 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       ArtifactTensor t;
       t.name = e.at("name").get<std::string>();
       std::string kind = e.at("kind").get<std::string>();
-      if (kind == "input") t.kind = ArtifactTensor::kInput;
-      else if (kind == "output") t.kind = ArtifactTensor::kOutput;
-      else if (kind == "param") t.kind = ArtifactTensor::kParam;
-      else if (kind == "intermediate") t.kind = ArtifactTensor::kIntermediate;
-      else return Corrupt("tensor '" + t.name + "' has unknown kind '" + kind + "'");
+      if (kind == "input")
+        t.kind = ArtifactTensor::kInput;
+      else if (kind == "output")
+        t.kind = ArtifactTensor::kOutput;
+      else if (kind == "param")
+        t.kind = ArtifactTensor::kParam;
+      else if (kind == "intermediate")
+        t.kind = ArtifactTensor::kIntermediate;
+      else
+        return Corrupt("tensor '" + t.name + "' has unknown kind '" + kind + "'");
       auto dt = ParseElementType(e.at("dtype").get<std::string>());
       if (!dt.ok()) return Corrupt(dt.status().message());
       t.dtype = *dt;

@@ -57,12 +57,8 @@ TunefarmModel* tunefarm_model_load_on(const char* artifact_path, const char* dev
 
 void tunefarm_model_free(TunefarmModel* model) { delete model; }
 
-int tunefarm_model_num_inputs(const TunefarmModel* model) {
-  return int(model->ex->inputs().size());
-}
-int tunefarm_model_num_outputs(const TunefarmModel* model) {
-  return int(model->ex->outputs().size());
-}
+int tunefarm_model_num_inputs(const TunefarmModel* model) { return int(model->ex->inputs().size()); }
+int tunefarm_model_num_outputs(const TunefarmModel* model) { return int(model->ex->outputs().size()); }
 
 const char* tunefarm_model_input_name(const TunefarmModel* model, int i) {
   const auto& in = model->ex->inputs();

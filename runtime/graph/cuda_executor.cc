@@ -25,7 +25,8 @@ CudaExecutor::~CudaExecutor() {
   if (device_) (void)device_->Bind();
 }
 
-Result<std::unique_ptr<CudaExecutor>> CudaExecutor::LoadFile(const std::string& path, const CudaExecutorOptions& options) {
+Result<std::unique_ptr<CudaExecutor>> CudaExecutor::LoadFile(const std::string& path,
+                                                             const CudaExecutorOptions& options) {
   TUNEFARM_ASSIGN_OR_RETURN(Artifact a, Artifact::ReadFile(path));
   auto e = Load(std::move(a), options);
   if (!e.ok()) return e.status().WithContext(path);
@@ -35,8 +36,9 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::LoadFile(const std::string& 
 Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, const CudaExecutorOptions& options) {
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
   if (!artifact.is_cuda()) {
-    return Status::InvalidArgument("the artifact holds " + artifact.device + " code for " + artifact.target +
-                                   ", not CUDA kernels: compile the model with --target cuda (or a GPU tag such as h100)");
+    return Status::InvalidArgument(
+        "the artifact holds " + artifact.device + " code for " + artifact.target +
+        ", not CUDA kernels: compile the model with --target cuda (or a GPU tag such as h100)");
   }
   std::unique_ptr<CudaExecutor> e(new CudaExecutor());
   e->artifact_ = std::move(artifact);
@@ -80,7 +82,8 @@ Status CudaExecutor::Plan() {
   // The CUDA lowering runs both branches of an If and selects: a guarded kernel is not its output.
   for (const auto& k : a.kernels) {
     if (!k.run_if.empty()) {
-      return Status::FailedPrecondition("kernel '" + k.symbol + "' runs under a condition, which only the CPU executor reads");
+      return Status::FailedPrecondition("kernel '" + k.symbol +
+                                        "' runs under a condition, which only the CPU executor reads");
     }
   }
   const size_t nt = a.tensors.size();
@@ -103,8 +106,12 @@ Status CudaExecutor::Plan() {
     const ArtifactTensor& tensor = a.tensors[t];
     if (tensor.view_of >= 0) continue;
     switch (tensor.kind) {
-      case ArtifactTensor::kParam: tensor_ptrs_[t] = params + CudaDevicePtr(tensor.param_offset); break;
-      case ArtifactTensor::kIntermediate: tensor_ptrs_[t] = arena + plan.offset[t]; break;
+      case ArtifactTensor::kParam:
+        tensor_ptrs_[t] = params + CudaDevicePtr(tensor.param_offset);
+        break;
+      case ArtifactTensor::kIntermediate:
+        tensor_ptrs_[t] = arena + plan.offset[t];
+        break;
       case ArtifactTensor::kInput:
       case ArtifactTensor::kOutput: {
         TUNEFARM_ASSIGN_OR_RETURN(tensor_ptrs_[t], alloc(size_t(tensor.bytes()), "tensor '" + tensor.name + "'", true));
@@ -122,7 +129,8 @@ Status CudaExecutor::Plan() {
     for (int arg : k.args) args.push_back(tensor_ptrs_[size_t(arg)]);
     kernel_args_.push_back(std::move(args));
   }
-  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].caller_dtype(), a.tensors[size_t(i)].shape});
+  for (int i : a.inputs)
+    input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].caller_dtype(), a.tensors[size_t(i)].shape});
   for (int o : a.outputs) {
     const ArtifactTensor& tensor = a.tensors[size_t(o)];
     output_info_.push_back({tensor.name, tensor.caller_dtype(), tensor.shape});
@@ -135,7 +143,8 @@ Status CudaExecutor::Plan() {
 
 Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
   TUNEFARM_RETURN_IF_ERROR(device_->Bind());
-  if (index >= input_info_.size()) return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
+  if (index >= input_info_.size())
+    return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
   const TensorInfo& info = input_info_[index];
   if (int64_t(bytes) != info.bytes()) {
     return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(info.bytes()) + " bytes, got " +
@@ -145,7 +154,8 @@ Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
   const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.inputs[index])];
   if (!tensor.edge_dtype) return device_->Upload(to, data, bytes, info.name);
   std::string stored(size_t(tensor.bytes()), '\0');
-  TUNEFARM_RETURN_IF_ERROR(ConvertToStorage(*tensor.edge_dtype, data, stored.data(), tensor.num_elements(), "input '" + info.name + "'"));
+  TUNEFARM_RETURN_IF_ERROR(
+      ConvertToStorage(*tensor.edge_dtype, data, stored.data(), tensor.num_elements(), "input '" + info.name + "'"));
   return device_->Upload(to, stored.data(), stored.size(), info.name);
 }
 
@@ -192,10 +202,12 @@ Status CudaExecutor::Run() {
     const CudaDevicePtr from = tensor_ptrs_[size_t(artifact_.outputs[o])];
     const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.outputs[o])];
     if (!tensor.edge_dtype) {
-      TUNEFARM_RETURN_IF_ERROR(device_->Download(host_outputs_[o].data(), from, host_outputs_[o].size(), output_info_[o].name));
+      TUNEFARM_RETURN_IF_ERROR(
+          device_->Download(host_outputs_[o].data(), from, host_outputs_[o].size(), output_info_[o].name));
       continue;
     }
-    TUNEFARM_RETURN_IF_ERROR(device_->Download(host_storage_[o].data(), from, host_storage_[o].size(), output_info_[o].name));
+    TUNEFARM_RETURN_IF_ERROR(
+        device_->Download(host_storage_[o].data(), from, host_storage_[o].size(), output_info_[o].name));
     ConvertFromStorage(*tensor.edge_dtype, host_storage_[o].data(), host_outputs_[o].data(), tensor.num_elements());
   }
   return Status::OK();
@@ -210,7 +222,8 @@ Result<double> CudaExecutor::TimedRun() {
   TUNEFARM_RETURN_IF_ERROR(Execute());  // the graph is captured outside the timing
   TUNEFARM_ASSIGN_OR_RETURN(double ms, device_->TimeEnqueued(
                                            [this] {
-                                             for (int r = 0; r < kTimedRepeats; ++r) TUNEFARM_RETURN_IF_ERROR(Execute());
+                                             for (int r = 0; r < kTimedRepeats; ++r)
+                                               TUNEFARM_RETURN_IF_ERROR(Execute());
                                              return Status::OK();
                                            },
                                            artifact_.model));
@@ -254,7 +267,8 @@ Status CudaExecutor::RunProfiled(std::vector<double>* kernel_ms) {
                                              [&] {
                                                return profile_graphs_.empty()
                                                           ? launches(k)
-                                                          : device_->LaunchGraph(*profile_graphs_[k], artifact_.kernels[k].symbol);
+                                                          : device_->LaunchGraph(*profile_graphs_[k],
+                                                                                 artifact_.kernels[k].symbol);
                                              },
                                              artifact_.kernels[k].symbol));
     (*kernel_ms)[k] += ms / kTimedRepeats;
@@ -264,7 +278,8 @@ Status CudaExecutor::RunProfiled(std::vector<double>* kernel_ms) {
 
 std::string CudaExecutor::Description() const {
   const CudaDeviceInfo& gpu = device();
-  return "GPU " + std::to_string(gpu.ordinal) + " (" + gpu.name + ", " + gpu.arch() + (use_graph_ ? ", CUDA graph" : "") + ")";
+  return "GPU " + std::to_string(gpu.ordinal) + " (" + gpu.name + ", " + gpu.arch() +
+         (use_graph_ ? ", CUDA graph" : "") + ")";
 }
 
 }  // namespace tunefarm::runtime

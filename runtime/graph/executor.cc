@@ -1,17 +1,17 @@
 #include "tunefarm/runtime/executor.h"
-#include "tunefarm/runtime/cpu_features.h"
-#include "tunefarm/runtime/element_convert.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
 #include "runtime/graph/memory_plan.h"
+#include "tunefarm/runtime/cpu_features.h"
+#include "tunefarm/runtime/element_convert.h"
 #include "tunefarm/runtime/thread_pool.h"
 
 namespace tunefarm::runtime {
@@ -41,7 +41,8 @@ class LibraryFile {
       const char* dir = std::getenv("TMPDIR");
       std::string templ = std::string(dir ? dir : "/tmp") + "/tunefarm-kernels-XXXXXX";
       fd_ = mkstemp(templ.data());
-      if (fd_ < 0) return Status::IOError(std::string("cannot create a file for the kernel library: ") + std::strerror(errno));
+      if (fd_ < 0)
+        return Status::IOError(std::string("cannot create a file for the kernel library: ") + std::strerror(errno));
       path_ = templ;
       unlink_after_load_ = true;
     }
@@ -93,8 +94,9 @@ Result<std::unique_ptr<Executor>> Executor::LoadFile(const std::string& path) {
 Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
   if (artifact.is_cuda()) {
-    return Status::FailedPrecondition("the artifact holds CUDA kernels (PTX, target " + artifact.target +
-                                      "): the CPU executor cannot run them; run it on a GPU host with --device cuda (runtime::CudaExecutor)");
+    return Status::FailedPrecondition(
+        "the artifact holds CUDA kernels (PTX, target " + artifact.target +
+        "): the CPU executor cannot run them; run it on a GPU host with --device cuda (runtime::CudaExecutor)");
   }
   // Every compiled CPU artifact names its triple (container version 1, which did not, is refused
   // by the reader); one assembled in memory without kernels or a triple has nothing to check.
@@ -143,7 +145,8 @@ Status Executor::Plan() {
   arena_size_ = plan.size;
   const std::vector<size_t>& offset = plan.offset;
   arena_.reset(AllocAligned(arena_size_));
-  if (!arena_) return Status::Internal("out of memory for the activation arena (" + std::to_string(arena_size_) + " bytes)");
+  if (!arena_)
+    return Status::Internal("out of memory for the activation arena (" + std::to_string(arena_size_) + " bytes)");
 
   tensor_ptrs_.assign(nt, nullptr);
   peak_bytes_ = int64_t(arena_size_);
@@ -151,8 +154,12 @@ Status Executor::Plan() {
     const ArtifactTensor& tensor = a.tensors[t];
     if (tensor.view_of >= 0) continue;
     switch (tensor.kind) {
-      case ArtifactTensor::kParam: tensor_ptrs_[t] = params_.get() + tensor.param_offset; break;
-      case ArtifactTensor::kIntermediate: tensor_ptrs_[t] = arena_.get() + offset[t]; break;
+      case ArtifactTensor::kParam:
+        tensor_ptrs_[t] = params_.get() + tensor.param_offset;
+        break;
+      case ArtifactTensor::kIntermediate:
+        tensor_ptrs_[t] = arena_.get() + offset[t];
+        break;
       case ArtifactTensor::kInput:
       case ArtifactTensor::kOutput: {
         io_buffers_.emplace_back(AllocAligned(size_t(tensor.bytes())));
@@ -172,13 +179,15 @@ Status Executor::Plan() {
     for (int arg : k.args) args.push_back(tensor_ptrs_[size_t(arg)]);
     kernel_args_.push_back(std::move(args));
   }
-  for (int i : a.inputs) input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].caller_dtype(), a.tensors[size_t(i)].shape});
+  for (int i : a.inputs)
+    input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].caller_dtype(), a.tensors[size_t(i)].shape});
   for (int o : a.outputs) {
     const ArtifactTensor& tensor = a.tensors[size_t(o)];
     output_info_.push_back({tensor.name, tensor.caller_dtype(), tensor.shape});
     // An output with an edge type is converted after each run into a buffer of its own.
     edge_outputs_.emplace_back(tensor.edge_dtype ? AllocAligned(size_t(output_info_.back().bytes())) : nullptr);
-    if (tensor.edge_dtype && !edge_outputs_.back()) return Status::Internal("out of memory for output '" + tensor.name + "'");
+    if (tensor.edge_dtype && !edge_outputs_.back())
+      return Status::Internal("out of memory for output '" + tensor.name + "'");
   }
   return Status::OK();
 }
@@ -198,7 +207,8 @@ Status Executor::SetInput(const std::string& name, const void* data, size_t byte
 }
 
 Status Executor::SetInput(size_t index, const void* data, size_t bytes) {
-  if (index >= input_info_.size()) return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
+  if (index >= input_info_.size())
+    return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
   const TensorInfo& info = input_info_[index];
   if (int64_t(bytes) != info.bytes()) {
     return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(info.bytes()) + " bytes, got " +
@@ -206,7 +216,8 @@ Status Executor::SetInput(size_t index, const void* data, size_t bytes) {
   }
   const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.inputs[index])];
   void* storage = tensor_ptrs_[size_t(artifact_.inputs[index])];
-  if (tensor.edge_dtype) return ConvertToStorage(*tensor.edge_dtype, data, storage, tensor.num_elements(), "input '" + info.name + "'");
+  if (tensor.edge_dtype)
+    return ConvertToStorage(*tensor.edge_dtype, data, storage, tensor.num_elements(), "input '" + info.name + "'");
   std::memcpy(storage, data, bytes);
   return Status::OK();
 }
@@ -215,7 +226,8 @@ void Executor::ConvertOutputs() {
   for (size_t o = 0; o < edge_outputs_.size(); ++o) {
     if (!edge_outputs_[o]) continue;
     const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.outputs[o])];
-    ConvertFromStorage(*tensor.edge_dtype, tensor_ptrs_[size_t(artifact_.outputs[o])], edge_outputs_[o].get(), tensor.num_elements());
+    ConvertFromStorage(*tensor.edge_dtype, tensor_ptrs_[size_t(artifact_.outputs[o])], edge_outputs_[o].get(),
+                       tensor.num_elements());
   }
 }
 
@@ -232,8 +244,8 @@ Status Executor::Run() {
     if (!Runs(k)) continue;
     int32_t rc = fns_[k](kernel_args_[k].data());
     if (rc != 0) {
-      return Status::Internal("kernel " + artifact_.kernels[k].symbol + " (" + artifact_.kernels[k].op + ") failed with code " +
-                              std::to_string(rc));
+      return Status::Internal("kernel " + artifact_.kernels[k].symbol + " (" + artifact_.kernels[k].op +
+                              ") failed with code " + std::to_string(rc));
     }
   }
   ConvertOutputs();
@@ -247,7 +259,8 @@ Status Executor::RunProfiled(std::vector<double>* kernel_ms) {
     auto t0 = std::chrono::steady_clock::now();
     int32_t rc = fns_[k](kernel_args_[k].data());
     (*kernel_ms)[k] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (rc != 0) return Status::Internal("kernel " + artifact_.kernels[k].symbol + " failed with code " + std::to_string(rc));
+    if (rc != 0)
+      return Status::Internal("kernel " + artifact_.kernels[k].symbol + " failed with code " + std::to_string(rc));
   }
   ConvertOutputs();
   return Status::OK();

@@ -25,9 +25,11 @@ ArenaPlan PlanArena(const Artifact& a, size_t alignment) {
   };
   std::vector<size_t> order;
   for (size_t t = 0; t < nt; ++t) {
-    if (a.tensors[t].view_of < 0 && a.tensors[t].kind == ArtifactTensor::kIntermediate && first[t] >= 0) order.push_back(t);
+    if (a.tensors[t].view_of < 0 && a.tensors[t].kind == ArtifactTensor::kIntermediate && first[t] >= 0)
+      order.push_back(t);
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return a.tensors[x].bytes() > a.tensors[y].bytes(); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return a.tensors[x].bytes() > a.tensors[y].bytes(); });
   ArenaPlan plan;
   plan.offset.assign(nt, 0);
   std::vector<Block> placed;

@@ -6,19 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/testing/kernel_cases.h"
 #include "tunefarm/command_line/command_line.h"
 #include "tunefarm/runtime/kernel_library.h"
+#include "tunefarm/testing/kernel_cases.h"
 
 int main(int argc, char** argv) {
   std::string library, case_file;
   double tolerance = 1e-4;
   int threads = 1;
-  CLI::App app{"kernel_check: runs every case of a kernel case file against a kernel library; exit 0 only when all pass",
-               "kernel_check"};
+  CLI::App app{
+      "kernel_check: runs every case of a kernel case file against a kernel library; exit 0 only when all pass",
+      "kernel_check"};
   app.add_option("LIBRARY", library, "the kernel library (.so)")->required();
   app.add_option("CASES", case_file, "the kernel case file (inputs and expected outputs)")->required();
-  app.add_option("--tolerance", tolerance, "largest relative error accepted (default 1e-4)")->check(CLI::PositiveNumber);
+  app.add_option("--tolerance", tolerance, "largest relative error accepted (default 1e-4)")
+      ->check(CLI::PositiveNumber);
   tunefarm::AddIntFlag(app, "--threads", &threads, 1, 1024, "threads the kernels run on (default 1)");
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
   TunefarmSetNumThreads(threads);

@@ -6,11 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 #include <type_traits>
-
-#include <nlohmann/json.hpp>
 
 #include "tunefarm/runtime/cuda_executor.h"
 #include "tunefarm/runtime/device.h"
@@ -40,12 +39,14 @@ void AddRunToolFlags(CLI::App& app, RunToolOptions* o) {
       app, "--input",
       [o](const std::string& v) -> Status {
         const size_t eq = v.find('=');
-        if (eq == std::string::npos || eq == 0) return Status::InvalidArgument("--input takes NAME=FILE.npy, got '" + v + "'");
+        if (eq == std::string::npos || eq == 0)
+          return Status::InvalidArgument("--input takes NAME=FILE.npy, got '" + v + "'");
         o->inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
         return Status::OK();
       },
       "an input from a .npy file (repeat for each input; the others get random data)", "NAME=FILE.npy");
-  app.add_option("--output", o->output, "write output 0 there (output k > 0 to PATH with _k before .npy)")->type_name("FILE.npy");
+  app.add_option("--output", o->output, "write output 0 there (output k > 0 to PATH with _k before .npy)")
+      ->type_name("FILE.npy");
   AddIntFlag(app, "--repeat", &o->repeat, 0, 1000000, "timed runs after the first; 0 runs once untimed (default 10)");
   AddIntFlag(app, "--threads", &o->threads, 1, 1024, "threads the kernels run on (default 1)");
   AddCheckedFlag(
@@ -75,8 +76,8 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
     if (!array.ok()) return Fail(o, array.status().message());
     const TensorInfo& info = ex.inputs()[index];
     if (array->shape != info.shape || array->dtype != info.dtype) {
-      return Fail(o, "input '" + name + "' expects " + ElementTypeName(info.dtype) + " " + ShapeStr(info.shape) + ", " + path +
-                         " holds " + ElementTypeName(array->dtype) + " " + ShapeStr(array->shape));
+      return Fail(o, "input '" + name + "' expects " + ElementTypeName(info.dtype) + " " + ShapeStr(info.shape) + ", " +
+                         path + " holds " + ElementTypeName(array->dtype) + " " + ShapeStr(array->shape));
     }
     Status s = ex.SetInput(index, array->data.data(), array->data.size());
     if (!s.ok()) return Fail(o, s.message());
@@ -94,7 +95,9 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
       for (float& v : values) v = dist(rng);
       ConvertFromStorage(info.dtype, values.data(), bytes.data(), int64_t(values.size()));
     }
-    if (!o.json) std::printf("input '%s' %s: no --input given, using uniform random values in [0, 1)\n", info.name.c_str(), ShapeStr(info.shape).c_str());
+    if (!o.json)
+      std::printf("input '%s' %s: no --input given, using uniform random values in [0, 1)\n", info.name.c_str(),
+                  ShapeStr(info.shape).c_str());
     Status s = ex.SetInput(i, bytes.data(), bytes.size());
     if (!s.ok()) return Fail(o, s.message());
   }
@@ -149,7 +152,8 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size());
-  double median = sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  double median =
+      sorted.size() % 2 ? sorted[sorted.size() / 2] : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
   double var = 0;
   for (double v : ms) var += (v - mean) * (v - mean);
   double stddev = std::sqrt(var / double(ms.size()));
@@ -199,7 +203,9 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
       nlohmann::ordered_json ks = nlohmann::ordered_json::array();
       for (size_t k = 0; k < kernel_ms.size(); ++k) {
         const auto& kernel = ex.artifact().kernels[k];
-        ks.push_back({{"op", kernel.op}, {"workload", kernel.workload}, {"config_source", kernel.config_source},
+        ks.push_back({{"op", kernel.op},
+                      {"workload", kernel.workload},
+                      {"config_source", kernel.config_source},
                       {"ms", kernel_ms[k]}});
       }
       j["kernels"] = ks;
@@ -216,13 +222,15 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
   }
   std::printf("%s: %s, %zu kernels, %s, activations %.2f MiB (peak with inputs/outputs %.2f MiB), params %.2f MiB\n",
               o.artifact.c_str(), ex.artifact().target.c_str(), ex.artifact().kernels.size(), where.c_str(),
-              double(ex.arena_bytes()) / (1 << 20), double(ex.peak_bytes()) / (1 << 20), double(ex.param_bytes()) / (1 << 20));
+              double(ex.arena_bytes()) / (1 << 20), double(ex.peak_bytes()) / (1 << 20),
+              double(ex.param_bytes()) / (1 << 20));
   if (o.repeat > 0) {
     std::printf("Execution time summary (%d runs):\n", o.repeat);
     std::printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)\n");
     std::printf("%10.4f %13.4f %11.4f %12.4f %12.4f\n", mean, median, sorted.back(), sorted.front(), stddev);
     if (!gpu_ms.empty()) {
-      std::printf("GPU time per run (events): median %.4f ms, min %.4f ms\n", gpu_ms[gpu_ms.size() / 2], gpu_ms.front());
+      std::printf("GPU time per run (events): median %.4f ms, min %.4f ms\n", gpu_ms[gpu_ms.size() / 2],
+                  gpu_ms.front());
     }
   }
   if (!top.empty()) {

@@ -26,21 +26,21 @@ inline bool GpuRequired() {
 
 }  // namespace tunefarm::testing
 
-#define TUNEFARM_NEED_GPU()                                                                              \
-  do {                                                                                                   \
-    const ::tunefarm::CudaProbe tunefarm_probe_ = ::tunefarm::ProbeCuda();                               \
-    if (tunefarm_probe_.availability != ::tunefarm::CudaAvailability::kReady) {                          \
+#define TUNEFARM_NEED_GPU()                                                                                    \
+  do {                                                                                                         \
+    const ::tunefarm::CudaProbe tunefarm_probe_ = ::tunefarm::ProbeCuda();                                     \
+    if (tunefarm_probe_.availability != ::tunefarm::CudaAvailability::kReady) {                                \
       if (::tunefarm::testing::GpuRequired()) FAIL() << "TUNEFARM_REQUIRE_GPU=1: " << tunefarm_probe_.message; \
-      GTEST_SKIP() << tunefarm_probe_.message;                                                           \
-    }                                                                                                    \
+      GTEST_SKIP() << tunefarm_probe_.message;                                                                 \
+    }                                                                                                          \
   } while (0)
 
-#define TUNEFARM_NEED_NO_DRIVER()                                                                        \
-  do {                                                                                                   \
-    const ::tunefarm::CudaProbe tunefarm_probe_ = ::tunefarm::ProbeCuda();                               \
-    if (tunefarm_probe_.availability != ::tunefarm::CudaAvailability::kNoDriver) {                       \
+#define TUNEFARM_NEED_NO_DRIVER()                                                                          \
+  do {                                                                                                     \
+    const ::tunefarm::CudaProbe tunefarm_probe_ = ::tunefarm::ProbeCuda();                                 \
+    if (tunefarm_probe_.availability != ::tunefarm::CudaAvailability::kNoDriver) {                         \
       GTEST_SKIP() << "a CUDA driver library is installed here: the no-driver message cannot be observed"; \
-    }                                                                                                    \
+    }                                                                                                      \
   } while (0)
 
 #endif  // TUNEFARM_TESTS_COMMON_GPU_TEST_H_

@@ -6,12 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/system/error_code.hpp>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -110,7 +109,8 @@ void SlowClients::Drip() {
         send(fds_[i], "X", 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // one byte of a header name that never ends
       }
     }
-    for (int waited = 0; waited < drip_ms_ && !stop_; waited += 10) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int waited = 0; waited < drip_ms_ && !stop_; waited += 10)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 

@@ -14,8 +14,8 @@
 namespace tunefarm::testing {
 
 struct HttpResult {
-  int status = -1;       // -1: no answer (the body says why)
-  std::string headers;   // the raw header block
+  int status = -1;      // -1: no answer (the body says why)
+  std::string headers;  // the raw header block
   std::string body;
 };
 

@@ -28,12 +28,23 @@ float Epi(float v, const Epilogue& e, float bias, float residual, float slope) {
   if (e.bias) v += bias;
   if (e.residual) v += residual;
   switch (e.activation) {
-    case Activation::kNone: break;
-    case Activation::kRelu: v = std::max(v, 0.0f); break;
-    case Activation::kRelu6: v = std::min(std::max(v, 0.0f), 6.0f); break;
-    case Activation::kClip: v = std::min(std::max(v, e.clip_min), e.clip_max); break;
-    case Activation::kPRelu: v = v < 0 ? v * slope : v; break;
-    case Activation::kGelu: v = float(0.5 * v * (1.0 + std::erf(double(v) / std::sqrt(2.0)))); break;
+    case Activation::kNone:
+      break;
+    case Activation::kRelu:
+      v = std::max(v, 0.0f);
+      break;
+    case Activation::kRelu6:
+      v = std::min(std::max(v, 0.0f), 6.0f);
+      break;
+    case Activation::kClip:
+      v = std::min(std::max(v, e.clip_min), e.clip_max);
+      break;
+    case Activation::kPRelu:
+      v = v < 0 ? v * slope : v;
+      break;
+    case Activation::kGelu:
+      v = float(0.5 * v * (1.0 + std::erf(double(v) / std::sqrt(2.0))));
+      break;
     case Activation::kGeluTanh:
       v = float(0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (double(v) + 0.044715 * double(v) * v * v))));
       break;
@@ -60,14 +71,16 @@ std::vector<float> ConvReference(const KernelSpec& spec, const KernelInfo& info,
   const int64_t OH = c.out_height(), OW = c.out_width();
   const int64_t Cg = c.in_channels / c.groups, Kg = c.out_channels / c.groups;
   auto in_at = [&](int64_t n, int64_t ch, int64_t h, int64_t x) {
-    return data[size_t((((n * (c.in_channels / ic_bn) + ch / ic_bn) * c.height + h) * c.width + x) * ic_bn + ch % ic_bn)];
+    return data[size_t((((n * (c.in_channels / ic_bn) + ch / ic_bn) * c.height + h) * c.width + x) * ic_bn +
+                       ch % ic_bn)];
   };
   auto w_at = [&](int64_t oc, int64_t icg, int64_t kh, int64_t kw) {
     if (depthwise) {
       return w[size_t(((oc / oc_bn * c.kernel_h + kh) * c.kernel_w + kw) * oc_bn + oc % oc_bn)];
     }
-    return w[size_t(((((oc / oc_bn) * (Cg / ic_bn) + icg / ic_bn) * c.kernel_h + kh) * c.kernel_w + kw) * ic_bn * oc_bn +
-                     (icg % ic_bn) * oc_bn + oc % oc_bn)];
+    return w[size_t(((((oc / oc_bn) * (Cg / ic_bn) + icg / ic_bn) * c.kernel_h + kh) * c.kernel_w + kw) * ic_bn *
+                        oc_bn +
+                    (icg % ic_bn) * oc_bn + oc % oc_bn)];
   };
   std::vector<float> out(size_t(info.buffers[size_t(oi)].num_elements()));
   for (int64_t n = 0; n < c.batch; ++n)
@@ -139,7 +152,8 @@ std::vector<float> WinogradReference(const KernelSpec& spec, const KernelInfo& i
           for (int e = 0; e < alpha; ++e)
             for (int f = 0; f < alpha; ++f) {
               double acc = 0;
-              for (int64_t ch = 0; ch < C; ++ch) acc += double(u_at(e, f, k, ch)) * v[size_t((ch * alpha + e) * alpha + f)];
+              for (int64_t ch = 0; ch < C; ++ch)
+                acc += double(u_at(e, f, k, ch)) * v[size_t((ch * alpha + e) * alpha + f)];
               mm[e][f] = acc;
             }
           for (int a = 0; a < m; ++a)
@@ -188,7 +202,8 @@ std::vector<float> BatchMatmulReference(const KernelSpec& spec, const KernelInfo
     for (int64_t m = 0; m < p.m; ++m)
       for (int64_t n = 0; n < p.n; ++n) {
         double acc = 0;
-        for (int64_t k = 0; k < p.k; ++k) acc += double(a[size_t((bi * p.m + m) * p.k + k)]) * b[size_t((bi * p.k + k) * p.n + n)];
+        for (int64_t k = 0; k < p.k; ++k)
+          acc += double(a[size_t((bi * p.m + m) * p.k + k)]) * b[size_t((bi * p.k + k) * p.n + n)];
         const size_t o = size_t((bi * p.m + m) * p.n + n);
         out[o] = EpiAt(float(acc), spec, info, args, size_t(n), o);
       }

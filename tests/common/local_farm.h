@@ -15,8 +15,8 @@ namespace tunefarm::testing {
 struct ServerSpec {
   std::string rpc_server, measure_child;  // binaries
   std::string key;
-  std::string tmp;                        // the server's --tmp
-  std::string launcher;                   // e.g. "qemu-aarch64": runs the server and its children
+  std::string tmp;       // the server's --tmp
+  std::string launcher;  // e.g. "qemu-aarch64": runs the server and its children
   int register_timeout_ms = 10000;
 };
 
@@ -24,7 +24,8 @@ class LocalFarm {
  public:
   explicit LocalFarm(std::string token) : token_(std::move(token)) {}
   // "" on success, else what failed.
-  std::string StartTracker(const std::string& rpc_tracker, int heartbeat_ms = 1000, const std::string& listen = "127.0.0.1:0");
+  std::string StartTracker(const std::string& rpc_tracker, int heartbeat_ms = 1000,
+                           const std::string& listen = "127.0.0.1:0");
   // Starts a server and waits until it has registered with the tracker.
   std::string StartServer(const ServerSpec& spec);
 

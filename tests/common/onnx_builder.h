@@ -8,8 +8,8 @@
 #ifndef TUNEFARM_TESTS_COMMON_ONNX_BUILDER_H_
 #define TUNEFARM_TESTS_COMMON_ONNX_BUILDER_H_
 
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -96,8 +96,8 @@ class OnnxBuilder {
     t->add_dims(int64_t(v.size()));
     for (int64_t x : v) t->add_int64_data(x);
   }
-  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
-                        const std::vector<onnx::AttributeProto>& attrs = {}) {
+  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs, const std::vector<onnx::AttributeProto>& attrs = {}) {
     auto* n = model_.mutable_graph()->add_node();
     n->set_name("n" + std::to_string(model_.graph().node_size() - 1));
     n->set_op_type(op);

@@ -102,7 +102,8 @@ std::string PostgresServer::Url(const std::string& db) const {
 }
 
 std::string PostgresServer::CreateDatabase(const std::string& name, std::string* error) {
-  PGconn* conn = PQconnectdb(("host=127.0.0.1 port=" + std::to_string(port_) + " dbname=postgres user=tunefarm").c_str());
+  PGconn* conn =
+      PQconnectdb(("host=127.0.0.1 port=" + std::to_string(port_) + " dbname=postgres user=tunefarm").c_str());
   PGresult* r = PQexec(conn, ("CREATE DATABASE \"" + name + "\"").c_str());
   const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
   if (!ok) *error = PQerrorMessage(conn);

@@ -8,7 +8,6 @@
 
 #include <string>
 
-
 namespace tunefarm::testing {
 
 class PostgresServer {
@@ -36,13 +35,13 @@ class PostgresServer {
 
 // Skips (or fails, under TUNEFARM_REQUIRE_FIXTURES=1) when no server can start; else `server`
 // holds a running one.
-#define TUNEFARM_START_POSTGRES(server)                                                                   \
-  do {                                                                                                    \
-    if (::tunefarm::testing::PostgresServer::BinDir().empty()) {                                          \
-      TUNEFARM_MISSING_FIXTURE("PostgreSQL is not installed (scripts/setup.sh installs postgresql)");      \
-    }                                                                                                     \
-    std::string pg_error;                                                                                 \
-    ASSERT_TRUE((server).Start(&pg_error)) << pg_error;                                                   \
+#define TUNEFARM_START_POSTGRES(server)                                                               \
+  do {                                                                                                \
+    if (::tunefarm::testing::PostgresServer::BinDir().empty()) {                                      \
+      TUNEFARM_MISSING_FIXTURE("PostgreSQL is not installed (scripts/setup.sh installs postgresql)"); \
+    }                                                                                                 \
+    std::string pg_error;                                                                             \
+    ASSERT_TRUE((server).Start(&pg_error)) << pg_error;                                               \
   } while (0)
 
 }  // namespace tunefarm::testing

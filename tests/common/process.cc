@@ -59,7 +59,8 @@ std::string ChildProcess::WaitForLine(const std::string& marker, int timeout_ms)
       buffer_.erase(0, nl + 1);
       if (line.find(marker) != std::string::npos) return line;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return "";
     pollfd p{out_fd_, POLLIN, 0};
     if (poll(&p, 1, int(left)) <= 0) return "";
@@ -73,7 +74,8 @@ std::string ChildProcess::WaitForLine(const std::string& marker, int timeout_ms)
 std::string ChildProcess::Drain(int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (out_fd_ >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     pollfd p{out_fd_, POLLIN, 0};
     if (left <= 0 || poll(&p, 1, int(left)) <= 0) break;
     char buf[4096];

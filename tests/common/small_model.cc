@@ -25,7 +25,8 @@ void AddInitializer(onnx::GraphProto* g, const std::string& name, const std::vec
   for (int64_t i = 0; i < n; ++i) t->add_float_data(u(*rng));
 }
 
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in, const std::string& out) {
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
+                         const std::string& out) {
   auto* n = g->add_node();
   n->set_name(out);
   n->set_op_type(op);

@@ -3,6 +3,7 @@
 #ifndef TUNEFARM_TESTS_COMMON_TEST_FILES_H_
 #define TUNEFARM_TESTS_COMMON_TEST_FILES_H_
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace tunefarm::testing {
 
@@ -86,13 +85,13 @@ inline CommandResult RunCommand(const std::string& command) {
 
 // Skips the test for a missing fixture -- or fails it where fixtures are required. `what` is a
 // stream expression: TUNEFARM_MISSING_FIXTURE(path << " not present").
-#define TUNEFARM_MISSING_FIXTURE(what)                                                                     \
-  do {                                                                                                     \
-    if (::tunefarm::testing::FixturesRequired()) {                                                        \
-      GTEST_FAIL() << "missing fixture (TUNEFARM_REQUIRE_FIXTURES=1): " << what;                        \
-    } else {                                                                                               \
-      GTEST_SKIP() << what;                                                                                \
-    }                                                                                                      \
+#define TUNEFARM_MISSING_FIXTURE(what)                                           \
+  do {                                                                           \
+    if (::tunefarm::testing::FixturesRequired()) {                               \
+      GTEST_FAIL() << "missing fixture (TUNEFARM_REQUIRE_FIXTURES=1): " << what; \
+    } else {                                                                     \
+      GTEST_SKIP() << what;                                                      \
+    }                                                                            \
   } while (0)
 
 #endif  // TUNEFARM_TESTS_COMMON_TEST_FILES_H_

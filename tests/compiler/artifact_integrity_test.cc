@@ -86,7 +86,8 @@ TEST(ArtifactIntegrity, EveryFlipOfAResNet18ArtifactIsRefusedNamingItsSection) {
         if (parsed.ok()) {
           failures[w] = "flip of bit " + std::to_string(bit) + " in the " + expected + " was accepted";
         } else if (parsed.status().message().find(expected) == std::string::npos) {
-          failures[w] = "flip of bit " + std::to_string(bit) + " in the " + expected + ": " + parsed.status().ToString();
+          failures[w] =
+              "flip of bit " + std::to_string(bit) + " in the " + expected + ": " + parsed.status().ToString();
         }
         ++counts[w][expected];
       }
@@ -99,11 +100,11 @@ TEST(ArtifactIntegrity, EveryFlipOfAResNet18ArtifactIsRefusedNamingItsSection) {
     for (const auto& [section, n] : c) refused[section] += n;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%zu flips over %zu bytes (seed %llu) refused in %.1f s on %u threads: header %d, metadata %d, "
-              "parameter %d, library %d\n",
-              bits.size(), bytes.size(), static_cast<unsigned long long>(seed), seconds, workers, refused["header"],
-              refused["metadata section"],
-              refused["parameter section"], refused["library section"]);
+  std::printf(
+      "%zu flips over %zu bytes (seed %llu) refused in %.1f s on %u threads: header %d, metadata %d, "
+      "parameter %d, library %d\n",
+      bits.size(), bytes.size(), static_cast<unsigned long long>(seed), seconds, workers, refused["header"],
+      refused["metadata section"], refused["parameter section"], refused["library section"]);
   EXPECT_EQ(refused["header"], int(kHeaderBytes * 8));
   for (const char* section : {"metadata section", "parameter section", "library section"}) {
     EXPECT_EQ(refused[section], kRandomBitsPerSection + 16) << section;
@@ -158,7 +159,8 @@ TEST_F(HostCheck, AnArtifactNeedingAFeatureThisCpuLacksIsRefusedNamingIt) {
   ASSERT_FALSE(loaded.ok());
   // Every feature x86-64-v4 adds that this CPU lacks is named (a CPU without AVX-512 lacks several).
   const std::string& m = loaded.status().message();
-  const std::string head = "the artifact was compiled for " + HostTarget().triple + " (x86-64-v4) and needs CPU features ";
+  const std::string head =
+      "the artifact was compiled for " + HostTarget().triple + " (x86-64-v4) and needs CPU features ";
   ASSERT_EQ(m.rfind(head, 0), 0u) << m;
   const size_t end = m.find(" that this x86_64 CPU lacks", head.size());
   ASSERT_NE(end, std::string::npos) << m;

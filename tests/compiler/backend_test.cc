@@ -3,12 +3,13 @@
 // layouts are planned, what code is emitted and where it runs, what a tuning candidate is. A
 // scan of compiler/ checks that nothing outside the backends, the target parser and the
 // lowering's step list asks a target its kind.
+#include "compiler/backend/backend.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "common/source_scan.h"
-#include "compiler/backend/backend.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "tunefarm/compiler/kernel.h"
 
@@ -51,7 +52,9 @@ TEST(Backend, TuningCandidatesPerKind) {
   spec.symbol = "candidate";
   auto cpu = BuildCandidate(spec, tmp);
   ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
-  EXPECT_EQ(cpu->library.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(cpu->library.substr(0, 4),
+            "\x7f"
+            "ELF");
   EXPECT_TRUE(cpu->cubin.empty());
   EXPECT_FALSE(cpu->info.gpu);
 
@@ -73,14 +76,16 @@ TEST(Backend, TuningCandidatesPerKind) {
   auto ptx = BuildPtx({spec}, nullptr);
   ASSERT_FALSE(ptx.ok());
   EXPECT_EQ(ptx.status().message(),
-            "PTX is for CUDA targets, not 'cuda -arch=sm_90 -model=h100 -emulate=host' (its backend: cuda emulated on the host)");
+            "PTX is for CUDA targets, not 'cuda -arch=sm_90 -model=h100 -emulate=host' (its backend: cuda emulated on "
+            "the host)");
 
   spec.target = *ParseTarget("h100");
   auto jit = BuildJit({spec}, nullptr);
   ASSERT_FALSE(jit.ok());
-  EXPECT_EQ(jit.status().message(),
-            "CUDA kernels run on a GPU: build PTX (BuildPtx) and load it there, or emulate the target (-emulate=host) to "
-            "run them on this CPU");
+  EXPECT_EQ(
+      jit.status().message(),
+      "CUDA kernels run on a GPU: build PTX (BuildPtx) and load it there, or emulate the target (-emulate=host) to "
+      "run them on this CPU");
 }
 
 // Only the backends, the target parser, the lowering's step list (passes/lower.cc) and the NVPTX
@@ -89,8 +94,9 @@ TEST(Backend, TuningCandidatesPerKind) {
 TEST(Backend, NothingElseInTheCompilerAsksATargetItsKind) {
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
-  const std::vector<std::string> allowed = {"compiler/backend/", "compiler/target/", "compiler/include/tunefarm/compiler/target.h",
-                                            "compiler/passes/lower.cc", "compiler/codegen/codegen_nvptx.cc"};
+  const std::vector<std::string> allowed = {"compiler/backend/", "compiler/target/",
+                                            "compiler/include/tunefarm/compiler/target.h", "compiler/passes/lower.cc",
+                                            "compiler/codegen/codegen_nvptx.cc"};
   const auto offenders = testing::LinesBreakingARule(src, {"compiler"}, allowed, [](const std::string& line) {
     return (line.find("is_cuda()") != std::string::npos && line.find("artifact.is_cuda()") == std::string::npos) ||
            line.find(".emulated") != std::string::npos;

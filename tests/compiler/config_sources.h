@@ -44,8 +44,9 @@ class FixedConfigs final : public compiler::ConfigSource {
   void Add(const compiler::Workload& w, int64_t index, double cost_ms) {
     auto& records = records_[w.ImplementationKey()];
     records.push_back({index, cost_ms, "", "target"});
-    std::stable_sort(records.begin(), records.end(),
-                     [](const compiler::BestConfig& a, const compiler::BestConfig& b) { return a.cost_ms < b.cost_ms; });
+    std::stable_sort(records.begin(), records.end(), [](const compiler::BestConfig& a, const compiler::BestConfig& b) {
+      return a.cost_ms < b.cost_ms;
+    });
   }
   Result<compiler::BestConfig> Best(const compiler::Workload& w, const compiler::Target&) const override {
     auto it = records_.find(w.ImplementationKey());
@@ -56,7 +57,8 @@ class FixedConfigs final : public compiler::ConfigSource {
                                                    int limit) const override {
     auto it = records_.find(w.ImplementationKey());
     if (it == records_.end()) return std::vector<compiler::BestConfig>();
-    return std::vector<compiler::BestConfig>(it->second.begin(), it->second.begin() + std::min<size_t>(it->second.size(), size_t(limit)));
+    return std::vector<compiler::BestConfig>(it->second.begin(),
+                                             it->second.begin() + std::min<size_t>(it->second.size(), size_t(limit)));
   }
   std::string Describe() const override { return "fixed configs"; }
 

@@ -1,9 +1,10 @@
 // Config spaces: knob kinds, stable mixed-radix indices, JSON round trips, filters, errors.
+#include "tunefarm/compiler/config_space.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "tunefarm/compiler/config_space.h"
 #include "tunefarm/compiler/kernel.h"
 
 namespace tunefarm::compiler {
@@ -29,7 +30,7 @@ TEST(ConfigSpace, IndexIsMixedRadixFirstKnobLeastSignificant) {
   EXPECT_EQ(s.size(), 6);
   auto c = s.Get(4);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->Int("a"), 20);  // 4 % 3 = 1
+  EXPECT_EQ(c->Int("a"), 20);               // 4 % 3 = 1
   EXPECT_EQ(c->Annotation("b"), "unroll");  // 4 / 3 = 1
   EXPECT_EQ(c->ToJson(), R"({"index":4,"knobs":{"a":[20],"b":"unroll"}})");
   auto back = s.FromJson(c->ToJson());
@@ -82,8 +83,9 @@ TEST(ConfigSpace, FiltersRestrictValidPoints) {
 
 TEST(ConfigSpace, TemplateSpacesAreStableAndFallbacksValid) {
   Target host = HostTarget();
-  for (const Workload& w : {Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1), Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 2, 1, 1, 144),
-                            DenseWorkload(1, 512, 1000), DenseWorkload(1, 512, 1000, false)}) {
+  for (const Workload& w :
+       {Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1), Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 2, 1, 1, 144),
+        DenseWorkload(1, 512, 1000), DenseWorkload(1, 512, 1000, false)}) {
     auto s1 = GetConfigSpace(w, host);
     auto s2 = GetConfigSpace(w, host);
     ASSERT_TRUE(s1.ok()) << s1.status().ToString();
@@ -109,8 +111,8 @@ std::string FallbackKnob(const Workload& w, const std::string& knob) {
 TEST(ConfigSpace, FallbackPadsInlineWhereTheConvDoesFewFmasPerInputElement) {
   EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144), "pad_at"), "inline");  // depthwise
   EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 96, 112, 112, 96, 3, 3, 2, 1, 1, 96), "pad_at"), "inline");
-  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 3, 224, 224, 32, 3, 3, 2, 1), "pad_at"), "inline");    // MobileNetV2's stem
-  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 3, 224, 224, 64, 7, 7, 2, 3), "pad_at"), "root");      // ResNet's stem
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 3, 224, 224, 32, 3, 3, 2, 1), "pad_at"), "inline");  // MobileNetV2's stem
+  EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 3, 224, 224, 64, 7, 7, 2, 3), "pad_at"), "root");    // ResNet's stem
   EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1), "pad_at"), "root");
   EXPECT_EQ(FallbackKnob(Conv2dWorkload(1, 64, 56, 56, 128, 1, 1, 1, 0), "pad_at"), "none");
 }

@@ -3,13 +3,12 @@
 // transposed convolution over strides, kernels, pads, output_padding, output_shape, groups and
 // bias; the forms the identity does not cover (dilations) keep the direct kernel and match too.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "common/compile_onnx.h"
 #include "tunefarm/runtime/executor.h"
@@ -26,14 +25,15 @@ struct Case {
     std::string n = "k" + std::to_string(k) + " s" + std::to_string(s) + " pads";
     for (int64_t p : pads) n += " " + std::to_string(p);
     n += " op " + std::to_string(output_padding[0]) + "," + std::to_string(output_padding[1]);
-    if (!output_shape.empty()) n += " output_shape " + std::to_string(output_shape[0]) + "x" + std::to_string(output_shape[1]);
+    if (!output_shape.empty())
+      n += " output_shape " + std::to_string(output_shape[0]) + "x" + std::to_string(output_shape[1]);
     return n + " group " + std::to_string(group) + " dilation " + std::to_string(dilation) + (bias ? " bias" : "");
   }
 };
 
 // y[o, n] = bias[o] + sum over c, taps t with n + pad = i*s + t*d of x[c, i] w[c, o, t] (2-D).
-std::vector<float> Reference(const Case& cs, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
-                             int64_t oh, int64_t ow, int64_t ph, int64_t pw) {
+std::vector<float> Reference(const Case& cs, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& b, int64_t oh, int64_t ow, int64_t ph, int64_t pw) {
   const int64_t og = cs.o / cs.group, cg = cs.c / cs.group;
   std::vector<float> y(size_t(cs.o * oh * ow), 0.0f);
   for (int64_t o = 0; o < cs.o; ++o) {
@@ -58,7 +58,8 @@ std::vector<float> Reference(const Case& cs, const std::vector<float>& x, const 
   return y;
 }
 
-void AddInitializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+void AddInitializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+                    const std::vector<float>& v) {
   auto* t = g->add_initializer();
   t->set_name(name);
   t->set_data_type(onnx::TensorProto::FLOAT);
@@ -91,7 +92,8 @@ void Check(const Case& cs, bool gpu = false) {
   auto* in = g->add_input();
   in->set_name("x");
   in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {int64_t(1), cs.c, cs.h, cs.w}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  for (int64_t d : {int64_t(1), cs.c, cs.h, cs.w})
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
   AddInitializer(g, "w", {cs.c, cs.o / cs.group, cs.k, cs.k}, w);
   auto* n = g->add_node();
   n->set_name("up");
@@ -107,8 +109,10 @@ void Check(const Case& cs, bool gpu = false) {
   AddInts(n, "strides", {cs.s, cs.s});
   AddInts(n, "dilations", {cs.dilation, cs.dilation});
   AddInts(n, "output_padding", cs.output_padding);
-  if (cs.output_shape.empty()) AddInts(n, "pads", cs.pads);
-  else AddInts(n, "output_shape", cs.output_shape);
+  if (cs.output_shape.empty())
+    AddInts(n, "pads", cs.pads);
+  else
+    AddInts(n, "output_shape", cs.output_shape);
   auto* group = n->add_attribute();
   group->set_name("group");
   group->set_type(onnx::AttributeProto::INT);

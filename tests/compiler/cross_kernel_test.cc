@@ -3,8 +3,6 @@
 // and run under qemu-user by the cross-built kernel_check against the host's reference outputs.
 // Skips cleanly when the cross runtime or qemu is missing (scripts/setup.sh installs them).
 #include <gtest/gtest.h>
-
-#include "common/test_files.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +13,7 @@
 #include <thread>
 
 #include "common/kernel_reference.h"
+#include "common/test_files.h"
 #include "compiler/codegen/object_emitter.h"
 #include "tunefarm/testing/kernel_cases.h"
 
@@ -86,7 +85,8 @@ TEST_P(CrossKernels, RandomKernelsMatchReferenceUnderQemu) {
     pending.clear();
   };
 
-  for (const char* tmpl : {"conv2d_nchwc", "depthwise_conv2d_nchwc", "dense_pack", "dense_nopack", "conv2d_nchwc_winograd"}) {
+  for (const char* tmpl :
+       {"conv2d_nchwc", "depthwise_conv2d_nchwc", "dense_pack", "dense_nopack", "conv2d_nchwc_winograd"}) {
     std::mt19937_64 rng(std::hash<std::string>()(tmpl));  // the host test's workload sequence
     for (int i = 0; i < kCasesPerTemplate; ++i) {
       KernelSpec spec;
@@ -114,12 +114,13 @@ TEST_P(CrossKernels, RandomKernelsMatchReferenceUnderQemu) {
   std::string case_path = dir + "/cases.bin";
   ASSERT_TRUE(runtime::WriteKernelCases(case_path, cases).ok());
 
-  std::string cmd = "timeout 600 " + std::string(board.qemu) + " -L " + board.sysroot + " " + board.kernel_check +
-                    " " + lib + " " + case_path + " 2>&1";
+  std::string cmd = "timeout 600 " + std::string(board.qemu) + " -L " + board.sysroot + " " + board.kernel_check + " " +
+                    lib + " " + case_path + " 2>&1";
   std::string output = RunAndCapture(cmd, &rc);
   EXPECT_EQ(rc, 0) << output;
-  EXPECT_NE(output.find("kernel_check: " + std::to_string(cases.size()) + "/" + std::to_string(cases.size()) + " passed"),
-            std::string::npos)
+  EXPECT_NE(
+      output.find("kernel_check: " + std::to_string(cases.size()) + "/" + std::to_string(cases.size()) + " passed"),
+      std::string::npos)
       << output;
 }
 
@@ -134,7 +135,8 @@ INSTANTIATE_TEST_SUITE_P(
 // until the tool exits). Here a tool counts the pipes it holds while another thread's RunTool is
 // reading its own pipe: the same count as with nothing else running.
 TEST(RunTool, AToolInheritsNoPipeOfAnotherThreadsTool) {
-  const std::vector<std::string> count_pipes = {"sh", "-c", "for f in /proc/$$/fd/*; do readlink $f; done | grep -c pipe:"};
+  const std::vector<std::string> count_pipes = {"sh", "-c",
+                                                "for f in /proc/$$/fd/*; do readlink $f; done | grep -c pipe:"};
   auto alone = RunTool(count_pipes, "counting pipes");
   ASSERT_TRUE(alone.ok()) << alone.status().ToString();
   std::thread other([] { EXPECT_TRUE(RunTool({"sh", "-c", "sleep 2"}, "sleeping").ok()); });

@@ -3,9 +3,6 @@
 // (tunefarm-run, no LLVM) and matches the x86 build's output. Skips cleanly without qemu or the
 // cross-built runtime (scripts/setup.sh installs both).
 #include <gtest/gtest.h>
-
-#include "common/test_files.h"
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/test_files.h"
 #include "tunefarm/compiler/compile.h"
 #include "tunefarm/runtime/executor.h"
 #include "tunefarm/runtime/npy.h"
@@ -50,8 +48,9 @@ TEST(CrossModel, ResNet18ArtifactForRasp4bMatchesX86UnderQemu) {
   input.data.assign(reinterpret_cast<const char*>(x.data()), x.size() * 4);
   ASSERT_TRUE(runtime::WriteNpy(dir + "in.npy", input).ok());
 
-  const std::string cmd = "timeout 600 qemu-aarch64 -L /usr/aarch64-linux-gnu " + runner + " " + dir + "r18.tfa --input data=" +
-                          dir + "in.npy --output " + dir + "out.npy --repeat 0 > " + dir + "log.txt 2>&1";
+  const std::string cmd = "timeout 600 qemu-aarch64 -L /usr/aarch64-linux-gnu " + runner + " " + dir +
+                          "r18.tfa --input data=" + dir + "in.npy --output " + dir + "out.npy --repeat 0 > " + dir +
+                          "log.txt 2>&1";
   ASSERT_EQ(system(cmd.c_str()), 0) << cmd;
   auto out = runtime::ReadNpy(dir + "out.npy");
   ASSERT_TRUE(out.ok()) << out.status().ToString();

@@ -4,7 +4,6 @@
 // register file; the fallback config of every conv/depthwise/dense workload of resnet-18,
 // resnet-50 and mobilenet-v2 must be valid on every listed card.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +14,9 @@
 #include "common/kernel_reference.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/ir/ir_operators.h"
-#include "compiler/schedule/template_table.h"
 #include "compiler/passes/lower.h"
 #include "compiler/schedule/op_template.h"
+#include "compiler/schedule/template_table.h"
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
@@ -113,8 +112,10 @@ TEST_P(CudaTemplates, RandomCasesMatchReferenceWhenEmulatedOnTheCpu) {
     }
     checked += int(specs.size());
   }
-  std::printf("%s: %d cases emulated, max relative error %.3g, %d with virtual threads, %d configs refused by "
-              "the launch verifier\n", tmpl.c_str(), checked, max_err, with_vthreads, invalid);
+  std::printf(
+      "%s: %d cases emulated, max relative error %.3g, %d with virtual threads, %d configs refused by "
+      "the launch verifier\n",
+      tmpl.c_str(), checked, max_err, with_vthreads, invalid);
   // The filters should rarely let an invalid config through.
   EXPECT_LE(invalid, kCasesPerTemplate / 10) << invalid << " configs failed launch verification";
 }
@@ -177,7 +178,8 @@ TEST(CudaFallbacks, EveryModelWorkloadIsValidOnEveryListedCard) {
       auto info = DescribeKernel(spec);  // lowering + launch verification
       ASSERT_TRUE(info.ok()) << card << " " << w.Key() << ": " << info.status().ToString();
       // Never "one thread per block": the fallback uses the GPU.
-      EXPECT_GE(info->block[0] * info->block[1] * info->block[2], 32) << card << " " << w.Key() << " " << info->config_json;
+      EXPECT_GE(info->block[0] * info->block[1] * info->block[2], 32)
+          << card << " " << w.Key() << " " << info->config_json;
       specs.push_back(spec);
     }
     if (!ptxas.empty()) {

@@ -12,8 +12,8 @@
 #include "common/onnx_builder.h"
 #include "common/run_artifact.h"
 #include "common/test_files.h"
-#include "compiler/config_sources.h"
 #include "compiler/codegen/codegen_nvptx.h"
+#include "compiler/config_sources.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
@@ -29,7 +29,9 @@
 namespace tunefarm::compiler {
 namespace {
 
-double RelativeError(const std::vector<float>& y, const std::vector<float>& ref) { return runtime::MaxRelativeError(y, ref); }
+double RelativeError(const std::vector<float>& y, const std::vector<float>& ref) {
+  return runtime::MaxRelativeError(y, ref);
+}
 using testing::RunArtifact;
 
 CompileOptions Options() {
@@ -156,7 +158,8 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
   for (const auto& [key, count] : recorder.lookups()) {
     auto w = Workload::FromImplementationKey(key);
     ASSERT_TRUE(w.ok()) << key;
-    const bool wanted = w->implementation == "conv2d_nchw_winograd_cuda" || w->implementation == "dense_small_batch_cuda";
+    const bool wanted =
+        w->implementation == "conv2d_nchw_winograd_cuda" || w->implementation == "dense_small_batch_cuda";
     auto space = GetConfigSpace(*w, target);
     ASSERT_TRUE(space.ok());
     auto cfg = space->RandomValid(rng);
@@ -188,8 +191,10 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
   std::mt19937 xr(5);
   for (float& v : x) v = dist(xr);
   const double err = RelativeError(RunArtifact(std::move(*gpu), x), RunArtifact(std::move(*cpu), x));
-  std::printf("resnet-18 with %d Winograd and %d small-batch kernels from records (emulated) vs the CPU compile: max "
-              "rel error %.3g\n", winograd, small_batch, err);
+  std::printf(
+      "resnet-18 with %d Winograd and %d small-batch kernels from records (emulated) vs the CPU compile: max "
+      "rel error %.3g\n",
+      winograd, small_batch, err);
   EXPECT_LE(err, 1e-4);
 }
 
@@ -203,9 +208,9 @@ TEST(CudaModels, InjectiveChainsBecomeOneKernel) {
   b.Node("Add", {"r", "c"}, {"a"});
   b.Node("Sigmoid", {"a"}, {"s"});
   b.Node("Transpose", {"s"}, {"t"}, {testing::AttrInts("perm", {0, 2, 3, 1})});
-  b.Node("Mul", {"t", "t"}, {"m"});   // read twice by one operator: still fused
-  b.Node("Tanh", {"m"}, {"y"});       // one chain: relu .. tanh
-  b.Node("Exp", {"y"}, {"z1"});       // y read by two operators: stays materialized
+  b.Node("Mul", {"t", "t"}, {"m"});  // read twice by one operator: still fused
+  b.Node("Tanh", {"m"}, {"y"});      // one chain: relu .. tanh
+  b.Node("Exp", {"y"}, {"z1"});      // y read by two operators: stays materialized
   b.Node("Neg", {"y"}, {"z2"});
   b.Node("Add", {"z1", "z2"}, {"out"});
   b.Output("out");
@@ -253,7 +258,8 @@ TEST(CudaModels, OnAGpuModelsMatchTheCpuCompileAndPyTorch) {
   const Target target = *ParseTarget("cuda -arch=" + std::string(gpu->compute_major >= 9 ? "sm_90" : gpu->arch()));
   runtime::Executor::SetNumThreads(2);
   // pytorch: PyTorch's input and output for the model; null: random input, the CPU compile's output.
-  auto check = [&](const std::string& name, graph::Graph g, const std::pair<std::vector<float>, std::vector<float>>* pytorch) {
+  auto check = [&](const std::string& name, graph::Graph g,
+                   const std::pair<std::vector<float>, std::vector<float>>* pytorch) {
     auto cuda = CompileGraph(g, name, target, Options());
     ASSERT_TRUE(cuda.ok()) << name << ": " << cuda.status().ToString();
     std::vector<float> x(size_t(cuda->tensors[size_t(cuda->inputs[0])].num_elements()));
@@ -308,7 +314,8 @@ TEST(CudaModels, OnAGpuModelsMatchTheCpuCompileAndPyTorch) {
     const std::string base = testing::SharedModelsDir() + name;
     if (!testing::Exists(base + ".onnx") && !testing::FixturesRequired()) {
       // A GPU check kit carries no PyTorch outputs: the zoo models above were its check.
-      std::printf("%s: PyTorch's reference (%s.onnx) is not here; compared with the CPU compile only\n", name, base.c_str());
+      std::printf("%s: PyTorch's reference (%s.onnx) is not here; compared with the CPU compile only\n", name,
+                  base.c_str());
       continue;
     }
     auto g = frontend::LoadModel(base + ".onnx");

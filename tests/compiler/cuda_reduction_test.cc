@@ -29,7 +29,9 @@ RowReduction MakeRowReduction(int64_t rows, int64_t width, int64_t rows_per_bloc
   r.x = te::Placeholder("x", {rows, width});
   auto k = te::MakeIterVar("k", width, true);
   r.out = te::ComputeReduce("rowred", {rows}, is_max ? te::ReduceKind::kMax : te::ReduceKind::kSum, {k},
-                            [&](const std::vector<ir::Expr>& i) { return te::Read(r.x, {i[0], te::AxisExpr(k)}); });
+                            [&](const std::vector<ir::Expr>& i) {
+                              return te::Read(r.x, {i[0], te::AxisExpr(k)});
+                            });
   r.schedule = std::make_unique<te::Schedule>(std::vector<ir::Tensor>{r.out});
   te::Stage& st = (*r.schedule)[r.out];
   auto [rb, rt] = st.split(st.axes[0], rows_per_block);
@@ -69,7 +71,8 @@ TEST(CudaReduction, EveryBlockWidthMatchesTheSerialReductionWhenEmulated) {
           const double v = x[size_t(row * width + k)];
           expect = is_max ? std::max(expect, v) : expect + v;
         }
-        EXPECT_NEAR(out[size_t(row)], expect, 1e-5) << "width " << width << (is_max ? " max" : " sum") << " row " << row;
+        EXPECT_NEAR(out[size_t(row)], expect, 1e-5)
+            << "width " << width << (is_max ? " max" : " sum") << " row " << row;
       }
     }
   }

@@ -54,8 +54,8 @@ TEST(CudaWinograd, TransformedWeightsAndTheEmulatedKernelGiveTheDirectConvolutio
 }
 
 TEST(CudaWinograd, AppliesOnlyTo3x3StrideOneUngroupedConvolutions) {
-  for (auto [kernel, stride, groups, dilation] : {std::tuple{1, 1, 1, 1}, std::tuple{3, 2, 1, 1}, std::tuple{3, 1, 2, 1},
-                                                  std::tuple{3, 1, 1, 2}}) {
+  for (auto [kernel, stride, groups, dilation] :
+       {std::tuple{1, 1, 1, 1}, std::tuple{3, 2, 1, 1}, std::tuple{3, 1, 2, 1}, std::tuple{3, 1, 1, 2}}) {
     Workload w = Conv2dWorkload(1, 8, 14, 14, 8, kernel, kernel, stride, 1, dilation, groups);
     w.implementation = "conv2d_nchw_winograd_cuda";
     auto space = GetConfigSpace(w, H100());
@@ -65,7 +65,8 @@ TEST(CudaWinograd, AppliesOnlyTo3x3StrideOneUngroupedConvolutions) {
         << space.status().ToString();
   }
   EXPECT_FALSE(WinogradFor(3).ok());
-  EXPECT_NE(WinogradFor(3).status().message().find("Winograd output tile 3 is not built (2, 4 or 6)"), std::string::npos);
+  EXPECT_NE(WinogradFor(3).status().message().find("Winograd output tile 3 is not built (2, 4 or 6)"),
+            std::string::npos);
 }
 
 }  // namespace

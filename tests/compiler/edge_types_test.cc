@@ -1,11 +1,10 @@
 // Element types at a model's edges, end to end: an ONNX model with float16, uint64 or float64
 // inputs and outputs compiles, its artifact records the types, and the executor converts.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cstring>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "common/compile_onnx.h"
 #include "tunefarm/runtime/element_convert.h"
@@ -69,7 +68,9 @@ TEST(EdgeTypes, UInt64IsComputedInInt64AndRefusesWhatInt64CannotHold) {
   EXPECT_EQ(y, (std::vector<uint64_t>{2, 4, 6000000000ull, (uint64_t(1) << 63) - 2}));
   x[2] = uint64_t(1) << 63;
   Status s = (*ex)->SetInput(0, x.data(), 32);
-  EXPECT_EQ(s.message(), "input 'x': element 2 is 9223372036854775808; uint64 values are computed in int64 and must be at most 2^63-1");
+  EXPECT_EQ(
+      s.message(),
+      "input 'x': element 2 is 9223372036854775808; uint64 values are computed in int64 and must be at most 2^63-1");
 }
 
 TEST(EdgeTypes, CastToFloat64ReachesTheOutputAsFloat64) {
@@ -91,10 +92,10 @@ TEST(EdgeTypes, CastToFloat64ReachesTheOutputAsFloat64) {
 
 TEST(EdgeTypes, CastsToNarrowIntegersWrapInsideTheGraph) {
   // x -> Cast(to) -> Cast(int64): what the narrow type held, read back as ONNX (numpy) reads it.
-  for (const auto& [to, expected] : std::vector<std::pair<int, std::vector<int64_t>>>{
-           {onnx::TensorProto::UINT32, {4294967295, 70000, 3}},
-           {onnx::TensorProto::UINT16, {65535, 4464, 3}},
-           {onnx::TensorProto::INT16, {-1, 4464, 3}}}) {
+  for (const auto& [to, expected] :
+       std::vector<std::pair<int, std::vector<int64_t>>>{{onnx::TensorProto::UINT32, {4294967295, 70000, 3}},
+                                                         {onnx::TensorProto::UINT16, {65535, 4464, 3}},
+                                                         {onnx::TensorProto::INT16, {-1, 4464, 3}}}) {
     SCOPED_TRACE(to);
     onnx::ModelProto m = Model("Cast", onnx::TensorProto::FLOAT, false, onnx::TensorProto::INT64);
     auto* g = m.mutable_graph();

@@ -68,8 +68,12 @@ std::string Model(const Case& c, Form form, bool extra_output = false) {
       b.Node("Mul", {"half", "h"}, {"hh"});
       b.Node("Mul", {"e1", "hh"}, {"y"});
       break;
-    case Form::kOpErf: b.Node("Gelu", {"h"}, {"y"}); break;
-    case Form::kOpTanh: b.Node("Gelu", {"h"}, {"y"}, {AttrString("approximate", "tanh")}); break;
+    case Form::kOpErf:
+      b.Node("Gelu", {"h"}, {"y"});
+      break;
+    case Form::kOpTanh:
+      b.Node("Gelu", {"h"}, {"y"}, {AttrString("approximate", "tanh")});
+      break;
   }
   b.Output("y");
   if (extra_output) b.Output("e");
@@ -84,7 +88,8 @@ double Gelu(double v, bool tanh_form) {
 void Check(Form form, const std::string& epilogue, bool extra_output = false) {
   const Case c = RandomCase();
   for (bool gpu : {false, true}) {
-    SCOPED_TRACE(epilogue + (extra_output ? " (Erf read elsewhere)" : "") + (gpu ? " on sm_90 (emulated)" : " on the host"));
+    SCOPED_TRACE(epilogue + (extra_output ? " (Erf read elsewhere)" : "") +
+                 (gpu ? " on sm_90 (emulated)" : " on the host"));
     auto artifact = testing::CompileOnnxBytes(Model(c, form, extra_output), "gelu", 3, gpu);
     ASSERT_TRUE(artifact.ok()) << artifact.status().message();
     std::string ops;
@@ -103,7 +108,8 @@ void Check(Form form, const std::string& epilogue, bool extra_output = false) {
       for (int64_t j = 0; j < kOut; ++j) {
         double h = c.b[size_t(j)];
         for (int64_t i = 0; i < kIn; ++i) h += double(c.x[size_t(r * kIn + i)]) * c.w[size_t(i * kOut + j)];
-        ASSERT_NEAR(y[size_t(r * kOut + j)], Gelu(h, form == Form::kOpTanh), 2e-5 * (1 + std::fabs(h))) << r << "," << j;
+        ASSERT_NEAR(y[size_t(r * kOut + j)], Gelu(h, form == Form::kOpTanh), 2e-5 * (1 + std::fabs(h)))
+            << r << "," << j;
       }
     }
   }
@@ -119,7 +125,9 @@ TEST(GeluEpilogue, TheGeluOperatorFusesInBothForms) {
   Check(Form::kOpTanh, "+gelu_tanh");
 }
 
-TEST(GeluEpilogue, AChainWhoseIntermediateIsReadElsewhereStays) { Check(Form::kChainDiv, "+gelu", /*extra_output=*/true); }
+TEST(GeluEpilogue, AChainWhoseIntermediateIsReadElsewhereStays) {
+  Check(Form::kChainDiv, "+gelu", /*extra_output=*/true);
+}
 
 }  // namespace
 }  // namespace tunefarm

@@ -10,8 +10,8 @@
 
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/object_emitter.h"
-#include "compiler/ir/ir_operators.h"
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 #include "compiler/passes/lower.h"
 #include "compiler/te/schedule.h"
 #include "tunefarm/compiler/kernel.h"
@@ -41,7 +41,8 @@ MathKernel MakeMathKernel(int64_t n, const std::function<ir::Expr(const ir::Expr
 ir::Expr Named(const char* name, const ir::Expr& v) { return ir::Call::Make(ir::Type::Float(32), name, {v}); }
 
 // fn over `inputs`, lowered for CUDA and emulated on this CPU.
-std::vector<float> RunEmulatedExpr(const std::function<ir::Expr(const ir::Expr&)>& math, const std::vector<float>& inputs) {
+std::vector<float> RunEmulatedExpr(const std::function<ir::Expr(const ir::Expr&)>& math,
+                                   const std::vector<float>& inputs) {
   MathKernel k = MakeMathKernel(int64_t(inputs.size()), math);
   auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", CudaEmulated());
   EXPECT_TRUE(func.ok()) << func.status().ToString();
@@ -146,7 +147,9 @@ TEST(GpuMath, SpecialValuesAreThoseOfTheCLibrary) {
     std::vector<float> got = RunEmulated(name, in);
     ASSERT_EQ(got.size(), in.size());
     for (size_t i = 0; i < in.size(); ++i) {
-      const float want = std::string(name) == "exp" ? std::exp(in[i]) : std::string(name) == "log" ? std::log(in[i]) : std::tanh(in[i]);
+      const float want = std::string(name) == "exp"   ? std::exp(in[i])
+                         : std::string(name) == "log" ? std::log(in[i])
+                                                      : std::tanh(in[i]);
       if (std::isnan(want)) {
         EXPECT_TRUE(std::isnan(got[i])) << name << "(" << in[i] << ") = " << got[i];
       } else if (std::isinf(want) || want == 0.0f) {
@@ -203,8 +206,8 @@ TEST(GpuMath, OperatorFunctionsBuiltFromArithmeticMeetTheirStatedBounds) {
         worst_x = in[i];
       }
     }
-    std::printf("%s on [%g, %g]: max %s %.3g (x = %.9g)\n", c.name, c.lo, c.hi, c.absolute ? "absolute error" : "ulp", worst,
-                double(worst_x));
+    std::printf("%s on [%g, %g]: max %s %.3g (x = %.9g)\n", c.name, c.lo, c.hi, c.absolute ? "absolute error" : "ulp",
+                worst, double(worst_x));
     EXPECT_LE(worst, c.bound) << c.name << " worst at x = " << worst_x;
   }
 }
@@ -212,7 +215,8 @@ TEST(GpuMath, OperatorFunctionsBuiltFromArithmeticMeetTheirStatedBounds) {
 // exp, tanh and log with a fused use of each, as a Softmax/GELU/LogSoftmax epilogue would.
 TEST(GpuMath, PtxNeedsNoLibdeviceAndAssembles) {
   MathKernel k = MakeMathKernel(1000, [](const ir::Expr& v) {
-    return Named("exp", v) + Named("tanh", v) + Named("log", ir::Call::Make(ir::Type::Float(32), "fabs", {v}) + ir::Expr(1.0f));
+    return Named("exp", v) + Named("tanh", v) +
+           Named("log", ir::Call::Make(ir::Type::Float(32), "fabs", {v}) + ir::Expr(1.0f));
   });
   const Target target = Cuda();
   auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", target);

@@ -1,12 +1,10 @@
 // Graph passes: batch-norm folding, dead-node removal, task extraction.
 #include <gtest/gtest.h>
-
-#include "common/test_files.h"
-
 #include <sys/stat.h>
 
 #include <cmath>
 
+#include "common/test_files.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/passes/fold_batch_norm.h"
 #include "compiler/model/passes/infer_shapes.h"
@@ -117,7 +115,7 @@ TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasksAndTheirAlternatives) {
     }
   }
   EXPECT_EQ(defaults, 12);  // the anchors
-  EXPECT_EQ(winograd, 4);  // the four 3x3 stride-1 shapes
+  EXPECT_EQ(winograd, 4);   // the four 3x3 stride-1 shapes
   EXPECT_EQ(tasks->back().workload.implementation, "dense_nopack");
   EXPECT_TRUE(tasks->back().alternative);
   EXPECT_EQ(convs, 20);  // 17 3x3/7x7 convs + 3 downsampling 1x1 convs
@@ -134,7 +132,7 @@ TEST(Zoo, EveryModelInfersToImageNetLogits) {
     const char* name;
     size_t tasks;
     double mflop;
-  } kModels[] = {{"resnet-18", 17, 3628.1}, {"resnet-34", 17, 7327.5}, {"resnet-50", 29, 8178.4},
+  } kModels[] = {{"resnet-18", 17, 3628.1},    {"resnet-34", 17, 7327.5},   {"resnet-50", 29, 8178.4},
                  {"mobilenet-v1", 21, 1137.5}, {"mobilenet-v2", 32, 601.5}, {"vgg-16", 24, 30940.5},
                  {"squeezenet-1.1", 22, 698.3}};  // each dense layer also as dense_nopack, each 3x3
                                                   // stride-1 conv shape also as Winograd
@@ -167,7 +165,6 @@ TEST(ExtractTasks, ErrorsNameTheModel) {
   EXPECT_NE(unknown.status().message().find("model 'resnet-19' is neither a file nor a zoo model (resnet-18, "),
             std::string::npos)
       << unknown.status().message();
-
 }
 
 }  // namespace

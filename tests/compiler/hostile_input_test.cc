@@ -64,12 +64,14 @@ TEST_F(HostileInput, AbsurdPadsAreRefusedAtImportNamingTheNode) {
     for (int opt : {0, 3}) {
       auto tasks = ExtractTasks(model, Host(), opt);
       ASSERT_FALSE(tasks.ok()) << "pads " << pad;
-      EXPECT_NE(tasks.status().message().find("node 'n0' (Conv, opset 13): pads "), std::string::npos) << tasks.status().message();
+      EXPECT_NE(tasks.status().message().find("node 'n0' (Conv, opset 13): pads "), std::string::npos)
+          << tasks.status().message();
       EXPECT_NE(tasks.status().message().find("must be at most 65536"), std::string::npos) << tasks.status().message();
     }
     auto compiled = CompileModel(model, Host(), CompileOptions());
     ASSERT_FALSE(compiled.ok());
-    EXPECT_NE(compiled.status().message().find("must be at most 65536"), std::string::npos) << compiled.status().message();
+    EXPECT_NE(compiled.status().message().find("must be at most 65536"), std::string::npos)
+        << compiled.status().message();
   }
   // The largest allowed pad still imports.
   EXPECT_TRUE(ExtractTasks(ConvModel("pads_ok.onnx", {0, 0, 2, 0}), Host(), 3).ok());
@@ -89,7 +91,8 @@ TEST_F(HostileInput, TasksAndCompileRefuseNegativePadsAndZeroDimsAlike) {
   struct Case {
     std::string path, message;
   } cases[] = {{ConvModel("negative.onnx", {0, -1, 0, 0}), "negative pads"},
-               {Write("zero.onnx", conv_of({1, 0, 4, 4})), "node 'n0' (Conv, opset 13): input channels 0 do not match weight [1,1,1,1]"},
+               {Write("zero.onnx", conv_of({1, 0, 4, 4})),
+                "node 'n0' (Conv, opset 13): input channels 0 do not match weight [1,1,1,1]"},
                {Write("minus.onnx", conv_of({1, 1, -2, 4})),
                 "graph input 'x' has dimension 2 of size -2: a dimension is a size, never negative"}};
   for (const Case& c : cases) {
@@ -156,7 +159,10 @@ TEST_F(HostileInput, EmptyFilesDirectoriesAndFifosAreNotModels) {
       {fifo, "is not a regular file"},
       {Write("zeros.onnx", std::string(64, '\0')),
        "not a serialized ModelProto (it starts with bytes 00 00 00 00 00 00 00 00, which begin no ModelProto field)"},
-      {Write("elf.onnx", std::string("\x7f" "ELF\x02\x01\x01\x00", 8) + std::string(4096, 'x')),
+      {Write("elf.onnx", std::string("\x7f"
+                                     "ELF\x02\x01\x01\x00",
+                                     8) +
+                             std::string(4096, 'x')),
        "not a serialized ModelProto (it starts with bytes 7f 45 4c 46 02 01 01 00, which begin no ModelProto field)"},
       {Write("nograph.onnx", OnnxBuilder(13).Bytes()), "has no nodes"},
       {Write("nooutputs.onnx", NoOutputs()), "declares no graph outputs: it would compute nothing"},
@@ -164,7 +170,8 @@ TEST_F(HostileInput, EmptyFilesDirectoriesAndFifosAreNotModels) {
   for (const auto& c : cases) {
     auto tasks = ExtractTasks(c.path, Host());
     ASSERT_FALSE(tasks.ok()) << c.path;
-    EXPECT_NE(tasks.status().message().find(c.message), std::string::npos) << c.path << ": " << tasks.status().message();
+    EXPECT_NE(tasks.status().message().find(c.message), std::string::npos)
+        << c.path << ": " << tasks.status().message();
     auto compiled = CompileModel(c.path, Host(), CompileOptions());
     ASSERT_FALSE(compiled.ok()) << c.path;
   }
@@ -183,8 +190,9 @@ TEST_F(HostileInput, SymbolicInputsAreFixedWithInputShape) {
   auto unfixed = CompileModel(model, Host(), options);
   ASSERT_FALSE(unfixed.ok());
   EXPECT_EQ(unfixed.status().message(),
-            "model " + model + ": graph input 'images' has symbolic dimensions 0 (batch), 2, 3 (width) in "
-            "[batch, 4, ?, width]; fix them with --input-shape images:?x4x?x? (each ? a size)");
+            "model " + model +
+                ": graph input 'images' has symbolic dimensions 0 (batch), 2, 3 (width) in "
+                "[batch, 4, ?, width]; fix them with --input-shape images:?x4x?x? (each ? a size)");
   auto tasks = ExtractTasks(model, Host());
   ASSERT_FALSE(tasks.ok());
   EXPECT_EQ(tasks.status().message(), unfixed.status().message());
@@ -199,10 +207,14 @@ TEST_F(HostileInput, SymbolicInputsAreFixedWithInputShape) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"images:2x5x3x5"}, "model " + model + ": --input-shape images:2x5x3x5: dimension 1 of input 'images' is fixed by the "
-                           "model at 4 [batch, 4, ?, width], not 5"},
-      {{"images:2x4x3"}, "model " + model + ": --input-shape images:2x4x3: input 'images' has rank 4 [batch, 4, ?, width], not 3"},
-      {{"image:2x4x3x5"}, "model " + model + ": --input-shape image:2x4x3x5: the model has no graph input 'image' (its inputs: images)"},
+      {{"images:2x5x3x5"},
+       "model " + model +
+           ": --input-shape images:2x5x3x5: dimension 1 of input 'images' is fixed by the "
+           "model at 4 [batch, 4, ?, width], not 5"},
+      {{"images:2x4x3"},
+       "model " + model + ": --input-shape images:2x4x3: input 'images' has rank 4 [batch, 4, ?, width], not 3"},
+      {{"image:2x4x3x5"},
+       "model " + model + ": --input-shape image:2x4x3x5: the model has no graph input 'image' (its inputs: images)"},
       {{"images:2x4x3x5", "images:1x4x3x5"}, "model " + model + ": --input-shape gives input 'images' twice"},
   };
   for (const Case& c : cases) {
@@ -215,14 +227,18 @@ TEST_F(HostileInput, SymbolicInputsAreFixedWithInputShape) {
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
            {"images", "--input-shape 'images': expected NAME:DIMS, such as data:1x3x224x224"},
            {":1x3", "--input-shape ':1x3': expected NAME:DIMS, such as data:1x3x224x224"},
-           {"images:1x0x3", "--input-shape 'images:1x0x3': dimension '0' is not a positive integer below 2^31 "
-                            "(dimensions are separated by 'x')"},
-           {"images:1x-3", "--input-shape 'images:1x-3': dimension '-3' is not a positive integer below 2^31 "
-                           "(dimensions are separated by 'x')"},
-           {"images:1x3x", "--input-shape 'images:1x3x': dimension '' is not a positive integer below 2^31 "
-                           "(dimensions are separated by 'x')"},
-           {"images:1x99999999999", "--input-shape 'images:1x99999999999': dimension '99999999999' is not a positive "
-                                    "integer below 2^31 (dimensions are separated by 'x')"}}) {
+           {"images:1x0x3",
+            "--input-shape 'images:1x0x3': dimension '0' is not a positive integer below 2^31 "
+            "(dimensions are separated by 'x')"},
+           {"images:1x-3",
+            "--input-shape 'images:1x-3': dimension '-3' is not a positive integer below 2^31 "
+            "(dimensions are separated by 'x')"},
+           {"images:1x3x",
+            "--input-shape 'images:1x3x': dimension '' is not a positive integer below 2^31 "
+            "(dimensions are separated by 'x')"},
+           {"images:1x99999999999",
+            "--input-shape 'images:1x99999999999': dimension '99999999999' is not a positive "
+            "integer below 2^31 (dimensions are separated by 'x')"}}) {
     auto parsed = ParseInputShape(text);
     ASSERT_FALSE(parsed.ok()) << text;
     EXPECT_EQ(parsed.status().message(), message);
@@ -283,7 +299,8 @@ TEST_F(HostileInput, OutputsThatAreNotRegularFilesAreRefusedAndWritesAreAtomic) 
   EXPECT_EQ(st.st_mode & 0777, 0640u);
   Status missing_dir = WriteFileAtomically(dir_ + "/no/such/dir/out.bin", "x");
   ASSERT_FALSE(missing_dir.ok());
-  EXPECT_NE(missing_dir.message().find("cannot create a temporary file in " + dir_ + "/no/such/dir: No such file or directory"),
+  EXPECT_NE(missing_dir.message().find("cannot create a temporary file in " + dir_ +
+                                       "/no/such/dir: No such file or directory"),
             std::string::npos)
       << missing_dir.message();
   // No temporary file is left behind.

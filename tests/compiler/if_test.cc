@@ -3,11 +3,10 @@
 // other branch need not even be valid for the shapes at hand); branches that disagree on shapes
 // under a runtime condition are an error naming the node.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "common/compile_onnx.h"
 #include "compiler/frontend/onnx_importer.h"
@@ -16,7 +15,8 @@
 namespace tunefarm {
 namespace {
 
-onnx::ValueInfoProto* Declare(onnx::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
+onnx::ValueInfoProto* Declare(onnx::ValueInfoProto* v, const std::string& name, int type,
+                              const std::vector<int64_t>& dims) {
   v->set_name(name);
   auto* tt = v->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(type);
@@ -25,7 +25,8 @@ onnx::ValueInfoProto* Declare(onnx::ValueInfoProto* v, const std::string& name, 
   return v;
 }
 
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in, const std::string& out) {
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
+                         const std::string& out) {
   auto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(out);
@@ -190,7 +191,8 @@ TEST(If, BranchesOfDifferentShapesUnderARuntimeConditionAreRefused) {
   auto artifact = Compile(m);
   ASSERT_FALSE(artifact.ok());
   EXPECT_NE(artifact.status().message().find(
-                "node 'y' (If, opset 17): output 0 is float32 [2,3] in then_branch and float32 [2,1] in else_branch: tunefarm "
+                "node 'y' (If, opset 17): output 0 is float32 [2,3] in then_branch and float32 [2,1] in else_branch: "
+                "tunefarm "
                 "compiles static shapes, so the branches must agree unless the condition is a constant"),
             std::string::npos)
       << artifact.status().message();
@@ -206,7 +208,8 @@ TEST(If, AMissingBranchOrAnUnknownNameIsAnErrorNamingTheNode) {
   m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_input(0, "nowhere");
   g = frontend::ImportOnnxBytes(m.SerializeAsString(), "if");
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().message(), "node 'r' (op Relu, opset 17): input 'nowhere' is not a graph input, initializer or earlier output");
+  EXPECT_EQ(g.status().message(),
+            "node 'r' (op Relu, opset 17): input 'nowhere' is not a graph input, initializer or earlier output");
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/onnx_builder.h"
 #include "common/compile_onnx.h"
+#include "common/onnx_builder.h"
 #include "common/run_artifact.h"
 
 namespace tunefarm {
@@ -19,7 +19,8 @@ using testing::OnnxBuilder;
 
 // ScatterElements(x, [0, 0, 2], updates) with `reduction`, computed in float32 or (cast there and
 // back) int32.
-std::vector<float> Scatter(const std::string& reduction, const std::vector<float>& x, const std::vector<float>& updates, bool int32) {
+std::vector<float> Scatter(const std::string& reduction, const std::vector<float>& x, const std::vector<float>& updates,
+                           bool int32) {
   OnnxBuilder b(18);
   b.Input("x", {3});
   b.Ints("idx", {0, 0, 2});

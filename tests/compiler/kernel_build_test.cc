@@ -5,8 +5,8 @@
 
 #include "common/kernel_reference.h"
 #include "tunefarm/compiler/kernel.h"
-#include "tunefarm/testing/kernel_cases.h"
 #include "tunefarm/runtime/kernel_library.h"
+#include "tunefarm/testing/kernel_cases.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -21,11 +21,13 @@ void ExpectError(const Status& s, StatusCode code, const std::string& part) {
 
 TEST(KernelBuild, UserErrorsNameTheProblem) {
   Workload conv = Conv2dWorkload(1, 16, 8, 8, 16, 3, 3, 1, 1);
-  ExpectError(DescribeKernel(Spec(conv, 1 << 30)).status(), StatusCode::kOutOfRange, "config index 1073741824 out of range");
+  ExpectError(DescribeKernel(Spec(conv, 1 << 30)).status(), StatusCode::kOutOfRange,
+              "config index 1073741824 out of range");
 
   Workload int8 = conv;
   int8.dtype = "int8";
-  ExpectError(DescribeKernel(Spec(int8)).status(), StatusCode::kInvalidArgument, "unsupported dtype 'int8' for conv2d_nchwc");
+  ExpectError(DescribeKernel(Spec(int8)).status(), StatusCode::kInvalidArgument,
+              "unsupported dtype 'int8' for conv2d_nchwc");
 
   Workload big_kernel = Conv2dWorkload(1, 16, 4, 4, 16, 7, 7, 1, 0);
   ExpectError(DescribeKernel(Spec(big_kernel)).status(), StatusCode::kInvalidArgument,
@@ -78,10 +80,13 @@ TEST(KernelBuild, WorkloadKeysOutsideTheBoundsAreRefusedNamingTheField) {
            {"conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P99999999999999999999_1_1_1_D1x1_G1|NCHW|float32",
             "pad_top 9223372036854775807 is outside [0, 65536]"},
            {"conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P-1_1_1_1_D1x1_G1|NCHW|float32", "pad_top -1 is outside [0, 65536]"},
-           {"conv2d|N1_C0_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "in_channels 0 is outside [1, 1099511627776]"},
+           {"conv2d|N1_C0_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
+            "in_channels 0 is outside [1, 1099511627776]"},
            {"conv2d|N1_C64_H56_W56|K64_R3x3_S0x1_P1_1_1_1_D1x1_G1|NCHW|float32", "stride_h 0 is outside [1, 65536]"},
-           {"conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G3|NCHW|float32", "groups 3 must divide both channel counts"},
-           {"conv2d|N1_C64_H2_W2|K64_R5x5_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32", "the window is larger than the padded input"},
+           {"conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G3|NCHW|float32",
+            "groups 3 must divide both channel counts"},
+           {"conv2d|N1_C64_H2_W2|K64_R5x5_S1x1_P0_0_0_0_D1x1_G1|NCHW|float32",
+            "the window is larger than the padded input"},
            {"conv2d|N1_C64_H56_W56_7|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
             "not in the canonical form 'conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32'"},
            {"conv2d|N1_C064_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "not in the canonical form"},
@@ -92,7 +97,8 @@ TEST(KernelBuild, WorkloadKeysOutsideTheBoundsAreRefusedNamingTheField) {
        }) {
     auto w = Workload::FromKey(c.key);
     ASSERT_FALSE(w.ok()) << c.key;
-    EXPECT_NE(w.status().message().find("malformed workload key '" + c.key + "': "), std::string::npos) << w.status().message();
+    EXPECT_NE(w.status().message().find("malformed workload key '" + c.key + "': "), std::string::npos)
+        << w.status().message();
     EXPECT_NE(w.status().message().find(c.message), std::string::npos) << w.status().message();
   }
 }

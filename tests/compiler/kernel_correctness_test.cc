@@ -53,7 +53,7 @@ TEST_P(KernelCorrectness, RandomWorkloadsAndConfigsMatchReference) {
       ASSERT_EQ((*fn)(ptrs.data()), 0);
       double err = runtime::MaxRelativeError(args.back(), expected);
       EXPECT_LE(err, tolerance) << specs[i].workload.Key() << " epilogue " << specs[i].epilogue.ToString() << " config "
-                           << infos[i].config_json;
+                                << infos[i].config_json;
     }
     checked += kCasesPerModule;
   }

@@ -21,12 +21,14 @@ std::string FolderOf(const std::string& path_below_compiler) {
   std::vector<std::string> parts;
   std::stringstream ss(path_below_compiler);
   for (std::string p; std::getline(ss, p, '/');) parts.push_back(p);
-  if (parts.size() > 2 && parts[1] == "passes" && (parts[0] == "model" || parts[0] == "graph")) return parts[0] + "/passes";
+  if (parts.size() > 2 && parts[1] == "passes" && (parts[0] == "model" || parts[0] == "graph"))
+    return parts[0] + "/passes";
   return parts.empty() ? "" : parts[0];
 }
 
 // An edge path that closes a cycle through `from`, or empty.
-std::vector<std::string> CycleThrough(const std::map<std::string, std::set<std::string>>& edges, const std::string& from) {
+std::vector<std::string> CycleThrough(const std::map<std::string, std::set<std::string>>& edges,
+                                      const std::string& from) {
   std::vector<std::string> path;
   std::set<std::string> seen;
   std::function<bool(const std::string&)> walk = [&](const std::string& at) {
@@ -59,7 +61,8 @@ TEST(Layering, NoIncludeCycleBetweenCompilerFolders) {
     if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
     const std::string rel = std::filesystem::relative(e.path(), root).string();
     const std::string from = FolderOf(rel);
-    if (rel.find('/') == std::string::npos || from == "include") continue;  // the public headers include nothing internal
+    if (rel.find('/') == std::string::npos || from == "include")
+      continue;  // the public headers include nothing internal
     ++files;
     std::ifstream in(e.path());
     const std::string prefix = "#include \"compiler/";
@@ -73,9 +76,14 @@ TEST(Layering, NoIncludeCycleBetweenCompilerFolders) {
   }
   EXPECT_GT(files, 150);
   // The layers the issue named, checked by name as well as by the absence of cycles.
-  for (const auto& [low, high] : std::vector<std::pair<std::string, std::string>>{
-           {"ir", "te"}, {"te", "passes"}, {"compute", "schedule"}, {"graph", "operators"}, {"operators", "model"},
-           {"operators", "model/passes"}, {"model/passes", "model"}, {"codegen", "backend"}}) {
+  for (const auto& [low, high] : std::vector<std::pair<std::string, std::string>>{{"ir", "te"},
+                                                                                  {"te", "passes"},
+                                                                                  {"compute", "schedule"},
+                                                                                  {"graph", "operators"},
+                                                                                  {"operators", "model"},
+                                                                                  {"operators", "model/passes"},
+                                                                                  {"model/passes", "model"},
+                                                                                  {"codegen", "backend"}}) {
     EXPECT_EQ(edges[low].count(high), 0u) << low << "/ includes " << high << "/ (" << example[{low, high}] << ")";
   }
   for (const auto& [folder, _] : edges) {

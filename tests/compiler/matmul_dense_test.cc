@@ -113,8 +113,8 @@ TEST(MatMulAsDense, AGemmWithAlphaAndBetaFusesItsEpilogue) {
 
 // x [batch..., rows, k] times y [batch' ..., k, cols] naively, numpy's broadcasting over batch dims of
 // equal rank (extent 1 broadcasts).
-std::vector<double> NaiveMatMul(const std::vector<float>& x, const std::vector<int64_t>& xs, const std::vector<float>& y,
-                                const std::vector<int64_t>& ys) {
+std::vector<double> NaiveMatMul(const std::vector<float>& x, const std::vector<int64_t>& xs,
+                                const std::vector<float>& y, const std::vector<int64_t>& ys) {
   const size_t r = xs.size();
   const int64_t rows = xs[r - 2], k = xs[r - 1], cols = ys[r - 1];
   std::vector<int64_t> batch(r - 2);
@@ -134,7 +134,8 @@ std::vector<double> NaiveMatMul(const std::vector<float>& x, const std::vector<i
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t j = 0; j < cols; ++j) {
         double acc = 0;
-        for (int64_t c = 0; c < k; ++c) acc += double(x[size_t((xb * rows + i) * k + c)]) * y[size_t((yb * k + c) * cols + j)];
+        for (int64_t c = 0; c < k; ++c)
+          acc += double(x[size_t((xb * rows + i) * k + c)]) * y[size_t((yb * k + c) * cols + j)];
         out.push_back(acc);
       }
     }
@@ -167,7 +168,8 @@ TEST(MatMulOfActivations, EqualBatchDimsAreABatchMatmulTask) {
     ASSERT_TRUE(artifact.ok()) << artifact.status().message();
     std::string workloads;
     for (const auto& k : artifact->kernels) workloads += k.workload + " ";
-    EXPECT_NE(workloads.find(std::string(gpu ? "batch_matmul_cuda" : "batch_matmul") + ":batch_matmul|B6_M17_K8|N17|BMN|float32"),
+    EXPECT_NE(workloads.find(std::string(gpu ? "batch_matmul_cuda" : "batch_matmul") +
+                             ":batch_matmul|B6_M17_K8|N17|BMN|float32"),
               std::string::npos)
         << workloads;
     const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);

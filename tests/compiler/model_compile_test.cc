@@ -2,7 +2,6 @@
 // PyTorch outputs of ../shared/models (skip when absent) and, for the zoo, against the same graph
 // compiled at opt level 0 (no folding, fusion or layout planning).
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <cmath>
@@ -67,7 +66,8 @@ TEST(ModelCompile, ReferenceModelsMatchPyTorch) {
 
 TEST(ModelCompile, ZooModelsMatchTheirUnoptimizedCompile) {
   runtime::Executor::SetNumThreads(2);
-  for (const char* name : {"resnet-18", "resnet-34", "resnet-50", "mobilenet-v1", "mobilenet-v2", "squeezenet-1.1", "vgg-16"}) {
+  for (const char* name :
+       {"resnet-18", "resnet-34", "resnet-50", "mobilenet-v1", "mobilenet-v2", "squeezenet-1.1", "vgg-16"}) {
     // Compared on the logits: the zoo's final softmax of near-uniform logits would hide differences
     // below float resolution.
     auto g = frontend::LoadModel(name);
@@ -87,7 +87,8 @@ TEST(ModelCompile, ZooModelsMatchTheirUnoptimizedCompile) {
     std::vector<float> r = RunArtifact(std::move(*reference), x);
     ASSERT_EQ(y.size(), r.size());
     double err = RelativeError(y.data(), r.data(), y.size());
-    std::printf("%s: opt level 3 (%zu kernels) vs 0 (%zu kernels): max rel error %.3g\n", name, opt_kernels, ref_kernels, err);
+    std::printf("%s: opt level 3 (%zu kernels) vs 0 (%zu kernels): max rel error %.3g\n", name, opt_kernels,
+                ref_kernels, err);
     EXPECT_LE(err, 1e-4) << name;
   }
 }
@@ -140,7 +141,6 @@ TEST(ModelCompile, ConstantFoldingEvaluatesConstantSubgraphs) {
     }
   }
 }
-
 
 // A long chain of the same element-wise operators on one shape (y = relu(... relu(x + c) + c ...)):
 // every Add lowers to one function and every Relu to another, so the library holds two kernels

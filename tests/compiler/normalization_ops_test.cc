@@ -69,7 +69,8 @@ TEST(GroupNormalization, MatchesANaiveReferenceInBothOpsetsForms) {
     b.Input("x", {n, c, h, w});
     b.Floats("scale", {affine}, scale);
     b.Floats("bias", {affine}, bias);
-    b.Node("GroupNormalization", {"x", "scale", "bias"}, {"y"}, {AttrInt("num_groups", groups), AttrFloat("epsilon", eps)});
+    b.Node("GroupNormalization", {"x", "scale", "bias"}, {"y"},
+           {AttrInt("num_groups", groups), AttrFloat("epsilon", eps)});
     b.Output("y");
     const std::vector<float> ref = GroupNormReference(x, n, c, h * w, groups, scale, bias, eps);
     for (bool gpu : {false, true}) {
@@ -78,7 +79,8 @@ TEST(GroupNormalization, MatchesANaiveReferenceInBothOpsetsForms) {
       ASSERT_TRUE(artifact.ok()) << artifact.status().message();
       const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
       ASSERT_EQ(y.size(), ref.size());
-      for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-5f * (1 + std::fabs(ref[i]))) << "element " << i;
+      for (size_t i = 0; i < y.size(); ++i)
+        EXPECT_NEAR(y[i], ref[i], 1e-5f * (1 + std::fabs(ref[i]))) << "element " << i;
     }
   }
 }
@@ -92,7 +94,8 @@ TEST(GroupNormalization, AffineOfTheOtherOpsetsFormIsRefusedNamingTheShape) {
   b.Output("y");
   auto artifact = testing::CompileOnnxBytes(b.Bytes(), "groupnorm");
   ASSERT_FALSE(artifact.ok());
-  EXPECT_NE(artifact.status().message().find("scale [4] must be [2] (one per group, as opset 18 says"), std::string::npos)
+  EXPECT_NE(artifact.status().message().find("scale [4] must be [2] (one per group, as opset 18 says"),
+            std::string::npos)
       << artifact.status().message();
 
   OnnxBuilder odd(21);
@@ -103,7 +106,8 @@ TEST(GroupNormalization, AffineOfTheOtherOpsetsFormIsRefusedNamingTheShape) {
   odd.Output("y");
   artifact = testing::CompileOnnxBytes(odd.Bytes(), "groupnorm");
   ASSERT_FALSE(artifact.ok());
-  EXPECT_NE(artifact.status().message().find("num_groups 4 must be positive and divide the 6 channels"), std::string::npos)
+  EXPECT_NE(artifact.status().message().find("num_groups 4 must be positive and divide the 6 channels"),
+            std::string::npos)
       << artifact.status().message();
 }
 
@@ -134,7 +138,8 @@ TEST(LongRows, SoftmaxAndLayerNormMatchNaiveReferences) {
           mean /= double(n);
           for (int64_t c = 0; c < n; ++c) var += (row[c] - mean) * (row[c] - mean);
           var /= double(n);
-          for (int64_t c = 0; c < n; ++c) ref.push_back((row[c] - mean) / std::sqrt(var + 1e-5) * scale[size_t(c)] + bias[size_t(c)]);
+          for (int64_t c = 0; c < n; ++c)
+            ref.push_back((row[c] - mean) / std::sqrt(var + 1e-5) * scale[size_t(c)] + bias[size_t(c)]);
         } else {
           double max = row[0], sum = 0;
           for (int64_t c = 0; c < n; ++c) max = std::max(max, double(row[c]));
@@ -149,7 +154,8 @@ TEST(LongRows, SoftmaxAndLayerNormMatchNaiveReferences) {
         ASSERT_TRUE(artifact.ok()) << artifact.status().message();
         const std::vector<float> y = testing::RunArtifact(std::move(*artifact), x);
         ASSERT_EQ(y.size(), ref.size());
-        for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ref[i], 1e-5 * (1 + std::fabs(ref[i]))) << "element " << i;
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_NEAR(y[i], ref[i], 1e-5 * (1 + std::fabs(ref[i]))) << "element " << i;
       }
     }
   }
@@ -166,7 +172,8 @@ TEST(NonZero, AConstantInputFoldsToItsIndices) {
   b.Output("y");
   auto artifact = testing::CompileOnnxBytes(b.Bytes(), "nonzero", 0);
   ASSERT_TRUE(artifact.ok()) << artifact.status().message();
-  EXPECT_EQ(testing::RunArtifact(std::move(*artifact), {10, 20, 30, 40, 50, 60}), (std::vector<float>{10, 20, 31, 40, 52, 61}));
+  EXPECT_EQ(testing::RunArtifact(std::move(*artifact), {10, 20, 30, 40, 50, 60}),
+            (std::vector<float>{10, 20, 31, 40, 52, 61}));
 }
 
 TEST(NonZero, ARuntimeInputIsRefusedNamingTheNode) {

@@ -3,9 +3,8 @@
 // executor on the test's inputs, and compared with its expected outputs (|y - ref| <= 1e-5 +
 // 1e-3 |ref| for floats, as ONNX's backend runner; exact for integers). Prints pass/total per op
 // (the test's last node) and every failure with its reason; skips when the data is absent.
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
@@ -22,10 +21,10 @@
 
 #include "compiler/config_sources.h"
 #include "compiler/frontend/onnx_importer.h"
-#include "compiler/onnx_expected_failures.h"
-#include "compiler/onnx_test_inputs.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/extract_tasks.h"
+#include "compiler/onnx_expected_failures.h"
+#include "compiler/onnx_test_inputs.h"
 #include "tunefarm/runtime/element_convert.h"
 #include "tunefarm/runtime/executor.h"
 
@@ -74,12 +73,34 @@ TestKind Classify(const std::string& model_path) {
   std::fclose(f);
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes) || m.graph().node_size() == 0) return kind;
-  static const std::set<std::string> kAside = {
-      "Adagrad", "Adam", "Momentum", "Gradient", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",  // training
-      "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",
-      "SequenceMap", "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement", "OptionalGetElement",
-      "StringNormalizer", "RegexFullMatch", "StringConcat", "StringSplit",
-      "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial"};
+  static const std::set<std::string> kAside = {"Adagrad",
+                                               "Adam",
+                                               "Momentum",
+                                               "Gradient",
+                                               "SoftmaxCrossEntropyLoss",
+                                               "NegativeLogLikelihoodLoss",  // training
+                                               "SequenceAt",
+                                               "SequenceConstruct",
+                                               "SequenceEmpty",
+                                               "SequenceErase",
+                                               "SequenceInsert",
+                                               "SequenceLength",
+                                               "SequenceMap",
+                                               "SplitToSequence",
+                                               "ConcatFromSequence",
+                                               "Optional",
+                                               "OptionalHasElement",
+                                               "OptionalGetElement",
+                                               "StringNormalizer",
+                                               "RegexFullMatch",
+                                               "StringConcat",
+                                               "StringSplit",
+                                               "RandomNormal",
+                                               "RandomNormalLike",
+                                               "RandomUniform",
+                                               "RandomUniformLike",
+                                               "Bernoulli",
+                                               "Multinomial"};
   std::set<std::string> ops;
   CollectOps(m.graph(), &ops);
   for (const auto& op : ops) {
@@ -87,8 +108,10 @@ TestKind Classify(const std::string& model_path) {
   }
   for (const auto* values : {&m.graph().input(), &m.graph().output()}) {
     for (const auto& v : *values) {
-      if (!v.type().has_tensor_type()) kind.aside = "a non-tensor graph input or output";
-      else if (v.type().tensor_type().elem_type() == onnx::TensorProto::STRING) kind.aside = "a string graph input or output";
+      if (!v.type().has_tensor_type())
+        kind.aside = "a non-tensor graph input or output";
+      else if (v.type().tensor_type().elem_type() == onnx::TensorProto::STRING)
+        kind.aside = "a string graph input or output";
     }
   }
   kind.op = m.graph().node(m.graph().node_size() - 1).op_type();
@@ -116,7 +139,8 @@ std::string Bytes(const graph::ConstantData& c, runtime::ElementType dt) {
     out.assign(reinterpret_cast<const char*>(c.f32.data()), c.f32.size() * 4);
   } else {
     for (int64_t v : c.i64) {
-      if (runtime::ElementSize(storage) == 8) out.append(reinterpret_cast<const char*>(&v), 8);
+      if (runtime::ElementSize(storage) == 8)
+        out.append(reinterpret_cast<const char*>(&v), 8);
       else if (runtime::ElementSize(storage) == 4) {
         int32_t x = int32_t(v);
         out.append(reinterpret_cast<const char*>(&x), 4);
@@ -196,7 +220,8 @@ std::string RunOne(const std::string& dir, const Target& target) {
   // `tunefarm tasks` must list exactly the workloads this compile looks up (one graph pipeline).
   auto tasks = ExtractTasks(imported, dir, target, options.opt_level);
   if (!tasks.ok()) return "tasks: " + tasks.status().message();
-  if (tunefarm::testing::TaskCounts(*tasks) != recorder.lookups()) return "the tasks differ from the workloads compile looked up";
+  if (tunefarm::testing::TaskCounts(*tasks) != recorder.lookups())
+    return "the tasks differ from the workloads compile looked up";
   auto ex = runtime::Executor::Load(std::move(*artifact));
   if (!ex.ok()) return ex.status().message();
   for (size_t i = 0; i < feeds.size(); ++i) {
@@ -225,7 +250,7 @@ int RunConformance(const Target& target, const std::map<std::string, std::string
   int passed = 0, total = 0, every_total = 0, every_ok = 0;
   std::map<std::string, std::pair<int, int>> per_op;
   std::vector<std::string> failures;
-  std::map<std::string, std::string> failed;  // "suite/test" -> why
+  std::map<std::string, std::string> failed;                  // "suite/test" -> why
   std::map<std::string, std::vector<std::string>> by_reason;  // every: reason group -> tests
   std::set<std::string> passing;
   for (const char* suite : {"node", "pytorch-converted"}) {
@@ -240,8 +265,10 @@ int RunConformance(const Target& target, const std::map<std::string, std::string
         if (!every) continue;
         ++every_total;
         std::string why = RunOne(dir, target);
-        if (why.empty()) ++every_ok;
-        else by_reason[ReasonGroup(why)].push_back(t);
+        if (why.empty())
+          ++every_ok;
+        else
+          by_reason[ReasonGroup(why)].push_back(t);
         continue;
       }
       const std::string op = kind.op;
@@ -265,9 +292,10 @@ int RunConformance(const Target& target, const std::map<std::string, std::string
   }
   if (total == 0) return -1;
   if (every) {
-    std::printf("ONNX backend tests, every inference test (training losses and optimizers, sequence, optional and "
-                "string values, random generators aside) on %s: %d/%d passed (%.1f%%)\n",
-                target.ToString().c_str(), every_ok, every_total, 100.0 * every_ok / every_total);
+    std::printf(
+        "ONNX backend tests, every inference test (training losses and optimizers, sequence, optional and "
+        "string values, random generators aside) on %s: %d/%d passed (%.1f%%)\n",
+        target.ToString().c_str(), every_ok, every_total, 100.0 * every_ok / every_total);
     std::vector<std::pair<size_t, std::string>> groups;
     for (const auto& [reason, tests] : by_reason) groups.push_back({tests.size(), reason});
     std::sort(groups.rbegin(), groups.rend());
@@ -282,8 +310,10 @@ int RunConformance(const Target& target, const std::map<std::string, std::string
   for (const auto& f : failures) std::printf("  FAIL %s\n", f.c_str());
   for (const auto& [name, why] : failed) {
     auto it = expected.find(name);
-    if (it == expected.end()) ADD_FAILURE() << "unexpected failure " << name << ": " << why;
-    else if (why.find(it->second) == std::string::npos) ADD_FAILURE() << name << " fails for another reason: " << why;
+    if (it == expected.end())
+      ADD_FAILURE() << "unexpected failure " << name << ": " << why;
+    else if (why.find(it->second) == std::string::npos)
+      ADD_FAILURE() << name << " fails for another reason: " << why;
   }
   for (const auto& [name, why] : expected) {
     if (passing.count(name)) ADD_FAILURE() << name << " is on the expected-failure list but passes: take it off";

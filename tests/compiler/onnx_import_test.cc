@@ -1,8 +1,7 @@
 // ONNX import and shape inference: error messages, the reference models of ../shared/models (skip
 // when absent), and inferred output shapes against Debian's libonnx-testdata (skip when absent).
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,10 +15,10 @@
 #pragma GCC diagnostic pop
 
 #include "common/test_files.h"
-#include "compiler/onnx_test_inputs.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/model/passes/infer_shapes.h"
 #include "compiler/onnx_expected_failures.h"
+#include "compiler/onnx_test_inputs.h"
 
 namespace tunefarm::frontend {
 namespace {
@@ -55,11 +54,13 @@ void ExpectError(const Status& s, const std::string& part) {
 }
 
 TEST(OnnxImport, ErrorsNameTheNodeOpAndOpset) {
-  ExpectError(ImportOnnxBytes("definitely not protobuf \xff\xff", "bad.onnx").status(), "malformed ONNX model bad.onnx");
+  ExpectError(ImportOnnxBytes("definitely not protobuf \xff\xff", "bad.onnx").status(),
+              "malformed ONNX model bad.onnx");
   EXPECT_EQ(ImportOnnxFile("/nonexistent.onnx").status().code(), StatusCode::kNotFound);
 
   auto m = OneNodeModel("NonMaxSuppression", 13);
-  ExpectError(ImportOnnxBytes(m.SerializeAsString(), "m").status(), "node 'n0' (op NonMaxSuppression, opset 13): unsupported operator");
+  ExpectError(ImportOnnxBytes(m.SerializeAsString(), "m").status(),
+              "node 'n0' (op NonMaxSuppression, opset 13): unsupported operator");
 
   auto newer = OneNodeModel("Relu", 22);
   ExpectError(ImportOnnxBytes(newer.SerializeAsString(), "m").status(), "uses opset 22; supported opsets are 1-21");
@@ -73,12 +74,15 @@ TEST(OnnxImport, ErrorsNameTheNodeOpAndOpset) {
   ExpectError(ImportOnnxBytes(domain.SerializeAsString(), "m").status(), "operator domain 'com.microsoft'");
 
   auto text = OneNodeModel("Relu", 13);
-  text.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::STRING);
-  ExpectError(ImportOnnxBytes(text.SerializeAsString(), "m").status(),
-              "graph input 'x' has unsupported element type STRING (supported: float32, int64, int32, int8, uint8, bool, "
-              "float64, float16, bfloat16, int16, uint16, uint32, uint64)");
+  text.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::STRING);
+  ExpectError(
+      ImportOnnxBytes(text.SerializeAsString(), "m").status(),
+      "graph input 'x' has unsupported element type STRING (supported: float32, int64, int32, int8, uint8, bool, "
+      "float64, float16, bfloat16, int16, uint16, uint32, uint64)");
   auto complex = OneNodeModel("Relu", 13);
-  complex.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::COMPLEX64);
+  complex.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::COMPLEX64);
   ExpectError(ImportOnnxBytes(complex.SerializeAsString(), "m").status(), "unsupported element type COMPLEX64");
 }
 
@@ -88,7 +92,8 @@ TEST(OnnxImport, ReadsExternalDataBesideTheModelFile) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
   std::vector<float> w = {1.5f, -2.0f, 3.25f, 4.0f, 0.5f, -1.0f};
-  tunefarm::testing::WriteFile(dir + "/weights.bin", std::string(8, 'x') + std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
+  tunefarm::testing::WriteFile(
+      dir + "/weights.bin", std::string(8, 'x') + std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
   auto model = [&](const std::string& location, const std::string& offset, const std::string& length) {
     onnx::ModelProto m = OneNodeModel("Identity", 13);
     auto* g = m.mutable_graph();
@@ -100,7 +105,8 @@ TEST(OnnxImport, ReadsExternalDataBesideTheModelFile) {
     t->add_dims(2);
     t->add_dims(3);
     t->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [k, v] : {std::pair<std::string, std::string>{"location", location}, {"offset", offset}, {"length", length}}) {
+    for (auto [k, v] :
+         {std::pair<std::string, std::string>{"location", location}, {"offset", offset}, {"length", length}}) {
       auto* kv = t->add_external_data();
       kv->set_key(k);
       kv->set_value(v);
@@ -115,17 +121,21 @@ TEST(OnnxImport, ReadsExternalDataBesideTheModelFile) {
   EXPECT_EQ(c.f32, w);
   // From bytes there is no directory to look in; bad locations and ranges are refused by name.
   auto m = model("weights.bin", "8", "24");
-  ExpectError(ImportOnnxBytes(m.SerializeAsString(), "m").status(), "initializer 'w' stores its data in an external file");
+  ExpectError(ImportOnnxBytes(m.SerializeAsString(), "m").status(),
+              "initializer 'w' stores its data in an external file");
   model("/etc/passwd", "0", "24");
-  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "external data location '/etc/passwd' must be a relative path");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(),
+              "external data location '/etc/passwd' must be a relative path");
   model("../weights.bin", "0", "24");
-  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "external data location '../weights.bin' must be a relative path");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(),
+              "external data location '../weights.bin' must be a relative path");
   model("weights.bin", "16", "24");
   ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "lies past the end of");
   model("weights.bin", "8x", "24");
   ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "external data offset '8x' is not a number");
   model("weights.bin", "8", "20");
-  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "holds 20 bytes of external data, its shape and type need 24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(),
+              "holds 20 bytes of external data, its shape and type need 24");
   // A link out of the model's directory and a directory are refused too.
   ASSERT_EQ(symlink("/etc/hostname", (dir + "/escape.bin").c_str()), 0);
   model("escape.bin", "0", "24");
@@ -154,7 +164,8 @@ TEST(OnnxImport, ShapeErrorsNameTheNode) {
 
   auto bad_init = m;
   bad_init.mutable_graph()->mutable_initializer(0)->clear_float_data();
-  ExpectError(ImportOnnxBytes(bad_init.SerializeAsString(), "m").status(), "initializer 'w' holds 0 elements, its shape needs 180");
+  ExpectError(ImportOnnxBytes(bad_init.SerializeAsString(), "m").status(),
+              "initializer 'w' holds 0 elements, its shape needs 180");
 }
 
 TEST(OnnxImport, ReferenceModelsInferToTheirOutputShape) {
@@ -242,12 +253,15 @@ TEST(OnnxImport, ShapeInferenceMatchesOnnxBackendTests) {
       if (listed != expected.end()) ADD_FAILURE() << t << " is on the expected-failure list but passes: take it off";
     } else {
       failures.push_back(t + ": " + why);
-      if (listed == expected.end()) ADD_FAILURE() << "unexpected failure " << t << ": " << why;
-      else if (why.find(listed->second) == std::string::npos) ADD_FAILURE() << t << " fails for another reason: " << why;
+      if (listed == expected.end())
+        ADD_FAILURE() << "unexpected failure " << t << ": " << why;
+      else if (why.find(listed->second) == std::string::npos)
+        ADD_FAILURE() << t << " fails for another reason: " << why;
     }
   }
   std::string report;
-  for (const auto& [op, pt] : per_op) report += op + " " + std::to_string(pt.first) + "/" + std::to_string(pt.second) + "  ";
+  for (const auto& [op, pt] : per_op)
+    report += op + " " + std::to_string(pt.first) + "/" + std::to_string(pt.second) + "  ";
   std::printf("shape inference on ONNX backend tests: %d/%d passed\n%s\n", passed, total, report.c_str());
   for (const auto& f : failures) std::printf("  %s\n", f.c_str());
   ASSERT_GT(total, 100);

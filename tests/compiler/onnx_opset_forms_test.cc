@@ -28,7 +28,8 @@ std::vector<float> Iota(size_t n, float scale = 0.25f, float offset = -3.0f) {
 }
 
 // Imports, compiles (opt level 3) and runs the model on one float input; returns each output.
-std::vector<std::vector<float>> RunModel(const OnnxBuilder& b, const std::vector<float>& input, std::vector<std::vector<int64_t>>* shapes = nullptr) {
+std::vector<std::vector<float>> RunModel(const OnnxBuilder& b, const std::vector<float>& input,
+                                         std::vector<std::vector<int64_t>>* shapes = nullptr) {
   auto g = frontend::ImportOnnxBytes(b.Bytes(), "test model");
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   if (!g.ok()) return {};
@@ -58,7 +59,8 @@ void ExpectNear(const std::vector<float>& y, const std::vector<float>& ref, floa
 }
 
 // x: [2, 3, 4]; reduce axes {1, 2} with keepdims 0 -> [2].
-std::vector<float> ReduceRef(const std::vector<float>& x, const std::function<float(float, float)>& f, float init, bool mean) {
+std::vector<float> ReduceRef(const std::vector<float>& x, const std::function<float(float, float)>& f, float init,
+                             bool mean) {
   std::vector<float> out;
   for (int i = 0; i < 2; ++i) {
     float acc = init;
@@ -79,8 +81,8 @@ TEST(OnnxOpsetForms, ReductionsTakeAxesAsAnInputFromOpset18) {
     std::vector<float> ref;
   };
   const Case cases[] = {
-      {"ReduceMean", 17, ReduceRef(x, sum, 0, true)}, {"ReduceMean", 18, ReduceRef(x, sum, 0, true)},
-      {"ReduceSum", 13, ReduceRef(x, sum, 0, false)}, {"ReduceMax", 18, ReduceRef(x, max, -1e30f, false)},
+      {"ReduceMean", 17, ReduceRef(x, sum, 0, true)},      {"ReduceMean", 18, ReduceRef(x, sum, 0, true)},
+      {"ReduceSum", 13, ReduceRef(x, sum, 0, false)},      {"ReduceMax", 18, ReduceRef(x, max, -1e30f, false)},
       {"ReduceMax", 20, ReduceRef(x, max, -1e30f, false)}, {"ReduceMin", 18, ReduceRef(x, min, 1e30f, false)},
   };
   for (const Case& c : cases) {
@@ -108,7 +110,8 @@ TEST(OnnxOpsetForms, ReductionsTakeAxesAsAnInputFromOpset18) {
   ASSERT_TRUE(g.ok());
   auto artifact = CompileGraph(std::move(*g), "m", HostTarget(), CompileOptions{});
   ASSERT_FALSE(artifact.ok());
-  EXPECT_NE(artifact.status().message().find("node 'n0' (ReduceMean, opset 18): axes is an input from opset 18"), std::string::npos)
+  EXPECT_NE(artifact.status().message().find("node 'n0' (ReduceMean, opset 18): axes is an input from opset 18"),
+            std::string::npos)
       << artifact.status().message();
 }
 
@@ -173,7 +176,8 @@ TEST(OnnxOpsetForms, PadWithAxesInputAndWrapModeAtOpset19) {
   ASSERT_TRUE(g.ok());
   auto artifact = CompileGraph(std::move(*g), "m", HostTarget(), CompileOptions{});
   ASSERT_FALSE(artifact.ok());
-  EXPECT_NE(artifact.status().message().find("unsupported pad mode 'wrap'"), std::string::npos) << artifact.status().message();
+  EXPECT_NE(artifact.status().message().find("unsupported pad mode 'wrap'"), std::string::npos)
+      << artifact.status().message();
 }
 
 TEST(OnnxOpsetForms, AveragePoolWithDilationsAtOpset19) {

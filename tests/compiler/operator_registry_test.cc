@@ -13,9 +13,9 @@
 #include "compiler/config_sources.h"
 #include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
-#include "compiler/model/passes/infer_shapes.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/extract_tasks.h"
+#include "compiler/model/passes/infer_shapes.h"
 #include "compiler/operators/registry.h"
 #include "tunefarm/compiler/compile.h"
 #include "tunefarm/compiler/kernel.h"
@@ -35,7 +35,8 @@ TEST(OperatorRegistry, OneRowPerOperatorWithInferenceAndALowering) {
   std::set<std::string> seen;
   // Operators whose outputs are always constants (shape inference folds them, or refuses a runtime
   // input: NonZero) need no kernel.
-  const std::set<std::string> always_constant = {"Constant", "ConstantOfShape", "EyeLike", "NonZero", "Range", "Shape", "Size"};
+  const std::set<std::string> always_constant = {"Constant", "ConstantOfShape", "EyeLike", "NonZero",
+                                                 "Range",    "Shape",           "Size"};
   for (const operators::OperatorDef* d : operators::AllOperators()) {
     EXPECT_TRUE(seen.insert(d->name).second) << d->name << " is registered twice";
     EXPECT_NE(d->infer, nullptr) << d->name;
@@ -102,7 +103,8 @@ TEST(OperatorRegistry, AttributeErrorsNameTheNodeOpAndOpset) {
     b.Input("x", {1, 3, 8, 8});
     b.Node("MaxPool", {"x"}, {"y"}, {AttrInts("kernel_shape", {2, 2}), AttrInts("kernel_size", {2, 2})});
     b.Output("y");
-    ExpectError(ImportStatus(b), "node 'n0' (MaxPool, opset 17): unknown attribute 'kernel_size' (MaxPool takes auto_pad, kernel_shape");
+    ExpectError(ImportStatus(b),
+                "node 'n0' (MaxPool, opset 17): unknown attribute 'kernel_size' (MaxPool takes auto_pad, kernel_shape");
   }
 }
 
@@ -135,7 +137,8 @@ TEST(OperatorRegistry, HostileNodesAreErrorsNamingTheNode) {
     b.Ints("idx", {0, 7, 1});
     b.Node("ScatterElements", {"x", "idx", "x"}, {"y"}, {AttrString("reduction", "mean")});
     b.Output("y");
-    ExpectError(infer(b), "node 'n0' (ScatterElements, opset 16): reduction 'mean' is not one of none, add, mul, max, min");
+    ExpectError(infer(b),
+                "node 'n0' (ScatterElements, opset 16): reduction 'mean' is not one of none, add, mul, max, min");
   }
   {
     OnnxBuilder b(16);
@@ -176,7 +179,8 @@ TEST(OperatorRegistry, HostileNodesAreErrorsNamingTheNode) {
     b.Floats("w", {4, 3, 3, 3}, std::vector<float>(108, 0.5f));
     b.Node("Conv", {"x", "w"}, {"y"}, {AttrInts("strides", {0, 0}), AttrString("auto_pad", "SAME_UPPER")});
     b.Output("y");
-    ExpectError(infer(b), "node 'n0' (Conv, opset 13): kernel_shape [3,3], strides [0,0] and dilations [1,1] must be positive");
+    ExpectError(infer(b),
+                "node 'n0' (Conv, opset 13): kernel_shape [3,3], strides [0,0] and dilations [1,1] must be positive");
   }
   {
     OnnxBuilder b(13);
@@ -229,7 +233,8 @@ runtime::Artifact ExpectTasksMatchCompile(const graph::Graph& g, const std::stri
   if (!tasks.ok() || !artifact.ok()) return {};
   const auto listed = tunefarm::testing::TaskCounts(*tasks);
   EXPECT_EQ(listed, recorder.lookups()) << name;
-  for (const auto& [key, n] : CompiledWorkloads(*artifact)) EXPECT_EQ(listed.count(key), 1u) << key << " runs but is not a task";
+  for (const auto& [key, n] : CompiledWorkloads(*artifact))
+    EXPECT_EQ(listed.count(key), 1u) << key << " runs but is not a task";
   return std::move(*artifact);
 }
 
@@ -407,7 +412,8 @@ TEST(Strategy, ApplyHistoryBestPicksTheFastestImplementation) {
 
 TEST(TaskCompileAgreement, ZooAndReferenceModels) {
   for (const std::string& name : frontend::ZooModelNames()) {
-    if (name == "vgg-16" || name == "resnet-50" || name == "resnet-34") continue;  // same layers as the others, 10x the weights
+    if (name == "vgg-16" || name == "resnet-50" || name == "resnet-34")
+      continue;  // same layers as the others, 10x the weights
     auto g = frontend::ZooModel(name);
     ASSERT_TRUE(g.ok()) << name;
     ExpectTasksMatchCompile(*g, name);

@@ -20,8 +20,10 @@ namespace {
 
 using namespace ir;  // NOLINT(google-build-using-namespace)
 
-#define EXPECT_IR_EQ(actual, expected) \
-  EXPECT_TRUE(StructuralEqual(actual, expected)) << "actual:\n" << ToString(actual) << "expected:\n" << ToString(expected)
+#define EXPECT_IR_EQ(actual, expected)                                                \
+  EXPECT_TRUE(StructuralEqual(actual, expected)) << "actual:\n"                       \
+                                                 << ToString(actual) << "expected:\n" \
+                                                 << ToString(expected)
 
 Stmt Loop(const Var& v, int64_t extent, Stmt body, ForKind kind = ForKind::kSerial) {
   return For::Make(v, Expr(0), Expr(extent), kind, std::move(body));
@@ -98,13 +100,12 @@ TEST(UnrollLoops, ReplicatesBodies) {
 
 TEST(VectorizeLoops, DenseLoadsAndStoresBecomeRamps) {
   Var i = MakeVar("i"), a = MakeVar("a", Type::Handle()), c = MakeVar("c", Type::Handle()), x = MakeVar("x");
-  Stmt before = Loop(i, 8, Store::Make(c, F(a, AsExpr(x) * 8 + AsExpr(i)) + F(a, AsExpr(x)), AsExpr(i)),
-                     ForKind::kVectorized);
+  Stmt before =
+      Loop(i, 8, Store::Make(c, F(a, AsExpr(x) * 8 + AsExpr(i)) + F(a, AsExpr(x)), AsExpr(i)), ForKind::kVectorized);
   Expr ramp = Ramp::Make(AsExpr(x) * 8, Expr(1), 8);
-  Stmt expected = Store::Make(c,
-                              Load::Make(Type::Float(32), a, ramp) +
-                                  Broadcast::Make(Load::Make(Type::Float(32), a, AsExpr(x)), 8),
-                              Ramp::Make(Expr(0), Expr(1), 8));
+  Stmt expected = Store::Make(
+      c, Load::Make(Type::Float(32), a, ramp) + Broadcast::Make(Load::Make(Type::Float(32), a, AsExpr(x)), 8),
+      Ramp::Make(Expr(0), Expr(1), 8));
   EXPECT_IR_EQ(Simplify(VectorizeLoops(before)), expected);
 }
 
@@ -134,9 +135,9 @@ TEST(StorageFlatten, RealizesBecomeOffsetAllocations) {
   te::Tensor t = te::Compute("t", {4, 8}, [&](const std::vector<Expr>& i) { return te::Read(in, i); });
   Var buf_in = MakeVar("in", Type::Handle()), y = MakeVar("y");
   // realize t([y, 2], [0, 8]) { t(y + 1, 3) = in(y + 1, 3) }
-  Stmt before = ProducerRealize::Make(
-      t, {AsExpr(y), Expr(0)}, {2, 8},
-      ProducerStore::Make(t, te::Read(in, {AsExpr(y) + 1, Expr(3)}), {AsExpr(y) + 1, Expr(3)}));
+  Stmt before =
+      ProducerRealize::Make(t, {AsExpr(y), Expr(0)}, {2, 8},
+                            ProducerStore::Make(t, te::Read(in, {AsExpr(y) + 1, Expr(3)}), {AsExpr(y) + 1, Expr(3)}));
   Stmt after = Simplify(StorageFlatten(before, {{in, buf_in}}));
   ASSERT_NE(after.as<Allocate>(), nullptr);
   Var tb = after.as<Allocate>()->buffer;
@@ -159,7 +160,8 @@ TEST(StorageFlatten, KeepsTheMemoryScope) {
   EXPECT_NE(text.find("barrier(shared)"), std::string::npos) << text;
   Stmt global = Allocate::Make(a->buffer, a->element_type, a->size, a->body);
   EXPECT_FALSE(StructuralEqual(flat, global));
-  EXPECT_TRUE(StructuralEqual(flat, Allocate::Make(a->buffer, a->element_type, a->size, a->body, MemoryScope::kShared)));
+  EXPECT_TRUE(
+      StructuralEqual(flat, Allocate::Make(a->buffer, a->element_type, a->size, a->body, MemoryScope::kShared)));
 }
 
 TEST(RemoveNoOps, DropsEmptyLoopsAndUnusedAllocations) {
@@ -176,7 +178,8 @@ TEST(Lower, DumpsAfterNamedPassesAndTimesEveryPass) {
   s[b].vectorize(s[b].axes[0]);
   std::ostringstream dump;
   std::vector<PassTiming> timings;
-  LoweredFunc f = Lower(s, {a, b}, "double_it", compiler::HostTarget(), {"storage_flatten", &dump, &timings, ""}).value();
+  LoweredFunc f =
+      Lower(s, {a, b}, "double_it", compiler::HostTarget(), {"storage_flatten", &dump, &timings, ""}).value();
   EXPECT_NE(dump.str().find("after storage_flatten"), std::string::npos);
   EXPECT_NE(dump.str().find("vectorized (b.i, 0, 16)"), std::string::npos) << dump.str();
   ASSERT_EQ(timings.size(), LoweringPassNames().size());

@@ -97,7 +97,8 @@ TEST(LayoutPlanning, TradesAKernelsSpeedAgainstTheLayoutChangesItsBlockCosts) {
     if (b != block && ConfigWithBlocks(first, in_block, b) >= 0) other = b;
   }
   ASSERT_TRUE(other) << "the first convolution's space offers only block " << block;
-  const int64_t first_other = ConfigWithBlocks(first, in_block, *other), first_same = ConfigWithBlocks(first, in_block, block);
+  const int64_t first_other = ConfigWithBlocks(first, in_block, *other),
+                first_same = ConfigWithBlocks(first, in_block, block);
   const int64_t second_same = ConfigWithBlocks(second, block, block);
   ASSERT_GE(first_same, 0);
   ASSERT_GE(second_same, 0);
@@ -210,8 +211,8 @@ TEST(ModelCompile, PlannedLayoutsWithRandomRecordsMatchTheUnoptimizedCompile) {
       diff = std::max(diff, double(std::fabs(y[i] - r[i])));
       mag = std::max(mag, double(std::fabs(r[i])));
     }
-    std::printf("%s: %d of %d tunable nodes planned off their fastest record, %d layout changes; max rel error %.3g\n", name,
-                planned.stats.layouts.changed, planned.stats.layouts.planned, planned.layout_changes, diff / mag);
+    std::printf("%s: %d of %d tunable nodes planned off their fastest record, %d layout changes; max rel error %.3g\n",
+                name, planned.stats.layouts.changed, planned.stats.layouts.planned, planned.layout_changes, diff / mag);
     EXPECT_LE(diff / mag, 1e-4) << name;
   }
   EXPECT_GT(changed, 0) << "random records should make the plan differ from per-node choices somewhere";

@@ -89,7 +89,8 @@ void Check(const Form& f) {
   }
   for (bool gpu : {false, true}) {
     SCOPED_TRACE("opset " + std::to_string(f.opset) + (f.affine ? " affine" : "") +
-                 (f.deviation_read_elsewhere ? " deviation read elsewhere" : "") + (gpu ? " on sm_90 (emulated)" : " on the host"));
+                 (f.deviation_read_elsewhere ? " deviation read elsewhere" : "") +
+                 (gpu ? " on sm_90 (emulated)" : " on the host"));
     auto artifact = testing::CompileOnnxBytes(Model(f, gamma, beta), "ln", 3, gpu);
     ASSERT_TRUE(artifact.ok()) << artifact.status().message();
     std::string ops;

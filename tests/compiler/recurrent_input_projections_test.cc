@@ -4,13 +4,12 @@
 // direction and GRU's linear_before_reset. And the recurrent weights transposed at compile time
 // when constant (operators/recurrent_ops.cc) compute what R fed at run time computes.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "common/compile_onnx.h"
 #include "common/run_artifact.h"

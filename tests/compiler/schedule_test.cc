@@ -1,12 +1,13 @@
 // Schedule primitives: the loop nests ScheduleOps builds from them.
+#include "compiler/te/schedule.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/ir/ir_printer.h"
 #include "compiler/passes/lower.h"
-#include "compiler/passes/simplify.h"
-#include "compiler/te/schedule.h"
 #include "compiler/passes/schedule_ops.h"
+#include "compiler/passes/simplify.h"
 
 namespace tunefarm::te {
 namespace {
@@ -73,8 +74,9 @@ TEST(Schedule, ComputeAtRealizesOnlyTheRegionTheConsumerReads) {
 TEST(Schedule, CacheWriteMakesAnAccumulatorStage) {
   Tensor a = Placeholder("A", {4, 8});
   auto k = MakeIterVar("k", 8, true);
-  Tensor sum = ComputeReduce("S", {4}, ReduceKind::kSum, {k},
-                             [&](const std::vector<Expr>& i) { return Read(a, {i[0], AxisExpr(k)}); });
+  Tensor sum = ComputeReduce("S", {4}, ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
+    return Read(a, {i[0], AxisExpr(k)});
+  });
   Schedule s({sum});
   Tensor local = s.cache_write(sum);
   EXPECT_EQ(local->name, "S.local");

@@ -1,12 +1,12 @@
 // Target strings: tags, options, canonical form, and the messages of every malformed input.
+#include "tunefarm/compiler/target.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "tunefarm/compiler/target.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -63,9 +63,11 @@ TEST(Target, BareCudaIsTheFirstVisibleGpu) {
     EXPECT_GT(t->gpu.sm_count, 0);
     return;
   }
-  EXPECT_NE(t.status().message().find("target 'cuda' means this machine's first GPU, and no CUDA driver"), std::string::npos)
+  EXPECT_NE(t.status().message().find("target 'cuda' means this machine's first GPU, and no CUDA driver"),
+            std::string::npos)
       << t.status().message();
-  EXPECT_NE(t.status().message().find("name the card instead: cuda -arch=sm_NN, or a tag (h100, h200"), std::string::npos)
+  EXPECT_NE(t.status().message().find("name the card instead: cuda -arch=sm_NN, or a tag (h100, h200"),
+            std::string::npos)
       << t.status().message();
 }
 
@@ -106,8 +108,7 @@ TEST_P(BadTargets, AreInvalidArgumentsNamingTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     Messages, BadTargets,
-    ::testing::Values(BadTarget{"", "empty target string"},
-                      BadTarget{"gpu", "unknown target kind 'gpu'"},
+    ::testing::Values(BadTarget{"", "empty target string"}, BadTarget{"gpu", "unknown target kind 'gpu'"},
                       BadTarget{"llvm -mcpu", "malformed target option '-mcpu'"},
                       BadTarget{"llvm -foo=bar", "unknown option '-foo'"},
                       BadTarget{"llvm -mcpu=pentium99", "unknown CPU 'pentium99'"},
@@ -123,7 +124,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadTarget{"cuda -arch=sm_100", "CUDA arch 'sm_100' is not supported"},
                       BadTarget{"h200 -arch=sm_80", "h200 is sm_90, not sm_80"},
                       BadTarget{"cuda -model=a100 -arch=sm_90", "a100 is sm_80, not sm_90"},
-                      BadTarget{"h100 -emulate=gpu", "-emulate takes 'host' (run the GPU kernels on this CPU), got 'gpu'"},
+                      BadTarget{"h100 -emulate=gpu",
+                                "-emulate takes 'host' (run the GPU kernels on this CPU), got 'gpu'"},
                       BadTarget{"llvm -emulate=host", "unknown option '-emulate'"}),
     [](const ::testing::TestParamInfo<BadTarget>& info) { return "case" + std::to_string(info.index); });
 
@@ -135,7 +137,9 @@ bool ComparesAKindByName(const std::string& line) {
     while (b > 0 && (std::isalnum(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '_')) --b;
     return line.substr(b, end - b);
   };
-  auto ends_with_kind = [](const std::string& id) { return id.size() >= 4 && id.compare(id.size() - 4, 4, "kind") == 0; };
+  auto ends_with_kind = [](const std::string& id) {
+    return id.size() >= 4 && id.compare(id.size() - 4, 4, "kind") == 0;
+  };
   for (const char* name : {"\"cuda\"", "\"llvm\""}) {
     for (size_t at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
       size_t b = at;
@@ -151,8 +155,8 @@ bool ComparesAKindByName(const std::string& line) {
         a += 2;
         while (a < line.size() && line[a] == ' ') ++a;
         size_t e = a;
-        while (e < line.size() && (std::isalnum(static_cast<unsigned char>(line[e])) || line[e] == '_' || line[e] == '.' ||
-                                   line[e] == '-' || line[e] == '>')) {
+        while (e < line.size() && (std::isalnum(static_cast<unsigned char>(line[e])) || line[e] == '_' ||
+                                   line[e] == '.' || line[e] == '-' || line[e] == '>')) {
           ++e;
         }
         if (ends_with_kind(ident_before(e))) return true;

@@ -2,13 +2,14 @@
 // target kind, when it applies and its weight layout; lookup, the implementations of an operator on
 // a target and the implementation check derive from it, and no other source file lists templates.
 // Workload keys are target-neutral: the implementations of one node share its key.
+#include "compiler/schedule/template_table.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <sstream>
 
 #include "common/source_scan.h"
-#include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/target.h"
 
 namespace tunefarm::compiler {
@@ -38,20 +39,24 @@ TEST(TemplateTable, EveryTemplateOnceAndTheImplementationsOfAnOperatorPerKind) {
   Workload conv = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
   conv.implementation.clear();  // as a graph node's workload: the operator and its parameters
   EXPECT_EQ(Names(Implementations(conv, cpu)), (std::vector<std::string>{"conv2d_nchwc", "conv2d_nchwc_winograd"}));
-  EXPECT_EQ(Names(Implementations(conv, gpu)), (std::vector<std::string>{"conv2d_nchw_cuda", "conv2d_nchw_winograd_cuda"}));
-  for (const Workload& w : Implementations(conv, gpu)) EXPECT_EQ(w.Key(), conv.Key()) << "one workload, any implementation";
+  EXPECT_EQ(Names(Implementations(conv, gpu)),
+            (std::vector<std::string>{"conv2d_nchw_cuda", "conv2d_nchw_winograd_cuda"}));
+  for (const Workload& w : Implementations(conv, gpu))
+    EXPECT_EQ(w.Key(), conv.Key()) << "one workload, any implementation";
   const Workload depthwise = Conv2dWorkload(1, 32, 28, 28, 32, 3, 3, 2, 1, 1, 32);
   EXPECT_EQ(Names(Implementations(depthwise, cpu)), (std::vector<std::string>{"depthwise_conv2d_nchwc"}));
   EXPECT_EQ(Names(Implementations(depthwise, gpu)), (std::vector<std::string>{"depthwise_conv2d_nchw_cuda"}));
   const Workload dense = DenseWorkload(1, 512, 1000);
   EXPECT_EQ(Names(Implementations(dense, cpu)), (std::vector<std::string>{"dense_pack", "dense_nopack"}));
   EXPECT_EQ(Names(Implementations(dense, gpu)), (std::vector<std::string>{"dense_cuda", "dense_small_batch_cuda"}));
-  EXPECT_EQ(Names(Implementations(BatchMatmulWorkload(12, 197, 64, 197), gpu)), (std::vector<std::string>{"batch_matmul_cuda"}));
+  EXPECT_EQ(Names(Implementations(BatchMatmulWorkload(12, 197, 64, 197), gpu)),
+            (std::vector<std::string>{"batch_matmul_cuda"}));
 
   EXPECT_TRUE(CheckImplementation(dense, cpu).ok());
   Status wrong_kind = CheckImplementation(dense, gpu);
   EXPECT_EQ(wrong_kind.message(),
-            "template 'dense_pack' does not compute dense on target kind 'cuda'; its templates: dense_cuda, dense_small_batch_cuda");
+            "template 'dense_pack' does not compute dense on target kind 'cuda'; its templates: dense_cuda, "
+            "dense_small_batch_cuda");
   Workload wrong_op = conv;
   wrong_op.implementation = "dense_pack";
   EXPECT_EQ(CheckImplementation(wrong_op, cpu).message(),
@@ -74,8 +79,8 @@ TEST(TemplateTable, NoOtherSourceFileListsTemplates) {
     if (name != OpKindName(r.op)) quoted.push_back("\"" + name + "\"");  // batch_matmul also names its operator
   }
   const std::vector<std::string> allowed = {"compiler/schedule/templates/", "compiler/schedule/workload.cc"};
-  const auto offenders = testing::LinesBreakingARule(src, {"compiler", "tuner", "tools", "rpc_server", "runtime"}, allowed,
-                                                     [&](const std::string& line) {
+  const auto offenders = testing::LinesBreakingARule(src, {"compiler", "tuner", "tools", "rpc_server", "runtime"},
+                                                     allowed, [&](const std::string& line) {
                                                        for (const std::string& q : quoted) {
                                                          if (line.find(q) != std::string::npos) return true;
                                                        }
@@ -83,7 +88,8 @@ TEST(TemplateTable, NoOtherSourceFileListsTemplates) {
                                                      });
   std::ostringstream all;
   for (const auto& o : offenders) all << o << "\n";
-  EXPECT_TRUE(offenders.empty()) << "add a column to the template table (compiler/schedule/template_table.h):\n" << all.str();
+  EXPECT_TRUE(offenders.empty()) << "add a column to the template table (compiler/schedule/template_table.h):\n"
+                                 << all.str();
 }
 
 }  // namespace

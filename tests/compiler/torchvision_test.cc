@@ -6,9 +6,8 @@
 // 13 and 17; gigabytes, so not in the repository). The test runs when TUNEFARM_TORCHVISION_DIR
 // names that directory, and skips otherwise. TUNEFARM_TORCHVISION_MODELS=a,b limits the models;
 // TUNEFARM_TORCHVISION_REPORT=PATH writes the table (model, opset, error, compile time) as markdown.
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
@@ -64,7 +63,8 @@ Result<double> CompileAndCompare(const std::string& dir, int level, double* comp
   options.opt_level = level;
   options.warn = [](const std::string&) {};
   TUNEFARM_ASSIGN_OR_RETURN(options.input_shapes, ExportInputShapes(dir));
-  TUNEFARM_ASSIGN_OR_RETURN(const Target target, gpu ? ParseTarget("cuda -arch=sm_90 -emulate=host") : Result<Target>(HostTarget()));
+  TUNEFARM_ASSIGN_OR_RETURN(const Target target,
+                            gpu ? ParseTarget("cuda -arch=sm_90 -emulate=host") : Result<Target>(HostTarget()));
   const auto t0 = std::chrono::steady_clock::now();
   TUNEFARM_ASSIGN_OR_RETURN(runtime::Artifact artifact, CompileModel(dir + "/model.onnx", target, options));
   *compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -73,7 +73,8 @@ Result<double> CompileAndCompare(const std::string& dir, int level, double* comp
   TUNEFARM_ASSIGN_OR_RETURN(auto ex, runtime::Executor::Load(std::move(artifact)));
   TUNEFARM_RETURN_IF_ERROR(ex->SetInput(0, input.data.data(), input.data.size()));
   TUNEFARM_RETURN_IF_ERROR(ex->Run());
-  if (ex->outputs()[0].bytes() != int64_t(ref.data.size())) return Status::Internal("output size differs from PyTorch's");
+  if (ex->outputs()[0].bytes() != int64_t(ref.data.size()))
+    return Status::Internal("output size differs from PyTorch's");
   const float* y = static_cast<const float*>(ex->Output(0));
   const float* r = reinterpret_cast<const float*>(ref.data.data());
   double diff = 0, mag = 0;
@@ -111,16 +112,19 @@ void CheckExports(const char* dir_env, const char* how_to_export) {
       row.opset = opset;
       for (int k = 0; k < runs && row.failure.empty(); ++k) {
         auto err = CompileAndCompare(dir, k == 0 ? 0 : 3, &row.compile_s[k], k == 2);
-        if (!err.ok()) row.failure = (k == 2 ? "sm_90: " : "O" + std::to_string(k == 0 ? 0 : 3) + ": ") + err.status().message();
-        else row.error[k] = *err;
+        if (!err.ok())
+          row.failure = (k == 2 ? "sm_90: " : "O" + std::to_string(k == 0 ? 0 : 3) + ": ") + err.status().message();
+        else
+          row.error[k] = *err;
       }
       char gpu_column[32] = "";
       if (runs == 3) std::snprintf(gpu_column, sizeof(gpu_column), " sm_90 %.2e", row.error[2]);
-      std::printf("%-30s %-8s O0 %.2e O3 %.2e%s  compile %.1f s / %.1f s %s\n", model.c_str(), opset.c_str(), row.error[0], row.error[1],
-                  gpu_column, row.compile_s[0], row.compile_s[1], row.failure.c_str());
+      std::printf("%-30s %-8s O0 %.2e O3 %.2e%s  compile %.1f s / %.1f s %s\n", model.c_str(), opset.c_str(),
+                  row.error[0], row.error[1], gpu_column, row.compile_s[0], row.compile_s[1], row.failure.c_str());
       std::fflush(stdout);
       EXPECT_TRUE(row.failure.empty()) << model << " " << opset << ": " << row.failure;
-      for (int k = 0; k < runs; ++k) EXPECT_LE(row.error[k], recurrent ? 1e-3 : 1e-4) << model << " " << opset << " run " << k;
+      for (int k = 0; k < runs; ++k)
+        EXPECT_LE(row.error[k], recurrent ? 1e-3 : 1e-4) << model << " " << opset << " run " << k;
       rows.push_back(row);
     }
   }
@@ -130,8 +134,9 @@ void CheckExports(const char* dir_env, const char* how_to_export) {
     md << "| model | opset | error O0 | error O3 | compile O0 (s) | compile O3 (s) |\n|---|---|---|---|---|---|\n";
     char line[1024];
     for (const Row& r : rows) {
-      std::snprintf(line, sizeof(line), "| %s | %s | %.1e | %.1e | %.1f | %.1f |%s\n", r.model.c_str(), r.opset.substr(5).c_str(),
-                    r.error[0], r.error[1], r.compile_s[0], r.compile_s[1], r.failure.empty() ? "" : (" " + r.failure + " |").c_str());
+      std::snprintf(line, sizeof(line), "| %s | %s | %.1e | %.1e | %.1f | %.1f |%s\n", r.model.c_str(),
+                    r.opset.substr(5).c_str(), r.error[0], r.error[1], r.compile_s[0], r.compile_s[1],
+                    r.failure.empty() ? "" : (" " + r.failure + " |").c_str());
       md << line;
     }
     std::ofstream(report) << md.str();

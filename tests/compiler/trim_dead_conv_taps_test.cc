@@ -2,12 +2,11 @@
 // only padding compile to the smaller window and compute what the whole window computes (opt
 // level 0, where the pass does not run).
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <random>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "common/compile_onnx.h"
 #include "common/run_artifact.h"
@@ -38,7 +37,8 @@ onnx::ModelProto Model(const Case& c) {
   auto* in = g->add_input();
   in->set_name("x");
   in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {int64_t(1), int64_t(8), c.size, c.size}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  for (int64_t d : {int64_t(1), int64_t(8), c.size, c.size})
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
   auto* w = g->add_initializer();
   w->set_name("w");
   w->set_data_type(onnx::TensorProto::FLOAT);
@@ -56,7 +56,8 @@ onnx::ModelProto Model(const Case& c) {
   return m;
 }
 
-std::vector<float> CompileAndRun(const onnx::ModelProto& m, int opt_level, const std::vector<float>& x, std::string* workloads) {
+std::vector<float> CompileAndRun(const onnx::ModelProto& m, int opt_level, const std::vector<float>& x,
+                                 std::string* workloads) {
   auto artifact = testing::CompileOnnxBytes(m.SerializeAsString(), "aspp", opt_level);
   EXPECT_TRUE(artifact.ok()) << artifact.status().message();
   if (!artifact.ok()) return {};
@@ -66,16 +67,16 @@ std::vector<float> CompileAndRun(const onnx::ModelProto& m, int opt_level, const
 
 TEST(TrimDeadConvTaps, TapsThatReadOnlyPaddingAreDroppedAndTheValuesStay) {
   const std::vector<Case> cases = {
-      {14, 3, 36, 36, 1, "R1x1"},   // DeepLabV3's ASPP at dilation 36: only the centre tap reads the map
-      {14, 3, 24, 24, 1, "R1x1"},   // ... and 24
-      {14, 3, 12, 12, 1, "R3x3"},   // at 12 the outer taps reach the border: nothing to drop
-      {14, 3, 14, 14, 1, "R1x1"},   // exactly the map's extent away
-      {6, 5, 4, 8, 1, "R3x3"},      // the outermost taps of a 5x5 only: the pads shrink by one dilation
-      {15, 3, 20, 20, 2, "R1x1"},   // strided
+      {14, 3, 36, 36, 1, "R1x1"},  // DeepLabV3's ASPP at dilation 36: only the centre tap reads the map
+      {14, 3, 24, 24, 1, "R1x1"},  // ... and 24
+      {14, 3, 12, 12, 1, "R3x3"},  // at 12 the outer taps reach the border: nothing to drop
+      {14, 3, 14, 14, 1, "R1x1"},  // exactly the map's extent away
+      {6, 5, 4, 8, 1, "R3x3"},     // the outermost taps of a 5x5 only: the pads shrink by one dilation
+      {15, 3, 20, 20, 2, "R1x1"},  // strided
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE("size " + std::to_string(c.size) + " k " + std::to_string(c.k) + " dilation " + std::to_string(c.dilation) +
-                 " pad " + std::to_string(c.pad) + " stride " + std::to_string(c.stride));
+    SCOPED_TRACE("size " + std::to_string(c.size) + " k " + std::to_string(c.k) + " dilation " +
+                 std::to_string(c.dilation) + " pad " + std::to_string(c.pad) + " stride " + std::to_string(c.stride));
     std::vector<float> x(size_t(8 * c.size * c.size));
     std::mt19937 rng(9);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

@@ -3,6 +3,8 @@
 // weights transformed at compile time (WinogradWeightTransform, NCHW[x]c blocks) gives the direct
 // convolution of the original 3x3 weights for each tile size, with padding, partial edge tiles and
 // a fused epilogue.
+#include "tunefarm/compiler/winograd.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "common/kernel_reference.h"
 #include "tunefarm/compiler/kernel.h"
-#include "tunefarm/compiler/winograd.h"
 #include "tunefarm/testing/kernel_cases.h"
 
 namespace tunefarm::compiler {
@@ -45,7 +46,8 @@ TEST(WinogradMatrices, EveryTileComputesTheCorrelationExactlyInDouble) {
     }
   }
   EXPECT_FALSE(WinogradFor(3).ok());
-  EXPECT_NE(WinogradFor(8).status().message().find("Winograd output tile 8 is not built (2, 4 or 6)"), std::string::npos);
+  EXPECT_NE(WinogradFor(8).status().message().find("Winograd output tile 8 is not built (2, 4 or 6)"),
+            std::string::npos);
 }
 
 // out[n, k, h, w] of a 3x3 stride-1 convolution in NCHW[x]c, in double.
@@ -63,7 +65,8 @@ std::vector<float> DirectConvolution(const Conv2dParams& c, const std::vector<fl
               for (int64_t s = 0; s < 3; ++s) {
                 const int64_t h = y + r - c.pad_top, v = x + s - c.pad_left;
                 if (h < 0 || h >= c.height || v < 0 || v >= c.width) continue;
-                acc += double(data[size_t((((n * (c.in_channels / ic_bn) + ch / ic_bn) * c.height + h) * c.width + v) * ic_bn +
+                acc += double(data[size_t((((n * (c.in_channels / ic_bn) + ch / ic_bn) * c.height + h) * c.width + v) *
+                                              ic_bn +
                                           ch % ic_bn)]) *
                        filters[size_t(((k * c.in_channels + ch) * 3 + r) * 3 + s)];
               }
@@ -104,7 +107,8 @@ TEST(CpuWinograd, TransformedWeightsGiveTheDirectConvolutionForEveryTile) {
       std::vector<KernelInfo> infos;
       auto jit = BuildJit({spec}, &infos);
       ASSERT_TRUE(jit.ok()) << jit.status().ToString();
-      std::vector<float> data(size_t(infos[0].buffers[0].num_elements())), filters(size_t(sh.k * sh.c * 9)), bias(size_t(sh.k));
+      std::vector<float> data(size_t(infos[0].buffers[0].num_elements())), filters(size_t(sh.k * sh.c * 9)),
+          bias(size_t(sh.k));
       for (float& x : data) x = dist(rng);
       for (float& x : filters) x = dist(rng);
       for (float& x : bias) x = dist(rng);
@@ -126,9 +130,10 @@ TEST(CpuWinograd, AppliesOnlyTo3x3StrideOneUngroupedConvolutions) {
   strided.implementation = "conv2d_nchwc_winograd";
   auto space = GetConfigSpace(strided, HostTarget());
   ASSERT_FALSE(space.ok());
-  EXPECT_NE(space.status().message().find("conv2d_nchwc_winograd computes 3x3, stride-1, dilation-1, ungrouped convolutions; "
-                                          "use conv2d_nchwc for conv2d|N1_C8_H16_W16|K8_R3x3_S2x2"),
-            std::string::npos)
+  EXPECT_NE(
+      space.status().message().find("conv2d_nchwc_winograd computes 3x3, stride-1, dilation-1, ungrouped convolutions; "
+                                    "use conv2d_nchwc for conv2d|N1_C8_H16_W16|K8_R3x3_S2x2"),
+      std::string::npos)
       << space.status().message();
 }
 

@@ -1,8 +1,8 @@
 // Fuzz target: the artifact reader. The first byte picks how the rest is read:
 //   even: as a whole file -- the header, the checksums, truncations;
 //   odd:  as the three sections (metadata JSON, parameters, library: two little-endian u16 say
-//         how long the first two are, clamped to what follows) wrapped in a container with correct checksums, so the fuzzer reaches the
-//         metadata and tensor validation behind them.
+//         how long the first two are, clamped to what follows) wrapped in a container with correct checksums, so the
+//         fuzzer reaches the metadata and tensor validation behind them.
 #include <algorithm>
 
 #include "fuzz/fuzz_target.h"
@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto u16 = [&](size_t at) { return size_t(uint8_t(rest[at])) | size_t(uint8_t(rest[at + 1])) << 8; };
   const size_t a = std::min(body.size(), u16(0));
   const size_t b = std::min(body.size(), a + u16(2));
-  auto parsed = tunefarm::runtime::Artifact::Parse(SealedContainer(body.substr(0, a), body.substr(a, b - a), body.substr(b)));
+  auto parsed =
+      tunefarm::runtime::Artifact::Parse(SealedContainer(body.substr(0, a), body.substr(a, b - a), body.substr(b)));
   if (parsed.ok()) (void)parsed->Validate();
   return 0;
 }
@@ -58,7 +59,13 @@ std::vector<std::string> Seeds() {
   a.model = "fuzz";
   // An input with an edge type and a kernel under a condition: the seed is a version-3 file and the
   // fuzzer reaches both checks.
-  a.tensors = {{"x", runtime::ArtifactTensor::kInput, runtime::ElementType::kFloat32, {1, 4}, 0, -1, runtime::ElementType::kFloat16},
+  a.tensors = {{"x",
+                runtime::ArtifactTensor::kInput,
+                runtime::ElementType::kFloat32,
+                {1, 4},
+                0,
+                -1,
+                runtime::ElementType::kFloat16},
                {"w", runtime::ArtifactTensor::kParam, runtime::ElementType::kFloat32, {4}, 0, -1, std::nullopt},
                {"y", runtime::ArtifactTensor::kOutput, runtime::ElementType::kFloat32, {1, 4}, 0, -1, std::nullopt},
                {"c", runtime::ArtifactTensor::kInput, runtime::ElementType::kBool, {1}, 0, -1, std::nullopt}};
@@ -66,7 +73,9 @@ std::vector<std::string> Seeds() {
   a.inputs = {0, 3};
   a.outputs = {2};
   a.params = std::string(16, '\1');
-  a.library = "\x7f" "ELF not really";
+  a.library =
+      "\x7f"
+      "ELF not really";
   const std::string file = a.Serialize();
   std::string flipped = file;
   flipped[60] = char(flipped[60] ^ 4);  // a bit flip in the metadata

@@ -21,7 +21,9 @@ std::string Mutate(std::string s, const std::vector<std::string>& seeds, std::mt
       case 0:
         if (pos < s.size()) s[pos] = char(s[pos] ^ (1 << (rng() % 8)));
         break;
-      case 1: s.insert(pos, 1, char(rng())); break;
+      case 1:
+        s.insert(pos, 1, char(rng()));
+        break;
       case 2:
         if (pos < s.size()) s.erase(pos, 1 + rng() % 8);
         break;

@@ -24,10 +24,10 @@ std::vector<std::string> Seeds() {
           "HEAD /metrics HTTP/1.0\r\n\r\n",
           "POST /api/jobs/1/cancel HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}",
           "GET / HTTP/1.1\r\nHost: [::1]:80\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
-          "GET /?a=%zz&a=1 HTTP/1.1\r\nHost: rebind.example\r\n\r\n",                          // bad escape, repeat
-          "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",                  // conflicting lengths
-          "GET / HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n",                          // header limit
-          "GET / HTTP/1.1\r\nHost: x\r\n"};                                                    // incomplete
+          "GET /?a=%zz&a=1 HTTP/1.1\r\nHost: rebind.example\r\n\r\n",            // bad escape, repeat
+          "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",  // conflicting lengths
+          "GET / HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n",         // header limit
+          "GET / HTTP/1.1\r\nHost: x\r\n"};                                      // incomplete
 }
 
 }  // namespace tunefarm::fuzz

@@ -15,8 +15,8 @@ namespace tunefarm::fuzz {
 
 std::vector<std::string> Seeds() {
   // A valid kernel case file: one case "k" with one input buffer of two floats.
-  const unsigned char case_file[] = {'T', 'F', 'K', 'C', 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'k', 1, 0, 0, 0,
-                                     0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64};
+  const unsigned char case_file[] = {'T', 'F', 'K', 'C', 1, 0, 0, 0, 1, 0, 0, 0, 1, 0,   0,  0, 'k', 1, 0,
+                                     0,   0,   0,   2,   0, 0, 0, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0,   0, 64};
   return {R"({"symbol":"k","buffers":[{"name":"a","role":"input","shape":[1,2],"dtype":"float32"}],"flops":2})",
           R"({"symbol":"k","buffers":[],"flops":"2"})",  // a mistyped field (used to throw)
           R"({"symbol":"k","buffers":[{"name":"a","shape":[-1]}]})",

@@ -43,8 +43,8 @@ std::vector<std::string> Seeds() {
   crash.kind = rs::OutcomeKind::kRuntimeCrash;
   crash.signal = 11;
   crash.message = "caf\xe9";
-  return {rs::SerializeSpec(spec), rs::SerializeSpec(gpu), rs::SerializeSpec(absurd), rs::SerializeOutcome(ok),
-          rs::SerializeOutcome(crash), ""};
+  return {rs::SerializeSpec(spec),  rs::SerializeSpec(gpu),      rs::SerializeSpec(absurd),
+          rs::SerializeOutcome(ok), rs::SerializeOutcome(crash), ""};
 }
 
 }  // namespace tunefarm::fuzz

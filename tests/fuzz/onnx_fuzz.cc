@@ -30,10 +30,11 @@ std::vector<std::string> Seeds() {
   cnn.Node("GlobalAveragePool", {"r"}, {"g"}, {});
   cnn.Node("Flatten", {"g"}, {"y"}, {AttrInt("axis", 1)});
   cnn.Output("y");
-  return {cnn.Bytes(), conv({0, 0, 0, 0}, "x"),
+  return {cnn.Bytes(),
+          conv({0, 0, 0, 0}, "x"),
           conv({int64_t(1) << 40, 0, 0, 0}, "x"),  // pads 2^40 (used to spin for hours)
-          conv({-3, 0, 0, 0}, "x"),                 // negative pads
-          conv({0, 0, 0, 0}, "caf\xe9"),            // a tensor name that is not UTF-8 (used to abort)
+          conv({-3, 0, 0, 0}, "x"),                // negative pads
+          conv({0, 0, 0, 0}, "caf\xe9"),           // a tensor name that is not UTF-8 (used to abort)
           ""};
 }
 

@@ -32,11 +32,11 @@ std::vector<std::string> Seeds() {
       R"({"workload":"dense_pack|N1_I16|O8|NC|float32","target":"llvm -mcpu=x86-64","status":"ok","config_index":1,)"
       R"("config":"{}","mean_ms":0.5,"costs_ms":[0.5]})";
   return {ok,
-          R"({"workload":"w","target":"llvm","status":"exploded","config_index":1})",              // unknown status
+          R"({"workload":"w","target":"llvm","status":"exploded","config_index":1})",  // unknown status
           R"({"workload":"w","target":"llvm -model=\u0000x","status":"ok","config_index":1,"mean_ms":1})",  // NUL
-          R"({"workload":"w","target":"not a target","status":"timeout","config_index":1})",     // unparsable target
-          R"({"workload":"","target":"llvm","status":"ok","config_index":1,"mean_ms":1})",        // empty key
-          R"({"workload":"w","target":"llvm","status":"ok","config_index":"1","mean_ms":1})",     // mistyped
+          R"({"workload":"w","target":"not a target","status":"timeout","config_index":1})",   // unparsable target
+          R"({"workload":"","target":"llvm","status":"ok","config_index":1,"mean_ms":1})",     // empty key
+          R"({"workload":"w","target":"llvm","status":"ok","config_index":"1","mean_ms":1})",  // mistyped
           "{\"workload\":\"caf\xe9\",\"target\":\"llvm\",\"status\":\"timeout\",\"config_index\":1}"};  // Latin-1
 }
 

@@ -30,15 +30,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 namespace tunefarm::fuzz {
 
 std::vector<std::string> Seeds() {
-  return {"native", "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon", "rasp3b", "cuda -arch=sm_90",
+  return {"native",
+          "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon",
+          "rasp3b",
+          "cuda -arch=sm_90",
           "llvm -mcpu=skylake-avx512 -mattr=+avx512f,-avx2 -model=x -keys=cpu",
-          "llvm -model=caf\xe9",                      // Latin-1 model name (used to abort in JSON)
-          "llvm -mtriple=x86_64-pc-windows-msvc",     // a triple the runtime can never load
-          "llvm -mtriple=aarch64-linux-gnu",          // a cross triple without -mcpu
+          "llvm -model=caf\xe9",                   // Latin-1 model name (used to abort in JSON)
+          "llvm -mtriple=x86_64-pc-windows-msvc",  // a triple the runtime can never load
+          "llvm -mtriple=aarch64-linux-gnu",       // a cross triple without -mcpu
           "conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
           "conv2d|N1_C1_H4_W4|K1_R1x1_S1x1_P1099511627776_0_0_0_D1x1_G1|NCHW|float32",  // pads 2^40
           "conv2d|N1_C8_H9_W9|K8_R3x3_S2x2_P1_1_1_1_D1x1_G8|NCHW|float32",
-          "dense|N1_I512|O1000|NC|float32", R"({"index":3,"knobs":{"tile":[3,4],"ann":"b","o":[2]}})"};
+          "dense|N1_I512|O1000|NC|float32",
+          R"({"index":3,"knobs":{"tile":[3,4],"ann":"b","o":[2]}})"};
 }
 
 }  // namespace tunefarm::fuzz

@@ -32,8 +32,9 @@ std::string Ptx(const std::string& name, const std::string& body, const std::str
          "cvta.to.global.u64 %rd4, %rd2;\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd5, %r1, 4;\n" +
          body + "ret;\n}\n";
 }
-const char* kDouble = "add.s64 %rd6, %rd3, %rd5;\nld.global.f32 %f1, [%rd6];\nadd.f32 %f2, %f1, %f1;\n"
-                      "add.s64 %rd7, %rd4, %rd5;\nst.global.f32 [%rd7], %f2;\n";
+const char* kDouble =
+    "add.s64 %rd6, %rd3, %rd5;\nld.global.f32 %f1, [%rd6];\nadd.f32 %f2, %f1, %f1;\n"
+    "add.s64 %rd7, %rd4, %rd5;\nst.global.f32 [%rd7], %f2;\n";
 
 class CudaMeasurement : public ::testing::Test {
  protected:
@@ -62,15 +63,20 @@ class CudaMeasurement : public ::testing::Test {
 TEST_F(CudaMeasurement, PtxAndLaunchAreCheckedBeforeAnythingRuns) {
   MeasureOutcome garbage = Run("garbage", Spec("twice"));
   EXPECT_EQ(garbage.kind, OutcomeKind::kCompile);
-  EXPECT_EQ(garbage.message,
-            "the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures PTX or "
-            "a cubin");
-  MeasureOutcome elf = Run(std::string("\x7f" "ELF garbage"), Spec("twice"));
+  EXPECT_EQ(
+      garbage.message,
+      "the kernel is neither PTX text (no .version/.target directives) nor a cubin: a CUDA server measures PTX or "
+      "a cubin");
+  MeasureOutcome elf = Run(std::string("\x7f"
+                                       "ELF garbage"),
+                           Spec("twice"));
   EXPECT_EQ(elf.kind, OutcomeKind::kCompile);
   EXPECT_EQ(elf.message, "the kernel is a truncated ELF file (12 bytes), not a cubin");
   // An ELF header for x86-64 (machine 62), and one for CUDA (190) that does not name the kernel.
   std::string header(64, '\0');
-  header.replace(0, 4, "\x7f" "ELF");
+  header.replace(0, 4,
+                 "\x7f"
+                 "ELF");
   header[18] = char(62);
   EXPECT_EQ(Run(header, Spec("twice")).message, "the kernel is an ELF file for machine 62, not a cubin (EM_CUDA, 190)");
   header[18] = char(190);
@@ -95,7 +101,8 @@ TEST_F(CudaMeasurement, WithoutADriverTheTrialFailsSayingSo) {
   TUNEFARM_NEED_NO_DRIVER();
   MeasureOutcome o = Run(Ptx("twice", kDouble), Spec("twice"));
   EXPECT_EQ(o.kind, OutcomeKind::kRuntimeCrash);
-  EXPECT_EQ(o.message.rfind("cannot open the GPU: no CUDA driver: " + CudaDriverLibraryName() + " cannot be loaded", 0), 0u)
+  EXPECT_EQ(o.message.rfind("cannot open the GPU: no CUDA driver: " + CudaDriverLibraryName() + " cannot be loaded", 0),
+            0u)
       << o.message;
 }
 
@@ -148,7 +155,8 @@ TEST_F(CudaMeasurement, OnAGpuACompiledKernelIsTimedAndChecked) {
   ASSERT_EQ(o.kind, OutcomeKind::kOk) << o.message;
   ASSERT_EQ(o.costs_ms.size(), 3u);
   for (double c : o.costs_ms) EXPECT_GT(c, 0);
-  std::printf("dense 1x512->1000 fallback on %s: %.4f ms (%d launches per round)\n", gpu_name.c_str(), o.costs_ms[0], o.number);
+  std::printf("dense 1x512->1000 fallback on %s: %.4f ms (%d launches per round)\n", gpu_name.c_str(), o.costs_ms[0],
+              o.number);
 }
 
 // ResNet-18's 3x3 conv at 56x56 under a few random configs of the CUDA template (the tuner's
@@ -259,13 +267,14 @@ TEST_F(CudaMeasurement, CandidateBuildsOnOneJobAndOnEveryCore) {
   }
   const auto a = phases(alone), p = phases(parallel);
   const double n = double(c.specs.size());
-  std::printf("candidate builds (conv2d 64x56x56 3x3 for h100, %d candidates, ptxas: %s): 1 job: %.0f ms each "
-              "(lowering %.0f, LLVM %.0f, ptxas %.0f); %d jobs: %.1f ms each of wall time, %.0f ms each of work "
-              "(lowering %.0f, LLVM %.0f, ptxas %.0f), %.1f jobs busy; spawning a tool: %.1f ms alone, %.1f ms on %d "
-              "threads at once\n",
-              count, ptxas.empty() ? "none" : ptxas.c_str(), alone_ms / n, a.lower_ms, a.codegen_ms, a.tool_ms, jobs,
-              parallel_ms / n, p.lower_ms + p.codegen_ms + p.tool_ms, p.lower_ms, p.codegen_ms, p.tool_ms,
-              (p.lower_ms + p.codegen_ms + p.tool_ms) * n / parallel_ms, spawn_ms(1), spawn_ms(jobs), jobs);
+  std::printf(
+      "candidate builds (conv2d 64x56x56 3x3 for h100, %d candidates, ptxas: %s): 1 job: %.0f ms each "
+      "(lowering %.0f, LLVM %.0f, ptxas %.0f); %d jobs: %.1f ms each of wall time, %.0f ms each of work "
+      "(lowering %.0f, LLVM %.0f, ptxas %.0f), %.1f jobs busy; spawning a tool: %.1f ms alone, %.1f ms on %d "
+      "threads at once\n",
+      count, ptxas.empty() ? "none" : ptxas.c_str(), alone_ms / n, a.lower_ms, a.codegen_ms, a.tool_ms, jobs,
+      parallel_ms / n, p.lower_ms + p.codegen_ms + p.tool_ms, p.lower_ms, p.codegen_ms, p.tool_ms,
+      (p.lower_ms + p.codegen_ms + p.tool_ms) * n / parallel_ms, spawn_ms(1), spawn_ms(jobs), jobs);
 }
 
 // With ptxas on the tuning machine, a candidate travels with ptxas's cubin, which a server whose GPU
@@ -276,7 +285,10 @@ TEST_F(CudaMeasurement, ACubinFromPtxasIsAcceptedNamingItsKernel) {
   Candidates c = BuildConvCandidates(*target, 1);
   ASSERT_EQ(c.specs.size(), 1u);
   if (c.cubin[0].empty()) GTEST_SKIP() << "no ptxas on this machine: candidates travel as PTX alone";
-  EXPECT_EQ(c.cubin[0].compare(0, 4, "\x7f" "ELF"), 0);
+  EXPECT_EQ(c.cubin[0].compare(0, 4,
+                               "\x7f"
+                               "ELF"),
+            0);
   EXPECT_TRUE(CheckPtx(c.cubin[0], "conv").ok());
   EXPECT_EQ(CheckPtx(c.cubin[0], "dense").message(), "the cubin has no symbol 'dense'");
 }
@@ -308,17 +320,21 @@ TEST_F(CudaMeasurement, OnAGpuCandidatesLoadFromPtxAndFromTheirCubin) {
     ++cubins;
   }
   const int n = int(c.specs.size());
-  std::printf("conv2d 64x56x56 3x3 candidates on %s: loading %.1f ms per kernel from PTX (the driver's JIT), %s; "
-              "timing %.1f ms per kernel\n", gpu_name.c_str(), ptx_load / n,
-              cubins ? (std::to_string(cubin_load / cubins).substr(0, 5) + " ms from the cubin").c_str()
-                     : "no ptxas here (no cubins)", run / n);
+  std::printf(
+      "conv2d 64x56x56 3x3 candidates on %s: loading %.1f ms per kernel from PTX (the driver's JIT), %s; "
+      "timing %.1f ms per kernel\n",
+      gpu_name.c_str(), ptx_load / n,
+      cubins ? (std::to_string(cubin_load / cubins).substr(0, 5) + " ms from the cubin").c_str()
+             : "no ptxas here (no cubins)",
+      run / n);
 }
 
 TEST_F(CudaMeasurement, OnAGpuHostileKernelsCostOneTrialEach) {
   TUNEFARM_NEED_GPU();
   // Writes 1 GiB past its output buffer: an illegal address, sticky in its context -- the child
   // dies with it and the next trial runs in a fresh one.
-  const std::string oob = Ptx("oob", "add.s64 %rd7, %rd4, 1073741824;\nadd.s64 %rd8, %rd7, %rd5;\nst.global.f32 [%rd8], %f1;\n");
+  const std::string oob =
+      Ptx("oob", "add.s64 %rd7, %rd4, 1073741824;\nadd.s64 %rd8, %rd7, %rd5;\nst.global.f32 [%rd8], %f1;\n");
   MeasureOutcome a = Run(oob, Spec("oob"));
   EXPECT_EQ(a.kind, OutcomeKind::kRuntimeCrash);
   EXPECT_NE(a.message.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << a.message;
@@ -397,13 +413,13 @@ TEST_P(CudaTemplatesOnGpu, RandomCasesMatchTheReferences) {
     m.timing.timeout_ms = 10000;
     MeasureOutcome o = worker.Measure(*ptx, m);
     if (o.kind != OutcomeKind::kOk) ++failed;
-    EXPECT_EQ(o.kind, OutcomeKind::kOk) << spec.workload.Key() << " epilogue " << spec.epilogue.ToString()
-                                        << " config " << infos[0].config_json << ": " << o.message;
+    EXPECT_EQ(o.kind, OutcomeKind::kOk) << spec.workload.Key() << " epilogue " << spec.epilogue.ToString() << " config "
+                                        << infos[0].config_json << ": " << o.message;
     ++checked;
   }
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
-  std::printf("%s on %s: %d cases run on the GPU, %d failed (%d configs refused by the verifier, not run)\n", tmpl.c_str(),
-              gpu_name.c_str(), checked, failed, refused);
+  std::printf("%s on %s: %d cases run on the GPU, %d failed (%d configs refused by the verifier, not run)\n",
+              tmpl.c_str(), gpu_name.c_str(), checked, failed, refused);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CudaTemplatesOnGpu,

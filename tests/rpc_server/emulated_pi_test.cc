@@ -29,7 +29,8 @@ using tunefarm::testing::ReadFile;
 TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   const std::string farm = TUNEFARM_FARM_AARCH64_DIR;
   if (!Exists(farm + "/rpc_server") || !Exists(farm + "/tunefarm-measure-child")) {
-    TUNEFARM_MISSING_FIXTURE("cross-built aarch64 rpc_server missing in " << farm << " (scripts/setup.sh installs libgrpc++-dev:arm64)");
+    TUNEFARM_MISSING_FIXTURE("cross-built aarch64 rpc_server missing in "
+                             << farm << " (scripts/setup.sh installs libgrpc++-dev:arm64)");
   }
   if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("qemu-aarch64 not installed");
   const std::string dir = ::testing::TempDir() + "tunefarm_pi_" + std::to_string(getpid());
@@ -39,7 +40,8 @@ TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   // starts each measurement child through qemu too.
   tunefarm::testing::LocalFarm processes(kToken);
   ASSERT_EQ(processes.StartTracker(RPC_TRACKER), "");
-  ASSERT_EQ(processes.StartServer({farm + "/rpc_server", farm + "/tunefarm-measure-child", "rasp4b", dir, "qemu-aarch64", 60000}),
+  ASSERT_EQ(processes.StartServer(
+                {farm + "/rpc_server", farm + "/tunefarm-measure-child", "rasp4b", dir, "qemu-aarch64", 60000}),
             "")
       << "the emulated rpc_server did not register";
   const std::string tracker_address = processes.tracker_address();

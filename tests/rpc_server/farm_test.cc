@@ -49,8 +49,8 @@ class Farm : public ::testing::Test {
   }
   MeasureInput SlowKernel(int sleep_ms) {
     const std::string c = dir_ + "/slow.c", so = dir_ + "/slow.so";
-    std::ofstream(c) << "#include <stdint.h>\n#include <unistd.h>\nint32_t kernel(void* const* a) { usleep(" << sleep_ms * 1000
-                     << "); return 0; }\n";
+    std::ofstream(c) << "#include <stdint.h>\n#include <unistd.h>\nint32_t kernel(void* const* a) { usleep("
+                     << sleep_ms * 1000 << "); return 0; }\n";
     EXPECT_EQ(system(("cc -shared -fPIC -o " + so + " " + c).c_str()), 0);
     MeasureInput in;
     in.library = ReadFile(so);
@@ -132,7 +132,8 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
   farm_.server(victim).Wait();
   // Gone from status after the kill. How soon (3 heartbeat periods) is TrackerCoreTest's, on a
   // virtual clock; a wall-clock bound here would fail on a loaded or sanitized machine.
-  std::printf("killed server left the tracker's status %.0f ms after SIGKILL (heartbeat %d ms)\n", gone_after_ms, kHeartbeatMs);
+  std::printf("killed server left the tracker's status %.0f ms after SIGKILL (heartbeat %d ms)\n", gone_after_ms,
+              kHeartbeatMs);
   EXPECT_GE(gone_after_ms, 0.0) << "the killed server never left the tracker's status";
   EXPECT_EQ(Status().servers_size(), 2);
 }
@@ -140,7 +141,9 @@ TEST_F(Farm, MeasuresCompiledKernelsAndFailsOverWhenAServerIsKilled) {
 TEST_F(Farm, HostileKernelsCostOneTrialEachAndTheServerKeepsServing) {
   auto hostile = [&](const std::string& name, const std::string& body) {
     const std::string c = dir_ + "/" + name + ".c", so = dir_ + "/" + name + ".so";
-    std::ofstream(c) << "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\nint32_t kernel(void* const* a) {" << body << "}\n";
+    std::ofstream(c)
+        << "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\nint32_t kernel(void* const* a) {" << body
+        << "}\n";
     EXPECT_EQ(system(("cc -O1 -shared -fPIC -o " + so + " " + c).c_str()), 0);
     MeasureInput in = SlowKernel(0);
     in.library = ReadFile(so);
@@ -148,12 +151,13 @@ TEST_F(Farm, HostileKernelsCostOneTrialEachAndTheServerKeepsServing) {
     return in;
   };
   std::vector<MeasureInput> batch = {
-      hostile("segv", "volatile float* p = 0; p[3] = 1; return 0;"),
-      hostile("hang", "volatile int x = 1; while (x) {} return 0;"),
+    hostile("segv", "volatile float* p = 0; p[3] = 1; return 0;"),
+    hostile("hang", "volatile int x = 1; while (x) {} return 0;"),
 #if !defined(__SANITIZE_ADDRESS__)
-      hostile("greedy", "char* p = (char*)malloc((size_t)64 << 30); memset(p, 1, (size_t)64 << 30); return p == 0;"),
+    hostile("greedy", "char* p = (char*)malloc((size_t)64 << 30); memset(p, 1, (size_t)64 << 30); return p == 0;"),
 #endif
-      SlowKernel(0)};
+    SlowKernel(0)
+  };
   batch[1].spec.timing.timeout_ms = 1000;
   MeasureClient client({farm_.tracker_address(), "cpu", kToken, "hostile", 0, 60000, {}, {}});
   auto r = client.Measure(batch, 60000);
@@ -179,7 +183,8 @@ TEST_F(Farm, ServersReRegisterAfterTheTrackerRestarts) {
   farm_.tracker().Kill(SIGKILL);
   farm_.tracker().Wait();
   auto restarted = std::chrono::steady_clock::now();
-  ASSERT_EQ(farm_.StartTracker(RPC_TRACKER, kHeartbeatMs, address), "");  // same port: the servers know only this address
+  ASSERT_EQ(farm_.StartTracker(RPC_TRACKER, kHeartbeatMs, address),
+            "");  // same port: the servers know only this address
   int seen = 0;
   while (seen < 3 && std::chrono::steady_clock::now() - restarted < std::chrono::seconds(60)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -200,7 +205,8 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   std::vector<std::unique_ptr<MeasureClient>> holders;
   MeasureInput quick = SlowKernel(0);
   for (int i = 0; i < 3; ++i) {
-    holders.push_back(std::make_unique<MeasureClient>(MeasureClientOptions{farm_.tracker_address(), "cpu", kToken, "holder", 0, 60000, {}, {}}));
+    holders.push_back(std::make_unique<MeasureClient>(
+        MeasureClientOptions{farm_.tracker_address(), "cpu", kToken, "holder", 0, 60000, {}, {}}));
     ASSERT_TRUE(holders.back()->Measure({quick}, 10000).ok());
   }
   const int kRequests = 200;
@@ -259,7 +265,8 @@ TEST_F(Farm, LeasesFollowPriorityThenFifoAndTokensAreRequired) {
   // An oversized message (100 MiB, above the 96 MiB cap) is refused by gRPC before it is
   // buffered, and the server keeps serving.
   {
-    auto uncapped = v1::Measure::NewStub(grpc::CreateChannel(farm_.server_addresses()[0], grpc::InsecureChannelCredentials()));
+    auto uncapped =
+        v1::Measure::NewStub(grpc::CreateChannel(farm_.server_addresses()[0], grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
     service::AttachToken(&ctx, kToken);
     v1::MeasureRequest huge;

@@ -19,8 +19,8 @@
 
 #include "common/local_farm.h"
 #include "common/test_files.h"
-#include "tunefarm/service/auth.h"
 #include "tunefarm/rpc_server/measure_client.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
@@ -49,7 +49,8 @@ class Leases : public ::testing::Test {
     // back to a lease it had left (A, B, A).
     for (const auto& [address, leases] : seen_) {
       for (size_t i = 0; i < leases.size(); ++i) {
-        for (size_t j = i + 2; j < leases.size(); ++j) EXPECT_NE(leases[i], leases[j]) << address << " went back to a lease";
+        for (size_t j = i + 2; j < leases.size(); ++j)
+          EXPECT_NE(leases[i], leases[j]) << address << " went back to a lease";
       }
     }
     EXPECT_EQ(double_booked_, 0) << "the tracker showed one lease on two servers";
@@ -80,7 +81,8 @@ class Leases : public ::testing::Test {
     const auto state = State(address);
     for (int i = 1; i < state.lease_uses_size(); ++i) {
       EXPECT_LE(state.lease_uses(i - 1).last_batch_ms(), state.lease_uses(i).first_batch_ms())
-          << address << ": lease " << state.lease_uses(i - 1).lease_id() << " overlaps " << state.lease_uses(i).lease_id();
+          << address << ": lease " << state.lease_uses(i - 1).lease_id() << " overlaps "
+          << state.lease_uses(i).lease_id();
       EXPECT_NE(state.lease_uses(i - 1).lease_id(), state.lease_uses(i).lease_id());
     }
   }
@@ -115,8 +117,8 @@ class Leases : public ::testing::Test {
   MeasureInput Kernel(int sleep_ms) {
     const std::string name = "k" + std::to_string(sleep_ms);
     const std::string c = dir_ + "/" + name + ".c", so = dir_ + "/" + name + ".so";
-    std::ofstream(c) << "#include <stdint.h>\n#include <unistd.h>\nint32_t kernel(void* const* a) { usleep(" << sleep_ms * 1000
-                     << "); return 0; }\n";
+    std::ofstream(c) << "#include <stdint.h>\n#include <unistd.h>\nint32_t kernel(void* const* a) { usleep("
+                     << sleep_ms * 1000 << "); return 0; }\n";
     EXPECT_EQ(system(("cc -shared -fPIC -o " + so + " " + c).c_str()), 0);
     MeasureInput in;
     in.library = tunefarm::testing::ReadFile(so);
@@ -228,7 +230,8 @@ TEST_F(Leases, AFrozenServerIsAbandonedAndItsStaleLeaseRefused) {
     farm_.server(frozen_index).Kill(SIGSTOP);
   });
   const auto t0 = Clock::now();
-  auto r = client.Measure({slow, slow, slow, slow, slow, slow}, 60000);  // 4.8 s of kernels (warm-up + one timed run each)
+  auto r =
+      client.Measure({slow, slow, slow, slow, slow, slow}, 60000);  // 4.8 s of kernels (warm-up + one timed run each)
   freezer.join();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NE(client.lease_id(), stale_lease);
@@ -246,7 +249,8 @@ TEST_F(Leases, AFrozenServerIsAbandonedAndItsStaleLeaseRefused) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [at, line] : client_log_) std::printf("  +%.0f ms %s\n", std::chrono::duration<double, std::milli>(at - t0).count(), line.c_str());
+    for (const auto& [at, line] : client_log_)
+      std::printf("  +%.0f ms %s\n", std::chrono::duration<double, std::milli>(at - t0).count(), line.c_str());
   }
   std::printf("frozen server abandoned %.0f ms after SIGSTOP (heartbeat %d ms); batch done in %.0f ms\n", abandoned_ms,
               heartbeat_ms_, MsSince(t0));
@@ -266,7 +270,8 @@ TEST_F(Leases, AFrozenServerIsAbandonedAndItsStaleLeaseRefused) {
   v1::MeasureResponse resp;
   grpc::Status s = stub->Measure(&ctx, req, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_EQ(s.error_message(), "lease '" + stale_lease + "' does not hold this server (the tracker says no lease does)");
+  EXPECT_EQ(s.error_message(),
+            "lease '" + stale_lease + "' does not hold this server (the tracker says no lease does)");
   // The client carries on with its new server.
   ASSERT_TRUE(client.Measure({Kernel(0)}, 10000).ok());
 }
@@ -318,7 +323,8 @@ TEST_F(Leases, AMeasureWithoutTheGrantedLeaseIsRefused) {
   EXPECT_EQ(none.error_message(), "no lease: a Measure call must carry the lease the tracker granted for this server");
   grpc::Status bogus = call("lease-00000000-1");
   EXPECT_EQ(bogus.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_EQ(bogus.error_message(), "lease 'lease-00000000-1' does not hold this server (the tracker says no lease does)");
+  EXPECT_EQ(bogus.error_message(),
+            "lease 'lease-00000000-1' does not hold this server (the tracker says no lease does)");
   MeasureClient holder(Options("holder"));
   ASSERT_TRUE(holder.Measure({Kernel(0)}, 10000).ok());
   grpc::Status other = call("lease-00000000-2");
@@ -356,13 +362,14 @@ TEST_F(Leases, ATrackerDownForFiveSecondsDelaysATuneNeverFailsIt) {
   a.stop = true;
   a.thread.join();
   late.join();
-  std::printf("tracker down 5 s: the tune measured %d batches meanwhile, %d in all, %d failures\n", during, a.batches.load(),
-              a.failures.load());
+  std::printf("tracker down 5 s: the tune measured %d batches meanwhile, %d in all, %d failures\n", during,
+              a.batches.load(), a.failures.load());
   EXPECT_EQ(a.failures.load(), 0) << a.last_error;
   EXPECT_EQ(a.leases.size(), 1u);
   EXPECT_GT(during, 0);  // it kept measuring on its server
   EXPECT_TRUE(late_ok) << late_error;
-  if (!late_ok) std::printf("tracker:\n%s\nserver:\n%s\n", farm_.tracker().Drain(200).c_str(), farm_.server(0).Drain(200).c_str());
+  if (!late_ok)
+    std::printf("tracker:\n%s\nserver:\n%s\n", farm_.tracker().Drain(200).c_str(), farm_.server(0).Drain(200).c_str());
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // every hostile case costs exactly one failed measurement of the right type: a kernel that
 // segfaults, one that never returns, one that allocates 64 GiB, garbage and wrong-architecture
 // libraries, absurd timing parameters.
+#include "tunefarm/rpc_server/measurement.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +16,6 @@
 #include "common/kernel_reference.h"
 #include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
-#include "tunefarm/rpc_server/measurement.h"
 
 namespace tunefarm::rpc_server {
 namespace {
@@ -32,8 +33,9 @@ class Measurement : public ::testing::Test {
   // A hostile "kernel" compiled from C with the host compiler.
   std::string HostileLibrary(const std::string& name, const std::string& body) {
     const std::string c = dir_ + "/" + name + ".c", so = dir_ + "/" + name + ".so";
-    std::ofstream(c) << "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\nint32_t kernel(void* const* args) {\n"
-                     << body << "\n}\n";
+    std::ofstream(c)
+        << "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\nint32_t kernel(void* const* args) {\n"
+        << body << "\n}\n";
     EXPECT_EQ(system(("cc -O1 -shared -fPIC -o " + so + " " + c).c_str()), 0);
     return ReadFile(so);
   }
@@ -128,8 +130,9 @@ TEST_F(Measurement, CrashingHangingAndGreedyKernelsCostOneTrialEach) {
 
 #if !defined(__SANITIZE_ADDRESS__)
   // 64 GiB against a 2 GiB address-space limit: malloc fails and the kernel dereferences NULL.
-  MeasureOutcome greedy = Run(HostileLibrary("greedy", "float* p = (float*)malloc((size_t)64 << 30);"
-                                                       "memset(p, 1, (size_t)64 << 30); return p == 0;"),
+  MeasureOutcome greedy = Run(HostileLibrary("greedy",
+                                             "float* p = (float*)malloc((size_t)64 << 30);"
+                                             "memset(p, 1, (size_t)64 << 30); return p == 0;"),
                               Spec());
   EXPECT_EQ(greedy.kind, OutcomeKind::kRuntimeCrash) << greedy.message;
 #endif
@@ -225,10 +228,12 @@ class Containment : public Measurement {
   }
   // A kernel that forks a sleeper once per process and writes its pid to `pid_file`.
   std::string ForkingKernel(const std::string& pid_file, bool hang) {
-    return Library(hang ? "fork_hang" : "fork", "static int forked;\nint32_t kernel(void* const* a) {\n"
+    return Library(hang ? "fork_hang" : "fork",
+                   "static int forked;\nint32_t kernel(void* const* a) {\n"
                    "  if (!forked) { forked = 1; pid_t p = fork(); if (p == 0) { sleep(120); _exit(0); }\n"
-                   "    FILE* f = fopen(\"" + pid_file + "\", \"w\"); fprintf(f, \"%d\", (int)p); fclose(f); }\n" +
-                   (hang ? "  for (;;) sleep(1);\n" : "") + "  return 0;\n}\n");
+                   "    FILE* f = fopen(\"" +
+                       pid_file + "\", \"w\"); fprintf(f, \"%d\", (int)p); fclose(f); }\n" +
+                       (hang ? "  for (;;) sleep(1);\n" : "") + "  return 0;\n}\n");
   }
   static bool Alive(pid_t pid) {
     // A zombie (killed, not yet reaped by init) counts as dead.
@@ -271,10 +276,11 @@ TEST_F(Containment, TheChildSeesNoTokenAndRunsInItsPrivateDirectory) {
   FILE* f = fopen("junk/deeper/file", "w");
   if (f) { fputs("left behind", f); fclose(f); }
   return 0;
-})"), Spec());
+})"),
+                         Spec());
   unsetenv("TUNEFARM_TOKEN");
   EXPECT_EQ(o.kind, OutcomeKind::kOk) << o.message;  // 11: token visible, 12: wrong cwd, 13: HOME
-  EXPECT_EQ(LeftoverDirs(), 0);  // removed recursively, with what the kernel wrote
+  EXPECT_EQ(LeftoverDirs(), 0);                      // removed recursively, with what the kernel wrote
 }
 
 TEST_F(Containment, StaleDirectoriesOfDeadServersAreSwept) {

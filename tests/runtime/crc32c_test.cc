@@ -1,11 +1,11 @@
 // CRC-32C against the standard check values and against the portable table, across the lengths
 // and alignments where the hardware path switches between its three-stream blocks and its tail.
+#include "runtime/base/crc32c.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
-
-#include "runtime/base/crc32c.h"
 
 namespace tunefarm::runtime::crc32c {
 namespace {

@@ -1,7 +1,8 @@
 // The CUDA driver loaded at run time: on a machine without a driver (CI), a clear error naming
 // the library; on a GPU host, the device described from the driver's own attributes.
-#include <gtest/gtest.h>
+#include "tunefarm/runtime/cuda_driver.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <array>
@@ -9,8 +10,6 @@
 #include <string>
 
 #include "common/gpu_test.h"
-
-#include "tunefarm/runtime/cuda_driver.h"
 
 namespace tunefarm {
 namespace {
@@ -43,11 +42,12 @@ TEST(CudaDriver, OnAGpuHostDescribesTheDevice) {
   EXPECT_GE(info->max_threads_per_block, 1024);
   EXPECT_GE(info->max_shared_memory_per_block, 48 << 10);
   EXPECT_GT(info->driver_version, 0);
-  std::printf("CUDA device 0: %s, %s, %d SMs, %zu MiB, driver %d\n", info->name.c_str(), info->arch().c_str(), info->sm_count,
-              info->memory_bytes >> 20, info->driver_version);
+  std::printf("CUDA device 0: %s, %s, %d SMs, %zu MiB, driver %d\n", info->name.c_str(), info->arch().c_str(),
+              info->sm_count, info->memory_bytes >> 20, info->driver_version);
   auto missing = (*d)->Describe(*count);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message(), "no CUDA device " + std::to_string(*count) + " (this machine has " + std::to_string(*count) + ")");
+  EXPECT_EQ(missing.status().message(),
+            "no CUDA device " + std::to_string(*count) + " (this machine has " + std::to_string(*count) + ")");
   // A driver error reads as the call, the error's name and the driver's text.
   Status bad = (*d)->Check(1, "cuModuleLoadData(conv2d_3)");
   EXPECT_EQ(bad.message().rfind("cuModuleLoadData(conv2d_3): CUDA_ERROR_INVALID_VALUE (1): ", 0), 0u) << bad.message();
@@ -62,15 +62,18 @@ TEST(CudaDriver, TheProbeSaysWhichOfTheThreeWaysCudaIsMissing) {
       EXPECT_GT(probe.device_count, 0);
       break;
     case CudaAvailability::kNoDriver:
-      EXPECT_EQ(probe.message.rfind("no CUDA driver: " + CudaDriverLibraryName() + " cannot be loaded (", 0), 0u) << probe.message;
+      EXPECT_EQ(probe.message.rfind("no CUDA driver: " + CudaDriverLibraryName() + " cannot be loaded (", 0), 0u)
+          << probe.message;
       break;
     case CudaAvailability::kInitFailed:
-      EXPECT_EQ(probe.message.rfind("the CUDA driver (" + CudaDriverLibraryName() + ") loads but cannot be used: ", 0), 0u)
+      EXPECT_EQ(probe.message.rfind("the CUDA driver (" + CudaDriverLibraryName() + ") loads but cannot be used: ", 0),
+                0u)
           << probe.message;
       EXPECT_NE(probe.message.find("CUDA_ERROR_"), std::string::npos) << probe.message;
       break;
     case CudaAvailability::kNoDevice:
-      EXPECT_EQ(probe.message.rfind("the CUDA driver works but shows no device (CUDA_VISIBLE_DEVICES=", 0), 0u) << probe.message;
+      EXPECT_EQ(probe.message.rfind("the CUDA driver works but shows no device (CUDA_VISIBLE_DEVICES=", 0), 0u)
+          << probe.message;
       break;
   }
 }

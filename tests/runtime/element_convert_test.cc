@@ -97,12 +97,14 @@ TEST(ElementConvert, AUInt64AboveInt64sRangeIsRefusedNamingTheElement) {
   std::vector<int64_t> stored(2);
   Status s = ConvertToStorage(ElementType::kUInt64, u64.data(), stored.data(), 2, "input 'ids'");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message(), "input 'ids': element 1 is 9223372036854775808; uint64 values are computed in int64 and must be at most 2^63-1");
+  EXPECT_EQ(
+      s.message(),
+      "input 'ids': element 1 is 9223372036854775808; uint64 values are computed in int64 and must be at most 2^63-1");
 }
 
 TEST(ElementConvert, StorageTypesAreTheSixKernelsComputeOn) {
-  for (ElementType t : {ElementType::kFloat32, ElementType::kInt64, ElementType::kInt32, ElementType::kInt8, ElementType::kUInt8,
-                        ElementType::kBool}) {
+  for (ElementType t : {ElementType::kFloat32, ElementType::kInt64, ElementType::kInt32, ElementType::kInt8,
+                        ElementType::kUInt8, ElementType::kBool}) {
     EXPECT_TRUE(IsStorageType(t)) << ElementTypeName(t);
   }
   EXPECT_EQ(StorageTypeOf(ElementType::kBFloat16), ElementType::kFloat32);
@@ -138,7 +140,8 @@ TEST(ElementConvert, AnArtifactKeepsEdgeTypesAndSaysItNeedsAVersion3Runtime) {
 TEST(ElementConvert, AnEdgeTypeThatDoesNotMatchItsStorageIsCorrupt) {
   Artifact a = EdgeTypedArtifact();
   a.tensors[1].edge_dtype = ElementType::kFloat16;  // float16 is stored as float32, not int64
-  EXPECT_EQ(a.Validate().message(), "corrupt artifact: tensor 'y' has edge type float16, which its kind and int64 storage cannot have");
+  EXPECT_EQ(a.Validate().message(),
+            "corrupt artifact: tensor 'y' has edge type float16, which its kind and int64 storage cannot have");
   a = EdgeTypedArtifact();
   a.tensors[0].dtype = ElementType::kFloat64;
   EXPECT_EQ(a.Validate().message(), "corrupt artifact: tensor 'x' is stored as float64, which no kernel computes on");

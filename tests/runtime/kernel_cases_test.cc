@@ -1,12 +1,12 @@
-#include <gtest/gtest.h>
+#include "tunefarm/testing/kernel_cases.h"
 
-#include <cstdio>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
-#include "tunefarm/testing/kernel_cases.h"
 #include "tunefarm/runtime/kernel_library.h"
 
 namespace tunefarm::runtime {
@@ -56,8 +56,8 @@ TEST(KernelCases, HostileSizesAreRejectedBeforeAllocating) {
   put32(1);  // one case
   put32(1);
   bytes += "k";
-  put32(1);          // one buffer
-  bytes += '\0';     // input
+  put32(1);                        // one buffer
+  bytes += '\0';                   // input
   uint64_t n = uint64_t(1) << 30;  // 4 GiB of floats claimed, none present
   bytes.append(reinterpret_cast<const char*>(&n), 8);
   auto r = ParseKernelCases(bytes, "hostile");

@@ -1,7 +1,8 @@
+#include "tunefarm/runtime/status.h"
+
 #include <gtest/gtest.h>
 
 #include "tunefarm/runtime/result.h"
-#include "tunefarm/runtime/status.h"
 
 namespace tunefarm {
 namespace {

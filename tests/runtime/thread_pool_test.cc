@@ -1,3 +1,5 @@
+#include "tunefarm/runtime/thread_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -6,10 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "tunefarm/runtime/thread_pool.h"
-
 #if defined(__linux__)
 #include <sched.h>
+
 #include <cstdlib>
 #endif
 

@@ -44,15 +44,19 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
   const std::vector<Case> cases = {
       {{RPC_TRACKER, "--listen", "0"}, "rpc_tracker: --listen '0': expected HOST:PORT"},
       {{RPC_TRACKER, "--listen", ":99999"}, "rpc_tracker: --listen ':99999': the host is missing"},
-      {{RPC_TRACKER, "--listen", "127.0.0.1:99999"}, "rpc_tracker: --listen '127.0.0.1:99999': the port must be a number in 0..65535"},
-      {{RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "1s"}, "rpc_tracker: --heartbeat-ms '1s': expected an integer in [10, 600000]"},
-      {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "0"}, "rpc_server: --listen '0': expected HOST:PORT"},
+      {{RPC_TRACKER, "--listen", "127.0.0.1:99999"},
+       "rpc_tracker: --listen '127.0.0.1:99999': the port must be a number in 0..65535"},
+      {{RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "1s"},
+       "rpc_tracker: --heartbeat-ms '1s': expected an integer in [10, 600000]"},
+      {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "0"},
+       "rpc_server: --listen '0': expected HOST:PORT"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "127.0.0.1:0", "--threads", "4x"},
        "rpc_server: --threads '4x': expected an integer in [1, 1024]"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "127.0.0.1:0", "--tmp", "/nonexistent-dir"},
        "rpc_server: --tmp /nonexistent-dir is not a writable directory"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "cpu", "--listen", "127.0.0.1:0", "--child", "/bin/false"},
-       "rpc_server: the measurement child /bin/false fails its start check (`/bin/false --check` gave exit status 1 and "
+       "rpc_server: the measurement child /bin/false fails its start check (`/bin/false --check` gave exit status 1 "
+       "and "
        "printed nothing): every measurement would fail, so the server does not register; --child must name "
        "tunefarm-measure-child"},
       {{RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0", "--device", "gpu0"},
@@ -60,9 +64,11 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
       {{TUNER_DAEMON, "--listen", ":99999"}, "tuner-daemon: --listen ':99999': the host is missing"},
       {{RPC_TRACKER, "--listn", "127.0.0.1:0"}, "rpc_tracker: unknown flag --listn"},
       {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--tracker", "127.0.0.1:1"}, "tuner-daemon: --tracker requires --key"},
-      {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--max-running", "2x"}, "tuner-daemon: --max-running '2x': expected an integer in [1, 1024]"},
+      {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--max-running", "2x"},
+       "tuner-daemon: --max-running '2x': expected an integer in [1, 1024]"},
       {{TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", tmp + "/named.db", "--name", "tunefarm tune"},
-       "tuner-daemon: --name 'tunefarm tune' is what the jobs table calls `tunefarm tune` runs; give the daemon another name"},
+       "tuner-daemon: --name 'tunefarm tune' is what the jobs table calls `tunefarm tune` runs; give the daemon "
+       "another name"},
   };
   for (const Case& c : cases) {
     auto [code, line] = RunBad(c.argv, c.message);
@@ -73,9 +79,9 @@ TEST(Daemons, RefuseBadListenAddressesAndIntegers) {
 
 TEST(Daemons, ACudaServerWithoutADriverSaysSo) {
   TUNEFARM_NEED_NO_DRIVER();
-  auto [code, line] = RunBad({RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0",
-                              "--device", "cuda:1"},
-                             "rpc_server: --device cuda:1: no CUDA driver: libcuda.so.1 cannot be loaded");
+  auto [code, line] =
+      RunBad({RPC_SERVER, "--tracker", "127.0.0.1:1", "--key", "h200", "--listen", "127.0.0.1:0", "--device", "cuda:1"},
+             "rpc_server: --device cuda:1: no CUDA driver: libcuda.so.1 cannot be loaded");
   EXPECT_NE(line.find("install the NVIDIA driver, or run CUDA work on a GPU host"), std::string::npos) << line;
   EXPECT_EQ(code, 1);
 }
@@ -91,7 +97,8 @@ int64_t RssMb(pid_t pid) {
 
 // Runs `calls` (each a wrong-token 94 MB request) ten at a time while sampling the daemon's RSS;
 // returns (idle, peak) in MB.
-std::pair<int64_t, int64_t> FloodWithWrongToken(pid_t pid, const std::function<grpc::Status(grpc::ClientContext*)>& call) {
+std::pair<int64_t, int64_t> FloodWithWrongToken(pid_t pid,
+                                                const std::function<grpc::Status(grpc::ClientContext*)>& call) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const int64_t idle = RssMb(pid);
   std::atomic<bool> done{false};
@@ -136,8 +143,8 @@ class FarmDaemons : public ::testing::Test {
     ASSERT_TRUE(tracker_.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "200"}, Env()));
     tracker_address_ = tunefarm::testing::AddressFromLine(tracker_.WaitForLine("listening on", 10000));
     ASSERT_FALSE(tracker_address_.empty());
-    ASSERT_TRUE(server_.Start({RPC_SERVER, "--tracker", tracker_address_, "--key", "cpu", "--listen", "127.0.0.1:0", "--tmp", dir_,
-                               "--child", MEASURE_CHILD},
+    ASSERT_TRUE(server_.Start({RPC_SERVER, "--tracker", tracker_address_, "--key", "cpu", "--listen", "127.0.0.1:0",
+                               "--tmp", dir_, "--child", MEASURE_CHILD},
                               Env()));
     server_address_ = tunefarm::testing::AddressFromLine(server_.WaitForLine("listening on", 10000));
     ASSERT_FALSE(server_.WaitForLine("registered with", 10000).empty());
@@ -152,8 +159,10 @@ class FarmDaemons : public ::testing::Test {
 };
 
 TEST_F(FarmDaemons, HealthServiceAnswersServingOnEachDaemon) {
-  for (const auto& [address, service] : std::vector<std::pair<std::string, std::string>>{
-           {tracker_address_, "tunefarm.v1.Tracker"}, {server_address_, "tunefarm.v1.Measure"}, {daemon_address_, "tunefarm.v1.TunerDaemon"}}) {
+  for (const auto& [address, service] :
+       std::vector<std::pair<std::string, std::string>>{{tracker_address_, "tunefarm.v1.Tracker"},
+                                                        {server_address_, "tunefarm.v1.Measure"},
+                                                        {daemon_address_, "tunefarm.v1.TunerDaemon"}}) {
     auto health = grpc::health::v1::Health::NewStub(FarmChannel(address));
     for (const std::string& name : {std::string(), service}) {
       grpc::ClientContext ctx;
@@ -192,10 +201,11 @@ TEST_F(FarmDaemons, WrongTokenFloodsAreRefusedBeforeTheBodyIsBuffered) {
     v1::SubmitJobResponse resp;
     return daemon->SubmitJob(ctx, req, &resp);
   });
-  std::printf("RSS idle -> peak under ten wrong-token 94 MB calls: rpc_server %lld -> %lld MB, rpc_tracker %lld -> %lld MB, "
-              "tuner-daemon %lld -> %lld MB\n",
-              (long long)server_idle, (long long)server_peak, (long long)tracker_idle, (long long)tracker_peak,
-              (long long)daemon_idle, (long long)daemon_peak);
+  std::printf(
+      "RSS idle -> peak under ten wrong-token 94 MB calls: rpc_server %lld -> %lld MB, rpc_tracker %lld -> %lld MB, "
+      "tuner-daemon %lld -> %lld MB\n",
+      (long long)server_idle, (long long)server_peak, (long long)tracker_idle, (long long)tracker_peak,
+      (long long)daemon_idle, (long long)daemon_peak);
 #if !defined(__SANITIZE_ADDRESS__)
   // (Under ASan, freed memory sits in its quarantine, so resident memory says little.) One body
   // buffered would add 94 MB; gRPC's own read buffers and the allocator's arenas under a parallel

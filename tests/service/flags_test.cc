@@ -1,13 +1,14 @@
 // The daemons' strict flags: listen addresses and integers are parsed, never guessed; token files.
+#include "tunefarm/service/flags.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 
-#include "tunefarm/service/auth.h"
-#include "tunefarm/service/flags.h"
 #include "tunefarm/command_line/command_line.h"
+#include "tunefarm/service/auth.h"
 
 namespace tunefarm::service {
 namespace {
@@ -43,7 +44,8 @@ TEST(ListenAddress, RefusesWhatUsedToBindSomethingElse) {
   EXPECT_EQ(ListenError("127.0.0.1:-1"), "--listen '127.0.0.1:-1': the port must be a number in 0..65535");
   EXPECT_EQ(ListenError("127.0.0.1:"), "--listen '127.0.0.1:': the port must be a number in 0..65535");
   EXPECT_EQ(ListenError("127.0.0.1:80x"), "--listen '127.0.0.1:80x': the port must be a number in 0..65535");
-  EXPECT_EQ(ListenError("a b:1"), "--listen 'a b:1': 'a b' is not a host name or address (IPv6 goes in brackets: [::1]:9190)");
+  EXPECT_EQ(ListenError("a b:1"),
+            "--listen 'a b:1': 'a b' is not a host name or address (IPv6 goes in brackets: [::1]:9190)");
   EXPECT_EQ(ListenError("[zz]:1"), "--listen '[zz]:1': 'zz' is not an IPv6 address");
 }
 
@@ -51,10 +53,14 @@ TEST(IntFlag, DigitsOnlyWithinRange) {
   EXPECT_EQ(*ParseIntFlag("--threads", "4", 1, 1024), 4);
   EXPECT_EQ(*ParseIntFlag("--x", "-9223372036854775808", INT64_MIN, INT64_MAX), INT64_MIN);
   EXPECT_EQ(*ParseIntFlag("--x", "+7", 0, 10), 7);
-  EXPECT_EQ(ParseIntFlag("--threads", "4x", 1, 1024).status().message(), "--threads '4x': expected an integer in [1, 1024]");
-  EXPECT_EQ(ParseIntFlag("--threads", "", 1, 1024).status().message(), "--threads '': expected an integer in [1, 1024]");
-  EXPECT_EQ(ParseIntFlag("--threads", " 4", 1, 1024).status().message(), "--threads ' 4': expected an integer in [1, 1024]");
-  EXPECT_EQ(ParseIntFlag("--threads", "0", 1, 1024).status().message(), "--threads '0': out of range, expected in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--threads", "4x", 1, 1024).status().message(),
+            "--threads '4x': expected an integer in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--threads", "", 1, 1024).status().message(),
+            "--threads '': expected an integer in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--threads", " 4", 1, 1024).status().message(),
+            "--threads ' 4': expected an integer in [1, 1024]");
+  EXPECT_EQ(ParseIntFlag("--threads", "0", 1, 1024).status().message(),
+            "--threads '0': out of range, expected in [1, 1024]");
   EXPECT_EQ(ParseIntFlag("--x", "9223372036854775808", INT64_MIN, INT64_MAX).status().message(),
             "--x '9223372036854775808': out of range, expected in [-9223372036854775808, 9223372036854775807]");
   EXPECT_EQ(ParseIntFlag("--x", "99999999999999999999", 0, 10).status().message(),

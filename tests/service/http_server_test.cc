@@ -3,6 +3,8 @@
 // oldest slow connection with a 503, busy handlers answer 503, the Host allow-list refuses a
 // foreign name, and the server stops at once with slow clients still open. Plus the request
 // parser and the Host check on their own (the fuzz target's entries).
+#include "tunefarm/service/http_server.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 #include <thread>
 
 #include "common/http_client.h"
-#include "tunefarm/service/http_server.h"
 
 namespace tunefarm::service {
 namespace {
@@ -23,7 +24,8 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::unique_ptr<HttpServer> StartOk(HttpServerOptions options = {}) {
-  auto server = HttpServer::Start("127.0.0.1:0", [](const HttpRequest&) { return HttpResponse::Text(200, "ok"); }, options);
+  auto server = HttpServer::Start(
+      "127.0.0.1:0", [](const HttpRequest&) { return HttpResponse::Text(200, "ok"); }, options);
   EXPECT_TRUE(server.ok()) << server.status().message();
   return server.ok() ? std::move(*server) : nullptr;
 }
@@ -99,13 +101,14 @@ TEST(HttpServer, BusyHandlersAnswer503AndTheWaitersStillFinish) {
   bool release = false;
   HttpServerOptions options;
   options.max_connections = 1;
-  auto server = HttpServer::Start("127.0.0.1:0",
-                                  [&](const HttpRequest&) {
-                                    std::unique_lock<std::mutex> lock(mu);
-                                    cv.wait(lock, [&] { return release; });
-                                    return HttpResponse::Text(200, "done");
-                                  },
-                                  options);
+  auto server = HttpServer::Start(
+      "127.0.0.1:0",
+      [&](const HttpRequest&) {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return release; });
+        return HttpResponse::Text(200, "done");
+      },
+      options);
   ASSERT_TRUE(server.ok()) << server.status().message();
   tunefarm::testing::HttpResult held;
   std::thread first([&] { held = Http((*server)->address(), "/"); });
@@ -132,13 +135,16 @@ TEST(HttpServer, TheHostAllowListRefusesAForeignNameByName) {
   const std::string port = server->address().substr(server->address().rfind(':'));
   const auto evil = Http(server->address(), "/", "GET", {"Host: rebind.attacker.example" + port});
   EXPECT_EQ(evil.status, 403);
-  EXPECT_NE(evil.body.find("Host \"rebind.attacker.example" + port + "\" is not allowed"), std::string::npos) << evil.body;
+  EXPECT_NE(evil.body.find("Host \"rebind.attacker.example" + port + "\" is not allowed"), std::string::npos)
+      << evil.body;
   EXPECT_NE(evil.body.find("--allow-host"), std::string::npos) << evil.body;
-  for (const std::string& host : std::vector<std::string>{"127.0.0.1" + port, "localhost" + port, "LOCALHOST", "[::1]" + port,
-                                                          "farm.example.lan" + port, "Farm.Example.Lan", ""}) {
+  for (const std::string& host :
+       std::vector<std::string>{"127.0.0.1" + port, "localhost" + port, "LOCALHOST", "[::1]" + port,
+                                "farm.example.lan" + port, "Farm.Example.Lan", ""}) {
     EXPECT_TRUE(HostAllowed(host, options.allowed_hosts)) << host;
   }
-  for (const std::string host : {"evil.example", "localhost.evil.example:80", "127.0.0.1.nip.io", "[::1", "farm.example.lan.evil"}) {
+  for (const std::string host :
+       {"evil.example", "localhost.evil.example:80", "127.0.0.1.nip.io", "[::1", "farm.example.lan.evil"}) {
     EXPECT_FALSE(HostAllowed(host, options.allowed_hosts)) << host;
   }
   EXPECT_EQ(Http(server->address(), "/").status, 200);

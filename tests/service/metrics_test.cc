@@ -1,6 +1,8 @@
 // Prometheus /metrics on the farm's daemons: rpc_tracker with --metrics as a real process next to a
 // registered rpc_server, scraped over HTTP; promtool (Debian's prometheus package) lints the text;
 // the endpoint answers other paths and methods with 404/405 and refuses a bad --metrics address.
+#include "tunefarm/service/metrics.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,14 +12,12 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/http_client.h"
 #include "common/process.h"
 #include "tunefarm/rpc_server/measure_client.h"
-#include "tunefarm/service/metrics.h"
 
 namespace tunefarm::service {
 namespace {
@@ -28,7 +28,8 @@ const char* kToken = "metrics-test-token-0123456789";
 std::vector<std::string> Env() { return {std::string("TUNEFARM_TOKEN=") + kToken}; }
 
 // Status and body of one request (tests/common/http_client.h).
-std::pair<int, std::string> Http(const std::string& address, const std::string& target, const std::string& method = "GET") {
+std::pair<int, std::string> Http(const std::string& address, const std::string& target,
+                                 const std::string& method = "GET") {
   const auto r = tunefarm::testing::Http(address, target, method);
   return {r.status, r.body};
 }
@@ -38,22 +39,26 @@ TEST(Metrics, EveryDaemonServesPrometheusMetricsThatPromtoolAccepts) {
   const std::string dir = ::testing::TempDir() + "tunefarm_metrics_" + std::to_string(getpid());
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
   ChildProcess tracker, server;
-  ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "200", "--metrics", "127.0.0.1:0"}, Env()));
+  ASSERT_TRUE(tracker.Start(
+      {RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "200", "--metrics", "127.0.0.1:0"}, Env()));
   const std::string tracker_address = tunefarm::testing::AddressFromLine(tracker.WaitForLine("listening on", 10000));
   const std::string metrics = tunefarm::testing::AddressFromLine(tracker.WaitForLine("metrics on", 10000));
   ASSERT_FALSE(metrics.empty());
-  ASSERT_TRUE(server.Start({RPC_SERVER, "--tracker", tracker_address, "--key", "x86-test", "--listen", "127.0.0.1:0", "--tmp",
-                            dir, "--child", MEASURE_CHILD, "--metrics", "127.0.0.1:0"},
+  ASSERT_TRUE(server.Start({RPC_SERVER, "--tracker", tracker_address, "--key", "x86-test", "--listen", "127.0.0.1:0",
+                            "--tmp", dir, "--child", MEASURE_CHILD, "--metrics", "127.0.0.1:0"},
                            Env()));
   const std::string server_metrics = tunefarm::testing::AddressFromLine(server.WaitForLine("metrics on", 10000));
   ASSERT_FALSE(server.WaitForLine("registered with", 10000).empty());
   {
     auto [code, text] = Http(server_metrics, "/metrics");
     ASSERT_EQ(code, 200) << text;
-    for (const char* result : {"ok", "instantiation_error", "compile_error", "runtime_error", "timeout", "wrong_answer"}) {
-      EXPECT_NE(text.find(std::string("tunefarm_server_measurements_total{key=\"x86-test\",result=\"") + result + "\"} 0"),
-                std::string::npos)
-          << result << "\n" << text;
+    for (const char* result :
+         {"ok", "instantiation_error", "compile_error", "runtime_error", "timeout", "wrong_answer"}) {
+      EXPECT_NE(
+          text.find(std::string("tunefarm_server_measurements_total{key=\"x86-test\",result=\"") + result + "\"} 0"),
+          std::string::npos)
+          << result << "\n"
+          << text;
     }
     EXPECT_NE(text.find("# TYPE tunefarm_server_measure_duration_seconds histogram"), std::string::npos) << text;
     EXPECT_NE(text.find("tunefarm_server_leased{key=\"x86-test\"} 0"), std::string::npos) << text;
@@ -66,16 +71,17 @@ TEST(Metrics, EveryDaemonServesPrometheusMetricsThatPromtoolAccepts) {
   EXPECT_NE(body.find("tunefarm_tracker_servers{key=\"x86-test\",state=\"free\"} 1"), std::string::npos) << body;
   EXPECT_NE(body.find("tunefarm_tracker_queue_length{key=\"x86-test\"} 0"), std::string::npos) << body;
   EXPECT_NE(body.find("# TYPE tunefarm_tracker_leases_granted_total counter"), std::string::npos) << body;
-  for (const char* process : {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
-                              "process_open_fds", "process_max_fds", "process_start_time_seconds"}) {
+  for (const char* process :
+       {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+        "process_open_fds", "process_max_fds", "process_start_time_seconds"}) {
     EXPECT_NE(body.find(std::string("\n") + process + " "), std::string::npos) << process;
   }
   auto [lint, why] = Promtool(body);
   EXPECT_EQ(lint, 0) << "promtool check metrics (Debian's prometheus package; scripts/setup.sh installs it): " << why;
 
   ChildProcess daemon;
-  ASSERT_TRUE(daemon.Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", dir + "/records.db", "--metrics", "127.0.0.1:0"},
-                           Env()));
+  ASSERT_TRUE(daemon.Start(
+      {TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", dir + "/records.db", "--metrics", "127.0.0.1:0"}, Env()));
   const std::string daemon_metrics = tunefarm::testing::AddressFromLine(daemon.WaitForLine("metrics on", 10000));
   {
     auto [code, text] = Http(daemon_metrics, "/metrics");
@@ -104,20 +110,22 @@ int FreePort() {
 // reaches Prometheus.
 TEST(Metrics, ARealPrometheusServerScrapesEveryDaemon) {
   const char* kPrometheus = "/usr/bin/prometheus";
-  ASSERT_EQ(access(kPrometheus, X_OK), 0) << kPrometheus << " is missing (apt install prometheus; scripts/setup.sh does)";
+  ASSERT_EQ(access(kPrometheus, X_OK), 0)
+      << kPrometheus << " is missing (apt install prometheus; scripts/setup.sh does)";
   const std::string dir = ::testing::TempDir() + "tunefarm_prometheus_" + std::to_string(getpid());
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir + "/tsdb").c_str()), 0);
   ChildProcess tracker, server, daemon, prometheus;
-  ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "200", "--metrics", "127.0.0.1:0"}, Env()));
+  ASSERT_TRUE(tracker.Start(
+      {RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", "200", "--metrics", "127.0.0.1:0"}, Env()));
   const std::string tracker_address = tunefarm::testing::AddressFromLine(tracker.WaitForLine("listening on", 10000));
   const std::string tracker_metrics = tunefarm::testing::AddressFromLine(tracker.WaitForLine("metrics on", 10000));
-  ASSERT_TRUE(server.Start({RPC_SERVER, "--tracker", tracker_address, "--key", "x86-prom", "--listen", "127.0.0.1:0", "--tmp",
-                            dir, "--child", MEASURE_CHILD, "--metrics", "127.0.0.1:0"},
+  ASSERT_TRUE(server.Start({RPC_SERVER, "--tracker", tracker_address, "--key", "x86-prom", "--listen", "127.0.0.1:0",
+                            "--tmp", dir, "--child", MEASURE_CHILD, "--metrics", "127.0.0.1:0"},
                            Env()));
   const std::string server_metrics = tunefarm::testing::AddressFromLine(server.WaitForLine("metrics on", 10000));
   ASSERT_FALSE(server.WaitForLine("registered with", 10000).empty());
-  ASSERT_TRUE(daemon.Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", dir + "/records.db", "--metrics", "127.0.0.1:0"},
-                           Env()));
+  ASSERT_TRUE(daemon.Start(
+      {TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", dir + "/records.db", "--metrics", "127.0.0.1:0"}, Env()));
   const std::string daemon_metrics = tunefarm::testing::AddressFromLine(daemon.WaitForLine("metrics on", 10000));
   ASSERT_FALSE(tracker_metrics.empty() || server_metrics.empty() || daemon_metrics.empty());
 
@@ -147,10 +155,11 @@ TEST(Metrics, ARealPrometheusServerScrapesEveryDaemon) {
   const int port = FreePort();
   const std::string web = "127.0.0.1:" + std::to_string(port);
   std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
-                                         << "  - job_name: tunefarm\n    static_configs:\n      - targets: ['" << tracker_metrics
-                                         << "', '" << server_metrics << "', '" << daemon_metrics << "']\n";
-  ASSERT_TRUE(prometheus.Start({kPrometheus, "--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/tsdb",
-                                "--web.listen-address=" + web}));
+                                         << "  - job_name: tunefarm\n    static_configs:\n      - targets: ['"
+                                         << tracker_metrics << "', '" << server_metrics << "', '" << daemon_metrics
+                                         << "']\n";
+  ASSERT_TRUE(prometheus.Start({kPrometheus, "--config.file=" + dir + "/prometheus.yml",
+                                "--storage.tsdb.path=" + dir + "/tsdb", "--web.listen-address=" + web}));
   // Polls a PromQL query until pred accepts its result vector or 30 s pass.
   auto query_until = [&](const std::string& promql, const std::function<bool(const nlohmann::json&)>& pred) {
     nlohmann::json last;
@@ -185,12 +194,14 @@ TEST(Metrics, ARealPrometheusServerScrapesEveryDaemon) {
 TEST(Metrics, ABadMetricsAddressIsRefusedByName) {
   auto endpoint = MetricsEndpoint::Start("localhost:0", {});
   ASSERT_FALSE(endpoint.ok());
-  EXPECT_NE(endpoint.status().message().find("--metrics localhost:0: the host must be an IP address"), std::string::npos)
+  EXPECT_NE(endpoint.status().message().find("--metrics localhost:0: the host must be an IP address"),
+            std::string::npos)
       << endpoint.status().ToString();
   ChildProcess tracker;
   ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:99999"}, Env()));
   const std::string line = tracker.WaitForLine("--metrics", 10000);
-  EXPECT_NE(line.find("rpc_tracker: --metrics '127.0.0.1:99999': the port must be a number in 0..65535"), std::string::npos)
+  EXPECT_NE(line.find("rpc_tracker: --metrics '127.0.0.1:99999': the port must be a number in 0..65535"),
+            std::string::npos)
       << line;
   tracker.Wait();
 }

@@ -1,11 +1,12 @@
 // Registrar against a real TrackerCore (in this process, manual clock) behind its TrackerLink:
 // registration with backoff, heartbeats, the lease the tracker names, and what happens to a lease
 // across a tracker restart, an unreachable tracker and a server the tracker dropped.
+#include "tunefarm/service/registrar.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 
-#include "tunefarm/service/registrar.h"
 #include "tunefarm/tracker/tracker_core.h"
 
 namespace tunefarm::service {

@@ -1,14 +1,15 @@
 // The one Status <-> gRPC mapping: every tunefarm status code reaches a client through a real gRPC
 // call as itself, with its message; and the service start every daemon uses answers the health
 // service, refuses calls without the token before reading them, and caps request sizes.
+#include "tunefarm/service/status_grpc.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/service/server.h"
-#include "tunefarm/service/status_grpc.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 
 namespace tunefarm::service {
@@ -30,7 +31,8 @@ class FarmServerTest : public ::testing::Test {
   void SetUp() override {
     auto listen = ParseListenAddress("127.0.0.1:0");
     ASSERT_TRUE(listen.ok());
-    auto started = StartFarmServer({"status-test", *listen, {}, kToken, 64 << 10}, {{v1::Measure::service_full_name(), &service_}});
+    auto started = StartFarmServer({"status-test", *listen, {}, kToken, 64 << 10},
+                                   {{v1::Measure::service_full_name(), &service_}});
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     server_ = std::move(*started);
     stub_ = v1::Measure::NewStub(FarmChannel(server_.address));
@@ -59,7 +61,8 @@ class FarmServerTest : public ::testing::Test {
 TEST_F(FarmServerTest, EveryStatusCodeRoundTripsThroughGrpc) {
   for (int c = 0; c <= int(StatusCode::kUnauthenticated); ++c) {
     const auto code = static_cast<StatusCode>(c);
-    const Status sent = code == StatusCode::kOk ? Status::OK() : Status(code, "status " + std::string(StatusCodeName(code)));
+    const Status sent =
+        code == StatusCode::kOk ? Status::OK() : Status(code, "status " + std::string(StatusCodeName(code)));
     EXPECT_EQ(FromGrpcStatus(ToGrpcStatus(sent)).code(), code);
     const Status received = FromGrpcStatus(Call(c));
     EXPECT_EQ(received.code(), code) << StatusCodeName(code);

@@ -1,4 +1,6 @@
 // The runtime's C API on a real artifact (squeezenet-1.1 compiled in the test), and from C.
+#include "tunefarm/runtime/c_api.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -6,7 +8,6 @@
 
 #include "common/gpu_test.h"
 #include "tunefarm/compiler/compile.h"
-#include "tunefarm/runtime/c_api.h"
 
 extern "C" int tunefarm_c_api_missing_file_fails(void);
 
@@ -92,4 +93,3 @@ TEST(CApi, LoadOnADeviceNamesWhatIsWrong) {
   }
   std::remove(path.c_str());
 }
-

@@ -8,11 +8,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
@@ -25,7 +24,9 @@ using tunefarm::testing::Exists;
 using tunefarm::testing::ReadFile;
 using tunefarm::testing::WriteFile;
 
-CliRun Tunefarm(const std::string& args) { return tunefarm::testing::RunCommand(std::string(TUNEFARM_CLI) + " " + args); }
+CliRun Tunefarm(const std::string& args) {
+  return tunefarm::testing::RunCommand(std::string(TUNEFARM_CLI) + " " + args);
+}
 
 // A float32 .npy of the given shape, all zeros.
 std::string Npy(const std::string& shape, size_t elements) {
@@ -104,7 +105,8 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
   CliRun profiled = Tunefarm("run " + dir_ + "sq.tfa --repeat 2 --profile --json");
   ASSERT_EQ(profiled.code, 0) << profiled.output;
   EXPECT_NE(profiled.output.find("\"kernels\": ["), std::string::npos) << profiled.output;
-  EXPECT_NE(profiled.output.find("\"workload\": \"conv2d_nchwc:conv2d|N1_C3_H224_W224|K64_R3x3_S2x2"), std::string::npos)
+  EXPECT_NE(profiled.output.find("\"workload\": \"conv2d_nchwc:conv2d|N1_C3_H224_W224|K64_R3x3_S2x2"),
+            std::string::npos)
       << profiled.output;
   EXPECT_EQ(run.output.find("\"kernels\""), std::string::npos) << "per-kernel times only with --profile";
   CliRun text = Tunefarm("run " + dir_ + "sq.tfa --repeat 2");
@@ -113,15 +115,18 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
 
   WriteFile(dir_ + "good.npy", Npy("(1, 3, 224, 224)", 3 * 224 * 224));
   WriteFile(dir_ + "small.npy", Npy("(1, 3, 32, 32)", 3 * 32 * 32));
-  CliRun ok = Tunefarm("run " + dir_ + "sq.tfa --input data=" + dir_ + "good.npy --output " + dir_ + "y.npy --repeat 1");
+  CliRun ok =
+      Tunefarm("run " + dir_ + "sq.tfa --input data=" + dir_ + "good.npy --output " + dir_ + "y.npy --repeat 1");
   EXPECT_EQ(ok.code, 0) << ok.output;
   EXPECT_TRUE(Exists(dir_ + "y.npy"));
   CliRun wrong_name = Tunefarm("run " + dir_ + "sq.tfa --input image=" + dir_ + "good.npy");
   EXPECT_EQ(wrong_name.code, 1);
-  EXPECT_NE(wrong_name.output.find("tunefarm run: the model has no input 'image' (inputs: data)"), std::string::npos) << wrong_name.output;
+  EXPECT_NE(wrong_name.output.find("tunefarm run: the model has no input 'image' (inputs: data)"), std::string::npos)
+      << wrong_name.output;
   CliRun wrong_shape = Tunefarm("run " + dir_ + "sq.tfa --input data=" + dir_ + "small.npy");
   EXPECT_EQ(wrong_shape.code, 1);
-  EXPECT_NE(wrong_shape.output.find("input 'data' expects float32 [1, 3, 224, 224], " + dir_ + "small.npy holds float32 [1, 3, 32, 32]"),
+  EXPECT_NE(wrong_shape.output.find("input 'data' expects float32 [1, 3, 224, 224], " + dir_ +
+                                    "small.npy holds float32 [1, 3, 32, 32]"),
             std::string::npos)
       << wrong_shape.output;
   WriteFile(dir_ + "truncated.tfa", ReadFile(dir_ + "sq.tfa").substr(0, 4000));
@@ -136,19 +141,22 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
 TEST_F(CompileRunCli, RecordsDatabaseErrorsTouchNothing) {
   CliRun missing = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "nope.db -o " + dir_ + "x.tfa");
   EXPECT_EQ(missing.code, 1);
-  EXPECT_NE(missing.output.find("records database " + dir_ + "nope.db does not exist"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("records database " + dir_ + "nope.db does not exist"), std::string::npos)
+      << missing.output;
   EXPECT_FALSE(Exists(dir_ + "nope.db"));
   EXPECT_FALSE(Exists(dir_ + "x.tfa"));
 
   // A database from a newer tunefarm: refused before anything is written to it.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ + "newer.db").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE future(x); PRAGMA user_version = 99;", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE future(x); PRAGMA user_version = 99;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   const std::string before = ReadFile(dir_ + "newer.db");
   CliRun newer = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "newer.db -o " + dir_ + "x.tfa");
   EXPECT_EQ(newer.code, 1);
-  EXPECT_NE(newer.output.find("has schema version 99, newer than this tunefarm understands (3)"), std::string::npos) << newer.output;
+  EXPECT_NE(newer.output.find("has schema version 99, newer than this tunefarm understands (3)"), std::string::npos)
+      << newer.output;
   EXPECT_EQ(ReadFile(dir_ + "newer.db"), before);
   EXPECT_FALSE(Exists(dir_ + "newer.db-wal"));
   CliRun newer_import = Tunefarm("records import /dev/null --records " + dir_ + "newer.db");
@@ -188,14 +196,16 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   std::string config = space->Get(index)->ToJson();
   std::string escaped;
   for (char ch : config) escaped += ch == '"' ? std::string("\\\"") : std::string(1, ch);
-  std::string line = "{\"workload\":\"" + key + "\",\"template\":\"conv2d_nchwc\",\"target\":\"" + host.ToString() + "\",\"status\":\"ok\",\"config_index\":" +
-                     std::to_string(index) + ",\"config\":\"" + escaped + "\",\"mean_ms\":0.5,\"costs_ms\":[0.5]}";
+  std::string line = "{\"workload\":\"" + key + "\",\"template\":\"conv2d_nchwc\",\"target\":\"" + host.ToString() +
+                     "\",\"status\":\"ok\",\"config_index\":" + std::to_string(index) + ",\"config\":\"" + escaped +
+                     "\",\"mean_ms\":0.5,\"costs_ms\":[0.5]}";
   WriteFile(dir_ + "records.jsonl", line + "\n");
   CliRun imported = Tunefarm("records import " + dir_ + "records.jsonl --records " + dir_ + "t.db");
   ASSERT_EQ(imported.code, 0) << imported.output;
   EXPECT_NE(imported.output.find("imported 1 trials"), std::string::npos) << imported.output;
   CliRun again = Tunefarm("records import " + dir_ + "records.jsonl --records " + dir_ + "t.db");
-  EXPECT_NE(again.output.find("imported 1 trials"), std::string::npos) << "no uid: a new trial each time\n" << again.output;
+  EXPECT_NE(again.output.find("imported 1 trials"), std::string::npos) << "no uid: a new trial each time\n"
+                                                                       << again.output;
 
   CliRun c = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "t.db -o " + dir_ + "sq.tfa");
   ASSERT_EQ(c.code, 0) << c.output;
@@ -247,18 +257,21 @@ TEST_F(CompileRunCli, ARecordsDatabaseFromBeforeTargetNeutralKeysStillAppliesIts
       if (!task.contains("best_config_index")) continue;  // no successful trial: nothing to apply
       const std::string implementation = task["template"], key = task["workload"];
       // Version 2 stores "conv2d_nchwc|N1...", version 3 "conv2d|N1...".
-      const std::string neutral = key.rfind(implementation + "|", 0) == 0 ? "conv2d" + key.substr(implementation.size()) : key;
+      const std::string neutral =
+          key.rfind(implementation + "|", 0) == 0 ? "conv2d" + key.substr(implementation.size()) : key;
       out.push_back(implementation + ":" + neutral);
     }
     return out;
   };
-  auto expect_all_applied = [&](const std::string& records, const std::vector<std::string>& tasks, const std::string& when) {
+  auto expect_all_applied = [&](const std::string& records, const std::vector<std::string>& tasks,
+                                const std::string& when) {
     CliRun c = Tunefarm("compile squeezenet-1.1 --records " + records + " -o " + dir_ + "sq.tfa");
     ASSERT_EQ(c.code, 0) << when << "\n" << c.output;
     EXPECT_EQ(c.output.find("skipped"), std::string::npos) << when << "\n" << c.output;
     for (const std::string& task : tasks) {
       EXPECT_EQ(c.output.find("no tuning record for " + task + " "), std::string::npos)
-          << when << ": " << task << " was recorded but not applied\n" << c.output;
+          << when << ": " << task << " was recorded but not applied\n"
+          << c.output;
     }
     EXPECT_NE(c.output.find(" from records)"), std::string::npos) << when << "\n" << c.output;
   };
@@ -277,7 +290,8 @@ TEST_F(CompileRunCli, ARecordsDatabaseFromBeforeTargetNeutralKeysStillAppliesIts
   ASSERT_EQ(Tunefarm("records import " + dir_ + "none.jsonl --records " + db).code, 0);  // a writer: upgrades it
   ASSERT_EQ(user_version(), "3\n");
   EXPECT_EQ(recorded_tasks(db), tasks) << "the same tasks, now with target-neutral keys";
-  CliRun old_keys = tunefarm::testing::RunCommand("sqlite3 " + db + " \"SELECT COUNT(*) FROM workloads WHERE key LIKE 'conv2d_nchwc%'\"");
+  CliRun old_keys = tunefarm::testing::RunCommand("sqlite3 " + db +
+                                                  " \"SELECT COUNT(*) FROM workloads WHERE key LIKE 'conv2d_nchwc%'\"");
   EXPECT_EQ(old_keys.output, "0\n");
   expect_all_applied(db, tasks, "upgraded to version 3");
 }
@@ -296,7 +310,8 @@ TEST_F(CompileRunCli, ReadersWorkOnADatabaseInAReadOnlyDirectory) {
   // Root writes anywhere: the reader then runs as nobody, as a compile job's account would.
   std::string as_reader = std::string(TUNEFARM_CLI) + " ";
   if (geteuid() == 0) {
-    if (system("setpriv --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("setpriv (util-linux) not installed");
+    if (system("setpriv --version > /dev/null 2>&1") != 0)
+      TUNEFARM_MISSING_FIXTURE("setpriv (util-linux) not installed");
     as_reader = "setpriv --reuid=65534 --regid=65534 --clear-groups " + as_reader;
   }
   const std::string db = " --records " + dir_ + "ro/team.db";
@@ -309,7 +324,8 @@ TEST_F(CompileRunCli, ReadersWorkOnADatabaseInAReadOnlyDirectory) {
   }
   // Imported as written before schema version 3 (the key began with its template): exported with
   // the target-neutral key and the template beside it.
-  EXPECT_NE(ReadFile(dir_ + "out/export.jsonl").find("\"workload\":\"dense|N1_I16|O8|NC|float32\",\"template\":\"dense_pack\""),
+  EXPECT_NE(ReadFile(dir_ + "out/export.jsonl")
+                .find("\"workload\":\"dense|N1_I16|O8|NC|float32\",\"template\":\"dense_pack\""),
             std::string::npos)
       << ReadFile(dir_ + "out/export.jsonl");
   CliRun listing = tunefarm::testing::RunCommand("ls -A " + dir_ + "ro");

@@ -2,11 +2,10 @@
 // client with a CA-signed certificate reaches rpc_tracker; a plain-TCP client and a TLS client
 // without a certificate do not. Skips when the openssl command is missing.
 #include <gtest/gtest.h>
-
-#include "common/test_files.h"
 #include <unistd.h>
 
 #include "common/process.h"
+#include "common/test_files.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 
@@ -23,16 +22,18 @@ TEST(MutualTls, OnlyClientsWithACertificateFromTheCaGetIn) {
   if (system("openssl version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("openssl not installed");
   const std::string dir = ::testing::TempDir() + "tunefarm_tls_" + std::to_string(getpid());
   const std::string q = " > /dev/null 2>&1";
-  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir + " && cd " + dir +
-                    " && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext"
-                    " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=test-ca" + q +
-                    " && openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost" + q +
-                    " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1"
-                    " -extfile san.ext" + q +
-                    " && openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=client" + q +
-                    " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1" + q)
-                       .c_str()),
-            0);
+  ASSERT_EQ(
+      system(("rm -rf " + dir + " && mkdir -p " + dir + " && cd " + dir +
+              " && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext"
+              " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=test-ca" +
+              q + " && openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost" + q +
+              " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1"
+              " -extfile san.ext" +
+              q + " && openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=client" + q +
+              " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1" +
+              q)
+                 .c_str()),
+      0);
   tunefarm::testing::ChildProcess tracker;
   ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--tls-cert", dir + "/server.pem", "--tls-key",
                              dir + "/server.key", "--tls-ca", dir + "/ca.pem"},

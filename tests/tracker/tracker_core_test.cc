@@ -1,9 +1,9 @@
 // TrackerCore with a manual clock: queue order, deadlines, lease expiry, lost servers.
+#include "tunefarm/tracker/tracker_core.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
-
-#include "tunefarm/tracker/tracker_core.h"
 
 namespace tunefarm::tracker {
 namespace {

@@ -21,8 +21,9 @@ const char* kToken = "test-token-0123456789";
 class TrackerProcess : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(tracker_.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", std::to_string(heartbeat_ms_)},
-                               {std::string("TUNEFARM_TOKEN=") + kToken}));
+    ASSERT_TRUE(
+        tracker_.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--heartbeat-ms", std::to_string(heartbeat_ms_)},
+                       {std::string("TUNEFARM_TOKEN=") + kToken}));
     std::string line = tracker_.WaitForLine("listening on", 10000);
     ASSERT_FALSE(line.empty()) << "rpc_tracker did not start";
     address_ = tunefarm::testing::AddressFromLine(line);
@@ -59,7 +60,8 @@ class TrackerProcess : public ::testing::Test {
 TEST_F(TrackerProcess, CallsWithoutOrWithAWrongTokenAreRefused) {
   std::string id;
   EXPECT_EQ(Register("cpu", "127.0.0.1:1", &id, nullptr).error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(Register("cpu", "127.0.0.1:1", &id, "wrong-token-0123456789").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Register("cpu", "127.0.0.1:1", &id, "wrong-token-0123456789").error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
   grpc::Status ok = Register("cpu", "127.0.0.1:1", &id);
   EXPECT_TRUE(ok.ok()) << ok.error_message();
   // Refused in the transport's auth filter, before the request is read; logged (rate-limited).
@@ -128,7 +130,8 @@ TEST_F(TrackerProcess, LeaseStreamQueueGrantAndLostServer) {
   stream->Finish();
 
   std::string status = [&] {
-    std::string cmd = std::string("TUNEFARM_TOKEN=") + kToken + " " + TUNEFARM_CLI + " tracker status --tracker " + address_ + " 2>&1";
+    std::string cmd = std::string("TUNEFARM_TOKEN=") + kToken + " " + TUNEFARM_CLI + " tracker status --tracker " +
+                      address_ + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     std::string out;
     char buf[4096];
@@ -150,7 +153,8 @@ TEST_F(TrackerStatusProcess, StatusShowsServersAndQueues) {
   std::string a, b;
   ASSERT_TRUE(Register("x86-avx512", "127.0.0.1:7101", &a).ok());
   ASSERT_TRUE(Register("rasp4b", "127.0.0.1:7102", &b).ok());
-  std::string cmd = std::string("TUNEFARM_TOKEN=") + kToken + " " + TUNEFARM_CLI + " tracker status --tracker " + address_ + " --json 2>&1";
+  std::string cmd = std::string("TUNEFARM_TOKEN=") + kToken + " " + TUNEFARM_CLI + " tracker status --tracker " +
+                    address_ + " --json 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "common/http_client.h"
@@ -35,10 +34,12 @@ std::string SourceDir() { return TUNEFARM_SOURCE_ROOT; }
 
 TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
   const std::string web_dir = SourceDir() + "/tuner/dashboard/web";
-  ASSERT_EQ(access("/usr/bin/chromium", X_OK), 0) << "/usr/bin/chromium is missing (apt install chromium; scripts/setup.sh does)";
+  ASSERT_EQ(access("/usr/bin/chromium", X_OK), 0)
+      << "/usr/bin/chromium is missing (apt install chromium; scripts/setup.sh does)";
   ASSERT_EQ(access((web_dir + "/node_modules/playwright-core/package.json").c_str(), R_OK), 0)
       << "playwright-core is missing: npm ci --prefix " << web_dir << " (scripts/setup.sh does)";
-  ASSERT_EQ(system("node --version > /dev/null"), 0) << "node is missing (apt install nodejs npm; scripts/setup.sh does)";
+  ASSERT_EQ(system("node --version > /dev/null"), 0)
+      << "node is missing (apt install nodejs npm; scripts/setup.sh does)";
 
   const std::string dir = ::testing::TempDir() + "tunefarm_dashboard_browser_" + std::to_string(getpid());
   ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
@@ -54,12 +55,14 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
   std::string daemon_dashboard = tunefarm::testing::AddressFromLine(daemon.WaitForLine("dashboard on", 20000));
   if (!daemon_dashboard.empty() && daemon_dashboard.back() == '/') daemon_dashboard.pop_back();
   ASSERT_FALSE(daemon_dashboard.empty());
-  auto tune = RunCommand(env + TUNEFARM_CLI + " tune " + model + " --daemon " + daemon_address + " --total-trials 24 --seed 7");
+  auto tune =
+      RunCommand(env + TUNEFARM_CLI + " tune " + model + " --daemon " + daemon_address + " --total-trials 24 --seed 7");
   ASSERT_EQ(tune.code, 0) << tune.output;
   std::printf("%s", tune.output.c_str());
   const auto config = tunefarm::testing::Http(daemon_dashboard.substr(daemon_dashboard.find("//") + 2), "/api/config");
   EXPECT_EQ(config.status, 200) << config.body;
-  EXPECT_NE(config.body.find("\"can_cancel\":true"), std::string::npos) << "the daemon's dashboard cancels with its token: " << config.body;
+  EXPECT_NE(config.body.find("\"can_cancel\":true"), std::string::npos)
+      << "the daemon's dashboard cancels with its token: " << config.body;
 
   // Expected figures: the records read back whole (not the dashboard's SQL aggregates), weights from
   // `tunefarm tasks`.
@@ -69,7 +72,8 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
   ASSERT_TRUE(task_list.is_array()) << tasks.output;
   std::map<std::string, int> weight;
   // A task: its template and (target-neutral) workload key, as the page's rows name it.
-  for (const auto& t : task_list) weight[t["template"].get<std::string>() + ":" + t["workload"].get<std::string>()] = t["count"];
+  for (const auto& t : task_list)
+    weight[t["template"].get<std::string>() + ":" + t["workload"].get<std::string>()] = t["count"];
   auto records = RecordsDb::Open(db, RecordsDb::Mode::kMustExist);
   ASSERT_TRUE(records.ok());
   auto trials = (*records)->List();
@@ -97,8 +101,13 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
     for (const auto& w : *rows) task_id = w.template_name == implementation ? w.id : task_id;
     ASSERT_GT(task_id, 0) << task;
     ASSERT_GT(e.best_ms, 0) << task << " has no successful trial";
-    spec_tasks.push_back({{"task", task}, {"workload", key}, {"task_id", task_id}, {"trials", e.trials}, {"best_ms", e.best_ms},
-                          {"best_gflops", e.flops / (e.best_ms * 1e6)}, {"weight", weight.count(task) ? weight[task] : -1}});
+    spec_tasks.push_back({{"task", task},
+                          {"workload", key},
+                          {"task_id", task_id},
+                          {"trials", e.trials},
+                          {"best_ms", e.best_ms},
+                          {"best_gflops", e.flops / (e.best_ms * 1e6)},
+                          {"weight", weight.count(task) ? weight[task] : -1}});
   }
   // The failing trial to commit while the page is open: same workload and target as a real one.
   const std::string message = "injected failure 42: illegal instruction at the kernel's entry";
@@ -111,14 +120,16 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
     failing.costs_ms.clear();
     failing.mean_ms = 0;
     for (size_t i = 0; i < spec_tasks.size(); ++i) {
-      if (spec_tasks[i]["task"] == sample.template_name + ":" + sample.workload_key) std::swap(spec_tasks[0], spec_tasks[i]);
+      if (spec_tasks[i]["task"] == sample.template_name + ":" + sample.workload_key)
+        std::swap(spec_tasks[0], spec_tasks[i]);
     }
     std::ofstream(inject_file) << failing.ToJson() << "\n";
   }
 
   // The standalone dashboard over the same file, as a user starts it.
   ChildProcess dashboard;
-  ASSERT_TRUE(dashboard.Start({TUNEFARM_CLI, "dashboard", "--records", db, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"}));
+  ASSERT_TRUE(dashboard.Start(
+      {TUNEFARM_CLI, "dashboard", "--records", db, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"}));
   std::string url = dashboard.WaitForLine("dashboard on http://", 20000);
   ASSERT_FALSE(url.empty()) << dashboard.Drain(1000);
   const std::string metrics = tunefarm::testing::AddressFromLine(dashboard.WaitForLine("metrics on", 20000));
@@ -131,11 +142,12 @@ TEST(DashboardBrowser, EveryViewShowsARealTuningRunAndUpdatesLive) {
   while (!url.empty() && (url.back() == '/' || url.back() == '\n' || url.back() == '\r')) url.pop_back();
 
   const char* shots = std::getenv("TUNEFARM_DASHBOARD_SCREENSHOTS");
-  const Json spec = {{"url", url},
-                     {"web_dir", web_dir},
-                     {"expected", {{"job", 1}, {"tasks", spec_tasks}}},
-                     {"inject", {{"argv", {TUNEFARM_CLI, "records", "import", inject_file, "--records", db}}, {"message", message}}},
-                     {"screenshots", shots ? shots : ""}};
+  const Json spec = {
+      {"url", url},
+      {"web_dir", web_dir},
+      {"expected", {{"job", 1}, {"tasks", spec_tasks}}},
+      {"inject", {{"argv", {TUNEFARM_CLI, "records", "import", inject_file, "--records", db}}, {"message", message}}},
+      {"screenshots", shots ? shots : ""}};
   const std::string spec_file = dir + "/spec.json";
   std::ofstream(spec_file) << spec.dump(1);
   auto e2e = RunCommand("node " + SourceDir() + "/tests/tuner/dashboard_e2e.mjs " + spec_file + " 2>&1");

@@ -2,6 +2,8 @@
 // checked against sums done here), the incremental trial stream, knob importance, hostile
 // parameters, the cancel guard and the records metrics; then the page itself in headless Chromium
 // over a database from a real tuning run of tuner-daemon (tests/tuner/dashboard_e2e.mjs).
+#include "tunefarm/tuner/dashboard.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,16 +13,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/http_client.h"
 #include "common/process.h"
 #include "common/small_model.h"
 #include "common/test_files.h"
 #include "tunefarm/service/metrics.h"
-#include "tunefarm/tuner/dashboard.h"
 #include "tunefarm/tuner/records.h"
 
 namespace tunefarm::tuner {
@@ -67,18 +67,20 @@ class DashboardApi : public ::testing::Test {
     auto job = db_->AddJob(R"({"model":"small.onnx","target":"native","total_trials":40})");
     ASSERT_TRUE(job.ok());
     job_ = *job;
-    const Json progress = {{"trials_done", 11},
-                           {"trials_budget", 40},
-                           {"tasks", {{{"workload", kConvTask}, {"weight", 2}, {"flops", kConvFlops}},
-                                      {{"workload", kDenseTask}, {"weight", 1}, {"flops", kDenseFlops}},
-                                      {{"workload", kDenseAltTask}, {"weight", 1}, {"flops", kDenseFlops}, {"alternative_of", kDenseTask}}}}};
+    const Json progress = {
+        {"trials_done", 11},
+        {"trials_budget", 40},
+        {"tasks",
+         {{{"workload", kConvTask}, {"weight", 2}, {"flops", kConvFlops}},
+          {{"workload", kDenseTask}, {"weight", 1}, {"flops", kDenseFlops}},
+          {{"workload", kDenseAltTask}, {"weight", 1}, {"flops", kDenseFlops}, {"alternative_of", kDenseTask}}}}};
     ASSERT_TRUE(db_->UpdateJob(job_, "running", progress.dump()).ok());
     const int tiles[] = {1, 2, 4, 8};
     for (int i = 0; i < 8; ++i) {
       const int tile = tiles[i % 4];
       // Configs as the compiler writes them: the index is not a knob.
-      Add(kConvKey, "conv2d_nchw", kConvFlops, i, Json{{"index", i}, {"knobs", {{"tile", tile}, {"unroll", i / 4}}}}.dump(), "ok",
-          "", 1.0 / tile);
+      Add(kConvKey, "conv2d_nchw", kConvFlops, i,
+          Json{{"index", i}, {"knobs", {{"tile", tile}, {"unroll", i / 4}}}}.dump(), "ok", "", 1.0 / tile);
     }
     Add(kConvKey, "conv2d_nchw", kConvFlops, 8, R"({"tile":16,"unroll":0})", "compile_error",
         "llvm: <script>alert(1)</script> register spill", 0);
@@ -201,14 +203,16 @@ TEST_F(DashboardApi, TrialStreamAnswersOnlyWhatIsNew) {
 
   // One task's stream: only its trials, and a position past the others.
   const int64_t conv = WorkloadId(kConvKey, "conv2d_nchw");
-  const Json conv_new = GetJson(address_, "/api/trials?task=" + std::to_string(conv) + "&after=" + std::to_string(last));
+  const Json conv_new =
+      GetJson(address_, "/api/trials?task=" + std::to_string(conv) + "&after=" + std::to_string(last));
   ASSERT_EQ(conv_new["count"], 1);
   EXPECT_EQ(conv_new["trials"]["id"][0], b);
   // Paging: limit cuts, `more` says so, and the next page starts where it stopped.
   const Json page1 = GetJson(address_, "/api/trials?after=0&limit=5");
   EXPECT_EQ(page1["count"], 5);
   EXPECT_TRUE(page1["more"]);
-  const Json page2 = GetJson(address_, "/api/trials?after=" + std::to_string(page1["last_id"].get<int64_t>()) + "&limit=100");
+  const Json page2 =
+      GetJson(address_, "/api/trials?after=" + std::to_string(page1["last_id"].get<int64_t>()) + "&limit=100");
   EXPECT_EQ(page2["count"], 10);
   EXPECT_FALSE(page2["more"]);
   EXPECT_EQ(GetJson(address_, "/api/last")["last_id"], b);
@@ -225,7 +229,8 @@ TEST_F(DashboardApi, TaskViewRanksTheDecidingKnobAndGroupsErrors) {
   EXPECT_NEAR(t["knobs"][1]["importance"].get<double>(), 0.0, 1e-9);
   ASSERT_EQ(t["errors"].size(), 1u);
   EXPECT_EQ(t["errors"][0]["status"], "compile_error");
-  EXPECT_EQ(t["errors"][0]["message"], "llvm: <script>alert(1)</script> register spill");  // as text; the page never parses it
+  EXPECT_EQ(t["errors"][0]["message"],
+            "llvm: <script>alert(1)</script> register spill");  // as text; the page never parses it
   ASSERT_EQ(t["fastest"].size(), 8u);
   EXPECT_NEAR(t["fastest"][0]["mean_ms"].get<double>(), 1.0 / 8, 1e-12);
   EXPECT_LE(t["fastest"][0]["mean_ms"].get<double>(), t["fastest"][1]["mean_ms"].get<double>());
@@ -259,7 +264,8 @@ TEST_F(DashboardApi, HostileParametersGetClearClientErrors) {
   };
   const std::vector<Case> cases = {
       {"/api/task?id=999", "GET", 404, "no task 999 in " + path_},
-      {"/api/task?id=1%3BDROP%20TABLE%20trials", "GET", 400, "parameter id must be an integer: got '1;DROP TABLE trials'"},
+      {"/api/task?id=1%3BDROP%20TABLE%20trials", "GET", 400,
+       "parameter id must be an integer: got '1;DROP TABLE trials'"},
       {"/api/task?id=1'%20OR%20'1'='1", "GET", 400, "parameter id must be an integer: got '1' OR '1'='1'"},
       {"/api/task", "GET", 400, "parameter id (the task id) is required"},
       {"/api/task?id=0", "GET", 400, "parameter id must be in [1, 9223372036854775807]: got '0'"},
@@ -272,7 +278,8 @@ TEST_F(DashboardApi, HostileParametersGetClearClientErrors) {
       {"/api/trials?after=%zz", "GET", 400, "malformed percent escape"},
       {"/api/task?id=1&sql=1", "GET", 400, "unknown parameter sql for /api/task (it takes: db, id)"},
       {"/api/overview?db=3", "GET", 404, "no records database 3: this dashboard has 1"},
-      {"/api/compare?workload=x'%3B%20DROP%20TABLE%20trials%3B--", "GET", 404, "no workload \"x'; DROP TABLE trials;--\""},
+      {"/api/compare?workload=x'%3B%20DROP%20TABLE%20trials%3B--", "GET", 404,
+       "no workload \"x'; DROP TABLE trials;--\""},
       {"/api/compare", "GET", 400, "parameter workload (a workload key) is required"},
       {"/assets/../../etc/passwd", "GET", 400, "no '..', '//' or escapes"},
       {"/assets/%2e%2e/%2e%2e/etc/passwd", "GET", 400, "no '..', '//' or escapes"},
@@ -317,7 +324,8 @@ TEST_F(DashboardApi, CancellingNeedsTheFarmTokenAndADaemon) {
   EXPECT_EQ(r.status, 401);
   r = Http(address, "/api/jobs/cancel?id=1", "POST", {"Authorization: Bearer " + options.token});
   EXPECT_EQ(r.status, 409);
-  EXPECT_NE(r.body.find("no daemon to cancel jobs through: start it with --daemon HOST:PORT"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("no daemon to cancel jobs through: start it with --daemon HOST:PORT"), std::string::npos)
+      << r.body;
   EXPECT_EQ(GetJson(address, "/api/config")["can_cancel"], false);
 }
 
@@ -361,7 +369,8 @@ TEST_F(DashboardApi, SlowClientsNeitherStarveItNorHoldItPastSigterm) {
   const std::string port = address.substr(address.rfind(':'));
   const auto rebound = Http(address, "/api/config", "GET", {"Host: attacker.example" + port});
   EXPECT_EQ(rebound.status, 403);
-  EXPECT_NE(rebound.body.find("Host \"attacker.example" + port + "\" is not allowed"), std::string::npos) << rebound.body;
+  EXPECT_NE(rebound.body.find("Host \"attacker.example" + port + "\" is not allowed"), std::string::npos)
+      << rebound.body;
   EXPECT_EQ(rebound.body.find(path_), std::string::npos) << "the refusal must not show the database path";
   EXPECT_EQ(Http(address, "/api/config", "GET", {"Host: tuning.example.lan" + port}).status, 200);
   EXPECT_TRUE(slow.Answers().empty());
@@ -384,7 +393,8 @@ TEST_F(DashboardApi, RecordsAndRequestMetricsPassPromtool) {
   EXPECT_NE(text.find("tunefarm_trials_total{status=\"ok\"} 11"), std::string::npos) << text;
   EXPECT_NE(text.find("tunefarm_trials_total{status=\"compile_error\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find("tunefarm_build_duration_seconds_count 13"), std::string::npos) << text;
-  EXPECT_NE(text.find("tunefarm_dashboard_requests_total{code=\"4xx\",route=\"/api/task\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("tunefarm_dashboard_requests_total{code=\"4xx\",route=\"/api/task\"} 1"), std::string::npos)
+      << text;
   // Incremental: a new trial is counted once at the next scrape.
   Add(kDenseKey, "dense", kDenseFlops, 5, R"({"tile_k":1})", "ok", "", 0.004);
   text = Http((*endpoint)->address(), "/metrics").body;
@@ -408,14 +418,18 @@ TEST(DashboardOnAnOlderDatabase, AJobOfAVersionTwoDatabaseListsItsTasksWithTheir
   const std::string dir = TempDir("dashboard_v2"), db = dir + "/old.db";
   ASSERT_EQ(system(("cp " + std::string(src) + "/tests/data/records_v2.db " + db).c_str()), 0);
   // One task of the fixture becomes a daemon job's, as a version-2 tuner-daemon wrote it.
-  const std::string key = tunefarm::testing::RunCommand("sqlite3 " + db + " \"SELECT key FROM workloads WHERE template = "
-                                                        "'conv2d_nchwc' ORDER BY id LIMIT 1\"").output;
+  const std::string key = tunefarm::testing::RunCommand("sqlite3 " + db +
+                                                        " \"SELECT key FROM workloads WHERE template = "
+                                                        "'conv2d_nchwc' ORDER BY id LIMIT 1\"")
+                              .output;
   ASSERT_EQ(key.rfind("conv2d_nchwc|", 0), 0u) << key;
   const std::string stored = key.substr(0, key.size() - 1);  // without the newline
   const Json progress = {{"tasks", {{{"workload", stored}, {"weight", 1}, {"flops", 1e6}}}}};
-  tunefarm::testing::WriteFile(dir + "/job.sql", "INSERT INTO jobs(id, spec, state, progress) VALUES (1, '{}', 'done', '" +
-                                                    progress.dump() + "'); UPDATE trials SET job_id = 1 WHERE workload_id = "
-                                                    "(SELECT id FROM workloads WHERE key = '" + stored + "');");
+  tunefarm::testing::WriteFile(
+      dir + "/job.sql", "INSERT INTO jobs(id, spec, state, progress) VALUES (1, '{}', 'done', '" + progress.dump() +
+                            "'); UPDATE trials SET job_id = 1 WHERE workload_id = "
+                            "(SELECT id FROM workloads WHERE key = '" +
+                            stored + "');");
   ASSERT_EQ(system(("sqlite3 " + db + " < " + dir + "/job.sql").c_str()), 0);
   DashboardOptions options;
   options.records = {db};

@@ -2,6 +2,8 @@
 // schema and migrations, every trial kept, the best-config query's matching order (target, then
 // device model, then a shared key), import/export, and the claims that let several tuners share
 // one database.
+#include "tunefarm/tuner/records.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,14 +13,13 @@
 
 #include "common/postgres_server.h"
 #include "common/test_files.h"
-#include "tunefarm/tuner/records.h"
 #include "tuner/records/records_sql.h"
 
 namespace tunefarm::tuner {
 namespace {
 
-TrialRecord Trial(const std::string& target, const std::string& model, const std::string& keys, int64_t config, double ms,
-                  const std::string& status = "ok") {
+TrialRecord Trial(const std::string& target, const std::string& model, const std::string& keys, int64_t config,
+                  double ms, const std::string& status = "ok") {
   TrialRecord t;
   t.workload_key = "conv2d|W";
   t.template_name = "conv2d_nchwc";
@@ -92,10 +93,10 @@ TEST_P(RecordsOnEachEngine, KeepsEveryTrialAndFindsTheBestByTargetThenModelThenK
   auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   EXPECT_EQ(*(*db)->SchemaVersion(), kRecordsSchemaVersion);
-  std::vector<TrialRecord> trials = {
-      Trial("llvm -mcpu=a", "", "cpu", 1, 3.0),          Trial("llvm -mcpu=a", "", "cpu", 2, 2.0),
-      Trial("llvm -mcpu=a", "", "cpu", 3, 0.0, "timeout"), Trial("llvm -model=pi", "pi", "arm_cpu,cpu", 4, 1.0),
-      Trial("llvm -mcpu=b", "", "gpu", 5, 0.5)};
+  std::vector<TrialRecord> trials = {Trial("llvm -mcpu=a", "", "cpu", 1, 3.0), Trial("llvm -mcpu=a", "", "cpu", 2, 2.0),
+                                     Trial("llvm -mcpu=a", "", "cpu", 3, 0.0, "timeout"),
+                                     Trial("llvm -model=pi", "pi", "arm_cpu,cpu", 4, 1.0),
+                                     Trial("llvm -mcpu=b", "", "gpu", 5, 0.5)};
   for (auto& t : trials) ASSERT_TRUE((*db)->AddTrial(&t).ok());
   EXPECT_EQ(*(*db)->CountTrials(), 5);  // failures are kept too
 
@@ -104,7 +105,8 @@ TEST_P(RecordsOnEachEngine, KeepsEveryTrialAndFindsTheBestByTargetThenModelThenK
   ASSERT_TRUE(exact.ok() && exact->has_value());
   EXPECT_EQ((*exact)->config_index, 2);  // the fastest ok trial; the failed one never wins
   EXPECT_EQ(on, "target");
-  auto by_model = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm -model=pi -mattr=+neon", "pi", {"arm_cpu", "cpu"}}, &on);
+  auto by_model =
+      (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm -model=pi -mattr=+neon", "pi", {"arm_cpu", "cpu"}}, &on);
   ASSERT_TRUE(by_model.ok() && by_model->has_value());
   EXPECT_EQ((*by_model)->config_index, 4);
   EXPECT_EQ(on, "model");
@@ -156,7 +158,10 @@ TEST_P(RecordsOnEachEngine, ExportImportRoundTripsAndRejectsMalformedLinesAtomic
 // a lock. Each is refused naming it, and the file behind it is unchanged.
 TEST_F(RecordsTest, TheTuningLockRefusesEveryTrapPlantedAtItsName) {
   const std::string lock = path_ + ".tuning-lock", victim = path_ + ".victim";
-  auto cleanup = [&] { std::remove(lock.c_str()); std::remove(victim.c_str()); };
+  auto cleanup = [&] {
+    std::remove(lock.c_str());
+    std::remove(victim.c_str());
+  };
   cleanup();
   testing::WriteFile(victim, "precious\n");
   ASSERT_EQ(chmod(victim.c_str(), 0600), 0);
@@ -239,10 +244,11 @@ TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
       auto db = RecordsDb::Open(path_, mode);
       ASSERT_FALSE(db.ok()) << what;
       EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
-      EXPECT_EQ(db.status().message(), "records database " + path_ + " holds " + what +
-                                           ": SQL that would run inside tunefarm, which writes only tables and indexes; "
-                                           "refusing to open it (`tunefarm records check` lists what is wrong; "
-                                           "`tunefarm records repair` copies the trials into a new database without it)");
+      EXPECT_EQ(db.status().message(),
+                "records database " + path_ + " holds " + what +
+                    ": SQL that would run inside tunefarm, which writes only tables and indexes; "
+                    "refusing to open it (`tunefarm records check` lists what is wrong; "
+                    "`tunefarm records repair` copies the trials into a new database without it)");
       EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
     }
   };
@@ -276,18 +282,23 @@ TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
 // trials that are sound, which a fresh database then takes (issue 30: `records check`/`repair`).
 TEST_F(RecordsTest, CheckNamesWhatIsWrongAndSalvageKeepsTheSoundTrials) {
   AddTrials(3);
-  ASSERT_EQ(system(("sqlite3 " + path_ + " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
-                    "UPDATE trials SET error_message = replace(hex(zeroblob(5000000)), '0', 'x') WHERE config_index = 3; "
-                    "CREATE TRIGGER eat AFTER INSERT ON trials BEGIN DELETE FROM trials; END;\"").c_str()), 0);
+  ASSERT_EQ(
+      system(("sqlite3 " + path_ +
+              " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
+              "UPDATE trials SET error_message = replace(hex(zeroblob(5000000)), '0', 'x') WHERE config_index = 3; "
+              "CREATE TRIGGER eat AFTER INSERT ON trials BEGIN DELETE FROM trials; END;\"")
+                 .c_str()),
+      0);
   ASSERT_FALSE(RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly).ok());
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kSalvage);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto problems = (*db)->Check();
   ASSERT_TRUE(problems.ok()) << problems.status().ToString();
-  EXPECT_EQ(*problems, (std::vector<std::string>{
-                           "trigger 'eat': SQL that would run inside tunefarm, which writes only tables and indexes (every "
-                           "other command refuses the file)",
-                           "trial 2: field 'mean_ms' must not be negative", "trial 3: string or blob too big"}));
+  EXPECT_EQ(*problems,
+            (std::vector<std::string>{
+                "trigger 'eat': SQL that would run inside tunefarm, which writes only tables and indexes (every "
+                "other command refuses the file)",
+                "trial 2: field 'mean_ms' must not be negative", "trial 3: string or blob too big"}));
   std::vector<std::string> skipped;
   auto kept = (*db)->Salvage(&skipped);
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
@@ -312,9 +323,12 @@ TEST_F(RecordsTest, CheckNamesWhatIsWrongAndSalvageKeepsTheSoundTrials) {
 // applied: the best config stays the fastest real one (issue 30).
 TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
   AddTrials(4);
-  ASSERT_EQ(system(("sqlite3 " + path_ + " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
+  ASSERT_EQ(system(("sqlite3 " + path_ +
+                    " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
                     "UPDATE trials SET mean_ms = 0 WHERE config_index = 3; "
-                    "UPDATE trials SET mean_ms = 9e999 WHERE config_index = 4;\"").c_str()), 0);
+                    "UPDATE trials SET mean_ms = 9e999 WHERE config_index = 4;\"")
+                       .c_str()),
+            0);
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto best = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm -mcpu=a", "", {"cpu"}});
@@ -325,7 +339,7 @@ TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   ASSERT_EQ(stats->size(), 1u);
   EXPECT_DOUBLE_EQ((*stats)[0].best_ms, 2.0);
-  EXPECT_EQ(*(*db)->CountTrials(), 4);  // still listed as stored
+  EXPECT_EQ(*(*db)->CountTrials(), 4);                                              // still listed as stored
   EXPECT_EQ(*(*db)->CountUnusable("conv2d|W", "conv2d_nchwc", "llvm -mcpu=a"), 3);  // what readers report
   EXPECT_EQ(*(*db)->CountUnusable("conv2d|W", "conv2d_nchwc", "llvm -mcpu=b"), 0);
 }
@@ -344,9 +358,10 @@ TEST_F(RecordsTest, ReadersNeverWriteAndRefuseWhatIsNotAFile) {
     auto db = RecordsDb::Open(path, RecordsDb::Mode::kReadOnly);
     ASSERT_FALSE(db.ok()) << path;
     EXPECT_EQ(db.status().code(), StatusCode::kNotFound);
-    EXPECT_EQ(db.status().message(), "records database " + path +
-                                         " holds no tunefarm records (an empty or foreign SQLite file); readers never write "
-                                         "it: tune into it or `tunefarm records import` first");
+    EXPECT_EQ(db.status().message(),
+              "records database " + path +
+                  " holds no tunefarm records (an empty or foreign SQLite file); readers never write "
+                  "it: tune into it or `tunefarm records import` first");
     struct stat st;
     ASSERT_EQ(stat(empty.c_str(), &st), 0);
     EXPECT_EQ(st.st_size, 0) << "a reader wrote a schema into " << path;
@@ -369,10 +384,11 @@ TEST_F(RecordsTest, ReadersNeverWriteAndRefuseWhatIsNotAFile) {
   ASSERT_EQ(system(("sqlite3 " + path_ + " 'PRAGMA user_version = 1'").c_str()), 0);
   auto older = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
   ASSERT_FALSE(older.ok());
-  EXPECT_EQ(older.status().message(), "records database " + path_ +
-                                          " has schema version 1 and this tunefarm reads version 3; readers never write "
-                                          "it: a writing command (tunefarm tune, records import, tuner-daemon) upgrades it, "
-                                          "keeping its trials");
+  EXPECT_EQ(older.status().message(),
+            "records database " + path_ +
+                " has schema version 1 and this tunefarm reads version 3; readers never write "
+                "it: a writing command (tunefarm tune, records import, tuner-daemon) upgrades it, "
+                "keeping its trials");
   std::remove(empty.c_str());
   std::remove(link.c_str());
   std::remove(fifo.c_str());
@@ -401,12 +417,14 @@ TEST_F(RecordsTest, NegativeSchemaVersionIsRefusedNotACrash) {
 TEST_P(RecordsOnEachEngine, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
   auto db = RecordsDb::Open(location_, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(db.ok());
-  const std::string good = R"({"workload":"w","template":"t","target":"llvm","status":"ok","config_index":0,"mean_ms":1.0})";
+  const std::string good =
+      R"({"workload":"w","template":"t","target":"llvm","status":"ok","config_index":0,"mean_ms":1.0})";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"workload":"w","target":"llvm","status":"fine","config_index":0})",
        "line 2: field 'status' is 'fine'; one of ok, instantiation_error, compile_error, runtime_error, timeout, "
        "wrong_answer, bad_request"},
-      {R"({"workload":"w\u0000x","target":"llvm","status":"timeout","config_index":0})", "line 2: a text field holds a NUL byte"},
+      {R"({"workload":"w\u0000x","target":"llvm","status":"timeout","config_index":0})",
+       "line 2: a text field holds a NUL byte"},
       {R"({"workload":"","target":"llvm","status":"timeout","config_index":0})",
        "line 2: fields 'workload' and 'target' must not be empty"},
       // Numbers outside what the fields hold (libFuzzer: 1e32 overflowed the integer cast).
@@ -416,13 +434,15 @@ TEST_P(RecordsOnEachEngine, ImportRefusesUnknownStatusesNulBytesAndEmptyKeys) {
        "line 2: field 'config_index' must be an integer in [0, 9007199254740992]"},
       {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"threads":-3,"mean_ms":1})",
        "line 2: field 'threads' must be an integer in [0, 1048576]"},
-      {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":-1})", "line 2: field 'mean_ms' must not be negative"},
+      {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":-1})",
+       "line 2: field 'mean_ms' must not be negative"},
       {R"({"workload":"w","target":"llvm","status":"ok","config_index":0,"mean_ms":1,"costs_ms":[1,-2]})",
        "line 2: field 'costs_ms' must hold non-negative numbers"},
       // A trial is applied by its workload and implementation: a line must name both, unless its
       // key is one written before schema version 3, which began with the template.
       {R"({"workload":"dense|N1_I16|O8|NC|float32","target":"llvm","status":"ok","config_index":0,"mean_ms":1})",
-       "line 2: missing field 'template' (the implementation of workload 'dense|N1_I16|O8|NC|float32', e.g. conv2d_nchwc)"},
+       "line 2: missing field 'template' (the implementation of workload 'dense|N1_I16|O8|NC|float32', e.g. "
+       "conv2d_nchwc)"},
   };
   for (const auto& [line, message] : cases) {
     std::istringstream in(good + "\n" + line + "\n");
@@ -565,9 +585,10 @@ TEST_P(RecordsOnEachEngine, AValueOverTheLimitIsOneErrorAndKeepsTheRest) {
     ASSERT_TRUE(write.ok()) << write.ToString();  // the server takes it: the reader must not
     auto all = (*db)->List();
     ASSERT_FALSE(all.ok());
-    EXPECT_NE(all.status().message().find("column 'error_message' of a row holds 9437184 bytes, over the 8 MiB a records "
-                                          "value may hold"),
-              std::string::npos)
+    EXPECT_NE(
+        all.status().message().find("column 'error_message' of a row holds 9437184 bytes, over the 8 MiB a records "
+                                    "value may hold"),
+        std::string::npos)
         << all.status().ToString();
   }
   auto best = (*db)->Best("conv2d|W", "conv2d_nchwc", {"llvm", "", {"cpu"}});
@@ -581,9 +602,9 @@ TEST_P(RecordsOnEachEngine, AggregatesStreamsAndErrorGroupsAgree) {
   ASSERT_TRUE(db.ok());
   auto job = (*db)->AddJob("{}", "d");
   ASSERT_TRUE(job.ok());
-  std::vector<TrialRecord> trials = {Trial("llvm", "", "cpu", 1, 3.0), Trial("llvm", "", "cpu", 2, 2.0),
-                                     Trial("llvm", "", "cpu", 3, 0, "timeout"), Trial("llvm", "", "cpu", 4, 0, "timeout"),
-                                     Trial("llvm -mcpu=b", "", "cpu", 5, 1.0)};
+  std::vector<TrialRecord> trials = {
+      Trial("llvm", "", "cpu", 1, 3.0), Trial("llvm", "", "cpu", 2, 2.0), Trial("llvm", "", "cpu", 3, 0, "timeout"),
+      Trial("llvm", "", "cpu", 4, 0, "timeout"), Trial("llvm -mcpu=b", "", "cpu", 5, 1.0)};
   trials[1].job_id = *job;
   TrialRecord other = Trial("llvm", "", "cpu", 9, 4.0);
   other.workload_key = "conv2d|V";
@@ -670,9 +691,10 @@ TEST_F(PostgresRecordsTest, ErrorsNameTheDatabaseWithoutItsPassword) {
   // libpq's parse error quotes what it stumbled on, a password here: only the expected form is shown.
   auto garbled = RecordsDb::Open("postgresql://tuner:50%zz@db/records", RecordsDb::Mode::kCreate);
   ASSERT_FALSE(garbled.ok());
-  EXPECT_EQ(garbled.status().message(),
-            "records database: not a valid PostgreSQL URL or keyword string (postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, "
-            "or key=value pairs such as host=HOST dbname=DB user=USER)");
+  EXPECT_EQ(
+      garbled.status().message(),
+      "records database: not a valid PostgreSQL URL or keyword string (postgresql://USER[:PASSWORD]@HOST[:PORT]/DB, "
+      "or key=value pairs such as host=HOST dbname=DB user=USER)");
 }
 
 TEST_F(PostgresRecordsTest, ADaemonNameIsHeldByOneProcessAtATime) {
@@ -719,29 +741,40 @@ TEST_F(PostgresRecordsTest, AConnectionCutByAServerRestartIsReestablishedWithIts
   EXPECT_EQ(*(*db)->CountTrials(), 2);
   auto twin = RecordsDb::Open(url, RecordsDb::Mode::kCreate);
   ASSERT_TRUE(twin.ok());
-  EXPECT_EQ((*twin)->LockDaemonName("tuner-daemon").code(), StatusCode::kFailedPrecondition) << "the name was taken again";
+  EXPECT_EQ((*twin)->LockDaemonName("tuner-daemon").code(), StatusCode::kFailedPrecondition)
+      << "the name was taken again";
 }
 
 TEST_F(RecordsTest, AVersionOneDatabaseIsUpgradedKeepingItsTrials) {
   const std::string v1 =
-      "CREATE TABLE workloads (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, template TEXT NOT NULL, flops REAL NOT NULL DEFAULT 0);"
-      "CREATE TABLE targets (id INTEGER PRIMARY KEY, target TEXT NOT NULL UNIQUE, model TEXT NOT NULL DEFAULT '', keys TEXT NOT NULL DEFAULT '');"
-      "CREATE TABLE jobs (id INTEGER PRIMARY KEY, spec TEXT NOT NULL, state TEXT NOT NULL, progress TEXT NOT NULL DEFAULT '{}',"
+      "CREATE TABLE workloads (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, template TEXT NOT NULL, flops REAL "
+      "NOT NULL DEFAULT 0);"
+      "CREATE TABLE targets (id INTEGER PRIMARY KEY, target TEXT NOT NULL UNIQUE, model TEXT NOT NULL DEFAULT '', keys "
+      "TEXT NOT NULL DEFAULT '');"
+      "CREATE TABLE jobs (id INTEGER PRIMARY KEY, spec TEXT NOT NULL, state TEXT NOT NULL, progress TEXT NOT NULL "
+      "DEFAULT '{}',"
       " created_at TEXT NOT NULL DEFAULT '', updated_at TEXT NOT NULL DEFAULT '');"
-      "CREATE TABLE trials (id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, workload_id INTEGER NOT NULL, target_id INTEGER NOT NULL,"
-      " config_index INTEGER NOT NULL, config_json TEXT NOT NULL DEFAULT '', status TEXT NOT NULL, error_message TEXT NOT NULL DEFAULT '',"
-      " costs_ms TEXT NOT NULL DEFAULT '[]', mean_ms REAL, threads INTEGER NOT NULL DEFAULT 1, device_key TEXT NOT NULL DEFAULT '',"
-      " device_info TEXT NOT NULL DEFAULT '', build_ms REAL NOT NULL DEFAULT 0, run_ms REAL NOT NULL DEFAULT 0, job_id INTEGER,"
+      "CREATE TABLE trials (id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, workload_id INTEGER NOT NULL, target_id "
+      "INTEGER NOT NULL,"
+      " config_index INTEGER NOT NULL, config_json TEXT NOT NULL DEFAULT '', status TEXT NOT NULL, error_message TEXT "
+      "NOT NULL DEFAULT '',"
+      " costs_ms TEXT NOT NULL DEFAULT '[]', mean_ms REAL, threads INTEGER NOT NULL DEFAULT 1, device_key TEXT NOT "
+      "NULL DEFAULT '',"
+      " device_info TEXT NOT NULL DEFAULT '', build_ms REAL NOT NULL DEFAULT 0, run_ms REAL NOT NULL DEFAULT 0, job_id "
+      "INTEGER,"
       " created_at TEXT NOT NULL DEFAULT '');"
-      "INSERT INTO workloads VALUES (1, 'conv2d_nchwc|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32', 'conv2d_nchwc', 1e9);"
+      "INSERT INTO workloads VALUES (1, 'conv2d_nchwc|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32', "
+      "'conv2d_nchwc', 1e9);"
       "INSERT INTO targets VALUES (1, 'llvm', '', 'cpu');"
-      "INSERT INTO trials(uid, workload_id, target_id, config_index, status, mean_ms) VALUES ('u1', 1, 1, 7, 'ok', 2.5);"
+      "INSERT INTO trials(uid, workload_id, target_id, config_index, status, mean_ms) VALUES ('u1', 1, 1, 7, 'ok', "
+      "2.5);"
       "INSERT INTO jobs(spec, state) VALUES ('{}', 'running'); PRAGMA user_version = 1;";
   ASSERT_EQ(system(("sqlite3 " + path_ + " \"" + v1 + "\"").c_str()), 0);
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   EXPECT_EQ(*(*db)->SchemaVersion(), kRecordsSchemaVersion);
-  auto best = (*db)->Best("conv2d|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "conv2d_nchwc", {"llvm", "", {"cpu"}});
+  auto best = (*db)->Best("conv2d|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32", "conv2d_nchwc",
+                          {"llvm", "", {"cpu"}});
   ASSERT_TRUE(best.ok() && best->has_value());
   EXPECT_EQ((*best)->config_index, 7);
   EXPECT_EQ((*db)->ListJobs()->at(0).daemon, "");  // a job from before daemons had names
@@ -756,22 +789,29 @@ TEST_P(RecordsOnEachEngine, AVersionTwoDatabaseGetsTargetNeutralKeysAndKeepsEver
   std::string sql;
   for (size_t v = 0; v < 2; ++v) sql += postgres ? Migrations()[v].postgres : Migrations()[v].sqlite;
   const std::string conv = "|N1_C8_H8_W8|K8_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32";
-  sql += "INSERT INTO workloads(id, key, template, flops) VALUES"
-         " (1, 'conv2d_nchwc" + conv + "', 'conv2d_nchwc', 1e9),"
-         " (2, 'conv2d_nchwc_winograd" + conv + "', 'conv2d_nchwc_winograd', 1e9),"
-         " (3, 'dense_pack|N1_I16|O8|NC|float32', 'dense_pack', 256),"
-         " (4, 'batch_matmul|B2_M3_K4|N5|BMN|float32', 'batch_matmul', 120),"
-         " (5, 'odd|thing', 'x', 1),"
-         // Never written by tunefarm (its first field is not its template): kept as it is, and
-         // then the same (key, template) as row 1's converted key, so the two rows merge.
-         " (6, 'conv2d" + conv + "', 'conv2d_nchwc', 1e9);"
-         "INSERT INTO targets(id, target, model, keys) VALUES (1, 'llvm', '', 'cpu');"
-         "INSERT INTO trials(id, uid, workload_id, target_id, config_index, status, mean_ms) VALUES"
-         " (1, 'u1', 1, 1, 7, 'ok', 2.5), (2, 'u2', 2, 1, 3, 'ok', 1.5), (3, 'u3', 3, 1, 1, 'ok', 0.5),"
-         " (4, 'u4', 4, 1, 2, 'ok', 0.25), (5, 'u5', 5, 1, 0, 'ok', 9.0), (6, 'u6', 6, 1, 9, 'ok', 2.0),"
-         " (7, 'u7', 1, 1, 8, 'timeout', NULL);"
-         "INSERT INTO claims(workload_id, target_id, config_index, holder, expires_ms, trial_id) VALUES"
-         " (1, 1, 7, 'h', 0, 1), (6, 1, 9, 'h', 0, 6), (6, 1, 10, 'h', 99, NULL);";
+  sql +=
+      "INSERT INTO workloads(id, key, template, flops) VALUES"
+      " (1, 'conv2d_nchwc" +
+      conv +
+      "', 'conv2d_nchwc', 1e9),"
+      " (2, 'conv2d_nchwc_winograd" +
+      conv +
+      "', 'conv2d_nchwc_winograd', 1e9),"
+      " (3, 'dense_pack|N1_I16|O8|NC|float32', 'dense_pack', 256),"
+      " (4, 'batch_matmul|B2_M3_K4|N5|BMN|float32', 'batch_matmul', 120),"
+      " (5, 'odd|thing', 'x', 1),"
+      // Never written by tunefarm (its first field is not its template): kept as it is, and
+      // then the same (key, template) as row 1's converted key, so the two rows merge.
+      " (6, 'conv2d" +
+      conv +
+      "', 'conv2d_nchwc', 1e9);"
+      "INSERT INTO targets(id, target, model, keys) VALUES (1, 'llvm', '', 'cpu');"
+      "INSERT INTO trials(id, uid, workload_id, target_id, config_index, status, mean_ms) VALUES"
+      " (1, 'u1', 1, 1, 7, 'ok', 2.5), (2, 'u2', 2, 1, 3, 'ok', 1.5), (3, 'u3', 3, 1, 1, 'ok', 0.5),"
+      " (4, 'u4', 4, 1, 2, 'ok', 0.25), (5, 'u5', 5, 1, 0, 'ok', 9.0), (6, 'u6', 6, 1, 9, 'ok', 2.0),"
+      " (7, 'u7', 1, 1, 8, 'timeout', NULL);"
+      "INSERT INTO claims(workload_id, target_id, config_index, holder, expires_ms, trial_id) VALUES"
+      " (1, 1, 7, 'h', 0, 1), (6, 1, 9, 'h', 0, 6), (6, 1, 10, 'h', 99, NULL);";
   // PostgreSQL's identity columns start past the ids given here, as they would have in use.
   for (const char* table : {"workloads", "targets", "trials"}) {
     if (postgres) sql += std::string("SELECT setval(pg_get_serial_sequence('") + table + "', 'id'), 100);";

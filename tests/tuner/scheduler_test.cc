@@ -99,7 +99,8 @@ TEST_F(Scheduler, AlternativeImplementationsOfANodeAreBothTuned) {
   winograd.implementation = "conv2d_nchwc_winograd";
   ScheduleOptions schedule{"gradient", 24};
   options_.tuner = "random";
-  auto summaries = TuneTasks({{ConvA(), 2, ""}, {winograd, 2, ConvA().ImplementationKey()}}, host, options_, schedule, local, *db, nullptr);
+  auto summaries = TuneTasks({{ConvA(), 2, ""}, {winograd, 2, ConvA().ImplementationKey()}}, host, options_, schedule,
+                             local, *db, nullptr);
   ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
   ASSERT_EQ(summaries->size(), 2u);
   EXPECT_EQ((*summaries)[0].trials + (*summaries)[1].trials, 24);

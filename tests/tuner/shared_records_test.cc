@@ -123,10 +123,12 @@ TEST_F(SharedRecords, CopySqliteToPostgresAndBackKeepsTheBestRecords) {
   ASSERT_EQ(tune.code, 0) << tune.output;
   auto to_pg = RunCommand(std::string(TUNEFARM_CLI) + " records copy --from " + sqlite + " --to " + url_);
   ASSERT_EQ(to_pg.code, 0) << to_pg.output;
-  EXPECT_NE(to_pg.output.find("copied 32 trials from " + sqlite + " to " + url_ + " (0 already there)"), std::string::npos)
+  EXPECT_NE(to_pg.output.find("copied 32 trials from " + sqlite + " to " + url_ + " (0 already there)"),
+            std::string::npos)
       << to_pg.output;
   auto again = RunCommand(std::string(TUNEFARM_CLI) + " records copy --from " + sqlite + " --to " + url_);
-  EXPECT_NE(again.output.find("copied 0 trials from " + sqlite + " to " + url_ + " (32 already there)"), std::string::npos)
+  EXPECT_NE(again.output.find("copied 0 trials from " + sqlite + " to " + url_ + " (32 already there)"),
+            std::string::npos)
       << again.output;
   auto to_sqlite = RunCommand(std::string(TUNEFARM_CLI) + " records copy --from " + url_ + " --to " + back);
   ASSERT_EQ(to_sqlite.code, 0) << to_sqlite.output;
@@ -148,13 +150,15 @@ TEST_F(SharedRecords, CopySqliteToPostgresAndBackKeepsTheBestRecords) {
   EXPECT_NE(source.find("\"job_id\":1,"), std::string::npos) << "the tune's trials belong to its run";
   EXPECT_EQ(source.find("\"job_id\":0,"), std::string::npos);
   std::string outside_jobs = source;
-  for (size_t at = 0; (at = outside_jobs.find("\"job_id\":1,", at)) != std::string::npos;) outside_jobs.replace(at, 11, "\"job_id\":0,");
+  for (size_t at = 0; (at = outside_jobs.find("\"job_id\":1,", at)) != std::string::npos;)
+    outside_jobs.replace(at, 11, "\"job_id\":0,");
   EXPECT_EQ(exported(back), outside_jobs);
   // A database that cannot be reached is named without its password, and nothing is written.
   auto refused = RunCommand(std::string(TUNEFARM_CLI) + " records copy --from " + sqlite +
                             " --to postgresql://tuner:hunter2@127.0.0.1:1/records");
   EXPECT_EQ(refused.code, 1);
-  EXPECT_NE(refused.output.find("tunefarm records: cannot connect to records database postgresql://tuner@127.0.0.1:1/records: "),
+  EXPECT_NE(refused.output.find(
+                "tunefarm records: cannot connect to records database postgresql://tuner@127.0.0.1:1/records: "),
             std::string::npos)
       << refused.output;
   EXPECT_EQ(refused.output.find("hunter2"), std::string::npos);

@@ -16,8 +16,8 @@
 #include "common/process.h"
 #include "common/small_model.h"
 #include "common/test_files.h"
-#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/artifact.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/records.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -118,7 +118,8 @@ TEST_F(TuneFlow, TenSigkillsLeaveAnIntactDatabaseWithTheExactBudget) {
   std::mt19937 rng(2026);
   for (int k = 0; k < 10; ++k) {
     ChildProcess tune;
-    std::vector<std::string> argv = {"tune", model_, "--total-trials", "120", "--seed", "11", "--threads", "1", "--records", db};
+    std::vector<std::string> argv = {"tune",      model_, "--total-trials", "120", "--seed", "11",
+                                     "--threads", "1",    "--records",      db};
     ASSERT_TRUE(StartCli(&tune, argv));
     // Even kills count from the start (they may land before the database exists: start-up is
     // slower under ASan); odd ones from the moment it exists, so most land mid-tuning wherever
@@ -146,8 +147,7 @@ TEST_F(TuneFlow, TenSigkillsLeaveAnIntactDatabaseWithTheExactBudget) {
 // The daemon's job API over gRPC.
 class DaemonClient {
  public:
-  explicit DaemonClient(const std::string& address)
-      : stub_(v1::TunerDaemon::NewStub(service::FarmChannel(address))) {}
+  explicit DaemonClient(const std::string& address) : stub_(v1::TunerDaemon::NewStub(service::FarmChannel(address))) {}
   grpc::Status Submit(const v1::TuningJobSpec& spec, v1::TuningJob* job, const std::string& token = kToken) {
     grpc::ClientContext ctx;
     service::AttachToken(&ctx, token);
@@ -196,8 +196,8 @@ class DaemonClient {
 
 std::string StartDaemon(ChildProcess* daemon, const std::string& db, const std::string& dir, int max_running = 2,
                         std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", db, "--max-running",
-                                   std::to_string(max_running)};
+  std::vector<std::string> argv = {
+      TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", db, "--max-running", std::to_string(max_running)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   if (!daemon->Start(argv, {std::string("TUNEFARM_TOKEN=") + kToken, "TMPDIR=" + dir})) {
     return "";
@@ -312,9 +312,10 @@ TEST_F(TuneFlow, DaemonJobsWaitForMemoryAndOneThatCannotFitIsRefused) {
   v1::TuningJob job;
   grpc::Status s = client.Submit(spec, &job);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(s.error_message(), "job spec: model " + big +
-                                   " needs an estimated 556 MiB to import and tune, over this daemon's job memory of 300 MiB "
-                                   "(tuner-daemon --job-memory MiB)");
+  EXPECT_EQ(s.error_message(),
+            "job spec: model " + big +
+                " needs an estimated 556 MiB to import and tune, over this daemon's job memory of 300 MiB "
+                "(tuner-daemon --job-memory MiB)");
 
   spec.set_model(model_);
   spec.set_total_trials(4000);  // still running when the second job comes; cancelled below
@@ -326,7 +327,8 @@ TEST_F(TuneFlow, DaemonJobsWaitForMemoryAndOneThatCannotFitIsRefused) {
     }
     return v1::TuningJob();
   };
-  for (int i = 0; i < 600 && state_of(first.id()).state() != "running"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 600 && state_of(first.id()).state() != "running"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(state_of(first.id()).state(), "running");
   spec.set_total_trials(8);
   ASSERT_TRUE(client.Submit(spec, &second).ok());
@@ -336,7 +338,9 @@ TEST_F(TuneFlow, DaemonJobsWaitForMemoryAndOneThatCannotFitIsRefused) {
     if (j.message().find("waiting for memory") != std::string::npos) waiting = j.state() + ": " + j.message();
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  EXPECT_EQ(waiting.rfind("queued: waiting for memory: needs an estimated 257 MiB; running jobs hold 256 MiB of 300 MiB", 0), 0u)
+  EXPECT_EQ(
+      waiting.rfind("queued: waiting for memory: needs an estimated 257 MiB; running jobs hold 256 MiB of 300 MiB", 0),
+      0u)
       << waiting;
   v1::TuningJob cancelled;
   ASSERT_TRUE(client.Cancel(first.id(), &cancelled).ok());
@@ -354,12 +358,15 @@ TEST_F(TuneFlow, ASecondTunerOnOneDatabaseIsRefused) {
   auto second = RunCommand(Cli("tune " + model_ + " --total-trials 40 --records " + db));
   EXPECT_EQ(second.code, 1);
   EXPECT_NE(second.output.find("tunefarm tune: records database " + db + " is being tuned by another process (pid " +
-                               std::to_string(first.pid()) + ": tunefarm tune " + model_ + "); one tuner writes a database at a time"),
+                               std::to_string(first.pid()) + ": tunefarm tune " + model_ +
+                               "); one tuner writes a database at a time"),
             std::string::npos)
       << second.output;
-  auto daemon = RunCommand(std::string("TUNEFARM_TOKEN=") + kToken + " " + TUNER_DAEMON + " --listen 127.0.0.1:0 --records " + db);
+  auto daemon = RunCommand(std::string("TUNEFARM_TOKEN=") + kToken + " " + TUNER_DAEMON +
+                           " --listen 127.0.0.1:0 --records " + db);
   EXPECT_EQ(daemon.code, 1);
-  EXPECT_NE(daemon.output.find("is being tuned by another process (pid " + std::to_string(first.pid())), std::string::npos)
+  EXPECT_NE(daemon.output.find("is being tuned by another process (pid " + std::to_string(first.pid())),
+            std::string::npos)
       << daemon.output;
   first.Kill(SIGKILL);
   first.Wait();
@@ -378,11 +385,12 @@ TEST_F(TuneFlow, ASecondTunerOnOneDatabaseIsRefused) {
 // A tune whose every trial fails (here the measurement cannot make its work directory) exits 1 and
 // says why, instead of exiting 0 with nothing to compile from.
 TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
-  auto r = RunCommand(std::string("TMPDIR=/nonexistent ") + TUNEFARM_CLI + " tune " + model_ + " --total-trials 6 --records " + dir_ +
-                      "/failing.db");
+  auto r = RunCommand(std::string("TMPDIR=/nonexistent ") + TUNEFARM_CLI + " tune " + model_ +
+                      " --total-trials 6 --records " + dir_ + "/failing.db");
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("tunefarm tune: no trial succeeded (runtime_error 6); the measurements fail, not the configs"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find("tunefarm tune: no trial succeeded (runtime_error 6); the measurements fail, not the configs"),
+      std::string::npos)
       << r.output;
   // Once the machine is fixed, the same command measures those configs again (the failures were the
   // machine's: nothing on this target ever succeeded), the fallback included.
@@ -396,7 +404,8 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
   for (const auto& t : *trials) (t.status == "ok" ? ok : failed)++;
   EXPECT_EQ(failed, 6);
   EXPECT_GE(ok, 1) << "the retried configs never succeeded";
-  EXPECT_EQ(fixed.output.find(" 0.00x"), std::string::npos) << "a fallback still hidden by the broken run:\n" << fixed.output;
+  EXPECT_EQ(fixed.output.find(" 0.00x"), std::string::npos) << "a fallback still hidden by the broken run:\n"
+                                                            << fixed.output;
   // Each run is in the jobs table, as the dashboard lists it: the broken one failed, saying why.
   auto runs = (*db)->ListJobs();
   ASSERT_TRUE(runs.ok());
@@ -423,7 +432,9 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
     auto trials = (*db)->List();
     ASSERT_TRUE(trials.ok());
     for (const auto& t : *trials) {
-      if (t.status == "ok" && t.template_name.rfind("conv2d", 0) == 0 && (valid.mean_ms == 0 || t.mean_ms < valid.mean_ms)) valid = t;
+      if (t.status == "ok" && t.template_name.rfind("conv2d", 0) == 0 &&
+          (valid.mean_ms == 0 || t.mean_ms < valid.mean_ms))
+        valid = t;
     }
     ASSERT_GT(valid.mean_ms, 0);
     TrialRecord corrupt = valid;
@@ -437,19 +448,31 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
     edited.mean_ms = valid.mean_ms / 20;
     edited.costs_ms = {edited.mean_ms};
     ASSERT_TRUE((*db)->AddTrial(&edited).ok());
-    ASSERT_EQ(system(("sqlite3 " + db_path + " 'UPDATE trials SET mean_ms = -5 WHERE id = " + std::to_string(edited.id) + "'").c_str()), 0);
+    ASSERT_EQ(
+        system(("sqlite3 " + db_path + " 'UPDATE trials SET mean_ms = -5 WHERE id = " + std::to_string(edited.id) + "'")
+                   .c_str()),
+        0);
     // And a status no tunefarm writes, on another trial of the same workload.
-    const std::string others = "SELECT MIN(id) FROM trials WHERE workload_id = (SELECT workload_id FROM trials WHERE id = " +
-                               std::to_string(valid.id) + ") AND id NOT IN (" + std::to_string(valid.id) + ", " +
-                               std::to_string(corrupt.id) + ", " + std::to_string(edited.id) + ")";
-    ASSERT_EQ(system(("sqlite3 " + db_path + " \"UPDATE trials SET status = 'weird' WHERE id = (" + others + ")\"").c_str()), 0);
+    const std::string others =
+        "SELECT MIN(id) FROM trials WHERE workload_id = (SELECT workload_id FROM trials WHERE id = " +
+        std::to_string(valid.id) + ") AND id NOT IN (" + std::to_string(valid.id) + ", " + std::to_string(corrupt.id) +
+        ", " + std::to_string(edited.id) + ")";
+    ASSERT_EQ(
+        system(("sqlite3 " + db_path + " \"UPDATE trials SET status = 'weird' WHERE id = (" + others + ")\"").c_str()),
+        0);
   }
   auto compile = RunCommand(Cli("compile " + model_ + " --records " + db_path + " -o " + out));
   ASSERT_EQ(compile.code, 0) << compile.output;
-  EXPECT_NE(compile.output.find("warning: skipped 1 record(s) of " + valid.template_name + ":" + valid.workload_key), std::string::npos) << compile.output;
-  EXPECT_NE(compile.output.find("whose config is not a valid point of its space (stale or edited records); none was applied"),
-            std::string::npos) << compile.output;
-  EXPECT_NE(compile.output.find("warning: skipped 1 successful trial(s) of " + valid.template_name + ":" + valid.workload_key), std::string::npos)
+  EXPECT_NE(compile.output.find("warning: skipped 1 record(s) of " + valid.template_name + ":" + valid.workload_key),
+            std::string::npos)
+      << compile.output;
+  EXPECT_NE(
+      compile.output.find("whose config is not a valid point of its space (stale or edited records); none was applied"),
+      std::string::npos)
+      << compile.output;
+  EXPECT_NE(compile.output.find("warning: skipped 1 successful trial(s) of " + valid.template_name + ":" +
+                                valid.workload_key),
+            std::string::npos)
       << compile.output;
   auto artifact = runtime::Artifact::ReadFile(out);
   ASSERT_TRUE(artifact.ok()) << artifact.status().message();
@@ -463,7 +486,8 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
   EXPECT_TRUE(found) << "no kernel of " << valid.workload_key;
   auto resumed = RunCommand(Cli("tune " + model_ + " --trials 6 --seed 4 --records " + db_path));
   ASSERT_EQ(resumed.code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("skipped 3 record(s) read back from the database"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("skipped 3 record(s) read back from the database"), std::string::npos)
+      << resumed.output;
 }
 
 TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {
@@ -585,9 +609,10 @@ TEST_F(TuneFlow, DaemonsSharingAPostgresDatabaseSplitTheWorkAndKeepTheirOwnJobs)
   ChildProcess twin;
   ASSERT_TRUE(twin.Start({TUNER_DAEMON, "--listen", "127.0.0.1:0", "--records", url, "--name", "room-a"},
                          {std::string("TUNEFARM_TOKEN=") + kToken}));
-  EXPECT_NE(twin.Drain(20000).find("is in use by another tuner-daemon named 'room-a'; give each daemon sharing a database "
-                                   "its own --name"),
-            std::string::npos);
+  EXPECT_NE(
+      twin.Drain(20000).find("is in use by another tuner-daemon named 'room-a'; give each daemon sharing a database "
+                             "its own --name"),
+      std::string::npos);
   EXPECT_NE(twin.Wait(), 0);
 
   v1::TuningJobSpec spec;
@@ -623,7 +648,8 @@ TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
   ASSERT_EQ(farm.StartTracker(RPC_TRACKER), "");
   for (int i = 0; i < 2; ++i) ASSERT_EQ(farm.StartServer({RPC_SERVER, MEASURE_CHILD, "x86-test", dir_, ""}), "");
   const std::string db = dir_ + "/farm.db";
-  auto r = RunCommand(Cli("tune " + model_ + " --trials 8 --tracker " + farm.tracker_address() + " --key x86-test --records " + db));
+  auto r = RunCommand(
+      Cli("tune " + model_ + " --trials 8 --tracker " + farm.tracker_address() + " --key x86-test --records " + db));
   ASSERT_EQ(r.code, 0) << r.output;
   const Counts c = Count(db);
   EXPECT_EQ(c.per_workload.size(), 4u);  // conv2d (direct and Winograd), dense_pack, dense_nopack
@@ -640,11 +666,13 @@ TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
 
 TEST_F(TuneFlow, TunesThroughTheEmulatedRasp4bServerThenCompilesForIt) {
   const std::string farm_dir = TUNEFARM_FARM_AARCH64_DIR;
-  if (!tunefarm::testing::Exists(farm_dir + "/rpc_server")) TUNEFARM_MISSING_FIXTURE("cross-built aarch64 rpc_server missing");
+  if (!tunefarm::testing::Exists(farm_dir + "/rpc_server"))
+    TUNEFARM_MISSING_FIXTURE("cross-built aarch64 rpc_server missing");
   if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("qemu-aarch64 not installed");
   tunefarm::testing::LocalFarm farm(kToken);
   ASSERT_EQ(farm.StartTracker(RPC_TRACKER), "");
-  ASSERT_EQ(farm.StartServer({farm_dir + "/rpc_server", farm_dir + "/tunefarm-measure-child", "rasp4b", dir_, "qemu-aarch64", 60000}),
+  ASSERT_EQ(farm.StartServer({farm_dir + "/rpc_server", farm_dir + "/tunefarm-measure-child", "rasp4b", dir_,
+                              "qemu-aarch64", 60000}),
             "");
   const std::string db = dir_ + "/pi.db";
   auto r = RunCommand(Cli("tune " + model_ + " --target rasp4b --trials 4 --tracker " + farm.tracker_address() +

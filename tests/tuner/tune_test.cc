@@ -10,10 +10,9 @@
 #include <set>
 #include <thread>
 
-#include "tuner/search/candidate_build.h"
 #include "tunefarm/runtime/cuda_driver.h"
-
 #include "tunefarm/tuner/tuner.h"
+#include "tuner/search/candidate_build.h"
 
 namespace tunefarm::tuner {
 namespace {
@@ -118,7 +117,8 @@ TEST(Tune, TrialsAreCommittedAndARerunResumesWithoutRemeasuring) {
   auto all = (*db)->List(w.Key(), -1, w.implementation);
   ASSERT_TRUE(all.ok());
   std::set<int64_t> distinct;
-  for (const auto& t : *all) EXPECT_TRUE(distinct.insert(t.config_index).second) << "config " << t.config_index << " measured twice";
+  for (const auto& t : *all)
+    EXPECT_TRUE(distinct.insert(t.config_index).second) << "config " << t.config_index << " measured twice";
   EXPECT_EQ(distinct.size(), 12u);
   auto third = TuneTask(w, host, o, local, **db, 1, 1, nullptr);
   ASSERT_TRUE(third.ok());
@@ -194,7 +194,7 @@ TEST(BuildPool, HandsBuildsBackAsTheyFinishAndLetsAStragglerRunOn) {
     BuildPool busy(1);
     busy.Submit(build(4, 100));
     busy.Submit(build(5, 100));  // queued behind the first: dropped by the destructor
-  }  // returns once build 4 is done, without crashing on the queued one
+  }                              // returns once build 4 is done, without crashing on the queued one
 }
 
 // A candidate whose ptxas runs past the build timeout is a compile_error naming the limit, and a
@@ -266,14 +266,16 @@ TEST(Tune, CudaCandidatesCarriedAcrossBatchesAreEachRecordedOnce) {
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 12u);
   std::set<int64_t> configs;
-  for (const auto& t : *trials) EXPECT_TRUE(configs.insert(t.config_index).second) << "config " << t.config_index << " twice";
+  for (const auto& t : *trials)
+    EXPECT_TRUE(configs.insert(t.config_index).second) << "config " << t.config_index << " twice";
   db->reset();
   // No claim is left live without its trial (a carried build that was never measured is released).
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open((dir + "/t.db").c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* q = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*) FROM claims WHERE trial_id IS NULL AND expires_ms > 0", -1, &q, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_prepare_v2(raw, "SELECT count(*) FROM claims WHERE trial_id IS NULL AND expires_ms > 0", -1, &q, nullptr),
+      SQLITE_OK);
   ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int(q, 0), 0);
   sqlite3_finalize(q);

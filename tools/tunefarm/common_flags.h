@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "tunefarm/compiler/input_shape.h"
 #include "tunefarm/command_line/command_line.h"
+#include "tunefarm/compiler/input_shape.h"
 
 namespace tunefarm::cli {
 
@@ -26,9 +26,8 @@ CLI::Option* AddInputShapeFlag(CLI::App& app, std::vector<compiler::InputShape>*
 // A command whose first argument picks an action (records list|best|..., jobs list|watch|cancel):
 // each action a subcommand of `app` with its own flags, one of them required; the chosen one's name
 // goes to *chosen once parsed. Returns them by name, in order, for the flags each declares.
-std::vector<std::pair<std::string, CLI::App*>> AddActions(CLI::App& app,
-                                                          std::initializer_list<std::pair<const char*, const char*>> name_and_help,
-                                                          std::string* chosen);
+std::vector<std::pair<std::string, CLI::App*>> AddActions(
+    CLI::App& app, std::initializer_list<std::pair<const char*, const char*>> name_and_help, std::string* chosen);
 
 struct FarmClientFlags {
   std::string token_file, tls_cert, tls_key, tls_ca;

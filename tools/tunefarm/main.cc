@@ -13,7 +13,8 @@ namespace tunefarm::cli {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"tune", "tune every task of a model; every trial goes to the records database (run again to resume)", &DeclareTune},
+      {"tune", "tune every task of a model; every trial goes to the records database (run again to resume)",
+       &DeclareTune},
       {"dashboard", "the web dashboard over the tuning records: jobs, farm, task tables, charts (docs/dashboard.md)",
        &DeclareDashboard},
       {"jobs", "list, follow or cancel the tuning jobs of a tuner-daemon", &DeclareJobs},
@@ -55,14 +56,16 @@ int main(int argc, char** argv) {
   using tunefarm::cli::Action;
   using tunefarm::cli::Commands;
   std::signal(SIGXFSZ, NoteFileSizeLimit);
-  CLI::App app{"tunefarm: tune, compile and run deep-learning models; a measurement farm of boards and GPU hosts", "tunefarm"};
+  CLI::App app{"tunefarm: tune, compile and run deep-learning models; a measurement farm of boards and GPU hosts",
+               "tunefarm"};
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& c : Commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     actions.emplace_back(sub, c.declare(*sub));
   }
-  app.footer("`tunefarm COMMAND --help` shows a command's arguments and flags.");  // after: subcommands would inherit it
+  app.footer(
+      "`tunefarm COMMAND --help` shows a command's arguments and flags.");  // after: subcommands would inherit it
   if (argc < 2 || std::strcmp(argv[1], "help") == 0) {
     std::printf("%s", app.help().c_str());
     return argc < 2 ? 2 : 0;

@@ -28,16 +28,21 @@ std::string EpochOf(const std::string& lease_id) {
 
 Clock SteadyClock() {
   return [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   };
 }
 
 const char* LeaseEndName(LeaseEnd e) {
   switch (e) {
-    case LeaseEnd::kNone: return "none";
-    case LeaseEnd::kReleased: return "released";
-    case LeaseEnd::kExpired: return "expired";
-    case LeaseEnd::kServerLost: return "server lost";
+    case LeaseEnd::kNone:
+      return "none";
+    case LeaseEnd::kReleased:
+      return "released";
+    case LeaseEnd::kExpired:
+      return "expired";
+    case LeaseEnd::kServerLost:
+      return "server lost";
   }
   return "none";
 }
@@ -94,7 +99,8 @@ bool TrackerCore::AdoptReportedLease(Server& server, const LeaseInfo& reported, 
     // Ours: keep it only while it holds and belongs to this server's previous registration.
     Request& r = requests_[known->second];
     auto old = servers_.find(r.server_id);
-    const bool same_server = old != servers_.end() && (old->first == previous_id || old->second.address == server.address);
+    const bool same_server =
+        old != servers_.end() && (old->first == previous_id || old->second.address == server.address);
     if (r.state.kind != RequestState::kGranted || !same_server) return false;
     old->second.lease_request = -1;  // moved, not ended: the old entry is dropped next
     server.lease_request = r.id;
@@ -130,7 +136,8 @@ bool TrackerCore::AdoptReportedLease(Server& server, const LeaseInfo& reported, 
 
 Result<Registration> TrackerCore::Register(const std::string& key, const std::string& address, const Device& device,
                                            const std::string& previous_server_id, const LeaseInfo& reported) {
-  if (!ValidKey(key)) return Status::InvalidArgument("device key '" + key + "' must be 1-64 characters of [A-Za-z0-9._-]");
+  if (!ValidKey(key))
+    return Status::InvalidArgument("device key '" + key + "' must be 1-64 characters of [A-Za-z0-9._-]");
   if (address.empty() || address.size() > 256) return Status::InvalidArgument("server address must be 1-256 bytes");
   Registration out;
   {
@@ -145,7 +152,8 @@ Result<Registration> TrackerCore::Register(const std::string& key, const std::st
     s.last_heartbeat = clock_();
     const bool kept = !reported.lease_id.empty() && AdoptReportedLease(s, reported, previous_server_id);
     // A server that re-registers (it lost its heartbeat, or restarted) replaces its old entry.
-    if (!previous_server_id.empty() && servers_.count(previous_server_id)) DropServer(previous_server_id, "re-registered as " + s.id);
+    if (!previous_server_id.empty() && servers_.count(previous_server_id))
+      DropServer(previous_server_id, "re-registered as " + s.id);
     for (auto it = servers_.begin(); it != servers_.end();) {
       auto next = std::next(it);
       if (it->second.address == address) DropServer(it->first, "re-registered as " + s.id);
@@ -154,7 +162,9 @@ Result<Registration> TrackerCore::Register(const std::string& key, const std::st
     servers_[s.id] = s;
     Log("server " + s.id + " joined: key '" + key + "' at " + address + " (" + device.arch + ", " +
         std::to_string(device.threads) + " threads)" +
-        (reported.lease_id.empty() ? "" : kept ? ", serving lease " + reported.lease_id : ", its lease " + reported.lease_id + " had ended"));
+        (reported.lease_id.empty() ? ""
+         : kept                    ? ", serving lease " + reported.lease_id
+                                   : ", its lease " + reported.lease_id + " had ended"));
     out.server_id = s.id;
     out.lease = LeaseOf(servers_[s.id]);
     TickLocked();
@@ -183,7 +193,8 @@ HeartbeatReply TrackerCore::Heartbeat(const std::string& server_id, int64_t meas
 
 Result<int64_t> TrackerCore::RequestLease(const std::string& key, int priority, int64_t deadline_ms, int64_t lease_ms,
                                           const std::string& client) {
-  if (!ValidKey(key)) return Status::InvalidArgument("device key '" + key + "' must be 1-64 characters of [A-Za-z0-9._-]");
+  if (!ValidKey(key))
+    return Status::InvalidArgument("device key '" + key + "' must be 1-64 characters of [A-Za-z0-9._-]");
   if (priority < -1000 || priority > 1000) return Status::InvalidArgument("priority must be in [-1000, 1000]");
   if (deadline_ms < 1 || deadline_ms > 86400000) return Status::InvalidArgument("deadline_ms must be in [1, 86400000]");
   if (lease_ms < 1000 || lease_ms > 86400000) return Status::InvalidArgument("lease_ms must be in [1000, 86400000]");
@@ -369,8 +380,8 @@ void TrackerCore::TickLocked() {
       lease_to_request_[r->state.lease_id] = r->id;
       ++leases_granted_;
       if (options_.on_grant) options_.on_grant(s.key, now - r->enqueued);
-      Log("lease " + r->state.lease_id + " granted: " + id + " (key '" + s.key + "') to client '" + r->client + "' after " +
-          std::to_string(now - r->enqueued) + " ms in the queue");
+      Log("lease " + r->state.lease_id + " granted: " + id + " (key '" + s.key + "') to client '" + r->client +
+          "' after " + std::to_string(now - r->enqueued) + " ms in the queue");
       changed = true;
       break;
     }
@@ -389,7 +400,8 @@ FarmStatus TrackerCore::GetStatus() {
   st.servers_lost = servers_lost_;
   std::map<std::string, KeyInfo> keys;
   for (const auto& [id, s] : servers_) {
-    ServerInfo info{id, s.key, s.address, s.device, s.lease_request >= 0, "", "", s.measurements_done, now - s.last_heartbeat};
+    ServerInfo info{
+        id, s.key, s.address, s.device, s.lease_request >= 0, "", "", s.measurements_done, now - s.last_heartbeat};
     if (info.busy) {
       info.lease_client = requests_[s.lease_request].client;
       info.lease_id = requests_[s.lease_request].state.lease_id;

@@ -22,9 +22,9 @@ TrackerMetrics::~TrackerMetrics() = default;
 Result<std::unique_ptr<TrackerMetrics>> TrackerMetrics::Create() {
   auto impl = std::make_unique<Impl>();
   impl->lease_wait = &prometheus::BuildHistogram()
-                     .Name("tunefarm_tracker_lease_wait_seconds")
-                     .Help("Time lease requests waited in the queue before a grant, per device key.")
-                     .Register(*impl->registry);
+                          .Name("tunefarm_tracker_lease_wait_seconds")
+                          .Help("Time lease requests waited in the queue before a grant, per device key.")
+                          .Register(*impl->registry);
   return std::unique_ptr<TrackerMetrics>(new TrackerMetrics(std::move(impl)));
 }
 
@@ -34,24 +34,27 @@ void TrackerMetrics::ObserveLeaseWait(const std::string& key, int64_t wait_ms) {
 }
 
 service::MetricSources TrackerMetrics::Sources(TrackerCore* core) const {
+  using prometheus::MetricType;
   using service::AddSample;
   using service::Family;
-  using prometheus::MetricType;
   auto status_metrics = service::CollectWith([core] {
     const FarmStatus status = core->GetStatus();
-    auto servers = Family("tunefarm_tracker_servers", "Servers registered, per device key and state.", MetricType::Gauge);
+    auto servers =
+        Family("tunefarm_tracker_servers", "Servers registered, per device key and state.", MetricType::Gauge);
     auto queue = Family("tunefarm_tracker_queue_length", "Lease requests waiting, per device key.", MetricType::Gauge);
     for (const KeyInfo& k : status.keys) {
       AddSample(&servers, k.free, {{"key", k.key}, {"state", "free"}});
       AddSample(&servers, k.busy, {{"key", k.key}, {"state", "busy"}});
       AddSample(&queue, k.pending, {{"key", k.key}});
     }
-    auto granted = Family("tunefarm_tracker_leases_granted_total", "Leases granted since the tracker started.", MetricType::Counter);
+    auto granted = Family("tunefarm_tracker_leases_granted_total", "Leases granted since the tracker started.",
+                          MetricType::Counter);
     AddSample(&granted, double(status.leases_granted));
     auto expired = Family("tunefarm_tracker_leases_expired_total",
                           "Leases that expired without being renewed or released.", MetricType::Counter);
     AddSample(&expired, double(status.leases_expired));
-    auto lost = Family("tunefarm_tracker_servers_lost_total", "Servers dropped after missing heartbeats.", MetricType::Counter);
+    auto lost =
+        Family("tunefarm_tracker_servers_lost_total", "Servers dropped after missing heartbeats.", MetricType::Counter);
     AddSample(&lost, double(status.servers_lost));
     auto uptime = Family("tunefarm_tracker_uptime_seconds", "Seconds since the tracker started.", MetricType::Gauge);
     AddSample(&uptime, double(status.uptime_ms) / 1000.0);

@@ -26,10 +26,14 @@ v1::ServerLease ToProto(const LeaseInfo& lease) {
 
 v1::LeaseEnded::Reason ToProto(LeaseEnd end) {
   switch (end) {
-    case LeaseEnd::kReleased: return v1::LeaseEnded::RELEASED;
-    case LeaseEnd::kExpired: return v1::LeaseEnded::EXPIRED;
-    case LeaseEnd::kServerLost: return v1::LeaseEnded::SERVER_LOST;
-    case LeaseEnd::kNone: break;
+    case LeaseEnd::kReleased:
+      return v1::LeaseEnded::RELEASED;
+    case LeaseEnd::kExpired:
+      return v1::LeaseEnded::EXPIRED;
+    case LeaseEnd::kServerLost:
+      return v1::LeaseEnded::SERVER_LOST;
+    case LeaseEnd::kNone:
+      break;
   }
   return v1::LeaseEnded::REASON_UNSPECIFIED;
 }
@@ -153,8 +157,8 @@ grpc::ServerUnaryReactor* TrackerService::RenewLease(grpc::CallbackServerContext
   return Done(ctx, grpc::Status::OK);
 }
 
-grpc::ServerUnaryReactor* TrackerService::ReleaseLease(grpc::CallbackServerContext* ctx, const v1::ReleaseLeaseRequest* req,
-                                                       v1::ReleaseLeaseResponse*) {
+grpc::ServerUnaryReactor* TrackerService::ReleaseLease(grpc::CallbackServerContext* ctx,
+                                                       const v1::ReleaseLeaseRequest* req, v1::ReleaseLeaseResponse*) {
   return Done(ctx, ToGrpcStatus(core_->Release(req->lease_id())));
 }
 

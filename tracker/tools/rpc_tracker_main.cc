@@ -64,7 +64,8 @@ class AsyncLog {
       const int64_t dropped = dropped_;
       dropped_ = 0;
       lock.unlock();
-      if (dropped > 0) std::printf("(%lld log lines dropped: the output was not being read)\n", static_cast<long long>(dropped));
+      if (dropped > 0)
+        std::printf("(%lld log lines dropped: the output was not being read)\n", static_cast<long long>(dropped));
       for (const auto& l : batch) std::printf("%s\n", l.c_str());
       std::fflush(stdout);
       lock.lock();
@@ -83,9 +84,10 @@ class AsyncLog {
 int main(int argc, char** argv) {
   tunefarm::service::DaemonFlags flags;
   int64_t heartbeat_ms = 1000;
-  CLI::App app{"rpc_tracker: the farm's device registry; rpc_servers register by key, tuners lease them by priority "
-               "(token: --token-file or $TUNEFARM_TOKEN; with the --tls-* files, clients need a certificate from the CA)",
-               "rpc_tracker"};
+  CLI::App app{
+      "rpc_tracker: the farm's device registry; rpc_servers register by key, tuners lease them by priority "
+      "(token: --token-file or $TUNEFARM_TOKEN; with the --tls-* files, clients need a certificate from the CA)",
+      "rpc_tracker"};
   tunefarm::service::AddDaemonFlags(app, &flags);
   tunefarm::AddIntFlag(app, "--heartbeat-ms", &heartbeat_ms, 10, 600000,
                        "how often servers heartbeat (default 1000); 3 missed drop a server");

@@ -5,9 +5,9 @@
 #ifndef TUNEFARM_TUNER_DAEMON_DAEMON_METRICS_H_
 #define TUNEFARM_TUNER_DAEMON_DAEMON_METRICS_H_
 
-#include <memory>
-
 #include <prometheus/collectable.h>
+
+#include <memory>
 
 #include "tuner/daemon/job_manager.h"
 

@@ -1,13 +1,12 @@
 #include "tuner/daemon/job_manager.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <thread>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "tunefarm/compiler/model.h"
 #include "tunefarm/tuner/job_progress.h"
@@ -28,7 +27,8 @@ Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
   }
   if (spec->trials_per_task() < 0 || spec->trials_per_task() > 1000000 || spec->total_trials() < 0 ||
       spec->total_trials() > 10000000 || spec->early_stopping() < 0 || spec->threads() < 0 || spec->threads() > 1024) {
-    return Status::InvalidArgument("job spec: trials_per_task, total_trials, early_stopping and threads must be in range");
+    return Status::InvalidArgument(
+        "job spec: trials_per_task, total_trials, early_stopping and threads must be in range");
   }
   if (spec->layouts().empty()) spec->set_layouts("model");
   if (spec->layouts() != "model" && spec->layouts() != "any") {
@@ -274,12 +274,11 @@ Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
     if (tracker.empty()) {
       inner = std::make_unique<LocalMeasurer>(options_.measure_child, options_.tmp_root, spec.threads());
     } else {
-      inner = std::make_unique<FarmMeasurer>(
-          rpc_server::MeasureClientOptions{tracker, key, options_.token, "tuner-daemon", 0, 600000, options_.tls,
-                                           [](const std::string& line) {
-                                             std::printf("farm: %s\n", line.c_str());
-                                             std::fflush(stdout);
-                                           }});
+      inner = std::make_unique<FarmMeasurer>(rpc_server::MeasureClientOptions{
+          tracker, key, options_.token, "tuner-daemon", 0, 600000, options_.tls, [](const std::string& line) {
+            std::printf("farm: %s\n", line.c_str());
+            std::fflush(stdout);
+          }});
     }
     m = std::make_unique<FairMeasurer>(std::move(inner));
   }
@@ -310,7 +309,8 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   if (need.import_bytes > memory_budget_) {  // a job stored before the budget was lowered
     job->proto.set_state("failed");
     job->proto.set_message("model " + spec.model() + " needs an estimated " + Mib(need.import_bytes) +
-                           ", over this daemon's job memory of " + Mib(memory_budget_) + " (tuner-daemon --job-memory MiB)");
+                           ", over this daemon's job memory of " + Mib(memory_budget_) +
+                           " (tuner-daemon --job-memory MiB)");
     Persist(*job);
     return;
   }
@@ -328,9 +328,11 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   // Tasks first (outside the lock: importing a model takes a while), to know what the job touches.
   auto target = compiler::ParseTarget(spec.target());
   std::vector<compiler::InputShape> input_shapes;
-  for (const std::string& text : spec.input_shapes()) input_shapes.push_back(*compiler::ParseInputShape(text));  // checked at submit
-  Result<std::vector<compiler::Task>> tasks = target.ok() ? compiler::ExtractTasks(spec.model(), *target, 3, input_shapes)
-                                                         : Result<std::vector<compiler::Task>>(target.status());
+  for (const std::string& text : spec.input_shapes())
+    input_shapes.push_back(*compiler::ParseInputShape(text));  // checked at submit
+  Result<std::vector<compiler::Task>> tasks = target.ok()
+                                                  ? compiler::ExtractTasks(spec.model(), *target, 3, input_shapes)
+                                                  : Result<std::vector<compiler::Task>>(target.status());
   std::vector<std::string> keys;
   if (tasks.ok()) {
     for (const auto& t : *tasks) keys.push_back(t.workload.ImplementationKey() + " @ " + target->ToString());
@@ -396,7 +398,8 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   {
     std::lock_guard<std::mutex> l(mu_);
     for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
-    StartJobTasks(*tasks, schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()), &job->proto);
+    StartJobTasks(*tasks, schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()),
+                  &job->proto);
     Persist(*job);
   }
   auto summaries = TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {

@@ -36,12 +36,12 @@ namespace tunefarm::tuner {
 bool IsFinalJobState(const std::string& state);
 
 struct DaemonOptions {
-  std::string records;        // the records database (jobs and trials): a file or a PostgreSQL URL
+  std::string records;  // the records database (jobs and trials): a file or a PostgreSQL URL
   // Which jobs are this daemon's: several daemons sharing one PostgreSQL database each resume only
   // their own, and two daemons of one name on one database are refused.
   std::string name = "tuner-daemon";
-  std::string tracker, key;   // default runner: the farm; empty tracker: local
-  std::string token;          // farm token for the tracker
+  std::string tracker, key;  // default runner: the farm; empty tracker: local
+  std::string token;         // farm token for the tracker
   service::TlsFiles tls;
   std::string measure_child;  // local runner's tunefarm-measure-child
   std::string tmp_root = "/tmp";
@@ -93,13 +93,13 @@ class JobManager {
   DaemonOptions options_;
   std::mutex mu_;
   std::condition_variable changed_;
-  std::unique_ptr<RecordsDb> db_;  // guarded by mu_
+  std::unique_ptr<RecordsDb> db_;     // guarded by mu_
   std::unique_ptr<TuningLock> lock_;  // held for the daemon's life
   std::map<int64_t, std::shared_ptr<Job>> jobs_;
   std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_;
   int running_ = 0;
-  int64_t memory_budget_ = 0;    // options_.job_memory_bytes, or half of the machine's memory
-  int64_t memory_reserved_ = 0;  // guarded by mu_: the estimates of the jobs that hold memory
+  int64_t memory_budget_ = 0;        // options_.job_memory_bytes, or half of the machine's memory
+  int64_t memory_reserved_ = 0;      // guarded by mu_: the estimates of the jobs that hold memory
   std::multiset<std::string> busy_;  // "workload key @ target" of running jobs' tasks
   bool shutting_down_ = false;
   uint64_t changes_ = 0;  // guarded by mu_; every job version change counts one

@@ -1,5 +1,6 @@
 // tuner-daemon --listen HOST:PORT [--records DB] [--tracker HOST:PORT --key KEY] [--token-file PATH]
-//              [--max-running N] [--job-memory MIB] [--metrics HOST:PORT] [--dashboard HOST:PORT [--dashboard-allow-host NAME]]
+//              [--max-running N] [--job-memory MIB] [--metrics HOST:PORT] [--dashboard HOST:PORT
+//              [--dashboard-allow-host NAME]]
 //              [--tls-cert PEM --tls-key PEM --tls-ca PEM]
 // Takes tuning jobs over gRPC (tunefarm.v1.TunerDaemon; `tunefarm tune --daemon HOST:PORT`),
 // keeps them in the records database and resumes unfinished ones when started again. Jobs measure
@@ -35,18 +36,21 @@ int main(int argc, char** argv) {
   options.records = "./tunefarm.db";
   std::string dashboard_address;
   std::vector<std::string> dashboard_hosts;
-  CLI::App app{"tuner-daemon: takes tuning jobs over gRPC (tunefarm tune --daemon), keeps them in the records database and "
-               "resumes unfinished ones when started again (token: --token-file or $TUNEFARM_TOKEN; it guards the job API "
-               "and is sent to the tracker)",
-               "tuner-daemon"};
+  CLI::App app{
+      "tuner-daemon: takes tuning jobs over gRPC (tunefarm tune --daemon), keeps them in the records database and "
+      "resumes unfinished ones when started again (token: --token-file or $TUNEFARM_TOKEN; it guards the job API "
+      "and is sent to the tracker)",
+      "tuner-daemon"};
   tunefarm::service::AddDaemonFlags(app, &flags);
-  app.add_option("--records", options.records,
-                 "the records database of every job: a file (default ./tunefarm.db) or postgresql://USER@HOST[:PORT]/DB")
+  app.add_option(
+         "--records", options.records,
+         "the records database of every job: a file (default ./tunefarm.db) or postgresql://USER@HOST[:PORT]/DB")
       ->type_name("DB");
   app.add_option("--name", options.name,
                  "this daemon's name in the records database: daemons sharing a PostgreSQL database need their own "
                  "(default tuner-daemon)");
-  auto* tracker = app.add_option("--tracker", options.tracker, "measure through this farm (default: a job's own, else this machine)")
+  auto* tracker = app.add_option("--tracker", options.tracker,
+                                 "measure through this farm (default: a job's own, else this machine)")
                       ->type_name("HOST:PORT");
   auto* key = app.add_option("--key", options.key, "the device key to lease on --tracker");
   tracker->needs(key);
@@ -58,9 +62,10 @@ int main(int argc, char** argv) {
                        "more than this is refused (default: half of this machine's memory)");
   app.add_option("--dashboard", dashboard_address, "serve the web dashboard over the records there (off by default)")
       ->type_name("HOST:PORT");
-  app.add_option("--dashboard-allow-host", dashboard_hosts,
-                 "a host name the dashboard may be reached by (repeatable; IP addresses, localhost and this machine's name "
-                 "always are)")
+  app.add_option(
+         "--dashboard-allow-host", dashboard_hosts,
+         "a host name the dashboard may be reached by (repeatable; IP addresses, localhost and this machine's name "
+         "always are)")
       ->type_name("NAME")
       ->allow_extra_args(false);
   if (auto exit_code = tunefarm::ParseCommandLine(app, argc, argv)) return *exit_code;
@@ -127,8 +132,9 @@ int main(int argc, char** argv) {
       stopped.set_value();
     });
     if (done.wait_for(std::chrono::seconds(kShutdownLimitSeconds)) != std::future_status::ready) {
-      std::printf("tuner-daemon: jobs did not stop within %d s; exiting anyway (unfinished jobs resume at the next start)\n",
-                  kShutdownLimitSeconds);
+      std::printf(
+          "tuner-daemon: jobs did not stop within %d s; exiting anyway (unfinished jobs resume at the next start)\n",
+          kShutdownLimitSeconds);
       std::fflush(stdout);
       std::_Exit(1);
     }

@@ -14,7 +14,8 @@ grpc::Status TunerDaemonService::SubmitJob(grpc::ServerContext*, const v1::Submi
   return grpc::Status::OK;
 }
 
-grpc::Status TunerDaemonService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*, v1::ListJobsResponse* resp) {
+grpc::Status TunerDaemonService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
+                                          v1::ListJobsResponse* resp) {
   for (const auto& j : jobs_->List()) *resp->add_jobs() = j;
   return grpc::Status::OK;
 }

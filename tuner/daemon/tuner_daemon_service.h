@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "tuner/daemon/job_manager.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
+#include "tuner/daemon/job_manager.h"
 
 namespace tunefarm::tuner {
 
@@ -15,10 +15,13 @@ namespace tunefarm::tuner {
 class TunerDaemonService final : public v1::TunerDaemon::WithCallbackMethod_WatchJob<v1::TunerDaemon::Service> {
  public:
   explicit TunerDaemonService(JobManager* jobs) : jobs_(jobs) {}
-  grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req, v1::SubmitJobResponse* resp) override;
+  grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
+                         v1::SubmitJobResponse* resp) override;
   grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req, v1::ListJobsResponse* resp) override;
-  grpc::ServerWriteReactor<v1::JobEvent>* WatchJob(grpc::CallbackServerContext* ctx, const v1::WatchJobRequest* req) override;
-  grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req, v1::CancelJobResponse* resp) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* WatchJob(grpc::CallbackServerContext* ctx,
+                                                   const v1::WatchJobRequest* req) override;
+  grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
+                         v1::CancelJobResponse* resp) override;
 
  private:
   JobManager* jobs_;

@@ -10,7 +10,7 @@
 namespace tunefarm::tuner::dashboard {
 
 struct Asset {
-  std::string_view path;          // the URL path, e.g. "/assets/app.js"
+  std::string_view path;  // the URL path, e.g. "/assets/app.js"
   std::string_view content_type;
   std::string_view data;
 };

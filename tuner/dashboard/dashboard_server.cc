@@ -1,14 +1,14 @@
 // Dashboard: routes (one table), parameter validation, the records connection pool, the embedded
 // page, and request metrics.
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include <charconv>
 #include <chrono>
 #include <functional>
 #include <mutex>
 #include <set>
-
-#include <prometheus/counter.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
 
 #include "tunefarm/service/http_server.h"
 #include "tunefarm/tuner/dashboard.h"
@@ -84,8 +84,8 @@ Result<int64_t> IntParam(const Params& params, const std::string& name, int64_t 
     return Status::InvalidArgument("parameter " + name + " must be an integer: got " + shown);
   }
   if (ec == std::errc::result_out_of_range || value < min || value > max) {
-    return Status::InvalidArgument("parameter " + name + " must be in [" + std::to_string(min) + ", " + std::to_string(max) +
-                                   "]: got " + shown);
+    return Status::InvalidArgument("parameter " + name + " must be in [" + std::to_string(min) + ", " +
+                                   std::to_string(max) + "]: got " + shown);
   }
   return value;
 }
@@ -117,8 +117,8 @@ struct Dashboard::Impl {
   Result<ConnectionPool*> Pool(const Params& params) {
     TUNEFARM_ASSIGN_OR_RETURN(int64_t db, IntParam(params, "db", 0, kMaxId, 0));
     if (db >= int64_t(pools.size())) {
-      return Status::NotFound("no records database " + std::to_string(db) + ": this dashboard has " + std::to_string(pools.size()) +
-                              " (0.." + std::to_string(pools.size() - 1) + ")");
+      return Status::NotFound("no records database " + std::to_string(db) + ": this dashboard has " +
+                              std::to_string(pools.size()) + " (0.." + std::to_string(pools.size() - 1) + ")");
     }
     return pools[size_t(db)].get();
   }
@@ -152,11 +152,14 @@ struct Dashboard::Impl {
                         TUNEFARM_ASSIGN_OR_RETURN(auto list, db.Workloads());
                         Json out{{"workloads", Json::array()}};
                         for (const auto& w : list) {
-                          out["workloads"].push_back(Json{{"id", w.id}, {"key", w.key}, {"template", w.template_name}, {"flops", w.flops}});
+                          out["workloads"].push_back(
+                              Json{{"id", w.id}, {"key", w.key}, {"template", w.template_name}, {"flops", w.flops}});
                         }
                         return out;
                       })});
-    routes.push_back({"GET", "/api/models", {"db"}, with_db([](RecordsDb& db, const Params&) { return dashboard::ModelsView(db); })});
+    routes.push_back({"GET", "/api/models", {"db"}, with_db([](RecordsDb& db, const Params&) {
+                        return dashboard::ModelsView(db);
+                      })});
     routes.push_back({"GET", "/api/model", {"db", "job"}, with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t job, IntParam(p, "job", 0, kMaxId, 0));
                         return dashboard::ModelView(db, job);
@@ -166,11 +169,14 @@ struct Dashboard::Impl {
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t id, IntParam(p, "id", 1, kMaxId, 0));
                         return dashboard::TaskView(db, id);
                       })});
-    routes.push_back({"GET", "/api/trials", {"db", "task", "after", "limit"},
+    routes.push_back({"GET",
+                      "/api/trials",
+                      {"db", "task", "after", "limit"},
                       with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t task, IntParam(p, "task", 0, kMaxId, 0));
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t after, IntParam(p, "after", 0, kMaxId, 0));
-                        TUNEFARM_ASSIGN_OR_RETURN(int64_t limit, IntParam(p, "limit", 1, kMaxTrialLimit, kDefaultTrialLimit));
+                        TUNEFARM_ASSIGN_OR_RETURN(int64_t limit,
+                                                  IntParam(p, "limit", 1, kMaxTrialLimit, kDefaultTrialLimit));
                         return dashboard::TrialsView(db, task, after, limit);
                       })});
     routes.push_back({"GET", "/api/compare", {"workload"}, [this](const HttpRequest&, const Params& p) -> Result<Json> {
@@ -187,20 +193,21 @@ struct Dashboard::Impl {
                         }
                         return dashboard::CompareView(dbs, it->second);
                       }});
-    routes.push_back({"POST", "/api/jobs/cancel", {"id"}, [this](const HttpRequest& req, const Params& p) -> Result<Json> {
-                        if (options.token.empty()) {
-                          return Status(StatusCode::kPermissionDenied,
-                              "this dashboard is read-only: start it with the farm token (--token-file) to cancel jobs");
-                        }
-                        const std::string auth = req.Header("authorization");
-                        if (auth.rfind("Bearer ", 0) != 0 || !SameToken(auth.substr(7), options.token)) {
-                          return Status(StatusCode::kUnauthenticated,
-                                        "cancelling a job needs the farm token in \"Authorization: Bearer TOKEN\"");
-                        }
-                        if (!p.count("id")) return Status::InvalidArgument("parameter id (the job id) is required");
-                        TUNEFARM_ASSIGN_OR_RETURN(int64_t id, IntParam(p, "id", 1, kMaxId, 0));
-                        return farm->CancelJob(id);
-                      }});
+    routes.push_back(
+        {"POST", "/api/jobs/cancel", {"id"}, [this](const HttpRequest& req, const Params& p) -> Result<Json> {
+           if (options.token.empty()) {
+             return Status(StatusCode::kPermissionDenied,
+                           "this dashboard is read-only: start it with the farm token (--token-file) to cancel jobs");
+           }
+           const std::string auth = req.Header("authorization");
+           if (auth.rfind("Bearer ", 0) != 0 || !SameToken(auth.substr(7), options.token)) {
+             return Status(StatusCode::kUnauthenticated,
+                           "cancelling a job needs the farm token in \"Authorization: Bearer TOKEN\"");
+           }
+           if (!p.count("id")) return Status::InvalidArgument("parameter id (the job id) is required");
+           TUNEFARM_ASSIGN_OR_RETURN(int64_t id, IntParam(p, "id", 1, kMaxId, 0));
+           return farm->CancelJob(id);
+         }});
   }
 
   // The label a request is counted under: a route's path, an asset, or "other" (bounded).
@@ -217,7 +224,8 @@ struct Dashboard::Impl {
   HttpResponse Answer(const HttpRequest& req) {
     if (req.path.find("..") != std::string::npos || req.path.find('%') != std::string::npos ||
         req.path.find("//") != std::string::npos) {
-      return HttpResponse::Text(400, "bad path " + req.path.substr(0, 200) + ": no '..', '//' or escapes in the dashboard's paths");
+      return HttpResponse::Text(
+          400, "bad path " + req.path.substr(0, 200) + ": no '..', '//' or escapes in the dashboard's paths");
     }
     for (const auto& asset : dashboard::Assets()) {
       if (asset.path != req.path && !(asset.path == "/" && req.path == "/index.html")) continue;
@@ -232,7 +240,9 @@ struct Dashboard::Impl {
     for (const auto& r : routes) {
       if (r.path == req.path) route = &r;
     }
-    if (!route) return HttpResponse::Text(404, "not found: " + req.path.substr(0, 200) + " (the API is under /api/, docs/dashboard.md)");
+    if (!route)
+      return HttpResponse::Text(
+          404, "not found: " + req.path.substr(0, 200) + " (the API is under /api/, docs/dashboard.md)");
     if (route->method != req.method) return MethodNotAllowed(route->method);
     auto params = service::ParseQuery(req.query);
     if (!params.ok()) return Error(params.status());
@@ -240,8 +250,8 @@ struct Dashboard::Impl {
       if (!route->params.count(name)) {
         std::string accepted;
         for (const auto& a : route->params) accepted += (accepted.empty() ? "" : ", ") + a;
-        return Error(Status::InvalidArgument("unknown parameter " + name + " for " + route->path + " (it takes: " +
-                                             (accepted.empty() ? "none" : accepted) + ")"));
+        return Error(Status::InvalidArgument("unknown parameter " + name + " for " + route->path +
+                                             " (it takes: " + (accepted.empty() ? "none" : accepted) + ")"));
       }
     }
     Result<Json> answer = route->answer(req, *params);
@@ -257,7 +267,8 @@ struct Dashboard::Impl {
   }
 
   static HttpResponse Error(const Status& s) {
-    return HttpResponse::Json(service::HttpStatusOf(s), Json{{"error", s.message()}}.dump(-1, ' ', false, Json::error_handler_t::replace));
+    return HttpResponse::Json(service::HttpStatusOf(s),
+                              Json{{"error", s.message()}}.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
   HttpResponse Handle(const HttpRequest& req) {
@@ -266,7 +277,8 @@ struct Dashboard::Impl {
     const std::string route = RouteLabel(req.path);
     const std::string code = std::to_string(r.status / 100) + "xx";
     requests->Add({{"route", route}, {"code", code}}).Increment();
-    durations->Add({{"route", route}}, prometheus::Histogram::BucketBoundaries{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5})
+    durations
+        ->Add({{"route", route}}, prometheus::Histogram::BucketBoundaries{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5})
         .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return r;
   }
@@ -299,8 +311,9 @@ Result<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptions& opti
   http.flag = "--listen";
   http.check_host = true;
   http.allowed_hosts = options.allowed_hosts;
-  TUNEFARM_ASSIGN_OR_RETURN(impl->server, service::HttpServer::Start(
-                                              options.listen, [raw](const HttpRequest& r) { return raw->Handle(r); }, http));
+  TUNEFARM_ASSIGN_OR_RETURN(impl->server,
+                            service::HttpServer::Start(
+                                options.listen, [raw](const HttpRequest& r) { return raw->Handle(r); }, http));
   return std::unique_ptr<Dashboard>(new Dashboard(std::move(impl)));
 }
 

@@ -43,7 +43,9 @@ Json TrialJson(const TrialRecord& t) {
 Json JobJson(const JobRecord& job) {
   const Json spec = Json::parse(job.spec_json, nullptr, false);
   const Json progress = Json::parse(job.progress_json, nullptr, false);
-  auto field = [](const Json& j, const char* name, Json def) { return j.is_object() && j.contains(name) ? j[name] : def; };
+  auto field = [](const Json& j, const char* name, Json def) {
+    return j.is_object() && j.contains(name) ? j[name] : def;
+  };
   const int64_t done = field(progress, "trials_done", 0).get<int64_t>();
   const int64_t budget = field(progress, "trials_budget", 0).get<int64_t>();
   Json eta = nullptr;
@@ -129,7 +131,11 @@ Result<Json> OverviewView(RecordsDb& db) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.LastTrialId());
   TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
   TUNEFARM_ASSIGN_OR_RETURN(auto failures, db.RecentFailures(20));
-  Json out{{"path", db.location()}, {"trials", trials}, {"last_id", last_id}, {"jobs", Json::array()}, {"recent_errors", Json::array()}};
+  Json out{{"path", db.location()},
+           {"trials", trials},
+           {"last_id", last_id},
+           {"jobs", Json::array()},
+           {"recent_errors", Json::array()}};
   for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) out["jobs"].push_back(JobJson(*it));
   for (const auto& t : failures) out["recent_errors"].push_back(TrialJson(t));
   return out;
@@ -141,7 +147,8 @@ Result<Json> ModelsView(RecordsDb& db) {
   for (const auto& job : jobs) out["models"].push_back(JobJson(job));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t trials, db.CountTrialsOfJob(0));
   if (trials > 0) {
-    out["models"].push_back(Json{{"id", 0}, {"model", "trials outside daemon jobs"}, {"state", ""}, {"trials_done", trials}});
+    out["models"].push_back(
+        Json{{"id", 0}, {"model", "trials outside daemon jobs"}, {"state", ""}, {"trials_done", trials}});
   }
   return out;
 }
@@ -159,8 +166,8 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     const int64_t per_task = spec.is_object() && !spec.contains("total_trials") ? spec.value("trials_per_task", 0) : 0;
     if (progress.is_object() && progress.contains("tasks")) {
       for (const auto& t : progress["tasks"]) {
-        tasks.push_back({StoredTaskKey(t.value("workload", "")), std::max(1, t.value("weight", 1)), t.value("flops", 0.0),
-                         per_task, StoredTaskKey(t.value("alternative_of", ""))});
+        tasks.push_back({StoredTaskKey(t.value("workload", "")), std::max(1, t.value("weight", 1)),
+                         t.value("flops", 0.0), per_task, StoredTaskKey(t.value("alternative_of", ""))});
       }
     }
   } else {
@@ -260,8 +267,11 @@ Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
                                   {"last_at", s.last_at}});
   }
   for (const auto& e : errors) {
-    out["errors"].push_back(
-        Json{{"status", e.status}, {"message", e.message}, {"device", e.device_key}, {"count", e.count}, {"last_trial", e.last_trial_id}});
+    out["errors"].push_back(Json{{"status", e.status},
+                                 {"message", e.message},
+                                 {"device", e.device_key},
+                                 {"count", e.count},
+                                 {"last_trial", e.last_trial_id}});
   }
   for (const auto& t : fastest) out["fastest"].push_back(TrialJson(t));
   for (const auto& k : RankKnobs(ok)) {
@@ -282,15 +292,15 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
   }
   TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.LastTrialId());
   if (after > last_id) {
-    return Status::InvalidArgument("after=" + std::to_string(after) + " is past the newest trial (" + std::to_string(last_id) +
-                                   "): positions come from an earlier answer's last_id");
+    return Status::InvalidArgument("after=" + std::to_string(after) + " is past the newest trial (" +
+                                   std::to_string(last_id) + "): positions come from an earlier answer's last_id");
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(after, workload_id, limit + 1));
   const bool more = int64_t(trials.size()) > limit;
   if (more) trials.pop_back();
-  Json id = Json::array(), workload = Json::array(), target = Json::array(), job = Json::array(), config_index = Json::array(),
-       config = Json::array(), status = Json::array(), device = Json::array(), time_ms = Json::array(), mean_ms = Json::array(),
-       gflops = Json::array(), build_ms = Json::array();
+  Json id = Json::array(), workload = Json::array(), target = Json::array(), job = Json::array(),
+       config_index = Json::array(), config = Json::array(), status = Json::array(), device = Json::array(),
+       time_ms = Json::array(), mean_ms = Json::array(), gflops = Json::array(), build_ms = Json::array();
   for (const auto& p : trials) {
     id.push_back(p.id);
     workload.push_back(p.workload_id);
@@ -314,8 +324,17 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
               {"more", more},
               {"count", trials.size()},
               {"trials",
-               {{"id", id}, {"workload", workload}, {"target", target}, {"job", job}, {"config_index", config_index},
-                {"config", config}, {"status", status}, {"device", device}, {"time_ms", time_ms}, {"mean_ms", mean_ms}, {"gflops", gflops},
+               {{"id", id},
+                {"workload", workload},
+                {"target", target},
+                {"job", job},
+                {"config_index", config_index},
+                {"config", config},
+                {"status", status},
+                {"device", device},
+                {"time_ms", time_ms},
+                {"mean_ms", mean_ms},
+                {"gflops", gflops},
                 {"build_ms", build_ms}}}};
 }
 

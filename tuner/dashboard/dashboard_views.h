@@ -5,10 +5,9 @@
 #define TUNEFARM_TUNER_DASHBOARD_DASHBOARD_VIEWS_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tunefarm/runtime/result.h"
 #include "tunefarm/tuner/records.h"

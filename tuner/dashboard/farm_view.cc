@@ -70,7 +70,8 @@ Json FarmView::Farm() {
 
 Result<Json> FarmView::CancelJob(int64_t job_id) {
   if (!daemon_stub_) {
-    return Status::FailedPrecondition("this dashboard has no daemon to cancel jobs through: start it with --daemon HOST:PORT");
+    return Status::FailedPrecondition(
+        "this dashboard has no daemon to cancel jobs through: start it with --daemon HOST:PORT");
   }
   grpc::ClientContext ctx;
   service::AttachToken(&ctx, token_);

@@ -10,10 +10,10 @@
 #include <mutex>
 #include <string>
 
-#include "tuner/dashboard/dashboard_views.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
+#include "tuner/dashboard/dashboard_views.h"
 
 namespace tunefarm::tuner::dashboard {
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 namespace tunefarm::tuner::dashboard {

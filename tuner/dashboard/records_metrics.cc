@@ -1,11 +1,11 @@
 // RecordsMetrics: trials committed and their build times, read incrementally from a records
 // database at scrape time (each scrape reads only the trials past the previous one's last id).
-#include <mutex>
-
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <mutex>
 
 #include "tunefarm/tuner/dashboard.h"
 #include "tunefarm/tuner/records.h"
@@ -20,11 +20,12 @@ class RecordsCollectable final : public prometheus::Collectable {
                    .Name("tunefarm_trials_total")
                    .Help("Tuning trials committed to the records database, by outcome.")
                    .Register(*registry_);
-    build_ = &prometheus::BuildHistogram()
-                  .Name("tunefarm_build_duration_seconds")
-                  .Help("Time to build a trial's kernel (lower, compile, link), from the records database.")
-                  .Register(*registry_)
-                  .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
+    build_ =
+        &prometheus::BuildHistogram()
+             .Name("tunefarm_build_duration_seconds")
+             .Help("Time to build a trial's kernel (lower, compile, link), from the records database.")
+             .Register(*registry_)
+             .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
   }
 
   std::vector<prometheus::MetricFamily> Collect() const override {

@@ -104,8 +104,8 @@ class PostgresQuery : public SqlQuery {
       result_ = PQexecParams(conn_, sql_.c_str(), int(params.size()), nullptr, params.data(), nullptr, nullptr, 0);
       // A read that met a cut connection (the server restarted) is simply asked again; a write is
       // not, since whether it committed is unknown.
-      if (PQresultStatus(result_) == PGRES_FATAL_ERROR && PQstatus(conn_) == CONNECTION_BAD && sql_.rfind("SELECT", 0) == 0 &&
-          EnsureConnected(owner_)) {
+      if (PQresultStatus(result_) == PGRES_FATAL_ERROR && PQstatus(conn_) == CONNECTION_BAD &&
+          sql_.rfind("SELECT", 0) == 0 && EnsureConnected(owner_)) {
         PQclear(result_);
         result_ = PQexecParams(conn_, sql_.c_str(), int(params.size()), nullptr, params.data(), nullptr, nullptr, 0);
       }
@@ -124,8 +124,8 @@ class PostgresQuery : public SqlQuery {
     for (int c = 0; c < PQnfields(result_); ++c) {
       const int bytes = PQgetlength(result_, row_, c);
       if (bytes > kMaxValueBytes) {
-        return Status::IOError("column '" + std::string(PQfname(result_, c)) + "' of a row holds " + std::to_string(bytes) +
-                               " bytes, over the " + std::to_string(kMaxValueBytes >> 20) +
+        return Status::IOError("column '" + std::string(PQfname(result_, c)) + "' of a row holds " +
+                               std::to_string(bytes) + " bytes, over the " + std::to_string(kMaxValueBytes >> 20) +
                                " MiB a records value may hold (string or blob too big)");
       }
     }
@@ -168,7 +168,9 @@ class PostgresConnection : public SqlConnection {
   ~PostgresConnection() override { PQfinish(conn_); }
   Engine engine() const override { return Engine::kPostgres; }
   const std::string& location() const override { return location_; }
-  std::unique_ptr<SqlQuery> Query(const std::string& sql) override { return std::make_unique<PostgresQuery>(this, conn_, sql); }
+  std::unique_ptr<SqlQuery> Query(const std::string& sql) override {
+    return std::make_unique<PostgresQuery>(this, conn_, sql);
+  }
   Status Exec(const std::string& sql) override {
     if (!EnsureConnected(this)) return Status::IOError(LibpqMessage(conn_));
     return ExecOnce(sql);
@@ -200,8 +202,10 @@ class PostgresConnection : public SqlConnection {
   Status LockSchema() override { return Exec("SELECT pg_advisory_lock(8391737768413262189)"); }
   void UnlockSchema() override { (void)Exec("SELECT pg_advisory_unlock(8391737768413262189)"); }
   Status SetSchemaVersion(int version) override {
-    return Exec("CREATE TABLE IF NOT EXISTS tunefarm_schema (version INTEGER NOT NULL); DELETE FROM tunefarm_schema;"
-                " INSERT INTO tunefarm_schema VALUES (" + std::to_string(version) + ")");
+    return Exec(
+        "CREATE TABLE IF NOT EXISTS tunefarm_schema (version INTEGER NOT NULL); DELETE FROM tunefarm_schema;"
+        " INSERT INTO tunefarm_schema VALUES (" +
+        std::to_string(version) + ")");
   }
   const char* NowText() const override {
     return "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";

@@ -1,9 +1,9 @@
 // RecordsDb::Salvage and RecordsDb::Check: reading what can be kept from a database that the other
 // commands refuse (SQL objects in its schema, values over the limits, rows import would reject),
 // without running any of it (Mode::kSalvage keeps triggers and views disabled).
+#include "tunefarm/tuner/records.h"
 #include "tuner/records/records_sql.h"
 #include "tuner/records/sql.h"
-#include "tunefarm/tuner/records.h"
 
 namespace tunefarm::tuner {
 

@@ -2,7 +2,8 @@
 
 namespace tunefarm::tuner {
 
-Result<compiler::BestConfig> RecordsConfigSource::Best(const compiler::Workload& w, const compiler::Target& target) const {
+Result<compiler::BestConfig> RecordsConfigSource::Best(const compiler::Workload& w,
+                                                       const compiler::Target& target) const {
   std::lock_guard<std::mutex> lock(mu_);
   TargetMatch match{target.ToString(), target.model, target.keys};
   std::string matched_on;
@@ -17,7 +18,7 @@ Result<compiler::BestConfig> RecordsConfigSource::Best(const compiler::Workload&
 }
 
 Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const compiler::Workload& w,
-                                                                       const compiler::Target& target, int limit) const {
+                                                                      const compiler::Target& target, int limit) const {
   std::lock_guard<std::mutex> lock(mu_);
   TargetMatch match{target.ToString(), target.model, target.keys};
   std::vector<std::string> matched_on;

@@ -2,10 +2,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "tunefarm/tuner/records.h"
 #include "tuner/records/records_sql.h"
@@ -24,7 +23,8 @@ std::string NewUid() {
 }  // namespace
 
 const char* const kSelectTrial =
-    "SELECT t.id, t.uid, w.key, w.template, w.flops, g.target, g.model, g.keys, t.config_index, t.config_json, t.status,"
+    "SELECT t.id, t.uid, w.key, w.template, w.flops, g.target, g.model, g.keys, t.config_index, t.config_json, "
+    "t.status,"
     " t.error_message, t.costs_ms, t.mean_ms, t.threads, t.device_key, t.device_info, t.build_ms, t.run_ms,"
     " COALESCE(t.job_id, 0), t.created_at FROM trials t JOIN workloads w ON w.id = t.workload_id"
     " JOIN targets g ON g.id = t.target_id ";
@@ -75,11 +75,13 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, 
   if (IsPostgresLocation(location)) {
     TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenPostgres(location));
     std::unique_ptr<RecordsDb> r(new RecordsDb(std::move(conn)));
-    if (mode == Mode::kReadOnly || mode == Mode::kSalvage) {  // a reader never makes tables in a database named by mistake
+    if (mode == Mode::kReadOnly ||
+        mode == Mode::kSalvage) {  // a reader never makes tables in a database named by mistake
       TUNEFARM_ASSIGN_OR_RETURN(int version, r->SchemaVersion());
       if (version == 0) {
-        return Status::NotFound("records database " + r->location() +
-                                " holds no tunefarm records (no tables yet: tune into it or `records copy --to` it first)");
+        return Status::NotFound(
+            "records database " + r->location() +
+            " holds no tunefarm records (no tables yet: tune into it or `records copy --to` it first)");
       }
     }
     TUNEFARM_RETURN_IF_ERROR(r->Migrate());
@@ -100,8 +102,9 @@ Result<std::unique_ptr<RecordsDb>> RecordsDb::Open(const std::string& location, 
   }
   // A FIFO would block the open forever, a device or directory is nobody's records.
   if (exists && !S_ISREG(st.st_mode)) {
-    const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory"
-                       : S_ISSOCK(st.st_mode)  ? "a socket"
+    const char* kind = S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                       : S_ISDIR(st.st_mode)                        ? "a directory"
+                       : S_ISSOCK(st.st_mode)                       ? "a socket"
                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
                                                                     : "not a regular file";
     return Status::InvalidArgument("records database " + location + " is " + kind +
@@ -174,9 +177,9 @@ Status RecordsDb::Migrate() {
                               ", which no tunefarm writes: its header is damaged");
   }
   if (version > int(migrations.size())) {
-    return Status::FailedPrecondition("records database " + location() + " has schema version " + std::to_string(version) +
-                                      ", newer than this tunefarm understands (" + std::to_string(migrations.size()) +
-                                      "); use a newer tunefarm");
+    return Status::FailedPrecondition("records database " + location() + " has schema version " +
+                                      std::to_string(version) + ", newer than this tunefarm understands (" +
+                                      std::to_string(migrations.size()) + "); use a newer tunefarm");
   }
   if (version == int(migrations.size())) return Status::OK();
   if (Status s = conn_->PrepareForWrites(); !s.ok()) return Error("cannot prepare for writing", s);
@@ -185,7 +188,8 @@ Status RecordsDb::Migrate() {
   // not see half-done: they are off while migrating (SQLite ignores the pragma inside a
   // transaction) and on again after. The migrations keep every id, so nothing dangles.
   if (!postgres) {
-    if (Status s = conn_->Exec("PRAGMA foreign_keys=OFF"); !s.ok()) return Error("cannot prepare the schema upgrade", s);
+    if (Status s = conn_->Exec("PRAGMA foreign_keys=OFF"); !s.ok())
+      return Error("cannot prepare the schema upgrade", s);
   }
   Status status;
   for (int v = version; v < int(migrations.size()) && status.ok(); ++v) {
@@ -197,7 +201,8 @@ Status RecordsDb::Migrate() {
     conn_->UnlockSchema();
   }
   if (!postgres) {
-    if (Status s = conn_->Exec("PRAGMA foreign_keys=ON"); !s.ok() && status.ok()) status = Error("cannot finish the schema upgrade", s);
+    if (Status s = conn_->Exec("PRAGMA foreign_keys=ON"); !s.ok() && status.ok())
+      status = Error("cannot finish the schema upgrade", s);
   }
   return status;
 }
@@ -221,8 +226,8 @@ Status RecordsDb::MigrateOnce(int from_version, const char* ddl) {
 }
 
 Result<int64_t> RecordsDb::StoredId(std::map<std::string, int64_t>* cache, const std::string& key, const char* insert,
-                                     const char* select, const std::function<void(SqlQuery&, bool insert)>& bind,
-                                     const char* what) {
+                                    const char* select, const std::function<void(SqlQuery&, bool insert)>& bind,
+                                    const char* what) {
   if (auto it = cache->find(key); it != cache->end()) return it->second;
   auto ins = conn_->Query(insert);  // ON CONFLICT DO NOTHING: another writer may store it first
   bind(*ins, true);
@@ -230,7 +235,9 @@ Result<int64_t> RecordsDb::StoredId(std::map<std::string, int64_t>* cache, const
   auto q = conn_->Query(select);
   bind(*q, false);
   auto row = q->Next();
-  if (!row.ok() || !*row) return Error(std::string("cannot read the id of a ") + what, row.ok() ? Status::IOError("not found") : row.status());
+  if (!row.ok() || !*row)
+    return Error(std::string("cannot read the id of a ") + what,
+                 row.ok() ? Status::IOError("not found") : row.status());
   return (*cache)[key] = q->Int(0);
 }
 
@@ -243,43 +250,55 @@ std::string RecordsDb::StoredKey(const std::string& workload_key, const std::str
 std::string RecordsDb::TaskCacheKey(const TrialRecord& t) { return TaskName(t.template_name, t.workload_key); }
 
 Result<int64_t> RecordsDb::WorkloadId(const TrialRecord& t) {
-  return StoredId(&workload_ids_, TaskCacheKey(t),
-                  "INSERT INTO workloads(key, template, flops) VALUES(?1, ?2, ?3) ON CONFLICT(key, template) DO NOTHING",
-                  "SELECT id FROM workloads WHERE key = ?1 AND template = ?2",
-                  [&](SqlQuery& q, bool insert) {
-                    q.Bind(1, t.workload_key).Bind(2, t.template_name);
-                    if (insert) q.Bind(3, t.flops);
-                  },
-                  "workload");
+  return StoredId(
+      &workload_ids_, TaskCacheKey(t),
+      "INSERT INTO workloads(key, template, flops) VALUES(?1, ?2, ?3) ON CONFLICT(key, template) DO NOTHING",
+      "SELECT id FROM workloads WHERE key = ?1 AND template = ?2",
+      [&](SqlQuery& q, bool insert) {
+        q.Bind(1, t.workload_key).Bind(2, t.template_name);
+        if (insert) q.Bind(3, t.flops);
+      },
+      "workload");
 }
 
 Result<int64_t> RecordsDb::TargetId(const TrialRecord& t) {
-  return StoredId(&target_ids_, t.target, "INSERT INTO targets(target, model, keys) VALUES(?1, ?2, ?3) ON CONFLICT(target) DO NOTHING",
-                  "SELECT id FROM targets WHERE target = ?1",
-                  [&](SqlQuery& q, bool insert) {
-                    q.Bind(1, t.target);
-                    if (insert) q.Bind(2, t.target_model).Bind(3, t.target_keys);
-                  },
-                  "target");
+  return StoredId(
+      &target_ids_, t.target,
+      "INSERT INTO targets(target, model, keys) VALUES(?1, ?2, ?3) ON CONFLICT(target) DO NOTHING",
+      "SELECT id FROM targets WHERE target = ?1",
+      [&](SqlQuery& q, bool insert) {
+        q.Bind(1, t.target);
+        if (insert) q.Bind(2, t.target_model).Bind(3, t.target_keys);
+      },
+      "target");
 }
 
 Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* id, std::string* created_at) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadId(t));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t target_id, TargetId(t));
   nlohmann::json costs = t.costs_ms;
-  const std::string sql = std::string(
-                              "INSERT INTO trials(uid, workload_id, target_id, config_index, config_json, status, error_message,"
-                              " costs_ms, mean_ms, threads, device_key, device_info, build_ms, run_ms, job_id, created_at)"
-                              " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, COALESCE(NULLIF(?16, ''), ") +
-                          conn_->NowText() + "))" + (ignore_duplicates ? " ON CONFLICT(uid) DO NOTHING" : "") + " RETURNING id, created_at";
+  const std::string sql =
+      std::string(
+          "INSERT INTO trials(uid, workload_id, target_id, config_index, config_json, status, error_message,"
+          " costs_ms, mean_ms, threads, device_key, device_info, build_ms, run_ms, job_id, created_at)"
+          " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, COALESCE(NULLIF(?16, ''), ") +
+      conn_->NowText() + "))" + (ignore_duplicates ? " ON CONFLICT(uid) DO NOTHING" : "") + " RETURNING id, created_at";
   auto s = conn_->Query(sql);
   s->Bind(1, t.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, t.config_index).Bind(5, t.config_json);
   s->Bind(6, t.status).Bind(7, t.error_message).Bind(8, costs.dump());
-  if (t.ok()) s->Bind(9, t.mean_ms);
-  else s->BindNull(9);
-  s->Bind(10, int64_t(t.threads)).Bind(11, t.device_key).Bind(12, t.device_info).Bind(13, t.build_ms).Bind(14, t.run_ms);
-  if (t.job_id > 0) s->Bind(15, t.job_id);
-  else s->BindNull(15);
+  if (t.ok())
+    s->Bind(9, t.mean_ms);
+  else
+    s->BindNull(9);
+  s->Bind(10, int64_t(t.threads))
+      .Bind(11, t.device_key)
+      .Bind(12, t.device_info)
+      .Bind(13, t.build_ms)
+      .Bind(14, t.run_ms);
+  if (t.job_id > 0)
+    s->Bind(15, t.job_id);
+  else
+    s->BindNull(15);
   s->Bind(16, t.created_at);
   auto row = s->Next();
   if (!row.ok()) return Error("cannot store trial", row.status());
@@ -295,7 +314,8 @@ Status RecordsDb::AddTrial(TrialRecord* t, const std::string& claim_holder) {
   Status s = Insert(*t, false, &id, &t->created_at);
   if (s.ok() && !claim_holder.empty()) {
     auto done = conn_->Query(
-        "UPDATE claims SET trial_id = ?1 WHERE workload_id = ?2 AND target_id = ?3 AND config_index = ?4 AND holder = ?5");
+        "UPDATE claims SET trial_id = ?1 WHERE workload_id = ?2 AND target_id = ?3 AND config_index = ?4 AND holder = "
+        "?5");
     done->Bind(1, id).Bind(2, workload_ids_[TaskCacheKey(*t)]).Bind(3, target_ids_[t->target]).Bind(4, t->config_index);
     done->Bind(5, claim_holder);
     if (auto r = done->Next(); !r.ok()) s = Error("cannot complete the claim", r.status());
@@ -335,7 +355,8 @@ Result<int64_t> RecordsDb::AddTrials(const std::vector<TrialRecord>& trials) {
 }
 
 Result<std::vector<int64_t>> RecordsDb::Claim(const TrialRecord& task, const std::vector<int64_t>& configs,
-                                              const std::string& holder, int64_t ttl_ms, const std::map<int64_t, int64_t>& retry) {
+                                              const std::string& holder, int64_t ttl_ms,
+                                              const std::map<int64_t, int64_t>& retry) {
   std::vector<int64_t> claimed;
   const std::set<int64_t> ordered(configs.begin(), configs.end());  // one lock order for every claimer
   if (ordered.empty()) return claimed;
@@ -350,10 +371,11 @@ Result<std::vector<int64_t>> RecordsDb::Claim(const TrialRecord& task, const std
   if (!target_id.ok()) return fail(target_id.status());
   const std::string now = conn_->NowMs();
   auto q = conn_->Query(
-      "INSERT INTO claims(workload_id, target_id, config_index, holder, expires_ms, trial_id) VALUES(?1, ?2, ?3, ?4, " + now +
+      "INSERT INTO claims(workload_id, target_id, config_index, holder, expires_ms, trial_id) VALUES(?1, ?2, ?3, ?4, " +
+      now +
       " + ?5, NULL) ON CONFLICT(workload_id, target_id, config_index) DO UPDATE SET holder = excluded.holder,"
-      " expires_ms = excluded.expires_ms, trial_id = NULL WHERE (claims.trial_id IS NULL AND claims.expires_ms < " + now +
-      ") OR claims.trial_id = ?6 RETURNING config_index");
+      " expires_ms = excluded.expires_ms, trial_id = NULL WHERE (claims.trial_id IS NULL AND claims.expires_ms < " +
+      now + ") OR claims.trial_id = ?6 RETURNING config_index");
   for (int64_t c : ordered) {
     q->Reset();
     q->Bind(1, *workload_id).Bind(2, *target_id).Bind(3, c).Bind(4, holder).Bind(5, ttl_ms);
@@ -375,8 +397,8 @@ constexpr const char* kHolderKey = "hashtextextended('tunefarm claim holder ' ||
 
 Status RecordsDb::HoldClaimHolder(const std::string& holder) {
   if (!shared()) return Status::OK();
-  const std::string lock = "SELECT pg_advisory_lock_shared(hashtextextended('tunefarm claim holder ' || " +
-                           conn_->Quote(holder) + ", 0))";
+  const std::string lock =
+      "SELECT pg_advisory_lock_shared(hashtextextended('tunefarm claim holder ' || " + conn_->Quote(holder) + ", 0))";
   if (Status s = conn_->Exec(lock); !s.ok()) return Error("cannot mark the claim holder alive", s);
   conn_->KeepForSession(lock);
   return Status::OK();
@@ -398,7 +420,8 @@ Status RecordsDb::ReleaseDeadClaims(const std::string& own_holder) {
       auto probe = conn_->Query(std::string("SELECT pg_try_advisory_lock(") + kHolderKey + ")");
       probe->Bind(1, h);
       auto row = probe->Next();
-      if (!row.ok() || !*row) return Error("cannot test a claim holder", row.ok() ? Status::IOError("no answer") : row.status());
+      if (!row.ok() || !*row)
+        return Error("cannot test a claim holder", row.ok() ? Status::IOError("no answer") : row.status());
       dead = probe->Int(0) != 0;
       if (dead) {
         auto unlock = conn_->Query(std::string("SELECT pg_advisory_unlock(") + kHolderKey + ")");
@@ -414,7 +437,8 @@ Status RecordsDb::ReleaseDeadClaims(const std::string& own_holder) {
   return Status::OK();
 }
 
-Status RecordsDb::ReleaseClaims(const TrialRecord& task, const std::vector<int64_t>& configs, const std::string& holder) {
+Status RecordsDb::ReleaseClaims(const TrialRecord& task, const std::vector<int64_t>& configs,
+                                const std::string& holder) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadId(task));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t target_id, TargetId(task));
   auto q = conn_->Query(
@@ -428,10 +452,11 @@ Status RecordsDb::ReleaseClaims(const TrialRecord& task, const std::vector<int64
   return Status::OK();
 }
 
-Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string& workload_key, const std::string& implementation,
-                                                              const std::string& target,
-                                                              int64_t after_id) {
-  auto q = conn_->Query(std::string(kSelectTrial) + "WHERE w.key = ?1 AND g.target = ?2 AND t.id > ?3 AND w.template = ?4 ORDER BY t.id");
+Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string& workload_key,
+                                                              const std::string& implementation,
+                                                              const std::string& target, int64_t after_id) {
+  auto q = conn_->Query(std::string(kSelectTrial) +
+                        "WHERE w.key = ?1 AND g.target = ?2 AND t.id > ?3 AND w.template = ?4 ORDER BY t.id");
   q->Bind(1, workload_key).Bind(2, target).Bind(3, after_id).Bind(4, implementation);
   std::vector<TrialRecord> out;
   Status status;
@@ -442,15 +467,18 @@ Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string&
 
 Status RecordsDb::LockDaemonName(const std::string& name) {
   if (!shared()) return Status::OK();
-  auto q = conn_->Query("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || CAST(?1 AS TEXT), 0))");
+  auto q =
+      conn_->Query("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || CAST(?1 AS TEXT), 0))");
   q->Bind(1, name);
   auto row = q->Next();
-  if (!row.ok() || !*row) return Error("cannot lock the daemon name", row.ok() ? Status::IOError("no answer") : row.status());
+  if (!row.ok() || !*row)
+    return Error("cannot lock the daemon name", row.ok() ? Status::IOError("no answer") : row.status());
   if (q->Int(0) == 0) {
-    return Status::FailedPrecondition("records database " + location() + " is in use by another tuner-daemon named '" + name +
-                                      "'; give each daemon sharing a database its own --name");
+    return Status::FailedPrecondition("records database " + location() + " is in use by another tuner-daemon named '" +
+                                      name + "'; give each daemon sharing a database its own --name");
   }
-  conn_->KeepForSession("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || " + conn_->Quote(name) + ", 0))");
+  conn_->KeepForSession("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || " +
+                        conn_->Quote(name) + ", 0))");
   return Status::OK();
 }
 
@@ -546,14 +574,16 @@ Result<int64_t> RecordsDb::ImportJsonLines(std::istream& in, const std::function
   bool too_long = false;
   for (int64_t n = 1; ReadLineUpTo(in, kMaxImportLineBytes, &line, &too_long); ++n) {
     if (too_long) {
-      return Status::InvalidArgument("line " + std::to_string(n) + " is over " + std::to_string(kMaxImportLineBytes >> 20) +
+      return Status::InvalidArgument("line " + std::to_string(n) + " is over " +
+                                     std::to_string(kMaxImportLineBytes >> 20) +
                                      " MiB, which no trial is: nothing was imported");
     }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto t = TrialRecord::FromJson(line);
     if (!t.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + t.status().message());
     if (check) {
-      if (Status s = check(*t); !s.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + s.message());
+      if (Status s = check(*t); !s.ok())
+        return Status::InvalidArgument("line " + std::to_string(n) + ": " + s.message());
     }
     trials.push_back(std::move(*t));
   }

@@ -46,7 +46,8 @@ Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_k
 }
 
 Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_key, const std::string& implementation,
-                                                   const TargetMatch& target, int limit, std::vector<std::string>* matched_on) {
+                                                   const TargetMatch& target, int limit,
+                                                   std::vector<std::string>* matched_on) {
   const std::string order = std::string(" AND ") + kUsableTrial + " ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
   struct Match {
     const char* name;
@@ -54,16 +55,22 @@ Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_k
     std::string arg;
   };
   std::vector<Match> steps = {{"target", "WHERE w.key = ?1 AND w.template = ?4 AND g.target = ?2", target.target}};
-  if (!target.model.empty()) steps.push_back({"model", "WHERE w.key = ?1 AND w.template = ?4 AND g.model = ?2", target.model});
+  if (!target.model.empty())
+    steps.push_back({"model", "WHERE w.key = ?1 AND w.template = ?4 AND g.model = ?2", target.model});
   for (const auto& k : target.keys) {
-    steps.push_back({"keys", "WHERE w.key = ?1 AND w.template = ?4 AND (',' || g.keys || ',') LIKE ('%,' || CAST(?2 AS TEXT) || ',%')", k});
+    steps.push_back(
+        {"keys",
+         "WHERE w.key = ?1 AND w.template = ?4 AND (',' || g.keys || ',') LIKE ('%,' || CAST(?2 AS TEXT) || ',%')", k});
   }
   std::vector<TrialRecord> out;
   std::set<int64_t> seen;
   for (const auto& step : steps) {
     if (int(out.size()) >= limit) break;
     auto q = conn_->Query(std::string(kSelectTrial) + step.where + order);
-    q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, step.arg).Bind(3, int64_t(limit)).Bind(4, implementation);
+    q->Bind(1, StoredKey(workload_key, implementation))
+        .Bind(2, step.arg)
+        .Bind(3, int64_t(limit))
+        .Bind(4, implementation);
     Status status;
     while (int(out.size()) < limit && Step(*q, &status)) {
       TrialRecord t = ReadTrial(*q);
@@ -78,9 +85,11 @@ Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_k
 
 Result<int64_t> RecordsDb::CountUnusable(const std::string& workload_key, const std::string& implementation,
                                          const std::string& target) {
-  auto q = conn_->Query(std::string("SELECT COUNT(*) FROM trials t JOIN workloads w ON w.id = t.workload_id"
-                                    " JOIN targets g ON g.id = t.target_id WHERE w.key = ?1 AND g.target = ?2 AND w.template = ?3"
-                                    " AND t.status = 'ok' AND NOT COALESCE(") + kUsableTrial + ", FALSE)");
+  auto q = conn_->Query(
+      std::string("SELECT COUNT(*) FROM trials t JOIN workloads w ON w.id = t.workload_id"
+                  " JOIN targets g ON g.id = t.target_id WHERE w.key = ?1 AND g.target = ?2 AND w.template = ?3"
+                  " AND t.status = 'ok' AND NOT COALESCE(") +
+      kUsableTrial + ", FALSE)");
   q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, target).Bind(3, implementation);
   auto row = q->Next();
   if (!row.ok()) return Error("cannot count unusable trials", row.status());
@@ -89,8 +98,9 @@ Result<int64_t> RecordsDb::CountUnusable(const std::string& workload_key, const 
 
 Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit,
                                                  const std::string& implementation) {
-  auto q = conn_->Query(std::string(kSelectTrial) + (workload_key.empty() ? "WHERE CAST(?1 AS TEXT) = ''" : "WHERE w.key = ?1") +
-                        (implementation.empty() ? " AND CAST(?3 AS TEXT) = ''" : " AND w.template = ?3") + " ORDER BY t.id LIMIT ?2");
+  auto q = conn_->Query(
+      std::string(kSelectTrial) + (workload_key.empty() ? "WHERE CAST(?1 AS TEXT) = ''" : "WHERE w.key = ?1") +
+      (implementation.empty() ? " AND CAST(?3 AS TEXT) = ''" : " AND w.template = ?3") + " ORDER BY t.id LIMIT ?2");
   q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, SqlLimit(limit)).Bind(3, implementation);
   Status status;
   auto out = Rows(*q, ReadTrial, &status);
@@ -100,9 +110,8 @@ Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key
 
 Result<std::vector<TrialRecord>> RecordsDb::ListSimilar(const std::string& template_name, const std::string& target,
                                                         const std::string& except_workload, int64_t limit) {
-  auto q = conn_->Query(std::string(kSelectTrial) +
-                        "WHERE w.template = ?1 AND g.target = ?2 AND w.key != ?3 AND " + kUsableTrial +
-                        " ORDER BY t.id DESC LIMIT ?4");
+  auto q = conn_->Query(std::string(kSelectTrial) + "WHERE w.template = ?1 AND g.target = ?2 AND w.key != ?3 AND " +
+                        kUsableTrial + " ORDER BY t.id DESC LIMIT ?4");
   q->Bind(1, template_name).Bind(2, target).Bind(3, except_workload).Bind(4, SqlLimit(limit));
   Status status;
   auto out = Rows(*q, ReadTrial, &status);
@@ -123,35 +132,39 @@ Result<std::vector<TaskStats>> RecordsDb::TaskStatsOf(int64_t job_id, int64_t wo
   const std::string sql =
       std::string(
           "SELECT t.workload_id, t.target_id, w.key, w.template, w.flops, g.target, g.model, COUNT(*),"
-          " SUM(CASE WHEN t.status = 'ok' THEN 1 ELSE 0 END), MIN(CASE WHEN ") + kUsableTrial +
-      std::string(" THEN t.mean_ms END), MAX(t.id), MIN(t.created_at), MAX(t.created_at)"
+          " SUM(CASE WHEN t.status = 'ok' THEN 1 ELSE 0 END), MIN(CASE WHEN ") +
+      kUsableTrial +
+      std::string(
+          " THEN t.mean_ms END), MAX(t.id), MIN(t.created_at), MAX(t.created_at)"
           " FROM trials t JOIN workloads w ON w.id = t.workload_id JOIN targets g ON g.id = t.target_id WHERE (") +
       JobClause(job_id) + ") AND " + WorkloadClause(workload_id, 2) +
       " GROUP BY t.workload_id, t.target_id, w.key, w.template, w.flops, g.target, g.model ORDER BY MIN(t.id)";
   auto q = conn_->Query(sql);
   q->Bind(1, job_id).Bind(2, workload_id);
   Status status;
-  auto out = Rows(*q, [](const SqlQuery& s) {
-    TaskStats t;
-    t.workload_id = s.Int(0);
-    t.target_id = s.Int(1);
-    t.workload_key = s.Text(2);
-    t.template_name = s.Text(3);
-    t.flops = s.Double(4);
-    t.target = s.Text(5);
-    t.target_model = s.Text(6);
-    t.trials = s.Int(7);
-    t.ok_trials = s.Int(8);
-    t.best_ms = s.Double(9);
-    t.last_trial_id = s.Int(10);
-    t.first_at = s.Text(11);
-    t.last_at = s.Text(12);
-    return t;
-  }, &status);
+  auto out = Rows(
+      *q,
+      [](const SqlQuery& s) {
+        TaskStats t;
+        t.workload_id = s.Int(0);
+        t.target_id = s.Int(1);
+        t.workload_key = s.Text(2);
+        t.template_name = s.Text(3);
+        t.flops = s.Double(4);
+        t.target = s.Text(5);
+        t.target_model = s.Text(6);
+        t.trials = s.Int(7);
+        t.ok_trials = s.Int(8);
+        t.best_ms = s.Double(9);
+        t.last_trial_id = s.Int(10);
+        t.first_at = s.Text(11);
+        t.last_at = s.Text(12);
+        return t;
+      },
+      &status);
   if (!status.ok()) return Error("cannot read the task statistics", status);
   auto best = conn_->Query(std::string("SELECT t.id FROM trials t WHERE t.workload_id = ?2 AND t.target_id = ?3 AND ") +
-                           kUsableTrial + " AND (" +
-                           JobClause(job_id) + ") ORDER BY t.mean_ms, t.id LIMIT 1");
+                           kUsableTrial + " AND (" + JobClause(job_id) + ") ORDER BY t.mean_ms, t.id LIMIT 1");
   for (TaskStats& t : out) {
     if (t.ok_trials == 0) continue;
     best->Reset();
@@ -172,21 +185,24 @@ Result<std::vector<TrialPoint>> RecordsDb::TrialsAfter(int64_t after_id, int64_t
       " WHERE t.id > ?1 AND (CAST(?2 AS BIGINT) = 0 OR +t.workload_id = CAST(?2 AS BIGINT)) ORDER BY t.id LIMIT ?3");
   q->Bind(1, after_id).Bind(2, workload_id).Bind(3, SqlLimit(limit));
   Status status;
-  auto out = Rows(*q, [](const SqlQuery& s) {
-    TrialPoint p;
-    p.id = s.Int(0);
-    p.workload_id = s.Int(1);
-    p.target_id = s.Int(2);
-    p.config_index = s.Int(3);
-    p.job_id = s.Int(4);
-    p.config_json = s.Text(5);
-    p.status = s.Text(6);
-    p.device_key = s.Text(7);
-    p.created_at = s.Text(8);
-    p.mean_ms = s.Double(9);
-    p.build_ms = s.Double(10);
-    return p;
-  }, &status);
+  auto out = Rows(
+      *q,
+      [](const SqlQuery& s) {
+        TrialPoint p;
+        p.id = s.Int(0);
+        p.workload_id = s.Int(1);
+        p.target_id = s.Int(2);
+        p.config_index = s.Int(3);
+        p.job_id = s.Int(4);
+        p.config_json = s.Text(5);
+        p.status = s.Text(6);
+        p.device_key = s.Text(7);
+        p.created_at = s.Text(8);
+        p.mean_ms = s.Double(9);
+        p.build_ms = s.Double(10);
+        return p;
+      },
+      &status);
   if (!status.ok()) return Error("cannot read the trial stream", status);
   return out;
 }
@@ -201,13 +217,19 @@ Result<std::vector<TrialRecord>> RecordsDb::RecentFailures(int64_t limit) {
 }
 
 Result<std::vector<ErrorGroup>> RecordsDb::ErrorGroups(int64_t workload_id, int64_t limit) {
-  auto q = conn_->Query(std::string("SELECT t.status, t.error_message, t.device_key, COUNT(*), MAX(t.id) FROM trials t"
-                                    " WHERE t.status <> 'ok' AND ") +
-                        WorkloadClause(workload_id, 1) +
-                        " GROUP BY t.status, t.error_message, t.device_key ORDER BY COUNT(*) DESC, MAX(t.id) DESC LIMIT ?2");
+  auto q =
+      conn_->Query(std::string("SELECT t.status, t.error_message, t.device_key, COUNT(*), MAX(t.id) FROM trials t"
+                               " WHERE t.status <> 'ok' AND ") +
+                   WorkloadClause(workload_id, 1) +
+                   " GROUP BY t.status, t.error_message, t.device_key ORDER BY COUNT(*) DESC, MAX(t.id) DESC LIMIT ?2");
   q->Bind(1, workload_id).Bind(2, SqlLimit(limit));
   Status status;
-  auto out = Rows(*q, [](const SqlQuery& s) { return ErrorGroup{s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4)}; }, &status);
+  auto out = Rows(
+      *q,
+      [](const SqlQuery& s) {
+        return ErrorGroup{s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4)};
+      },
+      &status);
   if (!status.ok()) return Error("cannot read the error groups", status);
   return out;
 }
@@ -251,7 +273,12 @@ Result<std::vector<WorkloadInfo>> RecordsDb::FindWorkloads(const std::string& ke
 Result<std::vector<std::pair<int64_t, std::string>>> RecordsDb::Targets() {
   auto q = conn_->Query("SELECT id, target FROM targets ORDER BY id");
   Status status;
-  auto out = Rows(*q, [](const SqlQuery& s) { return std::pair<int64_t, std::string>{s.Int(0), s.Text(1)}; }, &status);
+  auto out = Rows(
+      *q,
+      [](const SqlQuery& s) {
+        return std::pair<int64_t, std::string>{s.Int(0), s.Text(1)};
+      },
+      &status);
   if (!status.ok()) return Error("cannot read the targets", status);
   return out;
 }

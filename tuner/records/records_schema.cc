@@ -159,7 +159,8 @@ CREATE TEMP TABLE workload_keep_v3 ON COMMIT DROP AS
   SELECT m.old_id, k.keep FROM workload_keys_v3 m
   JOIN (SELECT key, template, MIN(old_id) AS keep FROM workload_keys_v3 GROUP BY key, template) k
   ON k.key = m.key AND k.template = m.template;
-UPDATE trials SET workload_id = k.keep FROM workload_keep_v3 k WHERE trials.workload_id = k.old_id AND k.keep <> k.old_id;
+UPDATE trials SET workload_id = k.keep FROM workload_keep_v3 k
+  WHERE trials.workload_id = k.old_id AND k.keep <> k.old_id;
 DELETE FROM claims USING workload_keep_v3 k WHERE claims.workload_id = k.old_id AND k.keep <> k.old_id;
 DELETE FROM workloads USING workload_keep_v3 k WHERE workloads.id = k.old_id AND k.keep <> k.old_id;
 ALTER TABLE workloads DROP CONSTRAINT workloads_key_key;

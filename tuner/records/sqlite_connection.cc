@@ -174,8 +174,8 @@ void Harden(sqlite3* db) {
 // damaged, a read-only directory without the WAL index).
 Status RefuseCodeInTheSchema(sqlite3* db, const std::string& path) {
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT type, name FROM sqlite_schema WHERE type IN ('trigger', 'view') ORDER BY name",
-                         -1, &s, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db, "SELECT type, name FROM sqlite_schema WHERE type IN ('trigger', 'view') ORDER BY name", -1,
+                         &s, nullptr) != SQLITE_OK) {
     sqlite3_finalize(s);
     return Status::OK();
   }
@@ -189,10 +189,11 @@ Status RefuseCodeInTheSchema(sqlite3* db, const std::string& path) {
   }
   sqlite3_finalize(s);
   if (found.empty()) return Status::OK();
-  return Status::FailedPrecondition("records database " + path + " holds " + found +
-                                    ": SQL that would run inside tunefarm, which writes only tables and indexes; "
-                                    "refusing to open it (`tunefarm records check` lists what is wrong; `tunefarm records repair` copies "
-                                    "the trials into a new database without it)");
+  return Status::FailedPrecondition(
+      "records database " + path + " holds " + found +
+      ": SQL that would run inside tunefarm, which writes only tables and indexes; "
+      "refusing to open it (`tunefarm records check` lists what is wrong; `tunefarm records repair` copies "
+      "the trials into a new database without it)");
 }
 
 // "file:" URI for sqlite3_open_v2 with SQLITE_OPEN_URI: the path with %, ? and # escaped.
@@ -231,17 +232,20 @@ Result<std::unique_ptr<SqliteConnection>> OpenWithFlags(const std::string& path,
 }  // namespace
 
 Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool create) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenWithFlags(path, path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), ""));
+  TUNEFARM_ASSIGN_OR_RETURN(auto conn,
+                            OpenWithFlags(path, path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), ""));
   return std::unique_ptr<SqlConnection>(std::move(conn));
 }
 
 Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path, bool salvage) {
   for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
-    TUNEFARM_ASSIGN_OR_RETURN(auto conn, OpenWithFlags(path, FileUri(path, query), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                                                       " for reading", salvage));
+    TUNEFARM_ASSIGN_OR_RETURN(
+        auto conn,
+        OpenWithFlags(path, FileUri(path, query), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, " for reading", salvage));
     auto version = conn->SchemaVersion();
     const int code = conn->error_code();  // READONLY_CANTINIT, CANTOPEN: no -shm possible here
-    if (!version.ok() && (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && std::string(query) == "mode=ro") continue;
+    if (!version.ok() && (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && std::string(query) == "mode=ro")
+      continue;
     return std::unique_ptr<SqlConnection>(std::move(conn));
   }
   return Status::IOError("cannot open records database " + path + " for reading: unable to open the database file");

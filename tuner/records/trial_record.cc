@@ -1,6 +1,5 @@
 // TrialRecord's JSON-lines form (records export/import, records copy) and the trial outcomes.
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "tunefarm/tuner/records.h"
@@ -51,13 +50,15 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
   if (j.is_discarded() || !j.is_object()) return Status::InvalidArgument("not a JSON object");
   TrialRecord t;
   auto str = [&](const char* key, std::string* out, bool required) -> Status {
-    if (!j.contains(key)) return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
+    if (!j.contains(key))
+      return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
     if (!j[key].is_string()) return Status::InvalidArgument(std::string("field '") + key + "' must be a string");
     *out = j[key].get<std::string>();
     return Status::OK();
   };
   auto num = [&](const char* key, double* out, bool required) -> Status {
-    if (!j.contains(key)) return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
+    if (!j.contains(key))
+      return required ? Status::InvalidArgument(std::string("missing field '") + key + "'") : Status::OK();
     if (!j[key].is_number()) return Status::InvalidArgument(std::string("field '") + key + "' must be a number");
     *out = j[key].get<double>();
     return Status::OK();
@@ -86,8 +87,8 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
   // the cast, which is undefined past int64 (libFuzzer: "config_index":1e32).
   auto integer = [](const char* name, double v, double min, double max) -> Status {
     if (!(v >= min && v <= max) || v != std::floor(v)) {
-      return Status::InvalidArgument(std::string("field '") + name + "' must be an integer in [" + std::to_string(int64_t(min)) + ", " +
-                                     std::to_string(int64_t(max)) + "]");
+      return Status::InvalidArgument(std::string("field '") + name + "' must be an integer in [" +
+                                     std::to_string(int64_t(min)) + ", " + std::to_string(int64_t(max)) + "]");
     }
     return Status::OK();
   };
@@ -99,14 +100,17 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
   t.threads = int(threads);
   t.job_id = int64_t(job);
   // Times and FLOPs are never negative: a negative mean would become the fastest record.
-  for (const auto& [name, value] : {std::pair<const char*, double>{"flops", t.flops}, {"mean_ms", t.mean_ms},
-                                    {"build_ms", t.build_ms}, {"run_ms", t.run_ms}}) {
+  for (const auto& [name, value] : {std::pair<const char*, double>{"flops", t.flops},
+                                    {"mean_ms", t.mean_ms},
+                                    {"build_ms", t.build_ms},
+                                    {"run_ms", t.run_ms}}) {
     if (value < 0) return Status::InvalidArgument(std::string("field '") + name + "' must not be negative");
   }
   if (j.contains("costs_ms")) {
     if (!j["costs_ms"].is_array()) return Status::InvalidArgument("field 'costs_ms' must be an array");
     for (const auto& c : j["costs_ms"]) {
-      if (!c.is_number() || c.get<double>() < 0) return Status::InvalidArgument("field 'costs_ms' must hold non-negative numbers");
+      if (!c.is_number() || c.get<double>() < 0)
+        return Status::InvalidArgument("field 'costs_ms' must hold non-negative numbers");
       t.costs_ms.push_back(c.get<double>());
     }
   }
@@ -118,14 +122,15 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
                                   &t.config_json, &t.error_message, &t.device_key, &t.device_info, &t.created_at}) {
     if (text->find('\0') != std::string::npos) return Status::InvalidArgument("a text field holds a NUL byte");
   }
-  if (t.workload_key.empty() || t.target.empty()) return Status::InvalidArgument("fields 'workload' and 'target' must not be empty");
+  if (t.workload_key.empty() || t.target.empty())
+    return Status::InvalidArgument("fields 'workload' and 'target' must not be empty");
   // A trial is applied by its workload and implementation. A line without "template" is read as
   // written before schema version 3, whose key began with its implementation.
   if (t.template_name.empty()) {
     const std::string first = t.workload_key.substr(0, t.workload_key.find('|'));
     if (NeutralWorkloadKey(t.workload_key, first) == t.workload_key) {
-      return Status::InvalidArgument("missing field 'template' (the implementation of workload '" + t.workload_key.substr(0, 200) +
-                                     "', e.g. conv2d_nchwc)");
+      return Status::InvalidArgument("missing field 'template' (the implementation of workload '" +
+                                     t.workload_key.substr(0, 200) + "', e.g. conv2d_nchwc)");
     }
     t.template_name = first;
   }
@@ -141,8 +146,8 @@ std::string NeutralWorkloadKey(const std::string& key, const std::string& templa
   const size_t bar = key.find('|');
   if (bar == std::string::npos || bar == 0 || key.compare(0, bar, template_name) != 0) return key;
   // The layout field names the operator's parameters (tunefarm/compiler/workload.h's Key()).
-  const char* op = key.find("|NCHW|") != std::string::npos ? "conv2d"
-                   : key.find("|NC|") != std::string::npos ? "dense"
+  const char* op = key.find("|NCHW|") != std::string::npos  ? "conv2d"
+                   : key.find("|NC|") != std::string::npos  ? "dense"
                    : key.find("|BMN|") != std::string::npos ? "batch_matmul"
                                                             : nullptr;
   return op ? op + key.substr(bar) : key;

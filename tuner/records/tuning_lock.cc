@@ -35,15 +35,17 @@ Result<std::unique_ptr<TuningLock>> TuningLock::Acquire(const std::string& db_pa
   if (fd < 0) {
     const int err = errno;
     if (err == ELOOP) {
-      return Status::FailedPrecondition("the tuning lock " + path +
-                                        " is a symbolic link: refusing to follow it (remove it; tunefarm makes the lock itself)");
+      return Status::FailedPrecondition(
+          "the tuning lock " + path +
+          " is a symbolic link: refusing to follow it (remove it; tunefarm makes the lock itself)");
     }
     return Status::IOError("cannot create the tuning lock " + path + ": " + std::strerror(err));
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return Status::FailedPrecondition("the tuning lock " + path + " is not a regular file: refusing to use it (remove it)");
+    return Status::FailedPrecondition("the tuning lock " + path +
+                                      " is not a regular file: refusing to use it (remove it)");
   }
   if (st.st_uid != geteuid()) {
     close(fd);
@@ -56,14 +58,16 @@ Result<std::unique_ptr<TuningLock>> TuningLock::Acquire(const std::string& db_pa
     const std::string who = ReadHolder(fd);
     close(fd);
     if (err != EWOULDBLOCK) return Status::IOError("cannot lock " + path + ": " + std::strerror(err));
-    return Status::FailedPrecondition("records database " + db_path + " is being tuned by another process (" +
-                                      (who.empty() ? std::string("unknown") : who) +
-                                      "); one tuner writes a database at a time: wait for it, or tune into another --records");
+    return Status::FailedPrecondition(
+        "records database " + db_path + " is being tuned by another process (" +
+        (who.empty() ? std::string("unknown") : who) +
+        "); one tuner writes a database at a time: wait for it, or tune into another --records");
   }
   if (!LooksLikeALock(ReadHolder(fd))) {
     close(fd);
-    return Status::FailedPrecondition("the tuning lock " + path +
-                                      " holds something other than a tuning lock: refusing to overwrite it (move it away)");
+    return Status::FailedPrecondition(
+        "the tuning lock " + path +
+        " holds something other than a tuning lock: refusing to overwrite it (move it away)");
   }
   const std::string text = "pid " + std::to_string(getpid()) + ": " + holder + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != ssize_t(text.size())) {

@@ -4,8 +4,8 @@
 //
 // Why a pool and not a batch of threads joined together: candidate builds are heavy-tailed. A
 // ResNet-18 3x3 conv candidate for CUDA builds in 0.15-0.3 s, but one whose reduction is unrolled
-// hundreds of steps deep (auto_unroll_max_step 512, 1500) spends 1.5-5 s in ptxas; a batch that waits for its slowest build leaves every
-// other core idle meanwhile. The pool lets the tuner measure candidates as they come and carry a
+// hundreds of steps deep (auto_unroll_max_step 512, 1500) spends 1.5-5 s in ptxas; a batch that waits for its slowest
+// build leaves every other core idle meanwhile. The pool lets the tuner measure candidates as they come and carry a
 // straggler to its next batch while the other cores build that batch (TaskTuner::MeasureClaimed).
 #pragma once
 

@@ -1,11 +1,11 @@
 // The search strategies of search.h.
+#include "tunefarm/tuner/search.h"
+
 #include <xgboost/c_api.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include "tunefarm/tuner/search.h"
 
 #include "tunefarm/tuner/features.h"
 
@@ -35,7 +35,8 @@ using Accept = std::function<bool(const Config&)>;
 bool Accepted(const Accept& accept, const Config& c) { return !accept || accept(c); }
 
 // A valid, accepted config not proposed before, or -1 after a bounded number of tries.
-int64_t FreshRandom(const ConfigSpace& space, const std::set<int64_t>& proposed, std::mt19937_64& rng, const Accept& accept) {
+int64_t FreshRandom(const ConfigSpace& space, const std::set<int64_t>& proposed, std::mt19937_64& rng,
+                    const Accept& accept) {
   for (int attempt = 0; attempt < 4096; ++attempt) {
     auto c = space.RandomValid(rng);
     if (c.ok() && !proposed.count(c->index()) && Accepted(accept, *c)) return c->index();
@@ -58,7 +59,8 @@ int64_t Mutate(const ConfigSpace& space, int64_t index, std::mt19937_64& rng, co
 
 class RandomSearch : public SearchStrategy {
  public:
-  RandomSearch(const ConfigSpace& space, uint64_t seed, Accept accept) : space_(space), rng_(seed), accept_(std::move(accept)) {}
+  RandomSearch(const ConfigSpace& space, uint64_t seed, Accept accept)
+      : space_(space), rng_(seed), accept_(std::move(accept)) {}
   std::vector<int64_t> NextBatch(int n) override {
     std::vector<int64_t> out;
     while (int(out.size()) < n) {
@@ -100,7 +102,8 @@ class GridSearch : public SearchStrategy {
 
 class GeneticSearch : public SearchStrategy {
  public:
-  GeneticSearch(const ConfigSpace& space, uint64_t seed, Accept accept) : space_(space), rng_(seed), accept_(std::move(accept)) {}
+  GeneticSearch(const ConfigSpace& space, uint64_t seed, Accept accept)
+      : space_(space), rng_(seed), accept_(std::move(accept)) {}
   std::vector<int64_t> NextBatch(int n) override {
     std::vector<int64_t> out;
     std::vector<std::pair<double, int64_t>> population;  // (score, index)

@@ -19,8 +19,9 @@ double LatencyShare(const ScheduledTask& task, const TaskTuner& tuner) {
 }  // namespace
 
 Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tasks, const compiler::Target& target,
-                                           const TuneOptions& options, const ScheduleOptions& schedule, Measurer& measurer,
-                                           RecordsDb& db, const std::function<void(const TaskProgress&)>& progress) {
+                                           const TuneOptions& options, const ScheduleOptions& schedule,
+                                           Measurer& measurer, RecordsDb& db,
+                                           const std::function<void(const TaskProgress&)>& progress) {
   const bool global = schedule.total_trials > 0;
   if (global && schedule.strategy != "gradient" && schedule.strategy != "round-robin") {
     return Status::InvalidArgument("unknown task scheduler '" + schedule.strategy + "' (gradient, round-robin)");
@@ -41,14 +42,15 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
   per_task.trials = std::numeric_limits<int>::max() / 2;  // the scheduler decides when a task stops
   int spent = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    TUNEFARM_ASSIGN_OR_RETURN(auto t, TaskTuner::Create(tasks[i].workload, target, per_task, measurer, db, int(i + 1),
-                                                        int(tasks.size())));
+    TUNEFARM_ASSIGN_OR_RETURN(
+        auto t, TaskTuner::Create(tasks[i].workload, target, per_task, measurer, db, int(i + 1), int(tasks.size())));
     spent += t->done();
     tuners.push_back(std::move(t));
   }
   // Latency share after each batch, for the backward difference of the gradient.
   std::vector<std::vector<std::pair<int, double>>> history(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) history[i].push_back({tuners[i]->done(), LatencyShare(tasks[i], *tuners[i])});
+  for (size_t i = 0; i < tasks.size(); ++i)
+    history[i].push_back({tuners[i]->done(), LatencyShare(tasks[i], *tuners[i])});
   // Alternatives of one node share a group, led by the default implementation's task.
   std::vector<size_t> group(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -115,7 +117,8 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
 
   // When the budget cannot give every task a full first batch, the first batches shrink so every
   // task is measured at least a little (its fallback config first).
-  const int first_batch = std::clamp(schedule.total_trials / std::max<int>(1, int(tasks.size())), 2, std::max(2, options.batch));
+  const int first_batch =
+      std::clamp(schedule.total_trials / std::max<int>(1, int(tasks.size())), 2, std::max(2, options.batch));
   while (spent < schedule.total_trials && !stopped()) {
     int i = pick();
     if (i < 0) break;  // every space exhausted

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <thread>
 
-#include "tuner/search/candidate_build.h"
 #include "tunefarm/tuner/features.h"
 #include "tunefarm/tuner/tuner.h"
+#include "tuner/search/candidate_build.h"
 
 namespace tunefarm::tuner {
 namespace {
@@ -23,17 +23,18 @@ constexpr int kGpuMinRepeatMs = 5;
 
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-
 }  // namespace
 
-Result<std::vector<rpc_server::MeasureOutcome>> LocalMeasurer::Measure(const std::vector<rpc_server::MeasureInput>& batch) {
+Result<std::vector<rpc_server::MeasureOutcome>> LocalMeasurer::Measure(
+    const std::vector<rpc_server::MeasureInput>& batch) {
   std::vector<rpc_server::MeasureOutcome> out;
   for (const auto& in : batch) {
     rpc_server::MeasureSpec spec = in.spec;
     spec.threads = threads_;
     spec.timing.memory_limit_bytes = memory_;
     if (spec.gpu.enabled) {
-      if (!gpu_worker_) gpu_worker_ = std::make_unique<rpc_server::MeasureWorker>(std::vector<std::string>{child_}, tmp_);
+      if (!gpu_worker_)
+        gpu_worker_ = std::make_unique<rpc_server::MeasureWorker>(std::vector<std::string>{child_}, tmp_);
       out.push_back(gpu_worker_->Measure(in.library, spec));
     } else {
       out.push_back(rpc_server::MeasureIsolated({child_}, tmp_, in.library, spec));
@@ -45,13 +46,14 @@ Result<std::vector<rpc_server::MeasureOutcome>> LocalMeasurer::Measure(const std
 std::string FormatProgress(const TaskProgress& p) {
   char buf[160];
   const bool global = p.total_budget > 0;
-  std::snprintf(buf, sizeof(buf), "[Task %2d/%2d]  Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%d/%d) | %.2f s", p.task,
-                p.tasks, p.current_gflops, p.best_gflops, global ? p.total_done : p.done, global ? p.total_budget : p.budget,
-                p.elapsed_s);
+  std::snprintf(buf, sizeof(buf), "[Task %2d/%2d]  Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%d/%d) | %.2f s",
+                p.task, p.tasks, p.current_gflops, p.best_gflops, global ? p.total_done : p.done,
+                global ? p.total_budget : p.budget, p.elapsed_s);
   return buf;
 }
 
-Result<std::vector<rpc_server::MeasureOutcome>> FairMeasurer::Measure(const std::vector<rpc_server::MeasureInput>& batch) {
+Result<std::vector<rpc_server::MeasureOutcome>> FairMeasurer::Measure(
+    const std::vector<rpc_server::MeasureInput>& batch) {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t ticket = next_ticket_++;
   turn_.wait(lock, [&] { return serving_ == ticket; });
@@ -94,7 +96,7 @@ struct TaskTuner::State {
   std::string holder;
   TrialRecord task;  // the task's workload and target fields, for claims
   std::set<int64_t> measured;
-  NewTrials trials_seen;  // this task's trials, any tuner's, taken in
+  NewTrials trials_seen;             // this task's trials, any tuner's, taken in
   std::map<int64_t, int64_t> retry;  // config -> the id of its failed trial that is measured again
   // Candidate builds (candidate_build.h), started on the first batch, and the configs submitted to
   // them and not yet recorded (claimed by this tuner; a GPU batch can carry a straggler).
@@ -131,8 +133,8 @@ std::string ClaimHolder() {
 
 // Transfer learning: the database's successful trials of other workloads of the same template on
 // the same target, as feature rows grouped by workload with labels scaled by each one's best.
-std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload& workload, const compiler::Target& target,
-                                                       RecordsDb& db, int jobs) {
+std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload& workload,
+                                                       const compiler::Target& target, RecordsDb& db, int jobs) {
   std::vector<SearchOptions::TransferGroup> groups;
   auto similar = db.ListSimilar(workload.implementation, target.ToString(), workload.Key(), 2000);
   if (!similar.ok() || similar->empty()) return groups;
@@ -192,7 +194,9 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   auto feeds_every_core = compiler::ParallelismFilter(workload);
   if (options.keep_model_layout) {
     auto keeps_layout = compiler::ModelLayoutFilter(workload, target);
-    so.accept = [keeps_layout, feeds_every_core](const compiler::Config& c) { return keeps_layout(c) && feeds_every_core(c); };
+    so.accept = [keeps_layout, feeds_every_core](const compiler::Config& c) {
+      return keeps_layout(c) && feeds_every_core(c);
+    };
   } else {
     so.accept = feeds_every_core;
   }
@@ -270,14 +274,19 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
 }
 
 TaskProgress TaskTuner::progress() const {
-  return TaskProgress{state_->task_index, state_->task_count, done_, budget_, last_batch_best_, summary_.best_gflops,
+  return TaskProgress{state_->task_index,
+                      state_->task_count,
+                      done_,
+                      budget_,
+                      last_batch_best_,
+                      summary_.best_gflops,
                       std::chrono::duration<double>(Clock::now() - state_->start).count()};
 }
 
 Status TaskTuner::TakeInOthersTrials() {
   State& s = *state_;
-  TUNEFARM_ASSIGN_OR_RETURN(auto fresh,
-                            s.db->TrialsOfTaskAfter(s.task.workload_key, s.task.template_name, s.target_string, s.trials_seen.ReadFrom()));
+  TUNEFARM_ASSIGN_OR_RETURN(auto fresh, s.db->TrialsOfTaskAfter(s.task.workload_key, s.task.template_name,
+                                                                s.target_string, s.trials_seen.ReadFrom()));
   std::vector<int64_t> configs;
   std::vector<double> gflops;
   for (const auto& t : fresh) {
@@ -522,10 +531,11 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
   return Status::OK();
 }
 
-Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target, const TuneOptions& options,
-                             Measurer& measurer, RecordsDb& db, int task_index, int task_count,
-                             const std::function<void(const TaskProgress&)>& progress) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto tuner, TaskTuner::Create(workload, target, options, measurer, db, task_index, task_count));
+Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target,
+                             const TuneOptions& options, Measurer& measurer, RecordsDb& db, int task_index,
+                             int task_count, const std::function<void(const TaskProgress&)>& progress) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto tuner,
+                            TaskTuner::Create(workload, target, options, measurer, db, task_index, task_count));
   while (!tuner->finished() && !(options.stop && options.stop->load())) {
     TUNEFARM_ASSIGN_OR_RETURN(int n, tuner->RunBatch());
     if (n > 0 && progress) progress(tuner->progress());

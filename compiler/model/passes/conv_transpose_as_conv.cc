@@ -35,7 +35,9 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   const auto w = g->values[size_t(n.inputs[1])].constant;
   const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   const auto bias = has_bias ? g->values[size_t(n.inputs[2])].constant : nullptr;
-  if (x.shape.size() != 4 || x.dtype != DataType::kFloat32 || !w || w->dtype != DataType::kFloat32 || (has_bias && !bias)) return {};
+  if (x.shape.size() != 4 || x.dtype != DataType::kFloat32 || !w || w->dtype != DataType::kFloat32 ||
+      (has_bias && !bias))
+    return {};
   auto window = operators::ParseConvTranspose(operators::NodeView(*g, n));
   if (!window.ok()) return {};
   const compute::ConvParams& p = window->params;
@@ -92,7 +94,8 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
                 {"group", Int(G)}};
   const int64_t N = x.shape[0];
   const bool crop = ph != 0 || pw != 0 || out[0] != full_h || out[1] != full_w;
-  conv.outputs = {s == 1 && !crop ? n.outputs[0] : graph::AddFloatValue(g, base + ".phases", {N, O * s * s, H + Kh - 1, W + Kw - 1})};
+  conv.outputs = {s == 1 && !crop ? n.outputs[0]
+                                  : graph::AddFloatValue(g, base + ".phases", {N, O * s * s, H + Kh - 1, W + Kw - 1})};
   std::vector<Node> nodes = {conv};
   int phases = conv.outputs[0];
   if (s > 1) {
@@ -117,7 +120,8 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
     if (g->opset > 0 && g->opset < 10) {  // Slice-1 reads attributes, Slice-10 on inputs
       slice.attrs = {{"starts", Ints(starts)}, {"ends", Ints(ends)}, {"axes", Ints(axes)}};
     } else {
-      for (const auto& [role, list] : {std::pair{".crop_starts", &starts}, {".crop_ends", &ends}, {".crop_axes", &axes}}) {
+      for (const auto& [role, list] :
+           {std::pair{".crop_starts", &starts}, {".crop_ends", &ends}, {".crop_axes", &axes}}) {
         slice.inputs.push_back(g->AddConstant(base + role, ConstantData{DataType::kInt64, {2}, {}, *list}));
       }
     }

@@ -35,14 +35,17 @@ int FoldBatchNorm(Graph* g) {
     for (int64_t c = 0; c < k; ++c) {
       // Accumulate in double: the folded model must match the unfolded one to ~1e-6.
       double s = double(gamma->f32[size_t(c)]) / std::sqrt(double(var->f32[size_t(c)]) + double(eps));
-      for (int64_t i = 0; i < per_k; ++i) new_w.f32[size_t(c * per_k + i)] = float(double(w->f32[size_t(c * per_k + i)]) * s);
+      for (int64_t i = 0; i < per_k; ++i)
+        new_w.f32[size_t(c * per_k + i)] = float(double(w->f32[size_t(c * per_k + i)]) * s);
       double b0 = bias ? bias->f32[size_t(c)] : 0.0;
       new_b.f32[size_t(c)] = float((b0 - double(mean->f32[size_t(c)])) * s + double(beta->f32[size_t(c)]));
     }
     conv.inputs[1] = g->AddConstant(g->values[size_t(conv.inputs[1])].name + ".bnfold", std::move(new_w));
     int b_idx = g->AddConstant(g->values[size_t(bn.outputs[0])].name + ".bias", std::move(new_b));
-    if (conv.inputs.size() > 2) conv.inputs[2] = b_idx;
-    else conv.inputs.push_back(b_idx);
+    if (conv.inputs.size() > 2)
+      conv.inputs[2] = b_idx;
+    else
+      conv.inputs.push_back(b_idx);
     // The conv now writes the batch norm's output value; the batch norm becomes dead.
     int out = bn.outputs[0];
     g->values[size_t(out)].producer = conv_index;

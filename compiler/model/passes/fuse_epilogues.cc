@@ -31,7 +31,8 @@ std::vector<float> PerChannel(const Value& c, int64_t channels, size_t rank, siz
     if (s[i] != 1 && axis != channel_axis) return {};
   }
   std::vector<float> out(static_cast<size_t>(channels));
-  for (int64_t k = 0; k < channels; ++k) out[size_t(k)] = c.constant->f32[c.constant->num_elements() == 1 ? 0 : size_t(k)];
+  for (int64_t k = 0; k < channels; ++k)
+    out[size_t(k)] = c.constant->f32[c.constant->num_elements() == 1 ? 0 : size_t(k)];
   return out;
 }
 

@@ -70,8 +70,8 @@ Status InferShapes(Graph* g) {
   for (int idx : g->inputs) {
     const Value& v = g->values[size_t(idx)];
     if (!v.shape_known) {
-      return Status::InvalidArgument("graph input '" + v.name + "' has a symbolic or missing shape " + ShapeStr(v.shape) +
-                                     "; give it a fixed shape");
+      return Status::InvalidArgument("graph input '" + v.name + "' has a symbolic or missing shape " +
+                                     ShapeStr(v.shape) + "; give it a fixed shape");
     }
   }
   for (Node& n : g->nodes) {

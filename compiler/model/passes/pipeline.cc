@@ -3,16 +3,16 @@
 #include <chrono>
 #include <functional>
 
+#include "compiler/model/passes/conv_transpose_as_conv.h"
 #include "compiler/model/passes/fold_batch_norm.h"
+#include "compiler/model/passes/fold_constants.h"
 #include "compiler/model/passes/fuse_epilogues.h"
 #include "compiler/model/passes/infer_shapes.h"
 #include "compiler/model/passes/recognize_gelu.h"
 #include "compiler/model/passes/recognize_layer_norm.h"
+#include "compiler/model/passes/recurrent_input_projections.h"
 #include "compiler/model/passes/remove_dead_nodes.h"
 #include "compiler/model/passes/resolve_constant_ifs.h"
-#include "compiler/model/passes/conv_transpose_as_conv.h"
-#include "compiler/model/passes/fold_constants.h"
-#include "compiler/model/passes/recurrent_input_projections.h"
 #include "compiler/model/passes/trim_dead_conv_taps.h"
 
 namespace tunefarm::compiler {
@@ -26,13 +26,15 @@ struct GraphPass {
 
 const std::vector<GraphPass>& Passes() {
   static const std::vector<GraphPass> kPasses = {
-      {"infer_shapes", 0, [](graph::Graph* g, const OptimizeOptions&) -> Result<int> {
+      {"infer_shapes", 0,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> {
          TUNEFARM_RETURN_IF_ERROR(graph::InferShapes(g));
          return -1;
        }},
       // Right after inference (which folds the shape arithmetic most conditions are made of): the
       // other passes see only the branch a constant condition takes.
-      {"resolve_constant_ifs", 0, [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::ResolveConstantIfs(g); }},
+      {"resolve_constant_ifs", 0,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::ResolveConstantIfs(g); }},
       // Before batch-norm folding: a weight computed from constants (Transpose, Mul) must be a
       // constant for the conv it feeds to be folded and tuned.
       {"fold_constants", 1,
@@ -42,15 +44,21 @@ const std::vector<GraphPass>& Passes() {
       // After folding (the weights must be constants), before epilogue fusion (the conv it makes
       // takes the bias and fuses like any other).
       {"conv_transpose_as_conv", 1, [](graph::Graph* g, const OptimizeOptions&) { return ConvTransposeAsConv(g); }},
-      {"recurrent_input_projections", 1, [](graph::Graph* g, const OptimizeOptions&) { return RecurrentInputProjections(g); }},
+      {"recurrent_input_projections", 1,
+       [](graph::Graph* g, const OptimizeOptions&) { return RecurrentInputProjections(g); }},
       // After conv_transpose_as_conv, so the convolutions it makes are trimmed too.
       {"trim_dead_conv_taps", 1, [](graph::Graph* g, const OptimizeOptions&) { return TrimDeadConvTaps(g); }},
-      {"fold_batch_norm", 1, [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::FoldBatchNorm(g); }},
+      {"fold_batch_norm", 1,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::FoldBatchNorm(g); }},
       // Before epilogue fusion: a recognized Gelu folds into the dense layer before it.
-      {"recognize_gelu", 1, [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::RecognizeGelu(g); }},
-      {"recognize_layer_norm", 1, [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::RecognizeLayerNorm(g); }},
-      {"fuse_epilogues", 2, [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::FuseEpilogues(g); }},
-      {"remove_dead_nodes", 0, [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::RemoveDeadNodes(g); }},
+      {"recognize_gelu", 1,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::RecognizeGelu(g); }},
+      {"recognize_layer_norm", 1,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::RecognizeLayerNorm(g); }},
+      {"fuse_epilogues", 2,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::FuseEpilogues(g); }},
+      {"remove_dead_nodes", 0,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::RemoveDeadNodes(g); }},
   };
   return kPasses;
 }

@@ -11,8 +11,8 @@ namespace {
 bool Near(std::optional<float> v, double want) { return v && std::fabs(double(*v) - want) <= 1e-4 * std::fabs(want); }
 
 struct Chain {
-  int x = -1;          // GELU's input
-  size_t last = 0;     // the node whose output is GELU's
+  int x = -1;                 // GELU's input
+  size_t last = 0;            // the node whose output is GELU's
   std::vector<size_t> nodes;  // every node of the chain, `last` included
 };
 
@@ -41,7 +41,8 @@ class Matcher {
       c.x = s->inputs[0];
     } else if (s->op_type == "Mul") {
       for (size_t k : {0, 1}) {
-        if (c.x < 0 && Near(ScalarConstant(g_, s->inputs[k], rank(s->inputs[1 - k])), std::sqrt(0.5))) c.x = s->inputs[1 - k];
+        if (c.x < 0 && Near(ScalarConstant(g_, s->inputs[k], rank(s->inputs[1 - k])), std::sqrt(0.5)))
+          c.x = s->inputs[1 - k];
       }
     }
     if (c.x < 0) return std::nullopt;

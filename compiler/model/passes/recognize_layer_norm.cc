@@ -47,7 +47,9 @@ class Matcher {
     std::optional<size_t> pow, div;
     for (size_t r : readers_[size_t(d)]) {
       const Node& n = g_.nodes[r];
-      if (n.op_type == "Pow" && n.inputs.size() == 2 && n.inputs[0] == d && ScalarConstant(g_, n.inputs[1], xv.shape.size()) == 2.0f) pow = r;
+      if (n.op_type == "Pow" && n.inputs.size() == 2 && n.inputs[0] == d &&
+          ScalarConstant(g_, n.inputs[1], xv.shape.size()) == 2.0f)
+        pow = r;
       if (n.op_type == "Div" && n.inputs.size() == 2 && n.inputs[0] == d) div = r;
     }
     if (!pow || !div) return std::nullopt;
@@ -61,7 +63,8 @@ class Matcher {
     c.nodes.push_back(*var);
     const auto add = Single(g_.nodes[*var].outputs[0], "Add");
     if (!add) return std::nullopt;
-    const std::optional<float> eps = ScalarConstant(g_, OtherInput(g_.nodes[*add], g_.nodes[*var].outputs[0]), xv.shape.size());
+    const std::optional<float> eps =
+        ScalarConstant(g_, OtherInput(g_.nodes[*add], g_.nodes[*var].outputs[0]), xv.shape.size());
     if (!eps || *eps < 0) return std::nullopt;
     c.epsilon = *eps;
     c.nodes.push_back(*add);
@@ -115,7 +118,8 @@ class Matcher {
   bool Affine(int value, const std::vector<int64_t>& x, int64_t axis) const {
     if (value < 0) return false;
     const Value& v = g_.values[size_t(value)];
-    if (!v.constant || v.dtype != DataType::kFloat32 || int64_t(v.shape.size()) > int64_t(x.size()) - axis) return false;
+    if (!v.constant || v.dtype != DataType::kFloat32 || int64_t(v.shape.size()) > int64_t(x.size()) - axis)
+      return false;
     for (size_t i = 0; i < v.shape.size(); ++i) {
       const int64_t want = x[x.size() - v.shape.size() + i];
       if (v.shape[i] != want && v.shape[i] != 1) return false;

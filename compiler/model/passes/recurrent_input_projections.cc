@@ -27,7 +27,8 @@ Node MakeReshape(graph::Graph* g, const std::string& name, int from, const std::
     a.ints = shape;
     r.attrs["shape"] = a;
   } else {
-    r.inputs.push_back(g->AddConstant(name + ".shape", ConstantData{DataType::kInt64, {int64_t(shape.size())}, {}, shape}));
+    r.inputs.push_back(
+        g->AddConstant(name + ".shape", ConstantData{DataType::kInt64, {int64_t(shape.size())}, {}, shape}));
   }
   r.outputs = {to};
   return r;
@@ -39,13 +40,16 @@ int GatesOf(const std::string& op) { return op == "LSTM" ? 4 : op == "GRU" ? 3 :
 std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
   Node n = g->nodes[index];
   const int gates = GatesOf(n.op_type);
-  if (gates == 0 || n.inputs.size() < 3 || int(n.inputs.size()) > operators::kRecurrentProjectionInput || n.GetInt("layout", 0) != 0) return {};
+  if (gates == 0 || n.inputs.size() < 3 || int(n.inputs.size()) > operators::kRecurrentProjectionInput ||
+      n.GetInt("layout", 0) != 0)
+    return {};
   const std::vector<int64_t> x = g->values[size_t(n.inputs[0])].shape;  // a copy: AddValue grows g->values
   const auto w = g->values[size_t(n.inputs[1])].constant;
   const bool has_bias = n.inputs.size() > 3 && n.inputs[3] >= 0;
   const auto bias = has_bias ? g->values[size_t(n.inputs[3])].constant : nullptr;
-  if (x.size() != 3 || g->values[size_t(n.inputs[0])].dtype != DataType::kFloat32 || !w || w->dtype != DataType::kFloat32 ||
-      w->shape.size() != 3 || w->shape[2] != x[2] || w->shape[1] % gates != 0 || (has_bias && !bias)) {
+  if (x.size() != 3 || g->values[size_t(n.inputs[0])].dtype != DataType::kFloat32 || !w ||
+      w->dtype != DataType::kFloat32 || w->shape.size() != 3 || w->shape[2] != x[2] || w->shape[1] % gates != 0 ||
+      (has_bias && !bias)) {
     return {};
   }
   const int64_t T = x[0], B = x[1], I = x[2], D = w->shape[0], GH = w->shape[1], H = GH / gates;

@@ -45,10 +45,13 @@ Result<int> TrimDeadConvTaps(graph::Graph* g) {
     const graph::Value& x = g->values[size_t(n.inputs[0])];
     const auto w = g->values[size_t(n.inputs[1])].constant;
     const graph::Value& y = g->values[size_t(n.outputs[0])];
-    if (x.shape.size() != 4 || y.shape.size() != 4 || !w || w->dtype != DataType::kFloat32 || w->shape.size() != 4) continue;
+    if (x.shape.size() != 4 || y.shape.size() != 4 || !w || w->dtype != DataType::kFloat32 || w->shape.size() != 4)
+      continue;
     const std::vector<int64_t> strides = n.GetInts("strides", {1, 1}), dilations = n.GetInts("dilations", {1, 1});
     const std::vector<int64_t> pads = n.GetInts("pads", {0, 0, 0, 0});
-    if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 || n.GetString("auto_pad", "NOTSET") != "NOTSET") continue;
+    if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
+        n.GetString("auto_pad", "NOTSET") != "NOTSET")
+      continue;
     const int64_t kh = w->shape[2], kw = w->shape[3];
     const TapRange rh = LiveTaps(x.shape[2], y.shape[2], kh, strides[0], dilations[0], pads[0], pads[2]);
     const TapRange rw = LiveTaps(x.shape[3], y.shape[3], kw, strides[1], dilations[1], pads[1], pads[3]);
@@ -65,8 +68,8 @@ Result<int> TrimDeadConvTaps(graph::Graph* g) {
     n.inputs[1] = g->AddConstant(name, std::move(trimmed_w));  // `x`, `y` are not used past here
     graph::Attribute& p = n.attrs["pads"];
     p.kind = graph::Attribute::kInts;
-    p.ints = {pads[0] - rh.first * dilations[0], pads[1] - rw.first * dilations[1], pads[2] - (kh - 1 - rh.last) * dilations[0],
-              pads[3] - (kw - 1 - rw.last) * dilations[1]};
+    p.ints = {pads[0] - rh.first * dilations[0], pads[1] - rw.first * dilations[1],
+              pads[2] - (kh - 1 - rh.last) * dilations[0], pads[3] - (kw - 1 - rw.last) * dilations[1]};
     graph::Attribute& ks = n.attrs["kernel_shape"];
     ks.kind = graph::Attribute::kInts;
     ks.ints = {nkh, nkw};

@@ -55,7 +55,8 @@ class BatchMatmul final : public OpTemplate {
       if (v <= (lanes >= 16 ? 8 : 4)) m_bn = v;
     }
     const int64_t k_bn = LargestDivisorAtMost(p.k, m_bn > 4 ? 4 : 8);
-    return space.FromValues({{"tile_n", {n_bn}}, {"tile_m", {m_bn}}, {"tile_k", {p.k / k_bn, k_bn}}, {"parallel", {FallbackParallel(w)}}});
+    return space.FromValues(
+        {{"tile_n", {n_bn}}, {"tile_m", {m_bn}}, {"tile_k", {p.k / k_bn, k_bn}}, {"parallel", {FallbackParallel(w)}}});
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
@@ -72,12 +73,11 @@ class BatchMatmul final : public OpTemplate {
       return ir::select(i[2] < Expr(p.n), ClampedRead(b, i), Expr(0.0f));
     });
     auto rk = te::MakeIterVar("k", p.k, true);
-    Tensor product = te::ComputeReduce("batch_matmul", {p.batch, rows, cols}, te::ReduceKind::kSum, {rk},
-                                       [&](const std::vector<Expr>& i) {
-                                         const Expr row = rows == p.m ? i[1] : ir::min(i[1], Expr(p.m - 1));
-                                         return te::Read(a, {i[0], row, te::AxisExpr(rk)}) *
-                                                te::Read(b_padded, {i[0], te::AxisExpr(rk), i[2]});
-                                       });
+    Tensor product = te::ComputeReduce(
+        "batch_matmul", {p.batch, rows, cols}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
+          const Expr row = rows == p.m ? i[1] : ir::min(i[1], Expr(p.m - 1));
+          return te::Read(a, {i[0], row, te::AxisExpr(rk)}) * te::Read(b_padded, {i[0], te::AxisExpr(rk), i[2]});
+        });
     // The real rows and columns of the whole tiles, through the epilogue (a copy without one).
     Tensor out = FusedEpilogue(product, ep, epi, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[2]}; },
                                {p.batch, p.m, p.n});

@@ -50,13 +50,13 @@ class BatchMatmulCuda final : public OpTemplate {
     def.roles = {BufferRole::kInput, BufferRole::kInput};
     const EpilogueArgs epi = DeclareEpilogueArgs(ep, {p.n}, {p.batch, p.m, p.n}, &def);
     auto rk = te::MakeIterVar("k", p.k, true);
-    Tensor product = te::ComputeReduce("batch_matmul", {p.batch, p.m, p.n}, te::ReduceKind::kSum, {rk},
-                                       [&](const std::vector<Expr>& i) {
-                                         return te::Read(a, {i[0], i[1], te::AxisExpr(rk)}) *
-                                                te::Read(b, {i[0], te::AxisExpr(rk), i[2]});
-                                       });
+    Tensor product = te::ComputeReduce(
+        "batch_matmul", {p.batch, p.m, p.n}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
+          return te::Read(a, {i[0], i[1], te::AxisExpr(rk)}) * te::Read(b, {i[0], te::AxisExpr(rk), i[2]});
+        });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(product, ep, epi, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[2]}; })
+    Tensor out = has_epilogue ? FusedEpilogue(product, ep, epi,
+                                              [](const std::vector<Expr>& i) { return std::vector<Expr>{i[2]}; })
                               : product;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);

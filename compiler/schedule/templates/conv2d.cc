@@ -7,7 +7,8 @@
 // The inner kernel keeps a (tile_oh x tile_ow x oc_bn) tile of outputs in vector registers,
 // broadcasts one input value and multiplies it by an oc_bn-wide vector of packed weights: the
 // loads are cheap and every FMA is independent, which is what keeps the
-// FMA units busy (bench/RESULTS.md measures 91-99% of the FMA peak). Groups are supported when the blocks divide the per-group channel counts.
+// FMA units busy (bench/RESULTS.md measures 91-99% of the FMA peak). Groups are supported when the blocks divide the
+// per-group channel counts.
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/templates/template_util.h"
 
@@ -82,7 +83,9 @@ class Conv2dNCHWc final : public OpTemplate {
     return space.FromValues(v);
   }
 
-  Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_ic"), c.Inner("tile_oc")}; }
+  Blocks ActivationBlocks(const Workload&, const Config& c) const override {
+    return {c.Inner("tile_ic"), c.Inner("tile_oc")};
+  }
 
   bool FeedsEveryCore(const Workload& w, const Config& cfg) const override {
     if (cfg.Annotation("parallel") != "oc") return true;
@@ -111,20 +114,23 @@ class Conv2dNCHWc final : public OpTemplate {
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
     auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
     auto ricb = te::MakeIterVar("icb", ic_bn, true);
-    Tensor conv = te::ComputeReduce(
-        "conv", {c.batch, oc_chunks, oh, ow, oc_bn}, te::ReduceKind::kSum, {ric, rkh, rkw, ricb},
-        [&](const std::vector<Expr>& i) {
-          Expr ic_chunk = te::AxisExpr(ric);
-          if (c.groups > 1) ic_chunk = (i[1] / Expr(occ_per_group)) * Expr(icc_per_group) + ic_chunk;
-          Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
-          Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
-          return te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}) *
-                 te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]});
-        });
+    Tensor conv = te::ComputeReduce("conv", {c.batch, oc_chunks, oh, ow, oc_bn}, te::ReduceKind::kSum,
+                                    {ric, rkh, rkw, ricb}, [&](const std::vector<Expr>& i) {
+                                      Expr ic_chunk = te::AxisExpr(ric);
+                                      if (c.groups > 1)
+                                        ic_chunk = (i[1] / Expr(occ_per_group)) * Expr(icc_per_group) + ic_chunk;
+                                      Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
+                                      Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
+                                      return te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}) *
+                                             te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh),
+                                                               te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]});
+                                    });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
-      return std::vector<Expr>{i[1], i[4]};
-    }) : conv;
+    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi,
+                                              [](const std::vector<Expr>& i) {
+                                                return std::vector<Expr>{i[1], i[4]};
+                                              })
+                              : conv;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 
@@ -133,7 +139,8 @@ class Conv2dNCHWc final : public OpTemplate {
     // The accumulator tile: the conv itself when an epilogue stage consumes it, else a cache.
     Tensor acc = has_epilogue ? conv : s.cache_write(conv);
     te::Stage& o = s[out];
-    auto owo = ScheduleConvOutputTiles(o, oh_tile, reg_n, cfg.Annotation("parallel") == "oc_oh", oc_bn, t.vector_lanes, w.Flops());
+    auto owo = ScheduleConvOutputTiles(o, oh_tile, reg_n, cfg.Annotation("parallel") == "oc_oh", oc_bn, t.vector_lanes,
+                                       w.Flops());
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);
@@ -141,7 +148,8 @@ class Conv2dNCHWc final : public OpTemplate {
     auto aic = a.reduce_axes[0], akh = a.reduce_axes[1], akw = a.reduce_axes[2], aicb = a.reduce_axes[3];
     std::vector<te::IterVar> inner = {akh, akw, aicb};
     const auto& order = cfg.Get("reduce_order");
-    a.reorder({an, aocc, aic, inner[size_t(order[0])], inner[size_t(order[1])], inner[size_t(order[2])], aoh, aow, aocb});
+    a.reorder(
+        {an, aocc, aic, inner[size_t(order[0])], inner[size_t(order[1])], inner[size_t(order[2])], aoh, aow, aocb});
     if (cfg.Int("unroll_kw")) a.unroll(akw);
     a.unroll(aoh);
     a.unroll(aow);

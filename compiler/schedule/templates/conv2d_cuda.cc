@@ -46,7 +46,8 @@ class Conv2dNCHWCuda final : public OpTemplate {
         return false;
       }
       const int64_t rc = cfg.Inner("tile_rc"), ry = cfg.Inner("tile_ry"), rx = cfg.Inner("tile_rx");
-      int64_t elements = InputTileElements(c, rc, y[1] * y[2] * y[3], x[1] * x[2] * x[3], ry, rx) + f[1] * f[2] * f[3] * rc * ry * rx;
+      int64_t elements =
+          InputTileElements(c, rc, y[1] * y[2] * y[3], x[1] * x[2] * x[3], ry, rx) + f[1] * f[2] * f[3] * rc * ry * rx;
       return elements * 4 <= shared_limit;
     });
     return space;
@@ -66,8 +67,8 @@ class Conv2dNCHWCuda final : public OpTemplate {
     // ViT's 16x16 patches) fewer window rows, until the staged tiles fit in shared memory.
     int64_t rc = LargestDivisorAtMost(cg, 8), ry = c.kernel_h;
     auto fits = [&] {
-      const int64_t elements = InputTileElements(c, rc, y[1] * y[2], x[1] * x[2], ry, c.kernel_w) +
-                               f[1] * f[2] * rc * ry * c.kernel_w;
+      const int64_t elements =
+          InputTileElements(c, rc, y[1] * y[2], x[1] * x[2], ry, c.kernel_w) + f[1] * f[2] * rc * ry * c.kernel_w;
       return elements * 4 <= t.gpu.max_shared_memory_per_block;
     };
     while (!fits() && rc > 1) rc = LargestDivisorAtMost(cg, rc - 1);
@@ -95,15 +96,15 @@ class Conv2dNCHWCuda final : public OpTemplate {
     auto rc = te::MakeIterVar("rc", cg, true);
     auto ry = te::MakeIterVar("ry", c.kernel_h, true);
     auto rx = te::MakeIterVar("rx", c.kernel_w, true);
-    Tensor conv = te::ComputeReduce("conv", {c.batch, c.out_channels, oh, ow}, te::ReduceKind::kSum, {rc, ry, rx},
-                                    [&](const std::vector<Expr>& i) {
-                                      Expr ic = te::AxisExpr(rc);
-                                      if (c.groups > 1) ic = (i[1] / Expr(kg)) * Expr(cg) + ic;
-                                      Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(ry) * Expr(c.dilation_h);
-                                      Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rx) * Expr(c.dilation_w);
-                                      return te::Read(input, {i[0], ic, ih, iw}) *
-                                             te::Read(kernel, {i[1], te::AxisExpr(rc), te::AxisExpr(ry), te::AxisExpr(rx)});
-                                    });
+    Tensor conv = te::ComputeReduce(
+        "conv", {c.batch, c.out_channels, oh, ow}, te::ReduceKind::kSum, {rc, ry, rx}, [&](const std::vector<Expr>& i) {
+          Expr ic = te::AxisExpr(rc);
+          if (c.groups > 1) ic = (i[1] / Expr(kg)) * Expr(cg) + ic;
+          Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(ry) * Expr(c.dilation_h);
+          Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rx) * Expr(c.dilation_w);
+          return te::Read(input, {i[0], ic, ih, iw}) *
+                 te::Read(kernel, {i[1], te::AxisExpr(rc), te::AxisExpr(ry), te::AxisExpr(rx)});
+        });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = AddGpuOutput(&def, conv, ep, epi, cfg);
     te::Schedule& s = *def.schedule;

@@ -54,9 +54,9 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
   Status Check(const Workload& w) const override {
     TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name()));
     if (!IsWinogradConv(w.conv)) {
-      return Status::InvalidArgument(std::string(name()) +
-                                     " computes 3x3, stride-1, dilation-1, ungrouped convolutions; use conv2d_nchwc for " +
-                                     w.Key());
+      return Status::InvalidArgument(
+          std::string(name()) + " computes 3x3, stride-1, dilation-1, ungrouped convolutions; use conv2d_nchwc for " +
+          w.Key());
     }
     return Status::OK();
   }
@@ -105,7 +105,9 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
       }
       return best;
     };
-    auto fits = [&](int64_t rows, int64_t cols) { return rows * cols * (m + 2) * (m + 2) * oc_bn <= kBlockBufferFloats; };
+    auto fits = [&](int64_t rows, int64_t cols) {
+      return rows * cols * (m + 2) * (m + 2) * oc_bn <= kBlockBufferFloats;
+    };
     int64_t cols = largest_at_most(kBlockColumns, std::min(tiling.tw, budget));
     while (cols > 1 && !fits(1, cols)) cols = largest_at_most(kBlockColumns, cols - 1);
     int64_t rows = largest_at_most(kBlockRows, std::min(tiling.th, budget / cols));
@@ -131,7 +133,9 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
     return w.conv.batch * tiling.th * tiling.tw >= 16 ? 2.0 : 0.5;
   }
 
-  Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_ic"), c.Inner("tile_oc")}; }
+  Blocks ActivationBlocks(const Workload&, const Config& c) const override {
+    return {c.Inner("tile_ic"), c.Inner("tile_oc")};
+  }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
     const Conv2dParams& c = w.conv;
@@ -189,16 +193,16 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
                  te::Read(kernel, {i[4], i[5], i[1], te::AxisExpr(rcc), te::AxisExpr(rcb), i[6]});
         });
     // (M A)[r][vw] = sum_s M[r][s] A[s][vw]
-    Tensor rows = te::Compute("inverse_rows", {c.batch, oc_chunks, tiling.th, tiling.tw, alpha, m, oc_bn},
-                              [&](const std::vector<Expr>& i) {
-                                Expr sum = Expr(0.0f);
-                                for (int s = 0; s < alpha; ++s) {
-                                  if (WinogradRowIsZero(wm, &WinogradMatrices::a, s, int(m))) continue;
-                                  sum = sum + te::Read(product, {i[0], i[1], i[2], i[3], i[4], Expr(int64_t(s)), i[6]}) *
-                                                  WinogradEntry(wm, &WinogradMatrices::a, s, int(m), i[5]);
-                                }
-                                return sum;
-                              });
+    Tensor rows = te::Compute(
+        "inverse_rows", {c.batch, oc_chunks, tiling.th, tiling.tw, alpha, m, oc_bn}, [&](const std::vector<Expr>& i) {
+          Expr sum = Expr(0.0f);
+          for (int s = 0; s < alpha; ++s) {
+            if (WinogradRowIsZero(wm, &WinogradMatrices::a, s, int(m))) continue;
+            sum = sum + te::Read(product, {i[0], i[1], i[2], i[3], i[4], Expr(int64_t(s)), i[6]}) *
+                            WinogradEntry(wm, &WinogradMatrices::a, s, int(m), i[5]);
+          }
+          return sum;
+        });
     // conv[n, k, h, w] = (A^T M A)[h % m][w % m] of tile (h / m, w / m)
     Tensor conv = te::Compute("conv", {c.batch, oc_chunks, oh, ow, oc_bn}, [&](const std::vector<Expr>& i) {
       Expr th = i[2] / Expr(m), vh = i[2] % Expr(m), tw = i[3] / Expr(m), vw = i[3] % Expr(m);
@@ -211,9 +215,11 @@ class Conv2dWinogradNCHWc final : public OpTemplate {
       return sum;
     });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
-      return std::vector<Expr>{i[1], i[4]};
-    }) : conv;
+    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi,
+                                              [](const std::vector<Expr>& i) {
+                                                return std::vector<Expr>{i[1], i[4]};
+                                              })
+                              : conv;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
     def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});

@@ -52,9 +52,11 @@ class Conv2dWinogradCuda final : public OpTemplate {
   Status Check(const Workload& w) const override {
     TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name()));
     if (!IsWinogradConv(w.conv)) {
-      return Status::InvalidArgument(std::string(name()) +
-                                     " computes 3x3, stride-1, dilation-1, ungrouped convolutions; use conv2d_nchw_cuda "
-                                     "for " + w.Key());
+      return Status::InvalidArgument(
+          std::string(name()) +
+          " computes 3x3, stride-1, dilation-1, ungrouped convolutions; use conv2d_nchw_cuda "
+          "for " +
+          w.Key());
     }
     return Status::OK();
   }
@@ -73,7 +75,8 @@ class Conv2dWinogradCuda final : public OpTemplate {
       const auto& f = cfg.Get("tile_f");
       const auto& y = cfg.Get("tile_y");
       const auto& x = cfg.Get("tile_x");
-      if (!WithinThreadLimits(t, f[1], y[1], x[1], int64_t(tiles.alpha) * tiles.alpha * f[2] * y[2] * x[2])) return false;
+      if (!WithinThreadLimits(t, f[1], y[1], x[1], int64_t(tiles.alpha) * tiles.alpha * f[2] * y[2] * x[2]))
+        return false;
       return SharedBytes(tiles, cfg.Inner("tile_rc"), f[1] * f[2], y[1] * y[2], x[1] * x[2]) <= shared_limit;
     });
     return space;
@@ -121,20 +124,20 @@ class Conv2dWinogradCuda final : public OpTemplate {
                                   return ir::select(inside, ClampedRead(data, {i[1], i[0], h, x}), Expr(0.0f));
                                 });
     // V[e, u, c, n, th, tw] = (B^T d B)[e][u]
-    Tensor transformed = te::Compute("data_pack", {alpha, alpha, c.in_channels, c.batch, tiles.th, tiles.tw},
-                                     [&](const std::vector<Expr>& i) {
-                                       Expr sum = Expr(0.0f);
-                                       for (int r = 0; r < alpha; ++r) {
-                                         if (WinogradRowIsZero(wm, &WinogradMatrices::b, r, alpha)) continue;
-                                         for (int s = 0; s < alpha; ++s) {
-                                           if (WinogradRowIsZero(wm, &WinogradMatrices::b, s, alpha)) continue;
-                                           sum = sum + te::Read(window, {i[2], i[3], i[4], i[5], Expr(int64_t(r)), Expr(int64_t(s))}) *
-                                                           WinogradEntry(wm, &WinogradMatrices::b, r, alpha, i[0]) *
-                                                           WinogradEntry(wm, &WinogradMatrices::b, s, alpha, i[1]);
-                                         }
-                                       }
-                                       return sum;
-                                     });
+    Tensor transformed = te::Compute(
+        "data_pack", {alpha, alpha, c.in_channels, c.batch, tiles.th, tiles.tw}, [&](const std::vector<Expr>& i) {
+          Expr sum = Expr(0.0f);
+          for (int r = 0; r < alpha; ++r) {
+            if (WinogradRowIsZero(wm, &WinogradMatrices::b, r, alpha)) continue;
+            for (int s = 0; s < alpha; ++s) {
+              if (WinogradRowIsZero(wm, &WinogradMatrices::b, s, alpha)) continue;
+              sum = sum + te::Read(window, {i[2], i[3], i[4], i[5], Expr(int64_t(r)), Expr(int64_t(s))}) *
+                              WinogradEntry(wm, &WinogradMatrices::b, r, alpha, i[0]) *
+                              WinogradEntry(wm, &WinogradMatrices::b, s, alpha, i[1]);
+            }
+          }
+          return sum;
+        });
     // M[e, u, k, n, th, tw] = sum_c U[e, u, k, c] V[e, u, c, n, th, tw]
     auto rc = te::MakeIterVar("rc", c.in_channels, true);
     Tensor product = te::ComputeReduce("bgemm", {alpha, alpha, c.out_channels, c.batch, tiles.th, tiles.tw},

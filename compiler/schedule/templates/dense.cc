@@ -21,7 +21,8 @@ using ir::Expr;
 using ir::Tensor;
 
 // data [N, K], then the weight, then the epilogue's bias [O] and residual [N, O].
-std::pair<Tensor, EpilogueArgs> DeclareArgs(const DenseParams& d, const Epilogue& ep, KernelDef* def, const Tensor& weight) {
+std::pair<Tensor, EpilogueArgs> DeclareArgs(const DenseParams& d, const Epilogue& ep, KernelDef* def,
+                                            const Tensor& weight) {
   Tensor data = te::Placeholder("data", {d.batch, d.in_features});
   def->args = {data, weight};
   def->roles = {BufferRole::kInput, BufferRole::kWeight};
@@ -30,8 +31,9 @@ std::pair<Tensor, EpilogueArgs> DeclareArgs(const DenseParams& d, const Epilogue
 
 // The epilogue over dense's first `rows` rows (all of them by default).
 Tensor EpilogueStage(const Tensor& dense, const Epilogue& ep, const EpilogueArgs& a, int64_t rows = -1) {
-  return FusedEpilogue(dense, ep, a, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[1]}; },
-                       rows < 0 ? std::vector<int64_t>{} : std::vector<int64_t>{rows, dense->shape[1]});
+  return FusedEpilogue(
+      dense, ep, a, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[1]}; },
+      rows < 0 ? std::vector<int64_t>{} : std::vector<int64_t>{rows, dense->shape[1]});
 }
 
 class DensePack final : public OpTemplate {
@@ -82,12 +84,12 @@ class DensePack final : public OpTemplate {
     const Tensor data = declared.first;
     const EpilogueArgs epi = declared.second;
     auto rk = te::MakeIterVar("k", d.in_features, true);
-    Tensor dense = te::ComputeReduce("dense", {rows, d.out_features}, te::ReduceKind::kSum, {rk},
-                                     [&](const std::vector<Expr>& i) {
-                                       const Expr row = padded ? ir::min(i[0], Expr(d.batch - 1)) : i[0];
-                                       return te::Read(data, {row, te::AxisExpr(rk)}) *
-                                              te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
-                                     });
+    Tensor dense =
+        te::ComputeReduce("dense", {rows, d.out_features}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
+          const Expr row = padded ? ir::min(i[0], Expr(d.batch - 1)) : i[0];
+          return te::Read(data, {row, te::AxisExpr(rk)}) *
+                 te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
+        });
     // Padded: the real rows of the whole tiles are stored by the epilogue stage (an identity one
     // when the layer has no epilogue).
     Tensor out = padded            ? EpilogueStage(dense, ep, epi, d.batch)
@@ -145,7 +147,8 @@ class DenseNoPack final : public OpTemplate {
     int64_t k = w.dense.in_features, o = w.dense.out_features;
     int64_t k_bn = LargestDivisorAtMost(k, 2 * t.vector_lanes);
     int64_t o_bn = LargestDivisorAtMost(o, 4);
-    return space.FromValues({{"tile_k", {k / k_bn, k_bn}}, {"tile_o", {o / o_bn, o_bn}}, {"parallel", {FallbackParallel(w)}}});
+    return space.FromValues(
+        {{"tile_k", {k / k_bn, k_bn}}, {"tile_o", {o / o_bn, o_bn}}, {"parallel", {FallbackParallel(w)}}});
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target& t) const override {
@@ -167,7 +170,9 @@ class DenseNoPack final : public OpTemplate {
                                        });
     auto rkv = te::MakeIterVar("kv", k_bn, true);
     Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rkv},
-                                     [&](const std::vector<Expr>& i) { return te::Read(partial, {i[0], i[1], te::AxisExpr(rkv)}); });
+                                     [&](const std::vector<Expr>& i) {
+                                       return te::Read(partial, {i[0], i[1], te::AxisExpr(rkv)});
+                                     });
     Tensor out = HasEpilogue(ep) ? EpilogueStage(dense, ep, epi) : dense;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);

@@ -43,7 +43,8 @@ class DenseCuda final : public OpTemplate {
     while (k > 1 && (y[1] * y[2] + x[1] * x[2]) * k * 4 > t.gpu.max_shared_memory_per_block) {
       k = LargestDivisorAtMost(d.in_features, k - 1);
     }
-    return space.FromValues({{"tile_y", y}, {"tile_x", x}, {"tile_k", {d.in_features / k, k}}, {"auto_unroll_max_step", {512}}});
+    return space.FromValues(
+        {{"tile_y", y}, {"tile_x", x}, {"tile_k", {d.in_features / k, k}}, {"auto_unroll_max_step", {512}}});
   }
 
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target&) const override {
@@ -55,11 +56,10 @@ class DenseCuda final : public OpTemplate {
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
     EpilogueArgs epi = DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, &def);
     auto rk = te::MakeIterVar("k", d.in_features, true);
-    Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk},
-                                     [&](const std::vector<Expr>& i) {
-                                       return te::Read(data, {i[0], te::AxisExpr(rk)}) *
-                                              te::Read(weight, {i[1], te::AxisExpr(rk)});
-                                     });
+    Tensor dense = te::ComputeReduce(
+        "dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
+          return te::Read(data, {i[0], te::AxisExpr(rk)}) * te::Read(weight, {i[1], te::AxisExpr(rk)});
+        });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = AddGpuOutput(&def, dense, ep, epi, cfg);
     te::Schedule& s = *def.schedule;

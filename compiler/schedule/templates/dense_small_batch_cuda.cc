@@ -54,9 +54,8 @@ class DenseSmallBatchCuda final : public OpTemplate {
     space.DefineOther("threads_k", ThreadsAlongK(d.in_features));
     space.DefineSplit("tile_x", d.out_features, 2, SplitPolicy::kPower2, 32);
     DefineUnrollKnob(&space);
-    space.AddFilter([t](const Config& cfg) {
-      return WithinThreadLimits(t, 1, cfg.Inner("tile_x"), cfg.Int("threads_k"), 1);
-    });
+    space.AddFilter(
+        [t](const Config& cfg) { return WithinThreadLimits(t, 1, cfg.Inner("tile_x"), cfg.Int("threads_k"), 1); });
     return space;
   }
 
@@ -88,18 +87,17 @@ class DenseSmallBatchCuda final : public OpTemplate {
     EpilogueArgs epi = DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, &def);
 
     auto ko = te::MakeIterVar("ko", steps, true);
-    Tensor partial = te::ComputeReduce("partial", {d.batch, d.out_features, threads_k}, te::ReduceKind::kSum, {ko},
-                                       [&](const std::vector<Expr>& i) {
-                                         Expr k = te::AxisExpr(ko) * Expr(threads_k) + i[2];
-                                         if (d.in_features % threads_k == 0) {
-                                           return te::Read(data, {i[0], k}) * te::Read(weight, {i[1], k});
-                                         }
-                                         // The last step's tail: read a valid element, add zero.
-                                         Expr kc = ir::min(k, Expr(d.in_features - 1));
-                                         return ir::Select::Make(k < Expr(d.in_features),
-                                                                 te::Read(data, {i[0], kc}) * te::Read(weight, {i[1], kc}),
-                                                                 Expr(0.0f));
-                                       });
+    Tensor partial = te::ComputeReduce(
+        "partial", {d.batch, d.out_features, threads_k}, te::ReduceKind::kSum, {ko}, [&](const std::vector<Expr>& i) {
+          Expr k = te::AxisExpr(ko) * Expr(threads_k) + i[2];
+          if (d.in_features % threads_k == 0) {
+            return te::Read(data, {i[0], k}) * te::Read(weight, {i[1], k});
+          }
+          // The last step's tail: read a valid element, add zero.
+          Expr kc = ir::min(k, Expr(d.in_features - 1));
+          return ir::Select::Make(k < Expr(d.in_features), te::Read(data, {i[0], kc}) * te::Read(weight, {i[1], kc}),
+                                  Expr(0.0f));
+        });
     auto rt = te::MakeIterVar("t", threads_k, true);
     Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rt},
                                      [&](const std::vector<Expr>& i) {

@@ -23,7 +23,10 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name()));
     const Conv2dParams& c = w.conv;
     if (c.groups != c.in_channels || c.out_channels != c.in_channels) {
-      return Status::InvalidArgument("unsupported shape for depthwise_conv2d_nchwc: needs groups == in_channels == out_channels (multiplier 1), got " + w.Key());
+      return Status::InvalidArgument(
+          "unsupported shape for depthwise_conv2d_nchwc: needs groups == in_channels == out_channels (multiplier 1), "
+          "got " +
+          w.Key());
     }
     return Status::OK();
   }
@@ -69,7 +72,9 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
                              {"pad_at", {FallbackPadPlacement(c)}}});
   }
 
-  Blocks ActivationBlocks(const Workload&, const Config& c) const override { return {c.Inner("tile_c"), c.Inner("tile_c")}; }
+  Blocks ActivationBlocks(const Workload&, const Config& c) const override {
+    return {c.Inner("tile_c"), c.Inner("tile_c")};
+  }
 
   bool FeedsEveryCore(const Workload& w, const Config& cfg) const override {
     const int64_t c_bn = cfg.Inner("tile_c");
@@ -92,16 +97,19 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     const bool padded = input != data;
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
     auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
-    Tensor conv = te::ComputeReduce(
-        "dwconv", {c.batch, chunks, oh, ow, c_bn}, te::ReduceKind::kSum, {rkh, rkw}, [&](const std::vector<Expr>& i) {
-          Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
-          Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
-          return te::Read(input, {i[0], i[1], ih, iw, i[4]}) * te::Read(kernel, {i[1], te::AxisExpr(rkh), te::AxisExpr(rkw), i[4]});
-        });
+    Tensor conv = te::ComputeReduce("dwconv", {c.batch, chunks, oh, ow, c_bn}, te::ReduceKind::kSum, {rkh, rkw},
+                                    [&](const std::vector<Expr>& i) {
+                                      Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
+                                      Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
+                                      return te::Read(input, {i[0], i[1], ih, iw, i[4]}) *
+                                             te::Read(kernel, {i[1], te::AxisExpr(rkh), te::AxisExpr(rkw), i[4]});
+                                    });
     const bool has_epilogue = HasEpilogue(ep);
-    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi, [](const std::vector<Expr>& i) {
-      return std::vector<Expr>{i[1], i[4]};
-    }) : conv;
+    Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi,
+                                              [](const std::vector<Expr>& i) {
+                                                return std::vector<Expr>{i[1], i[4]};
+                                              })
+                              : conv;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 
@@ -109,7 +117,8 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     te::Schedule& s = *def.schedule;
     Tensor acc = has_epilogue ? conv : s.cache_write(conv);
     te::Stage& o = s[out];
-    auto owo = ScheduleConvOutputTiles(o, 1, reg_n, cfg.Annotation("parallel") == "c_oh", c_bn, t.vector_lanes, w.Flops());
+    auto owo =
+        ScheduleConvOutputTiles(o, 1, reg_n, cfg.Annotation("parallel") == "c_oh", c_bn, t.vector_lanes, w.Flops());
 
     te::Stage& a = s[acc];
     a.compute_at(o, owo);

@@ -49,8 +49,9 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
         return false;
       }
       const int64_t channels = f[1] * f[2] * f[3];
-      int64_t elements = InputTileElements(c, channels, y[1] * y[2] * y[3], x[1] * x[2] * x[3], c.kernel_h, c.kernel_w) +
-                         channels * c.kernel_h * c.kernel_w;
+      int64_t elements =
+          InputTileElements(c, channels, y[1] * y[2] * y[3], x[1] * x[2] * x[3], c.kernel_h, c.kernel_w) +
+          channels * c.kernel_h * c.kernel_w;
       return elements * 4 <= shared_limit;
     });
     return space;

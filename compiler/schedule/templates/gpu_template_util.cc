@@ -55,9 +55,10 @@ TiledAxis SplitBlockThreadInner(te::Stage& stage, const te::IterVar& axis, const
 
 ir::Tensor AddGpuOutput(KernelDef* def, const ir::Tensor& result, const Epilogue& ep, const EpilogueArgs& epi,
                         const Config& cfg) {
-  ir::Tensor out = HasEpilogue(ep) ? FusedEpilogue(result, ep, epi, [](const std::vector<ir::Expr>& i) {
-    return std::vector<ir::Expr>{i[1]};
-  }) : result;
+  ir::Tensor out =
+      HasEpilogue(ep)
+          ? FusedEpilogue(result, ep, epi, [](const std::vector<ir::Expr>& i) { return std::vector<ir::Expr>{i[1]}; })
+          : result;
   def->args.push_back(out);
   def->roles.push_back(BufferRole::kOutput);
   def->auto_unroll_max_step = cfg.Int("auto_unroll_max_step");
@@ -113,7 +114,8 @@ GpuOutputTiles TileNchwOutput(te::Stage& o, const std::vector<te::IterVar>& lead
     if (a->vthread) o.unroll(a->vthread);
     o.unroll(a->inner);
   }
-  return {x.thread, {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")), ThreadFactor(cfg.Get("tile_x"))}};
+  return {x.thread,
+          {ThreadFactor(cfg.Get("tile_f")), ThreadFactor(cfg.Get("tile_y")), ThreadFactor(cfg.Get("tile_x"))}};
 }
 
 int64_t InputTileElements(const Conv2dParams& c, int64_t channels, int64_t rows_out, int64_t cols_out,

@@ -50,7 +50,8 @@ std::vector<int64_t> VectorColumnTiles(const Target& t) {
 void DefineChannelBlocks(ConfigSpace* space, int64_t cin, int64_t kout, int lanes) {
   space->DefineSplit("tile_ic", cin, 2, SplitPolicy::kFactors);
   space->DefineSplit("tile_oc", kout, 2, SplitPolicy::kFactors);
-  space->FilterKnob("tile_ic", [cin](const std::vector<int64_t>& f) { return f.back() <= 64 && (cin < 4 || f.back() >= 4); });
+  space->FilterKnob("tile_ic",
+                    [cin](const std::vector<int64_t>& f) { return f.back() <= 64 && (cin < 4 || f.back() >= 4); });
   space->FilterKnob("tile_oc", [lanes, kout](const std::vector<int64_t>& f) {
     return f.back() <= 64 && (kout % lanes != 0 || f.back() % lanes == 0);
   });
@@ -61,13 +62,26 @@ ir::Expr ApplyEpilogue(ir::Expr v, const Epilogue& e, const ir::Expr& bias, cons
   if (e.bias) v = v + bias;
   if (e.residual) v = v + residual;
   switch (e.activation) {
-    case Activation::kNone: break;
-    case Activation::kRelu: v = ir::max(v, ir::Expr(0.0f)); break;
-    case Activation::kRelu6: v = ir::min(ir::max(v, ir::Expr(0.0f)), ir::Expr(6.0f)); break;
-    case Activation::kClip: v = ir::min(ir::max(v, ir::Expr(e.clip_min)), ir::Expr(e.clip_max)); break;
-    case Activation::kPRelu: v = ir::select(v < ir::Expr(0.0f), v * slope, v); break;
-    case Activation::kGelu: v = compute::ApplyUnary(v, {compute::UnaryKind::kGelu}); break;
-    case Activation::kGeluTanh: v = compute::ApplyUnary(v, {compute::UnaryKind::kGeluTanh}); break;
+    case Activation::kNone:
+      break;
+    case Activation::kRelu:
+      v = ir::max(v, ir::Expr(0.0f));
+      break;
+    case Activation::kRelu6:
+      v = ir::min(ir::max(v, ir::Expr(0.0f)), ir::Expr(6.0f));
+      break;
+    case Activation::kClip:
+      v = ir::min(ir::max(v, ir::Expr(e.clip_min)), ir::Expr(e.clip_max));
+      break;
+    case Activation::kPRelu:
+      v = ir::select(v < ir::Expr(0.0f), v * slope, v);
+      break;
+    case Activation::kGelu:
+      v = compute::ApplyUnary(v, {compute::UnaryKind::kGelu});
+      break;
+    case Activation::kGeluTanh:
+      v = compute::ApplyUnary(v, {compute::UnaryKind::kGeluTanh});
+      break;
   }
   return v;
 }
@@ -131,8 +145,8 @@ bool ChunksAloneSuffice(int64_t chunks, int64_t row_tiles) { return chunks >= kM
 
 int64_t FallbackParallel(const Workload& w) { return w.Flops() / 2 >= double(te::kMinParallelWork) ? 0 : 1; }
 
-te::IterVar ScheduleConvOutputTiles(te::Stage& o, int64_t oh_tile, int64_t ow_tile, bool parallel_rows,
-                                    int64_t block, int lanes, double flops) {
+te::IterVar ScheduleConvOutputTiles(te::Stage& o, int64_t oh_tile, int64_t ow_tile, bool parallel_rows, int64_t block,
+                                    int lanes, double flops) {
   auto n = o.axes[0], chunk = o.axes[1], oh = o.axes[2], ow = o.axes[3], cb = o.axes[4];
   auto [oho, ohi] = o.split(oh, oh_tile);
   auto [owo, owi] = o.split(ow, ow_tile);
@@ -198,17 +212,21 @@ bool WinogradRowIsZero(const WinogradMatrices& w, double (WinogradMatrices::*at)
 Status CheckConv2d(const Workload& w, const char* name) {
   const Conv2dParams& c = w.conv;
   std::string where = std::string(name) + " workload " + w.Key();
-  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
-  if (c.batch < 1 || c.in_channels < 1 || c.height < 1 || c.width < 1 || c.out_channels < 1 || c.kernel_h < 1 || c.kernel_w < 1) {
+  if (w.dtype != "float32")
+    return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  if (c.batch < 1 || c.in_channels < 1 || c.height < 1 || c.width < 1 || c.out_channels < 1 || c.kernel_h < 1 ||
+      c.kernel_w < 1) {
     return Status::InvalidArgument("unsupported shape: every dimension must be >= 1 in " + where);
   }
   if (c.stride_h < 1 || c.stride_w < 1) return Status::InvalidArgument("unsupported stride: must be >= 1 in " + where);
-  if (c.dilation_h < 1 || c.dilation_w < 1) return Status::InvalidArgument("unsupported dilation: must be >= 1 in " + where);
+  if (c.dilation_h < 1 || c.dilation_w < 1)
+    return Status::InvalidArgument("unsupported dilation: must be >= 1 in " + where);
   if (c.pad_top < 0 || c.pad_left < 0 || c.pad_bottom < 0 || c.pad_right < 0) {
     return Status::InvalidArgument("unsupported padding: must be >= 0 in " + where);
   }
   if (c.groups < 1 || c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0) {
-    return Status::InvalidArgument("unsupported groups: " + std::to_string(c.groups) + " must divide input and output channels in " + where);
+    return Status::InvalidArgument("unsupported groups: " + std::to_string(c.groups) +
+                                   " must divide input and output channels in " + where);
   }
   if (c.out_height() < 1 || c.out_width() < 1) {
     return Status::InvalidArgument("unsupported shape: the kernel is larger than the padded input in " + where);
@@ -217,16 +235,20 @@ Status CheckConv2d(const Workload& w, const char* name) {
 }
 
 Status CheckBatchMatmul(const Workload& w, const char* name) {
-  if (!w.is_batch_matmul()) return Status::InvalidArgument(std::string(name) + " computes batched products, not " + w.Key());
-  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  if (!w.is_batch_matmul())
+    return Status::InvalidArgument(std::string(name) + " computes batched products, not " + w.Key());
+  if (w.dtype != "float32")
+    return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
   return w.Validate();
 }
 
 Status CheckDense(const Workload& w, const char* name) {
   const DenseParams& d = w.dense;
-  if (w.dtype != "float32") return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  if (w.dtype != "float32")
+    return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
   if (d.batch < 1 || d.in_features < 1 || d.out_features < 1) {
-    return Status::InvalidArgument(std::string("unsupported shape: every dimension must be >= 1 in ") + name + " workload " + w.Key());
+    return Status::InvalidArgument(std::string("unsupported shape: every dimension must be >= 1 in ") + name +
+                                   " workload " + w.Key());
   }
   return Status::OK();
 }

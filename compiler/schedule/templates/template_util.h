@@ -95,8 +95,8 @@ ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
 // parallel_rows --, the tile unrolled and the channel block vectorized. A conv of fewer FMAs
 // (flops / 2) than te::kMinParallelWork stays serial. Returns the ow-tile loop, where the
 // accumulator stage is computed.
-te::IterVar ScheduleConvOutputTiles(te::Stage& out, int64_t oh_tile, int64_t ow_tile, bool parallel_rows,
-                                    int64_t block, int lanes, double flops);
+te::IterVar ScheduleConvOutputTiles(te::Stage& out, int64_t oh_tile, int64_t ow_tile, bool parallel_rows, int64_t block,
+                                    int lanes, double flops);
 
 // Where a padded convolution builds its zero-padded input, the "pad_at" knob (PadPlacements()):
 //   root    once up front, its outer loops fused and parallel: the whole input copied once;

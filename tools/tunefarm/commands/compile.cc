@@ -1,4 +1,6 @@
 // tunefarm compile MODEL --target T [--records DB|none] [--opt-level N] -o OUT
+#include "tunefarm/compiler/compile.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -6,7 +8,6 @@
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
-#include "tunefarm/compiler/compile.h"
 #include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::cli {
@@ -52,24 +53,26 @@ int Compile(const CompileFlags& f) {
     std::fprintf(stderr, "tunefarm compile: %s\n", s.message().c_str());
     return 1;
   }
-  std::printf("compiled %s for %s at opt level %d: %d kernels (%d tunable, %d from records) in %.2f s -> %s\n", f.model.c_str(),
-              target->ToString().c_str(), options.opt_level, stats.kernels, stats.tunable_kernels, stats.from_records,
-              stats.total_ms / 1000.0, f.output.c_str());
+  std::printf("compiled %s for %s at opt level %d: %d kernels (%d tunable, %d from records) in %.2f s -> %s\n",
+              f.model.c_str(), target->ToString().c_str(), options.opt_level, stats.kernels, stats.tunable_kernels,
+              stats.from_records, stats.total_ms / 1000.0, f.output.c_str());
   // Which implementation each tunable node runs: Winograd or direct convolution is chosen per
   // node, by the records or (untuned) by the estimate of each implementation's fallback.
   std::map<std::string, int> per_implementation;
   for (const auto& n : stats.tunable_nodes) ++per_implementation[n.implementation + " (" + n.config_source + ")"];
   std::string counts;
-  for (const auto& [name, count] : per_implementation) counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+  for (const auto& [name, count] : per_implementation)
+    counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + name;
   std::printf("implementations: %s\n", counts.c_str());
   if (stats.layouts.ran) {
     // Estimates: the records' kernel times plus layout changes priced by their bytes.
     const auto& l = stats.layouts;
-    std::printf("layouts: planned over the graph with records for %d tunable nodes; %d run another config than their "
-                "own fastest record; estimated %.3f ms incl. %.3f ms of layout changes (per-node choice: %.3f ms incl. "
-                "%.3f ms)%s\n",
-                l.planned, l.changed, l.planned_ms, l.planned_transform_ms, l.per_node_ms, l.per_node_transform_ms,
-                l.exact ? "" : "; too many combinations to search them all: the cheapest 4096 were kept at each step");
+    std::printf(
+        "layouts: planned over the graph with records for %d tunable nodes; %d run another config than their "
+        "own fastest record; estimated %.3f ms incl. %.3f ms of layout changes (per-node choice: %.3f ms incl. "
+        "%.3f ms)%s\n",
+        l.planned, l.changed, l.planned_ms, l.planned_transform_ms, l.per_node_ms, l.per_node_transform_ms,
+        l.exact ? "" : "; too many combinations to search them all: the cheapest 4096 were kept at each step");
   }
   size_t width = 4;
   for (const auto& n : stats.tunable_nodes) width = std::max(width, n.node.size());
@@ -84,10 +87,13 @@ int Compile(const CompileFlags& f) {
 Action DeclareCompile(CLI::App& app) {
   auto f = std::make_shared<CompileFlags>();
   app.add_option("MODEL", f->model, "an ONNX file or a zoo model (resnet-18, squeezenet-1.1, ...)")->required();
-  app.add_option("-o,--output", f->output, "the artifact to write (a regular file; replaced atomically)")->type_name("OUT")->required();
+  app.add_option("-o,--output", f->output, "the artifact to write (a regular file; replaced atomically)")
+      ->type_name("OUT")
+      ->required();
   AddTargetFlag(app, &f->target);
-  AddRecordsFlag(app, &f->records,
-                 "apply the best records of this database (default ./tunefarm.db when it exists; none: fallback configs only)");
+  AddRecordsFlag(
+      app, &f->records,
+      "apply the best records of this database (default ./tunefarm.db when it exists; none: fallback configs only)");
   AddOptLevelFlag(app, &f->opt_level);
   AddInputShapeFlag(app, &f->input_shapes);
   return [f] { return Compile(*f); };

@@ -2,16 +2,17 @@
 //                    [--listen 127.0.0.1:8321] [--metrics HOST:PORT] [--token-file PATH] [--tls-* PEM]
 // The web dashboard over records databases (docs/dashboard.md): serves until Ctrl-C. The first
 // line printed is "tunefarm dashboard on http://HOST:PORT/".
+#include "tunefarm/tuner/dashboard.h"
+
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/service/metrics.h"
-#include "tunefarm/tuner/dashboard.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -73,7 +74,8 @@ int Dashboard(DashboardFlags& f) {
   // (which waits for the handlers in flight) gets 1.5 s, then the process leaves without them.
   std::thread([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    std::fprintf(stderr, "tunefarm dashboard: requests still running 1.5 s after the stop signal; leaving without them\n");
+    std::fprintf(stderr,
+                 "tunefarm dashboard: requests still running 1.5 s after the stop signal; leaving without them\n");
     std::_Exit(0);
   }).detach();
   return 0;
@@ -83,19 +85,22 @@ int Dashboard(DashboardFlags& f) {
 
 Action DeclareDashboard(CLI::App& app) {
   auto f = std::make_shared<DashboardFlags>();
-  app.add_option("--records", f->options.records, "a records database to show (repeat for several; default ./tunefarm.db)")
+  app.add_option("--records", f->options.records,
+                 "a records database to show (repeat for several; default ./tunefarm.db)")
       ->type_name("DB")
       ->allow_extra_args(false);
   app.add_option("--tracker", f->options.tracker, "show this rpc_tracker's farm")->type_name("HOST:PORT");
   app.add_option("--daemon", f->options.daemon, "cancel jobs through this tuner-daemon")->type_name("HOST:PORT");
-  app.add_option("--listen", f->options.listen, "where to serve the page (default 127.0.0.1:8321; port 0 picks a free one)")
+  app.add_option("--listen", f->options.listen,
+                 "where to serve the page (default 127.0.0.1:8321; port 0 picks a free one)")
       ->type_name("HOST:PORT");
   app.add_option("--allow-host", f->options.allowed_hosts,
                  "answer requests for this host name too (repeatable; IP addresses, localhost and this machine's name "
                  "always are; any other Host is refused: DNS rebinding)")
       ->type_name("NAME")
       ->allow_extra_args(false);
-  app.add_option("--metrics", f->metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")->type_name("HOST:PORT");
+  app.add_option("--metrics", f->metrics_address, "serve Prometheus metrics on GET /metrics there (off by default)")
+      ->type_name("HOST:PORT");
   AddFarmClientFlags(app, &f->farm, /*tls=*/true);
   return [f] { return Dashboard(*f); };
 }

@@ -1,14 +1,14 @@
 // tunefarm jobs list|watch|cancel --daemon HOST:PORT [JOB_ID] [--token-file PATH] [--json]
 // The tuner-daemon's jobs from the command line: list them (state, trials, model, target), follow
 // one's progress until it ends, or cancel one (it stops after its batch in flight).
-#include <cstdio>
-#include <cstdint>
-
 #include <google/protobuf/util/json_util.h>
 
+#include <cstdint>
+#include <cstdio>
+
 #include "tools/tunefarm/command_table.h"
-#include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/commands/tune_daemon_client.h"
+#include "tools/tunefarm/common_flags.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -87,7 +87,8 @@ Action DeclareJobs(CLI::App& app) {
                                        {"watch", "follow a job's progress until it ends (exit 0 when it is done)"},
                                        {"cancel", "cancel a job: it stops after its batch in flight"}},
                                       &f->action)) {
-    if (name != "list") AddIntFlag(*sub, "JOB_ID", &f->id, 1, INT64_MAX, "the job's id (tunefarm jobs list)")->required();
+    if (name != "list")
+      AddIntFlag(*sub, "JOB_ID", &f->id, 1, INT64_MAX, "the job's id (tunefarm jobs list)")->required();
     sub->add_option("--daemon", f->daemon, "the tuner-daemon")->type_name("HOST:PORT")->required();
     AddFarmClientFlags(*sub, &f->farm, /*tls=*/false);
     if (name == "list") AddJsonFlag(*sub, &f->json);

@@ -16,7 +16,8 @@ Action DeclareOps(CLI::App& app) {
     }
     const auto names = compiler::SupportedOperators();
     std::printf("%zu ONNX operators (default domain, opsets 1-21):\n", names.size());
-    for (size_t i = 0; i < names.size(); ++i) std::printf("%s%s", names[i].c_str(), i + 1 == names.size() ? "\n" : (i % 8 == 7 ? "\n" : ", "));
+    for (size_t i = 0; i < names.size(); ++i)
+      std::printf("%s%s", names[i].c_str(), i + 1 == names.size() ? "\n" : (i % 8 == 7 ? "\n" : ", "));
     return 0;
   };
 }

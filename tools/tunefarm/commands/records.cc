@@ -1,22 +1,23 @@
-// tunefarm records list|best|stats|export|import|copy|check|repair [--records DB] [--workload KEY] [--target T] [--json]
+// tunefarm records list|best|stats|export|import|copy|check|repair [--records DB] [--workload KEY] [--target T]
+// [--json]
 //   export [-o FILE]   JSON lines to FILE or stdout      import FILE   JSON lines into the DB
 //   copy --from DB --to DB   every trial, between SQLite files and PostgreSQL databases either way
 //   check                    what is wrong with a database the others refuse   repair -o DB   keep its good trials
+#include "tunefarm/tuner/records.h"
+
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <iostream>
 #include <map>
-#include <tuple>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
 
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
-#include "tunefarm/runtime/atomic_file.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/tuner/records.h"
+#include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -45,11 +46,13 @@ int Copy(const RecordsFlags& f) {
   auto trials = (*from)->List();
   if (!trials.ok()) return Fail(trials.status().message());
   for (auto& t : *trials) t.job_id = 0;
-  std::fprintf(stderr, "copying %zu trials from %s to %s\n", trials->size(), (*from)->location().c_str(), (*to)->location().c_str());
+  std::fprintf(stderr, "copying %zu trials from %s to %s\n", trials->size(), (*from)->location().c_str(),
+               (*to)->location().c_str());
   auto added = (*to)->AddTrials(*trials);
   if (!added.ok()) return Fail(added.status().message() + " (nothing copied)");
   std::printf("copied %lld trials from %s to %s (%lld already there)\n", static_cast<long long>(*added),
-              (*from)->location().c_str(), (*to)->location().c_str(), static_cast<long long>(trials->size()) - static_cast<long long>(*added));
+              (*from)->location().c_str(), (*to)->location().c_str(),
+              static_cast<long long>(trials->size()) - static_cast<long long>(*added));
   return 0;
 }
 
@@ -66,9 +69,10 @@ int Check(const RecordsFlags& f) {
   }
   std::printf("records database %s: %zu problem(s)\n", (*db)->location().c_str(), problems->size());
   for (const auto& p : *problems) std::printf("  %s\n", p.c_str());
-  std::printf("`tunefarm records repair --records %s -o NEW.db` copies the trials that can be kept into a new "
-              "database\n",
-              f.records.c_str());
+  std::printf(
+      "`tunefarm records repair --records %s -o NEW.db` copies the trials that can be kept into a new "
+      "database\n",
+      f.records.c_str());
   return 1;
 }
 
@@ -86,8 +90,8 @@ int Repair(const RecordsFlags& f) {
   for (auto& t : *trials) t.job_id = 0;
   auto added = (*to)->AddTrials(*trials);
   if (!added.ok()) return Fail(added.status().message() + " (nothing copied)");
-  std::printf("kept %zu trials of %s in %s (%lld new there); left out %zu\n", trials->size(), (*from)->location().c_str(),
-              (*to)->location().c_str(), static_cast<long long>(*added), skipped.size());
+  std::printf("kept %zu trials of %s in %s (%lld new there); left out %zu\n", trials->size(),
+              (*from)->location().c_str(), (*to)->location().c_str(), static_cast<long long>(*added), skipped.size());
   for (const auto& s : skipped) std::printf("  %s\n", s.c_str());
   return 0;
 }
@@ -100,7 +104,8 @@ int Records(const RecordsFlags& f) {
   const bool importing = sub == "import";
   const std::string& path = f.records;
   // Import creates the database; every other subcommand reads an existing one, read-only.
-  auto db = tuner::RecordsDb::Open(path, importing ? tuner::RecordsDb::Mode::kCreate : tuner::RecordsDb::Mode::kReadOnly);
+  auto db =
+      tuner::RecordsDb::Open(path, importing ? tuner::RecordsDb::Mode::kCreate : tuner::RecordsDb::Mode::kReadOnly);
   if (!db.ok()) return Fail(db.status().message());
   const bool json = f.json;
 
@@ -152,8 +157,9 @@ int Records(const RecordsFlags& f) {
     std::printf("%6s  %-9s %10s %10s  %-8s %s\n", "id", "status", "mean ms", "GFLOPS", "config", "workload / target");
     for (const auto& t : *trials) {
       const double gflops = t.gflops();
-      std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(), t.mean_ms,
-                  gflops, static_cast<long long>(t.config_index), tuner::TaskName(t.template_name, t.workload_key).c_str(), t.target.c_str(),
+      std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(),
+                  t.mean_ms, gflops, static_cast<long long>(t.config_index),
+                  tuner::TaskName(t.template_name, t.workload_key).c_str(), t.target.c_str(),
                   t.error_message.empty() ? "" : "  ", t.error_message.c_str());
     }
     return 0;
@@ -207,15 +213,19 @@ int Records(const RecordsFlags& f) {
                 e["workload"].get<std::string>().c_str(), e["target"].get<std::string>().c_str(),
                 static_cast<long long>(e["trials"].get<int64_t>()), static_cast<long long>(e["ok"].get<int64_t>()));
     if (e.contains("best_mean_ms")) {
-      std::printf(", best config %lld: %.4f ms (%.2f GFLOPS)", static_cast<long long>(e["best_config_index"].get<int64_t>()),
-                  e["best_mean_ms"].get<double>(), e["best_gflops"].get<double>());
+      std::printf(", best config %lld: %.4f ms (%.2f GFLOPS)",
+                  static_cast<long long>(e["best_config_index"].get<int64_t>()), e["best_mean_ms"].get<double>(),
+                  e["best_gflops"].get<double>());
     }
     if (e.contains("errors")) {
-      for (const auto& [type, count] : e["errors"].items()) std::printf(", %s: %lld", type.c_str(), static_cast<long long>(count.get<int64_t>()));
+      for (const auto& [type, count] : e["errors"].items())
+        std::printf(", %s: %lld", type.c_str(), static_cast<long long>(count.get<int64_t>()));
     }
     std::printf("\n");
   }
-  if (out.empty()) std::printf("no records%s in %s\n", target_filter.empty() ? "" : (" for " + target_filter).c_str(), (*db)->location().c_str());
+  if (out.empty())
+    std::printf("no records%s in %s\n", target_filter.empty() ? "" : (" for " + target_filter).c_str(),
+                (*db)->location().c_str());
   return 0;
 }
 
@@ -223,16 +233,17 @@ int Records(const RecordsFlags& f) {
 
 Action DeclareRecords(CLI::App& app) {
   auto f = std::make_shared<RecordsFlags>();
-  for (auto& [name, sub] : AddActions(app,
-                                      {{"list", "every trial: status, time, config, workload and target"},
-                                       {"best", "the fastest config per workload and target"},
-                                       {"stats", "trials, successes and errors by kind per workload and target"},
-                                       {"export", "every trial as JSON lines (to move them to another machine)"},
-                                       {"import", "add the trials of a JSON lines file (all or nothing)"},
-                                       {"copy", "every trial of one database into another: SQLite and PostgreSQL, either way"},
-                                       {"check", "what is wrong with a database the other commands refuse (nothing in it runs)"},
-                                       {"repair", "copy the trials that can be kept from such a database into a new one"}},
-                                      &f->action)) {
+  for (auto& [name, sub] :
+       AddActions(app,
+                  {{"list", "every trial: status, time, config, workload and target"},
+                   {"best", "the fastest config per workload and target"},
+                   {"stats", "trials, successes and errors by kind per workload and target"},
+                   {"export", "every trial as JSON lines (to move them to another machine)"},
+                   {"import", "add the trials of a JSON lines file (all or nothing)"},
+                   {"copy", "every trial of one database into another: SQLite and PostgreSQL, either way"},
+                   {"check", "what is wrong with a database the other commands refuse (nothing in it runs)"},
+                   {"repair", "copy the trials that can be kept from such a database into a new one"}},
+                  &f->action)) {
     const bool importing = name == "import";
     if (name == "copy") {
       sub->add_option("--from", f->from, "the database to read: a file or postgresql://USER@HOST[:PORT]/DB")
@@ -256,7 +267,9 @@ Action DeclareRecords(CLI::App& app) {
     } else if (name == "export") {
       sub->add_option("-o,--output", f->output, "write to FILE atomically (default: stdout)")->type_name("FILE");
     } else {
-      sub->add_option("--workload", f->workload, "only this task (a key as tunefarm tasks prints it), or every implementation of a workload key")->type_name("KEY");
+      sub->add_option("--workload", f->workload,
+                      "only this task (a key as tunefarm tasks prints it), or every implementation of a workload key")
+          ->type_name("KEY");
       if (name != "list") {
         AddTargetFlag(*sub, &f->target)->description("only records of this target");
       }

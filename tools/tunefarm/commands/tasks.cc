@@ -1,6 +1,5 @@
 // tunefarm tasks MODEL [--target T] [--opt-level 0-3] [--json]
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "tools/tunefarm/command_table.h"
@@ -54,7 +53,8 @@ int Tasks(const TasksFlags& f) {
   for (size_t i = 0; i < tasks->size(); ++i) {
     const auto& t = (*tasks)[i];
     std::printf("[Task %2zu/%2zu] x%-2d %8.1f MFLOP  space %8lld  %s%s\n", i + 1, tasks->size(), t.count, t.flops / 1e6,
-                (long long)t.config_space_size, t.workload.ImplementationKey().c_str(), t.alternative ? "  (alternative implementation)" : "");
+                (long long)t.config_space_size, t.workload.ImplementationKey().c_str(),
+                t.alternative ? "  (alternative implementation)" : "");
   }
   return 0;
 }

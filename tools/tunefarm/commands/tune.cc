@@ -8,20 +8,20 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <mutex>
-#include <thread>
 #include <cstdio>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "tools/tunefarm/command_table.h"
+#include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
-#include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tunefarm/compiler/model.h"
-#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/cuda_driver.h"
-#include "tunefarm/tuner/tuner.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/job_progress.h"
+#include "tunefarm/tuner/tuner.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -35,8 +35,9 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
     const auto& s = summaries[i];
     std::string errors;
     for (const auto& [kind, n] : s.errors) errors += kind + ":" + std::to_string(n) + " ";
-    std::printf("%-6zu %-8d %8d %10.2f %10.2f %7.2fx  %s%s\n", i + 1, s.trials, s.resumed, s.best_gflops, s.fallback_gflops,
-                s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(), s.workload.ImplementationKey().c_str());
+    std::printf("%-6zu %-8d %8d %10.2f %10.2f %7.2fx  %s%s\n", i + 1, s.trials, s.resumed, s.best_gflops,
+                s.fallback_gflops, s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(),
+                s.workload.ImplementationKey().c_str());
   }
   // Where this run's time went, over every task: what to speed up when the farm is slow.
   tuner::TaskSummary all;
@@ -48,18 +49,20 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
   }
   const double total_s = all.search_s + all.build_s + all.measure_s + all.record_s;
   if (all.measured > 0 && total_s > 0) {
-    std::printf("\ntime: %.1f s for %d measurements (%.1f per second): search %.1f s, build %.1f s, measure %.1f s "
-                "(loading kernels %.1f s, timing %.1f s, transport %.1f s), records %.1f s\n",
-                total_s, all.measured, all.measured / total_s, all.search_s, all.build_s, all.measure_s, all.load_s,
-                all.run_s - all.load_s, std::max(0.0, all.measure_s - all.run_s), all.record_s);
+    std::printf(
+        "\ntime: %.1f s for %d measurements (%.1f per second): search %.1f s, build %.1f s, measure %.1f s "
+        "(loading kernels %.1f s, timing %.1f s, transport %.1f s), records %.1f s\n",
+        total_s, all.measured, all.measured / total_s, all.search_s, all.build_s, all.measure_s, all.load_s,
+        all.run_s - all.load_s, std::max(0.0, all.measure_s - all.run_s), all.record_s);
     // Per candidate, and the work summed over the jobs against the time the tuner waited for
     // builds (on a GPU target, builds overlap the measurements: the wait is what they did not hide).
     if (all.built > 0) {
       const double per = 1e3 / all.built;
-      std::printf("build: %d candidates on %d jobs, per candidate: lowering %.0f ms, code generation %.0f ms, "
-                  "assembler/linker %.0f ms; %.1f s of work, %.1f s waited for; %d carried to a later batch\n",
-                  all.built, all.build_jobs, all.build_lower_s * per, all.build_codegen_s * per, all.build_tool_s * per,
-                  all.build_lower_s + all.build_codegen_s + all.build_tool_s, all.build_s, all.carried);
+      std::printf(
+          "build: %d candidates on %d jobs, per candidate: lowering %.0f ms, code generation %.0f ms, "
+          "assembler/linker %.0f ms; %.1f s of work, %.1f s waited for; %d carried to a later batch\n",
+          all.built, all.build_jobs, all.build_lower_s * per, all.build_codegen_s * per, all.build_tool_s * per,
+          all.build_lower_s + all.build_codegen_s + all.build_tool_s, all.build_s, all.carried);
     }
   }
   for (size_t i = 0; i < summaries.size(); ++i) {
@@ -73,7 +76,8 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
 }
 
 struct TuneFlags {
-  std::string model, target = "native", tuner = "xgb", scheduler = "gradient", records = kDefaultRecordsDb, layouts = "model";
+  std::string model, target = "native", tuner = "xgb", scheduler = "gradient", records = kDefaultRecordsDb,
+                     layouts = "model";
   int trials = 64, total_trials = 0, threads = 1, early_stopping = 0, seed = 0, time_limit = 0;
   bool no_transfer = false, local = false;
   std::string tracker, key, daemon;
@@ -97,8 +101,8 @@ int Tune(const TuneFlags& f) {
   options.transfer = !f.no_transfer;
   options.keep_model_layout = f.layouts == "model";
   if (!f.daemon.empty()) {
-    return TuneThroughDaemon({f.daemon, f.farm.token_file, f.model, f.target, f.tracker, f.key, f.input_shapes}, options,
-                             schedule);
+    return TuneThroughDaemon({f.daemon, f.farm.token_file, f.model, f.target, f.tracker, f.key, f.input_shapes},
+                             options, schedule);
   }
   const bool farm = !f.tracker.empty();
   auto target = compiler::ParseTarget(f.target);
@@ -112,14 +116,18 @@ int Tune(const TuneFlags& f) {
     auto driver = CudaDriver::Load();
     Result<int> count = driver.ok() ? (*driver)->DeviceCount() : Result<int>(driver.status());
     if (!count.ok() || *count == 0) {
-      std::fprintf(stderr, "tunefarm tune: --local with target %s measures on this machine's GPU, and %s; measure it "
-                           "through the farm instead (--tracker HOST:PORT --key KEY, rpc_server --device cuda on the GPU host)\n",
-                   target->ToString().c_str(), count.ok() ? "it has none" : count.status().message().c_str());
+      std::fprintf(
+          stderr,
+          "tunefarm tune: --local with target %s measures on this machine's GPU, and %s; measure it "
+          "through the farm instead (--tracker HOST:PORT --key KEY, rpc_server --device cuda on the GPU host)\n",
+          target->ToString().c_str(), count.ok() ? "it has none" : count.status().message().c_str());
       return 1;
     }
   } else if (!farm && !target->is_host) {
-    std::fprintf(stderr, "tunefarm tune: target %s does not run on this machine; measure it through the farm "
-                         "(--tracker HOST:PORT --key KEY)\n", target->ToString().c_str());
+    std::fprintf(stderr,
+                 "tunefarm tune: target %s does not run on this machine; measure it through the farm "
+                 "(--tracker HOST:PORT --key KEY)\n",
+                 target->ToString().c_str());
     return 1;
   }
   auto tasks = compiler::ExtractTasks(f.model, *target, 3, f.input_shapes);
@@ -155,9 +163,10 @@ int Tune(const TuneFlags& f) {
       std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
       return 1;
     }
-    measurer = std::make_unique<tuner::FarmMeasurer>(
-        rpc_server::MeasureClientOptions{f.tracker, f.key, *token, "tunefarm tune", 0, 600000, {},
-                                         [](const std::string& line) { std::fprintf(stderr, "farm: %s\n", line.c_str()); }});
+    measurer = std::make_unique<tuner::FarmMeasurer>(rpc_server::MeasureClientOptions{
+        f.tracker, f.key, *token, "tunefarm tune", 0, 600000, {}, [](const std::string& line) {
+          std::fprintf(stderr, "farm: %s\n", line.c_str());
+        }});
   } else {
     const char* tmp = std::getenv("TMPDIR");
     // Work directories a killed tune or daemon left behind (their pid is gone) go first.
@@ -167,8 +176,8 @@ int Tune(const TuneFlags& f) {
   // The run in the jobs table, as a tuner-daemon job is (tunefarm/tuner/job_progress.h): the
   // dashboard lists it by model with its progress, and its trials carry its id.
   v1::TuningJob run;
-  *run.mutable_spec() = TuningJobSpecOf({"", f.farm.token_file, f.model, target->ToString(), f.tracker, f.key, f.input_shapes},
-                                        options, schedule);
+  *run.mutable_spec() = TuningJobSpecOf(
+      {"", f.farm.token_file, f.model, target->ToString(), f.tracker, f.key, f.input_shapes}, options, schedule);
   auto run_id = (*db)->AddJob(tuner::JobJson(run.spec()), tuner::kTuneCommandRunner);
   if (!run_id.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", run_id.status().message().c_str());
@@ -183,7 +192,8 @@ int Tune(const TuneFlags& f) {
     Status saved = (*db)->UpdateJob(run.id(), run.state(), tuner::JobProgressJson(run));
     if (!saved.ok() && !run_record_failed) {
       run_record_failed = true;  // the trials are what matters: say it once and go on
-      std::fprintf(stderr, "warning: cannot record this run's progress in the jobs table: %s\n", saved.message().c_str());
+      std::fprintf(stderr, "warning: cannot record this run's progress in the jobs table: %s\n",
+                   saved.message().c_str());
     }
   };
   save_run();
@@ -213,18 +223,20 @@ int Tune(const TuneFlags& f) {
   for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
   int last_task = 0;
   auto last_saved = std::chrono::steady_clock::now();
-  auto summaries = tuner::TuneTasks(scheduled, *target, options, schedule, *measurer, **db, [&](const tuner::TaskProgress& p) {
-    tuner::RecordJobProgress(p, &run);
-    if (std::chrono::steady_clock::now() - last_saved > std::chrono::seconds(1)) {  // a row write per second at most
-      save_run();
-      last_saved = std::chrono::steady_clock::now();
-    }
-    // On a terminal the line is rewritten in place while one task runs; a new task starts a new line.
-    if (tty && last_task && p.task != last_task) std::printf("\n");
-    last_task = p.task;
-    std::printf("%s%s%s", tty ? "\r" : "", tuner::FormatProgress(p).c_str(), tty ? "" : "\n");
-    std::fflush(stdout);
-  });
+  auto summaries =
+      tuner::TuneTasks(scheduled, *target, options, schedule, *measurer, **db, [&](const tuner::TaskProgress& p) {
+        tuner::RecordJobProgress(p, &run);
+        if (std::chrono::steady_clock::now() - last_saved >
+            std::chrono::seconds(1)) {  // a row write per second at most
+          save_run();
+          last_saved = std::chrono::steady_clock::now();
+        }
+        // On a terminal the line is rewritten in place while one task runs; a new task starts a new line.
+        if (tty && last_task && p.task != last_task) std::printf("\n");
+        last_task = p.task;
+        std::printf("%s%s%s", tty ? "\r" : "", tuner::FormatProgress(p).c_str(), tty ? "" : "\n");
+        std::fflush(stdout);
+      });
   if (tty && last_task) std::printf("\n");
   if (timer.joinable()) {
     {
@@ -255,7 +267,8 @@ int Tune(const TuneFlags& f) {
   save_run();
   PrintSummaryTable(*summaries);
   if (g_stop && !timed_out) {
-    std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n", shown.c_str());
+    std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n",
+                shown.c_str());
   } else if (timed_out) {
     std::printf("stopped at the time limit (%d s); run again to go on (every finished trial is in %s)\n", time_limit,
                 shown.c_str());
@@ -273,10 +286,11 @@ int Tune(const TuneFlags& f) {
     std::fflush(stdout);  // after the summary table
     std::string why;
     for (const auto& [status, n] : errors) why += (why.empty() ? "" : ", ") + status + " " + std::to_string(n);
-    std::fprintf(stderr,
-                 "tunefarm tune: no trial succeeded (%s); the measurements fail, not the configs: see `tunefarm records list "
-                 "--records %s` for the messages\n",
-                 why.empty() ? "no trials" : why.c_str(), shown.c_str());
+    std::fprintf(
+        stderr,
+        "tunefarm tune: no trial succeeded (%s); the measurements fail, not the configs: see `tunefarm records list "
+        "--records %s` for the messages\n",
+        why.empty() ? "no trials" : why.c_str(), shown.c_str());
     return 1;
   }
   return 0;
@@ -290,24 +304,29 @@ Action DeclareTune(CLI::App& app) {
   AddTargetFlag(app, &f->target);
   AddInputShapeFlag(app, &f->input_shapes);
   auto* trials = AddIntFlag(app, "--trials", &f->trials, 1, 1000000, "trials per task (default 64)");
-  auto* total = AddIntFlag(app, "--total-trials", &f->total_trials, 1, 100000000, "trials over all tasks, shared by the scheduler");
+  auto* total = AddIntFlag(app, "--total-trials", &f->total_trials, 1, 100000000,
+                           "trials over all tasks, shared by the scheduler");
   trials->excludes(total);
   app.add_option("--scheduler", f->scheduler, "how --total-trials is shared: gradient (default) or round-robin")
       ->check(CLI::IsMember({"gradient", "round-robin"}))
       ->needs(total);
   app.add_option("--tuner", f->tuner, "the search: xgb (default; cost model + simulated annealing), ga, random or grid")
       ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}));
-  AddIntFlag(app, "--early-stopping", &f->early_stopping, 0, 1000000, "stop a task after N trials without a better one (0: never)");
-  auto* time_limit = AddIntFlag(app, "--time-limit", &f->time_limit, 0, 31536000, "stop after S seconds like Ctrl-C (0: no limit)");
+  AddIntFlag(app, "--early-stopping", &f->early_stopping, 0, 1000000,
+             "stop a task after N trials without a better one (0: never)");
+  auto* time_limit =
+      AddIntFlag(app, "--time-limit", &f->time_limit, 0, 31536000, "stop after S seconds like Ctrl-C (0: no limit)");
   app.add_flag("--no-transfer", f->no_transfer, "do not warm-start the cost model from records of similar workloads");
   app.add_option("--layouts", f->layouts,
                  "model (default): only configs in the layouts untuned neighbours use; any: every channel block, "
                  "and compile plans the blocks over the graph")
       ->check(CLI::IsMember({"model", "any"}));
   AddIntFlag(app, "--seed", &f->seed, 0, 2147483647, "the search's random seed (default 0)");
-  auto* records = AddRecordsFlag(app, &f->records, "where every trial goes, and what a run resumes from (default ./tunefarm.db)");
+  auto* records =
+      AddRecordsFlag(app, &f->records, "where every trial goes, and what a run resumes from (default ./tunefarm.db)");
   auto* local = app.add_flag("--local", f->local, "measure on this machine (the default without --tracker)");
-  auto* tracker = app.add_option("--tracker", f->tracker, "measure on the farm of this rpc_tracker")->type_name("HOST:PORT");
+  auto* tracker =
+      app.add_option("--tracker", f->tracker, "measure on the farm of this rpc_tracker")->type_name("HOST:PORT");
   auto* key = app.add_option("--key", f->key, "the device key to lease on --tracker (e.g. rasp4b, h200)");
   tracker->needs(key)->excludes(local);
   key->needs(tracker);

@@ -55,7 +55,8 @@ v1::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::Tune
   return spec;
 }
 
-int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule) {
+int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options,
+                      const tuner::ScheduleOptions& schedule) {
   const std::string& daemon = job.daemon;
   auto token = service::LoadToken(job.token_file);
   if (!token.ok()) {
@@ -84,13 +85,15 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
   v1::TuningJob last = resp.job();
   s = StreamJobProgress(*stub, *token, id, &last);
   if (!s.ok()) {
-    std::fprintf(stderr, "tunefarm tune: lost the progress stream of job %lld: %s\n", (long long)id, s.error_message().c_str());
+    std::fprintf(stderr, "tunefarm tune: lost the progress stream of job %lld: %s\n", (long long)id,
+                 s.error_message().c_str());
     return 1;
   }
   std::printf("\n%-6s %-8s %10s %10s  %s\n", "task", "trials", "best", "fallback", "workload");
   for (int i = 0; i < last.tasks_size(); ++i) {
     const auto& t = last.tasks(i);
-    std::printf("%-6d %-8d %10.2f %10.2f  %s\n", i + 1, t.trials(), t.best_gflops(), t.fallback_gflops(), t.workload().c_str());
+    std::printf("%-6d %-8d %10.2f %10.2f  %s\n", i + 1, t.trials(), t.best_gflops(), t.fallback_gflops(),
+                t.workload().c_str());
   }
   std::printf("job %lld %s: %d trials\n", (long long)id, last.state().c_str(), last.trials_done());
   if (last.state() == "failed") {

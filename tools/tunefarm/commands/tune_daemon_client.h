@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "tunefarm/compiler/input_shape.h"
 #include "tools/tunefarm/command_table.h"
+#include "tunefarm/compiler/input_shape.h"
 #include "tunefarm/tuner/tuner.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -23,7 +23,8 @@ struct DaemonSubmission {
   std::vector<compiler::InputShape> input_shapes;
 };
 
-int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options, const tuner::ScheduleOptions& schedule);
+int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options,
+                      const tuner::ScheduleOptions& schedule);
 
 // The job's spec as tuner-daemon takes it, and as the jobs table records a `tunefarm tune` run.
 v1::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,

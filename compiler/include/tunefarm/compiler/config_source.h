@@ -18,9 +18,9 @@ namespace tunefarm::compiler {
 
 struct BestConfig {
   int64_t config_index = -1;
-  double cost_ms = 0;        // its measured mean time
-  std::string config_json;   // the config as recorded; must equal the space's point at config_index
-  std::string matched_on;    // "target", "model" (same device model) or "keys" (a shared target key)
+  double cost_ms = 0;       // its measured mean time
+  std::string config_json;  // the config as recorded; must equal the space's point at config_index
+  std::string matched_on;   // "target", "model" (same device model) or "keys" (a shared target key)
 };
 
 class ConfigSource {
@@ -36,15 +36,12 @@ class ConfigSource {
   // How many successful trials of w on target the source holds but never offers,
   // because their time is not a finite positive number (a hand-edited or hostile record): the
   // compiler reports the count and applies none of them. The default source has none.
-  virtual Result<int64_t> UnusableCount(const Workload& /*w*/, const Target& /*target*/) const {
-    return int64_t(0);
-  }
+  virtual Result<int64_t> UnusableCount(const Workload& /*w*/, const Target& /*target*/) const { return int64_t(0); }
   // For messages: "records database ./tunefarm.db".
   virtual std::string Describe() const = 0;
 };
 
-inline Result<std::vector<BestConfig>> ConfigSource::Ranked(const Workload& w, const Target& target,
-                                                           int limit) const {
+inline Result<std::vector<BestConfig>> ConfigSource::Ranked(const Workload& w, const Target& target, int limit) const {
   auto best = Best(w, target);
   if (!best.ok()) {
     if (best.status().code() == StatusCode::kNotFound) return std::vector<BestConfig>();

@@ -65,7 +65,8 @@ class ConfigSpace {
  public:
   explicit ConfigSpace(std::string description) : description_(std::move(description)) {}
 
-  void DefineSplit(const std::string& name, int64_t extent, int num_outputs, SplitPolicy policy, int64_t max_factor = 0);
+  void DefineSplit(const std::string& name, int64_t extent, int num_outputs, SplitPolicy policy,
+                   int64_t max_factor = 0);
   void DefineReorder(const std::string& name, std::vector<std::vector<int64_t>> permutations);
   void DefineAnnotate(const std::string& name, std::vector<std::string> options);
   void DefineOther(const std::string& name, std::vector<int64_t> values);

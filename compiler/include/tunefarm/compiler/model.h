@@ -20,10 +20,10 @@ namespace tunefarm::compiler {
 
 struct Task {
   Workload workload;
-  int count = 0;                    // occurrences in the model
-  double flops = 0;                 // per occurrence
-  int64_t config_space_size = 0;    // on the target
-  std::vector<std::string> nodes;   // the model nodes that run it
+  int count = 0;                   // occurrences in the model
+  double flops = 0;                // per occurrence
+  int64_t config_space_size = 0;   // on the target
+  std::vector<std::string> nodes;  // the model nodes that run it
   // Another implementation of nodes whose default is a different task (its FLOPs are already
   // counted there: sum only the defaults for the model's total).
   bool alternative = false;

@@ -45,8 +45,8 @@ struct GpuLimits {
 
 struct Target {
   TargetKind kind = TargetKind::kLlvm;
-  std::string triple;  // normalized LLVM triple, e.g. aarch64-unknown-linux-gnu
-  std::string cpu;     // LLVM CPU name, e.g. cortex-a72, sapphirerapids
+  std::string triple;    // normalized LLVM triple, e.g. aarch64-unknown-linux-gnu
+  std::string cpu;       // LLVM CPU name, e.g. cortex-a72, sapphirerapids
   std::string features;  // LLVM feature string, e.g. "+neon" (may be empty)
   std::string arch;      // cuda: sm_XX
   std::vector<std::string> keys;

@@ -56,8 +56,8 @@ int WinogradFallbackTile(const Conv2dParams& c);
 // weights [K, C, 3, 3] -> U [alpha, alpha, K / oc_block, C, oc_block]:
 // U[e][n][k / oc_block][c][k % oc_block] = (G g_kc G^T)[e][n], in double. oc_block divides K; the
 // CUDA template takes oc_block 1 ([alpha, alpha, K, C]), the CPU one its output-channel block.
-std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, int64_t out_channels,
-                                           int64_t in_channels, int64_t oc_block, const WinogradMatrices& w);
+std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, int64_t out_channels, int64_t in_channels,
+                                           int64_t oc_block, const WinogradMatrices& w);
 
 }  // namespace tunefarm::compiler
 

@@ -28,7 +28,9 @@ struct Conv2dParams {
 
   // 0 when the dilated kernel is larger than the padded input (floor division: C++'s truncation
   // would give 1 there).
-  int64_t out_height() const { return OutSize(height + pad_top + pad_bottom, dilation_h * (kernel_h - 1) + 1, stride_h); }
+  int64_t out_height() const {
+    return OutSize(height + pad_top + pad_bottom, dilation_h * (kernel_h - 1) + 1, stride_h);
+  }
   int64_t out_width() const { return OutSize(width + pad_left + pad_right, dilation_w * (kernel_w - 1) + 1, stride_w); }
 
  private:
@@ -59,8 +61,8 @@ const char* OpKindName(OpKind op);  // "conv2d", "dense", "batch_matmul": the ke
 
 struct Workload {
   OpKind op = OpKind::kConv2d;
-  Conv2dParams conv;  // kConv2d
-  DenseParams dense;  // kDense
+  Conv2dParams conv;               // kConv2d
+  DenseParams dense;               // kDense
   BatchMatmulParams batch_matmul;  // kBatchMatmul
   std::string dtype = "float32";
   // The schedule template computing it (the template table, schedule/template_table.h): CPUs
@@ -108,7 +110,7 @@ struct Epilogue {
   bool residual = false;
   Activation activation = Activation::kNone;
   float clip_min = 0.0f, clip_max = 6.0f;  // kClip only
-  std::string ToString() const;  // "bias+residual+relu", "none"
+  std::string ToString() const;            // "bias+residual+relu", "none"
 };
 
 }  // namespace tunefarm::compiler

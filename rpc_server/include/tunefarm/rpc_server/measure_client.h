@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/service/auth.h"
 #include "tunefarm/rpc_server/measurement.h"
 #include "tunefarm/runtime/result.h"
+#include "tunefarm/service/auth.h"
 
 namespace tunefarm::rpc_server {
 

@@ -21,8 +21,8 @@
 #include <mutex>
 #include <string>
 
-#include "tunefarm/service/registrar.h"
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/service/registrar.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 
 namespace tunefarm::rpc_server {
@@ -30,10 +30,10 @@ namespace tunefarm::rpc_server {
 struct ServerOptions {
   std::vector<std::string> child_command;  // tunefarm-measure-child, optionally after a launcher
   std::string tmp_root = "/tmp";
-  int threads = 1;            // every measurement runs with this many threads
+  int threads = 1;                                // every measurement runs with this many threads
   int64_t memory_limit_bytes = int64_t(4) << 30;  // default address-space limit of a child
-  int cuda_ordinal = -1;      // >= 0: a CUDA server measuring PTX on this GPU (--device cuda[:N])
-  std::string cuda_arch;      // that GPU's arch ("sm_90"): a kernel's cubin for it replaces its PTX
+  int cuda_ordinal = -1;                          // >= 0: a CUDA server measuring PTX on this GPU (--device cuda[:N])
+  std::string cuda_arch;                          // that GPU's arch ("sm_90"): a kernel's cubin for it replaces its PTX
   // One measurement child kept across kernels (MeasureWorker) instead of one per kernel: on for
   // CUDA servers (a CUDA context costs 0.1-0.3 s to create).
   bool persistent_worker = false;

@@ -160,7 +160,8 @@ MeasureOutcome MeasureIsolated(const std::vector<std::string>& child_command, co
 // Protocol: the child (`tunefarm-measure-child --worker`) reads one work directory per line on
 // fd 3 and answers "done" on fd 4 once DIR/outcome.pb is written (fds apart from stdout, which
 // a kernel may write to); "warm N" (sent first to a fresh GPU worker) opens GPU N and answers
-// "ready", so device start-up never counts against a kernel's timeout. Not thread-safe: one worker per device, one kernel at a time.
+// "ready", so device start-up never counts against a kernel's timeout. Not thread-safe: one worker per device, one
+// kernel at a time.
 class MeasureWorker {
  public:
   MeasureWorker(std::vector<std::string> child_command, std::string tmp_root)

@@ -39,8 +39,19 @@ inline constexpr int kArtifactFormatVersion = 3;
 // Element types, in NumPy's spelling. Kernels compute on the first six (the storage types); the
 // others exist only at a model's edges and are converted on the way in and out (element_convert.h).
 enum class ElementType {
-  kFloat32, kInt64, kInt32, kInt8, kUInt8, kBool,
-  kFloat64, kFloat16, kBFloat16, kInt16, kUInt16, kUInt32, kUInt64,
+  kFloat32,
+  kInt64,
+  kInt32,
+  kInt8,
+  kUInt8,
+  kBool,
+  kFloat64,
+  kFloat16,
+  kBFloat16,
+  kInt16,
+  kUInt16,
+  kUInt32,
+  kUInt64,
 };
 const char* ElementTypeName(ElementType t);
 Result<ElementType> ParseElementType(const std::string& name);
@@ -64,11 +75,11 @@ struct ArtifactTensor {
 
 struct ArtifactKernel {
   std::string symbol;
-  std::string op;                 // what it computes, for profiles and errors: "conv2d_nchwc+bias+relu"
-  std::vector<int> args;          // tensor indices in the kernel's argument order
-  std::string workload;           // tunable kernels: the workload key ...
-  int64_t config_index = -1;      // ... the config it was built with ...
-  std::string config_source;      // ... and where that came from: "records" or "fallback"
+  std::string op;             // what it computes, for profiles and errors: "conv2d_nchwc+bias+relu"
+  std::vector<int> args;      // tensor indices in the kernel's argument order
+  std::string workload;       // tunable kernels: the workload key ...
+  int64_t config_index = -1;  // ... the config it was built with ...
+  std::string config_source;  // ... and where that came from: "records" or "fallback"
   // Device "cuda": the launch (blocks and threads per dimension, static shared memory per block).
   std::array<int64_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
   int64_t shared_bytes = 0;

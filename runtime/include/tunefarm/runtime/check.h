@@ -7,9 +7,9 @@ namespace tunefarm::internal {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* condition, const char* message);
 }  // namespace tunefarm::internal
 
-#define TUNEFARM_CHECK(cond)                                                          \
-  do {                                                                                \
-    if (!(cond)) ::tunefarm::internal::CheckFailed(__FILE__, __LINE__, #cond, "");    \
+#define TUNEFARM_CHECK(cond)                                                       \
+  do {                                                                             \
+    if (!(cond)) ::tunefarm::internal::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
 
 #define TUNEFARM_CHECK_MSG(cond, msg)                                                 \

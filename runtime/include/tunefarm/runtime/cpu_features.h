@@ -17,7 +17,7 @@ namespace tunefarm::runtime {
 enum class CpuArch { kX86_64, kAArch64, kArm, kOther };
 
 CpuArch ArchOfTriple(const std::string& triple);  // x86_64-*, aarch64-*/arm64-*, arm*/thumb*
-CpuArch HostArch();                                // the architecture this runtime was built for
+CpuArch HostArch();                               // the architecture this runtime was built for
 const char* ArchName(CpuArch arch);
 
 std::vector<std::string> CheckableCpuFeatures(CpuArch arch);

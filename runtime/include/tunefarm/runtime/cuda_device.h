@@ -61,10 +61,10 @@ struct CudaLaunchDims {
 struct CudaKernel {
   void* function = nullptr;  // CUfunction
   std::string name;
-  int registers = 0;           // CU_FUNC_ATTRIBUTE_NUM_REGS
+  int registers = 0;  // CU_FUNC_ATTRIBUTE_NUM_REGS
   int max_threads_per_block = 0;
   int static_shared_bytes = 0;
-  int local_bytes = 0;         // per thread (spills)
+  int local_bytes = 0;  // per thread (spills)
 };
 
 class CudaModule;

@@ -26,15 +26,15 @@ namespace tunefarm {
 
 struct CudaDeviceInfo {
   int ordinal = 0;
-  std::string name;              // "NVIDIA H200"
+  std::string name;  // "NVIDIA H200"
   size_t memory_bytes = 0;
   int sm_count = 0;
   int compute_major = 0, compute_minor = 0;  // 9, 0 for sm_90
   int max_threads_per_block = 0;
-  int max_shared_memory_per_block = 0;       // bytes, without the opt-in
+  int max_shared_memory_per_block = 0;  // bytes, without the opt-in
   int max_registers_per_block = 0;
   int warp_size = 0;
-  int driver_version = 0;        // 13000 for CUDA 13.0
+  int driver_version = 0;  // 13000 for CUDA 13.0
   int l2_cache_bytes = 0;
   std::string arch() const { return "sm_" + std::to_string(compute_major * 10 + compute_minor); }
 };
@@ -79,8 +79,8 @@ class CudaDriver {
   Result_t (*cuModuleUnload)(void*) = nullptr;
   Result_t (*cuModuleGetFunction)(void**, void*, const char*) = nullptr;
   Result_t (*cuFuncGetAttribute)(int*, int, void*) = nullptr;
-  Result_t (*cuLaunchKernel)(void*, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
-                             unsigned int, unsigned int, void*, void**, void**) = nullptr;
+  Result_t (*cuLaunchKernel)(void*, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                             unsigned int, void*, void**, void**) = nullptr;
   Result_t (*cuEventCreate)(void**, unsigned int) = nullptr;
   Result_t (*cuEventDestroy)(void*) = nullptr;
   Result_t (*cuEventRecord)(void*, void*) = nullptr;

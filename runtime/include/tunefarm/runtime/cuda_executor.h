@@ -37,7 +37,8 @@ struct CudaExecutorOptions {
 class CudaExecutor final : public GraphExecutor {
  public:
   static Result<std::unique_ptr<CudaExecutor>> Load(Artifact artifact, const CudaExecutorOptions& options = {});
-  static Result<std::unique_ptr<CudaExecutor>> LoadFile(const std::string& path, const CudaExecutorOptions& options = {});
+  static Result<std::unique_ptr<CudaExecutor>> LoadFile(const std::string& path,
+                                                        const CudaExecutorOptions& options = {});
   ~CudaExecutor() override;
   CudaExecutor(const CudaExecutor&) = delete;
   CudaExecutor& operator=(const CudaExecutor&) = delete;
@@ -83,10 +84,10 @@ class CudaExecutor final : public GraphExecutor {
   std::vector<CudaKernel> kernels_;
   std::vector<CudaLaunchDims> dims_;
   std::vector<std::vector<CudaDevicePtr>> kernel_args_;
-  std::vector<CudaBuffer> buffers_;        // params, arena, inputs, outputs
+  std::vector<CudaBuffer> buffers_;         // params, arena, inputs, outputs
   std::vector<CudaDevicePtr> tensor_ptrs_;  // per tensor
-  std::vector<std::string> host_outputs_;  // per output, as callers see it
-  std::vector<std::string> host_storage_;  // per output with an edge type: as stored
+  std::vector<std::string> host_outputs_;   // per output, as callers see it
+  std::vector<std::string> host_storage_;   // per output with an edge type: as stored
   std::unique_ptr<CudaGraph> graph_;
   // RunProfiled's: each kernel's timed launches captured as one graph (empty: plain launches).
   std::vector<std::unique_ptr<CudaGraph>> profile_graphs_;

@@ -56,7 +56,9 @@ class GraphExecutor {
   virtual std::string Description() const = 0;
   // A device with a clock of its own (a GPU's events) times one run without the host's submission
   // latency; Unimplemented where the host's wall time is the run's time (CPUs).
-  virtual Result<double> DeviceTimedRun() { return Status::Unimplemented("this device times runs on the host's clock"); }
+  virtual Result<double> DeviceTimedRun() {
+    return Status::Unimplemented("this device times runs on the host's clock");
+  }
   // Devices that replay a captured run (CUDA graphs): whether they do, and why a replay fell back
   // to plain launches (empty while it holds).
   struct Replay {

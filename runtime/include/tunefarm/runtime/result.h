@@ -18,7 +18,7 @@ namespace tunefarm {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (status_.ok()) status_ = Status::Internal("Result constructed from an OK status");
   }
@@ -26,11 +26,26 @@ class [[nodiscard]] Result {
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
 
-  T& value() & { CheckOk(); return *value_; }
-  const T& value() const& { CheckOk(); return *value_; }
-  T&& value() && { CheckOk(); return std::move(*value_); }
-  T* operator->() { CheckOk(); return &*value_; }
-  const T* operator->() const { CheckOk(); return &*value_; }
+  T& value() & {
+    CheckOk();
+    return *value_;
+  }
+  const T& value() const& {
+    CheckOk();
+    return *value_;
+  }
+  T&& value() && {
+    CheckOk();
+    return std::move(*value_);
+  }
+  T* operator->() {
+    CheckOk();
+    return &*value_;
+  }
+  const T* operator->() const {
+    CheckOk();
+    return &*value_;
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   // The value, or `fallback` when there is none (the error is dropped: for callers to whom a

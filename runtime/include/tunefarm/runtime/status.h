@@ -49,12 +49,8 @@ class [[nodiscard]] Status {
   static Status Internal(std::string_view msg) { return {StatusCode::kInternal, msg}; }
   static Status Corruption(std::string_view msg) { return {StatusCode::kDataLoss, msg}; }
   static Status IOError(std::string_view msg) { return {StatusCode::kUnavailable, msg}; }
-  static Status FailedPrecondition(std::string_view msg) {
-    return {StatusCode::kFailedPrecondition, msg};
-  }
-  static Status DeadlineExceeded(std::string_view msg) {
-    return {StatusCode::kDeadlineExceeded, msg};
-  }
+  static Status FailedPrecondition(std::string_view msg) { return {StatusCode::kFailedPrecondition, msg}; }
+  static Status DeadlineExceeded(std::string_view msg) { return {StatusCode::kDeadlineExceeded, msg}; }
 
   bool ok() const { return state_ == nullptr; }
   StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }
@@ -79,10 +75,10 @@ std::string_view StatusCodeName(StatusCode code);
 }  // namespace tunefarm
 
 // Propagates a non-OK Status out of the enclosing function.
-#define TUNEFARM_RETURN_IF_ERROR(expr)          \
-  do {                                          \
-    ::tunefarm::Status _tf_status = (expr);     \
-    if (!_tf_status.ok()) return _tf_status;    \
+#define TUNEFARM_RETURN_IF_ERROR(expr)       \
+  do {                                       \
+    ::tunefarm::Status _tf_status = (expr);  \
+    if (!_tf_status.ok()) return _tf_status; \
   } while (0)
 
 #endif  // TUNEFARM_RUNTIME_STATUS_H_

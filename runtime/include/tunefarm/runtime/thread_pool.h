@@ -55,7 +55,7 @@ class ThreadPool {
   const int num_threads_;
   const bool bind_threads_;  // TUNEFARM_BIND_THREADS=1 (thread_pool.cc)
   std::vector<std::thread> workers_;
-  std::mutex run_mutex_;     // serializes ParallelFor calls
+  std::mutex run_mutex_;       // serializes ParallelFor calls
   bool caller_bound_ = false;  // guarded by run_mutex_
 
   // A job is published by bumping generation_ after writing its fields; a worker that sees the new

@@ -26,20 +26,26 @@ enum class TrialStatus {
   kBadRequest,     // "bad_request": the server refused the request
 };
 
-inline constexpr TrialStatus kAllTrialStatuses[] = {TrialStatus::kOk,           TrialStatus::kInstantiation,
-                                                    TrialStatus::kCompile,      TrialStatus::kRuntimeCrash,
-                                                    TrialStatus::kTimeout,      TrialStatus::kWrongAnswer,
-                                                    TrialStatus::kBadRequest};
+inline constexpr TrialStatus kAllTrialStatuses[] = {
+    TrialStatus::kOk,      TrialStatus::kInstantiation, TrialStatus::kCompile,   TrialStatus::kRuntimeCrash,
+    TrialStatus::kTimeout, TrialStatus::kWrongAnswer,   TrialStatus::kBadRequest};
 
 constexpr const char* TrialStatusName(TrialStatus s) {
   switch (s) {
-    case TrialStatus::kOk: return "ok";
-    case TrialStatus::kInstantiation: return "instantiation_error";
-    case TrialStatus::kCompile: return "compile_error";
-    case TrialStatus::kRuntimeCrash: return "runtime_error";
-    case TrialStatus::kTimeout: return "timeout";
-    case TrialStatus::kWrongAnswer: return "wrong_answer";
-    case TrialStatus::kBadRequest: return "bad_request";
+    case TrialStatus::kOk:
+      return "ok";
+    case TrialStatus::kInstantiation:
+      return "instantiation_error";
+    case TrialStatus::kCompile:
+      return "compile_error";
+    case TrialStatus::kRuntimeCrash:
+      return "runtime_error";
+    case TrialStatus::kTimeout:
+      return "timeout";
+    case TrialStatus::kWrongAnswer:
+      return "wrong_answer";
+    case TrialStatus::kBadRequest:
+      return "bad_request";
   }
   return "runtime_error";
 }

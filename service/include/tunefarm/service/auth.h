@@ -6,10 +6,10 @@
 #ifndef TUNEFARM_SERVICE_AUTH_H_
 #define TUNEFARM_SERVICE_AUTH_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "tunefarm/runtime/result.h"
 

@@ -11,9 +11,9 @@
 #ifndef TUNEFARM_SERVICE_EVENT_STREAM_H_
 #define TUNEFARM_SERVICE_EVENT_STREAM_H_
 
-#include <mutex>
-
 #include <grpcpp/grpcpp.h>
+
+#include <mutex>
 
 namespace tunefarm::service {
 

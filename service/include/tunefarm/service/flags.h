@@ -29,13 +29,14 @@ namespace tunefarm::service {
 struct ListenAddress {
   std::string host;  // as written; IPv6 without brackets
   int port = 0;
-  bool wildcard = false;  // every interface
+  bool wildcard = false;         // every interface
   std::string ToString() const;  // "host:port", "[v6]:port"
 };
 
 Result<ListenAddress> ParseListenAddress(std::string_view text, std::string_view flag = "--listen");
 
-CLI::Option* AddListenFlag(CLI::App& app, const std::string& name, ListenAddress* out, std::string help, bool required = true);
+CLI::Option* AddListenFlag(CLI::App& app, const std::string& name, ListenAddress* out, std::string help,
+                           bool required = true);
 
 // The flags every farm daemon shares: where it listens, its token and its TLS files.
 struct CommonDaemonFlags {

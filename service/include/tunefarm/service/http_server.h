@@ -40,9 +40,9 @@
 namespace tunefarm::service {
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string path;    // before '?', still percent-encoded
-  std::string query;   // after '?', raw
+  std::string method;                          // "GET", "POST", ...
+  std::string path;                            // before '?', still percent-encoded
+  std::string query;                           // after '?', raw
   std::map<std::string, std::string> headers;  // names lower-case
   std::string body;
   std::string Header(const std::string& lower_name) const;
@@ -53,7 +53,7 @@ struct HttpResponse {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra ones (Allow, Cache-Control, ...)
-  static HttpResponse Text(int status, std::string text);   // text/plain, newline appended
+  static HttpResponse Text(int status, std::string text);    // text/plain, newline appended
   static HttpResponse Json(int status, std::string json);
 };
 
@@ -63,9 +63,9 @@ struct HttpServerOptions {
   std::string flag = "--listen";  // what errors call the address
   int max_connections = 32;       // handlers running at once
   size_t max_body_bytes = 64 * 1024;
-  int max_pending = 512;             // connections still sending their request (capped again by
-                                     // half the process's descriptor limit)
-  int max_pending_per_client = 256;  // of those, from one IP address
+  int max_pending = 512;                              // connections still sending their request (capped again by
+                                                      // half the process's descriptor limit)
+  int max_pending_per_client = 256;                   // of those, from one IP address
   std::chrono::milliseconds request_deadline{10000};  // accept to the request's last byte
   std::chrono::milliseconds write_deadline{10000};    // a response's first to last byte
   bool check_host = false;

@@ -14,14 +14,14 @@
 #ifndef TUNEFARM_SERVICE_METRICS_H_
 #define TUNEFARM_SERVICE_METRICS_H_
 
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <prometheus/collectable.h>
-#include <prometheus/metric_family.h>
-#include <prometheus/registry.h>
 
 #include "tunefarm/runtime/result.h"
 
@@ -50,7 +50,8 @@ std::shared_ptr<prometheus::Collectable> CollectWith(std::function<std::vector<p
 
 // Building blocks for such functions: one family of a type, and one sample with labels.
 prometheus::MetricFamily Family(const std::string& name, const std::string& help, prometheus::MetricType type);
-void AddSample(prometheus::MetricFamily* family, double value, const std::vector<std::pair<std::string, std::string>>& labels = {});
+void AddSample(prometheus::MetricFamily* family, double value,
+               const std::vector<std::pair<std::string, std::string>>& labels = {});
 
 }  // namespace tunefarm::service
 

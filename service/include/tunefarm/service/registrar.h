@@ -26,8 +26,8 @@
 #include <mutex>
 #include <string>
 
-#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/result.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.pb.h"
 
 namespace tunefarm::service {
@@ -87,8 +87,8 @@ class Registrar {
   mutable std::mutex call_mu_;  // serializes tracker calls
   mutable std::mutex mu_;       // guards the fields below
   std::string server_id_, previous_server_id_;
-  v1::ServerLease lease_;      // the lease the tracker confirmed
-  v1::ServerLease reported_;   // the lease to report on re-registration (kept while unconfirmed)
+  v1::ServerLease lease_;     // the lease the tracker confirmed
+  v1::ServerLease reported_;  // the lease to report on re-registration (kept while unconfirmed)
   int64_t heartbeat_ms_ = 1000, backoff_ms_ = 0, next_at_ = 0, registrations_ = 0;
 };
 

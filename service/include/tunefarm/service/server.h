@@ -19,17 +19,17 @@
 #ifndef TUNEFARM_SERVICE_SERVER_H_
 #define TUNEFARM_SERVICE_SERVER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
+#include "tunefarm/runtime/result.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/service/flags.h"
-#include "tunefarm/runtime/result.h"
 
 namespace tunefarm::service {
 

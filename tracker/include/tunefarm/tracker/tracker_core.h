@@ -183,7 +183,7 @@ class TrackerCore {
   std::map<int64_t, Request> requests_;
   std::map<std::string, int64_t> lease_to_request_;
   int64_t next_request_ = 1, next_server_ = 1, next_lease_ = 1;
-  std::string epoch_;  // in every lease id: tells this tracker's leases from an earlier one's
+  std::string epoch_;                     // in every lease id: tells this tracker's leases from an earlier one's
   std::set<std::string> released_early_;  // a predecessor's leases released before their server came back
   int64_t leases_granted_ = 0, leases_expired_ = 0, servers_lost_ = 0;
   bool changed_ = false;

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/service/auth.h"
 #include "tunefarm/runtime/result.h"
+#include "tunefarm/service/auth.h"
 
 namespace prometheus {
 class Collectable;
@@ -35,8 +35,8 @@ struct DashboardOptions {
   std::string tracker;               // HOST:PORT, optional: the farm in the overview
   std::string daemon;                // HOST:PORT, optional: where cancelling a job goes
   std::string listen = "127.0.0.1:8321";
-  std::string token;                 // the farm token; empty: read-only
-  service::TlsFiles tls;            // for the tracker and daemon
+  std::string token;      // the farm token; empty: read-only
+  service::TlsFiles tls;  // for the tracker and daemon
   // Host header names served besides IP addresses, localhost and this machine's name (the page
   // is refused to any other name: DNS rebinding).
   std::vector<std::string> allowed_hosts;

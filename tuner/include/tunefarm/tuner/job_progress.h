@@ -7,10 +7,10 @@
 #ifndef TUNEFARM_TUNER_JOB_PROGRESS_H_
 #define TUNEFARM_TUNER_JOB_PROGRESS_H_
 
+#include <google/protobuf/message.h>
+
 #include <string>
 #include <vector>
-
-#include <google/protobuf/message.h>
 
 #include "tunefarm/compiler/model.h"
 #include "tunefarm/tuner/records.h"

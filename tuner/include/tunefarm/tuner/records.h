@@ -14,12 +14,12 @@
 #define TUNEFARM_TUNER_RECORDS_H_
 
 #include <functional>
-#include <map>
 #include <istream>
+#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,20 +32,20 @@ inline constexpr int kRecordsSchemaVersion = 3;
 
 // Outcomes of a trial: TrialStatus (tunefarm/runtime/trial_status.h), stored as its name.
 bool IsTrialStatus(const std::string& status);
-std::string TrialStatusList();  // "ok, instantiation_error, ..." for messages
+std::string TrialStatusList();         // "ok, instantiation_error, ..." for messages
 bool IsOk(const std::string& status);  // the stored word of TrialStatus::kOk
 struct TrialRecord {
-  int64_t id = 0;             // assigned by the database
-  std::string uid;            // globally unique; import skips trials already present
+  int64_t id = 0;   // assigned by the database
+  std::string uid;  // globally unique; import skips trials already present
   // The record key: what was measured (the target-neutral workload key of
   // tunefarm/compiler/workload.h), by which implementation (the template, "template" in JSON and
   // in the workloads table), on which target.
   std::string workload_key;
   std::string template_name;
   double flops = 0;
-  std::string target;         // canonical target string
-  std::string target_model;   // device model (may be empty)
-  std::string target_keys;    // comma-separated keys, e.g. "cpu" or "arm_cpu,cpu"
+  std::string target;        // canonical target string
+  std::string target_model;  // device model (may be empty)
+  std::string target_keys;   // comma-separated keys, e.g. "cpu" or "arm_cpu,cpu"
   int64_t config_index = -1;
   std::string config_json;
   // The stored word, TrialStatusName of a TrialStatus when tunefarm wrote it. Kept as text: a
@@ -58,8 +58,8 @@ struct TrialRecord {
   int threads = 1;
   std::string device_key, device_info;
   double build_ms = 0, run_ms = 0;
-  int64_t job_id = 0;         // 0: none
-  std::string created_at;     // ISO 8601 UTC, set by the database
+  int64_t job_id = 0;      // 0: none
+  std::string created_at;  // ISO 8601 UTC, set by the database
 
   std::string ToJson() const;
   // InvalidArgument naming the missing or mistyped field.
@@ -178,8 +178,9 @@ class RecordsDb {
   // clock) or was released, and those in `retry` whose claim's trial is the one given there (a
   // failure the tuner decided to measure again, config -> the trial id it saw; nobody re-measured
   // it since).
-  Result<std::vector<int64_t>> Claim(const TrialRecord& task, const std::vector<int64_t>& configs, const std::string& holder,
-                                     int64_t ttl_ms, const std::map<int64_t, int64_t>& retry = {});
+  Result<std::vector<int64_t>> Claim(const TrialRecord& task, const std::vector<int64_t>& configs,
+                                     const std::string& holder, int64_t ttl_ms,
+                                     const std::map<int64_t, int64_t>& retry = {});
   // A holder is alive while a process holds it: HoldClaimHolder marks it so for this connection's
   // life (PostgreSQL: a shared session advisory lock, gone when the process dies however it dies;
   // SQLite: nothing, TuningLock admits one tuning process). ReleaseDeadClaims then releases the
@@ -192,14 +193,12 @@ class RecordsDb {
   // what other tuners sharing the database measured since. (PostgreSQL assigns ids at insert, not at commit: a
   // reader that wants every trial looks back a little below its last id and skips known ones.)
   Result<std::vector<TrialRecord>> TrialsOfTaskAfter(const std::string& workload_key, const std::string& implementation,
-                                                     const std::string& target,
-                                                     int64_t after_id);
+                                                     const std::string& target, int64_t after_id);
   // The fastest successful trial of workload_key by `implementation` for the target: same target string first, then
   // same device model, then a shared key. *matched_on says which ("target", "model", "keys"); the
   // caller checks that the config still means the same point of its space (config_json).
   Result<std::optional<TrialRecord>> Best(const std::string& workload_key, const std::string& implementation,
-                                          const TargetMatch& target,
-                                          std::string* matched_on = nullptr);
+                                          const TargetMatch& target, std::string* matched_on = nullptr);
   // The same order, up to `limit` trials (each matched once, at its first step); matched_on gets
   // one entry per trial.
   Result<std::vector<TrialRecord>> Ranked(const std::string& workload_key, const std::string& implementation,
@@ -244,8 +243,8 @@ class RecordsDb {
   // Every implementation of the workload key (one row each), in id order; empty when none.
   Result<std::vector<WorkloadInfo>> FindWorkloads(const std::string& key);
   Result<std::vector<std::pair<int64_t, std::string>>> Targets();  // id, target string
-  Result<int64_t> LastTrialId();  // 0: none
-  Result<int64_t> CountTrialsOfJob(int64_t job_id);  // 0: trials outside daemon jobs (job index)
+  Result<int64_t> LastTrialId();                                   // 0: none
+  Result<int64_t> CountTrialsOfJob(int64_t job_id);                // 0: trials outside daemon jobs (job index)
 
   // PostgreSQL: holds the database's lock on a daemon name (a session-level advisory lock, released
   // when this RecordsDb closes or its process dies); FailedPrecondition when another process holds
@@ -274,8 +273,9 @@ class RecordsDb {
   // IOError "records database LOCATION: what: the engine's message" (a damaged file stays Corruption).
   Status Error(const std::string& what, const Status& cause);
   // The id of a workload or target row, stored first when missing (cached per connection).
-  Result<int64_t> StoredId(std::map<std::string, int64_t>* cache, const std::string& key, const char* insert, const char* select,
-                           const std::function<void(SqlQuery&, bool insert)>& bind, const char* what);
+  Result<int64_t> StoredId(std::map<std::string, int64_t>* cache, const std::string& key, const char* insert,
+                           const char* select, const std::function<void(SqlQuery&, bool insert)>& bind,
+                           const char* what);
   static std::string TaskCacheKey(const TrialRecord& t);  // workload_ids_'s key: template and workload key
   Result<int64_t> WorkloadId(const TrialRecord& t);
   Result<int64_t> TargetId(const TrialRecord& t);

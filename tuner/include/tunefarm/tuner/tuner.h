@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,14 +27,16 @@ namespace tunefarm::tuner {
 class Measurer {
  public:
   virtual ~Measurer() = default;
-  virtual Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) = 0;
+  virtual Result<std::vector<rpc_server::MeasureOutcome>> Measure(
+      const std::vector<rpc_server::MeasureInput>& batch) = 0;
   virtual std::string device_key() const = 0;
 };
 
 // In an isolated child on this machine (tunefarm-measure-child), with rpc_server's protocol.
 class LocalMeasurer final : public Measurer {
  public:
-  LocalMeasurer(std::string child_binary, std::string tmp_root, int threads, int64_t memory_limit_bytes = int64_t(4) << 30)
+  LocalMeasurer(std::string child_binary, std::string tmp_root, int threads,
+                int64_t memory_limit_bytes = int64_t(4) << 30)
       : child_(std::move(child_binary)), tmp_(std::move(tmp_root)), threads_(threads), memory_(memory_limit_bytes) {}
   Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) override;
   std::string device_key() const override { return "local"; }
@@ -82,10 +84,10 @@ inline int DefaultBuildJobs() { return std::max(2, int(std::thread::hardware_con
 struct TuneOptions {
   std::string tuner = "xgb";
   std::string xgb_objective = "rank";  // rank | reg
-  int trials = 64;           // distinct configs per task, including those already in the database
-                             // (and those other tuners sharing it measure meanwhile)
-  int batch = 16;            // configs built and measured together
-  int early_stopping = 0;    // stop a task after this many trials without a better config (0: never)
+  int trials = 64;                     // distinct configs per task, including those already in the database
+                                       // (and those other tuners sharing it measure meanwhile)
+  int batch = 16;                      // configs built and measured together
+  int early_stopping = 0;              // stop a task after this many trials without a better config (0: never)
   uint64_t seed = 0;
   // Candidates built at once: one per core (a GPU's candidates also run ptxas, when it is here).
   int build_jobs = DefaultBuildJobs();
@@ -93,8 +95,8 @@ struct TuneOptions {
   // and the tool killed: ptxas can spend minutes on a reduction unrolled thousands of steps deep,
   // and a farm would wait for it. TVM's LocalBuilder gives a build 10 s likewise. 0: no limit.
   double build_timeout_s = 10;
-  int threads = 1;           // recorded with every trial (the measurer runs with it)
-  bool transfer = true;       // xgb: warm-start from the database's records of similar workloads
+  int threads = 1;       // recorded with every trial (the measurer runs with it)
+  bool transfer = true;  // xgb: warm-start from the database's records of similar workloads
   // Only configs that keep the activation layouts untuned neighbours use (KeepsModelLayout). Off:
   // the template's whole space, every channel block (tune --layouts any: the model compiler then
   // chooses the blocks over the graph, operators/plan_layouts.h; kernel benchmarks).
@@ -104,7 +106,7 @@ struct TuneOptions {
   bool cold_cache = true;
   rpc_server::TimingParams timing;  // default: number 10, repeat 3
   std::string tmp_root = "/tmp";
-  int64_t job_id = 0;        // recorded with every trial (tuner-daemon jobs)
+  int64_t job_id = 0;  // recorded with every trial (tuner-daemon jobs)
   // A claim on a config (RecordsDb::Claim) lapses this long after it was taken when its holder
   // recorded no trial. A backstop only: the claims of a tuner that died are released as soon as
   // another tuner starts (RecordsDb::ReleaseDeadClaims), so it can exceed any batch's wait for a
@@ -195,9 +197,9 @@ class TaskTuner {
 };
 
 // Tunes one workload to options.trials; progress after every batch.
-Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target, const TuneOptions& options,
-                             Measurer& measurer, RecordsDb& db, int task_index, int task_count,
-                             const std::function<void(const TaskProgress&)>& progress);
+Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target,
+                             const TuneOptions& options, Measurer& measurer, RecordsDb& db, int task_index,
+                             int task_count, const std::function<void(const TaskProgress&)>& progress);
 
 // Several tasks of a model under one budget (tunefarm tune, tuner-daemon).
 struct ScheduleOptions {
@@ -221,8 +223,9 @@ struct ScheduledTask {
 };
 
 Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tasks, const compiler::Target& target,
-                                           const TuneOptions& options, const ScheduleOptions& schedule, Measurer& measurer,
-                                           RecordsDb& db, const std::function<void(const TaskProgress&)>& progress);
+                                           const TuneOptions& options, const ScheduleOptions& schedule,
+                                           Measurer& measurer, RecordsDb& db,
+                                           const std::function<void(const TaskProgress&)>& progress);
 
 }  // namespace tunefarm::tuner
 

@@ -11,7 +11,8 @@
 //  - ParseArguments never throws and prints nothing: OK (with *help set when `--help` was asked),
 //    or an InvalidArgument whose message is what is wrong. Arguments nobody declared are named:
 //    "unknown flag --frob", "unexpected argument 'x'".
-//  - ParseCommandLine (ParseArguments, then printing) never throws. It returns std::nullopt when the program should go on, else the
+//  - ParseCommandLine (ParseArguments, then printing) never throws. It returns std::nullopt when the program should go
+//  on, else the
 //    exit code: 0 after printing the help asked for (`--help` of the program or of a subcommand),
 //    2 after printing "PROGRAM: what is wrong", the usage line and where the full help is. PROGRAM
 //    is the app's name and the subcommand chosen ("tunefarm compile").
@@ -19,7 +20,6 @@
 #define TUNEFARM_COMMAND_LINE_COMMAND_LINE_H_
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -33,7 +33,8 @@ namespace tunefarm {
 Result<int64_t> ParseIntFlag(std::string_view flag, std::string_view value, int64_t min, int64_t max);
 
 // `name` is CLI11's ("--threads", "-o,--output"); the help text gets the range appended.
-CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int64_t* out, int64_t min, int64_t max, std::string help);
+CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int64_t* out, int64_t min, int64_t max,
+                        std::string help);
 CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int* out, int min, int max, std::string help);
 
 // `check(value)` validates and stores one value; the flag's type shows as `value_name` in the help.
