@@ -13,14 +13,13 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
-#include <condition_variable>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/flags.h"
 
 namespace tunefarm::service {
@@ -279,10 +278,10 @@ struct HttpServer::Impl {
   std::unordered_map<std::string, int> pending_per_client;
   bool stopping = false;
 
-  std::mutex mu;
-  std::condition_variable idle;
-  int handling = 0;  // GUARDED_BY(mu): handler threads running
-  int writing = 0;   // GUARDED_BY(mu): responses not yet sent
+  Mutex mu;
+  CondVar idle;
+  int handling GUARDED_BY(mu) = 0;  // handler threads running
+  int writing GUARDED_BY(mu) = 0;   // responses not yet sent
 
   int PendingCap() const {
     rlimit limit{};
@@ -383,15 +382,20 @@ struct HttpServer::Impl {
             head);
       return;
     }
+    std::string busy;  // non-empty: refused, its response counted in `writing` under the same lock
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       if (handling >= options.max_connections) {
-        const std::string busy = "busy: " + std::to_string(handling) + " requests in flight";
-        conn->state = Conn::State::kHandling;  // Write moves it on
-        Write(conn, HttpResponse::Text(503, busy), head, /*locked=*/true);
-        return;
+        busy = "busy: " + std::to_string(handling) + " requests in flight";
+        ++writing;
+      } else {
+        ++handling;
       }
-      ++handling;
+    }
+    if (!busy.empty()) {
+      conn->state = Conn::State::kHandling;  // Write moves it on
+      Write(conn, HttpResponse::Text(503, busy), head, /*counted=*/true);
+      return;
     }
     conn->state = Conn::State::kHandling;
     std::thread([this, owned = ConnPtr(conn), request = std::move(request), head]() mutable {
@@ -402,29 +406,26 @@ struct HttpServer::Impl {
         response = HttpResponse::Text(500, std::string("internal error: ") + e.what());
       }
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(&mu);
         ++writing;
       }
-      asio::post(
-          io, [this, conn = owned, response = std::move(response), head] { Write(conn, response, head, false, true); });
+      asio::post(io, [this, conn = owned, response = std::move(response), head] {
+        Write(conn, response, head, /*counted=*/true);
+      });
       owned.reset();  // the post holds it now: nothing of this thread touches the Impl after the count drops
-      std::lock_guard<std::mutex> lock(mu);
-      if (--handling == 0) idle.notify_all();
+      MutexLock lock(&mu);
+      if (--handling == 0) idle.SignalAll();
     }).detach();
   }
 
   // Sends `r` and closes (I/O thread). `counted`: `writing` was raised for it already.
-  void Write(const ConnPtr& conn, const HttpResponse& r, bool head, bool locked = false, bool counted = false) {
+  void Write(const ConnPtr& conn, const HttpResponse& r, bool head, bool counted = false) EXCLUDES(mu) {
     if (!counted) {
-      if (locked) {
-        ++writing;
-      } else {
-        std::lock_guard<std::mutex> lock(mu);
-        ++writing;
-      }
+      MutexLock lock(&mu);
+      ++writing;
     }
     if (stopping && !conn->socket.is_open()) {
-      Written(conn, locked);
+      Written(conn);
       return;
     }
     conn->state = Conn::State::kWriting;
@@ -435,20 +436,14 @@ struct HttpServer::Impl {
       beast::error_code ignored;
       conn->socket.close(ignored);  // the client does not take its response
     });
-    // The write may complete inline only through the I/O thread's run loop, never here, so
-    // `locked` cannot be held when Written runs.
-    http::async_write(conn->socket, conn->response,
-                      [this, conn](const beast::error_code&, size_t) { Written(conn, false); });
+    // The write completes only through the I/O thread's run loop, never inline here.
+    http::async_write(conn->socket, conn->response, [this, conn](const beast::error_code&, size_t) { Written(conn); });
   }
 
-  void Written(const ConnPtr& conn, bool locked) {
+  void Written(const ConnPtr& conn) EXCLUDES(mu) {
     Close(conn);
-    if (locked) {
-      if (--writing == 0) idle.notify_all();
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    if (--writing == 0) idle.notify_all();
+    MutexLock lock(&mu);
+    if (--writing == 0) idle.SignalAll();
   }
 
   void Close(const ConnPtr& conn) {
@@ -471,10 +466,12 @@ struct HttpServer::Impl {
         Close(conn);
       }
     });
-    std::unique_lock<std::mutex> lock(mu);
-    idle.wait(lock, [this] { return handling == 0; });
-    idle.wait_for(lock, std::chrono::seconds(1), [this] { return writing == 0; });
-    lock.unlock();
+    MutexLock lock(&mu);
+    while (handling != 0) idle.Wait(&mu);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (writing != 0 && idle.WaitUntil(&mu, deadline)) {
+    }
+    lock.Unlock();
     work.reset();
     io.stop();
     io_thread.join();

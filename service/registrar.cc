@@ -61,7 +61,7 @@ int64_t SteadyMs() {
 }
 
 void Registrar::set_address(const std::string& address) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   options_.address = address;
 }
 
@@ -70,17 +70,17 @@ void Registrar::Log(const std::string& line) const {
 }
 
 std::string Registrar::server_id() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return server_id_;
 }
 
 std::string Registrar::lease_id() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return lease_.lease_id();
 }
 
 int64_t Registrar::registrations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return registrations_;
 }
 
@@ -92,7 +92,7 @@ void Registrar::AdoptLeaseLocked(const v1::ServerLease& lease) {
 Status Registrar::RegisterLocked(int64_t now) {
   v1::RegisterRequest request;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     request.set_key(options_.key);
     request.set_address(options_.address);
     *request.mutable_device() = options_.device;
@@ -100,7 +100,7 @@ Status Registrar::RegisterLocked(int64_t now) {
     if (!reported_.lease_id().empty()) *request.mutable_current_lease() = reported_;
   }
   auto response = link_->Register(request);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!response.ok()) {
     next_at_ = now + backoff_ms_;
     backoff_ms_ = std::min(backoff_ms_ * 2, options_.max_backoff_ms);
@@ -123,13 +123,13 @@ Status Registrar::RegisterLocked(int64_t now) {
 Status Registrar::HeartbeatLocked(int64_t now) {
   v1::HeartbeatRequest request;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     request.set_server_id(server_id_);
     request.set_measurements_done(measurements_done_ ? measurements_done_() : 0);
     request.set_current_lease_id(lease_.lease_id());
   }
   auto response = link_->Heartbeat(request);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!response.ok()) {
     // Unreachable: keep serving the lease we hold (nobody can be granted this server meanwhile)
     // and register again, reporting it.
@@ -153,11 +153,11 @@ Status Registrar::HeartbeatLocked(int64_t now) {
 }
 
 int64_t Registrar::Step() {
-  std::lock_guard<std::mutex> calls(call_mu_);
+  MutexLock calls(&call_mu_);
   const int64_t now = clock_();
   bool registered;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (now < next_at_) return next_at_ - now;
     registered = !server_id_.empty();
   }
@@ -166,22 +166,22 @@ int64_t Registrar::Step() {
       (s.code() == StatusCode::kUnauthenticated || s.code() == StatusCode::kInvalidArgument)) {
     Log("the tracker refused registration: " + s.message());
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return std::max<int64_t>(0, next_at_ - clock_());
 }
 
 Result<std::string> Registrar::RefreshLease() {
-  std::lock_guard<std::mutex> calls(call_mu_);
+  MutexLock calls(&call_mu_);
   const int64_t now = clock_();
   bool registered;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     registered = !server_id_.empty();
   }
   Status s = registered ? HeartbeatLocked(now) : RegisterLocked(now);
   if (!s.ok() && s.code() == StatusCode::kFailedPrecondition) s = RegisterLocked(now);  // forgotten: register now
   if (!s.ok()) return s;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return lease_.lease_id();
 }
 

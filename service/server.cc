@@ -5,11 +5,11 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <mutex>
 #include <thread>
+
+#include "tunefarm/runtime/mutex.h"
 
 namespace tunefarm::service {
 
@@ -20,10 +20,10 @@ class TokenGuard {
   }
   ~TokenGuard() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     delayer_.join();
   }
 
@@ -36,10 +36,10 @@ class TokenGuard {
   int64_t refused() const { return refused_.load(); }
 
   // Answers every held-back refusal now (before the server shuts down).
-  void Flush() {
+  void Flush() EXCLUDES(mu_) {
     std::deque<Pending> pending;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       pending.swap(pending_);
     }
     for (const Pending& p : pending) {
@@ -58,7 +58,8 @@ class TokenGuard {
     return GRPC_SLICE_LENGTH(slice) == s.size() && std::equal(s.begin(), s.end(), GRPC_SLICE_START_PTR(slice));
   }
 
-  void Check(const grpc_metadata* md, size_t num_md, grpc_process_auth_metadata_done_cb done, void* user_data) {
+  void Check(const grpc_metadata* md, size_t num_md, grpc_process_auth_metadata_done_cb done, void* user_data)
+      EXCLUDES(mu_) {
     const grpc_slice* auth = nullptr;
     bool health = false;
     for (size_t i = 0; i < num_md; ++i) {
@@ -78,7 +79,7 @@ class TokenGuard {
     const auto now = std::chrono::steady_clock::now();
     bool delay = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (now - window_start_ >= std::chrono::seconds(1)) {
         if (suppressed_ > 0) {
           std::fprintf(stderr, "%s: refused %lld more calls without a valid token in the last second\n", name_.c_str(),
@@ -101,7 +102,7 @@ class TokenGuard {
       }
     }
     if (delay) {
-      cv_.notify_all();
+      cv_.SignalAll();
       return;
     }
     done(user_data, nullptr, 0, nullptr, 0, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong farm token");
@@ -115,34 +116,37 @@ class TokenGuard {
     return diff == 0;
   }
 
-  void DelayLoop() {
-    std::unique_lock<std::mutex> lock(mu_);
+  void DelayLoop() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     while (true) {
       if (pending_.empty()) {
         if (stopping_) return;
-        cv_.wait(lock);
+        cv_.Wait(&mu_);
         continue;
       }
       if (!stopping_ && std::chrono::steady_clock::now() < pending_.front().at) {
-        cv_.wait_until(lock, pending_.front().at);
+        // A copy: Flush() may free the front entry while this waits (the wait reads its deadline after).
+        const auto at = pending_.front().at;
+        cv_.WaitUntil(&mu_, at);
         continue;
       }
       Pending p = pending_.front();
       pending_.pop_front();
-      lock.unlock();
+      lock.Unlock();
       p.done(p.user_data, nullptr, 0, nullptr, 0, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong farm token");
-      lock.lock();
+      lock.Lock();
     }
   }
 
   const std::string name_, expected_;
   std::atomic<int64_t> refused_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::chrono::steady_clock::time_point window_start_{};
-  int64_t in_window_ = 0, suppressed_ = 0;
-  std::deque<Pending> pending_;
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::chrono::steady_clock::time_point window_start_ GUARDED_BY(mu_){};
+  int64_t in_window_ GUARDED_BY(mu_) = 0;
+  int64_t suppressed_ GUARDED_BY(mu_) = 0;
+  std::deque<Pending> pending_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread delayer_;
 };
 

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     progress["tasks"].push_back({{"workload", "conv2d_nchwc:" + keys.back()}, {"weight", 1 + t % 3}, {"flops", 2.3e8}});
   }
   const int64_t job = *(*db)->AddJob(R"({"model":"bench","target":"native"})");
-  (void)(*db)->UpdateJob(job, "running", progress.dump());
+  (void)(*db)->UpdateJob(job, tunefarm::tuner::JobState::kRunning, progress.dump());
 
   const auto build_start = Clock::now();
   std::mt19937_64 rng(7);

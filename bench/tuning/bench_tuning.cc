@@ -77,7 +77,7 @@ int Run(const Options& opt) {
         return 1;
       }
       tuner::TuneOptions o;
-      o.tuner = name;
+      o.tuner = *tuner::ParseTunerKind(name);  // checked by the flag
       o.trials = opt.trials;
       o.seed = opt.seed;
       o.threads = opt.threads;
@@ -170,7 +170,9 @@ int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"bench_tuning: best GFLOP/s against trials for each tuner on a set of resnet-18 tasks", "bench_tuning"};
   app.add_option("--tasks", opt.tasks, "resnet-18 task indices (default 2,5,8,11)")->delimiter(',');
-  app.add_option("--tuners", opt.tuners, "tuners to compare (default xgb,ga,random)")->delimiter(',');
+  app.add_option("--tuners", opt.tuners, "tuners to compare (default xgb,ga,random)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(tunefarm::tuner::TunerKindNames()));
   tunefarm::AddIntFlag(app, "--trials", &opt.trials, 16, 1000000, "trials per task and tuner (default 512)");
   app.add_option("--seed", opt.seed, "random seed (default 2026)");
   tunefarm::AddIntFlag(app, "--threads", &opt.threads, 1, 1024, "measurement threads (default 1)");

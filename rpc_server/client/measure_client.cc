@@ -1,11 +1,10 @@
 #include "tunefarm/rpc_server/measure_client.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/status_grpc.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
@@ -59,10 +58,10 @@ class MeasureClient::Lease {
 
   ~Lease() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     if (!lost()) {  // give it back explicitly: a restored lease has no stream to close
       grpc::ClientContext ctx;
       service::AttachToken(&ctx, options_.token);
@@ -81,42 +80,42 @@ class MeasureClient::Lease {
   const v1::LeaseGranted& grant() const { return grant_; }
   v1::Measure::Stub* server() { return server_.get(); }
 
-  bool lost() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool lost() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return lost_;
   }
-  std::string lost_reason() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::string lost_reason() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return lost_reason_;
   }
-  bool server_lost() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool server_lost() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return server_lost_;
   }
   // The call to cancel when the lease is lost; false when it already is.
-  bool BeginCall(grpc::ClientContext* ctx) {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool BeginCall(grpc::ClientContext* ctx) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (lost_) return false;
     in_flight_ = ctx;
     return true;
   }
-  void EndCall() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void EndCall() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     in_flight_ = nullptr;
   }
 
  private:
-  void MarkLost(const std::string& reason, bool server_lost) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void MarkLost(const std::string& reason, bool server_lost) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (lost_) return;
     lost_ = true;
     server_lost_ = server_lost;
     lost_reason_ = reason;
     if (in_flight_) in_flight_->TryCancel();
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
-  void ReadStream() {
+  void ReadStream() EXCLUDES(mu_) {
     v1::LeaseUpdate update;
     while (stream_->Read(&update)) {
       if (!update.has_ended()) continue;
@@ -125,27 +124,27 @@ class MeasureClient::Lease {
                reason == v1::LeaseEnded::SERVER_LOST);
     }
     stream_->Finish();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!stopping_ && !lost_) {
       stream_broken_ = true;  // the tracker went away; the lease lives on with its server
-      cv_.notify_all();
+      cv_.SignalAll();
     }
   }
 
-  void RenewLoop() {
+  void RenewLoop() EXCLUDES(mu_) {
     const int64_t period = std::max<int64_t>(200, options_.lease_ms / 3);
     // How long "unknown lease" is tolerated after the tracker went away: servers re-register
     // (and report their lease) within a few seconds of a restart.
     constexpr int64_t kRestoreGraceMs = 8000;
     SteadyClock::time_point unknown_since{};
     bool unknown = false;
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     while (!stopping_ && !lost_) {
       const int64_t wait = stream_broken_ ? std::min<int64_t>(period, 500) : period;
-      cv_.wait_for(lock, std::chrono::milliseconds(wait));
+      cv_.WaitFor(&mu_, std::chrono::milliseconds(wait));
       if (stopping_ || lost_) break;
       const bool broken = stream_broken_;
-      lock.unlock();
+      lock.Unlock();
       grpc::ClientContext ctx;
       service::AttachToken(&ctx, options_.token);
       ctx.set_deadline(In(2000));
@@ -166,7 +165,7 @@ class MeasureClient::Lease {
           }
         }
       }  // Unreachable: keep the lease and try again.
-      lock.lock();
+      lock.Lock();
     }
   }
 
@@ -176,11 +175,14 @@ class MeasureClient::Lease {
   std::unique_ptr<v1::Tracker::Stub> tracker_;
   std::unique_ptr<grpc::ClientContext> stream_ctx_;
   std::unique_ptr<grpc::ClientReader<v1::LeaseUpdate>> stream_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false, lost_ = false, server_lost_ = false, stream_broken_ = false;
-  std::string lost_reason_;
-  grpc::ClientContext* in_flight_ = nullptr;
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool lost_ GUARDED_BY(mu_) = false;
+  bool server_lost_ GUARDED_BY(mu_) = false;
+  bool stream_broken_ GUARDED_BY(mu_) = false;
+  std::string lost_reason_ GUARDED_BY(mu_);
+  grpc::ClientContext* in_flight_ GUARDED_BY(mu_) = nullptr;
   std::thread reader_, renewer_;
 };
 

@@ -61,7 +61,7 @@ grpc::Status MeasureService::CheckLease(const std::string& lease_id) {
 }
 
 void MeasureService::RecordBatch(const std::string& lease_id, int64_t start_ms, int64_t end_ms) {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  MutexLock lock(&state_mu_);
   if (lease_uses_.empty() || lease_uses_.back().lease_id() != lease_id) {
     v1::ServerStateResponse::LeaseUse use;
     use.set_lease_id(lease_id);
@@ -80,7 +80,7 @@ grpc::Status MeasureService::Measure(grpc::ServerContext* ctx, const v1::Measure
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a batch holds at most 256 kernels");
   const std::string& lease = req->lease_id();
   if (grpc::Status s = CheckLease(lease); !s.ok()) return s;
-  std::lock_guard<std::mutex> device(device_mu_);
+  MutexLock device(&device_mu_);
   // The lease may have ended while this call waited for the device.
   if (registrar_->lease_id() != lease) {
     ++refused_;
@@ -137,7 +137,7 @@ grpc::Status MeasureService::ServerState(grpc::ServerContext*, const v1::ServerS
   resp->set_refused_calls(refused_.load());
   resp->set_unauthenticated_calls(unauthenticated_ ? unauthenticated_() : 0);
   resp->set_registrations(registrar_->registrations());
-  std::lock_guard<std::mutex> lock(state_mu_);
+  MutexLock lock(&state_mu_);
   for (const auto& use : lease_uses_) *resp->add_lease_uses() = use;
   return grpc::Status::OK;
 }

@@ -18,8 +18,8 @@ namespace tunefarm::runtime {
 namespace {
 
 thread_local bool tls_inside_parallel = false;
-std::mutex g_pool_mutex;
-std::unique_ptr<ThreadPool> g_pool;             // guarded by g_pool_mutex
+Mutex g_pool_mutex;
+std::unique_ptr<ThreadPool> g_pool GUARDED_BY(g_pool_mutex);
 std::atomic<ThreadPool*> g_pool_fast{nullptr};  // g_pool's pointer, read without the mutex per region
 
 // One spin step: tells the core this is a wait loop (the sibling hyperthread gets the pipeline, and
@@ -86,10 +86,10 @@ ThreadPool::ThreadPool(int num_threads)
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_.store(true);
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   for (auto& t : workers_) t.join();
 }
 
@@ -114,17 +114,17 @@ void ThreadPool::WorkerLoop(int worker_index) {
     // Sequentially consistent loads: each side's store, then its load of the other's (see the header).
     auto published = [&] { return generation_.load() != seen || stopping_.load(); };
     if (!SpinUntil(kWorkerSpinMicros, published)) {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       sleeping_workers_.fetch_add(1);
-      wake_.wait(lock, published);
+      while (!published()) wake_.Wait(&mu_);
       sleeping_workers_.fetch_sub(1);
     }
     if (stopping_.load()) return;
     seen = generation_.load();
     RunChunk(worker_index);
     if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
-      std::lock_guard<std::mutex> lock(mu_);  // the caller is inside wait() or past its check
-      done_.notify_one();
+      MutexLock lock(&mu_);  // the caller is inside Wait() or past its check
+      done_.Signal();
     }
   }
 }
@@ -132,7 +132,7 @@ void ThreadPool::WorkerLoop(int worker_index) {
 int32_t ThreadPool::ParallelFor(int64_t n, TunefarmParallelBody body, void* closure) {
   if (n <= 0) return 0;
   if (num_threads_ == 1 || n == 1 || tls_inside_parallel) return body(0, n, closure);
-  std::lock_guard<std::mutex> run_lock(run_mutex_);
+  MutexLock run_lock(&run_mutex_);
   if (bind_threads_ && !caller_bound_) caller_bound_ = BindToAllowedCpu(0, num_threads_);
   job_n_ = n;
   job_body_ = body;
@@ -141,15 +141,15 @@ int32_t ThreadPool::ParallelFor(int64_t n, TunefarmParallelBody body, void* clos
   pending_.store(num_threads_ - 1, std::memory_order_relaxed);
   generation_.fetch_add(1);  // publishes the job (sequentially consistent: see sleeping_workers_)
   if (sleeping_workers_.load() > 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    wake_.notify_all();
+    MutexLock lock(&mu_);
+    wake_.SignalAll();
   }
   RunChunk(0);
   auto all_done = [&] { return pending_.load() == 0; };
   if (!SpinUntil(kCallerSpinMicros, all_done)) {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     caller_sleeping_.store(true);
-    done_.wait(lock, all_done);
+    while (!all_done()) done_.Wait(&mu_);
     caller_sleeping_.store(false);
   }
   return job_error_.load();
@@ -157,7 +157,7 @@ int32_t ThreadPool::ParallelFor(int64_t n, TunefarmParallelBody body, void* clos
 
 ThreadPool& ThreadPool::Global() {
   if (ThreadPool* pool = g_pool_fast.load(std::memory_order_acquire)) return *pool;
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  MutexLock lock(&g_pool_mutex);
   if (!g_pool) {
     g_pool = std::make_unique<ThreadPool>(1);
     g_pool_fast.store(g_pool.get(), std::memory_order_release);
@@ -166,7 +166,7 @@ ThreadPool& ThreadPool::Global() {
 }
 
 void ThreadPool::SetGlobalThreads(int num_threads) {
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  MutexLock lock(&g_pool_mutex);
   if (g_pool && g_pool->num_threads() == num_threads) return;
   // As before, the pool is replaced between runs, never while a kernel runs in it.
   g_pool_fast.store(nullptr, std::memory_order_release);

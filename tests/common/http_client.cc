@@ -92,7 +92,7 @@ SlowClients::~SlowClients() {
 void SlowClients::Drip() {
   while (!stop_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (size_t i = 0; i < fds_.size(); ++i) {
         if (!answers_[i].empty()) continue;
         char buf[256];
@@ -115,7 +115,7 @@ void SlowClients::Drip() {
 }
 
 std::vector<std::string> SlowClients::Answers() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> out;
   for (const auto& a : answers_) {
     if (!a.empty()) out.push_back(a);

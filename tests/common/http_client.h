@@ -5,11 +5,12 @@
 #define TUNEFARM_TESTS_COMMON_HTTP_CLIENT_H_
 
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "tunefarm/runtime/mutex.h"
 
 namespace tunefarm::testing {
 
@@ -34,15 +35,15 @@ class SlowClients {
   SlowClients& operator=(const SlowClients&) = delete;
   int opened() const { return static_cast<int>(fds_.size()); }
   // Connections the server has answered or closed so far, and the first answer line of each.
-  std::vector<std::string> Answers();
+  std::vector<std::string> Answers() EXCLUDES(mu_);
 
  private:
-  void Drip();
-  std::vector<int> fds_;
-  std::vector<std::string> answers_;  // per connection; "" while still open
+  void Drip() EXCLUDES(mu_);
+  std::vector<int> fds_;                              // set by the constructor
+  std::vector<std::string> answers_ GUARDED_BY(mu_);  // per connection; "" while still open
   int drip_ms_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
+  Mutex mu_;
   std::thread thread_;
 };
 

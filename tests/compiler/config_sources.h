@@ -10,31 +10,31 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "tunefarm/compiler/config_source.h"
 #include "tunefarm/compiler/model.h"
+#include "tunefarm/runtime/mutex.h"
 
 namespace tunefarm::testing {
 
 class LookupRecorder final : public compiler::ConfigSource {
  public:
-  Result<compiler::BestConfig> Best(const compiler::Workload& w, const compiler::Target&) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+  Result<compiler::BestConfig> Best(const compiler::Workload& w, const compiler::Target&) const override EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     ++lookups_[w.ImplementationKey()];
     return Status::NotFound("no record of " + w.ImplementationKey());
   }
   std::string Describe() const override { return "lookup recorder"; }
-  std::map<std::string, int> lookups() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, int> lookups() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return lookups_;
   }
 
  private:
-  mutable std::mutex mu_;
-  mutable std::map<std::string, int> lookups_;
+  mutable Mutex mu_;
+  mutable std::map<std::string, int> lookups_ GUARDED_BY(mu_);
 };
 
 class FixedConfigs final : public compiler::ConfigSource {

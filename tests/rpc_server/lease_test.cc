@@ -14,12 +14,12 @@
 #include <atomic>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "common/local_farm.h"
 #include "common/test_files.h"
 #include "tunefarm/rpc_server/measure_client.h"
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
@@ -47,13 +47,16 @@ class Leases : public ::testing::Test {
     if (watcher_.joinable()) watcher_.join();
     // From the tracker's status: a lease id never on two servers at once, and a server never
     // back to a lease it had left (A, B, A).
-    for (const auto& [address, leases] : seen_) {
-      for (size_t i = 0; i < leases.size(); ++i) {
-        for (size_t j = i + 2; j < leases.size(); ++j)
-          EXPECT_NE(leases[i], leases[j]) << address << " went back to a lease";
+    {
+      MutexLock lock(&mu_);
+      for (const auto& [address, leases] : seen_) {
+        for (size_t i = 0; i < leases.size(); ++i) {
+          for (size_t j = i + 2; j < leases.size(); ++j)
+            EXPECT_NE(leases[i], leases[j]) << address << " went back to a lease";
+        }
       }
+      EXPECT_EQ(double_booked_, 0) << "the tracker showed one lease on two servers";
     }
-    EXPECT_EQ(double_booked_, 0) << "the tracker showed one lease on two servers";
     // From the servers themselves: the leases their batches ran under never interleave.
     for (const auto& address : farm_.server_addresses()) ExpectNoOverlap(address);
     ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0);
@@ -86,11 +89,11 @@ class Leases : public ::testing::Test {
       EXPECT_NE(state.lease_uses(i - 1).lease_id(), state.lease_uses(i).lease_id());
     }
   }
-  void WatchTracker() {
+  void WatchTracker() EXCLUDES(mu_) {
     while (!stop_watching_) {
       auto st = Status();
       std::map<std::string, std::string> holder;
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (const auto& s : st.servers()) {
         if (s.lease_id().empty()) continue;
         auto& seq = seen_[s.address()];
@@ -132,7 +135,7 @@ class Leases : public ::testing::Test {
   MeasureClientOptions Options(const std::string& client, int64_t lease_ms = 60000) {
     MeasureClientOptions o{farm_.tracker_address(), "cpu", kToken, client, 0, lease_ms, {}, {}};
     o.log = [this, client](const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       client_log_.push_back({Clock::now(), client + ": " + line});
     };
     return o;
@@ -179,10 +182,10 @@ class Leases : public ::testing::Test {
   tunefarm::testing::LocalFarm farm_{kToken};
   std::string dir_;
   int heartbeat_ms_ = 200;
-  std::mutex mu_;
-  std::map<std::string, std::vector<std::string>> seen_;
-  int double_booked_ = 0;
-  std::vector<std::pair<Clock::time_point, std::string>> client_log_;
+  Mutex mu_;
+  std::map<std::string, std::vector<std::string>> seen_ GUARDED_BY(mu_);
+  int double_booked_ GUARDED_BY(mu_) = 0;
+  std::vector<std::pair<Clock::time_point, std::string>> client_log_ GUARDED_BY(mu_);
   std::atomic<bool> stop_watching_{false};
   std::thread watcher_;
 };
@@ -239,7 +242,7 @@ TEST_F(Leases, AFrozenServerIsAbandonedAndItsStaleLeaseRefused) {
   // When did the client let go? Its log says, at the moment it learned the lease ended.
   double abandoned_ms = -1;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [at, line] : client_log_) {
       if (line.find("the tracker ended lease " + stale_lease) != std::string::npos) {
         abandoned_ms = std::chrono::duration<double, std::milli>(at - stopped_at).count();
@@ -248,7 +251,7 @@ TEST_F(Leases, AFrozenServerIsAbandonedAndItsStaleLeaseRefused) {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [at, line] : client_log_)
       std::printf("  +%.0f ms %s\n", std::chrono::duration<double, std::milli>(at - t0).count(), line.c_str());
   }

@@ -19,15 +19,19 @@ namespace {
 
 struct Record {
   std::vector<std::atomic<int>> hits;
-  std::mutex mu;
-  std::set<std::thread::id> threads;
+  Mutex mu;
+  std::set<std::thread::id> threads GUARDED_BY(mu);
   explicit Record(size_t n) : hits(n) {}
+  std::set<std::thread::id> Threads() EXCLUDES(mu) {
+    MutexLock lock(&mu);
+    return threads;
+  }
 };
 
 int32_t Body(int64_t begin, int64_t end, void* closure) {
   auto* r = static_cast<Record*>(closure);
   {
-    std::lock_guard<std::mutex> lock(r->mu);
+    MutexLock lock(&r->mu);
     r->threads.insert(std::this_thread::get_id());
   }
   for (int64_t i = begin; i < end; ++i) r->hits[size_t(i)]++;
@@ -49,15 +53,16 @@ TEST(ThreadPool, OneThreadRunsOnTheCaller) {
   ThreadPool pool(1);
   Record r(64);
   ASSERT_EQ(pool.ParallelFor(64, &Body, &r), 0);
-  ASSERT_EQ(r.threads.size(), 1u);
-  EXPECT_EQ(*r.threads.begin(), std::this_thread::get_id());
+  const std::set<std::thread::id> threads = r.Threads();
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_EQ(*threads.begin(), std::this_thread::get_id());
 }
 
 TEST(ThreadPool, UsesSeveralThreads) {
   ThreadPool pool(2);
   Record r(2);
   ASSERT_EQ(pool.ParallelFor(2, &Body, &r), 0);
-  EXPECT_EQ(r.threads.size(), 2u);
+  EXPECT_EQ(r.Threads().size(), 2u);
 }
 
 int32_t Count(int64_t begin, int64_t end, void* closure) {

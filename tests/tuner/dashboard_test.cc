@@ -1,7 +1,7 @@
 // The dashboard: its JSON API over a records database written through the records layer (figures
-// checked against sums done here), the incremental trial stream, knob importance, hostile
-// parameters, the cancel guard and the records metrics; then the page itself in headless Chromium
-// over a database from a real tuning run of tuner-daemon (tests/tuner/dashboard_e2e.mjs).
+// checked against sums done here), the names and speeds the page shows as sent, the incremental
+// trial stream, knob importance, hostile parameters, the embedded page files, the cancel guard and
+// the records metrics. The page itself runs in headless Chromium in dashboard_browser_test.cc.
 #include "tunefarm/tuner/dashboard.h"
 
 #include <gtest/gtest.h>
@@ -11,9 +11,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "common/http_client.h"
@@ -22,6 +24,7 @@
 #include "common/test_files.h"
 #include "tunefarm/service/metrics.h"
 #include "tunefarm/tuner/records.h"
+#include "tuner/dashboard/dashboard_views.h"
 
 namespace tunefarm::tuner {
 namespace {
@@ -74,7 +77,7 @@ class DashboardApi : public ::testing::Test {
          {{{"workload", kConvTask}, {"weight", 2}, {"flops", kConvFlops}},
           {{"workload", kDenseTask}, {"weight", 1}, {"flops", kDenseFlops}},
           {{"workload", kDenseAltTask}, {"weight", 1}, {"flops", kDenseFlops}, {"alternative_of", kDenseTask}}}}};
-    ASSERT_TRUE(db_->UpdateJob(job_, "running", progress.dump()).ok());
+    ASSERT_TRUE(db_->UpdateJob(job_, JobState::kRunning, progress.dump()).ok());
     const int tiles[] = {1, 2, 4, 8};
     for (int i = 0; i < 8; ++i) {
       const int tile = tiles[i % 4];
@@ -146,6 +149,10 @@ TEST_F(DashboardApi, ModelViewHasMetaScheduleTaskTableFigures) {
   ASSERT_EQ(m["tasks"].size(), 3u) << m.dump();
   const Json& conv = m["tasks"][0];
   EXPECT_EQ(conv["workload"], kConvKey);
+  // The page shows each task by the name the API gives it (it never parses a key).
+  EXPECT_EQ(conv["name"], "conv2d_nchw conv2d N1_C16_H14_W14 K32_R3x3_S1x1_P1_1_1_1_D1x1_G1");
+  EXPECT_EQ(m["tasks"][1]["name"], "dense dense N1_I32 O10");
+  EXPECT_EQ(m["tasks"][2]["name"], "dense_pack dense N1_I32 O10");
   EXPECT_EQ(conv["weight"], 2);
   EXPECT_EQ(conv["trials"], 9);  // 8 ok + the compile error
   EXPECT_EQ(conv["ok_trials"], 8);
@@ -236,23 +243,68 @@ TEST_F(DashboardApi, TaskViewRanksTheDecidingKnobAndGroupsErrors) {
   EXPECT_LE(t["fastest"][0]["mean_ms"].get<double>(), t["fastest"][1]["mean_ms"].get<double>());
   ASSERT_EQ(t["targets"].size(), 1u);
   EXPECT_EQ(t["targets"][0]["trials"], 9);
+  // The task's name and its best over every target, which the page's cards show as sent.
+  EXPECT_EQ(t["task"]["name"], "conv2d_nchw conv2d N1_C16_H14_W14 K32_R3x3_S1x1_P1_1_1_1_D1x1_G1");
+  EXPECT_NEAR(t["task"]["best_ms"].get<double>(), 1.0 / 8, 1e-12);
+  EXPECT_NEAR(t["task"]["best_gflops"].get<double>(), kConvFlops / (1.0 / 8 * 1e6), 1e-9);
+  EXPECT_EQ(t["task"]["best_gflops"], t["targets"][0]["best_gflops"]);
 
   const Json overview = GetJson(address_, "/api/overview");
   EXPECT_EQ(overview["trials"], 13);
   ASSERT_EQ(overview["recent_errors"].size(), 2u);
   EXPECT_EQ(overview["recent_errors"][0]["status"], "timeout");  // newest first
+  EXPECT_EQ(overview["recent_errors"][0]["task_name"], "dense dense N1_I32 O10");
+  EXPECT_EQ(overview["recent_errors"][1]["task_name"],
+            "conv2d_nchw conv2d N1_C16_H14_W14 K32_R3x3_S1x1_P1_1_1_1_D1x1_G1");
   EXPECT_EQ(overview["jobs"][0]["state"], "running");
   EXPECT_TRUE(overview["farm"].is_null());  // no --tracker
 
   // The key is target-neutral: the compare view lists every implementation of the workload.
   const Json compare = GetJson(address_, "/api/compare?workload=" + std::string("dense%7CN1_I32%7CO10%7CNC%7Cfloat32"));
   ASSERT_EQ(compare["rows"].size(), 2u);
+  EXPECT_EQ(compare["name"], "dense N1_I32 O10");
   EXPECT_EQ(compare["rows"][0]["template"], "dense");
+  // The bar's label: implementation, the target's kind and the device (one database: no prefix).
+  EXPECT_EQ(compare["rows"][0]["label"], "dense llvm @ x86-test");
+  EXPECT_EQ(compare["rows"][1]["label"], "dense_pack llvm @ x86-test");
   EXPECT_EQ(compare["rows"][0]["trials"], 3);
   EXPECT_NEAR(compare["rows"][0]["best_ms"].get<double>(), 0.0015, 1e-12);
   EXPECT_EQ(compare["rows"][1]["template"], "dense_pack");
   EXPECT_EQ(compare["rows"][1]["trials"], 1);
   EXPECT_NEAR(compare["rows"][1]["best_ms"].get<double>(), 0.001, 1e-12);
+
+  // The Compare picker lists workloads by name, one entry per implementation.
+  const Json workloads = GetJson(address_, "/api/workloads");
+  ASSERT_EQ(workloads["workloads"].size(), 3u) << workloads.dump();
+  for (const auto& w : workloads["workloads"]) {
+    EXPECT_EQ(w["name"],
+              w["key"] == kConvKey ? "conv2d N1_C16_H14_W14 K32_R3x3_S1x1_P1_1_1_1_D1x1_G1" : "dense N1_I32 O10")
+        << w.dump();
+  }
+}
+
+// What the page shows for a key: its operator and shapes, the dtype unless float32; a version-2 key
+// (which began with its implementation) names the same task; a key of no known form is shown whole.
+TEST(DashboardNames, KeysAreShownByOperatorShapesAndDtype) {
+  struct Case {
+    std::string implementation, key, workload_name, task_name;
+  };
+  const std::vector<Case> cases = {
+      {"conv2d_nchw", kConvKey, "conv2d N1_C16_H14_W14 K32_R3x3_S1x1_P1_1_1_1_D1x1_G1",
+       "conv2d_nchw conv2d N1_C16_H14_W14 K32_R3x3_S1x1_P1_1_1_1_D1x1_G1"},
+      {"dense", "dense|N1_I32|O10|NC|int8", "dense N1_I32 O10 int8", "dense dense N1_I32 O10 int8"},
+      {"batch_matmul", "batch_matmul|B2_M4_K8|N16|BMN|float32", "batch_matmul B2_M4_K8 N16",
+       "batch_matmul batch_matmul B2_M4_K8 N16"},
+      {"conv2d_nchwc", "conv2d_nchwc|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32",
+       "conv2d_nchwc N1_C64_H56_W56 K64_R3x3_S1x1_P1_1_1_1_D1x1_G1",
+       "conv2d_nchwc conv2d N1_C64_H56_W56 K64_R3x3_S1x1_P1_1_1_1_D1x1_G1"},
+      {"", "custom-op", "custom-op", "custom-op"},
+      {"dense", "dense|N1_I32|O10", "dense|N1_I32|O10", "dense dense|N1_I32|O10"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(dashboard::WorkloadDisplayName(c.key), c.workload_name) << c.key;
+    EXPECT_EQ(dashboard::TaskDisplayName(c.implementation, c.key), c.task_name) << c.implementation << " " << c.key;
+  }
 }
 
 TEST_F(DashboardApi, HostileParametersGetClearClientErrors) {
@@ -307,6 +359,39 @@ TEST_F(DashboardApi, HostileParametersGetClearClientErrors) {
   EXPECT_EQ(echarts.status, 200);
   EXPECT_GT(echarts.body.size(), 500000u) << "ECharts is embedded whole";
   EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'self'"), std::string::npos) << page.headers;
+}
+
+// Every file of the page (tuner/dashboard/web: index.html, the stylesheet, the icon and each ES
+// module under js/) is embedded and served byte for byte with its content type, so a module left
+// out of tuner/CMakeLists.txt's DASHBOARD_FILES fails here and not only in a browser.
+TEST_F(DashboardApi, ServesEveryFileOfThePageFromMemory) {
+  namespace fs = std::filesystem;
+  const fs::path web = fs::path(TUNEFARM_SOURCE_ROOT) / "tuner/dashboard/web";
+  std::vector<fs::path> files = {web / "index.html", web / "style.css", web / "favicon.svg"};
+  for (const auto& entry : fs::recursive_directory_iterator(web / "js")) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  }
+  ASSERT_GT(files.size(), 10u) << "the page's modules are under " << (web / "js");
+  const std::map<std::string, std::string> types = {{".html", "text/html; charset=utf-8"},
+                                                    {".js", "text/javascript; charset=utf-8"},
+                                                    {".css", "text/css; charset=utf-8"},
+                                                    {".svg", "image/svg+xml"}};
+  for (const auto& file : files) {
+    const std::string rel = fs::relative(file, web).string();
+    const std::string url = rel == "index.html" ? "/" : "/assets/" + rel;
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    const auto r = Http(address_, url);
+    EXPECT_EQ(r.status, 200) << url << " (add " << rel << " to DASHBOARD_FILES in tuner/CMakeLists.txt)";
+    EXPECT_EQ(r.body, content.str()) << url << " differs from " << file;
+    ASSERT_TRUE(types.count(file.extension().string())) << file;
+    EXPECT_NE(r.headers.find("Content-Type: " + types.at(file.extension().string())), std::string::npos)
+        << url << ": " << r.headers;
+  }
+  // The page starts as ES modules; the one script of old is gone.
+  EXPECT_NE(Http(address_, "/").body.find("<script type=\"module\" src=\"/assets/js/main.js\">"), std::string::npos);
+  EXPECT_EQ(Http(address_, "/assets/app.js").status, 404);
 }
 
 TEST_F(DashboardApi, CancellingNeedsTheFarmTokenAndADaemon) {
@@ -459,7 +544,7 @@ TEST(DashboardOfTuneRuns, ATuneRunIsListedByItsModelWithItsTrials) {
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     auto killed = (*db)->AddJob(R"({"model":"gone.onnx"})", "tunefarm tune");
     ASSERT_TRUE(killed.ok());
-    ASSERT_TRUE((*db)->UpdateJob(*killed, "running", R"({"trials_done":3,"trials_budget":10})").ok());
+    ASSERT_TRUE((*db)->UpdateJob(*killed, JobState::kRunning, R"({"trials_done":3,"trials_budget":10})").ok());
   }
   const auto tune = tunefarm::testing::RunCommand(std::string(TUNEFARM_CLI) + " tune " + model +
                                                   " --total-trials 12 --seed 2 --records " + db_path + " 2>&1");

@@ -542,13 +542,13 @@ TEST_P(RecordsOnEachEngine, JobsKeepTheirDaemonAndAnUpdateOfAMissingJobIsNotFoun
   ASSERT_TRUE(db.ok());
   auto id = (*db)->AddJob("{\"model\":\"resnet-18\"}", "daemon-a");
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  ASSERT_TRUE((*db)->UpdateJob(*id, "running", "{\"trials_done\":3}").ok());
+  ASSERT_TRUE((*db)->UpdateJob(*id, JobState::kRunning, "{\"trials_done\":3}").ok());
   auto job = (*db)->GetJob(*id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state, "running");
   EXPECT_EQ(job->daemon, "daemon-a");
   EXPECT_EQ(job->progress_json, "{\"trials_done\":3}");
-  auto missing = (*db)->UpdateJob(*id + 100, "done", "{}");
+  auto missing = (*db)->UpdateJob(*id + 100, JobState::kDone, "{}");
   EXPECT_EQ(missing.message(), "no job " + std::to_string(*id + 100) + " in " + (*db)->location());
 }
 

@@ -19,6 +19,7 @@
 #include "tunefarm/runtime/artifact.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/records.h"
+#include "tunefarm/tuner/tuning_job.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::tuner {
@@ -219,11 +220,21 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("no-such-cpu"), std::string::npos) << s.error_message();
   bad.set_target("native");
-  bad.set_tuner("anneal");
+  bad.set_tuner(static_cast<v1::Tuner>(9));  // a newer client's
   s = client.Submit(bad, &job);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("unknown tuner 'anneal'"), std::string::npos) << s.error_message();
-  bad.set_tuner("xgb");
+  EXPECT_EQ(s.error_message(), "job spec: unknown tuner 9");
+  bad.set_tuner(v1::TUNER_XGB);
+  {
+    // An older client's spec: field 3 held the tuner as a word ("ga": tag 0x1a, length 2).
+    v1::TuningJobSpec old;
+    ASSERT_TRUE(old.ParseFromString(bad.SerializeAsString() + std::string("\x1a\x02ga", 4)));
+    s = client.Submit(old, &job);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(),
+              "job spec: field 3 (tuner as a word) is from an earlier version of the API; this daemon takes the "
+              "Tuner enum (update the client)");
+  }
   bad.set_layouts("blocked");
   s = client.Submit(bad, &job);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -238,7 +249,7 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   auto events = client.Watch(id, &s);
   ASSERT_TRUE(s.ok()) << s.error_message();
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().job().state(), "done") << events.back().job().message();
+  EXPECT_EQ(events.back().job().state(), v1::JOB_STATE_DONE) << events.back().job().message();
   EXPECT_EQ(events.back().job().trials_done(), 12);
   bool progress_line = false;
   for (const auto& e : events) progress_line = progress_line || e.line().find("Progress: (") != std::string::npos;
@@ -251,11 +262,11 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   ASSERT_TRUE(client.Cancel(job.id(), &cancelled).ok());
   events = client.Watch(job.id(), &s);
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().job().state(), "cancelled");
+  EXPECT_EQ(events.back().job().state(), v1::JOB_STATE_CANCELLED);
   EXPECT_LT(events.back().job().trials_done(), 400);
   auto jobs = client.List();
   ASSERT_EQ(jobs.size(), 2u);
-  EXPECT_EQ(jobs[0].state(), "done");
+  EXPECT_EQ(jobs[0].state(), v1::JOB_STATE_DONE);
   EXPECT_EQ(client.Cancel(999, &cancelled).error_code(), grpc::StatusCode::NOT_FOUND);
 
   // The same through `tunefarm jobs`.
@@ -276,7 +287,7 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   spec.set_total_trials(4000);
   ASSERT_TRUE(client.Submit(spec, &job).ok());
   ASSERT_TRUE(client.Cancel(job.id(), &cancelled).ok());
-  EXPECT_EQ(cancelled.state(), "cancelled");
+  EXPECT_EQ(cancelled.state(), v1::JOB_STATE_CANCELLED);
   daemon.Kill(SIGKILL);
   daemon.Wait();
   {
@@ -327,15 +338,16 @@ TEST_F(TuneFlow, DaemonJobsWaitForMemoryAndOneThatCannotFitIsRefused) {
     }
     return v1::TuningJob();
   };
-  for (int i = 0; i < 600 && state_of(first.id()).state() != "running"; ++i)
+  for (int i = 0; i < 600 && state_of(first.id()).state() != v1::JOB_STATE_RUNNING; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_EQ(state_of(first.id()).state(), "running");
+  ASSERT_EQ(state_of(first.id()).state(), v1::JOB_STATE_RUNNING);
   spec.set_total_trials(8);
   ASSERT_TRUE(client.Submit(spec, &second).ok());
   std::string waiting;
   for (int i = 0; i < 200 && waiting.empty(); ++i) {
     const v1::TuningJob j = state_of(second.id());
-    if (j.message().find("waiting for memory") != std::string::npos) waiting = j.state() + ": " + j.message();
+    if (j.message().find("waiting for memory") != std::string::npos)
+      waiting = std::string(NameOf(j.state())) + ": " + j.message();
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   EXPECT_EQ(
@@ -344,8 +356,9 @@ TEST_F(TuneFlow, DaemonJobsWaitForMemoryAndOneThatCannotFitIsRefused) {
       << waiting;
   v1::TuningJob cancelled;
   ASSERT_TRUE(client.Cancel(first.id(), &cancelled).ok());
-  EXPECT_EQ(client.Watch(first.id(), &s).back().job().state(), "cancelled");
-  EXPECT_EQ(client.Watch(second.id(), &s).back().job().state(), "done");  // the memory it waited for came back
+  EXPECT_EQ(client.Watch(first.id(), &s).back().job().state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(client.Watch(second.id(), &s).back().job().state(),
+            v1::JOB_STATE_DONE);  // the memory it waited for came back
 }
 
 // One tuner per database (issue 15): a second `tune` and a daemon on the database a `tune` is
@@ -506,8 +519,8 @@ TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {
   ASSERT_TRUE(client.Submit(a, &ja).ok());
   ASSERT_TRUE(client.Submit(b, &jb).ok());
   grpc::Status s;
-  EXPECT_EQ(client.Watch(ja.id(), &s).back().job().state(), "done");
-  EXPECT_EQ(client.Watch(jb.id(), &s).back().job().state(), "done");
+  EXPECT_EQ(client.Watch(ja.id(), &s).back().job().state(), v1::JOB_STATE_DONE);
+  EXPECT_EQ(client.Watch(jb.id(), &s).back().job().state(), v1::JOB_STATE_DONE);
   // Both jobs measured on the one local runner at the same time: in the first half of all trials
   // (in commit order) each job has a fair share, not one job first and the other after.
   auto db = RecordsDb::Open(dir_ + "/fair.db", RecordsDb::Mode::kMustExist);
@@ -528,7 +541,7 @@ TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {
   v1::TuningJob j1, j2;
   ASSERT_TRUE(client.Submit(a, &j1).ok());
   ASSERT_TRUE(client.Submit(a, &j2).ok());
-  EXPECT_EQ(client.Watch(j2.id(), &s).back().job().state(), "done");
+  EXPECT_EQ(client.Watch(j2.id(), &s).back().job().state(), v1::JOB_STATE_DONE);
   const Counts counts = Count(dir_ + "/fair.db");
   EXPECT_EQ(counts.trials, counts.distinct) << "two jobs measured the same config";
 }
@@ -551,7 +564,7 @@ TEST_F(TuneFlow, DaemonKilledMidJobResumesItAfterRestart) {
     grpc::Status s;
     auto events = client.Watch(job.id(), &s);
     ASSERT_FALSE(events.empty());
-    ASSERT_EQ(events.back().job().state(), "done");
+    ASSERT_EQ(events.back().job().state(), v1::JOB_STATE_DONE);
     expected = Count(dir_ + "/ref.db");
   }
 
@@ -579,7 +592,7 @@ TEST_F(TuneFlow, DaemonKilledMidJobResumesItAfterRestart) {
   grpc::Status s;
   auto events = client.Watch(jobs[0].id(), &s);
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().job().state(), "done") << events.back().job().message();
+  EXPECT_EQ(events.back().job().state(), v1::JOB_STATE_DONE) << events.back().job().message();
   const Counts resumed = Count(db);
   EXPECT_EQ(resumed.distinct, expected.distinct);
   EXPECT_EQ(resumed.trials, resumed.distinct) << "a config was measured twice";
@@ -627,8 +640,8 @@ TEST_F(TuneFlow, DaemonsSharingAPostgresDatabaseSplitTheWorkAndKeepTheirOwnJobs)
   auto events_a = client_a.Watch(job_a.id(), &s);
   auto events_b = client_b.Watch(job_b.id(), &s);
   ASSERT_FALSE(events_a.empty() || events_b.empty());
-  EXPECT_EQ(events_a.back().job().state(), "done") << events_a.back().job().message();
-  EXPECT_EQ(events_b.back().job().state(), "done") << events_b.back().job().message();
+  EXPECT_EQ(events_a.back().job().state(), v1::JOB_STATE_DONE) << events_a.back().job().message();
+  EXPECT_EQ(events_b.back().job().state(), v1::JOB_STATE_DONE) << events_b.back().job().message();
   const Counts counts = Count(url);
   EXPECT_EQ(counts.trials, counts.distinct) << "a config was measured twice";
   for (const auto& [key, n] : counts.per_workload) EXPECT_GE(n, 12u) << key;

@@ -24,7 +24,7 @@ TEST(Search, StrategiesNeverRepeatAndOnlyProposeAcceptedConfigs) {
   const compiler::Workload w = SmallConv();
   auto space = compiler::GetConfigSpace(w, host);
   ASSERT_TRUE(space.ok());
-  for (const char* name : {"random", "grid", "ga", "xgb"}) {
+  for (TunerKind name : {TunerKind::kRandom, TunerKind::kGrid, TunerKind::kGa, TunerKind::kXgb}) {
     SearchOptions o;
     o.seed = 1;
     o.accept = [&](const compiler::Config& c) { return compiler::KeepsModelLayout(w, host, c); };
@@ -33,22 +33,36 @@ TEST(Search, StrategiesNeverRepeatAndOnlyProposeAcceptedConfigs) {
     std::set<int64_t> seen;
     for (int round = 0; round < 5; ++round) {
       auto batch = (*s)->NextBatch(16);
-      ASSERT_FALSE(batch.empty()) << name;
+      ASSERT_FALSE(batch.empty()) << NameOf(name);
       std::vector<double> g;
       for (int64_t c : batch) {
-        EXPECT_TRUE(seen.insert(c).second) << name << " proposed config " << c << " twice";
+        EXPECT_TRUE(seen.insert(c).second) << NameOf(name) << " proposed config " << c << " twice";
         auto cfg = space->Get(c);
         ASSERT_TRUE(cfg.ok());
         EXPECT_TRUE(space->IsValid(*cfg));
-        EXPECT_TRUE(compiler::KeepsModelLayout(w, host, *cfg)) << name;
+        EXPECT_TRUE(compiler::KeepsModelLayout(w, host, *cfg)) << NameOf(name);
         g.push_back(double(c % 97));
       }
       (*s)->Update(batch, g);
     }
   }
-  auto bad = MakeSearch("anneal", *space, SearchOptions());
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "unknown tuner 'anneal' (xgb, ga, random, grid)");
+}
+
+// One table names each kind: what users type, the CLI offers and the jobs table stores.
+TEST(TuningKinds, EachNameParsesBackAndUnknownWordsAreRefusedNamingTheChoices) {
+  for (const std::string& name : TunerKindNames()) EXPECT_EQ(NameOf(*ParseTunerKind(name)), name);
+  for (const std::string& name : SchedulerKindNames()) EXPECT_EQ(NameOf(*ParseSchedulerKind(name)), name);
+  EXPECT_EQ(AllJobStates().size(), 5u);
+  for (JobState s : AllJobStates()) {
+    EXPECT_EQ(*ParseJobState(NameOf(s)), s);
+    EXPECT_EQ(IsFinal(s), s != JobState::kQueued && s != JobState::kRunning) << NameOf(s);
+  }
+  EXPECT_EQ(TunerKindNames(), (std::vector<std::string>{"xgb", "ga", "random", "grid"}));
+  EXPECT_EQ(ParseTunerKind("anneal").status().message(), "unknown tuner 'anneal' (xgb, ga, random, grid)");
+  EXPECT_EQ(ParseSchedulerKind("fastest-first").status().message(),
+            "unknown task scheduler 'fastest-first' (gradient, round-robin)");
+  EXPECT_EQ(ParseJobState("paused").status().message(),
+            "unknown job state 'paused' (queued, running, done, failed, cancelled)");
 }
 
 TEST(Search, XgbLearnsASyntheticObjectiveFasterThanRandom) {
@@ -63,7 +77,7 @@ TEST(Search, XgbLearnsASyntheticObjectiveFasterThanRandom) {
     for (size_t i = 0; i < f.size(); ++i) v -= std::pow(f[i] - 1.5 * double(i % 3), 2);
     return 100.0 + v;
   };
-  auto best_after = [&](const char* name, int seed) {
+  auto best_after = [&](TunerKind name, int seed) {
     SearchOptions o;
     o.seed = uint64_t(seed);
     auto s = MakeSearch(name, *space, o);
@@ -81,8 +95,8 @@ TEST(Search, XgbLearnsASyntheticObjectiveFasterThanRandom) {
   };
   double xgb = 0, random = 0;
   for (int seed = 0; seed < 3; ++seed) {
-    xgb += best_after("xgb", seed);
-    random += best_after("random", seed);
+    xgb += best_after(TunerKind::kXgb, seed);
+    random += best_after(TunerKind::kRandom, seed);
   }
   EXPECT_GT(xgb, random) << "xgb " << xgb / 3 << " vs random " << random / 3;
 }
@@ -94,7 +108,7 @@ TEST(Tune, TrialsAreCommittedAndARerunResumesWithoutRemeasuring) {
   ASSERT_TRUE(db.ok());
   LocalMeasurer local(MEASURE_CHILD, dir, 1);
   TuneOptions o;
-  o.tuner = "random";
+  o.tuner = TunerKind::kRandom;
   o.trials = 8;
   o.batch = 4;
   o.timing.number = 2;
@@ -136,7 +150,7 @@ TEST(Tune, CudaTaskBuildsPtxCandidatesAndRecordsEveryTrial) {
   ASSERT_TRUE(db.ok());
   LocalMeasurer local(MEASURE_CHILD, dir, 1);
   TuneOptions o;
-  o.tuner = "xgb";
+  o.tuner = TunerKind::kXgb;
   o.trials = 8;
   o.batch = 4;
   o.tmp_root = dir;
@@ -249,7 +263,7 @@ TEST(Tune, CudaCandidatesCarriedAcrossBatchesAreEachRecordedOnce) {
   ASSERT_TRUE(db.ok());
   LocalMeasurer local(MEASURE_CHILD, dir, 1);
   TuneOptions o;
-  o.tuner = "random";
+  o.tuner = TunerKind::kRandom;
   o.trials = 12;
   o.batch = 4;
   o.build_jobs = 6;

@@ -59,7 +59,7 @@ TrackerCore::TrackerCore(TrackerOptions options, Clock clock)
 
 void TrackerCore::Publish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!changed_) return;
     changed_ = false;
   }
@@ -141,7 +141,7 @@ Result<Registration> TrackerCore::Register(const std::string& key, const std::st
   if (address.empty() || address.size() > 256) return Status::InvalidArgument("server address must be 1-256 bytes");
   Registration out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     Server s;
     // The epoch's first 8 hex digits: a restarted tracker numbers its servers from 1 again, and a
     // server still heartbeating with its old id must be told "unknown", not taken for another.
@@ -177,7 +177,7 @@ Result<Registration> TrackerCore::Register(const std::string& key, const std::st
 HeartbeatReply TrackerCore::Heartbeat(const std::string& server_id, int64_t measurements_done) {
   HeartbeatReply reply;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TickLocked();
     auto it = servers_.find(server_id);
     if (it != servers_.end()) {
@@ -201,7 +201,7 @@ Result<int64_t> TrackerCore::RequestLease(const std::string& key, int priority, 
   if (client.size() > 256) return Status::InvalidArgument("client name longer than 256 bytes");
   int64_t id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TickLocked();
     bool any = false;
     for (const auto& [sid, s] : servers_) any = any || s.key == key;
@@ -234,7 +234,7 @@ int TrackerCore::QueuePosition(const Request& r) const {
 RequestState TrackerCore::Poll(int64_t request_id) {
   RequestState out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TickLocked();
     auto it = requests_.find(request_id);
     if (it == requests_.end()) {
@@ -258,7 +258,7 @@ RequestState TrackerCore::Poll(int64_t request_id) {
 
 void TrackerCore::Forget(int64_t request_id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = requests_.find(request_id);
     if (it == requests_.end()) return;
     if (it->second.state.kind == RequestState::kGranted) EndLease(it->second, LeaseEnd::kReleased);
@@ -271,7 +271,7 @@ void TrackerCore::Forget(int64_t request_id) {
 }
 
 Result<int64_t> TrackerCore::Renew(const std::string& lease_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TickLocked();
   auto it = lease_to_request_.find(lease_id);
   if (it == lease_to_request_.end() || requests_[it->second].state.kind != RequestState::kGranted) {
@@ -284,7 +284,7 @@ Result<int64_t> TrackerCore::Renew(const std::string& lease_id) {
 
 Status TrackerCore::Release(const std::string& lease_id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = lease_to_request_.find(lease_id);
     if (it == lease_to_request_.end() || requests_[it->second].state.kind != RequestState::kGranted) {
       // A predecessor's lease released before its server re-registered: never restore it.
@@ -325,7 +325,7 @@ void TrackerCore::DropServer(const std::string& id, const std::string& why) {
 
 void TrackerCore::Tick() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     TickLocked();
   }
   Publish();
@@ -390,7 +390,7 @@ void TrackerCore::TickLocked() {
 }
 
 FarmStatus TrackerCore::GetStatus() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TickLocked();
   FarmStatus st;
   const int64_t now = clock_();
@@ -422,8 +422,8 @@ FarmStatus TrackerCore::GetStatus() {
 }
 
 void TrackerCore::WaitForChange(int64_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms));
+  MutexLock lock(&mu_);
+  cv_.WaitFor(&mu_, std::chrono::milliseconds(timeout_ms));
 }
 
 }  // namespace tunefarm::tracker

@@ -47,7 +47,7 @@ class LeaseStream final : public service::EventStream<v1::LeaseUpdate> {
   }
 
  private:
-  Step Next(v1::LeaseUpdate* update, grpc::Status* status) override {
+  Step Next(v1::LeaseUpdate* update, grpc::Status* status) override REQUIRES(mu_) {
     if (ended_sent_) {
       *status = grpc::Status::OK;
       return Step::kFinish;
@@ -89,8 +89,9 @@ class LeaseStream final : public service::EventStream<v1::LeaseUpdate> {
   TrackerCore* const core_;
   const int64_t id_;
   int64_t subscription_ = 0;
-  int last_position_ = -1;  // guarded by the stream's lock (Next)
-  bool granted_sent_ = false, ended_sent_ = false;
+  int last_position_ GUARDED_BY(mu_) = -1;  // the stream's lock: Next() runs under it
+  bool granted_sent_ GUARDED_BY(mu_) = false;
+  bool ended_sent_ GUARDED_BY(mu_) = false;
 };
 
 class FailedStream final : public grpc::ServerWriteReactor<v1::LeaseUpdate> {

@@ -6,15 +6,14 @@
 // with a UTC timestamp. With --metrics, Prometheus metrics are served on GET /metrics there
 // ("rpc_tracker metrics on HOST:PORT").
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "tunefarm/command_line/command_line.h"
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/daemon.h"
 #include "tunefarm/tracker/tracker_metrics.h"
 #include "tunefarm/tracker/tracker_service.h"
@@ -29,53 +28,53 @@ class AsyncLog {
   AsyncLog() : writer_([this] { Run(); }) {}
   ~AsyncLog() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      tunefarm::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     writer_.join();
   }
-  void Add(const std::string& line) {
+  void Add(const std::string& line) EXCLUDES(mu_) {
     char stamp[32];
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
     gmtime_r(&now, &tm);
     std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      tunefarm::MutexLock lock(&mu_);
       if (lines_.size() >= kMaxQueued) {
         ++dropped_;
         return;
       }
       lines_.push_back(std::string(stamp) + " info: " + line);
     }
-    cv_.notify_one();
+    cv_.Signal();
   }
 
  private:
   static constexpr size_t kMaxQueued = 10000;
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
+  void Run() EXCLUDES(mu_) {
+    tunefarm::MutexLock lock(&mu_);
     while (true) {
-      cv_.wait(lock, [this] { return stopping_ || !lines_.empty(); });
+      while (!stopping_ && lines_.empty()) cv_.Wait(&mu_);
       if (lines_.empty() && stopping_) return;
       std::deque<std::string> batch;
       batch.swap(lines_);
       const int64_t dropped = dropped_;
       dropped_ = 0;
-      lock.unlock();
+      lock.Unlock();
       if (dropped > 0)
         std::printf("(%lld log lines dropped: the output was not being read)\n", static_cast<long long>(dropped));
       for (const auto& l : batch) std::printf("%s\n", l.c_str());
       std::fflush(stdout);
-      lock.lock();
+      lock.Lock();
     }
   }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> lines_;
-  int64_t dropped_ = 0;
-  bool stopping_ = false;
+  tunefarm::Mutex mu_;
+  tunefarm::CondVar cv_;
+  std::deque<std::string> lines_ GUARDED_BY(mu_);
+  int64_t dropped_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread writer_;
 };
 

@@ -1,6 +1,5 @@
 #include "tuner/daemon/job_manager.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,44 +14,27 @@ namespace tunefarm::tuner {
 namespace {
 
 // Defaults filled in and every field checked; InvalidArgument naming the field.
-Status Normalize(v1::TuningJobSpec* spec, const DaemonOptions& daemon) {
-  if (spec->model().empty()) return Status::InvalidArgument("job spec: model is empty (a zoo name or an ONNX path)");
-  if (spec->target().empty()) spec->set_target("native");
-  auto target = compiler::ParseTarget(spec->target());
+Status Normalize(TuningJobSpec* spec, const DaemonOptions& daemon) {
+  if (spec->model.empty()) return Status::InvalidArgument("job spec: model is empty (a zoo name or an ONNX path)");
+  *spec = WithDefaults(std::move(*spec));
+  auto target = compiler::ParseTarget(spec->target);
   if (!target.ok()) return Status::InvalidArgument("job spec: " + target.status().message());
-  if (spec->tuner().empty()) spec->set_tuner("xgb");
-  static const std::set<std::string> kTuners = {"xgb", "ga", "random", "grid"};
-  if (!kTuners.count(spec->tuner())) {
-    return Status::InvalidArgument("job spec: unknown tuner '" + spec->tuner() + "' (xgb, ga, random, grid)");
-  }
-  if (spec->trials_per_task() < 0 || spec->trials_per_task() > 1000000 || spec->total_trials() < 0 ||
-      spec->total_trials() > 10000000 || spec->early_stopping() < 0 || spec->threads() < 0 || spec->threads() > 1024) {
+  if (spec->trials_per_task < 0 || spec->trials_per_task > 1000000 || spec->total_trials < 0 ||
+      spec->total_trials > 10000000 || spec->early_stopping < 0 || spec->threads < 0 || spec->threads > 1024) {
     return Status::InvalidArgument(
         "job spec: trials_per_task, total_trials, early_stopping and threads must be in range");
   }
-  if (spec->layouts().empty()) spec->set_layouts("model");
-  if (spec->layouts() != "model" && spec->layouts() != "any") {
-    return Status::InvalidArgument("job spec: unknown layouts '" + spec->layouts() + "' (model, any)");
-  }
-  if (spec->input_shapes_size() > 64) return Status::InvalidArgument("job spec: more than 64 input_shapes");
+  if (spec->input_shapes.size() > 64) return Status::InvalidArgument("job spec: more than 64 input_shapes");
   std::set<std::string> shaped;
-  for (const std::string& text : spec->input_shapes()) {
+  for (const std::string& text : spec->input_shapes) {
     auto shape = compiler::ParseInputShape(text);
     if (!shape.ok()) return Status::InvalidArgument("job spec: input_shapes: " + shape.status().message());
     if (!shaped.insert(shape->name).second) {
       return Status::InvalidArgument("job spec: input_shapes gives input '" + shape->name + "' twice");
     }
   }
-  if (spec->trials_per_task() == 0 && spec->total_trials() == 0) spec->set_trials_per_task(64);
-  if (spec->threads() == 0) spec->set_threads(1);
-  if (spec->total_trials() > 0) {
-    if (spec->scheduler().empty()) spec->set_scheduler("gradient");
-    if (spec->scheduler() != "gradient" && spec->scheduler() != "round-robin") {
-      return Status::InvalidArgument("job spec: unknown scheduler '" + spec->scheduler() + "' (gradient, round-robin)");
-    }
-  }
-  if (!spec->tracker().empty() && spec->key().empty()) return Status::InvalidArgument("job spec: tracker without key");
-  const bool farm = !spec->tracker().empty() || !daemon.tracker.empty();
+  if (!spec->tracker.empty() && spec->key.empty()) return Status::InvalidArgument("job spec: tracker without key");
+  const bool farm = !spec->tracker.empty() || !daemon.tracker.empty();
   if (!farm && !target->is_host) {
     return Status::InvalidArgument("job spec: target " + target->ToString() +
                                    " does not run on the daemon's machine and the daemon has no --tracker");
@@ -66,23 +48,22 @@ std::string Mib(int64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB
 
 }  // namespace
 
-JobMemory EstimateJobBytes(const v1::TuningJobSpec& spec) {
+JobMemory EstimateJobBytes(const TuningJobSpec& spec) {
   constexpr int64_t kZooModelBytes = 128 * kMiB, kTuneBytes = 256 * kMiB;
   struct stat st {};
-  const bool file = stat(spec.model().c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  const bool file = stat(spec.model.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const int64_t model = file ? int64_t(st.st_size) : kZooModelBytes;
   return JobMemory{kTuneBytes + 3 * model, kTuneBytes};
 }
 
-bool IsFinalJobState(const std::string& state) { return state == "done" || state == "failed" || state == "cancelled"; }
-
+// Under the manager's mu_ (&JobManager::mu_: the analysis cannot name the manager from here).
 struct JobManager::Job {
-  v1::TuningJob proto;
-  uint64_t version = 0;
-  std::string line;
+  TuningJob state GUARDED_BY(&JobManager::mu_);  // what the jobs table stores
+  uint64_t version GUARDED_BY(&JobManager::mu_) = 0;
+  std::string line GUARDED_BY(&JobManager::mu_);
   std::atomic<bool> stop{false};
-  bool cancel_requested = false;
-  std::thread thread;
+  bool cancel_requested GUARDED_BY(&JobManager::mu_) = false;
+  std::thread thread;  // started under mu_, joined by the destructor once every job is stopped
 };
 
 Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
@@ -93,44 +74,49 @@ Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
   m->memory_budget_ = m->options_.job_memory_bytes;
   if (m->memory_budget_ <= 0) m->memory_budget_ = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / 2;
-  TUNEFARM_ASSIGN_OR_RETURN(m->db_, RecordsDb::Open(m->options_.records, RecordsDb::Mode::kCreate));
+  // The manager's connection (db_, under mu_ from here on), opened before any thread exists.
+  TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(m->options_.records, RecordsDb::Mode::kCreate));
   // A file takes one tuner: a second daemon (or a `tunefarm tune`) would resume the same jobs. On
   // PostgreSQL, tuners share the database through claims, and each daemon resumes its own jobs.
-  if (m->db_->shared()) {
+  if (db->shared()) {
     // A daemon restarted at once may find its previous session's lock still held: the server ends
     // a dead client's session moments after its connection drops.
-    Status locked = m->db_->LockDaemonName(m->options_.name);
+    Status locked = db->LockDaemonName(m->options_.name);
     for (int i = 0; i < 20 && locked.code() == StatusCode::kFailedPrecondition; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
-      locked = m->db_->LockDaemonName(m->options_.name);
+      locked = db->LockDaemonName(m->options_.name);
     }
     TUNEFARM_RETURN_IF_ERROR(locked);
   } else {
     TUNEFARM_ASSIGN_OR_RETURN(m->lock_, TuningLock::Acquire(m->options_.records, "tuner-daemon"));
   }
-  TUNEFARM_ASSIGN_OR_RETURN(auto stored, m->db_->ListJobs());
+  TUNEFARM_ASSIGN_OR_RETURN(auto stored, db->ListJobs());
   std::vector<std::shared_ptr<Job>> resume;
-  std::lock_guard<std::mutex> lock(m->mu_);
+  MutexLock lock(&m->mu_);
+  m->db_ = std::move(db);
   for (const auto& r : stored) {
     if (!r.daemon.empty() && r.daemon != m->options_.name) continue;  // another daemon's
     auto job = std::make_shared<Job>();
-    if (!google::protobuf::util::JsonStringToMessage(r.progress_json, &job->proto).ok()) job->proto.Clear();
-    v1::TuningJobSpec spec;
-    if (!google::protobuf::util::JsonStringToMessage(r.spec_json, &spec).ok()) {
-      job->proto.set_state("failed");
-      job->proto.set_message("stored job spec is not valid JSON: " + r.spec_json.substr(0, 200));
+    TuningJob& stored = job->state;
+    if (!ParseStoredProgress(r.progress_json, &stored).ok()) stored = TuningJob();
+    // A job this daemon cannot read back is shown failed, saying why; its row stays as it is.
+    Result<TuningJobSpec> spec = ParseStoredSpec(r.spec_json);
+    Result<JobState> state = r.state_kind();
+    if (!spec.ok() || !state.ok()) {
+      stored.state = JobState::kFailed;
+      stored.message = spec.ok() ? "stored job: " + state.status().message() : spec.status().message();
     } else {
-      *job->proto.mutable_spec() = spec;
-      job->proto.set_state(r.state);
+      stored.spec = *spec;
+      stored.state = *state;
     }
-    job->proto.set_id(r.id);
-    job->proto.set_created_at(r.created_at);
-    job->proto.set_updated_at(r.updated_at);
+    stored.id = r.id;
+    stored.created_at = r.created_at;
+    stored.updated_at = r.updated_at;
     m->jobs_[r.id] = job;
-    if (!IsFinalJobState(job->proto.state())) resume.push_back(job);
+    if (!IsFinal(stored.state)) resume.push_back(job);
   }
   for (const auto& job : resume) {
-    job->proto.set_state("queued");
+    job->state.state = JobState::kQueued;
     job->line = "resumed after a daemon restart";
     m->Launch(job);
   }
@@ -140,20 +126,20 @@ Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
 
 JobManager::~JobManager() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     notifier_stop_ = true;
-    changed_.notify_all();
+    changed_.SignalAll();
   }
   if (notifier_.joinable()) notifier_.join();
   std::vector<std::shared_ptr<Job>> jobs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     shutting_down_ = true;
     for (auto& [id, job] : jobs_) {
       job->stop = true;
       jobs.push_back(job);
     }
-    changed_.notify_all();
+    changed_.SignalAll();
   }
   for (auto& job : jobs) {
     if (job->thread.joinable()) job->thread.join();
@@ -161,21 +147,48 @@ JobManager::~JobManager() {
 }
 
 void JobManager::Persist(Job& job) {
-  Status s = db_->UpdateJob(job.proto.id(), job.proto.state(), JobProgressJson(job.proto));
-  if (!s.ok()) std::fprintf(stderr, "tuner-daemon: job %lld: %s\n", (long long)job.proto.id(), s.message().c_str());
+  Status s = db_->UpdateJob(job.state.id, job.state.state, StoredProgressJson(job.state));
+  if (!s.ok()) std::fprintf(stderr, "tuner-daemon: job %lld: %s\n", (long long)job.state.id, s.message().c_str());
   ++job.version;
   ++changes_;
-  changed_.notify_all();
+  changed_.SignalAll();
+}
+
+void JobManager::CancelledWhileQueued(Job& job) {
+  if (job.cancel_requested) {
+    job.state.state = JobState::kCancelled;
+    Persist(job);
+  }
+}
+
+void JobManager::KeepMemory(int64_t* held, int64_t bytes) {
+  memory_reserved_ -= *held - bytes;
+  *held = bytes;
+  changed_.SignalAll();
+}
+
+bool JobManager::Overlaps(const std::vector<std::string>& keys) const {
+  for (const auto& k : keys) {
+    if (busy_.count(k)) return true;
+  }
+  return false;
+}
+
+void JobManager::Leave(int64_t* held, const std::vector<std::string>& keys) {
+  KeepMemory(held, 0);
+  --running_;
+  for (const auto& k : keys) busy_.erase(busy_.find(k));
+  changed_.SignalAll();
 }
 
 void JobManager::NotifyLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t seen = changes_;
   while (true) {
-    changed_.wait(lock, [&] { return notifier_stop_ || changes_ != seen; });
+    while (!notifier_stop_ && changes_ == seen) changed_.Wait(&mu_);
     if (notifier_stop_) return;
     seen = changes_;
-    lock.unlock();
+    lock.Unlock();
     {
       std::lock_guard<std::recursive_mutex> subs(subscribers_mu_);
       std::vector<int64_t> ids;
@@ -185,7 +198,7 @@ void JobManager::NotifyLoop() {
         if (it != subscribers_.end()) it->second();
       }
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -204,75 +217,75 @@ void JobManager::Launch(const std::shared_ptr<Job>& job) {
   job->thread = std::thread([this, job] { RunJob(job); });
 }
 
-Result<v1::TuningJob> JobManager::Submit(const v1::TuningJobSpec& request) {
-  v1::TuningJobSpec spec = request;
+Result<TuningJob> JobManager::Submit(const TuningJobSpec& request) {
+  TuningJobSpec spec = request;
   TUNEFARM_RETURN_IF_ERROR(Normalize(&spec, options_));
   if (const JobMemory need = EstimateJobBytes(spec); need.import_bytes > memory_budget_) {
-    return Status::InvalidArgument("job spec: model " + spec.model() + " needs an estimated " + Mib(need.import_bytes) +
+    return Status::InvalidArgument("job spec: model " + spec.model + " needs an estimated " + Mib(need.import_bytes) +
                                    " to import and tune, over this daemon's job memory of " + Mib(memory_budget_) +
                                    " (tuner-daemon --job-memory MiB)");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (shutting_down_) return Status::FailedPrecondition("the daemon is shutting down");
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(JobJson(spec), options_.name));
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(StoredSpecJson(spec), options_.name));
   auto job = std::make_shared<Job>();
-  job->proto.set_id(id);
-  *job->proto.mutable_spec() = spec;
-  job->proto.set_state("queued");
+  job->state.id = id;
+  job->state.spec = spec;
+  job->state.state = JobState::kQueued;
   jobs_[id] = job;
   Persist(*job);
   Launch(job);
-  return job->proto;
+  return job->state;
 }
 
-std::vector<v1::TuningJob> JobManager::List() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<v1::TuningJob> out;
-  for (const auto& [id, job] : jobs_) out.push_back(job->proto);
+std::vector<TuningJob> JobManager::List() {
+  MutexLock lock(&mu_);
+  std::vector<TuningJob> out;
+  for (const auto& [id, job] : jobs_) out.push_back(job->state);
   return out;
 }
 
-Result<v1::TuningJob> JobManager::Get(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+Result<TuningJob> JobManager::Get(int64_t id) {
+  MutexLock lock(&mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
-  return it->second->proto;
+  return it->second->state;
 }
 
-Result<v1::TuningJob> JobManager::Cancel(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+Result<TuningJob> JobManager::Cancel(int64_t id) {
+  MutexLock lock(&mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
   Job& job = *it->second;
-  if (!IsFinalJobState(job.proto.state())) {
+  if (!IsFinal(job.state.state)) {
     job.cancel_requested = true;
     job.stop = true;
     // Final and stored at once: a daemon killed before the batch in flight ends must not resume
     // the job when it starts again.
-    job.proto.set_state("cancelled");
-    job.proto.set_message("cancelled");
+    job.state.state = JobState::kCancelled;
+    job.state.message = "cancelled";
     job.line = "cancelled; the batch in flight finishes";
     Persist(job);
   }
-  return job.proto;
+  return job.state;
 }
 
 Result<JobManager::Snapshot> JobManager::GetSnapshot(int64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
-  return Snapshot{it->second->proto, it->second->line, it->second->version};
+  return Snapshot{it->second->state, it->second->line, it->second->version};
 }
 
-Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
-  const std::string tracker = spec.tracker().empty() ? options_.tracker : spec.tracker();
-  const std::string key = spec.tracker().empty() ? options_.key : spec.key();
-  const std::string id = tracker.empty() ? "local/" + std::to_string(spec.threads()) : tracker + "/" + key;
+Result<Measurer*> JobManager::MeasurerFor(const TuningJobSpec& spec) {
+  const std::string tracker = spec.tracker.empty() ? options_.tracker : spec.tracker;
+  const std::string key = spec.tracker.empty() ? options_.key : spec.key;
+  const std::string id = tracker.empty() ? "local/" + std::to_string(spec.threads) : tracker + "/" + key;
   auto& m = measurers_[id];
   if (!m) {
     std::unique_ptr<Measurer> inner;
     if (tracker.empty()) {
-      inner = std::make_unique<LocalMeasurer>(options_.measure_child, options_.tmp_root, spec.threads());
+      inner = std::make_unique<LocalMeasurer>(options_.measure_child, options_.tmp_root, spec.threads);
     } else {
       inner = std::make_unique<FarmMeasurer>(rpc_server::MeasureClientOptions{
           tracker, key, options_.token, "tuner-daemon", 0, 600000, options_.tls, [](const std::string& line) {
@@ -286,140 +299,121 @@ Result<Measurer*> JobManager::MeasurerFor(const v1::TuningJobSpec& spec) {
 }
 
 void JobManager::RunJob(const std::shared_ptr<Job>& job) {
-  std::unique_lock<std::mutex> lock(mu_);
-  const v1::TuningJobSpec spec = job->proto.spec();
-  // Memory first: the import is where a job peaks. The reservation shrinks to need.tune_bytes once
-  // the model is imported and to 0 where the job leaves (a stop while queued, or `leave` below).
+  MutexLock lock(&mu_);
+  const TuningJobSpec spec = job->state.spec;
+  const int64_t job_id = job->state.id;
+  // Memory first: the import is where a job peaks. The reservation (`held`) shrinks to
+  // need.tune_bytes once the model is imported and to 0 where the job leaves (a stop while queued,
+  // or Leave below).
   const JobMemory need = EstimateJobBytes(spec);
-  struct Reservation {
-    JobManager* m;
-    int64_t held = 0;
-    void Keep(int64_t bytes) {  // with mu_ held
-      m->memory_reserved_ -= held - bytes;
-      held = bytes;
-      m->changed_.notify_all();
-    }
-  } memory{this};
-  auto cancelled_while_queued = [&] {
-    if (job->cancel_requested) {
-      job->proto.set_state("cancelled");
-      Persist(*job);
-    }
-  };
+  int64_t held = 0;
   if (need.import_bytes > memory_budget_) {  // a job stored before the budget was lowered
-    job->proto.set_state("failed");
-    job->proto.set_message("model " + spec.model() + " needs an estimated " + Mib(need.import_bytes) +
-                           ", over this daemon's job memory of " + Mib(memory_budget_) +
-                           " (tuner-daemon --job-memory MiB)");
+    job->state.state = JobState::kFailed;
+    job->state.message = "model " + spec.model + " needs an estimated " + Mib(need.import_bytes) +
+                         ", over this daemon's job memory of " + Mib(memory_budget_) +
+                         " (tuner-daemon --job-memory MiB)";
     Persist(*job);
     return;
   }
   if (memory_reserved_ + need.import_bytes > memory_budget_) {
     job->line = "waiting for memory: needs an estimated " + Mib(need.import_bytes) + "; running jobs hold " +
                 Mib(memory_reserved_) + " of " + Mib(memory_budget_) + " (tuner-daemon --job-memory)";
-    job->proto.set_message(job->line);
+    job->state.message = job->line;
     Persist(*job);
   }
-  changed_.wait(lock, [&] { return memory_reserved_ + need.import_bytes <= memory_budget_ || job->stop; });
-  if (job->stop) return cancelled_while_queued();
+  while (!(memory_reserved_ + need.import_bytes <= memory_budget_ || job->stop)) changed_.Wait(&mu_);
+  if (job->stop) return CancelledWhileQueued(*job);
   memory_reserved_ += need.import_bytes;
-  memory.held = need.import_bytes;
-  lock.unlock();
+  held = need.import_bytes;
+  lock.Unlock();
   // Tasks first (outside the lock: importing a model takes a while), to know what the job touches.
-  auto target = compiler::ParseTarget(spec.target());
+  auto target = compiler::ParseTarget(spec.target);
   std::vector<compiler::InputShape> input_shapes;
-  for (const std::string& text : spec.input_shapes())
+  for (const std::string& text : spec.input_shapes)
     input_shapes.push_back(*compiler::ParseInputShape(text));  // checked at submit
-  Result<std::vector<compiler::Task>> tasks = target.ok()
-                                                  ? compiler::ExtractTasks(spec.model(), *target, 3, input_shapes)
-                                                  : Result<std::vector<compiler::Task>>(target.status());
+  Result<std::vector<compiler::Task>> tasks = target.ok() ? compiler::ExtractTasks(spec.model, *target, 3, input_shapes)
+                                                          : Result<std::vector<compiler::Task>>(target.status());
   std::vector<std::string> keys;
   if (tasks.ok()) {
     for (const auto& t : *tasks) keys.push_back(t.workload.ImplementationKey() + " @ " + target->ToString());
   }
-  auto overlaps = [&] {
-    for (const auto& k : keys) {
-      if (busy_.count(k)) return true;
-    }
-    return false;
-  };
-  lock.lock();
-  memory.Keep(need.tune_bytes);  // the model is gone; its tasks remain
-  changed_.wait(lock, [&] { return (running_ < options_.max_running && !overlaps()) || job->stop; });
+  lock.Lock();
+  KeepMemory(&held, need.tune_bytes);  // the model is gone; its tasks remain
+  while (!((running_ < options_.max_running && !Overlaps(keys)) || job->stop)) changed_.Wait(&mu_);
   if (job->stop) {
-    cancelled_while_queued();
-    memory.Keep(0);
+    CancelledWhileQueued(*job);
+    KeepMemory(&held, 0);
     return;
   }
   ++running_;
   busy_.insert(keys.begin(), keys.end());
-  job->proto.set_state("running");
+  job->state.state = JobState::kRunning;
   Persist(*job);
   auto measurer = MeasurerFor(spec);
-  lock.unlock();
+  lock.Unlock();
 
-  // Leaves the running set (with mu_ held) and wakes jobs waiting for a slot or a workload.
-  auto leave = [&] {
-    memory.Keep(0);
-    --running_;
-    for (const auto& k : keys) busy_.erase(busy_.find(k));
-    changed_.notify_all();
-  };
-  auto finish = [&](const std::string& state, const std::string& message) {
-    std::lock_guard<std::mutex> l(mu_);
-    leave();
-    job->proto.set_state(state);
-    if (!message.empty()) job->proto.set_message(message);
+  auto finish = [&](JobState state, const std::string& message) {
+    MutexLock l(&mu_);
+    Leave(&held, keys);
+    job->state.state = state;
+    if (!message.empty()) job->state.message = message;
     job->line = message;
     Persist(*job);
   };
   auto db = RecordsDb::Open(options_.records, RecordsDb::Mode::kCreate);  // this thread's connection
-  if (!db.ok()) return finish("failed", db.status().message());
-  if (!tasks.ok()) return finish("failed", tasks.status().message());
-  if (!measurer.ok()) return finish("failed", measurer.status().message());
+  if (!db.ok()) return finish(JobState::kFailed, db.status().message());
+  if (!tasks.ok()) return finish(JobState::kFailed, tasks.status().message());
+  if (!measurer.ok()) return finish(JobState::kFailed, measurer.status().message());
 
   TuneOptions o;
-  o.tuner = spec.tuner();
-  o.trials = spec.trials_per_task() > 0 ? spec.trials_per_task() : 64;
-  o.early_stopping = spec.early_stopping();
-  o.seed = spec.seed();
-  o.keep_model_layout = spec.layouts() != "any";
-  o.threads = spec.threads();
+  o.tuner = spec.tuner;
+  o.trials = spec.trials_per_task > 0 ? spec.trials_per_task : 64;
+  o.early_stopping = spec.early_stopping;
+  o.seed = spec.seed;
+  o.keep_model_layout = spec.keep_model_layout;
+  o.threads = spec.threads;
   o.build_jobs = options_.build_jobs;
   o.tmp_root = options_.tmp_root;
-  o.job_id = job->proto.id();
+  o.job_id = job_id;
   o.stop = &job->stop;
   ScheduleOptions schedule;
-  if (spec.total_trials() > 0) {
-    schedule.strategy = spec.scheduler();
-    schedule.total_trials = spec.total_trials();
+  if (spec.total_trials > 0) {
+    schedule.scheduler = spec.scheduler;
+    schedule.total_trials = spec.total_trials;
   }
   std::vector<ScheduledTask> scheduled;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
     StartJobTasks(*tasks, schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()),
-                  &job->proto);
+                  &job->state);
     Persist(*job);
   }
   auto summaries = TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
-    std::lock_guard<std::mutex> l(mu_);
-    RecordJobProgress(p, &job->proto);
-    job->line = job->proto.message();
+    MutexLock l(&mu_);
+    RecordJobProgress(p, &job->state);
+    job->line = job->state.message;
     Persist(*job);
   });
-  if (!summaries.ok()) return finish("failed", summaries.status().message());
+  if (!summaries.ok()) return finish(JobState::kFailed, summaries.status().message());
   {
-    std::lock_guard<std::mutex> l(mu_);
-    RecordJobSummaries(*summaries, &job->proto);
+    MutexLock l(&mu_);
+    RecordJobSummaries(*summaries, &job->state);
   }
-  if (job->stop && !job->cancel_requested) {
+  // cancel_requested is read under mu_ (Cancel writes it there), after stop as before: Cancel sets
+  // it before stop.
+  auto cancel_requested = [&] {
+    MutexLock l(&mu_);
+    return job->cancel_requested;
+  };
+  if (job->stop && !cancel_requested()) {
     // The daemon is stopping: the job stays `running` in the database and resumes on restart.
-    std::lock_guard<std::mutex> l(mu_);
-    leave();
+    MutexLock l(&mu_);
+    Leave(&held, keys);
     return;
   }
-  finish(job->cancel_requested ? "cancelled" : "done", job->cancel_requested ? "cancelled" : "finished");
+  const bool cancelled = cancel_requested();
+  finish(cancelled ? JobState::kCancelled : JobState::kDone, cancelled ? "cancelled" : "finished");
 }
 
 }  // namespace tunefarm::tuner

@@ -3,7 +3,8 @@
 // table, so a daemon started again on the same database resumes every job that was queued or
 // running -- their finished trials are in the database, so nothing is measured twice.
 //
-// Contract: Submit validates the spec (target, tuner, budgets) before anything is stored. At most
+// Contract: Submit fills in the spec's defaults and validates it (target, budgets, input shapes)
+// before anything is stored. At most
 // max_running jobs tune at once; they share one measurer per (tracker, key) -- or the local runner
 // -- through a FairMeasurer, so their batches alternate. Two jobs that share a workload on a target
 // never run at once (both would measure the same configs): the later one waits. Jobs also wait for
@@ -17,7 +18,6 @@
 #define TUNEFARM_TUNER_DAEMON_JOB_MANAGER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,15 +25,14 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/tuner.h"
-#include "tunefarm/v1/tuner.pb.h"
+#include "tunefarm/tuner/tuning_job.h"
 
 namespace tunefarm::tuner {
-
-// done, failed and cancelled end a job; queued and running do not.
-bool IsFinalJobState(const std::string& state);
 
 struct DaemonOptions {
   std::string records;  // the records database (jobs and trials): a file or a PostgreSQL URL
@@ -58,24 +57,24 @@ struct DaemonOptions {
 struct JobMemory {
   int64_t import_bytes = 0, tune_bytes = 0;
 };
-JobMemory EstimateJobBytes(const v1::TuningJobSpec& spec);
+JobMemory EstimateJobBytes(const TuningJobSpec& spec);
 
 class JobManager {
  public:
   static Result<std::unique_ptr<JobManager>> Start(DaemonOptions options);
   ~JobManager();
 
-  Result<v1::TuningJob> Submit(const v1::TuningJobSpec& spec);
-  std::vector<v1::TuningJob> List();
-  Result<v1::TuningJob> Get(int64_t id);
-  Result<v1::TuningJob> Cancel(int64_t id);
+  Result<TuningJob> Submit(const TuningJobSpec& spec) EXCLUDES(mu_);
+  std::vector<TuningJob> List() EXCLUDES(mu_);
+  Result<TuningJob> Get(int64_t id) EXCLUDES(mu_);
+  Result<TuningJob> Cancel(int64_t id) EXCLUDES(mu_);
   // A job with its latest progress line and its version (which grows with every change).
   struct Snapshot {
-    v1::TuningJob job;
+    TuningJob job;
     std::string line;
     uint64_t version = 0;
   };
-  Result<Snapshot> GetSnapshot(int64_t id);
+  Result<Snapshot> GetSnapshot(int64_t id) EXCLUDES(mu_);
   // `on_change` runs after any job changed, on the manager's one notifier thread, without its lock
   // (it may call Get/GetSnapshot). Unsubscribe returns once no call of it is running.
   int64_t Subscribe(std::function<void()> on_change);
@@ -85,26 +84,37 @@ class JobManager {
   struct Job;
   explicit JobManager(DaemonOptions options) : options_(std::move(options)) {}
   void Launch(const std::shared_ptr<Job>& job);
-  void RunJob(const std::shared_ptr<Job>& job);
-  Result<Measurer*> MeasurerFor(const v1::TuningJobSpec& spec);
-  void Persist(Job& job);  // with mu_ held
-  void NotifyLoop();
+  void RunJob(const std::shared_ptr<Job>& job) EXCLUDES(mu_);
+  Result<Measurer*> MeasurerFor(const TuningJobSpec& spec) REQUIRES(mu_);
+  void Persist(Job& job) REQUIRES(mu_);
+  // A job stopped before it ran: stored cancelled when Cancel asked for it.
+  void CancelledWhileQueued(Job& job) REQUIRES(mu_);
+  // Moves a job's memory reservation from *held to `bytes` and wakes the jobs waiting for memory.
+  void KeepMemory(int64_t* held, int64_t bytes) REQUIRES(mu_);
+  // Whether a running job tunes one of `keys` ("workload key @ target").
+  bool Overlaps(const std::vector<std::string>& keys) const REQUIRES(mu_);
+  // A running job leaves the running set (its memory, slot and workloads) and wakes the waiters.
+  void Leave(int64_t* held, const std::vector<std::string>& keys) REQUIRES(mu_);
+  void NotifyLoop() EXCLUDES(mu_);
 
   DaemonOptions options_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::unique_ptr<RecordsDb> db_;     // guarded by mu_
+  Mutex mu_;
+  CondVar changed_;
+  std::unique_ptr<RecordsDb> db_ GUARDED_BY(mu_);
   std::unique_ptr<TuningLock> lock_;  // held for the daemon's life
-  std::map<int64_t, std::shared_ptr<Job>> jobs_;
-  std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_;
-  int running_ = 0;
-  int64_t memory_budget_ = 0;        // options_.job_memory_bytes, or half of the machine's memory
-  int64_t memory_reserved_ = 0;      // guarded by mu_: the estimates of the jobs that hold memory
-  std::multiset<std::string> busy_;  // "workload key @ target" of running jobs' tasks
-  bool shutting_down_ = false;
-  uint64_t changes_ = 0;  // guarded by mu_; every job version change counts one
-  bool notifier_stop_ = false;
+  std::map<int64_t, std::shared_ptr<Job>> jobs_ GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
+  int64_t memory_budget_ = 0;  // options_.job_memory_bytes, or half of the machine's memory; set by Start
+  int64_t memory_reserved_ GUARDED_BY(mu_) = 0;      // the estimates of the jobs that hold memory
+  std::multiset<std::string> busy_ GUARDED_BY(mu_);  // "workload key @ target" of running jobs' tasks
+  bool shutting_down_ GUARDED_BY(mu_) = false;
+  uint64_t changes_ GUARDED_BY(mu_) = 0;  // every job version change counts one
+  bool notifier_stop_ GUARDED_BY(mu_) = false;
   std::thread notifier_;
+  // Recursive, and so a std:: mutex the analysis does not check: a subscriber's callback runs under
+  // it, and may end its stream there (EventStream: gRPC runs OnDone inline in Finish), whose
+  // Cleanup() calls Unsubscribe() on the same thread. It guards subscribers_ and next_subscriber_.
   std::recursive_mutex subscribers_mu_;
   std::map<int64_t, std::function<void()>> subscribers_;
   int64_t next_subscriber_ = 1;

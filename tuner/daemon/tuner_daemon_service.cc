@@ -8,15 +8,17 @@ using service::ToGrpcStatus;
 
 grpc::Status TunerDaemonService::SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
                                            v1::SubmitJobResponse* resp) {
-  auto job = jobs_->Submit(req->spec());
+  Result<TuningJobSpec> spec = FromProto(req->spec());
+  if (!spec.ok()) return ToGrpcStatus(spec.status());
+  auto job = jobs_->Submit(*spec);
   if (!job.ok()) return ToGrpcStatus(job.status());
-  *resp->mutable_job() = *job;
+  *resp->mutable_job() = ToProto(*job);
   return grpc::Status::OK;
 }
 
 grpc::Status TunerDaemonService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
                                           v1::ListJobsResponse* resp) {
-  for (const auto& j : jobs_->List()) *resp->add_jobs() = j;
+  for (const auto& j : jobs_->List()) *resp->add_jobs() = ToProto(j);
   return grpc::Status::OK;
 }
 
@@ -31,7 +33,7 @@ class JobWatch final : public service::EventStream<v1::JobEvent> {
   }
 
  private:
-  Step Next(v1::JobEvent* event, grpc::Status* status) override {
+  Step Next(v1::JobEvent* event, grpc::Status* status) override REQUIRES(mu_) {
     if (final_sent_) {
       *status = grpc::Status::OK;
       return Step::kFinish;
@@ -45,9 +47,9 @@ class JobWatch final : public service::EventStream<v1::JobEvent> {
     sent_any_ = true;
     version_ = snap->version;
     event->Clear();
-    *event->mutable_job() = snap->job;
-    event->set_line(snap->line.empty() ? snap->job.message() : snap->line);
-    final_sent_ = IsFinalJobState(snap->job.state());
+    *event->mutable_job() = ToProto(snap->job);
+    event->set_line(snap->line.empty() ? snap->job.message : snap->line);
+    final_sent_ = IsFinal(snap->job.state);
     return Step::kWrite;
   }
 
@@ -56,8 +58,10 @@ class JobWatch final : public service::EventStream<v1::JobEvent> {
   JobManager* const jobs_;
   const int64_t id_;
   int64_t subscription_ = 0;
-  uint64_t version_ = 0;
-  bool sent_any_ = false, final_sent_ = false;
+  // The stream's lock: Next() runs under it.
+  uint64_t version_ GUARDED_BY(mu_) = 0;
+  bool sent_any_ GUARDED_BY(mu_) = false;
+  bool final_sent_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace
@@ -71,7 +75,7 @@ grpc::Status TunerDaemonService::CancelJob(grpc::ServerContext*, const v1::Cance
                                            v1::CancelJobResponse* resp) {
   auto job = jobs_->Cancel(req->job_id());
   if (!job.ok()) return ToGrpcStatus(job.status());
-  *resp->mutable_job() = *job;
+  *resp->mutable_job() = ToProto(*job);
   return grpc::Status::OK;
 }
 

@@ -7,9 +7,9 @@
 #include <charconv>
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <set>
 
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/http_server.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tuner/dashboard/assets.h"
@@ -50,9 +50,9 @@ class ConnectionPool {
     std::unique_ptr<RecordsDb> db_;
   };
 
-  Result<Lease> Take() {
+  Result<Lease> Take() EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!idle_.empty()) {
         auto db = std::move(idle_.back());
         idle_.pop_back();
@@ -64,13 +64,13 @@ class ConnectionPool {
   }
 
  private:
-  void Return(std::unique_ptr<RecordsDb> db) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Return(std::unique_ptr<RecordsDb> db) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (idle_.size() < 8) idle_.push_back(std::move(db));
   }
   std::string path_, shown_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<RecordsDb>> idle_;
+  Mutex mu_;
+  std::vector<std::unique_ptr<RecordsDb>> idle_ GUARDED_BY(mu_);
 };
 
 Result<int64_t> IntParam(const Params& params, const std::string& name, int64_t min, int64_t max, int64_t def) {
@@ -152,8 +152,11 @@ struct Dashboard::Impl {
                         TUNEFARM_ASSIGN_OR_RETURN(auto list, db.Workloads());
                         Json out{{"workloads", Json::array()}};
                         for (const auto& w : list) {
-                          out["workloads"].push_back(
-                              Json{{"id", w.id}, {"key", w.key}, {"template", w.template_name}, {"flops", w.flops}});
+                          out["workloads"].push_back(Json{{"id", w.id},
+                                                          {"key", w.key},
+                                                          {"name", dashboard::WorkloadDisplayName(w.key)},
+                                                          {"template", w.template_name},
+                                                          {"flops", w.flops}});
                         }
                         return out;
                       })});

@@ -26,6 +26,7 @@ Json NullIfZero(double v) { return v > 0 ? Json(v) : Json(nullptr); }
 Json TrialJson(const TrialRecord& t) {
   return Json{{"id", t.id},
               {"workload", t.workload_key},
+              {"task_name", TaskDisplayName(t.template_name, t.workload_key)},
               {"template", t.template_name},
               {"target", t.target},
               {"device", t.device_key},
@@ -50,7 +51,7 @@ Json JobJson(const JobRecord& job) {
   const int64_t budget = field(progress, "trials_budget", 0).get<int64_t>();
   Json eta = nullptr;
   const int64_t elapsed_ms = EpochMs(job.updated_at) - EpochMs(job.created_at);
-  if (job.state == "running" && done > 0 && budget > done && elapsed_ms > 0) {
+  if (job.state_kind().ok() && *job.state_kind() == JobState::kRunning && done > 0 && budget > done && elapsed_ms > 0) {
     eta = double(elapsed_ms) / 1000.0 / double(done) * double(budget - done);
   }
   return Json{{"id", job.id},
@@ -62,8 +63,8 @@ Json JobJson(const JobRecord& job) {
               {"trials_budget", budget},
               {"eta_s", eta},
               {"message", field(progress, "message", "")},
-              {"runner", job.daemon},  // the tuner-daemon's name, or "tunefarm tune" (tunefarm/tuner/job_progress.h)
-              {"cancellable", job.daemon != "tunefarm tune"},
+              {"runner", job.daemon},  // the tuner-daemon's name, or kTuneCommandRunner
+              {"cancellable", job.daemon != kTuneCommandRunner},
               {"created_at", job.created_at},
               {"updated_at", job.updated_at}};
 }
@@ -113,6 +114,26 @@ class LatencyEstimate {
 
 }  // namespace
 
+std::string WorkloadDisplayName(const std::string& key) {
+  std::vector<std::string> fields;
+  for (size_t begin = 0;;) {
+    const size_t bar = key.find('|', begin);
+    fields.push_back(key.substr(begin, bar == std::string::npos ? std::string::npos : bar - begin));
+    if (bar == std::string::npos) break;
+    begin = bar + 1;
+  }
+  // Keys of schema version 3 have five fields: operator, input, parameters, layout, dtype.
+  if (fields.size() != 5) return key;
+  std::string name = fields[0] + " " + fields[1] + " " + fields[2];
+  if (fields[4] != "float32") name += " " + fields[4];
+  return name;
+}
+
+std::string TaskDisplayName(const std::string& template_name, const std::string& workload_key) {
+  const std::string workload = WorkloadDisplayName(NeutralWorkloadKey(workload_key, template_name));
+  return template_name.empty() ? workload : template_name + " " + workload;
+}
+
 int64_t EpochMs(const std::string& iso) {
   std::tm tm{};
   int year, month, day, hour, minute;
@@ -160,7 +181,7 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   if (job_id > 0) {
     TUNEFARM_ASSIGN_OR_RETURN(JobRecord job, db.GetJob(job_id));
     header = JobJson(job);
-    job_done = job.state == "done";
+    job_done = job.state_kind().ok() && *job.state_kind() == JobState::kDone;
     const Json progress = Json::parse(job.progress_json, nullptr, false);
     const Json spec = Json::parse(job.spec_json, nullptr, false);
     const int64_t per_task = spec.is_object() && !spec.contains("total_trials") ? spec.value("trials_per_task", 0) : 0;
@@ -197,10 +218,13 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     const int64_t trials = s ? s->trials : 0;
     if (s) task_of_workload[s->workload_id] = i;
     const bool done = job_done || (t.budget > 0 && trials >= t.budget);
+    const std::string implementation = t.workload.substr(0, t.workload.find(':'));
+    const std::string key = t.workload.substr(t.workload.find(':') + 1);
     rows.push_back(Json{{"task", i},
                         {"task_id", s ? s->workload_id : 0},
-                        {"workload", t.workload.substr(t.workload.find(':') + 1)},
-                        {"template", t.workload.substr(0, t.workload.find(':'))},
+                        {"workload", key},
+                        {"template", implementation},
+                        {"name", TaskDisplayName(implementation, key)},
                         {"flops", flops},
                         {"weight", t.weight},
                         {"best_gflops", Gflops(flops, best_ms)},
@@ -248,7 +272,19 @@ Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
   for (const auto& p : trials) {
     if (IsOk(p.status)) ok.push_back({p.config_json, p.mean_ms});
   }
-  Json out{{"task", {{"id", w.id}, {"workload", w.key}, {"template", w.template_name}, {"flops", w.flops}}},
+  // The task's best over every target and device, as the page's "best GFLOP/s" card shows it.
+  double best_ms = 0;
+  for (const auto& s : stats) {
+    if (s.best_ms > 0 && (best_ms == 0 || s.best_ms < best_ms)) best_ms = s.best_ms;
+  }
+  Json out{{"task",
+            {{"id", w.id},
+             {"workload", w.key},
+             {"template", w.template_name},
+             {"name", TaskDisplayName(w.template_name, w.key)},
+             {"flops", w.flops},
+             {"best_ms", NullIfZero(best_ms)},
+             {"best_gflops", Gflops(w.flops, best_ms)}}},
            {"targets", Json::array()},
            {"errors", Json::array()},
            {"fastest", Json::array()},
@@ -366,7 +402,13 @@ Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& 
         }
       }
       for (const auto& [key, c] : cells) {
+        // The bar's label: the implementation, the target's kind (its first word) and the device,
+        // prefixed with the database when there are several.
+        const std::string& target = target_name[key.first];
+        std::string label = (dbs.size() > 1 ? "[" + std::to_string(d) + "] " : "") + w.template_name + " " +
+                            target.substr(0, target.find(' ')) + (key.second.empty() ? "" : " @ " + key.second);
         rows.push_back(Json{{"db", d},
+                            {"label", label},
                             {"records", dbs[d]->location()},
                             {"template", w.template_name},
                             {"target", target_name[key.first]},
@@ -380,7 +422,7 @@ Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& 
     }
   }
   if (!found) return Status::NotFound("no workload \"" + workload_key.substr(0, 200) + "\" in any records database");
-  return Json{{"workload", workload_key}, {"rows", rows}};
+  return Json{{"workload", workload_key}, {"name", WorkloadDisplayName(workload_key)}, {"rows", rows}};
 }
 
 }  // namespace tunefarm::tuner::dashboard

@@ -16,6 +16,15 @@ namespace tunefarm::tuner::dashboard {
 
 using Json = nlohmann::ordered_json;
 
+// A target-neutral workload key as the page shows it: the operator and its shapes, and the dtype
+// unless float32 ("conv2d|N1_C64_H56_W56|K64_R3x3_S1x1_P1_1_1_1_D1x1_G1|NCHW|float32" -> "conv2d
+// N1_C64_H56_W56 K64_R3x3_S1x1_P1_1_1_1_D1x1_G1"). A key of another form is returned whole. The page
+// never parses keys: every name it shows comes from here.
+std::string WorkloadDisplayName(const std::string& key);
+// A task as the page names it: "IMPLEMENTATION " + WorkloadDisplayName(key), the key in its
+// target-neutral form first (a version-2 database's keys began with their implementation).
+std::string TaskDisplayName(const std::string& template_name, const std::string& workload_key);
+
 // Milliseconds since the epoch of the database's timestamps ("2026-11-23T14:58:00.123Z"); 0 when
 // the text is not one.
 int64_t EpochMs(const std::string& iso);

@@ -45,7 +45,7 @@ Json FarmView::Farm() {
   {
     // Measurements per second between this call and the previous one (servers that left take
     // their counts with them: a drop is not a negative rate).
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const auto now = std::chrono::steady_clock::now();
     const double dt = std::chrono::duration<double>(now - last_sample_time_).count();
     if (last_sample_total_ >= 0 && dt >= 0.5) {

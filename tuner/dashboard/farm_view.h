@@ -7,9 +7,9 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
@@ -21,7 +21,7 @@ class FarmView {
  public:
   FarmView(std::string tracker, std::string daemon, std::string token, const service::TlsFiles& tls);
   // null when no tracker was given; otherwise the status, or {"address", "error"}.
-  Json Farm();
+  Json Farm() EXCLUDES(mu_);
   bool has_daemon() const { return daemon_stub_ != nullptr; }
   // FailedPrecondition without a daemon; the daemon's own error otherwise.
   Result<Json> CancelJob(int64_t job_id);
@@ -30,10 +30,10 @@ class FarmView {
   std::string tracker_, daemon_, token_;
   std::unique_ptr<v1::Tracker::Stub> tracker_stub_;
   std::unique_ptr<v1::TunerDaemon::Stub> daemon_stub_;
-  std::mutex mu_;  // the previous sample for the measurement rate
-  std::chrono::steady_clock::time_point last_sample_time_;
-  int64_t last_sample_total_ = -1;
-  double rate_ = -1;  // -1: no two samples yet
+  Mutex mu_;  // the previous sample for the measurement rate
+  std::chrono::steady_clock::time_point last_sample_time_ GUARDED_BY(mu_);
+  int64_t last_sample_total_ GUARDED_BY(mu_) = -1;
+  double rate_ GUARDED_BY(mu_) = -1;  // -1: no two samples yet
 };
 
 }  // namespace tunefarm::tuner::dashboard

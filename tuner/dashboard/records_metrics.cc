@@ -5,8 +5,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include <mutex>
-
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tunefarm/tuner/records.h"
 
@@ -28,8 +27,8 @@ class RecordsCollectable final : public prometheus::Collectable {
              .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
   }
 
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::vector<prometheus::MetricFamily> Collect() const override EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     // A read error leaves the counters where they were; the next scrape tries again.
     for (int64_t after = counted_.ReadFrom();;) {
       auto trials = db_->TrialsAfter(after, 0, 10000);
@@ -45,12 +44,13 @@ class RecordsCollectable final : public prometheus::Collectable {
   }
 
  private:
-  mutable std::mutex mu_;
-  std::unique_ptr<RecordsDb> db_;
+  mutable Mutex mu_;  // one scrape at a time: the connection and what was counted
+  std::unique_ptr<RecordsDb> db_ PT_GUARDED_BY(mu_);
+  // The metrics themselves are prometheus-cpp's, thread-safe on their own (a scrape reads them).
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>* trials_;
   prometheus::Histogram* build_;
-  mutable NewTrials counted_;
+  mutable NewTrials counted_ GUARDED_BY(mu_);
 };
 
 }  // namespace

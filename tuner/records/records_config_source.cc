@@ -4,7 +4,7 @@ namespace tunefarm::tuner {
 
 Result<compiler::BestConfig> RecordsConfigSource::Best(const compiler::Workload& w,
                                                        const compiler::Target& target) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TargetMatch match{target.ToString(), target.model, target.keys};
   std::string matched_on;
   TUNEFARM_ASSIGN_OR_RETURN(auto best, db_->Best(w.Key(), w.implementation, match, &matched_on));
@@ -19,7 +19,7 @@ Result<compiler::BestConfig> RecordsConfigSource::Best(const compiler::Workload&
 
 Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const compiler::Workload& w,
                                                                       const compiler::Target& target, int limit) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TargetMatch match{target.ToString(), target.model, target.keys};
   std::vector<std::string> matched_on;
   TUNEFARM_ASSIGN_OR_RETURN(auto ranked, db_->Ranked(w.Key(), w.implementation, match, limit, &matched_on));
@@ -31,7 +31,7 @@ Result<std::vector<compiler::BestConfig>> RecordsConfigSource::Ranked(const comp
 }
 
 Result<int64_t> RecordsConfigSource::UnusableCount(const compiler::Workload& w, const compiler::Target& target) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return db_->CountUnusable(w.Key(), w.implementation, target.ToString());
 }
 

@@ -483,17 +483,17 @@ Status RecordsDb::LockDaemonName(const std::string& name) {
 }
 
 Result<int64_t> RecordsDb::AddJob(const std::string& spec_json, const std::string& daemon) {
-  auto q = conn_->Query("INSERT INTO jobs(spec, state, daemon) VALUES(?1, 'queued', ?2) RETURNING id");
-  q->Bind(1, spec_json).Bind(2, daemon);
+  auto q = conn_->Query("INSERT INTO jobs(spec, state, daemon) VALUES(?1, ?3, ?2) RETURNING id");
+  q->Bind(1, spec_json).Bind(2, daemon).Bind(3, std::string(NameOf(JobState::kQueued)));
   auto row = q->Next();
   if (!row.ok() || !*row) return Error("cannot add a job", row.ok() ? Status::IOError("no id returned") : row.status());
   return q->Int(0);
 }
 
-Status RecordsDb::UpdateJob(int64_t id, const std::string& state, const std::string& progress_json) {
+Status RecordsDb::UpdateJob(int64_t id, JobState state, const std::string& progress_json) {
   auto q = conn_->Query(std::string("UPDATE jobs SET state = ?2, progress = ?3, updated_at = ") + conn_->NowText() +
                         " WHERE id = ?1 RETURNING id");
-  q->Bind(1, id).Bind(2, state).Bind(3, progress_json);
+  q->Bind(1, id).Bind(2, std::string(NameOf(state))).Bind(3, progress_json);
   auto row = q->Next();
   if (!row.ok()) return Error("cannot update job " + std::to_string(id), row.status());
   if (!*row) return Status::NotFound("no job " + std::to_string(id) + " in " + location());

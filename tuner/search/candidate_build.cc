@@ -59,47 +59,48 @@ BuildPool::BuildPool(int jobs) {
 
 BuildPool::~BuildPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     queue_.clear();
   }
   cancel_ = true;
-  work_cv_.notify_all();
+  work_cv_.SignalAll();
   for (auto& t : threads_) t.join();
 }
 
 void BuildPool::Submit(std::function<Built()> build) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     queue_.push_back(std::move(build));
   }
-  work_cv_.notify_one();
+  work_cv_.Signal();
 }
 
 void BuildPool::Work() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) work_cv_.Wait(&mu_);
     if (stopping_) return;
     std::function<Built()> build = std::move(queue_.front());
     queue_.pop_front();
     ++running_;
-    lock.unlock();
+    lock.Unlock();
     Built b = build();
-    lock.lock();
+    lock.Lock();
     --running_;
     finished_.push_back(std::move(b));
-    done_cv_.notify_all();
+    done_cv_.SignalAll();
   }
 }
 
 bool BuildPool::Next(Built* out, double wait_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  auto ready = [this] { return !finished_.empty() || (queue_.empty() && running_ == 0); };
+  MutexLock lock(&mu_);
   if (wait_ms < 0) {
-    done_cv_.wait(lock, ready);
+    while (!ReadyLocked()) done_cv_.Wait(&mu_);
   } else {
-    done_cv_.wait_for(lock, std::chrono::duration<double, std::milli>(wait_ms), ready);
+    const auto deadline = Clock::now() + std::chrono::duration<double, std::milli>(wait_ms);
+    while (!ReadyLocked() && done_cv_.WaitUntil(&mu_, deadline)) {
+    }
   }
   if (finished_.empty()) return false;
   *out = std::move(finished_.front());
@@ -108,19 +109,19 @@ bool BuildPool::Next(Built* out, double wait_ms) {
 }
 
 std::vector<Built> BuildPool::TakeFinished() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<Built> out(std::make_move_iterator(finished_.begin()), std::make_move_iterator(finished_.end()));
   finished_.clear();
   return out;
 }
 
 int BuildPool::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return int(queue_.size());
 }
 
 int BuildPool::running() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return running_;
 }
 

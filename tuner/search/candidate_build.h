@@ -10,16 +10,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tunefarm/compiler/kernel.h"
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/runtime/trial_status.h"
 
 namespace tunefarm::tuner {
@@ -61,26 +60,29 @@ class BuildPool {
   BuildPool(const BuildPool&) = delete;
   BuildPool& operator=(const BuildPool&) = delete;
 
-  void Submit(std::function<Built()> build);
+  void Submit(std::function<Built()> build) EXCLUDES(mu_);
   // Waits for a finished build (at most wait_ms when >= 0); false when nothing is queued,
   // running or finished, or none finished within wait_ms.
-  bool Next(Built* out, double wait_ms = -1);
+  bool Next(Built* out, double wait_ms = -1) EXCLUDES(mu_);
   // Every finished build, without waiting.
-  std::vector<Built> TakeFinished();
-  int queued() const;
-  int running() const;
+  std::vector<Built> TakeFinished() EXCLUDES(mu_);
+  int queued() const EXCLUDES(mu_);
+  int running() const EXCLUDES(mu_);
   int jobs() const { return int(threads_.size()); }
   // Set by the destructor; builds pass it to BuildOne.
   const std::atomic<bool>* cancel() const { return &cancel_; }
 
  private:
-  void Work();
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  std::deque<std::function<Built()>> queue_;
-  std::deque<Built> finished_;
-  int running_ = 0;
-  bool stopping_ = false;
+  void Work() EXCLUDES(mu_);
+  // Next() may return: a build finished, or none is left to finish.
+  bool ReadyLocked() const REQUIRES(mu_) { return !finished_.empty() || (queue_.empty() && running_ == 0); }
+
+  mutable Mutex mu_;
+  CondVar work_cv_, done_cv_;
+  std::deque<std::function<Built()>> queue_ GUARDED_BY(mu_);
+  std::deque<Built> finished_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<bool> cancel_{false};
   std::vector<std::thread> threads_;
 };

@@ -358,18 +358,22 @@ std::vector<float> ConfigFeatures(const ConfigSpace& space, const Config& config
   return f;
 }
 
-Result<std::unique_ptr<SearchStrategy>> MakeSearch(const std::string& name, const ConfigSpace& space,
+Result<std::unique_ptr<SearchStrategy>> MakeSearch(TunerKind kind, const ConfigSpace& space,
                                                    const SearchOptions& options) {
-  if (name == "random") return std::unique_ptr<SearchStrategy>(new RandomSearch(space, options.seed, options.accept));
-  if (name == "grid") return std::unique_ptr<SearchStrategy>(new GridSearch(space, options.accept));
-  if (name == "ga") return std::unique_ptr<SearchStrategy>(new GeneticSearch(space, options.seed, options.accept));
-  if (name == "xgb") {
-    if (options.xgb_objective != "rank" && options.xgb_objective != "reg") {
-      return Status::InvalidArgument("unknown cost-model objective '" + options.xgb_objective + "' (rank, reg)");
-    }
-    return std::unique_ptr<SearchStrategy>(new XgbSearch(space, options));
+  switch (kind) {
+    case TunerKind::kRandom:
+      return std::unique_ptr<SearchStrategy>(new RandomSearch(space, options.seed, options.accept));
+    case TunerKind::kGrid:
+      return std::unique_ptr<SearchStrategy>(new GridSearch(space, options.accept));
+    case TunerKind::kGa:
+      return std::unique_ptr<SearchStrategy>(new GeneticSearch(space, options.seed, options.accept));
+    case TunerKind::kXgb:
+      if (options.xgb_objective != "rank" && options.xgb_objective != "reg") {
+        return Status::InvalidArgument("unknown cost-model objective '" + options.xgb_objective + "' (rank, reg)");
+      }
+      return std::unique_ptr<SearchStrategy>(new XgbSearch(space, options));
   }
-  return Status::InvalidArgument("unknown tuner '" + name + "' (xgb, ga, random, grid)");
+  return Status::InvalidArgument("unknown tuner " + std::to_string(int(kind)));
 }
 
 }  // namespace tunefarm::tuner

@@ -23,9 +23,6 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
                                            Measurer& measurer, RecordsDb& db,
                                            const std::function<void(const TaskProgress&)>& progress) {
   const bool global = schedule.total_trials > 0;
-  if (global && schedule.strategy != "gradient" && schedule.strategy != "round-robin") {
-    return Status::InvalidArgument("unknown task scheduler '" + schedule.strategy + "' (gradient, round-robin)");
-  }
   auto stopped = [&] { return options.stop && options.stop->load(); };
   std::vector<std::unique_ptr<TaskTuner>> tuners;
   std::vector<TaskSummary> summaries;
@@ -81,7 +78,7 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
     for (int i : open) {
       if (tuners[size_t(i)]->done() == 0 || std::isinf(history[size_t(i)].back().second)) return i;
     }
-    if (schedule.strategy == "round-robin") {
+    if (schedule.scheduler == SchedulerKind::kRoundRobin) {
       for (size_t k = 0; k < tuners.size(); ++k) {
         size_t i = (round_robin + k) % tuners.size();
         if (!tuners[i]->finished()) {

@@ -54,14 +54,14 @@ std::string FormatProgress(const TaskProgress& p) {
 
 Result<std::vector<rpc_server::MeasureOutcome>> FairMeasurer::Measure(
     const std::vector<rpc_server::MeasureInput>& batch) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const uint64_t ticket = next_ticket_++;
-  turn_.wait(lock, [&] { return serving_ == ticket; });
-  lock.unlock();
+  while (serving_ != ticket) turn_.Wait(&mu_);
+  lock.Unlock();
   auto result = inner_->Measure(batch);
-  lock.lock();
+  lock.Lock();
   ++serving_;
-  turn_.notify_all();
+  turn_.SignalAll();
   return result;
 }
 
@@ -201,7 +201,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
     so.accept = feeds_every_core;
   }
   int transfer_rows = 0;
-  if (options.tuner == "xgb") {
+  if (options.tuner == TunerKind::kXgb) {
     st->features = std::make_shared<TaskFeatures>(workload, target, st->space, options.build_jobs);
     so.features = st->features;
     if (options.transfer) {

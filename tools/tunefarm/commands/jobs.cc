@@ -15,9 +15,15 @@
 namespace tunefarm::cli {
 namespace {
 
-void PrintJob(const v1::TuningJob& j) {
-  std::printf("%-5lld %-10s %6d/%-6d %-8s %-30s %s\n", (long long)j.id(), j.state().c_str(), j.trials_done(),
-              j.trials_budget(), j.spec().tuner().c_str(), j.spec().model().c_str(), j.spec().target().c_str());
+void PrintJob(const v1::TuningJob& sent) {
+  Result<tuner::TuningJob> j = tuner::FromProto(sent);
+  if (!j.ok()) {  // a newer daemon's job
+    std::printf("%-5lld %s\n", (long long)sent.id(), j.status().message().c_str());
+    return;
+  }
+  std::printf("%-5lld %-10s %6d/%-6d %-8s %-30s %s\n", (long long)j->id, std::string(tuner::NameOf(j->state)).c_str(),
+              j->trials_done, j->trials_budget, std::string(tuner::NameOf(j->spec.tuner)).c_str(),
+              j->spec.model.c_str(), j->spec.target.c_str());
 }
 
 struct JobsFlags {
@@ -74,8 +80,9 @@ int Jobs(const JobsFlags& f) {
   v1::TuningJob job;
   grpc::Status s = StreamJobProgress(*stub, *token, id, &job);
   if (!s.ok()) return fail(s);
-  std::printf("job %lld %s: %d trials\n", (long long)id, job.state().c_str(), job.trials_done());
-  return job.state() == "done" ? 0 : 1;
+  std::printf("job %lld %s: %d trials\n", (long long)id, std::string(tuner::NameOf(job.state())).c_str(),
+              job.trials_done());
+  return job.state() == v1::JOB_STATE_DONE ? 0 : 1;
 }
 
 }  // namespace

@@ -6,11 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "tools/tunefarm/command_table.h"
@@ -19,6 +17,7 @@
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/model.h"
 #include "tunefarm/runtime/cuda_driver.h"
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/job_progress.h"
 #include "tunefarm/tuner/tuner.h"
@@ -27,6 +26,13 @@ namespace tunefarm::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
+
+// What the --time-limit timer waits for, at most the limit: the end of the tune.
+struct TimerState {
+  Mutex mu;
+  CondVar cv;
+  bool finished GUARDED_BY(mu) = false;
+};
 
 void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
   std::printf("\n%-6s %-8s %8s %10s %10s %8s  %s\n", "task", "trials", "resumed", "best", "fallback", "speedup",
@@ -91,13 +97,13 @@ int Tune(const TuneFlags& f) {
   tuner::ScheduleOptions schedule;
   if (total > 0) {
     schedule.total_trials = total;
-    schedule.strategy = f.scheduler;
+    schedule.scheduler = *tuner::ParseSchedulerKind(f.scheduler);  // checked by the flag
   }
   options.trials = trials;
   options.threads = threads;
   options.early_stopping = f.early_stopping;
   options.seed = uint64_t(f.seed);
-  options.tuner = f.tuner;
+  options.tuner = *tuner::ParseTunerKind(f.tuner);  // checked by the flag
   options.transfer = !f.no_transfer;
   options.keep_model_layout = f.layouts == "model";
   if (!f.daemon.empty()) {
@@ -175,21 +181,21 @@ int Tune(const TuneFlags& f) {
   }
   // The run in the jobs table, as a tuner-daemon job is (tunefarm/tuner/job_progress.h): the
   // dashboard lists it by model with its progress, and its trials carry its id.
-  v1::TuningJob run;
-  *run.mutable_spec() = TuningJobSpecOf(
-      {"", f.farm.token_file, f.model, target->ToString(), f.tracker, f.key, f.input_shapes}, options, schedule);
-  auto run_id = (*db)->AddJob(tuner::JobJson(run.spec()), tuner::kTuneCommandRunner);
+  tuner::TuningJob run;
+  run.spec = TuningJobSpecOf({"", f.farm.token_file, f.model, target->ToString(), f.tracker, f.key, f.input_shapes},
+                             options, schedule);
+  auto run_id = (*db)->AddJob(tuner::StoredSpecJson(run.spec), tuner::kTuneCommandRunner);
   if (!run_id.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", run_id.status().message().c_str());
     return 1;
   }
-  run.set_id(*run_id);
+  run.id = *run_id;
   options.job_id = *run_id;
-  run.set_state("running");
+  run.state = tuner::JobState::kRunning;
   tuner::StartJobTasks(*tasks, total > 0 ? total : trials * int(tasks->size()), &run);
   bool run_record_failed = false;
   auto save_run = [&] {
-    Status saved = (*db)->UpdateJob(run.id(), run.state(), tuner::JobProgressJson(run));
+    Status saved = (*db)->UpdateJob(run.id, run.state, tuner::StoredProgressJson(run));
     if (!saved.ok() && !run_record_failed) {
       run_record_failed = true;  // the trials are what matters: say it once and go on
       std::fprintf(stderr, "warning: cannot record this run's progress in the jobs table: %s\n",
@@ -201,24 +207,27 @@ int Tune(const TuneFlags& f) {
   std::signal(SIGINT, [](int) { g_stop = true; });
   std::atomic<bool> timed_out{false};
   std::thread timer;
-  std::mutex timer_mu;
-  std::condition_variable timer_cv;
-  bool finished = false;
+  TimerState timer_state;
   if (time_limit > 0) {  // --time-limit: stop like Ctrl-C once the time is up
     timer = std::thread([&] {
-      std::unique_lock<std::mutex> lock(timer_mu);
-      if (!timer_cv.wait_for(lock, std::chrono::seconds(time_limit), [&] { return finished; })) {
+      MutexLock lock(&timer_state.mu);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(time_limit);
+      while (!timer_state.finished && timer_state.cv.WaitUntil(&timer_state.mu, deadline)) {
+      }
+      if (!timer_state.finished) {
         timed_out = true;
         g_stop = true;
       }
     });
   }
   const bool tty = isatty(fileno(stdout));
-  std::string budget = total > 0 ? std::to_string(total) + " trials in all (" + schedule.strategy + " scheduler)"
+  std::string budget = total > 0 ? std::to_string(total) + " trials in all (" +
+                                       std::string(tuner::NameOf(schedule.scheduler)) + " scheduler)"
                                  : std::to_string(trials) + " trials each";
   if (time_limit > 0) budget += ", at most " + std::to_string(time_limit) + " s";
   std::printf("tuning %zu tasks of %s on %s with %s, %s; records: %s\n", tasks->size(), f.model.c_str(),
-              target->ToString().c_str(), options.tuner.c_str(), budget.c_str(), shown.c_str());
+              target->ToString().c_str(), std::string(tuner::NameOf(options.tuner)).c_str(), budget.c_str(),
+              shown.c_str());
   std::vector<tuner::ScheduledTask> scheduled;
   for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
   int last_task = 0;
@@ -240,15 +249,15 @@ int Tune(const TuneFlags& f) {
   if (tty && last_task) std::printf("\n");
   if (timer.joinable()) {
     {
-      std::lock_guard<std::mutex> lock(timer_mu);
-      finished = true;
+      MutexLock lock(&timer_state.mu);
+      timer_state.finished = true;
     }
-    timer_cv.notify_all();
+    timer_state.cv.SignalAll();
     timer.join();
   }
   if (!summaries.ok()) {
-    run.set_state("failed");
-    run.set_message(summaries.status().message());
+    run.state = tuner::JobState::kFailed;
+    run.message = summaries.status().message();
     save_run();
     std::fprintf(stderr, "tunefarm tune: %s\n", summaries.status().message().c_str());
     return 1;
@@ -259,11 +268,11 @@ int Tune(const TuneFlags& f) {
   // Stopped at the time limit: done with what the time allowed; by Ctrl-C: cancelled; no trial
   // succeeded (the command fails below and says why): failed.
   const bool cancelled = g_stop && !timed_out, failed = !cancelled && !summaries->empty() && !any_success;
-  run.set_state(cancelled ? "cancelled" : failed ? "failed" : "done");
-  run.set_message(cancelled   ? "stopped by Ctrl-C"
-                  : failed    ? "no trial succeeded: the measurements fail, not the configs"
-                  : timed_out ? "stopped at the time limit (" + std::to_string(time_limit) + " s)"
-                              : "finished");
+  run.state = cancelled ? tuner::JobState::kCancelled : failed ? tuner::JobState::kFailed : tuner::JobState::kDone;
+  run.message = cancelled   ? "stopped by Ctrl-C"
+                : failed    ? "no trial succeeded: the measurements fail, not the configs"
+                : timed_out ? "stopped at the time limit (" + std::to_string(time_limit) + " s)"
+                            : "finished";
   save_run();
   PrintSummaryTable(*summaries);
   if (g_stop && !timed_out) {
@@ -308,10 +317,10 @@ Action DeclareTune(CLI::App& app) {
                            "trials over all tasks, shared by the scheduler");
   trials->excludes(total);
   app.add_option("--scheduler", f->scheduler, "how --total-trials is shared: gradient (default) or round-robin")
-      ->check(CLI::IsMember({"gradient", "round-robin"}))
+      ->check(CLI::IsMember(tuner::SchedulerKindNames()))
       ->needs(total);
   app.add_option("--tuner", f->tuner, "the search: xgb (default; cost model + simulated annealing), ga, random or grid")
-      ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}));
+      ->check(CLI::IsMember(tuner::TunerKindNames()));
   AddIntFlag(app, "--early-stopping", &f->early_stopping, 0, 1000000,
              "stop a task after N trials without a better one (0: never)");
   auto* time_limit =

@@ -29,29 +29,29 @@ grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& t
   return reader->Finish();
 }
 
-v1::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
-                                  const tuner::ScheduleOptions& schedule) {
-  v1::TuningJobSpec spec;
+tuner::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
+                                     const tuner::ScheduleOptions& schedule) {
+  tuner::TuningJobSpec spec;
   // A model path is resolved here: the daemon runs elsewhere in the file system.
   std::string model = job.model;
   char resolved[PATH_MAX];
   if (access(model.c_str(), R_OK) == 0 && realpath(model.c_str(), resolved)) model = resolved;
-  spec.set_model(model);
-  spec.set_target(job.target);
-  spec.set_tuner(options.tuner);
+  spec.model = model;
+  spec.target = job.target;
+  spec.tuner = options.tuner;
   if (schedule.total_trials > 0) {
-    spec.set_total_trials(schedule.total_trials);
-    spec.set_scheduler(schedule.strategy);
+    spec.total_trials = schedule.total_trials;
+    spec.scheduler = schedule.scheduler;
   } else {
-    spec.set_trials_per_task(options.trials);
+    spec.trials_per_task = options.trials;
   }
-  spec.set_early_stopping(options.early_stopping);
-  spec.set_threads(options.threads);
-  spec.set_seed(options.seed);
-  spec.set_layouts(options.keep_model_layout ? "model" : "any");
-  spec.set_tracker(job.tracker);
-  spec.set_key(job.key);
-  for (const auto& shape : job.input_shapes) spec.add_input_shapes(shape.ToString());
+  spec.early_stopping = options.early_stopping;
+  spec.threads = options.threads;
+  spec.seed = options.seed;
+  spec.keep_model_layout = options.keep_model_layout;
+  spec.tracker = job.tracker;
+  spec.key = job.key;
+  for (const auto& shape : job.input_shapes) spec.input_shapes.push_back(shape.ToString());
   return spec;
 }
 
@@ -63,11 +63,11 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
     std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
     return 1;
   }
-  const v1::TuningJobSpec spec = TuningJobSpecOf(job, options, schedule);
+  const tuner::TuningJobSpec spec = TuningJobSpecOf(job, options, schedule);
 
   auto stub = v1::TunerDaemon::NewStub(service::FarmChannel(daemon));
   v1::SubmitJobRequest req;
-  *req.mutable_spec() = spec;
+  *req.mutable_spec() = tuner::ToProto(spec);
   v1::SubmitJobResponse resp;
   grpc::ClientContext submit_ctx;
   service::AttachToken(&submit_ctx, *token);
@@ -79,7 +79,7 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
   }
   const int64_t id = resp.job().id();
   std::printf("submitted job %lld to tuner-daemon at %s (%s on %s); progress follows, Ctrl-C leaves it running\n",
-              (long long)id, daemon.c_str(), spec.model().c_str(), spec.target().c_str());
+              (long long)id, daemon.c_str(), spec.model.c_str(), spec.target.c_str());
   std::fflush(stdout);
 
   v1::TuningJob last = resp.job();
@@ -95,12 +95,13 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
     std::printf("%-6d %-8d %10.2f %10.2f  %s\n", i + 1, t.trials(), t.best_gflops(), t.fallback_gflops(),
                 t.workload().c_str());
   }
-  std::printf("job %lld %s: %d trials\n", (long long)id, last.state().c_str(), last.trials_done());
-  if (last.state() == "failed") {
+  std::printf("job %lld %s: %d trials\n", (long long)id, std::string(tuner::NameOf(last.state())).c_str(),
+              last.trials_done());
+  if (last.state() == v1::JOB_STATE_FAILED) {
     std::fprintf(stderr, "tunefarm tune: job %lld failed: %s\n", (long long)id, last.message().c_str());
     return 1;
   }
-  return last.state() == "cancelled" ? 130 : 0;
+  return last.state() == v1::JOB_STATE_CANCELLED ? 130 : 0;
 }
 
 }  // namespace tunefarm::cli

@@ -8,6 +8,7 @@
 #include "tools/tunefarm/command_table.h"
 #include "tunefarm/compiler/input_shape.h"
 #include "tunefarm/tuner/tuner.h"
+#include "tunefarm/tuner/tuning_job.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -27,8 +28,8 @@ int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& opt
                       const tuner::ScheduleOptions& schedule);
 
 // The job's spec as tuner-daemon takes it, and as the jobs table records a `tunefarm tune` run.
-v1::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
-                                  const tuner::ScheduleOptions& schedule);
+tuner::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
+                                     const tuner::ScheduleOptions& schedule);
 
 }  // namespace tunefarm::cli
 

@@ -18,10 +18,10 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "tunefarm/rpc_server/measurement.h"
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/registrar.h"
 #include "tunefarm/v1/measure.grpc.pb.h"
 
@@ -43,9 +43,10 @@ class MeasureService final : public v1::Measure::Service {
  public:
   // `registrar` knows which lease may use this server; it must outlive the service.
   MeasureService(ServerOptions options, service::Registrar* registrar);
-  grpc::Status Measure(grpc::ServerContext* ctx, const v1::MeasureRequest* req, v1::MeasureResponse* resp) override;
+  grpc::Status Measure(grpc::ServerContext* ctx, const v1::MeasureRequest* req, v1::MeasureResponse* resp) override
+      EXCLUDES(device_mu_, state_mu_);
   grpc::Status ServerState(grpc::ServerContext* ctx, const v1::ServerStateRequest* req,
-                           v1::ServerStateResponse* resp) override;
+                           v1::ServerStateResponse* resp) override EXCLUDES(state_mu_);
   int64_t measurements_done() const { return done_.load(); }
   // Counted into ServerState (the farm server's auth filter counts them).
   void set_unauthenticated_counter(std::function<int64_t()> f) { unauthenticated_ = std::move(f); }
@@ -55,16 +56,16 @@ class MeasureService final : public v1::Measure::Service {
  private:
   grpc::Status CheckLease(const std::string& lease_id);
   int64_t SinceStartMs() const;
-  void RecordBatch(const std::string& lease_id, int64_t start_ms, int64_t end_ms);
+  void RecordBatch(const std::string& lease_id, int64_t start_ms, int64_t end_ms) EXCLUDES(state_mu_);
 
   const ServerOptions options_;
   service::Registrar* const registrar_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::mutex device_mu_;  // one batch at a time
-  std::mutex state_mu_;   // guards lease_uses_
-  std::deque<v1::ServerStateResponse::LeaseUse> lease_uses_;
+  Mutex device_mu_ ACQUIRED_BEFORE(state_mu_);  // one batch at a time
+  Mutex state_mu_;
+  std::deque<v1::ServerStateResponse::LeaseUse> lease_uses_ GUARDED_BY(state_mu_);
   std::atomic<int64_t> done_{0}, refused_{0};
-  std::unique_ptr<MeasureWorker> worker_;  // persistent_worker; used under device_mu_
+  std::unique_ptr<MeasureWorker> worker_ PT_GUARDED_BY(device_mu_);  // with persistent_worker
   std::function<int64_t()> unauthenticated_;
   std::function<void(OutcomeKind, double)> observer_;
 };

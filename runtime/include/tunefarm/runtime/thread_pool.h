@@ -20,13 +20,12 @@
 #define TUNEFARM_RUNTIME_THREAD_POOL_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "tunefarm/runtime/kernel_abi.h"
+#include "tunefarm/runtime/mutex.h"
 
 namespace tunefarm::runtime {
 
@@ -55,8 +54,8 @@ class ThreadPool {
   const int num_threads_;
   const bool bind_threads_;  // TUNEFARM_BIND_THREADS=1 (thread_pool.cc)
   std::vector<std::thread> workers_;
-  std::mutex run_mutex_;       // serializes ParallelFor calls
-  bool caller_bound_ = false;  // guarded by run_mutex_
+  Mutex run_mutex_;  // serializes ParallelFor calls
+  bool caller_bound_ GUARDED_BY(run_mutex_) = false;
 
   // A job is published by bumping generation_ after writing its fields; a worker that sees the new
   // generation reads them. pending_ counts the workers still running it.
@@ -65,14 +64,16 @@ class ThreadPool {
   std::atomic<bool> stopping_{false};
   // Sleepers: workers blocked on wake_, and the caller blocked on done_. Each side announces itself
   // (under mu_) before it sleeps and re-checks the condition, and the other side reads the count
-  // after its own store (both sequentially consistent), so no wake-up is lost.
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
+  // after its own store (both sequentially consistent), so no wake-up is lost. mu_ guards no field:
+  // what the sleepers wait for is atomics, and mu_ only orders a sleeper's check against a wake-up.
+  Mutex mu_;
+  CondVar wake_;
+  CondVar done_;
   std::atomic<int> sleeping_workers_{0};
   std::atomic<bool> caller_sleeping_{false};
 
-  // The current job; written before generation_ is bumped, read by workers after they see it.
+  // The current job; written (under run_mutex_) before generation_ is bumped, read by workers after
+  // they see it: ordered by generation_, not by a lock, so not GUARDED_BY.
   int64_t job_n_ = 0;
   TunefarmParallelBody job_body_ = nullptr;
   void* job_closure_ = nullptr;

@@ -7,13 +7,14 @@
 // At most one write is in flight. A cancelled call or a failed write finishes the stream CANCELLED.
 // gRPC may run a reaction (OnWriteDone, OnDone) inline inside StartWrite or Finish, so both are
 // called with no lock held, and the reactor deletes itself only once OnDone has run and no Pump is
-// between its decision and its gRPC call.
+// between its decision and its gRPC call. Next() runs under the stream's lock (mu_), so a subclass
+// marks the state its Next() keeps GUARDED_BY(mu_) and its override REQUIRES(mu_).
 #ifndef TUNEFARM_SERVICE_EVENT_STREAM_H_
 #define TUNEFARM_SERVICE_EVENT_STREAM_H_
 
 #include <grpcpp/grpcpp.h>
 
-#include <mutex>
+#include "tunefarm/runtime/mutex.h"
 
 namespace tunefarm::service {
 
@@ -23,11 +24,11 @@ class EventStream : public grpc::ServerWriteReactor<Message> {
   enum class Step { kNothing, kWrite, kFinish };
 
   // Decides and acts; safe from any thread, any number of times.
-  void Pump() {
+  void Pump() EXCLUDES(mu_) {
     Step step = Step::kNothing;
     grpc::Status status;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (done_ || finished_ || writing_) return;
       ++active_;
       if (cancelled_) {
@@ -44,32 +45,32 @@ class EventStream : public grpc::ServerWriteReactor<Message> {
     Release();
   }
 
-  void OnWriteDone(bool ok) override {
+  void OnWriteDone(bool ok) override EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       writing_ = false;
       cancelled_ = cancelled_ || !ok;
     }
     Pump();
   }
 
-  void OnCancel() override {
+  void OnCancel() override EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       cancelled_ = true;
     }
     Pump();
   }
 
-  void OnDone() override {
+  void OnDone() override EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       done_ = true;
     }
     Cleanup();
     bool last;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       cleaned_ = true;
       last = active_ == 0;
     }
@@ -79,23 +80,30 @@ class EventStream : public grpc::ServerWriteReactor<Message> {
  protected:
   // With the stream's lock held and no write in flight: fill *message and return kWrite, set
   // *status and return kFinish, or return kNothing (wait for the next event).
-  virtual Step Next(Message* message, grpc::Status* status) = 0;
+  virtual Step Next(Message* message, grpc::Status* status) REQUIRES(mu_) = 0;
   virtual void Cleanup() = 0;
 
+  Mutex mu_;  // the stream's lock
+
  private:
-  void Release() {
+  void Release() EXCLUDES(mu_) {
     bool last;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       last = --active_ == 0 && cleaned_;
     }
     if (last) delete this;
   }
 
-  std::mutex mu_;
-  Message message_;  // written only while no write is in flight
-  int active_ = 0;
-  bool writing_ = false, finished_ = false, cancelled_ = false, done_ = false, cleaned_ = false;
+  // Written by Next() under mu_, read by gRPC during the write that follows (outside mu_): only
+  // while no write is in flight, which writing_ (under mu_) tells. So not GUARDED_BY.
+  Message message_;
+  int active_ GUARDED_BY(mu_) = 0;
+  bool writing_ GUARDED_BY(mu_) = false;
+  bool finished_ GUARDED_BY(mu_) = false;
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;
+  bool cleaned_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tunefarm::service

@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/runtime/result.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.pb.h"
@@ -58,38 +58,43 @@ class Registrar {
   Registrar(RegistrarOptions options, TrackerLink* link, Clock clock);
 
   // The address the tracker hands to clients (known once the server's port is bound).
-  void set_address(const std::string& address);
+  void set_address(const std::string& address) EXCLUDES(mu_);
   // Progress lines ("registered as srv3", "lost the tracker: ...; registering again").
   void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
   // Reported with heartbeats.
   void set_measurements_done(std::function<int64_t()> f) { measurements_done_ = std::move(f); }
 
   // Does what is due now; returns the milliseconds until the next call is due.
-  int64_t Step();
+  int64_t Step() EXCLUDES(call_mu_, mu_);
   // Asks the tracker now which lease may use this server; returns it ("" = none).
-  Result<std::string> RefreshLease();
+  Result<std::string> RefreshLease() EXCLUDES(call_mu_, mu_);
 
-  std::string server_id() const;
-  std::string lease_id() const;  // "" when no lease may use the server (or it is unconfirmed)
-  int64_t registrations() const;
+  std::string server_id() const EXCLUDES(mu_);
+  std::string lease_id() const EXCLUDES(mu_);  // "" when no lease may use the server (or it is unconfirmed)
+  int64_t registrations() const EXCLUDES(mu_);
 
  private:
-  Status RegisterLocked(int64_t now);
-  Status HeartbeatLocked(int64_t now);
-  void AdoptLeaseLocked(const v1::ServerLease& lease);
+  // "Locked": with call_mu_ held; they take mu_ around the state, never across the tracker call.
+  Status RegisterLocked(int64_t now) REQUIRES(call_mu_) EXCLUDES(mu_);
+  Status HeartbeatLocked(int64_t now) REQUIRES(call_mu_) EXCLUDES(mu_);
+  void AdoptLeaseLocked(const v1::ServerLease& lease) REQUIRES(mu_);
   void Log(const std::string& line) const;
 
-  RegistrarOptions options_;  // address guarded by mu_
+  RegistrarOptions options_ GUARDED_BY(mu_);  // set_address changes the address
   TrackerLink* const link_;
   const Clock clock_;
   std::function<void(const std::string&)> log_;
   std::function<int64_t()> measurements_done_;
-  mutable std::mutex call_mu_;  // serializes tracker calls
-  mutable std::mutex mu_;       // guards the fields below
-  std::string server_id_, previous_server_id_;
-  v1::ServerLease lease_;     // the lease the tracker confirmed
-  v1::ServerLease reported_;  // the lease to report on re-registration (kept while unconfirmed)
-  int64_t heartbeat_ms_ = 1000, backoff_ms_ = 0, next_at_ = 0, registrations_ = 0;
+  mutable Mutex call_mu_ ACQUIRED_BEFORE(mu_);  // serializes tracker calls
+  mutable Mutex mu_;                            // guards the fields below, and options_
+  std::string server_id_ GUARDED_BY(mu_);
+  std::string previous_server_id_ GUARDED_BY(mu_);
+  v1::ServerLease lease_ GUARDED_BY(mu_);     // the lease the tracker confirmed
+  v1::ServerLease reported_ GUARDED_BY(mu_);  // the lease to report on re-registration (kept while unconfirmed)
+  int64_t heartbeat_ms_ GUARDED_BY(mu_) = 1000;
+  int64_t backoff_ms_ GUARDED_BY(mu_) = 0;
+  int64_t next_at_ GUARDED_BY(mu_) = 0;
+  int64_t registrations_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tunefarm::service

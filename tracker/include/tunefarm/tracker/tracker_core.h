@@ -24,7 +24,6 @@
 #ifndef TUNEFARM_TRACKER_TRACKER_CORE_H_
 #define TUNEFARM_TRACKER_TRACKER_CORE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/runtime/result.h"
 
 namespace tunefarm::tracker {
@@ -115,24 +115,25 @@ class TrackerCore {
 
   // InvalidArgument for a bad key or address. `reported`: the lease the server was serving.
   Result<Registration> Register(const std::string& key, const std::string& address, const Device& device,
-                                const std::string& previous_server_id = "", const LeaseInfo& reported = {});
+                                const std::string& previous_server_id = "", const LeaseInfo& reported = {})
+      EXCLUDES(mu_);
   // known == false when the server is unknown (dropped, or the tracker restarted).
-  HeartbeatReply Heartbeat(const std::string& server_id, int64_t measurements_done);
+  HeartbeatReply Heartbeat(const std::string& server_id, int64_t measurements_done) EXCLUDES(mu_);
 
   // Queues a lease request; returns its id. NotFound when no server is registered under key;
   // InvalidArgument when a parameter is outside its limits (tracker.proto).
   Result<int64_t> RequestLease(const std::string& key, int priority, int64_t deadline_ms, int64_t lease_ms,
-                               const std::string& client);
-  RequestState Poll(int64_t request_id);
+                               const std::string& client) EXCLUDES(mu_);
+  RequestState Poll(int64_t request_id) EXCLUDES(mu_);
   // The waiter is gone (stream closed): drop a queued request or release its lease.
-  void Forget(int64_t request_id);
-  Result<int64_t> Renew(const std::string& lease_id);  // new expires_in_ms
-  Status Release(const std::string& lease_id);
+  void Forget(int64_t request_id) EXCLUDES(mu_);
+  Result<int64_t> Renew(const std::string& lease_id) EXCLUDES(mu_);  // new expires_in_ms
+  Status Release(const std::string& lease_id) EXCLUDES(mu_);
 
-  FarmStatus GetStatus();
-  void Tick();
+  FarmStatus GetStatus() EXCLUDES(mu_);
+  void Tick() EXCLUDES(mu_);
   // Blocks until state changes or timeout_ms passes (wall clock).
-  void WaitForChange(int64_t timeout_ms);
+  void WaitForChange(int64_t timeout_ms) EXCLUDES(mu_);
   // `on_change` runs after every state change, outside the core's lock, on the thread that made
   // the change (the tracker's Tick() loop publishes changes found by Poll within its period); it
   // may call Poll and GetStatus. Unsubscribe returns once no call of it is running.
@@ -157,36 +158,44 @@ class TrackerCore {
     int64_t expires_at = 0;
     bool restored = false;  // reported by its server after a tracker restart: no waiting stream
   };
-  void TickLocked();
-  void EndLease(Request& r, LeaseEnd why);
-  void DropServer(const std::string& id, const std::string& why);
-  int QueuePosition(const Request& r) const;
-  LeaseInfo LeaseOf(const Server& s);
+  void TickLocked() REQUIRES(mu_);
+  void EndLease(Request& r, LeaseEnd why) REQUIRES(mu_);
+  void DropServer(const std::string& id, const std::string& why) REQUIRES(mu_);
+  int QueuePosition(const Request& r) const REQUIRES(mu_);
+  LeaseInfo LeaseOf(const Server& s) REQUIRES(mu_);
   // Keeps a reported lease on the new registration `server` (moved or restored); false: it ended.
-  bool AdoptReportedLease(Server& server, const LeaseInfo& reported, const std::string& previous_id);
-  void Changed() {
+  bool AdoptReportedLease(Server& server, const LeaseInfo& reported, const std::string& previous_id) REQUIRES(mu_);
+  void Changed() REQUIRES(mu_) {
     changed_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
   }
   // Runs the subscribers if something changed; call with mu_ released.
-  void Publish();
+  void Publish() EXCLUDES(mu_);
 
   const TrackerOptions options_;
   const Clock clock_;
   const int64_t started_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, Server> servers_;
-  std::map<int64_t, Request> requests_;
-  std::map<std::string, int64_t> lease_to_request_;
-  int64_t next_request_ = 1, next_server_ = 1, next_lease_ = 1;
-  std::string epoch_;                     // in every lease id: tells this tracker's leases from an earlier one's
-  std::set<std::string> released_early_;  // a predecessor's leases released before their server came back
-  int64_t leases_granted_ = 0, leases_expired_ = 0, servers_lost_ = 0;
-  bool changed_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::map<std::string, Server> servers_ GUARDED_BY(mu_);
+  std::map<int64_t, Request> requests_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t> lease_to_request_ GUARDED_BY(mu_);
+  int64_t next_request_ GUARDED_BY(mu_) = 1;
+  int64_t next_server_ GUARDED_BY(mu_) = 1;
+  int64_t next_lease_ GUARDED_BY(mu_) = 1;
+  std::string epoch_ GUARDED_BY(mu_);  // in every lease id: tells this tracker's leases from an earlier one's
+  // A predecessor's leases released before their server came back.
+  std::set<std::string> released_early_ GUARDED_BY(mu_);
+  int64_t leases_granted_ GUARDED_BY(mu_) = 0;
+  int64_t leases_expired_ GUARDED_BY(mu_) = 0;
+  int64_t servers_lost_ GUARDED_BY(mu_) = 0;
+  bool changed_ GUARDED_BY(mu_) = false;
+  // Recursive, and so a std:: mutex the analysis does not check: a subscriber's callback runs under
+  // it, and may end its stream there (EventStream: gRPC runs OnDone inline in Finish), whose
+  // Cleanup() calls Unsubscribe() on the same thread. It guards subscribers_ and next_subscriber_.
   std::recursive_mutex subscribers_mu_;
   std::map<int64_t, std::function<void()>> subscribers_;
   int64_t next_subscriber_ = 1;

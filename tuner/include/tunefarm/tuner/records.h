@@ -25,6 +25,7 @@
 
 #include "tunefarm/runtime/result.h"
 #include "tunefarm/runtime/trial_status.h"
+#include "tunefarm/tuner/tuning_kinds.h"
 
 namespace tunefarm::tuner {
 
@@ -88,13 +89,22 @@ std::string NeutralWorkloadKey(const std::string& key, const std::string& templa
 // tuner's side (caches, the dashboard, `records list`) builds it.
 std::string TaskName(const std::string& template_name, const std::string& workload_key);
 
-// A tuning job of tuner-daemon: its spec and progress as JSON (the daemon's proto messages in
-// their JSON form), and its state: queued | running | done | failed | cancelled.
+// The jobs table's runner of `tunefarm tune` runs (JobRecord::daemon): a tuner-daemon resumes
+// only its own jobs, so none takes these over; a daemon may not take this name.
+inline constexpr char kTuneCommandRunner[] = "tunefarm tune";
+
+// A tuning job (tuner-daemon's or a `tunefarm tune` run's) as stored: its spec and progress as JSON
+// (tunefarm/tuner/tuning_job.h reads and writes them) and its state.
 struct JobRecord {
   int64_t id = 0;
-  std::string spec_json, state, progress_json = "{}";
+  std::string spec_json, progress_json = "{}";
+  // The stored word of the state (NameOf(JobState)). Kept as text because a database may hold a
+  // word this version does not know; every decision goes through state_kind().
+  std::string state;
   std::string daemon;  // the tuner-daemon's --name that runs it ("" before schema version 2)
   std::string created_at, updated_at;
+
+  Result<JobState> state_kind() const { return ParseJobState(state); }
 };
 
 // The dashboard's read side (docs/dashboard.md): aggregates and trial streams read by id, so a
@@ -253,7 +263,7 @@ class RecordsDb {
 
   // Jobs: created queued; unfinished ones (queued, running) are what a restarted daemon resumes.
   Result<int64_t> AddJob(const std::string& spec_json, const std::string& daemon = "");
-  Status UpdateJob(int64_t id, const std::string& state, const std::string& progress_json);
+  Status UpdateJob(int64_t id, JobState state, const std::string& progress_json);
   Result<std::vector<JobRecord>> ListJobs();
   // NotFound naming the id.
   Result<JobRecord> GetJob(int64_t id);

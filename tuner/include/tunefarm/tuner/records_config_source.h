@@ -3,25 +3,29 @@
 #define TUNEFARM_TUNER_RECORDS_CONFIG_SOURCE_H_
 
 #include <memory>
-#include <mutex>
+#include <string>
 
 #include "tunefarm/compiler/config_source.h"
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/tuner/records.h"
 
 namespace tunefarm::tuner {
 
 class RecordsConfigSource final : public compiler::ConfigSource {
  public:
-  explicit RecordsConfigSource(std::unique_ptr<RecordsDb> db) : db_(std::move(db)) {}
-  Result<compiler::BestConfig> Best(const compiler::Workload& w, const compiler::Target& target) const override;
+  explicit RecordsConfigSource(std::unique_ptr<RecordsDb> db) : db_(std::move(db)), location_(db_->location()) {}
+  Result<compiler::BestConfig> Best(const compiler::Workload& w, const compiler::Target& target) const override
+      EXCLUDES(mu_);
   Result<std::vector<compiler::BestConfig>> Ranked(const compiler::Workload& w, const compiler::Target& target,
-                                                   int limit) const override;
-  Result<int64_t> UnusableCount(const compiler::Workload& w, const compiler::Target& target) const override;
-  std::string Describe() const override { return "records database " + db_->location(); }
+                                                   int limit) const override EXCLUDES(mu_);
+  Result<int64_t> UnusableCount(const compiler::Workload& w, const compiler::Target& target) const override
+      EXCLUDES(mu_);
+  std::string Describe() const override { return "records database " + location_; }
 
  private:
-  mutable std::mutex mu_;  // one SQLite connection, shared by the compiler's threads
-  std::unique_ptr<RecordsDb> db_;
+  mutable Mutex mu_;  // one SQLite connection, shared by the compiler's threads
+  std::unique_ptr<RecordsDb> db_ PT_GUARDED_BY(mu_);
+  const std::string location_;  // db_->location(), which never changes: Describe() takes no lock
 };
 
 }  // namespace tunefarm::tuner

@@ -21,6 +21,7 @@
 
 #include "tunefarm/compiler/config_space.h"
 #include "tunefarm/runtime/result.h"
+#include "tunefarm/tuner/tuning_kinds.h"
 
 namespace tunefarm::tuner {
 
@@ -72,7 +73,7 @@ struct SearchOptions {
 };
 
 // name: random | grid | ga | xgb. InvalidArgument naming the name otherwise.
-Result<std::unique_ptr<SearchStrategy>> MakeSearch(const std::string& name, const compiler::ConfigSpace& space,
+Result<std::unique_ptr<SearchStrategy>> MakeSearch(TunerKind kind, const compiler::ConfigSpace& space,
                                                    const SearchOptions& options);
 
 }  // namespace tunefarm::tuner

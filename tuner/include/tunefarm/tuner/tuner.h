@@ -7,19 +7,19 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/rpc_server/measure_client.h"
+#include "tunefarm/runtime/mutex.h"
 #include "tunefarm/tuner/records.h"
 #include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/tuning_kinds.h"
 
 namespace tunefarm::tuner {
 
@@ -68,21 +68,24 @@ class FarmMeasurer final : public Measurer {
 class FairMeasurer final : public Measurer {
  public:
   explicit FairMeasurer(std::unique_ptr<Measurer> inner) : inner_(std::move(inner)) {}
-  Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) override;
+  Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) override
+      EXCLUDES(mu_);
   std::string device_key() const override { return inner_->device_key(); }
 
  private:
+  // Not under mu_: its Measure runs outside the lock, one ticket holder at a time.
   std::unique_ptr<Measurer> inner_;
-  std::mutex mu_;
-  std::condition_variable turn_;
-  uint64_t next_ticket_ = 0, serving_ = 0;
+  Mutex mu_;
+  CondVar turn_;
+  uint64_t next_ticket_ GUARDED_BY(mu_) = 0;
+  uint64_t serving_ GUARDED_BY(mu_) = 0;
 };
 
 // One build job per core of this machine, at least 2.
 inline int DefaultBuildJobs() { return std::max(2, int(std::thread::hardware_concurrency())); }
 
 struct TuneOptions {
-  std::string tuner = "xgb";
+  TunerKind tuner = TunerKind::kXgb;
   std::string xgb_objective = "rank";  // rank | reg
   int trials = 64;                     // distinct configs per task, including those already in the database
                                        // (and those other tuners sharing it measure meanwhile)
@@ -208,7 +211,8 @@ struct ScheduleOptions {
   //   gradient: after one batch each, the task whose share of the model's latency
   //             (occurrences x flops / best GFLOP/s) is expected to drop fastest (as Ansor's
   //             task scheduler), with 5% random picks.
-  std::string strategy = "sequential";
+  // With total_trials 0 the tasks are tuned in sequence; otherwise this scheduler shares them out.
+  SchedulerKind scheduler = SchedulerKind::kGradient;
   int total_trials = 0;  // measured trials over all tasks, including resumed ones
 };
 
