@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkgconf git ca-certificates openssl ccache
-  clang-format clang-tidy
+  clang-format clang-tidy python3  # style gates (scripts/check_style.sh), the main job's report
   # kernel compiler
   llvm-19-dev lld-19
   # farm protocols (later issues) and shared libraries

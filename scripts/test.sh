@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds tunefarm and runs every test, as CI does:
-#   1. Release build with warnings as errors; all tests (including the Raspberry Pi kernels
+#   1. Release build with warnings as errors; the style gates (scripts/check_style.sh: clang-format,
+#      clang-tidy and clang's thread-safety analysis); all tests (including the Raspberry Pi kernels
 #      cross-compiled and run under qemu-user).
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build; the tests again except those labelled
 #      slow, qemu or packaging. The slow ones are whole-model compiles and long tuning campaigns:
@@ -14,6 +15,8 @@ JOBS=${JOBS:-2}
 echo "== tunefarm: release build (-Werror)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUNEFARM_WERROR=ON >/dev/null
 cmake --build build -j "$JOBS"
+echo "== tunefarm: style (clang-format, clang-tidy with the thread-safety analysis)"
+scripts/check_style.sh build
 echo "== tunefarm: tests"
 ctest --test-dir build --output-on-failure -j "$JOBS"
 

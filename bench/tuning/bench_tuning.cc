@@ -135,7 +135,7 @@ int Run(const Options& opt) {
            {"errors", s.errors},
            {"time_s",
             {{"search", s.search_s}, {"build", s.build_s}, {"measure", s.measure_s}, {"record", s.record_s}}}});
-      if (keep && name == "xgb") {
+      if (keep && o.tuner == tuner::TunerKind::kXgb) {
         auto trials = (*db)->List();
         if (trials.ok()) {
           for (auto t : *trials) {

@@ -1,9 +1,14 @@
 // The walls around the services, checked on the sources (issue 35): proto/ holds only the
 // contracts; the daemons' mains leave token, TLS, the server, metrics and signals to RunDaemon;
-// one spec <-> proto conversion; trial statuses decided through the TrialStatus enum.
+// one spec <-> proto conversion; trial statuses and job states decided through their enums;
+// every mutex an annotated one that says what it guards; no line over the column limit.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/source_scan.h"
@@ -111,6 +116,109 @@ TEST(Walls, ComponentsIncludeEachOtherOnlyThroughPublicHeaders) {
   }
   EXPECT_TRUE(offenders.empty()) << "include the component's public header (tunefarm/...) instead:\n"
                                  << Joined(offenders);
+}
+
+// Job states, tuners and schedulers are enums (tunefarm/tuner/tuning_kinds.h, tuner.proto): no
+// code compares or sets their words; only the one table and the stored-JSON reader know them.
+TEST(Walls, JobStatesTunersAndSchedulersAreEnums) {
+  ASSERT_FALSE(SourceDir().empty()) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  const char* words[] = {"\"queued\"", "\"running\"", "\"done\"", "\"failed\"",   "\"cancelled\"",
+                         "\"xgb\"",    "\"ga\"",      "\"grid\"", "\"gradient\"", "\"round-robin\""};
+  const auto offenders = testing::LinesBreakingARule(
+      SourceDir(), {"tuner", "tools", "bench", "service"}, {"tuner/records/tuning_kinds.cc"},
+      [&words](const std::string& line) {
+        for (const char* w : words) {
+          for (const char* op : {"== ", "!= ", "set_state(", "set_tuner(", "set_scheduler(", "state = "}) {
+            if (line.find(std::string(op) + w) != std::string::npos) return true;
+          }
+        }
+        return false;
+      });
+  EXPECT_TRUE(offenders.empty()) << "compare JobState/TunerKind/SchedulerKind values:\n" << Joined(offenders);
+  std::ifstream proto(std::filesystem::path(SourceDir()) / "proto/tunefarm/v1/tuner.proto");
+  ASSERT_TRUE(proto.good());
+  std::string line;
+  for (int n = 1; std::getline(proto, line); ++n) {
+    for (const char* field : {"string state ", "string tuner ", "string scheduler "}) {
+      EXPECT_EQ(line.find(field), std::string::npos) << "tuner.proto:" << n << ": " << line;
+    }
+  }
+}
+
+// Every mutex is tunefarm::Mutex (runtime/include/tunefarm/runtime/mutex.h), which clang's
+// thread-safety analysis checks (scripts/check_style.sh), and each says what it guards: a file that
+// declares one annotates a field or a function with it. The recursive subscriber mutexes of the
+// tracker and the job manager are the exception their headers explain (the analysis has no
+// reentrant capability).
+TEST(Walls, EveryMutexIsAnnotatedWithWhatItGuards) {
+  ASSERT_FALSE(SourceDir().empty()) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  const std::vector<std::string> product = {"runtime",    "compiler", "service", "tracker",
+                                            "rpc_server", "tuner",    "tools"};
+  const auto std_mutexes = testing::LinesBreakingARule(
+      SourceDir(), product, {"runtime/include/tunefarm/runtime/mutex.h"}, [](const std::string& line) {
+        return line.find("std::mutex") != std::string::npos || line.find("std::shared_mutex") != std::string::npos ||
+               line.find("std::condition_variable") != std::string::npos ||
+               (line.find("std::recursive_mutex") != std::string::npos &&
+                line.find("subscribers_mu_") == std::string::npos);
+      });
+  EXPECT_TRUE(std_mutexes.empty()) << "use tunefarm::Mutex, MutexLock and CondVar:\n" << Joined(std_mutexes);
+
+  // Files declaring a Mutex member "Mutex name_;" and the names they annotate with.
+  std::map<std::string, std::set<std::string>> declared, used, says_guards_nothing;
+  for (const std::string& dir : product) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(SourceDir()) / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+      const std::string rel = std::filesystem::relative(e.path(), SourceDir()).string();
+      if (rel == "runtime/include/tunefarm/runtime/mutex.h") continue;
+      std::ifstream in(e.path());
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      const std::regex member(R"(^\s*(mutable\s+)?(tunefarm::)?Mutex\s+(\w+);)");
+      const std::regex annotation(R"((GUARDED_BY|REQUIRES|EXCLUDES|ACQUIRED_BEFORE)\(([^)]*)\))");
+      for (const std::string& line : lines) {
+        std::smatch m;
+        if (std::regex_search(line, m, member)) declared[rel].insert(m[3]);
+      }
+      for (const std::string& line : lines) {
+        for (auto it = std::sregex_iterator(line.begin(), line.end(), annotation); it != std::sregex_iterator(); ++it) {
+          used[rel].insert((*it)[2]);
+        }
+        // A mutex that only orders a sleep against a wake-up says so: "mu_ guards no field".
+        for (const std::string& name : declared[rel]) {
+          if (line.find(name + " guards no field") != std::string::npos) says_guards_nothing[rel].insert(name);
+        }
+      }
+    }
+  }
+  ASSERT_FALSE(declared.empty()) << "the scan found no Mutex at all";
+  for (const auto& [file, names] : declared) {
+    for (const std::string& name : names) {
+      bool annotated = false;
+      for (const std::string& u : used[file]) {  // "mu_", "&mu_", "job->mu_", "&JobManager::mu_"
+        annotated = annotated || u == name ||
+                    (u.size() > name.size() && u.compare(u.size() - name.size(), name.size(), name) == 0 &&
+                     !std::isalnum(static_cast<unsigned char>(u[u.size() - name.size() - 1])) &&
+                     u[u.size() - name.size() - 1] != '_');
+      }
+      annotated = annotated || says_guards_nothing[file].count(name);
+      EXPECT_TRUE(annotated) << file << ": Mutex " << name << " guards nothing it names (GUARDED_BY/REQUIRES)";
+    }
+  }
+}
+
+// .clang-format's ColumnLimit, also where clang-format leaves a line alone (scripts/check_style.sh
+// runs clang-format itself).
+TEST(Walls, NoLineIsOver120Columns) {
+  ASSERT_FALSE(SourceDir().empty()) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  const auto offenders = testing::LinesBreakingARule(
+      SourceDir(), {"runtime", "compiler", "service", "tracker", "rpc_server", "tuner", "tools", "bench", "tests"}, {},
+      [](const std::string& line) {
+        size_t columns = 0;  // UTF-8 code points: continuation bytes take no column
+        for (unsigned char c : line) columns += (c & 0xC0) != 0x80;
+        return columns > 120;
+      });
+  EXPECT_TRUE(offenders.empty()) << Joined(offenders);
 }
 
 }  // namespace
