@@ -12,7 +12,7 @@
 namespace tunefarm::service {
 
 namespace {
-constexpr long kMaxTokenFileBytes = 4096;
+constexpr off_t kMaxTokenFileBytes = 4096;  // st_size's type
 }  // namespace
 
 Result<std::string> LoadToken(const std::string& token_file) {

@@ -83,7 +83,7 @@ Result<DaemonSecrets> LoadDaemonSecrets(const DaemonFlags& flags) {
   return secrets;
 }
 
-int RunDaemon(const DaemonFlags& flags, const DaemonSecrets& secrets, Daemon daemon) {
+int RunDaemon(const DaemonFlags& flags, const DaemonSecrets& secrets, const Daemon& daemon) {
   // Before anything is announced: a SIGTERM right after "listening on" still stops it cleanly.
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);

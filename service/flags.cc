@@ -43,9 +43,10 @@ Result<ListenAddress> ParseListenAddress(std::string_view text, std::string_view
   ListenAddress out;
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
-    if (!ValidIpv6(host))
+    if (!ValidIpv6(host)) {
       return Status::InvalidArgument(std::string(flag) + " " + Quote(text) + ": " + Quote(host) +
                                      " is not an IPv6 address");
+    }
   } else if (host.empty()) {
     return Status::InvalidArgument(std::string(flag) + " " + Quote(text) + ": the host is missing" + example);
   } else if (!ValidHostName(host)) {

@@ -13,6 +13,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <optional>
@@ -352,6 +353,7 @@ struct HttpServer::Impl {
 
   // Stops reading `conn` and answers it (I/O thread). By value: callers pass list elements that
   // Unpend erases.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): a reference would dangle once Unpend erases
   void Refuse(ConnPtr conn, int status, const std::string& why) {
     Unpend(conn);
     beast::error_code ec;
@@ -491,7 +493,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& host_po
   const auto ip = asio::ip::make_address(listen.host, ec);
   if (ec)
     return Status::InvalidArgument(flag + " " + host_port + ": the host must be an IP address (" + ec.message() + ")");
-  const tcp::endpoint endpoint(ip, static_cast<unsigned short>(listen.port));
+  const tcp::endpoint endpoint(ip, static_cast<uint16_t>(listen.port));
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(endpoint, ec);

@@ -1,5 +1,7 @@
 #include "compiler/arith/linear_form.h"
 
+#include <cstddef>
+
 #include "compiler/ir/ir_equality.h"
 #include "compiler/ir/ir_operators.h"
 
@@ -12,7 +14,7 @@ void LinearForm::AddTerm(const Expr& atom, int64_t coeff) {
   for (size_t i = 0; i < terms.size(); ++i) {
     if (ir::ExprDeepEqual(terms[i].atom, atom)) {
       terms[i].coeff += coeff;
-      if (terms[i].coeff == 0) terms.erase(terms.begin() + long(i));
+      if (terms[i].coeff == 0) terms.erase(terms.begin() + std::ptrdiff_t(i));
       return;
     }
   }

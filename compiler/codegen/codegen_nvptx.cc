@@ -188,10 +188,11 @@ Result<std::map<std::string, PtxasKernelReport>> RunPtxas(const std::string& ptx
       RunTool({ptxas, "-v", "-arch=" + arch, "-o", out, in}, "assembling PTX for " + arch, limits);
   if (output.ok() && cubin) {
     Result<std::string> bytes = ReadFile(out);
-    if (bytes.ok())
+    if (bytes.ok()) {
       *cubin = std::move(*bytes);
-    else
+    } else {
       output = bytes.status();
+    }
   }
   std::remove(in.c_str());
   std::remove(out.c_str());

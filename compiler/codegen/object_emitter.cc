@@ -54,6 +54,7 @@ Result<std::string> ToolchainPrefix(const Target& target) {
 // would pay for on every build.
 Result<std::string> RunTool(const std::vector<std::string>& argv, const std::string& what, const ToolLimits& limits) {
   std::vector<char*> cargv;
+  cargv.reserve(argv.size() + 1);
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   int out_pipe[2];

@@ -366,7 +366,7 @@ Tensor Expand(const Tensor& x, const std::vector<int64_t>& shape) {
 Tensor BatchNorm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var,
                  float epsilon) {
   return te::Compute(x->name + ".bn", x->shape, [&](const std::vector<Expr>& i) {
-    Expr c = i[1];
+    const Expr& c = i[1];
     Expr inv = ir::Call::Make(ir::Type::Float(32), "sqrt", {te::Read(var, {c}) + F(epsilon)});
     return (te::Read(x, i) - te::Read(mean, {c})) / inv * te::Read(scale, {c}) + te::Read(bias, {c});
   });

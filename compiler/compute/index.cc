@@ -2,8 +2,8 @@
 // from a tensor is normalized (negative counts from the end) and clamped into its axis, so a read
 // never leaves its tensor whatever the data; ScatterElements' inference refuses out-of-range
 // constant indices by name. TopK assumes no NaN (ranks of NaNs tie).
+#include <cstddef>
 #include <cstdint>
-#include <utility>
 
 #include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
@@ -11,11 +11,11 @@
 namespace tunefarm::compute {
 namespace {
 
-Expr AsInt64(Expr e) { return e.type() == ir::Type::Int(64) ? e : ir::cast(ir::Type::Int(64), e); }
+Expr AsInt64(const Expr& e) { return e.type() == ir::Type::Int(64) ? e : ir::cast(ir::Type::Int(64), e); }
 
 // An index into an axis of extent n: negative counts from the end, then clamped into [0, n).
 Expr NormalizedIndex(Expr k, int64_t n) {
-  k = AsInt64(std::move(k));
+  k = AsInt64(k);
   k = ir::select(k < Expr(int64_t(0)), k + Expr(n), k);
   return ir::min(ir::max(k, Expr(int64_t(0))), Expr(n - 1));
 }
@@ -46,13 +46,13 @@ Tensor GatherND(const Tensor& data, const Tensor& indices, int64_t batch_dims) {
   shape.insert(shape.end(), data->shape.begin() + batch_dims + m, data->shape.end());
   return te::Compute(data->name + ".gather_nd", shape, [&](const std::vector<Expr>& i) {
     std::vector<Expr> at(i.begin(), i.begin() + batch_dims);  // the batch dimensions
-    std::vector<Expr> row(i.begin(), i.begin() + long(q - 1));
+    std::vector<Expr> row(i.begin(), i.begin() + std::ptrdiff_t(q - 1));
     for (int64_t j = 0; j < m; ++j) {
       std::vector<Expr> idx = row;
       idx.push_back(Expr(j));
       at.push_back(NormalizedIndex(te::Read(indices, idx), data->shape[size_t(batch_dims + j)]));
     }
-    at.insert(at.end(), i.begin() + long(q - 1), i.end());  // the slice each index names
+    at.insert(at.end(), i.begin() + std::ptrdiff_t(q - 1), i.end());  // the slice each index names
     return te::Read(data, at);
   });
 }

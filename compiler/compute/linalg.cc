@@ -44,7 +44,7 @@ Tensor MatMul(const Tensor& a, const Tensor& b) {
   return te::ComputeReduce(a->name + ".matmul", shape, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
     const size_t nb = batch.size();
     Expr row = a_vec ? Expr(0) : i[nb], col = b_vec ? Expr(0) : i[nb + (a_vec ? 0 : 1)];
-    auto operand_index = [&](const std::vector<int64_t>& own_batch, Expr r, Expr c, bool vec, bool is_a) {
+    auto operand_index = [&](const std::vector<int64_t>& own_batch, const Expr& r, const Expr& c, bool vec, bool is_a) {
       std::vector<Expr> idx;
       size_t offset = nb - own_batch.size();
       for (size_t d = 0; d < own_batch.size(); ++d) idx.push_back(own_batch[d] == 1 ? Expr(0) : i[offset + d]);

@@ -471,7 +471,8 @@ Tensor CumSum(const Tensor& x, int64_t axis, bool exclusive, bool reverse) {
   return te::ComputeReduce(x->name + ".cumsum", x->shape, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
     std::vector<Expr> at = i;
     at[size_t(axis)] = te::AxisExpr(k);
-    const Expr pos = i[size_t(axis)], kv = te::AxisExpr(k);
+    const Expr& pos = i[size_t(axis)];
+    const Expr kv = te::AxisExpr(k);
     const Expr included = reverse ? (exclusive ? kv > pos : kv >= pos) : (exclusive ? kv < pos : kv <= pos);
     return ir::select(included, te::Read(x, at), zero);
   });

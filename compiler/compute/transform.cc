@@ -21,6 +21,7 @@ Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape) {
 
 Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm) {
   std::vector<int64_t> shape;
+  shape.reserve(perm.size());
   for (int64_t p : perm) shape.push_back(x->shape[size_t(p)]);
   return te::Compute(x->name + ".transpose", shape, [&](const std::vector<Expr>& i) {
     std::vector<Expr> idx(perm.size());

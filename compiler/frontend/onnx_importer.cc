@@ -222,7 +222,7 @@ void WidenToInt64(ElementType t, const char* p, int64_t n, std::vector<int64_t>*
         break;
       }
       case ElementType::kInt8:
-        (*out)[size_t(i)] = static_cast<int8_t>(p[i]);
+        (*out)[size_t(i)] = int64_t{static_cast<int8_t>(p[i])};  // signed: sign-extended
         break;
       case ElementType::kUInt8:
         (*out)[size_t(i)] = static_cast<uint8_t>(p[i]);

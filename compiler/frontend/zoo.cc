@@ -117,13 +117,13 @@ class Builder {
     NodeOf(value).attrs[name] = a;
   }
   int Fill(const std::string& name, std::vector<int64_t> shape, float v) {
-    ConstantData c{DataType::kFloat32, shape, {}, {}};
+    ConstantData c{DataType::kFloat32, std::move(shape), {}, {}};
     c.f32.assign(size_t(c.num_elements()), v);
     return g_.AddConstant(name, std::move(c));
   }
   // Xavier uniform (relay.testing's default initializer): U(-a, a), a = sqrt(6 / (fan_in + fan_out)).
   int Xavier(const std::string& name, std::vector<int64_t> shape, int64_t fan_in, int64_t fan_out) {
-    ConstantData c{DataType::kFloat32, shape, {}, {}};
+    ConstantData c{DataType::kFloat32, std::move(shape), {}, {}};
     c.f32.resize(size_t(c.num_elements()));
     const float a = float(std::sqrt(6.0 / double(fan_in + fan_out)));
     for (float& x : c.f32) x = a * (2.0f * Uniform() - 1.0f);

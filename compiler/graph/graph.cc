@@ -97,7 +97,7 @@ float Node::GetFloat(const std::string& name, float def) const {
   auto it = attrs.find(name);
   return it != attrs.end() && it->second.kind == Attribute::kFloat ? it->second.f : def;
 }
-std::vector<int64_t> Node::GetInts(const std::string& name, std::vector<int64_t> def) const {
+std::vector<int64_t> Node::GetInts(const std::string& name, const std::vector<int64_t>& def) const {
   auto it = attrs.find(name);
   return it != attrs.end() && it->second.kind == Attribute::kInts ? it->second.ints : def;
 }

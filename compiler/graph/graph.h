@@ -96,7 +96,7 @@ struct Node {
   // Attribute accessors with defaults; a wrong attribute kind reads as absent.
   int64_t GetInt(const std::string& name, int64_t def) const;
   float GetFloat(const std::string& name, float def) const;
-  std::vector<int64_t> GetInts(const std::string& name, std::vector<int64_t> def = {}) const;
+  std::vector<int64_t> GetInts(const std::string& name, const std::vector<int64_t>& def = {}) const;
   std::string GetString(const std::string& name, const std::string& def) const;
   bool Has(const std::string& name) const { return attrs.count(name) > 0; }
 };

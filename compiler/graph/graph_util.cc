@@ -1,6 +1,7 @@
 #include "compiler/graph/graph_util.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace tunefarm::graph {
 
@@ -19,8 +20,8 @@ bool IsGraphOutput(const Graph& g, int value) {
 }
 
 void ReplaceNode(Graph* g, size_t index, std::vector<Node> replacement) {
-  g->nodes.erase(g->nodes.begin() + long(index));
-  g->nodes.insert(g->nodes.begin() + long(index), std::make_move_iterator(replacement.begin()),
+  g->nodes.erase(g->nodes.begin() + std::ptrdiff_t(index));
+  g->nodes.insert(g->nodes.begin() + std::ptrdiff_t(index), std::make_move_iterator(replacement.begin()),
                   std::make_move_iterator(replacement.end()));
   for (size_t n = 0; n < g->nodes.size(); ++n) {
     for (int o : g->nodes[n].outputs) g->values[size_t(o)].producer = int(n);

@@ -10,22 +10,25 @@ bool MatchTypes(Expr* a, Expr* b) {
   Type ta = a->type(), tb = b->type();
   if (ta.element_of() != tb.element_of()) {
     if (ta.is_float() && tb.is_int()) {
-      if (const IntImm* i = b->as<IntImm>())
+      if (const IntImm* i = b->as<IntImm>()) {
         *b = FloatImm::Make(ta.element_of(), double(i->value));
-      else
+      } else {
         *b = Cast::Make(ta.element_of().with_lanes(tb.lanes), *b);
+      }
     } else if (tb.is_float() && ta.is_int()) {
-      if (const IntImm* i = a->as<IntImm>())
+      if (const IntImm* i = a->as<IntImm>()) {
         *a = FloatImm::Make(tb.element_of(), double(i->value));
-      else
+      } else {
         *a = Cast::Make(tb.element_of().with_lanes(ta.lanes), *a);
+      }
     } else if (ta.is_int() && tb.is_int()) {
-      if (b->as<IntImm>())
+      if (b->as<IntImm>()) {
         *b = IntImm::Make(ta.element_of(), b->as<IntImm>()->value);
-      else if (a->as<IntImm>())
+      } else if (a->as<IntImm>()) {
         *a = IntImm::Make(tb.element_of(), a->as<IntImm>()->value);
-      else
+      } else {
         return false;
+      }
     } else {
       return false;
     }
@@ -33,12 +36,13 @@ bool MatchTypes(Expr* a, Expr* b) {
   ta = a->type();
   tb = b->type();
   if (ta.lanes != tb.lanes) {
-    if (ta.lanes == 1)
+    if (ta.lanes == 1) {
       *a = Broadcast::Make(*a, tb.lanes);
-    else if (tb.lanes == 1)
+    } else if (tb.lanes == 1) {
       *b = Broadcast::Make(*b, ta.lanes);
-    else
+    } else {
       return false;
+    }
   }
   return true;
 }

@@ -33,10 +33,11 @@ class Printer : public IRVisitor {
   }
 
   void Visit_(const IntImm* op) override {
-    if (op->type.is_bool())
+    if (op->type.is_bool()) {
       os_ << (op->value ? "true" : "false");
-    else
+    } else {
       os_ << op->value;
+    }
   }
   void Visit_(const FloatImm* op) override {
     std::ostringstream s;

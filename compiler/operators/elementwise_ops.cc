@@ -3,6 +3,7 @@
 // NCHW[x]c layout of their input, so a chain of them between convolutions costs no conversion.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <optional>
 
 #include "compiler/compute/ops.h"
@@ -759,9 +760,9 @@ std::vector<OperatorDef> ElementwiseOperators() {
   };
   const size_t with_attributes = ops.size();
   for (const UnaryEntry& e : kUnary) {
-    const auto listed = std::find_if(ops.begin(), ops.begin() + long(with_attributes),
+    const auto listed = std::find_if(ops.begin(), ops.begin() + std::ptrdiff_t(with_attributes),
                                      [&](const OperatorDef& d) { return std::string(d.name) == e.op; });
-    if (listed != ops.begin() + long(with_attributes)) continue;  // listed above with its attributes
+    if (listed != ops.begin() + std::ptrdiff_t(with_attributes)) continue;  // listed above with its attributes
     ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, e.float_only ? "float32" : ""});
   }
   for (const BinaryEntry& e : kBinary) {

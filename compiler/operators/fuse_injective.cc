@@ -5,6 +5,7 @@
 // disappear. Chains collapse transitively (a producer may itself have absorbed its producers). A
 // tensor that is a graph output, a view's storage, or read by a tuned template (whose schedule is
 // fixed) stays materialized.
+#include <cstddef>
 #include <map>
 #include <set>
 
@@ -58,6 +59,7 @@ void LowerContext::FuseInjectiveChains() {
       k.definition = [reader, inner, source, theirs](const std::vector<ir::Tensor>& in) {
         const ir::Tensor computed = inner(std::vector<ir::Tensor>(in.end() - std::ptrdiff_t(theirs), in.end()));
         std::vector<ir::Tensor> reader_in;
+        reader_in.reserve(source.size());
         for (int s : source) reader_in.push_back(s < 0 ? computed : in[size_t(s)]);
         return reader(reader_in);
       };

@@ -180,9 +180,10 @@ Status InferEyeLike(InferContext& cx) {
   DataType dtype = cx.In(0).dtype;
   if (cx.node().Has("dtype")) {
     const auto t = graph::OnnxElementType(cx.node().GetInt("dtype", 1));
-    if (!t)
+    if (!t) {
       return cx.Fail("dtype " + std::to_string(cx.node().GetInt("dtype", 1)) + " is not supported (" +
                      graph::SupportedElementTypes() + ")");
+    }
     dtype = graph::StorageDataType(*t);
   }
   const auto n = CheckedElements(shape);
@@ -193,10 +194,11 @@ Status InferEyeLike(InferContext& cx) {
   for (int64_t i = 0; i < shape[0]; ++i) {
     for (int64_t j = 0; j < shape[1]; ++j) {
       const bool one = j - i == k;
-      if (dtype == DataType::kFloat32)
+      if (dtype == DataType::kFloat32) {
         out.f32.push_back(one ? 1.0f : 0.0f);
-      else
+      } else {
         out.i64.push_back(one ? 1 : 0);
+      }
     }
   }
   cx.SetConstOut(0, std::move(out));

@@ -380,10 +380,11 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
       for (int64_t o = 0; o < outf; ++o) {
         for (int64_t k = 0; k < in; ++k) {
           const float v = alpha * (trans_b ? wc.f32[size_t(o * in + k)] : wc.f32[size_t(k * outf + o)]);
-          if (ps.size() == 3)
+          if (ps.size() == 3) {
             packed[size_t(((o / ps[2]) * in + k) * ps[2] + o % ps[2])] = v;  // [N/bn, K, bn]
-          else
+          } else {
             packed[size_t(o * in + k)] = v;  // as stored
+          }
         }
       }
       break;
@@ -797,14 +798,16 @@ Status InferLayerNorm(InferContext& cx) {
   for (size_t i = 1; i < 3; ++i) {
     if (!cx.HasInput(i)) continue;
     const auto& s = cx.Shape(i);
-    if (s.size() > trailing.size())
+    if (s.size() > trailing.size()) {
       return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " has a higher rank than " +
                      ShapeStr(trailing));
+    }
     for (size_t d = 0; d < s.size(); ++d) {
       const int64_t t = trailing[trailing.size() - s.size() + d];
-      if (s[d] != t && s[d] != 1)
+      if (s[d] != t && s[d] != 1) {
         return cx.Fail("input " + std::to_string(i) + " " + ShapeStr(s) + " does not broadcast to " +
                        ShapeStr(trailing));
+      }
     }
   }
   cx.SetOut(0, cx.In(0).dtype, x);

@@ -280,7 +280,9 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
               prev->name + ".rec", {B, G * H}, te::ReduceKind::kSum, {k}, [&](const std::vector<Expr>& i) {
                 return te::Read(prev, {Expr(0), i[0], te::AxisExpr(k)}) * read_r(rw, i[1], te::AxisExpr(k));
               });
-          auto clip = [&](Expr e) { return spec.clip > 0 ? ir::min(ir::max(e, F(-spec.clip)), F(spec.clip)) : e; };
+          auto clip = [&](const Expr& e) {
+            return spec.clip > 0 ? ir::min(ir::max(e, F(-spec.clip)), F(spec.clip)) : e;
+          };
           // Gate g's pre-activation at (b, j).
           auto pre = [&](int64_t g, const Expr& b, const Expr& j) {
             return te::Read(proj_t, {tt, b, Expr(g * H) + j}) + te::Read(rec, {b, Expr(g * H) + j});

@@ -92,10 +92,11 @@ Status InferReduce(InferContext& cx) {
          ReduceFor(cx.node().op_type).kind == compute::ReduceOp::kMin)) {
       return cx.Fail("reducing the empty axis " + std::to_string(i) + " has no value");
     }
-    if (!reduced)
+    if (!reduced) {
       out.push_back(in[i]);
-    else if (a.keepdims)
+    } else if (a.keepdims) {
       out.push_back(1);
+    }
   }
   cx.SetOut(0, cx.In(0).dtype, out);
   return Status::OK();
@@ -149,10 +150,11 @@ Status InferArg(InferContext& cx) {
   if (in[size_t(a.axis)] == 0) return cx.Fail("the axis " + std::to_string(a.axis) + " is empty: no element to index");
   std::vector<int64_t> out;
   for (size_t d = 0; d < in.size(); ++d) {
-    if (int64_t(d) != a.axis)
+    if (int64_t(d) != a.axis) {
       out.push_back(in[d]);
-    else if (a.keepdims)
+    } else if (a.keepdims) {
       out.push_back(1);
+    }
   }
   cx.SetOut(0, DataType::kInt64, out);
   return Status::OK();

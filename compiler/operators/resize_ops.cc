@@ -303,9 +303,10 @@ Status LowerResize(LowerContext& cx, const Node& n) {
     crop = crop || t.any_outside;
   }
   if (crop) {
-    for (const AxisTable& t : tables)
+    for (const AxisTable& t : tables) {
       inputs.push_back(cx.ParamFloats(cx.V(n.outputs[0]).name + ".axis" + std::to_string(t.axis) + ".inside",
                                       {s.out_shape[t.axis]}, t.inside));
+    }
   }
   std::vector<size_t> axes;
   std::vector<int> taps;

@@ -190,6 +190,7 @@ Result<std::vector<int64_t>> Perm(const NodeView& v) {
 Status InferTranspose(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(cx));
   std::vector<int64_t> out;
+  out.reserve(perm.size());
   for (int64_t p : perm) out.push_back(cx.Shape(0)[size_t(p)]);
   cx.SetOut(0, cx.In(0).dtype, out);
   return Status::OK();
@@ -251,13 +252,14 @@ template <typename I>
 std::vector<I> SpaceDepthSource(const SpaceDepth& s, int64_t channels, const std::vector<I>& o) {
   const int64_t b = s.block;
   if (s.to_space) {  // out [n, c, h*b + i, w*b + j]
-    const I c = o[1], i = o[2] % I(b), j = o[3] % I(b);
+    const I& c = o[1];
+    const I i = o[2] % I(b), j = o[3] % I(b);
     const I depth = s.crd ? c * I(b * b) + i * I(b) + j : (i * I(b) + j) * I(channels) + c;
     return {o[0], depth, o[2] / I(b), o[3] / I(b)};
   }
   // SpaceToDepth: out [n, (i*b + j)*C + c, h, w] with C the input's channels.
   const int64_t in_channels = channels / (b * b);
-  const I ch = o[1];
+  const I& ch = o[1];
   const I c = ch % I(in_channels), j = (ch / I(in_channels)) % I(b), i = ch / I(in_channels * b);
   return {o[0], c, o[2] * I(b) + i, o[3] * I(b) + j};
 }
@@ -295,7 +297,7 @@ Status LowerSpaceDepth(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(SpaceDepth s, ParseSpaceDepth(NodeView(cx.graph(), n)));
   const std::vector<int64_t> out_shape = cx.V(n.outputs[0]).shape;
   return cx.EmitPlain(n, {0}, [s, out_shape](const std::vector<ir::Tensor>& i) {
-    const ir::Tensor x = i[0];
+    const ir::Tensor& x = i[0];
     return te::Compute(x->name + (s.to_space ? ".d2s" : ".s2d"), out_shape, [&](const std::vector<ir::Expr>& o) {
       return te::Read(x, SpaceDepthSource<ir::Expr>(s, out_shape[1], o));
     });
@@ -337,10 +339,11 @@ Fold FoldConcat(InferContext& cx) {
       const ConstantData& c = cx.Const(i);
       const int64_t rows = cx.Shape(i)[size_t(axis)];
       const size_t begin = size_t(o * rows * inner), end = begin + size_t(rows * inner);
-      if (out.dtype == DataType::kFloat32)
+      if (out.dtype == DataType::kFloat32) {
         out.f32.insert(out.f32.end(), c.f32.begin() + int64_t(begin), c.f32.begin() + int64_t(end));
-      else
+      } else {
         out.i64.insert(out.i64.end(), c.i64.begin() + int64_t(begin), c.i64.begin() + int64_t(end));
+      }
     }
   }
   return std::vector<ConstantData>{std::move(out)};
@@ -769,10 +772,11 @@ Status InferConstantOfShape(InferContext& cx) {
   }
   ConstantData out = EmptyConstant(value.dtype, shape);
   // The value's own storage, repeated: exact for every type.
-  if (value.dtype == DataType::kFloat32)
+  if (value.dtype == DataType::kFloat32) {
     out.f32.assign(size_t(*n), value.f32[0]);
-  else
+  } else {
     out.i64.assign(size_t(*n), value.i64[0]);
+  }
   cx.SetConstOut(0, std::move(out));
   return Status::OK();
 }
@@ -854,10 +858,11 @@ Fold FoldScatterND(InferContext& cx) {
   const ConstantData& updates = cx.Const(2);
   for (size_t i = 0; i < source.size(); ++i) {
     if (source[i] < 0) continue;
-    if (out.dtype == DataType::kFloat32)
+    if (out.dtype == DataType::kFloat32) {
       out.f32[i] = updates.f32[size_t(source[i])];
-    else
+    } else {
       out.i64[i] = updates.i64[size_t(source[i])];
+    }
   }
   return std::vector<ConstantData>{std::move(out)};
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "compiler/arith/linear_form.h"
 #include "compiler/ir/gpu_intrinsics.h"
@@ -17,9 +18,18 @@ namespace tunefarm::passes {
 namespace {
 
 // The tensor-expression vocabulary this pass reads (te/tensor.h, te/schedule.h).
-using namespace tunefarm::te;  // NOLINT(build/namespaces)
-
+using ir::Expr;
+using ir::IterVar;
+using ir::IterVarNode;
+using ir::ReduceKind;
 using ir::Stmt;
+using ir::Tensor;
+using ir::Type;
+using te::AttachKind;
+using te::IterVarRelation;
+using te::Placeholder;
+using te::Schedule;
+using te::Stage;
 
 struct Region {
   std::vector<Expr> mins;
@@ -156,6 +166,7 @@ class StageLowering {
       return pos;
     };
     std::vector<int> guard_pos;
+    guard_pos.reserve(guards.size());
     for (const Expr& g : guards) guard_pos.push_back(position_of(g));
     // In a GPU kernel every guard sits right around the store: a guard further out could enclose
     // an attached shared-memory fetch and its barriers, which all threads of a block must reach.
@@ -220,7 +231,7 @@ class StageLowering {
     auto make_for = [&](const IterVar& leaf, Stmt stmt) {
       auto ann = s.annotations.find(leaf.get());
       ir::ForKind kind = ann == s.annotations.end() ? ir::ForKind::kSerial : ann->second;
-      return ir::For::Make(leaf->var, Expr(0), Expr(ext.at(leaf.get())), kind, stmt);
+      return ir::For::Make(leaf->var, Expr(0), Expr(ext.at(leaf.get())), kind, std::move(stmt));
     };
 
     // The reduction's init nest: the data-parallel leaves inside the first reduce loop.
@@ -318,10 +329,11 @@ class StageLowering {
     // that ends the shared fetches.
     bool any_shared = false;
     for (const Stage* c : attached) {
-      if (c->scope == ir::MemoryScope::kShared)
+      if (c->scope == ir::MemoryScope::kShared) {
         any_shared = true;
-      else
+      } else {
         emit(c);
+      }
     }
     if (any_shared) {
       stmt = ir::Block::Make(
@@ -385,9 +397,9 @@ class StageLowering {
             // interval bounds the footprint.
             affine = false;
             arith::IntBound b = arith::BoundOf(t.atom * Expr(t.coeff), ranging_bounds);
-            if (!b.bounded())
+            if (!b.bounded()) {
               ok = false;
-            else {
+            } else {
               a_lo += b.lo;
               a_hi += b.hi;
             }
@@ -398,10 +410,11 @@ class StageLowering {
           }
         }
         Expr this_sym = arith::FromLinearForm(rest);
-        if (!sym.defined())
+        if (!sym.defined()) {
           sym = this_sym;
-        else if (!ir::ExprDeepEqual(sym, this_sym))
+        } else if (!ir::ExprDeepEqual(sym, this_sym)) {
           ok = false;
+        }
         lo = std::min(lo, a_lo);
         hi = std::max(hi, a_hi);
       }

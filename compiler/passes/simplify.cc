@@ -118,9 +118,10 @@ class Simplifier : public IRMutator {
   Expr Visit_(const Sub* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
     if (IsIntScalar(a)) return Canonical(a - b, self);
-    if (a.type().is_float())
+    if (a.type().is_float()) {
       return FoldFloat(
           op, a, b, [](double x, double y) { return x - y; }, self);
+    }
     if (a.type().is_vector()) return VectorAddSub(op, a, b, true, self);
     return Rebuild(op, a, b, self);
   }
@@ -162,10 +163,11 @@ class Simplifier : public IRMutator {
     q.constant = FloorDiv(lf.constant, c);
     r.constant = FloorMod(lf.constant, c);
     for (const auto& t : lf.terms) {
-      if (t.coeff % c == 0)
+      if (t.coeff % c == 0) {
         q.AddTerm(t.atom, t.coeff / c);
-      else
+      } else {
         r.AddTerm(t.atom, t.coeff);
+      }
     }
     Expr rem = arith::FromLinearForm(r);
     IntBound rb = Bound(rem);
@@ -178,9 +180,10 @@ class Simplifier : public IRMutator {
   Expr Visit_(const Div* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
     if (!IsIntScalar(a)) {
-      if (a.type().is_float())
+      if (a.type().is_float()) {
         return FoldFloat(
             op, a, b, [](double x, double y) { return x / y; }, self);
+      }
       return Div::Make(a, b);
     }
     const int64_t* cb = AsConstInt(b);

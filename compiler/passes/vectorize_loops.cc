@@ -14,7 +14,8 @@ Expr Widen(const Expr& e, int lanes) { return e.type().lanes == lanes ? e : Broa
 // Rewrites the body of one vectorized loop; sets failed() when it meets something it cannot widen.
 class LaneWidener : public IRMutator {
  public:
-  LaneWidener(const VarNode* var, Expr ramp, int lanes) : var_(var), ramp_(std::move(ramp)), lanes_(lanes) {}
+  // `ramp`: what the loop variable becomes, the vector of its values on the lanes.
+  LaneWidener(const VarNode* var, Expr ramp) : var_(var), ramp_(std::move(ramp)) {}
   bool failed() const { return failed_; }
   using IRMutator::Mutate;
 
@@ -103,7 +104,6 @@ class LaneWidener : public IRMutator {
   }
   const VarNode* var_;
   Expr ramp_;
-  int lanes_;
   bool failed_ = false;
 };
 
@@ -121,7 +121,7 @@ class LoopVectorizer : public IRMutator {
       return For::Make(op->var, op->min, op->extent, kind, body);
     }
     int lanes = int(*ext);
-    LaneWidener widener(op->var.get(), Ramp::Make(op->min, Expr(1), lanes), lanes);
+    LaneWidener widener(op->var.get(), Ramp::Make(op->min, Expr(1), lanes));
     Stmt vec = widener.Mutate(body);
     if (widener.failed()) return For::Make(op->var, op->min, op->extent, ForKind::kSerial, body);
     return vec;

@@ -64,10 +64,11 @@ std::string Config::ToJson() const {
   for (size_t k = 0; k < space_->knobs_.size(); ++k) {
     const Knob& kn = space_->knobs_[k];
     const auto& v = kn.candidates[size_t(choices_[k])];
-    if (kn.kind == Knob::kAnnotate)
+    if (kn.kind == Knob::kAnnotate) {
       knobs[kn.name] = kn.labels[size_t(v[0])];
-    else
+    } else {
       knobs[kn.name] = v;
+    }
   }
   j["knobs"] = knobs;
   return j.dump();
@@ -116,7 +117,7 @@ void ConfigSpace::DefineAnnotate(const std::string& name, std::vector<std::strin
   knobs_.push_back(std::move(k));
 }
 
-void ConfigSpace::DefineOther(const std::string& name, std::vector<int64_t> values) {
+void ConfigSpace::DefineOther(const std::string& name, const std::vector<int64_t>& values) {
   Knob k{name, Knob::kOther, {}, {}};
   for (int64_t v : values) k.candidates.push_back({v});
   knobs_.push_back(std::move(k));

@@ -101,14 +101,15 @@ std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, in
   const int alpha = w.alpha;
   std::vector<float> u(size_t(alpha * alpha * out_channels * in_channels));
   std::vector<double> gg(size_t(alpha * 3));  // G g
-  for (int64_t k = 0; k < out_channels; ++k)
+  for (int64_t k = 0; k < out_channels; ++k) {
     for (int64_t c = 0; c < in_channels; ++c) {
       const float* g = &weights[size_t((k * in_channels + c) * 9)];
       std::fill(gg.begin(), gg.end(), 0.0);
-      for (int e = 0; e < alpha; ++e)
+      for (int e = 0; e < alpha; ++e) {
         for (int j = 0; j < 3; ++j)
           for (int i = 0; i < 3; ++i) gg[size_t(e * 3 + j)] += w.g(e, i) * g[i * 3 + j];
-      for (int e = 0; e < alpha; ++e)
+      }
+      for (int e = 0; e < alpha; ++e) {
         for (int n = 0; n < alpha; ++n) {
           double v = 0;
           for (int j = 0; j < 3; ++j) v += gg[size_t(e * 3 + j)] * w.g(n, j);
@@ -116,7 +117,9 @@ std::vector<float> WinogradWeightTransform(const std::vector<float>& weights, in
           u[size_t(((position * (out_channels / oc_block) + k / oc_block) * in_channels + c) * oc_block +
                    k % oc_block)] = float(v);
         }
+      }
     }
+  }
   return u;
 }
 

@@ -58,8 +58,10 @@ double Workload::Flops() const {
     return 2.0 * double(dense.batch) * double(dense.in_features) * double(dense.out_features);
   }
   const Conv2dParams& c = conv;
+  // Exact: Validate() requires groups to divide the input channels.
+  const int64_t channels_per_group = c.in_channels / c.groups;
   return 2.0 * double(c.batch) * double(c.out_channels) * double(c.out_height()) * double(c.out_width()) *
-         double(c.in_channels / c.groups) * double(c.kernel_h) * double(c.kernel_w);
+         double(channels_per_group) * double(c.kernel_h) * double(c.kernel_w);
 }
 
 Result<Workload> Workload::FromKey(const std::string& key) {
@@ -77,7 +79,7 @@ Result<Workload> Workload::FromKey(const std::string& key) {
   if (op == std::end(kOps)) return bad("unknown operator '" + parts[0] + "' (conv2d, dense, batch_matmul)");
   w.op = *op;
   w.dtype = parts[4];
-  long long a[16] = {0};
+  long long a[16] = {0};  // NOLINT(google-runtime-int): what sscanf's %lld writes, the format Key() prints
   if (w.is_batch_matmul()) {
     if (std::sscanf(parts[1].c_str(), "B%lld_M%lld_K%lld", &a[0], &a[1], &a[2]) != 3 ||
         std::sscanf(parts[2].c_str(), "N%lld", &a[3]) != 1) {

@@ -69,13 +69,15 @@ Status DetectGpu(Target* t) {
   const std::string alternatives =
       "name the card instead: cuda -arch=sm_NN, or a tag (h100, h200, a100, a10, l4, t4, rtx3090, rtx4090)";
   auto driver = CudaDriver::Load();
-  if (!driver.ok())
+  if (!driver.ok()) {
     return Status::InvalidArgument("target 'cuda' means this machine's first GPU, and " + driver.status().message() +
                                    "; " + alternatives);
+  }
   auto info = (*driver)->Describe(0);
-  if (!info.ok())
+  if (!info.ok()) {
     return Status::InvalidArgument("target 'cuda' means this machine's first GPU: " + info.status().message() + "; " +
                                    alternatives);
+  }
   // A known card keeps its tag as the model (records are shared across hosts of that card).
   const GpuTag* known = nullptr;
   for (const GpuTag& g : kGpuTags) {

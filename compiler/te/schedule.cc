@@ -1,6 +1,7 @@
 #include "compiler/te/schedule.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <set>
 
@@ -35,7 +36,7 @@ std::pair<IterVar, IterVar> Stage::split(const IterVar& iv, int64_t factor) {
   IterVarRelation r{IterVarRelation::kSplit, iv, outer, inner, nullptr, factor};
   relations.push_back(r);
   leaf_order[pos] = outer;
-  leaf_order.insert(leaf_order.begin() + long(pos) + 1, inner);
+  leaf_order.insert(leaf_order.begin() + std::ptrdiff_t(pos) + 1, inner);
   return {outer, inner};
 }
 
@@ -47,12 +48,13 @@ IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
       MakeIterVar(outer->var->name + "." + inner->var->name, outer->extent * inner->extent, outer->is_reduce);
   relations.push_back({IterVarRelation::kFuse, nullptr, outer, inner, fused, 0});
   leaf_order[po] = fused;
-  leaf_order.erase(leaf_order.begin() + long(pi));
+  leaf_order.erase(leaf_order.begin() + std::ptrdiff_t(pi));
   return fused;
 }
 
 void Stage::reorder(const std::vector<IterVar>& order) {
   std::vector<size_t> positions;
+  positions.reserve(order.size());
   for (const auto& iv : order) positions.push_back(LeafIndex(iv));
   std::set<size_t> unique(positions.begin(), positions.end());
   TUNEFARM_CHECK_MSG(unique.size() == positions.size(), "reorder lists a leaf twice");
@@ -198,7 +200,7 @@ Tensor Schedule::cache_read(const Tensor& t, ir::MemoryScope scope, const std::v
   }
   auto stage = MakeStage(cache_tensor);
   stage->scope = scope;
-  stages_.insert(stages_.begin() + long(first_reader), std::move(stage));
+  stages_.insert(stages_.begin() + std::ptrdiff_t(first_reader), std::move(stage));
   return cache_tensor;
 }
 

@@ -133,10 +133,12 @@ Result<pid_t> SpawnMeasureChild(std::vector<std::string> argv_s, const std::stri
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   std::vector<std::string> env_s = ChildEnvironment(dir, tmp_root);
   std::vector<char*> envp;
+  envp.reserve(env_s.size() + 1);
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
   const std::string child_binary = argv_s[0];
   std::vector<char*> argv;
+  argv.reserve(argv_s.size() + 1);
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;

@@ -92,9 +92,10 @@ Status ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memor
         return Status::InvalidArgument("launch.block needs 3 sizes in [1, 1024]");
       threads *= spec.gpu.block[d];
     }
-    if (threads > 1024)
+    if (threads > 1024) {
       return Status::InvalidArgument("launch.block has " + std::to_string(threads) +
                                      " threads; a block holds at most 1024");
+    }
   }
   return Status::OK();
 }

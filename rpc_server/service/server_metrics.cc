@@ -21,7 +21,8 @@ struct ServerMetrics::Impl {
   std::shared_ptr<prometheus::Collectable> leased;
 };
 
-Result<std::unique_ptr<ServerMetrics>> ServerMetrics::Create(const std::string& key, std::function<bool()> leased) {
+Result<std::unique_ptr<ServerMetrics>> ServerMetrics::Create(const std::string& key,
+                                                             const std::function<bool()>& leased) {
   auto impl = std::make_unique<Impl>();
   auto& measurements = prometheus::BuildCounter()
                            .Name("tunefarm_server_measurements_total")
@@ -60,7 +61,7 @@ void ServerMetrics::Observe(OutcomeKind kind, double seconds) {
 service::MetricSources ServerMetrics::sources() const { return {impl_->registry, impl_->leased}; }
 #else
 struct ServerMetrics::Impl {};
-Result<std::unique_ptr<ServerMetrics>> ServerMetrics::Create(const std::string&, std::function<bool()>) {
+Result<std::unique_ptr<ServerMetrics>> ServerMetrics::Create(const std::string&, const std::function<bool()>&) {
   return service::MetricsUnavailable();
 }
 void ServerMetrics::Observe(OutcomeKind, double) {}

@@ -76,6 +76,7 @@ std::string CheckMeasureChild(const std::vector<std::string>& command) {
   std::vector<std::string> argv = command;
   argv.push_back("--check");
   std::vector<char*> cargv;
+  cargv.reserve(argv.size() + 1);
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   int out[2];
@@ -246,5 +247,5 @@ int main(int argc, char** argv) {
     return tunefarm::Status::OK();
   };
   daemon.tick = [&registrar] { return registrar->Step(); };
-  return tunefarm::service::RunDaemon(flags, *secrets, std::move(daemon));
+  return tunefarm::service::RunDaemon(flags, *secrets, daemon);
 }

@@ -51,7 +51,7 @@ bool HostHas(const FeatureProbe& p) {
   if (p.arch != HostArch()) return false;
 #if defined(__x86_64__)
   unsigned r[4] = {0, 0, 0, 0};
-  if (__get_cpuid_max(0, nullptr) < p.leaf) return false;
+  if (unsigned(__get_cpuid_max(0, nullptr)) < p.leaf) return false;  // int in clang's cpuid.h, unsigned in GCC's
   __cpuid_count(p.leaf, p.subleaf, r[0], r[1], r[2], r[3]);
   return (r[p.reg] >> p.bit) & 1;
 #elif defined(__aarch64__) || defined(__arm__)

@@ -99,7 +99,7 @@ Result<NpyArray> ParseNpy(const std::string& bytes) {
   while (std::getline(ss, item, ',')) {
     if (item.find_first_not_of(' ') == std::string::npos) continue;
     char* end = nullptr;
-    long long d = std::strtoll(item.c_str(), &end, 10);
+    const int64_t d = std::strtoll(item.c_str(), &end, 10);
     if (d < 0 || d > (1LL << 40)) return bad("bad dimension '" + item + "'");
     a.shape.push_back(d);
     n *= d;

@@ -81,7 +81,7 @@ CLI::Option* AddCheckedFlag(CLI::App& app, const std::string& name, std::functio
 }
 
 CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int64_t* out, int64_t min, int64_t max,
-                        std::string help) {
+                        const std::string& help) {
   const std::string flag = FlagName(name);
   return AddCheckedFlag(
       app, name,
@@ -92,7 +92,7 @@ CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int64_t* out, in
       help + " [" + std::to_string(min) + ", " + std::to_string(max) + "]", "N");
 }
 
-CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int* out, int min, int max, std::string help) {
+CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int* out, int min, int max, const std::string& help) {
   const std::string flag = FlagName(name);
   return AddCheckedFlag(
       app, name,

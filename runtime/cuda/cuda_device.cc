@@ -97,6 +97,8 @@ Status CudaDevice::Fill(const CudaBuffer& scratch, unsigned char value) {
 Result<std::unique_ptr<CudaModule>> CudaDevice::LoadPtx(const std::string& ptx, const std::string& what) {
   std::string log(8192, '\0');
   int options[2] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+  // The driver reads an integer option's value from the pointer itself.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): cuModuleLoadDataEx's ABI for integer options
   void* values[2] = {log.data(), reinterpret_cast<void*>(uintptr_t(log.size()))};
   void* module = nullptr;
   Status s = driver_->Check(driver_->cuModuleLoadDataEx(&module, ptx.c_str(), 2, options, values),
@@ -159,6 +161,7 @@ Status CudaDevice::CheckLaunch(const CudaKernel& k, const CudaLaunchDims& dims) 
 Status CudaDevice::Launch(const CudaKernel& k, const CudaLaunchDims& dims, const std::vector<CudaDevicePtr>& args) {
   std::vector<CudaDevicePtr> values = args;  // cuLaunchKernel reads each parameter through a pointer
   std::vector<void*> params;
+  params.reserve(values.size());
   for (auto& v : values) params.push_back(&v);
   return driver_->Check(
       driver_->cuLaunchKernel(k.function, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1],

@@ -70,9 +70,10 @@ Result<const CudaDriver*> CudaDriver::Load() {
     if (s.ok()) s = Resolve(handle, "cuGetErrorName", &d->cuGetErrorName);
     if (s.ok()) s = Resolve(handle, "cuGetErrorString", &d->cuGetErrorString);
     if (s.ok()) s = Resolve(handle, "cuDevicePrimaryCtxRetain", &d->cuDevicePrimaryCtxRetain);
-    if (s.ok())
+    if (s.ok()) {
       s = ResolveFirst(handle, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
                        &d->cuDevicePrimaryCtxRelease);
+    }
     if (s.ok()) s = Resolve(handle, "cuCtxSetCurrent", &d->cuCtxSetCurrent);
     if (s.ok()) s = Resolve(handle, "cuStreamCreate", &d->cuStreamCreate);
     if (s.ok()) s = ResolveFirst(handle, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &d->cuStreamDestroy);

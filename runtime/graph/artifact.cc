@@ -330,16 +330,17 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       ArtifactTensor t;
       t.name = e.at("name").get<std::string>();
       std::string kind = e.at("kind").get<std::string>();
-      if (kind == "input")
+      if (kind == "input") {
         t.kind = ArtifactTensor::kInput;
-      else if (kind == "output")
+      } else if (kind == "output") {
         t.kind = ArtifactTensor::kOutput;
-      else if (kind == "param")
+      } else if (kind == "param") {
         t.kind = ArtifactTensor::kParam;
-      else if (kind == "intermediate")
+      } else if (kind == "intermediate") {
         t.kind = ArtifactTensor::kIntermediate;
-      else
+      } else {
         return Corrupt("tensor '" + t.name + "' has unknown kind '" + kind + "'");
+      }
       auto dt = ParseElementType(e.at("dtype").get<std::string>());
       if (!dt.ok()) return Corrupt(dt.status().message());
       t.dtype = *dt;
@@ -391,7 +392,7 @@ Result<Artifact> Artifact::ReadFile(const std::string& path) {
   if (!f) return Status::NotFound("cannot open artifact " + path);
   std::string bytes;
   if (std::fseek(f, 0, SEEK_END) == 0) {
-    long size = std::ftell(f);
+    const auto size = std::ftell(f);  // long, -1 on failure
     if (size > 0) bytes.resize(size_t(size));
     std::rewind(f);
   }

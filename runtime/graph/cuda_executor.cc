@@ -222,8 +222,9 @@ Result<double> CudaExecutor::TimedRun() {
   TUNEFARM_RETURN_IF_ERROR(Execute());  // the graph is captured outside the timing
   TUNEFARM_ASSIGN_OR_RETURN(double ms, device_->TimeEnqueued(
                                            [this] {
-                                             for (int r = 0; r < kTimedRepeats; ++r)
+                                             for (int r = 0; r < kTimedRepeats; ++r) {
                                                TUNEFARM_RETURN_IF_ERROR(Execute());
+                                             }
                                              return Status::OK();
                                            },
                                            artifact_.model));

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
     }
     std::vector<std::vector<float>> args;
     std::vector<void*> ptrs;
+    args.reserve(c.buffers.size());
+    ptrs.reserve(c.buffers.size());
     for (auto& b : c.buffers) {
       args.push_back(b.is_output ? std::vector<float>(b.data.size(), -12345.0f) : b.data);
     }

@@ -95,9 +95,10 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
       for (float& v : values) v = dist(rng);
       ConvertFromStorage(info.dtype, values.data(), bytes.data(), int64_t(values.size()));
     }
-    if (!o.json)
+    if (!o.json) {
       std::printf("input '%s' %s: no --input given, using uniform random values in [0, 1)\n", info.name.c_str(),
                   ShapeStr(info.shape).c_str());
+    }
     Status s = ex.SetInput(i, bytes.data(), bytes.size());
     if (!s.ok()) return Fail(o, s.message());
   }

@@ -53,22 +53,23 @@ int main(int argc, char** argv) {
   tc::KernelSpec spec{*workload, {}, *target, config, ""};
   std::stringstream ss(epilogue);
   for (std::string part; std::getline(ss, part, ',');) {
-    if (part == "bias")
+    if (part == "bias") {
       spec.epilogue.bias = true;
-    else if (part == "residual")
+    } else if (part == "residual") {
       spec.epilogue.residual = true;
-    else if (part == "relu")
+    } else if (part == "relu") {
       spec.epilogue.activation = tc::Activation::kRelu;
-    else if (part == "relu6")
+    } else if (part == "relu6") {
       spec.epilogue.activation = tc::Activation::kRelu6;
-    else if (part == "prelu")
+    } else if (part == "prelu") {
       spec.epilogue.activation = tc::Activation::kPRelu;
-    else if (part == "gelu")
+    } else if (part == "gelu") {
       spec.epilogue.activation = tc::Activation::kGelu;
-    else if (part == "gelu_tanh")
+    } else if (part == "gelu_tanh") {
       spec.epilogue.activation = tc::Activation::kGeluTanh;
-    else
+    } else {
       return Fail("unknown epilogue part '" + part + "' (known: bias, residual, relu, relu6, prelu, gelu, gelu_tanh)");
+    }
   }
   std::vector<std::pair<std::string, double>> times;
   tc::BuildOptions options;

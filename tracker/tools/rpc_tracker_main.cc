@@ -126,5 +126,5 @@ int main(int argc, char** argv) {
     core.Tick();
     return std::min<int64_t>(50, heartbeat_ms / 2);
   };
-  return tunefarm::service::RunDaemon(flags, *secrets, std::move(daemon));
+  return tunefarm::service::RunDaemon(flags, *secrets, daemon);
 }

@@ -141,5 +141,5 @@ int main(int argc, char** argv) {
     stopper.join();
     return 0;
   };
-  return tunefarm::service::RunDaemon(flags, *secrets, std::move(daemon));
+  return tunefarm::service::RunDaemon(flags, *secrets, daemon);
 }

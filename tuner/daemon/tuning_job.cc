@@ -269,9 +269,10 @@ Result<TuningJob> FromProto(const v1::TuningJob& p) {
       known = true;
     }
   }
-  if (!known)
+  if (!known) {
     return Status::InvalidArgument("job " + std::to_string(p.id()) + ": unknown state " +
                                    std::to_string(int(p.state())));
+  }
   job.trials_done = p.trials_done();
   job.trials_budget = p.trials_budget();
   job.message = p.message();

@@ -4,6 +4,7 @@
 // TUNEFARM_DASHBOARD_ASSET(SYMBOL, URL path, content type) per file; the generated assembly beside
 // it puts the file's bytes between SYMBOL and SYMBOL_end.
 extern "C" {
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `symbol` is the name being declared
 #define TUNEFARM_DASHBOARD_ASSET(symbol, path, type) extern const char symbol[], symbol##_end[];
 #include "dashboard_assets.inc"
 #undef TUNEFARM_DASHBOARD_ASSET

@@ -243,9 +243,10 @@ struct Dashboard::Impl {
     for (const auto& r : routes) {
       if (r.path == req.path) route = &r;
     }
-    if (!route)
+    if (!route) {
       return HttpResponse::Text(
           404, "not found: " + req.path.substr(0, 200) + " (the API is under /api/, docs/dashboard.md)");
+    }
     if (route->method != req.method) return MethodNotAllowed(route->method);
     auto params = service::ParseQuery(req.query);
     if (!params.ok()) return Error(params.status());

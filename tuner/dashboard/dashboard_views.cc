@@ -1,6 +1,7 @@
 #include "tuner/dashboard/dashboard_views.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <limits>
@@ -44,7 +45,7 @@ Json TrialJson(const TrialRecord& t) {
 Json JobJson(const JobRecord& job) {
   const Json spec = Json::parse(job.spec_json, nullptr, false);
   const Json progress = Json::parse(job.progress_json, nullptr, false);
-  auto field = [](const Json& j, const char* name, Json def) {
+  auto field = [](const Json& j, const char* name, const Json& def) {
     return j.is_object() && j.contains(name) ? j[name] : def;
   };
   const int64_t done = field(progress, "trials_done", 0).get<int64_t>();
@@ -144,7 +145,7 @@ int64_t EpochMs(const std::string& iso) {
   tm.tm_mday = day;
   tm.tm_hour = hour;
   tm.tm_min = minute;
-  return int64_t(timegm(&tm)) * 1000 + int64_t(second * 1000.0 + 0.5);
+  return int64_t(timegm(&tm)) * 1000 + int64_t(std::lround(second * 1000.0));
 }
 
 Result<Json> OverviewView(RecordsDb& db) {

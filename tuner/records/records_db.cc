@@ -235,9 +235,10 @@ Result<int64_t> RecordsDb::StoredId(std::map<std::string, int64_t>* cache, const
   auto q = conn_->Query(select);
   bind(*q, false);
   auto row = q->Next();
-  if (!row.ok() || !*row)
+  if (!row.ok() || !*row) {
     return Error(std::string("cannot read the id of a ") + what,
                  row.ok() ? Status::IOError("not found") : row.status());
+  }
   return (*cache)[key] = q->Int(0);
 }
 
@@ -286,19 +287,21 @@ Status RecordsDb::Insert(const TrialRecord& t, bool ignore_duplicates, int64_t* 
   auto s = conn_->Query(sql);
   s->Bind(1, t.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, t.config_index).Bind(5, t.config_json);
   s->Bind(6, t.status).Bind(7, t.error_message).Bind(8, costs.dump());
-  if (t.ok())
+  if (t.ok()) {
     s->Bind(9, t.mean_ms);
-  else
+  } else {
     s->BindNull(9);
+  }
   s->Bind(10, int64_t(t.threads))
       .Bind(11, t.device_key)
       .Bind(12, t.device_info)
       .Bind(13, t.build_ms)
       .Bind(14, t.run_ms);
-  if (t.job_id > 0)
+  if (t.job_id > 0) {
     s->Bind(15, t.job_id);
-  else
+  } else {
     s->BindNull(15);
+  }
   s->Bind(16, t.created_at);
   auto row = s->Next();
   if (!row.ok()) return Error("cannot store trial", row.status());

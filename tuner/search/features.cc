@@ -1,6 +1,7 @@
 #include "tunefarm/tuner/features.h"
 
 #include <atomic>
+#include <cstddef>
 #include <thread>
 
 #include "tunefarm/tuner/search.h"
@@ -27,7 +28,7 @@ std::vector<float> TaskFeatures::Compute(int64_t config) const {
   // An invalid config (a register tile too big for the target) keeps zero loop-nest features;
   // it is never measured, only scored while annealing walks through it.
   auto nest = compiler::LoopNestFeatures(spec);
-  if (nest.ok()) std::copy(nest->begin(), nest->end(), row.begin() + long(knob_width_));
+  if (nest.ok()) std::copy(nest->begin(), nest->end(), row.begin() + std::ptrdiff_t(knob_width_));
   return row;
 }
 

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -395,7 +396,7 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
         double wait_ms = -1;  // until one finishes
         if (s.pool->queued() == 0 && !build_ms.empty() && s.pool->jobs() > 2) {
           std::vector<double> sorted = build_ms;
-          std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
+          std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(sorted.size() / 2), sorted.end());
           wait_ms = std::max(250.0, 2 * sorted[sorted.size() / 2]);
         }
         auto t_build = Clock::now();

@@ -42,10 +42,11 @@ int FoldBatchNorm(Graph* g) {
     }
     conv.inputs[1] = g->AddConstant(g->values[size_t(conv.inputs[1])].name + ".bnfold", std::move(new_w));
     int b_idx = g->AddConstant(g->values[size_t(bn.outputs[0])].name + ".bias", std::move(new_b));
-    if (conv.inputs.size() > 2)
+    if (conv.inputs.size() > 2) {
       conv.inputs[2] = b_idx;
-    else
+    } else {
       conv.inputs.push_back(b_idx);
+    }
     // The conv now writes the batch norm's output value; the batch norm becomes dead.
     int out = bn.outputs[0];
     g->values[size_t(out)].producer = conv_index;

@@ -96,8 +96,8 @@ void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, i
   }
 }
 
-EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_shape, std::vector<int64_t> out_shape,
-                                 KernelDef* def) {
+EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& bias_shape,
+                                 std::vector<int64_t> out_shape, KernelDef* def) {
   EpilogueArgs a;
   if (e.bias) {
     a.bias = te::Placeholder("bias", bias_shape);

@@ -66,8 +66,8 @@ Status CheckBatchMatmul(const Workload& w, const char* template_name);
 struct EpilogueArgs {
   ir::Tensor bias, residual, slope;
 };
-EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, std::vector<int64_t> bias_shape, std::vector<int64_t> out_shape,
-                                 KernelDef* def);
+EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& bias_shape,
+                                 std::vector<int64_t> out_shape, KernelDef* def);
 bool HasEpilogue(const Epilogue& e);
 // out[i] = epilogue(acc[i]); bias and slopes read at bias_index(i). `shape`: out's, when it is only a part of
 // acc's (the real rows of dense_pack's whole row tiles); empty: acc's.

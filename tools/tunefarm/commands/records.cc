@@ -223,9 +223,10 @@ int Records(const RecordsFlags& f) {
     }
     std::printf("\n");
   }
-  if (out.empty())
+  if (out.empty()) {
     std::printf("no records%s in %s\n", target_filter.empty() ? "" : (" for " + target_filter).c_str(),
                 (*db)->location().c_str());
+  }
   return 0;
 }
 

@@ -69,7 +69,7 @@ class ConfigSpace {
                    int64_t max_factor = 0);
   void DefineReorder(const std::string& name, std::vector<std::vector<int64_t>> permutations);
   void DefineAnnotate(const std::string& name, std::vector<std::string> options);
-  void DefineOther(const std::string& name, std::vector<int64_t> values);
+  void DefineOther(const std::string& name, const std::vector<int64_t>& values);
   // Restricts the choices of an already defined knob to those pred accepts (keeps at least one).
   void FilterKnob(const std::string& name, const std::function<bool(const std::vector<int64_t>&)>& pred);
   void AddFilter(std::function<bool(const Config&)> valid) { filters_.push_back(std::move(valid)); }

@@ -23,7 +23,7 @@ namespace tunefarm::rpc_server {
 class ServerMetrics {
  public:
   // leased(): whether a lease holds the server now (read at each scrape).
-  static Result<std::unique_ptr<ServerMetrics>> Create(const std::string& key, std::function<bool()> leased);
+  static Result<std::unique_ptr<ServerMetrics>> Create(const std::string& key, const std::function<bool()>& leased);
   ~ServerMetrics();
   ServerMetrics(const ServerMetrics&) = delete;
   ServerMetrics& operator=(const ServerMetrics&) = delete;

@@ -30,8 +30,6 @@
 
 namespace tunefarm {
 
-using CudaDevicePtr = unsigned long long;  // CUdeviceptr
-
 // Device memory, freed when destroyed.
 class CudaBuffer {
  public:

@@ -24,6 +24,8 @@
 
 namespace tunefarm {
 
+using CudaDevicePtr = unsigned long long;  // NOLINT(google-runtime-int): CUdeviceptr, the driver's ABI
+
 struct CudaDeviceInfo {
   int ordinal = 0;
   std::string name;  // "NVIDIA H200"
@@ -60,21 +62,21 @@ class CudaDriver {
   Result_t (*cuGetErrorName)(Result_t, const char**) = nullptr;
   Result_t (*cuGetErrorString)(Result_t, const char**) = nullptr;
   // Contexts, streams, memory, modules, launches, events (cuda_device.h uses them). Device
-  // pointers are CUdeviceptr (unsigned long long); contexts, streams, modules, functions and
-  // events are opaque pointers.
+  // pointers are CudaDevicePtr (CUdeviceptr); contexts, streams, modules, functions and events
+  // are opaque pointers.
   Result_t (*cuDevicePrimaryCtxRetain)(void**, int) = nullptr;
   Result_t (*cuDevicePrimaryCtxRelease)(int) = nullptr;
   Result_t (*cuCtxSetCurrent)(void*) = nullptr;
   Result_t (*cuStreamCreate)(void**, unsigned int) = nullptr;
   Result_t (*cuStreamDestroy)(void*) = nullptr;
   Result_t (*cuStreamSynchronize)(void*) = nullptr;
-  Result_t (*cuMemAlloc)(unsigned long long*, size_t) = nullptr;
-  Result_t (*cuMemFree)(unsigned long long) = nullptr;
-  Result_t (*cuMemcpyHtoD)(unsigned long long, const void*, size_t) = nullptr;
-  Result_t (*cuMemcpyDtoH)(void*, unsigned long long, size_t) = nullptr;
-  Result_t (*cuMemcpyHtoDAsync)(unsigned long long, const void*, size_t, void*) = nullptr;
-  Result_t (*cuMemcpyDtoHAsync)(void*, unsigned long long, size_t, void*) = nullptr;
-  Result_t (*cuMemsetD8Async)(unsigned long long, unsigned char, size_t, void*) = nullptr;
+  Result_t (*cuMemAlloc)(CudaDevicePtr*, size_t) = nullptr;
+  Result_t (*cuMemFree)(CudaDevicePtr) = nullptr;
+  Result_t (*cuMemcpyHtoD)(CudaDevicePtr, const void*, size_t) = nullptr;
+  Result_t (*cuMemcpyDtoH)(void*, CudaDevicePtr, size_t) = nullptr;
+  Result_t (*cuMemcpyHtoDAsync)(CudaDevicePtr, const void*, size_t, void*) = nullptr;
+  Result_t (*cuMemcpyDtoHAsync)(void*, CudaDevicePtr, size_t, void*) = nullptr;
+  Result_t (*cuMemsetD8Async)(CudaDevicePtr, unsigned char, size_t, void*) = nullptr;
   Result_t (*cuModuleLoadDataEx)(void**, const void*, unsigned int, int*, void**) = nullptr;
   Result_t (*cuModuleUnload)(void*) = nullptr;
   Result_t (*cuModuleGetFunction)(void**, void*, const char*) = nullptr;
@@ -89,6 +91,7 @@ class CudaDriver {
   // CUDA graphs: optional (null where the driver lacks them; callers launch directly then).
   Result_t (*cuStreamBeginCapture)(void*, int) = nullptr;
   Result_t (*cuStreamEndCapture)(void*, void**) = nullptr;
+  // NOLINTNEXTLINE(google-runtime-int): the flags' type in the driver's ABI
   Result_t (*cuGraphInstantiateWithFlags)(void**, void*, unsigned long long) = nullptr;
   Result_t (*cuGraphLaunch)(void*, void*) = nullptr;
   Result_t (*cuGraphExecDestroy)(void*) = nullptr;

@@ -70,9 +70,12 @@ class [[nodiscard]] Result {
 // TUNEFARM_ASSIGN_OR_RETURN(auto x, MakeX()); declares x or returns the error.
 #define TUNEFARM_ASSIGN_OR_RETURN(lhs, expr) \
   TUNEFARM_ASSIGN_OR_RETURN_IMPL_(TUNEFARM_CONCAT_(_tf_result_, __LINE__), lhs, expr)
+// NOLINTBEGIN(bugprone-macro-parentheses): `tmp` is a generated variable name and `lhs` a
+// declaration ("auto x") or an lvalue; neither can be parenthesized.
 #define TUNEFARM_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                    \
   if (!tmp.ok()) return tmp.status();                   \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // TUNEFARM_RUNTIME_RESULT_H_

@@ -72,7 +72,7 @@ struct Daemon {
   std::function<int()> stopped;
 };
 
-int RunDaemon(const DaemonFlags& flags, const DaemonSecrets& secrets, Daemon daemon);
+int RunDaemon(const DaemonFlags& flags, const DaemonSecrets& secrets, const Daemon& daemon);
 
 }  // namespace tunefarm::service
 

@@ -34,8 +34,8 @@ Result<int64_t> ParseIntFlag(std::string_view flag, std::string_view value, int6
 
 // `name` is CLI11's ("--threads", "-o,--output"); the help text gets the range appended.
 CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int64_t* out, int64_t min, int64_t max,
-                        std::string help);
-CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int* out, int min, int max, std::string help);
+                        const std::string& help);
+CLI::Option* AddIntFlag(CLI::App& app, const std::string& name, int* out, int min, int max, const std::string& help);
 
 // `check(value)` validates and stores one value; the flag's type shows as `value_name` in the help.
 CLI::Option* AddCheckedFlag(CLI::App& app, const std::string& name, std::function<Status(const std::string&)> check,
