@@ -63,7 +63,7 @@ void TrackerCore::Publish() {
     if (!changed_) return;
     changed_ = false;
   }
-  std::lock_guard<std::recursive_mutex> lock(subscribers_mu_);
+  RecursiveMutexLock lock(&subscribers_mu_);
   std::vector<int64_t> ids;
   for (const auto& [id, f] : subscribers_) ids.push_back(id);
   for (int64_t id : ids) {
@@ -73,13 +73,13 @@ void TrackerCore::Publish() {
 }
 
 int64_t TrackerCore::Subscribe(std::function<void()> on_change) {
-  std::lock_guard<std::recursive_mutex> lock(subscribers_mu_);
+  RecursiveMutexLock lock(&subscribers_mu_);
   subscribers_[next_subscriber_] = std::move(on_change);
   return next_subscriber_++;
 }
 
 void TrackerCore::Unsubscribe(int64_t subscription) {
-  std::lock_guard<std::recursive_mutex> lock(subscribers_mu_);
+  RecursiveMutexLock lock(&subscribers_mu_);
   subscribers_.erase(subscription);
 }
 

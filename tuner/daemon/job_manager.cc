@@ -190,7 +190,7 @@ void JobManager::NotifyLoop() {
     seen = changes_;
     lock.Unlock();
     {
-      std::lock_guard<std::recursive_mutex> subs(subscribers_mu_);
+      RecursiveMutexLock subs(&subscribers_mu_);
       std::vector<int64_t> ids;
       for (const auto& [id, f] : subscribers_) ids.push_back(id);
       for (int64_t id : ids) {
@@ -203,13 +203,13 @@ void JobManager::NotifyLoop() {
 }
 
 int64_t JobManager::Subscribe(std::function<void()> on_change) {
-  std::lock_guard<std::recursive_mutex> lock(subscribers_mu_);
+  RecursiveMutexLock lock(&subscribers_mu_);
   subscribers_[next_subscriber_] = std::move(on_change);
   return next_subscriber_++;
 }
 
 void JobManager::Unsubscribe(int64_t subscription) {
-  std::lock_guard<std::recursive_mutex> lock(subscribers_mu_);
+  RecursiveMutexLock lock(&subscribers_mu_);
   subscribers_.erase(subscription);
 }
 

@@ -112,12 +112,11 @@ class JobManager {
   uint64_t changes_ GUARDED_BY(mu_) = 0;  // every job version change counts one
   bool notifier_stop_ GUARDED_BY(mu_) = false;
   std::thread notifier_;
-  // Recursive, and so a std:: mutex the analysis does not check: a subscriber's callback runs under
-  // it, and may end its stream there (EventStream: gRPC runs OnDone inline in Finish), whose
-  // Cleanup() calls Unsubscribe() on the same thread. It guards subscribers_ and next_subscriber_.
-  std::recursive_mutex subscribers_mu_;
-  std::map<int64_t, std::function<void()>> subscribers_;
-  int64_t next_subscriber_ = 1;
+  // Recursive: a subscriber's callback runs under it, and may end its stream there (EventStream:
+  // gRPC runs OnDone inline in Finish), whose Cleanup() calls Unsubscribe() on the same thread.
+  RecursiveMutex subscribers_mu_;
+  std::map<int64_t, std::function<void()>> subscribers_ GUARDED_BY(subscribers_mu_);
+  int64_t next_subscriber_ GUARDED_BY(subscribers_mu_) = 1;
 };
 
 }  // namespace tunefarm::tuner

@@ -64,6 +64,34 @@ class CAPABILITY("mutex") Mutex {
   std::mutex mu_;
 };
 
+// A mutex its holder may lock again on the same thread: for a callback run under it that can
+// re-enter the object (a subscriber list whose callback may unsubscribe). The analysis treats it as
+// a plain capability, so fields it guards are checked like any other; it sees re-entry only inside
+// one function, and the re-entries this exists for come through callbacks.
+class CAPABILITY("mutex") RecursiveMutex {
+ public:
+  RecursiveMutex() = default;
+  RecursiveMutex(const RecursiveMutex&) = delete;
+  RecursiveMutex& operator=(const RecursiveMutex&) = delete;
+
+  void Lock() ACQUIRE() { mu_.lock(); }
+  void Unlock() RELEASE() { mu_.unlock(); }
+
+ private:
+  std::recursive_mutex mu_;
+};
+
+class SCOPED_CAPABILITY RecursiveMutexLock {
+ public:
+  explicit RecursiveMutexLock(RecursiveMutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~RecursiveMutexLock() RELEASE() { mu_->Unlock(); }
+  RecursiveMutexLock(const RecursiveMutexLock&) = delete;
+  RecursiveMutexLock& operator=(const RecursiveMutexLock&) = delete;
+
+ private:
+  RecursiveMutex* const mu_;
+};
+
 class SCOPED_CAPABILITY MutexLock {
  public:
   explicit MutexLock(Mutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
