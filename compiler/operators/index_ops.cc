@@ -1,8 +1,10 @@
-// Indexed reads and writes: GatherND, ScatterElements (and opset 9's Scatter), OneHot, TopK, and
-// EyeLike (a constant: its values depend only on the input's shape). Compute definitions in
+// Indexed reads and writes: Gather, GatherElements, GatherND, ScatterND, ScatterElements (and
+// opset 9's Scatter), OneHot, TopK, and EyeLike (a constant: its values depend only on the input's
+// shape). Compute definitions in
 // compiler/compute/index.cc; every index a kernel reads is normalized and clamped into its axis, and
 // ScatterElements' constant indices out of range are refused here, naming the node.
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_context.h"
@@ -14,6 +16,7 @@ namespace {
 using graph::ConstantData;
 using graph::DataType;
 using graph::Node;
+using Fold = Result<std::vector<ConstantData>>;
 
 bool IsIndexType(DataType t) { return t == DataType::kInt64 || t == DataType::kInt32; }
 
@@ -237,6 +240,172 @@ Status InferNonZero(InferContext& cx) {
   return Status::OK();
 }
 
+// --- Gather ---------------------------------------------------------------------------------
+Status InferGather(InferContext& cx) {
+  const auto& data = cx.Shape(0);
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, cx.Axis(cx.node().GetInt("axis", 0), data.size()));
+  if (cx.In(1).dtype == DataType::kFloat32) return cx.Fail("indices must be integers");
+  const auto& idx = cx.Shape(1);
+  std::vector<int64_t> out(data.begin(), data.begin() + axis);
+  out.insert(out.end(), idx.begin(), idx.end());
+  out.insert(out.end(), data.begin() + axis + 1, data.end());
+  if (cx.In(1).constant) {
+    for (int64_t i : cx.In(1).constant->i64) {
+      if (i < -data[size_t(axis)] || i >= data[size_t(axis)])
+        return cx.Fail("index " + std::to_string(i) + " out of range");
+    }
+  }
+  cx.SetOut(0, cx.In(0).dtype, out);
+  return Status::OK();
+}
+
+Fold FoldGather(InferContext& cx) {
+  const auto& data = cx.Shape(0);
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, cx.Axis(cx.node().GetInt("axis", 0), data.size()));
+  const auto& indices = cx.Const(1);
+  const size_t index_rank = indices.shape.size();
+  return std::vector<ConstantData>{Remap(cx.Const(0), cx.Out(0).shape, [&](const std::vector<int64_t>& o) {
+    std::vector<int64_t> at(o.begin() + axis, o.begin() + axis + int64_t(index_rank));
+    int64_t i = indices.i64[size_t(FlatIndex(indices.shape, at))];
+    if (i < 0) i += data[size_t(axis)];
+    std::vector<int64_t> idx(o.begin(), o.begin() + axis);
+    idx.push_back(i);
+    idx.insert(idx.end(), o.begin() + axis + int64_t(index_rank), o.end());
+    return FlatIndex(data, idx);
+  })};
+}
+
+Status LowerGather(LowerContext& cx, const Node& n) {
+  const NodeView v(cx.graph(), n);
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
+  // Negative indices count from the end in the kernel itself (compute::Gather).
+  return cx.EmitPlain(n, {0, 1},
+                      [axis](const std::vector<ir::Tensor>& i) { return compute::Gather(i[0], i[1], axis); });
+}
+
+// --- GatherElements ------------------------------------------------------------------------
+Status InferGatherElements(InferContext& cx) {
+  const auto& data = cx.Shape(0);
+  const auto& idx = cx.Shape(1);
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, cx.Axis(cx.node().GetInt("axis", 0), data.size()));
+  if (cx.In(1).dtype != DataType::kInt64 && cx.In(1).dtype != DataType::kInt32)
+    return cx.Fail("indices must be int64 or int32");
+  if (idx.size() != data.size()) {
+    return cx.Fail("indices " + ShapeStr(idx) + " must have the rank of data " + ShapeStr(data));
+  }
+  for (size_t d = 0; d < data.size(); ++d) {
+    if (int64_t(d) != axis && idx[d] > data[d])
+      return cx.Fail("indices " + ShapeStr(idx) + " exceed data " + ShapeStr(data) + " off the axis");
+  }
+  if (cx.In(1).constant) {
+    for (int64_t i : cx.In(1).constant->i64) {
+      if (i < -data[size_t(axis)] || i >= data[size_t(axis)])
+        return cx.Fail("index " + std::to_string(i) + " out of range");
+    }
+  }
+  cx.SetOut(0, cx.In(0).dtype, idx);
+  return Status::OK();
+}
+
+Status LowerGatherElements(LowerContext& cx, const Node& n) {
+  const NodeView v(cx.graph(), n);
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
+  return cx.EmitPlain(n, {0, 1},
+                      [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); });
+}
+
+// --- ScatterND ------------------------------------------------------------------------------
+constexpr int64_t kMaxScatterMapElements = int64_t(1) << 24;
+
+// For each output element, the flat index of the update written there (-1: data's own value),
+// from constant indices; later updates of the same element win, as in the reference.
+Result<std::vector<int64_t>> ScatterSources(const NodeView& v) {
+  const auto& data = v.Shape(0);
+  const auto& ishape = v.Shape(1);
+  if (ishape.empty()) return v.Fail("indices must have rank >= 1");
+  const int64_t k = ishape.back();
+  if (k < 1 || k > int64_t(data.size()))
+    return v.Fail("index depth " + std::to_string(k) + " does not fit data of rank " + std::to_string(data.size()));
+  std::vector<int64_t> updates(ishape.begin(), ishape.end() - 1);
+  updates.insert(updates.end(), data.begin() + k, data.end());
+  if (v.Shape(2) != updates) return v.Fail("updates " + ShapeStr(v.Shape(2)) + " must be " + ShapeStr(updates));
+  if (v.node().GetString("reduction", "none") != "none") return v.Fail("only reduction 'none' is supported");
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> idx, v.ConstInts(1, "indices"));
+  // The compile-time map has one entry per data element.
+  const auto elements = CheckedElements(data);
+  if (!elements || *elements > kMaxScatterMapElements) {
+    return v.Fail("data " + ShapeStr(data) + " is too large for ScatterND's compile-time map (at most " +
+                  std::to_string(kMaxScatterMapElements) + " elements)");
+  }
+  const int64_t slice = Product(data, size_t(k), data.size());
+  std::vector<int64_t> source(size_t(Product(data)), -1);
+  for (int64_t t = 0; t < int64_t(idx.size()) / k; ++t) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t i = idx[size_t(t * k + d)];
+      const int64_t dim = data[size_t(d)];
+      if (i < -dim || i >= dim)
+        return v.Fail("index " + std::to_string(i) + " out of range for dimension " + std::to_string(dim));
+      flat = flat * dim + (i < 0 ? i + dim : i);
+    }
+    for (int64_t j = 0; j < slice; ++j) source[size_t(flat * slice + j)] = t * slice + j;
+  }
+  return source;
+}
+
+Status InferScatterND(InferContext& cx) {
+  if (cx.num_inputs() != 3) return cx.Fail("takes data, indices and updates");
+  if (cx.In(0).dtype != cx.In(2).dtype) return cx.Fail("data and updates have different types");
+  TUNEFARM_RETURN_IF_ERROR(ScatterSources(cx).status());
+  cx.SetOut(0, cx.In(0).dtype, cx.Shape(0));
+  return Status::OK();
+}
+
+Fold FoldScatterND(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> source, ScatterSources(cx));
+  ConstantData out = cx.Const(0);
+  const ConstantData& updates = cx.Const(2);
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] < 0) continue;
+    if (out.dtype == DataType::kFloat32) {
+      out.f32[i] = updates.f32[size_t(source[i])];
+    } else {
+      out.i64[i] = updates.i64[size_t(source[i])];
+    }
+  }
+  return std::vector<ConstantData>{std::move(out)};
+}
+
+Status LowerScatterND(LowerContext& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> source, ScatterSources(NodeView(cx.graph(), n)));
+  const auto shape = cx.V(n.outputs[0]).shape;
+  const int map =
+      cx.ParamFromConstant(cx.V(n.outputs[0]).name + ".scatter_map", ConstantData{DataType::kInt64, shape, {}, source});
+  TUNEFARM_ASSIGN_OR_RETURN(int data, cx.Get(n.inputs[0], 0));
+  TUNEFARM_ASSIGN_OR_RETURN(int updates, cx.Get(n.inputs[2], 0));
+  const int64_t total = Product(cx.V(n.inputs[2]).shape);
+  const int t = cx.Emit(
+      n.op_type, {data, map, updates},
+      [shape, total](const std::vector<ir::Tensor>& i) {
+        return te::Compute(i[0]->name + ".scatter", shape, [&](const std::vector<ir::Expr>& o) {
+          const ir::Expr from = te::Read(i[1], o);
+          // Updates read through a clamped flat index (the untaken branch must stay in bounds).
+          const ir::Expr at = ir::min(ir::max(from, ir::Expr(int64_t(0))), ir::Expr(std::max<int64_t>(total - 1, 0)));
+          std::vector<ir::Expr> uidx;
+          ir::Expr rest = at;
+          const auto& us = i[2]->shape;
+          for (size_t d = us.size(); d-- > 0;) {
+            uidx.insert(uidx.begin(), rest % ir::Expr(us[d]));
+            rest = rest / ir::Expr(us[d]);
+          }
+          return ir::select(from >= ir::Expr(int64_t(0)), te::Read(i[2], uidx), te::Read(i[0], o));
+        });
+      },
+      cx.OutType(n), cx.V(n.outputs[0]).name);
+  cx.Define(n.outputs[0], t, 0);
+  return Status::OK();
+}
+
 }  // namespace
 
 std::vector<OperatorDef> IndexOperators() {
@@ -307,6 +476,36 @@ std::vector<OperatorDef> IndexOperators() {
        nullptr,
        nullptr,
        "a constant input only (folded at compile time): the output's shape depends on the values"},
+      {"Gather",
+       "tensor",
+       {{"axis", kInt}},
+       InferGather,
+       FoldGather,
+       LowerGather,
+       nullptr,
+       "negative indices",
+       false,
+       2},
+      {"GatherElements",
+       "tensor",
+       {{"axis", kInt}},
+       InferGatherElements,
+       nullptr,
+       LowerGatherElements,
+       nullptr,
+       "runtime indices outside the axis are clamped into it",
+       false,
+       2},
+      {"ScatterND",
+       "tensor",
+       {{"reduction", kString}},
+       InferScatterND,
+       FoldScatterND,
+       LowerScatterND,
+       nullptr,
+       "constant indices; reduction 'none'",
+       false,
+       3},
   };
 }
 

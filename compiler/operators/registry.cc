@@ -35,8 +35,8 @@ struct Table {
 const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table;
-    for (auto family : {ElementwiseOperators, NnOperators, TensorOperators, ReduceOperators, ResizeOperators,
-                        RecurrentOperators, ControlOperators, IndexOperators}) {
+    for (auto family : {ElementwiseOperators, NnOperators, NormOperators, TensorOperators, ReduceOperators,
+                        ResizeOperators, RecurrentOperators, ControlOperators, IndexOperators}) {
       for (OperatorDef& d : family()) t->rows.push_back(std::move(d));
     }
     for (const OperatorDef& d : t->rows) {

@@ -82,6 +82,7 @@ std::string OperatorTableMarkdown();
 // Family tables (one per *_ops.cc file); the registry concatenates them.
 std::vector<OperatorDef> ElementwiseOperators();
 std::vector<OperatorDef> NnOperators();
+std::vector<OperatorDef> NormOperators();
 std::vector<OperatorDef> TensorOperators();
 std::vector<OperatorDef> ReduceOperators();
 std::vector<OperatorDef> ResizeOperators();
