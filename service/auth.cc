@@ -48,7 +48,13 @@ Result<std::string> LoadToken(const std::string& token_file) {
   } else {
     return Status::InvalidArgument("no farm token: pass --token-file PATH or set TUNEFARM_TOKEN");
   }
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  // Blanks around the token (an editor's newline, an indented line) are not part of it, on either
+  // side: a tracker and a client that read the same file must agree.
+  const auto blank = [](char c) { return c == '\n' || c == '\r' || c == ' ' || c == '\t'; };
+  while (!token.empty() && blank(token.back())) token.pop_back();
+  size_t lead = 0;
+  while (lead < token.size() && blank(token[lead])) ++lead;
+  token.erase(0, lead);
   if (token.size() < 16) return Status::InvalidArgument("the farm token must be at least 16 characters");
   return token;
 }

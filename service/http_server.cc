@@ -67,7 +67,11 @@ HttpRequest ToHttpRequest(const http::request<http::string_body>& req) {
   for (const auto& field : req) {
     std::string name(field.name_string());
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    request.headers[name] = std::string(field.value());
+    // Two Host headers name two hosts: kept as a value no check accepts (a ',' is in no host name),
+    // rather than letting the last one win.
+    auto [it, inserted] = request.headers.emplace(name, std::string(field.value()));
+    if (!inserted && name == "host") it->second += "," + std::string(field.value());
+    if (!inserted && name != "host") it->second = std::string(field.value());
   }
   request.body = req.body();
   if (req.method() == http::verb::head) request.method = "GET";
@@ -192,6 +196,8 @@ int HttpStatusOf(const Status& status) {
       return 409;
     case StatusCode::kUnavailable:
       return 502;
+    case StatusCode::kResourceExhausted:  // the server's own capacity: busy, or out of memory
+      return 503;
     case StatusCode::kDeadlineExceeded:
       return 504;
     default:
@@ -200,7 +206,12 @@ int HttpStatusOf(const Status& status) {
 }
 
 bool HostAllowed(const std::string& host_header, const std::vector<std::string>& allowed_hosts) {
-  if (host_header.empty()) return true;
+  if (host_header.empty()) return true;  // HTTP/1.0 clients send none; browsers always do
+  // A host and a port, nothing else: "127.0.0.1:80@evil.example" (userinfo) and two hosts are not.
+  for (char c : host_header) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view(".-:[]_").find(c) == std::string_view::npos)
+      return false;
+  }
   std::string host = host_header;
   if (host.front() == '[') {  // [v6]:port
     const size_t close = host.find(']');

@@ -205,9 +205,15 @@ Result<FarmServer> StartFarmServer(const FarmServerOptions& options, const std::
   int port = 0;
   builder.AddListeningPort(listen, std::make_shared<GuardedServerCredentials>(options.tls, out.guard), &port);
   builder.SetMaxReceiveMessageSize(options.max_request_bytes);
+  // gRPC listens with SO_REUSEPORT by default: a second server on a port in use would start and
+  // share its connections, and the two would take turns registering in the tracker. One per port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (const FarmService& s : services) builder.RegisterService(s.service);
   out.server = builder.BuildAndStart();
-  if (!out.server || port == 0) return Status::IOError("cannot listen on " + listen);
+  if (!out.server || port == 0) {
+    return Status::IOError("cannot listen on " + listen + " (is the address in use, by another " + options.name +
+                           " or another program?)");
+  }
   if (auto* health = out.server->GetHealthCheckService()) {
     health->SetServingStatus("", true);
     for (const FarmService& s : services) health->SetServingStatus(s.name, true);

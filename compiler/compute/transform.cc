@@ -109,7 +109,10 @@ Tensor Gather(const Tensor& x, const Tensor& indices, int64_t axis) {
     Expr k = te::Read(indices, at);
     if (k.type() != ir::Type::Int(64)) k = ir::cast(ir::Type::Int(64), k);
     const int64_t n = x->shape[size_t(axis)];
-    idx.push_back(ir::select(k < Expr(0), k + Expr(n), k));  // negative indices count from the end
+    // Negative indices count from the end; the clamp keeps an index out of range (which the executor
+    // reports before the kernel runs, runtime::IndexCheck) from reading outside the table.
+    k = ir::select(k < Expr(0), k + Expr(n), k);
+    idx.push_back(ir::min(ir::max(k, Expr(int64_t(0))), Expr(std::max<int64_t>(n - 1, 0))));
     idx.insert(idx.end(), i.begin() + axis + int64_t(r), i.end());
     return te::Read(x, idx);
   });

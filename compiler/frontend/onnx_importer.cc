@@ -14,6 +14,9 @@
 
 #include "compiler/operators/registry.h"
 #include "tunefarm/runtime/element_convert.h"
+#include "tunefarm/runtime/memory_budget.h"
+#include "tunefarm/runtime/no_throw.h"
+#include "tunefarm/runtime/safe_file.h"
 #include "tunefarm/runtime/utf8.h"
 
 #pragma GCC diagnostic push
@@ -109,12 +112,21 @@ Result<std::string> ReadFile(const std::string& path, bool model) {
   return bytes;
 }
 
+// A name or text from the model as a message shows it: control bytes (a NUL among them) as '?', at
+// most 80 bytes, so a message never stops short or carries a megabyte.
+std::string PrintableName(const std::string& name) {
+  std::string shown;
+  for (unsigned char c : name.substr(0, 80)) shown += c >= 0x20 && c != 0x7f ? char(c) : '?';
+  if (name.size() > 80) shown += "...";
+  return shown;
+}
+
 // Every name the compiler keeps (it writes them into artifacts' JSON metadata) must be UTF-8.
 Status CheckNamesAreUtf8(const onnx::GraphProto& gp, const std::string& what) {
   auto check = [&](const std::string& name, const std::string& kind) -> Status {
     if (IsValidUtf8(name)) return Status::OK();
     std::string shown;
-    for (unsigned char c : name.substr(0, 40)) shown += c < 0x80 && c >= 0x20 ? std::string(1, char(c)) : "?";
+    for (unsigned char c : name.substr(0, 40)) shown += c < 0x80 && c >= 0x20 ? char(c) : '?';
     return Status::InvalidArgument("ONNX model " + what + ": " + kind + " name \"" + shown + "\" is not valid UTF-8");
   };
   for (const auto& t : gp.initializer()) TUNEFARM_RETURN_IF_ERROR(check(t.name(), "initializer"));
@@ -137,10 +149,17 @@ Result<ElementType> ConvertElementType(int32_t onnx_type, const std::string& wha
                                  " (supported: " + graph::SupportedElementTypes() + ")");
 }
 
-// The bytes of a tensor stored in a file beside the model (ONNX external data: models over
-// protobuf's 2 GB limit). The location must be a relative path inside the model's directory.
-Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::string& base_dir, uint64_t expected_bytes,
-                                     const std::string& what) {
+// A tensor stored in a file beside the model (ONNX external data: models over protobuf's 2 GB
+// limit): the file opened once, beneath the model's directory with no symlink followed
+// (OpenBeneath), and the range of it the tensor names, checked against the size fstat gave on that
+// descriptor before anything is allocated.
+struct ExternalData {
+  OpenedFile file;
+  uint64_t offset = 0, length = 0;
+};
+
+Result<ExternalData> OpenExternalData(const onnx::TensorProto& t, const std::string& base_dir, uint64_t expected_bytes,
+                                      const std::string& what) {
   if (base_dir.empty()) {
     return Status::InvalidArgument(what +
                                    " stores its data in an external file; import the model from its file so the "
@@ -153,7 +172,8 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
     auto number = [&](uint64_t* out) -> Status {
       const std::string& v = kv.value();
       if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos) {
-        return Status::InvalidArgument(what + ": external data " + kv.key() + " '" + v + "' is not a number");
+        return Status::InvalidArgument(what + ": external data " + kv.key() + " '" + PrintableName(v) +
+                                       "' is not a number");
       }
       *out = std::stoull(v);
       return Status::OK();
@@ -165,27 +185,22 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
       has_length = true;
     }
   }
-  if (location.empty() || location[0] == '/' || location.find('\0') != std::string::npos || location == ".." ||
-      location.rfind("../", 0) == 0 || location.find("/../") != std::string::npos ||
+  if (location.find('\0') != std::string::npos) {
+    return Status::InvalidArgument(what + ": external data location '" + PrintableName(location) +
+                                   "' holds a NUL byte: it names no file");
+  }
+  if (location.empty() || location[0] == '/' || location == ".." || location.rfind("../", 0) == 0 ||
+      location.find("/../") != std::string::npos ||
       (location.size() >= 3 && location.compare(location.size() - 3, 3, "/..") == 0)) {
-    return Status::InvalidArgument(what + ": external data location '" + location +
+    return Status::InvalidArgument(what + ": external data location '" + PrintableName(location) +
                                    "' must be a relative path inside the model's directory");
   }
-  // The lexical check is not enough: a symbolic link may lead outside the model's directory.
-  const std::string path = base_dir + "/" + location;
-  char dir_real[PATH_MAX], file_real[PATH_MAX];
-  if (!realpath(base_dir.c_str(), dir_real) || !realpath(path.c_str(), file_real)) {
-    return Status::NotFound(what + ": cannot open its external data file " + path);
-  }
-  const std::string inside = std::string(dir_real) + "/";
-  if (std::string(file_real).rfind(inside, 0) != 0) {
-    return Status::InvalidArgument(what + ": external data file " + path + " resolves outside the model's directory");
-  }
-  struct stat st;
-  if (stat(file_real, &st) != 0 || !S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(what + ": external data " + path + " is not a regular file");
-  }
-  const uint64_t size = uint64_t(st.st_size);
+  // The lexical check is not enough: a symbolic link may lead outside the model's directory, and
+  // one checked by name may be swapped before it is opened by name again.
+  ExternalData data;
+  TUNEFARM_ASSIGN_OR_RETURN(data.file, OpenBeneath(base_dir, location, what + ": external data"));
+  const uint64_t size = data.file.size();
+  const std::string& path = data.file.path();
   if (!has_length) length = size >= offset ? size - offset : 0;
   if (length != expected_bytes) {
     return Status::InvalidArgument(what + " holds " + std::to_string(length) +
@@ -197,13 +212,9 @@ Result<std::string> ReadExternalData(const onnx::TensorProto& t, const std::stri
                                    std::to_string(length) + ") lies past the end of " + path + " (" +
                                    std::to_string(size) + " bytes)");
   }
-  std::ifstream in(file_real, std::ios::binary);
-  if (!in) return Status::NotFound(what + ": cannot open its external data file " + path);
-  std::string bytes(size_t(length), '\0');
-  in.seekg(std::streamoff(offset));
-  in.read(bytes.data(), std::streamsize(length));
-  if (!in) return Status::IOError(what + ": cannot read " + path);
-  return bytes;
+  data.offset = offset;
+  data.length = length;
+  return data;
 }
 
 // Widens `n` integers of storage type `t` at `p` to int64 (ConstantData keeps every integer type
@@ -234,6 +245,40 @@ void WidenToInt64(ElementType t, const char* p, int64_t n, std::vector<int64_t>*
   }
 }
 
+// External data read straight into the constant's own storage, a chunk at a time: no copy of the
+// whole tensor is made beside it, and a file that shrinks while being read is an error, not a fault.
+Status ConvertExternal(const ExternalData& data, ElementType edge, ElementType storage, int64_t n,
+                       const std::string& what, ConstantData* c) {
+  const size_t width = size_t(runtime::ElementSize(edge));
+  const size_t storage_width = size_t(runtime::ElementSize(storage));
+  const int64_t chunk = std::max<int64_t>(1, (int64_t(16) << 20) / int64_t(width));
+  if (storage == ElementType::kFloat32) {
+    c->f32.resize(size_t(n));
+  } else {
+    c->i64.resize(size_t(n));
+  }
+  if (edge == ElementType::kFloat32) {  // the common case: the file's bytes are the storage
+    return ReadExactly(data.file, data.offset, size_t(n) * 4, reinterpret_cast<char*>(c->f32.data()),
+                       what + ": external data");
+  }
+  std::string in(size_t(std::min(chunk, n)) * width, '\0');
+  std::string stored(size_t(std::min(chunk, n)) * storage_width, '\0');
+  std::vector<int64_t> widened;
+  for (int64_t at = 0; at < n; at += chunk) {
+    const int64_t m = std::min(chunk, n - at);
+    TUNEFARM_RETURN_IF_ERROR(ReadExactly(data.file, data.offset + uint64_t(at) * width, size_t(m) * width, in.data(),
+                                         what + ": external data"));
+    TUNEFARM_RETURN_IF_ERROR(runtime::ConvertToStorage(edge, in.data(), stored.data(), m, what));
+    if (storage == ElementType::kFloat32) {
+      std::memcpy(c->f32.data() + at, stored.data(), size_t(m) * 4);
+    } else {
+      WidenToInt64(storage, stored.data(), m, &widened);
+      std::copy(widened.begin(), widened.end(), c->i64.begin() + at);
+    }
+  }
+  return Status::OK();
+}
+
 // A TensorProto's values. Types kernels do not compute on are converted as the executor converts
 // them at the model's edges (element_convert.h): float64/float16/bfloat16 to float32, the other
 // integer types to int64.
@@ -251,12 +296,19 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
     c.shape.push_back(d);
   }
   const size_t width = size_t(runtime::ElementSize(edge));
-  std::string external;
-  const bool is_external = t.data_location() == onnx::TensorProto::EXTERNAL;
-  if (is_external) {
-    TUNEFARM_ASSIGN_OR_RETURN(external, ReadExternalData(t, base_dir, uint64_t(n) * width, what));
+  const size_t stored_width = storage == ElementType::kFloat32 ? 4 : 8;  // ConstantData widens integers
+  if (uint64_t(n) * stored_width > MemoryBudgetBytes()) {
+    return Status::ResourceExhausted(what + " needs " + std::to_string((uint64_t(n) * stored_width) >> 20) +
+                                     " MiB in memory; this process may use at most " +
+                                     std::to_string(MemoryBudgetBytes() >> 20) +
+                                     " MiB (physical memory and its address-space limit)");
   }
-  const std::string& raw = is_external ? external : t.raw_data();
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    TUNEFARM_ASSIGN_OR_RETURN(ExternalData data, OpenExternalData(t, base_dir, uint64_t(n) * width, what));
+    TUNEFARM_RETURN_IF_ERROR(ConvertExternal(data, edge, storage, n, what, &c));
+    return c;
+  }
+  const std::string& raw = t.raw_data();
   auto bad_size = [&](size_t got) {
     return Status::InvalidArgument(what + " holds " + std::to_string(got) + " elements, its shape needs " +
                                    std::to_string(n));
@@ -359,6 +411,7 @@ struct NodeSink {
   graph::Graph* g;
   const std::string& base_dir;
   int depth;
+  int* ifs;  // If nodes imported so far: each branch's values get a short prefix of their own
 };
 constexpr int kMaxIfDepth = 16;
 
@@ -393,8 +446,11 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
     branches[which] = &a.g();
   }
   if (!branches[0] || !branches[1]) return Status::InvalidArgument(who + ": needs both then_branch and else_branch");
-  const std::string name =
-      prefix + (np.name().empty() ? np.output_size() ? np.output(0) : std::string("if") : np.name());
+  // Inlined values are named "<if name>#<k>.then/<name>": the If's own name cut short and a number,
+  // not the names of every enclosing If (those nested 16 deep with 100 KB names would name each
+  // inlined value with megabytes): names grow linearly with the model.
+  const std::string own = np.name().empty() ? np.output_size() ? np.output(0) : std::string("if") : np.name();
+  const std::string name = own.substr(0, 48) + "#" + std::to_string((*sink.ifs)++);
   std::vector<int> outputs[2];
   for (int which = 0; which < 2; ++which) {
     const onnx::GraphProto& branch = *branches[which];
@@ -414,8 +470,8 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
     }
     std::vector<graph::NodeGuard> branch_guards = guards;
     branch_guards.push_back({cond->second, which == 0});
-    TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.base_dir, sink.depth + 1}, branch_guards,
-                                         branch_prefix, &branch_scope));
+    TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.base_dir, sink.depth + 1, sink.ifs},
+                                         branch_guards, branch_prefix, &branch_scope));
     for (const auto& out : branch.output()) {
       auto it = branch_scope.find(out.name());
       if (it == branch_scope.end()) {
@@ -496,14 +552,7 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
   return Status::OK();
 }
 
-}  // namespace
-
-const std::vector<std::string>& SupportedOnnxOps() {
-  static const std::vector<std::string> kOps = operators::OperatorNames();
-  return kOps;
-}
-
-Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what, const std::string& base_dir) {
+Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& what, const std::string& base_dir) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     return Status::InvalidArgument("malformed ONNX model " + what + ": not a serialized ModelProto");
@@ -561,7 +610,8 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
     by_name[in.name()] = idx;
     g.inputs.push_back(idx);
   }
-  TUNEFARM_RETURN_IF_ERROR(ImportNodes(gp.node(), {&g, base_dir, 0}, {}, "", &by_name));
+  int ifs = 0;
+  TUNEFARM_RETURN_IF_ERROR(ImportNodes(gp.node(), {&g, base_dir, 0, &ifs}, {}, "", &by_name));
   for (const auto& out : gp.output()) {
     auto it = by_name.find(out.name());
     if (it == by_name.end()) return Status::InvalidArgument("graph output '" + out.name() + "' is never produced");
@@ -576,18 +626,66 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
   return g;
 }
 
+// Sums the stored size of every external tensor of gp and of the graphs its nodes hold.
+void AddExternalBytes(const onnx::GraphProto& gp, int depth, uint64_t* total) {
+  auto add = [&](const onnx::TensorProto& t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
+    uint64_t n = 1;
+    for (int64_t d : t.dims()) n = d <= 0 ? 0 : std::min<uint64_t>(n * uint64_t(d), uint64_t(1) << 40);
+    const auto edge = graph::OnnxElementType(t.data_type());
+    const uint64_t width = edge && runtime::StorageTypeOf(*edge) == ElementType::kFloat32 ? 4 : 8;
+    *total += n * width;
+  };
+  for (const auto& t : gp.initializer()) add(t);
+  if (depth >= kMaxIfDepth) return;
+  for (const auto& n : gp.node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) add(a.t());
+      if (a.has_g()) AddExternalBytes(a.g(), depth + 1, total);
+    }
+  }
+}
+
+}  // namespace
+
+Result<uint64_t> ExternalDataBytes(const std::string& path) {
+  return NoThrow("reading " + path, [&]() -> Result<uint64_t> {
+    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/true));
+    onnx::ModelProto model;
+    if (!model.ParseFromString(bytes)) {
+      return Status::InvalidArgument("malformed ONNX model " + path + ": not a serialized ModelProto");
+    }
+    uint64_t total = 0;
+    AddExternalBytes(model.graph(), 0, &total);
+    return total;
+  });
+}
+
+const std::vector<std::string>& SupportedOnnxOps() {
+  static const std::vector<std::string> kOps = operators::OperatorNames();
+  return kOps;
+}
+
+Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what, const std::string& base_dir) {
+  return NoThrow("importing " + what, [&]() -> Result<graph::Graph> { return ImportModel(bytes, what, base_dir); });
+}
+
 Result<graph::Graph> ImportOnnxFile(const std::string& path) {
-  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/true));
-  const size_t slash = path.rfind('/');
-  return ImportOnnxBytes(bytes, path, slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash));
+  return NoThrow("importing " + path, [&]() -> Result<graph::Graph> {
+    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/true));
+    const size_t slash = path.rfind('/');
+    return ImportModel(bytes, path, slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash));
+  });
 }
 
 Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path) {
-  TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/false));
-  onnx::TensorProto t;
-  if (!t.ParseFromString(bytes))
-    return Status::InvalidArgument("malformed ONNX tensor " + path + ": not a TensorProto");
-  return ConvertTensor(t, "tensor " + path);
+  return NoThrow("importing " + path, [&]() -> Result<graph::ConstantData> {
+    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/false));
+    onnx::TensorProto t;
+    if (!t.ParseFromString(bytes))
+      return Status::InvalidArgument("malformed ONNX tensor " + path + ": not a TensorProto");
+    return ConvertTensor(t, "tensor " + path);
+  });
 }
 
 }  // namespace tunefarm::frontend

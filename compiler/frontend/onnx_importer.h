@@ -27,6 +27,11 @@ Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string
 // A serialized onnx::TensorProto (e.g. test_data_set_0/input_0.pb) as constant data.
 Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path);
 
+// The bytes of weights an ONNX file's tensors name as external data (their declared shapes and
+// types, widened as the importer stores them; If branches' too). 0 for a model that keeps its
+// weights inside. Reads and parses the model file (at most 2 GiB); never opens the data files.
+Result<uint64_t> ExternalDataBytes(const std::string& path);
+
 const std::vector<std::string>& SupportedOnnxOps();
 
 }  // namespace tunefarm::frontend

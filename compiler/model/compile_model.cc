@@ -15,6 +15,7 @@
 #include "compiler/model/passes/pipeline.h"
 #include "compiler/passes/lower.h"
 #include "tunefarm/runtime/executor.h"
+#include "tunefarm/runtime/no_throw.h"
 
 namespace tunefarm::compiler {
 namespace {
@@ -103,6 +104,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
     ak.config_index = k.config_index;
     ak.config_source = k.config_source;
     ak.run_if = k.run_if;
+    ak.index_checks = k.index_checks;
     if (!sources.empty() && sources.back().func.is_gpu) {  // GPU kernels are never shared
       ak.grid = sources.back().func.launch.grid;
       ak.block = sources.back().func.launch.block;
@@ -188,8 +190,10 @@ ConstantEvaluator HostConstantEvaluator() {
 
 Result<runtime::Artifact> CompileModel(const std::string& model, const Target& target, const CompileOptions& options,
                                        CompileStats* stats) {
-  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model, options.input_shapes));
-  return CompileGraph(std::move(g), model, target, options, stats);
+  return NoThrow("compiling " + model, [&]() -> Result<runtime::Artifact> {
+    TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model, options.input_shapes));
+    return CompileGraph(std::move(g), model, target, options, stats);
+  });
 }
 
 }  // namespace tunefarm::compiler

@@ -3,15 +3,19 @@
 // without code generation), so the tasks are exactly the workloads compile looks up in the records.
 #include "compiler/model/extract_tasks.h"
 
+#include <sys/stat.h>
+
 #include <map>
 
 #include "compiler/backend/backend.h"
+#include "compiler/frontend/onnx_importer.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/lower_graph.h"
 #include "compiler/model/passes/pipeline.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
+#include "tunefarm/runtime/no_throw.h"
 
 namespace tunefarm::compiler {
 
@@ -55,8 +59,16 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
 
 Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target, int opt_level,
                                        const std::vector<InputShape>& input_shapes) {
-  TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model, input_shapes));
-  return ExtractTasks(std::move(g), model, target, opt_level);
+  return NoThrow("extracting the tasks of " + model, [&]() -> Result<std::vector<Task>> {
+    TUNEFARM_ASSIGN_OR_RETURN(graph::Graph g, frontend::LoadModel(model, input_shapes));
+    return ExtractTasks(std::move(g), model, target, opt_level);
+  });
+}
+
+Result<uint64_t> ModelExternalDataBytes(const std::string& model) {
+  struct stat st {};
+  if (stat(model.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return uint64_t(0);  // a zoo name
+  return frontend::ExternalDataBytes(model);
 }
 
 }  // namespace tunefarm::compiler

@@ -3,8 +3,9 @@
 // reader instead: the reader's definition is rebuilt with the producer's definition in place of
 // the producer's output, ScheduleGenericGpu inlines it, and the intermediate tensor and a launch
 // disappear. Chains collapse transitively (a producer may itself have absorbed its producers). A
-// tensor that is a graph output, a view's storage, or read by a tuned template (whose schedule is
-// fixed) stays materialized.
+// tensor that is a graph output, a view's storage, runtime indices the executor checks (the reader
+// takes over the producer's checks), or read by a tuned template (whose schedule is fixed) stays
+// materialized.
 #include <cstddef>
 #include <map>
 #include <set>
@@ -24,6 +25,9 @@ void LowerContext::FuseInjectiveChains() {
   std::set<int> pinned(plan_.artifact.outputs.begin(), plan_.artifact.outputs.end());
   for (const auto& t : tensors) {
     if (t.view_of >= 0) pinned.insert(t.view_of);
+  }
+  for (const auto& k : kernels) {  // indices the executor checks stay buffers it can read
+    for (const auto& check : k.index_checks) pinned.insert(check.tensor);
   }
   std::map<int, size_t> producer;  // tensor -> the fusible kernel computing it
   std::vector<bool> removed(kernels.size(), false);
@@ -65,6 +69,7 @@ void LowerContext::FuseInjectiveChains() {
       };
       k.args = std::move(args);
       k.op = p.op + "+" + k.op;
+      k.index_checks.insert(k.index_checks.end(), p.index_checks.begin(), p.index_checks.end());
       removed[it->second] = true;
       producer.erase(it);
       changed = true;

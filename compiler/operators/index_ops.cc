@@ -58,7 +58,17 @@ Status InferGatherND(InferContext& cx) {
 
 Status LowerGatherND(LowerContext& cx, const Node& n) {
   const int64_t b = n.GetInt("batch_dims", 0);
-  return cx.EmitPlain(n, {0, 1}, [b](const std::vector<ir::Tensor>& i) { return compute::GatherND(i[0], i[1], b); });
+  // Each innermost row of indices names len(row) axes of data after the batch dims.
+  const auto& data = cx.V(n.inputs[0]).shape;
+  const auto& indices = cx.V(n.inputs[1]).shape;
+  const size_t depth = indices.empty() ? 0 : size_t(indices.back());
+  std::vector<int64_t> extents;
+  for (size_t d = 0; d < depth && size_t(b) + d < data.size(); ++d) extents.push_back(data[size_t(b) + d]);
+  if (extents.empty()) {
+    return cx.EmitPlain(n, {0, 1}, [b](const std::vector<ir::Tensor>& i) { return compute::GatherND(i[0], i[1], b); });
+  }
+  return cx.EmitIndexed(
+      n, {0, 1}, [b](const std::vector<ir::Tensor>& i) { return compute::GatherND(i[0], i[1], b); }, 1, extents);
 }
 
 // --- ScatterElements, Scatter ---------------------------------------------------------------
@@ -95,9 +105,11 @@ Status LowerScatterElements(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
   TUNEFARM_ASSIGN_OR_RETURN(compute::ScatterReduction reduction, ScatterReductionOf(v));
-  return cx.EmitPlain(n, {0, 1, 2}, [axis, reduction](const std::vector<ir::Tensor>& i) {
-    return compute::ScatterElements(i[0], i[1], i[2], axis, reduction);
-  });
+  return cx.EmitIndexed(n, {0, 1, 2},
+                        [axis, reduction](const std::vector<ir::Tensor>& i) {
+                          return compute::ScatterElements(i[0], i[1], i[2], axis, reduction);
+                        },
+                        1, {v.Shape(0)[size_t(axis)]});
 }
 
 // --- OneHot ---------------------------------------------------------------------------------
@@ -279,8 +291,9 @@ Status LowerGather(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
   // Negative indices count from the end in the kernel itself (compute::Gather).
-  return cx.EmitPlain(n, {0, 1},
-                      [axis](const std::vector<ir::Tensor>& i) { return compute::Gather(i[0], i[1], axis); });
+  return cx.EmitIndexed(n, {0, 1},
+                        [axis](const std::vector<ir::Tensor>& i) { return compute::Gather(i[0], i[1], axis); }, 1,
+                        {v.Shape(0)[size_t(axis)]});
 }
 
 // --- GatherElements ------------------------------------------------------------------------
@@ -310,8 +323,9 @@ Status InferGatherElements(InferContext& cx) {
 Status LowerGatherElements(LowerContext& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
-  return cx.EmitPlain(n, {0, 1},
-                      [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); });
+  return cx.EmitIndexed(n, {0, 1},
+                        [axis](const std::vector<ir::Tensor>& i) { return compute::GatherElements(i[0], i[1], axis); },
+                        1, {v.Shape(0)[size_t(axis)]});
 }
 
 // --- ScatterND ------------------------------------------------------------------------------

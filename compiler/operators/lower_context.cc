@@ -359,6 +359,20 @@ Status LowerContext::EmitPlain(const Node& n, const std::vector<size_t>& inputs,
   return Status::OK();
 }
 
+Status LowerContext::EmitIndexed(const Node& n, const std::vector<size_t>& inputs, const TensorFn& fn,
+                                 size_t index_input, std::vector<int64_t> extents) {
+  const size_t before = plan_.kernels.size();
+  TUNEFARM_RETURN_IF_ERROR(EmitPlain(n, inputs, fn));
+  if (plan_.kernels.size() == before || V(n.inputs[index_input]).constant) return Status::OK();
+  TUNEFARM_ASSIGN_OR_RETURN(int indices, Get(n.inputs[index_input], 0));
+  runtime::IndexCheck check;
+  check.tensor = indices;
+  check.extents = std::move(extents);
+  check.node = g_.Describe(n);
+  plan_.kernels.back().index_checks.push_back(std::move(check));
+  return Status::OK();
+}
+
 void LowerContext::AddTunableKernel(compiler::PlannedKernel k) {
   plan_.tunable_kernels++;
   if (k.config_source == "records") plan_.from_records++;

@@ -73,6 +73,12 @@ class LowerContext {
            const std::string& out_name);
   // The common case: node inputs `inputs` read in plain layout, one kernel, output 0 defined plain.
   Status EmitPlain(const graph::Node& n, const std::vector<size_t>& inputs, const TensorFn& fn);
+  // EmitPlain for a node that reads through runtime indices (node input `index_input`): the executor
+  // checks them against `extents` before the kernel runs (runtime::IndexCheck), so an index out of
+  // range is an error naming the node, not a read (the kernel clamps too). Constant indices were
+  // checked when the node's shape was inferred.
+  Status EmitIndexed(const graph::Node& n, const std::vector<size_t>& inputs, const TensorFn& fn, size_t index_input,
+                     std::vector<int64_t> extents);
   // Apply history best across a node's implementations (the default first): the fastest recorded
   // one with its config, else the default with its fallback config (one warning per workload).
   struct Choice {

@@ -30,6 +30,8 @@ struct PlannedKernel {
   std::string config_source;
   // Kernels of an If branch (CPU): run only when each (bool tensor, value) holds.
   std::vector<std::pair<int, bool>> run_if;
+  // Runtime indices the executor checks before the kernel runs (LowerContext::EmitIndexed).
+  std::vector<runtime::IndexCheck> index_checks;
   // Untuned kernels: the compute definition over placeholders of args[0..n-2] (how the kernel can
   // be rebuilt with a producer inlined), and whether it is injective (no reduction).
   std::function<ir::Tensor(const std::vector<ir::Tensor>&)> definition;

@@ -581,8 +581,14 @@ Result<EinsumArgs> ParseEinsum(const NodeView& v) {
   }
   if (arrow != std::string::npos) {
     a.output = eq.substr(arrow + 2);
+    if (a.output.find("->") != std::string::npos) return v.Fail("equation '" + eq + "' has more than one '->'");
     for (char c : a.output) {
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        return v.Fail(std::string("bad output label '") + c + "' in '" + eq + "'");
       if (!extent.count(c)) return v.Fail(std::string("output label '") + c + "' is not in any operand");
+      // numpy and the ONNX spec refuse it: an output has each label once.
+      if (std::count(a.output.begin(), a.output.end(), c) > 1)
+        return v.Fail(std::string("output label '") + c + "' is repeated in '" + eq + "'");
     }
   } else {
     for (const auto& [c, n] : count) {  // implicit form: the labels seen once, alphabetically

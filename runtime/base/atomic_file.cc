@@ -8,21 +8,13 @@
 #include <cstring>
 #include <random>
 
+#include "tunefarm/runtime/safe_file.h"
+
 namespace tunefarm {
 namespace {
 
 Status OsError(const std::string& what, const std::string& path, int err) {
   return Status::IOError("cannot write " + path + ": " + what + ": " + std::strerror(err));
-}
-
-const char* KindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "not a regular file";
 }
 
 }  // namespace
@@ -35,7 +27,7 @@ Status CheckWritableRegularPath(const std::string& path) {
     return OsError("cannot inspect it", path, errno);
   }
   if (!S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(path + " is " + KindOf(st.st_mode) + ": tunefarm writes only regular files");
+    return Status::InvalidArgument(path + " is " + FileKindName(st.st_mode) + ": tunefarm writes only regular files");
   }
   return Status::OK();
 }

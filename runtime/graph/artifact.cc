@@ -128,6 +128,28 @@ int64_t ArtifactTensor::num_elements() const {
   return n;
 }
 
+Status CheckIndices(const IndexCheck& check, ElementType dtype, const void* data, int64_t count) {
+  const size_t n = check.extents.size();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v;
+    if (dtype == ElementType::kInt32) {
+      int32_t v32;
+      std::memcpy(&v32, static_cast<const char*>(data) + i * 4, 4);
+      v = v32;
+    } else {
+      std::memcpy(&v, static_cast<const char*>(data) + i * 8, 8);
+    }
+    const int64_t e = check.extents[size_t(i) % n];
+    const int64_t lo = check.negative_from_end ? -e : 0;
+    if (v < lo || v >= e) {
+      return Status::InvalidArgument(check.node + ": index " + std::to_string(v) + " at position " + std::to_string(i) +
+                                     " is out of range [" + std::to_string(lo) + ", " + std::to_string(e - 1) +
+                                     "] (an axis of " + std::to_string(e) + ")");
+    }
+  }
+  return Status::OK();
+}
+
 Status Artifact::Validate() const {
   const int nt = int(tensors.size());
   for (int i = 0; i < nt; ++i) {
@@ -176,6 +198,16 @@ Status Artifact::Validate() const {
     }
     for (int a : k.args) {
       if (a < 0 || a >= nt) return Corrupt("kernel '" + k.symbol + "' refers to tensor " + std::to_string(a));
+    }
+    for (const auto& check : k.index_checks) {
+      if (check.tensor < 0 || check.tensor >= nt || check.extents.empty() ||
+          (tensors[size_t(check.tensor)].dtype != ElementType::kInt64 &&
+           tensors[size_t(check.tensor)].dtype != ElementType::kInt32)) {
+        return Corrupt("kernel '" + k.symbol + "' checks indices that are not an int32 or int64 tensor");
+      }
+      for (int64_t e : check.extents) {
+        if (e < 0) return Corrupt("kernel '" + k.symbol + "' checks indices against a negative extent");
+      }
     }
     for (const auto& [t, value] : k.run_if) {
       if (t < 0 || t >= nt || tensors[size_t(t)].dtype != ElementType::kBool ||
@@ -233,6 +265,16 @@ std::string Artifact::MetadataJson() const {
       nlohmann::ordered_json guards = nlohmann::ordered_json::array();
       for (const auto& [t, value] : k.run_if) guards.push_back({t, value});
       e["run_if"] = guards;
+    }
+    if (!k.index_checks.empty()) {
+      nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+      for (const auto& c : k.index_checks) {
+        checks.push_back({{"tensor", c.tensor},
+                          {"extents", c.extents},
+                          {"node", c.node},
+                          {"negative_from_end", c.negative_from_end}});
+      }
+      e["index_checks"] = checks;
     }
     if (!k.workload.empty()) {
       e["workload"] = k.workload;
@@ -364,6 +406,16 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       k.config_source = e.value("config_source", "");
       if (e.contains("run_if")) {
         for (const auto& guard : e.at("run_if")) k.run_if.push_back({guard.at(0).get<int>(), guard.at(1).get<bool>()});
+      }
+      if (e.contains("index_checks")) {
+        for (const auto& c : e.at("index_checks")) {
+          IndexCheck check;
+          check.tensor = c.at("tensor").get<int>();
+          check.extents = c.at("extents").get<std::vector<int64_t>>();
+          check.node = c.value("node", "");
+          check.negative_from_end = c.value("negative_from_end", true);
+          k.index_checks.push_back(std::move(check));
+        }
       }
       if (e.contains("launch")) {
         const auto& l = e.at("launch");

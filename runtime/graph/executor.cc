@@ -239,9 +239,19 @@ bool Executor::Runs(size_t k) const {
   return true;
 }
 
+// The kernel's runtime indices, checked before it reads through them (IndexCheck).
+Status Executor::CheckIndicesOf(size_t k) const {
+  for (const auto& check : artifact_.kernels[k].index_checks) {
+    const ArtifactTensor& t = artifact_.tensors[size_t(check.tensor)];
+    TUNEFARM_RETURN_IF_ERROR(CheckIndices(check, t.dtype, tensor_ptrs_[size_t(check.tensor)], t.num_elements()));
+  }
+  return Status::OK();
+}
+
 Status Executor::Run() {
   for (size_t k = 0; k < fns_.size(); ++k) {
     if (!Runs(k)) continue;
+    TUNEFARM_RETURN_IF_ERROR(CheckIndicesOf(k));
     int32_t rc = fns_[k](kernel_args_[k].data());
     if (rc != 0) {
       return Status::Internal("kernel " + artifact_.kernels[k].symbol + " (" + artifact_.kernels[k].op +
@@ -256,6 +266,7 @@ Status Executor::RunProfiled(std::vector<double>* kernel_ms) {
   kernel_ms->resize(fns_.size(), 0.0);
   for (size_t k = 0; k < fns_.size(); ++k) {
     if (!Runs(k)) continue;
+    TUNEFARM_RETURN_IF_ERROR(CheckIndicesOf(k));
     auto t0 = std::chrono::steady_clock::now();
     int32_t rc = fns_[k](kernel_args_[k].data());
     (*kernel_ms)[k] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -11,6 +11,7 @@
 #include <random>
 #include <type_traits>
 
+#include "tunefarm/runtime/atomic_file.h"
 #include "tunefarm/runtime/cuda_executor.h"
 #include "tunefarm/runtime/device.h"
 #include "tunefarm/runtime/element_convert.h"
@@ -68,8 +69,16 @@ namespace {
 int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
   const std::string where = ex.Description();
   std::vector<bool> fed(ex.inputs().size(), false);
-  for (const auto& [name, path] : o.inputs) {
+  for (auto [name, path] : o.inputs) {
     auto found = FindInput(ex.inputs(), name);
+    // An input whose name holds '=' ("a=b=x.npy" for input "a=b"): the split at a later '='.
+    for (size_t eq = path.find('='); !found.ok() && eq != std::string::npos; eq = path.find('=', eq + 1)) {
+      if (FindInput(ex.inputs(), name + "=" + path.substr(0, eq)).ok()) {
+        name += "=" + path.substr(0, eq);
+        path = path.substr(eq + 1);
+        found = FindInput(ex.inputs(), name);
+      }
+    }
     if (!found.ok()) return Fail(o, found.status().message());
     const size_t index = *found;
     auto array = ReadNpy(path);
@@ -168,12 +177,20 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
     top.resize(5);
   }
   if (!o.output.empty()) {
+    std::vector<std::string> paths;
     for (size_t k = 0; k < ex.outputs().size(); ++k) {
       std::string path = o.output;
       if (k > 0) {
         size_t dot = path.rfind(".npy");
         path = (dot == std::string::npos ? path : path.substr(0, dot)) + "_" + std::to_string(k) + ".npy";
       }
+      // All or nothing: every path checked before the first is written.
+      Status writable = CheckWritableRegularPath(path);
+      if (!writable.ok()) return Fail(o, writable.message() + " (no output was written)");
+      paths.push_back(path);
+    }
+    for (size_t k = 0; k < ex.outputs().size(); ++k) {
+      const std::string& path = paths[k];
       const TensorInfo& info = ex.outputs()[k];
       NpyArray a{info.dtype, info.shape, std::string(static_cast<const char*>(ex.Output(k)), size_t(info.bytes()))};
       Status s = WriteNpy(path, a);

@@ -58,11 +58,11 @@ class OnnxBuilder {
     os->set_version(opset);
   }
 
-  void Input(const std::string& name, const std::vector<int64_t>& shape) {
+  void Input(const std::string& name, const std::vector<int64_t>& shape, int32_t elem_type = onnx::TensorProto::FLOAT) {
     auto* in = model_.mutable_graph()->add_input();
     in->set_name(name);
     auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->set_elem_type(elem_type);
     for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
   }
   // An input with symbolic dimensions as exporters write them: a number is fixed, a name

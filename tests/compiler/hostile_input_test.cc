@@ -307,5 +307,27 @@ TEST_F(HostileInput, OutputsThatAreNotRegularFilesAreRefusedAndWritesAreAtomic) 
   EXPECT_EQ(system(("ls " + dir_ + " | grep -q tmp").c_str()) == 0, false);
 }
 
+// Einsum equations numpy refuses are refused naming the problem (issue 46, P14 and P15).
+TEST_F(HostileInput, EinsumEquationsNumpyRefusesAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ab->aa", "output label 'a' is repeated in 'ab->aa'"},
+      {"ab->b->a", "equation 'ab->b->a' has more than one '->'"},
+  };
+  for (const auto& [equation, message] : cases) {
+    OnnxBuilder b(13);
+    b.Input("x", {2, 3});
+    onnx::AttributeProto eq;
+    eq.set_name("equation");
+    eq.set_type(onnx::AttributeProto::STRING);
+    eq.set_s(equation);
+    b.Node("Einsum", {"x"}, {"y"}, {eq});
+    b.Output("y");
+    auto tasks = ExtractTasks(Write("einsum.onnx", b.Bytes()), Host(), 3);
+    ASSERT_FALSE(tasks.ok()) << equation;
+    EXPECT_NE(tasks.status().message().find("node 'n0' (Einsum, opset 13): " + message), std::string::npos)
+        << tasks.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace tunefarm::compiler

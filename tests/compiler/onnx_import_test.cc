@@ -136,14 +136,33 @@ TEST(OnnxImport, ReadsExternalDataBesideTheModelFile) {
   model("weights.bin", "8", "20");
   ExpectError(ImportOnnxFile(dir + "/model.onnx").status(),
               "holds 20 bytes of external data, its shape and type need 24");
-  // A link out of the model's directory and a directory are refused too.
+  // A link out of the model's directory and a directory are refused too; so is a link that stays
+  // inside (issue 46: a link checked by name can be swapped before it is read; none is followed).
   ASSERT_EQ(symlink("/etc/hostname", (dir + "/escape.bin").c_str()), 0);
   model("escape.bin", "0", "24");
-  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "resolves outside the model's directory");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(),
+              "escape.bin goes through a symbolic link or leaves its folder");
+  ASSERT_EQ(symlink("weights.bin", (dir + "/inside.bin").c_str()), 0);
+  model("inside.bin", "8", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "goes through a symbolic link");
   ASSERT_EQ(mkdir((dir + "/sub").c_str(), 0700), 0);
+  ASSERT_EQ(symlink("sub", (dir + "/linked").c_str()), 0);
+  ASSERT_EQ(symlink("../weights.bin", (dir + "/sub/w.bin").c_str()), 0);
+  model("linked/w.bin", "8", "24");  // a symlinked directory on the way
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "goes through a symbolic link");
   model("sub", "0", "24");
-  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "is not a regular file");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "sub is a directory, not a regular file");
+  ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  model("fifo", "0", "24");  // refused without blocking on the open
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(), "fifo is a FIFO, not a regular file");
+  model(std::string("weights.bin\0../x", 16), "8", "24");
+  ExpectError(ImportOnnxFile(dir + "/model.onnx").status(),
+              "external data location 'weights.bin?../x' holds a NUL byte: it names no file");
   std::remove((dir + "/escape.bin").c_str());
+  std::remove((dir + "/inside.bin").c_str());
+  std::remove((dir + "/linked").c_str());
+  std::remove((dir + "/fifo").c_str());
+  std::remove((dir + "/sub/w.bin").c_str());
   rmdir((dir + "/sub").c_str());
   std::remove((dir + "/model.onnx").c_str());
   std::remove((dir + "/weights.bin").c_str());

@@ -229,5 +229,22 @@ TEST_F(FarmDaemons, WrongTokenFloodsAreRefusedBeforeTheBodyIsBuffered) {
   EXPECT_FALSE(server_.WaitForLine("rpc_server: refused a call: wrong token", 5000).empty());
 }
 
+// One server per port (issue 46, P9): gRPC's SO_REUSEPORT would let a second daemon start on a
+// port in use and share its connections; each daemon now fails to start, naming the address.
+TEST_F(FarmDaemons, ASecondDaemonOnAPortInUseFailsToStart) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> second = {
+      {tracker_address_, {RPC_TRACKER, "--listen", tracker_address_}},
+      {server_address_,
+       {RPC_SERVER, "--tracker", tracker_address_, "--key", "cpu", "--listen", server_address_, "--tmp", dir_,
+        "--child", MEASURE_CHILD}},
+      {daemon_address_, {TUNER_DAEMON, "--listen", daemon_address_, "--records", dir_ + "/second.db"}}};
+  for (const auto& [address, argv] : second) {
+    const std::string expected = "cannot listen on " + address + " (is the address in use";
+    auto [code, line] = RunBad(argv, expected);
+    EXPECT_NE(line.find(expected), std::string::npos) << "got: " << line;
+    EXPECT_EQ(code, 1) << address;
+  }
+}
+
 }  // namespace
 }  // namespace tunefarm::service

@@ -143,10 +143,13 @@ TEST(HttpServer, TheHostAllowListRefusesAForeignNameByName) {
                                 "farm.example.lan" + port, "Farm.Example.Lan", ""}) {
     EXPECT_TRUE(HostAllowed(host, options.allowed_hosts)) << host;
   }
-  for (const std::string host :
-       {"evil.example", "localhost.evil.example:80", "127.0.0.1.nip.io", "[::1", "farm.example.lan.evil"}) {
+  for (const std::string host : {"evil.example", "localhost.evil.example:80", "127.0.0.1.nip.io", "[::1",
+                                 "farm.example.lan.evil", "127.0.0.1:80@evil.example", "127.0.0.1 evil.example"}) {
     EXPECT_FALSE(HostAllowed(host, options.allowed_hosts)) << host;
   }
+  // Two Host headers (issue 46, P19): the last one used to win; now neither does.
+  const auto twice = Http(server->address(), "/", "GET", {"Host: evil.example", "Host: 127.0.0.1" + port});
+  EXPECT_EQ(twice.status, 403) << twice.body;
   EXPECT_EQ(Http(server->address(), "/").status, 200);
 }
 

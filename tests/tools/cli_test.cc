@@ -200,7 +200,14 @@ TEST(Cli, RecordsCheckAndRepairAHostileDatabase) {
   EXPECT_NE(clean.output.find("no problems found"), std::string::npos) << clean.output;
   CliRun same = Tunefarm("records repair --records " + bad + " -o " + bad);
   EXPECT_EQ(same.code, 1);
-  EXPECT_NE(same.output.find("-o must name another database than --records"), std::string::npos) << same.output;
+  EXPECT_NE(same.output.find("is the database --records names (the source is only read)"), std::string::npos)
+      << same.output;
+  // The same file under another name (issue 46, P11): refused too, and the source is unchanged.
+  const std::string before = tunefarm::testing::ReadFile(bad);
+  CliRun alias = Tunefarm("records repair --records " + bad + " -o " + dir + "/./" + bad.substr(bad.rfind('/') + 1));
+  EXPECT_EQ(alias.code, 1) << alias.output;
+  EXPECT_NE(alias.output.find("is the database --records names"), std::string::npos) << alias.output;
+  EXPECT_EQ(tunefarm::testing::ReadFile(bad), before);
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);
 }
 

@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -223,6 +226,61 @@ TEST_F(DashboardApi, TrialStreamAnswersOnlyWhatIsNew) {
   EXPECT_EQ(page2["count"], 10);
   EXPECT_FALSE(page2["more"]);
   EXPECT_EQ(GetJson(address_, "/api/last")["last_id"], b);
+}
+
+// A public port (issue 46, P6): what one answer reads is bounded by bytes, not by the database. 40
+// trials with 1 MB configs: the trial stream pages them under its byte budget (`more`, then the
+// rest), the Task view analyses a sample and says so, and the cheap /api/last answers at once
+// while many expensive requests run (those beyond a few are told to come back: 503, Retry-After).
+TEST_F(DashboardApi, AnswersAreBoundedByBytesAndCheapOnesStayAnswerable) {
+  const std::string big_config = Json{{"tile", 4}, {"pad", std::string(1 << 20, 'x')}}.dump();
+  const Json before = GetJson(address_, "/api/last");
+  for (int i = 0; i < 40; ++i) Add(kConvKey, "conv2d_nchw", kConvFlops, 100 + i, big_config, "ok", "", 0.5);
+  int64_t after = before["last_id"];
+  int pages = 0, seen = 0;
+  for (bool more = true; more; ++pages) {
+    const auto r = Http(address_, "/api/trials?after=" + std::to_string(after));
+    ASSERT_EQ(r.status, 200);
+    EXPECT_LT(r.body.size(), size_t(12) << 20) << "a page past its byte budget";
+    const Json page = Json::parse(r.body);
+    seen += page["count"].get<int>();
+    after = page["last_id"];
+    more = page["more"];
+    ASSERT_LT(pages, 40);
+  }
+  EXPECT_EQ(seen, 40);
+  EXPECT_GE(pages, 4);
+  const int64_t conv = WorkloadId(kConvKey, "conv2d_nchw");
+  const Json task = GetJson(address_, "/api/task?id=" + std::to_string(conv));
+  EXPECT_TRUE(task["sampled"]);
+
+  std::atomic<int> ok{0}, busy{0}, other{0};
+  std::mutex mu;
+  std::string unexpected;
+  std::vector<std::thread> load;
+  for (int i = 0; i < 12; ++i) {
+    load.emplace_back([&] {
+      const auto r = Http(address_, "/api/task?id=" + std::to_string(conv));
+      if (r.status == 200) {
+        ++ok;
+      } else if (r.status == 503 && r.body.find("ask again in a second") != std::string::npos) {
+        ++busy;
+      } else {
+        ++other;
+        std::lock_guard<std::mutex> lock(mu);
+        unexpected = std::to_string(r.status) + ": " + r.body.substr(0, 200);
+      }
+    });
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto last = Http(address_, "/api/last");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (auto& t : load) t.join();
+  EXPECT_EQ(last.status, 200);
+  EXPECT_LT(seconds, 5.0) << "/api/last waited behind the expensive answers";
+  EXPECT_EQ(other.load(), 0) << unexpected;
+  EXPECT_EQ(ok + busy, 12);
+  EXPECT_GE(ok.load(), 1);
 }
 
 TEST_F(DashboardApi, TaskViewRanksTheDecidingKnobAndGroupsErrors) {

@@ -394,6 +394,45 @@ TEST_F(RecordsTest, ReadersNeverWriteAndRefuseWhatIsNotAFile) {
   std::remove(fifo.c_str());
 }
 
+// Writers open no database through a link planted at its path or at its -wal, -shm or -journal
+// file (issue 46, P10 and P16): the link is named, and what it points to is unchanged.
+TEST_F(RecordsTest, WritersRefuseLinksAtTheDatabaseAndItsSideFiles) {
+  const std::string target = path_ + ".victim", link = path_ + ".planted";
+  std::remove(target.c_str());
+  std::remove(link.c_str());
+  std::fclose(std::fopen(target.c_str(), "wb"));
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  for (auto mode : {RecordsDb::Mode::kCreate, RecordsDb::Mode::kMustExist}) {
+    auto db = RecordsDb::Open(link, mode);
+    ASSERT_FALSE(db.ok());
+    EXPECT_EQ(db.status().message(), "records database " + link + ": " + link +
+                                         " is a symbolic link: tunefarm writes a database and its -wal, -shm and "
+                                         "-journal files only at their own paths; refusing to follow it");
+  }
+  struct stat st;
+  ASSERT_EQ(stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0) << "a writer wrote through the planted link";
+  {
+    auto db = RecordsDb::Open(path_, RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok());
+  }
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const std::string side = path_ + suffix;
+    std::remove(side.c_str());
+    ASSERT_EQ(symlink(target.c_str(), side.c_str()), 0);
+    for (auto mode : {RecordsDb::Mode::kCreate, RecordsDb::Mode::kReadOnly}) {
+      auto db = RecordsDb::Open(path_, mode);
+      ASSERT_FALSE(db.ok()) << suffix;
+      EXPECT_NE(db.status().message().find(side + " is a symbolic link"), std::string::npos) << db.status().message();
+    }
+    std::remove(side.c_str());
+  }
+  ASSERT_EQ(stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  std::remove(target.c_str());
+  std::remove(link.c_str());
+}
+
 TEST_F(RecordsTest, MustExistModeDoesNotCreate) {
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kMustExist);
   ASSERT_FALSE(db.ok());

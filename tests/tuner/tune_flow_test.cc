@@ -278,6 +278,10 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.output.find("no job 999"), std::string::npos) << missing.output;
   EXPECT_EQ(RunCommand(Cli("jobs pause 1 --daemon " + address)).code, 2);
+  // A job that has ended is not "cancelling" (issue 46, D17).
+  auto again = RunCommand(Cli("jobs cancel " + std::to_string(job.id()) + " --daemon " + address));
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("had already ended (cancelled): nothing to cancel"), std::string::npos) << again.output;
 
   // Every trial of the jobs carries its job id.
   const Counts counts = Count(dir_ + "/daemon.db");
@@ -306,6 +310,72 @@ TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
     ASSERT_TRUE(db.ok());
     EXPECT_EQ((*db)->GetJob(job.id())->state, "cancelled") << "a restarted daemon resumed a cancelled job";
   }
+}
+
+// A job the daemon did not survive twice is failed, not resumed (issue 46, P3): under systemd's
+// Restart=on-failure a job that takes the daemon down would otherwise do it on every restart. A
+// clean stop (SIGTERM) gives its run back: that job resumes.
+TEST_F(TuneFlow, AJobRunningWhenTheDaemonDiedTwiceIsFailedNotResumed) {
+  const std::string db = dir_ + "/crash.db";
+  ChildProcess daemon;
+  std::string address = StartDaemon(&daemon, db, dir_);
+  ASSERT_FALSE(address.empty());
+  v1::TuningJobSpec spec;
+  spec.set_model(model_);
+  spec.set_total_trials(100000);
+  v1::TuningJob job;
+  ASSERT_TRUE(DaemonClient(address).Submit(spec, &job).ok());
+  auto stored = [&] {
+    auto records = RecordsDb::Open(db, RecordsDb::Mode::kMustExist);
+    EXPECT_TRUE(records.ok());
+    return *(*records)->GetJob(job.id());
+  };
+  // Until the job has measured trials in this run (past the import, where a bad model would strike).
+  auto wait_running = [&](const std::string& at) {
+    const int before = [&] {
+      for (const auto& j : DaemonClient(address).List()) return j.trials_done();
+      return 0;
+    }();
+    bool measuring = false;
+    for (int i = 0; i < 1200 && !measuring; ++i) {
+      for (const auto& j : DaemonClient(address).List())
+        measuring = j.state() == v1::JOB_STATE_RUNNING && j.trials_done() > before;
+      if (!measuring) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(measuring) << at;
+  };
+  wait_running("first run");
+  daemon.Kill(SIGKILL);  // as an abort or the OOM killer would
+  daemon.Wait();
+  EXPECT_NE(stored().progress_json.find("\"interrupted_runs\":1"), std::string::npos) << stored().progress_json;
+  // Stopped cleanly once: not counted.
+  address = StartDaemon(&daemon, db, dir_);
+  ASSERT_FALSE(address.empty());
+  wait_running("resumed once");
+  daemon.Kill(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+  EXPECT_NE(stored().progress_json.find("\"interrupted_runs\":1"), std::string::npos) << stored().progress_json;
+  address = StartDaemon(&daemon, db, dir_);
+  ASSERT_FALSE(address.empty());
+  wait_running("resumed twice");
+  daemon.Kill(SIGKILL);
+  daemon.Wait();
+  // The second death: the next daemon fails the job and starts with nothing to resume.
+  address = StartDaemon(&daemon, db, dir_);
+  ASSERT_FALSE(address.empty());
+  std::vector<v1::TuningJob> jobs = DaemonClient(address).List();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(jobs[0].message().rfind("the daemon ended 2 times while running this job (a crash, an abort or a kill; "
+                                    "last at ",
+                                    0),
+            0u)
+      << jobs[0].message();
+  EXPECT_NE(jobs[0].message().find("): not resuming it; see the daemon's log, then submit it again"), std::string::npos)
+      << jobs[0].message();
+  daemon.Kill(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+  EXPECT_EQ(stored().state, "failed");
 }
 
 // Jobs wait for memory (issue 30): with --job-memory 300 (MiB) a job on the small model reserves

@@ -3,11 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <tuple>
 
 #include "tunefarm/compiler/model.h"
+#include "tunefarm/runtime/no_throw.h"
 #include "tunefarm/tuner/job_progress.h"
 
 namespace tunefarm::tuner {
@@ -19,10 +22,15 @@ Status Normalize(TuningJobSpec* spec, const DaemonOptions& daemon) {
   *spec = WithDefaults(std::move(*spec));
   auto target = compiler::ParseTarget(spec->target);
   if (!target.ok()) return Status::InvalidArgument("job spec: " + target.status().message());
-  if (spec->trials_per_task < 0 || spec->trials_per_task > 1000000 || spec->total_trials < 0 ||
-      spec->total_trials > 10000000 || spec->early_stopping < 0 || spec->threads < 0 || spec->threads > 1024) {
-    return Status::InvalidArgument(
-        "job spec: trials_per_task, total_trials, early_stopping and threads must be in range");
+  for (const auto& [field, value, max] :
+       {std::tuple<const char*, int64_t, int64_t>{"trials_per_task", spec->trials_per_task, kMaxTrialsPerTask},
+        {"total_trials", spec->total_trials, kMaxTotalTrials},
+        {"early_stopping", spec->early_stopping, kMaxEarlyStopping},
+        {"threads", spec->threads, kMaxJobThreads}}) {
+    if (value < 0 || value > max) {
+      return Status::InvalidArgument("job spec: " + std::string(field) + " " + std::to_string(value) +
+                                     " is out of range: expected 0 (the default) to " + std::to_string(max));
+    }
   }
   if (spec->input_shapes.size() > 64) return Status::InvalidArgument("job spec: more than 64 input_shapes");
   std::set<std::string> shaped;
@@ -43,17 +51,22 @@ Status Normalize(TuningJobSpec* spec, const DaemonOptions& daemon) {
 }
 
 constexpr int64_t kMiB = int64_t(1) << 20;
+// A job whose runs ended this many times with the daemon is failed instead of resumed.
+constexpr int kMaxInterruptedRuns = 2;
 
 std::string Mib(int64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"; }
 
 }  // namespace
 
 JobMemory EstimateJobBytes(const TuningJobSpec& spec) {
-  constexpr int64_t kZooModelBytes = 128 * kMiB, kTuneBytes = 256 * kMiB;
+  constexpr int64_t kZooModelBytes = 128 * kMiB, kTuneBytes = 256 * kMiB, kImportFactor = 3;
   struct stat st {};
   const bool file = stat(spec.model.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  const int64_t model = file ? int64_t(st.st_size) : kZooModelBytes;
-  return JobMemory{kTuneBytes + 3 * model, kTuneBytes};
+  int64_t model = file ? int64_t(st.st_size) : kZooModelBytes;
+  // Weights beside the model count as much as weights inside it (a 146-byte model may name 3 GiB).
+  if (file)
+    model += int64_t(std::min<uint64_t>(compiler::ModelExternalDataBytes(spec.model).value_or(0), uint64_t(1) << 50));
+  return JobMemory{kTuneBytes + kImportFactor * model, kTuneBytes};
 }
 
 // Under the manager's mu_ (&JobManager::mu_: the analysis cannot name the manager from here).
@@ -113,6 +126,15 @@ Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
     stored.created_at = r.created_at;
     stored.updated_at = r.updated_at;
     m->jobs_[r.id] = job;
+    if (!IsFinal(stored.state) && stored.interrupted_runs >= kMaxInterruptedRuns) {
+      // Resuming it blindly would take the daemon down again (a crash loop under systemd).
+      stored.state = JobState::kFailed;
+      stored.message = "the daemon ended " + std::to_string(stored.interrupted_runs) +
+                       " times while running this job (a crash, an abort or a kill; last at " + stored.updated_at +
+                       "): not resuming it; see the daemon's log, then submit it again";
+      m->Persist(*job);
+      continue;
+    }
     if (!IsFinal(stored.state)) resume.push_back(job);
   }
   for (const auto& job : resume) {
@@ -252,11 +274,12 @@ Result<TuningJob> JobManager::Get(int64_t id) {
   return it->second->state;
 }
 
-Result<TuningJob> JobManager::Cancel(int64_t id) {
+Result<TuningJob> JobManager::Cancel(int64_t id, bool* already_ended) {
   MutexLock lock(&mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("no job " + std::to_string(id));
   Job& job = *it->second;
+  if (already_ended) *already_ended = IsFinal(job.state.state);
   if (!IsFinal(job.state.state)) {
     job.cancel_requested = true;
     job.stop = true;
@@ -325,6 +348,10 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   if (job->stop) return CancelledWhileQueued(*job);
   memory_reserved_ += need.import_bytes;
   held = need.import_bytes;
+  // Counted before the import (where a model that takes the process down does it) and given back
+  // by a clean stop: what stays counted are runs the daemon did not survive.
+  ++job->state.interrupted_runs;
+  Persist(*job);
   lock.Unlock();
   // Tasks first (outside the lock: importing a model takes a while), to know what the job touches.
   auto target = compiler::ParseTarget(spec.target);
@@ -341,6 +368,8 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   KeepMemory(&held, need.tune_bytes);  // the model is gone; its tasks remain
   while (!((running_ < options_.max_running && !Overlaps(keys)) || job->stop)) changed_.Wait(&mu_);
   if (job->stop) {
+    --job->state.interrupted_runs;
+    Persist(*job);
     CancelledWhileQueued(*job);
     KeepMemory(&held, 0);
     return;
@@ -355,6 +384,7 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   auto finish = [&](JobState state, const std::string& message) {
     MutexLock l(&mu_);
     Leave(&held, keys);
+    job->state.interrupted_runs = 0;
     job->state.state = state;
     if (!message.empty()) job->state.message = message;
     job->line = message;
@@ -389,11 +419,13 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
                   &job->state);
     Persist(*job);
   }
-  auto summaries = TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
-    MutexLock l(&mu_);
-    RecordJobProgress(p, &job->state);
-    job->line = job->state.message;
-    Persist(*job);
+  auto summaries = NoThrow("tuning job " + std::to_string(job_id), [&] {
+    return TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
+      MutexLock l(&mu_);
+      RecordJobProgress(p, &job->state);
+      job->line = job->state.message;
+      Persist(*job);
+    });
   });
   if (!summaries.ok()) return finish(JobState::kFailed, summaries.status().message());
   {
@@ -409,6 +441,8 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   if (job->stop && !cancel_requested()) {
     // The daemon is stopping: the job stays `running` in the database and resumes on restart.
     MutexLock l(&mu_);
+    --job->state.interrupted_runs;
+    Persist(*job);
     Leave(&held, keys);
     return;
   }

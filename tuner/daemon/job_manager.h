@@ -51,7 +51,8 @@ struct DaemonOptions {
 };
 
 // The memory a job is expected to need: while it imports its model (the file, its parsed protobuf
-// and the graph's weights: three times the file; a zoo model counts as 128 MiB of weights) and
+// and the graph's weights: three times the file and the external data it names; a zoo model counts
+// as 128 MiB of weights) and
 // then while it tunes (feature matrices, the cost model, candidate builds: 256 MiB). A path that
 // cannot be read counts as a zoo model; the import itself reports what is wrong with it.
 struct JobMemory {
@@ -67,7 +68,8 @@ class JobManager {
   Result<TuningJob> Submit(const TuningJobSpec& spec) EXCLUDES(mu_);
   std::vector<TuningJob> List() EXCLUDES(mu_);
   Result<TuningJob> Get(int64_t id) EXCLUDES(mu_);
-  Result<TuningJob> Cancel(int64_t id) EXCLUDES(mu_);
+  // *already_ended (when given): the job had ended before, so nothing was cancelled.
+  Result<TuningJob> Cancel(int64_t id, bool* already_ended = nullptr) EXCLUDES(mu_);
   // A job with its latest progress line and its version (which grows with every change).
   struct Snapshot {
     TuningJob job;

@@ -73,9 +73,11 @@ grpc::ServerWriteReactor<v1::JobEvent>* TunerDaemonService::WatchJob(grpc::Callb
 
 grpc::Status TunerDaemonService::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
                                            v1::CancelJobResponse* resp) {
-  auto job = jobs_->Cancel(req->job_id());
+  bool already_ended = false;
+  auto job = jobs_->Cancel(req->job_id(), &already_ended);
   if (!job.ok()) return ToGrpcStatus(job.status());
   *resp->mutable_job() = ToProto(*job);
+  resp->set_already_ended(already_ended);
   return grpc::Status::OK;
 }
 

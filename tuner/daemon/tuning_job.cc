@@ -134,6 +134,7 @@ std::string StoredProgressJson(const TuningJob& job) {
   PutNonZero(j, "trials_done", job.trials_done);
   PutNonZero(j, "trials_budget", job.trials_budget);
   PutNonZero(j, "message", job.message);
+  PutNonZero(j, "interrupted_runs", job.interrupted_runs);
   if (!job.tasks.empty()) {
     Json tasks = Json::array();
     for (const JobTask& t : job.tasks) {
@@ -161,6 +162,7 @@ Status ParseStoredProgress(std::string_view json, TuningJob* job) {
   job->trials_done = Field<int>(j, "trials_done", 0);
   job->trials_budget = Field<int>(j, "trials_budget", 0);
   job->message = Field<std::string>(j, "message", "");
+  job->interrupted_runs = Field<int>(j, "interrupted_runs", 0);
   job->tasks.clear();
   if (auto it = j.find("tasks"); it != j.end() && it->is_array()) {
     for (const Json& t : *it) {

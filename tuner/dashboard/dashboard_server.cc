@@ -10,6 +10,7 @@
 #include <set>
 
 #include "tunefarm/runtime/mutex.h"
+#include "tunefarm/runtime/no_throw.h"
 #include "tunefarm/service/http_server.h"
 #include "tunefarm/tuner/dashboard.h"
 #include "tuner/dashboard/assets.h"
@@ -26,6 +27,30 @@ using Params = std::map<std::string, std::string>;
 
 constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
 constexpr int64_t kDefaultTrialLimit = 50000, kMaxTrialLimit = 200000;
+// Answers that read many trials (Task, Model, Compare, a page of trials) run at most this many at
+// once; the rest are told to come back (503, Retry-After) at once rather than holding a handler, so
+// the cheap answers (/api/last, /api/config, the page) stay answerable under any load.
+constexpr int kExpensiveAtOnce = 2;
+
+// A counting gate that never waits.
+class Gate {
+ public:
+  explicit Gate(int slots) : free_(slots) {}
+  bool TryEnter() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (free_ == 0) return false;
+    --free_;
+    return true;
+  }
+  void Leave() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    ++free_;
+  }
+
+ private:
+  Mutex mu_;
+  int free_ GUARDED_BY(mu_);
+};
 
 // One records database: its path and idle connections (a RecordsDb is used by one thread at a
 // time; requests run on their own threads).
@@ -111,7 +136,9 @@ struct Dashboard::Impl {
     std::string method, path;
     std::set<std::string> params;
     std::function<Result<Json>(const HttpRequest&, const Params&)> answer;
+    bool expensive = false;  // reads many trials: through `expensive_gate`
   };
+  Gate expensive_gate{kExpensiveAtOnce};
   std::vector<Route> routes;
 
   Result<ConnectionPool*> Pool(const Params& params) {
@@ -163,15 +190,23 @@ struct Dashboard::Impl {
     routes.push_back({"GET", "/api/models", {"db"}, with_db([](RecordsDb& db, const Params&) {
                         return dashboard::ModelsView(db);
                       })});
-    routes.push_back({"GET", "/api/model", {"db", "job"}, with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
+    routes.push_back({"GET",
+                      "/api/model",
+                      {"db", "job"},
+                      with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t job, IntParam(p, "job", 0, kMaxId, 0));
                         return dashboard::ModelView(db, job);
-                      })});
-    routes.push_back({"GET", "/api/task", {"db", "id"}, with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
+                      }),
+                      true});
+    routes.push_back({"GET",
+                      "/api/task",
+                      {"db", "id"},
+                      with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
                         if (!p.count("id")) return Status::InvalidArgument("parameter id (the task id) is required");
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t id, IntParam(p, "id", 1, kMaxId, 0));
                         return dashboard::TaskView(db, id);
-                      })});
+                      }),
+                      true});
     routes.push_back({"GET",
                       "/api/trials",
                       {"db", "task", "after", "limit"},
@@ -181,8 +216,12 @@ struct Dashboard::Impl {
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t limit,
                                                   IntParam(p, "limit", 1, kMaxTrialLimit, kDefaultTrialLimit));
                         return dashboard::TrialsView(db, task, after, limit);
-                      })});
-    routes.push_back({"GET", "/api/compare", {"workload"}, [this](const HttpRequest&, const Params& p) -> Result<Json> {
+                      }),
+                      true});
+    routes.push_back({"GET",
+                      "/api/compare",
+                      {"workload"},
+                      [this](const HttpRequest&, const Params& p) -> Result<Json> {
                         auto it = p.find("workload");
                         if (it == p.end() || it->second.empty()) {
                           return Status::InvalidArgument("parameter workload (a workload key) is required");
@@ -195,7 +234,8 @@ struct Dashboard::Impl {
                           leases.push_back(std::move(lease));
                         }
                         return dashboard::CompareView(dbs, it->second);
-                      }});
+                      },
+                      true});
     routes.push_back(
         {"POST", "/api/jobs/cancel", {"id"}, [this](const HttpRequest& req, const Params& p) -> Result<Json> {
            if (options.token.empty()) {
@@ -258,7 +298,15 @@ struct Dashboard::Impl {
                                              " (it takes: " + (accepted.empty() ? "none" : accepted) + ")"));
       }
     }
-    Result<Json> answer = route->answer(req, *params);
+    if (route->expensive && !expensive_gate.TryEnter()) {
+      HttpResponse busy = Error(
+          Status(StatusCode::kResourceExhausted, "the dashboard is answering " + std::to_string(kExpensiveAtOnce) +
+                                                     " requests that read many trials; ask again in a second"));
+      busy.headers.push_back({"Retry-After", "1"});
+      return busy;
+    }
+    Result<Json> answer = NoThrow("answering " + route->path, [&] { return route->answer(req, *params); });
+    if (route->expensive) expensive_gate.Leave();
     if (!answer.ok()) return Error(answer.status());
     // Invalid UTF-8 in stored text (a compiler message) is replaced, never an exception.
     return HttpResponse::Json(200, answer->dump(-1, ' ', false, Json::error_handler_t::replace));

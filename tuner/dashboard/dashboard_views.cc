@@ -13,6 +13,10 @@ namespace tunefarm::tuner::dashboard {
 namespace {
 
 constexpr int64_t kAllRows = std::numeric_limits<int64_t>::max();
+// What one answer may read of the trials table, whatever the database holds: a page of /api/trials
+// (the page asks for the rest with `more`), and the trials a Task, Model or Compare view analyses
+// (the oldest ones up to the budget: "sampled" says when some were left out).
+constexpr int64_t kPageBytes = int64_t(8) << 20, kAnalysisBytes = int64_t(32) << 20;
 
 // A task as a job's progress names it: "implementation:workload key" (Workload::ImplementationKey),
 // or, in jobs run before schema version 3, the old key that began with its implementation.
@@ -241,8 +245,9 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   // The estimated end-to-end latency each time a best improves, from the first moment every node
   // has a successful trial.
   Json history = Json::array();
+  bool sampled = false;
   if (!tasks.empty()) {
-    TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, 0, kAllRows));
+    TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, 0, kAllRows, kAnalysisBytes, &sampled));
     std::vector<double> best(tasks.size(), 0.0);
     double last_total = 0;
     for (const auto& p : trials) {
@@ -260,7 +265,8 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   return Json{{"model", header},
               {"tasks", rows},
               {"total_latency_ms", total_ms > 0 ? Json(total_ms) : Json(nullptr)},
-              {"latency_history", history}};
+              {"latency_history", history},
+              {"sampled", sampled}};
 }
 
 Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
@@ -268,7 +274,8 @@ Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
   TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(-1, workload_id));
   TUNEFARM_ASSIGN_OR_RETURN(auto errors, db.ErrorGroups(workload_id, 50));
   TUNEFARM_ASSIGN_OR_RETURN(auto fastest, db.FastestTrials(workload_id, 10));
-  TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, workload_id, kAllRows));
+  bool sampled = false;
+  TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, workload_id, kAllRows, kAnalysisBytes, &sampled));
   std::vector<std::pair<std::string, double>> ok;
   for (const auto& p : trials) {
     if (IsOk(p.status)) ok.push_back({p.config_json, p.mean_ms});
@@ -290,6 +297,7 @@ Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
            {"errors", Json::array()},
            {"fastest", Json::array()},
            {"knobs", Json::array()},
+           {"sampled", sampled},
            {"last_id", trials.empty() ? 0 : trials.back().id}};
   for (const auto& s : stats) {
     out["targets"].push_back(Json{{"target_id", s.target_id},
@@ -332,9 +340,11 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
     return Status::InvalidArgument("after=" + std::to_string(after) + " is past the newest trial (" +
                                    std::to_string(last_id) + "): positions come from an earlier answer's last_id");
   }
-  TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(after, workload_id, limit + 1));
-  const bool more = int64_t(trials.size()) > limit;
+  bool cut = false;
+  TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(after, workload_id, limit + 1, kPageBytes, &cut));
+  bool more = int64_t(trials.size()) > limit;
   if (more) trials.pop_back();
+  more = more || cut;
   Json id = Json::array(), workload = Json::array(), target = Json::array(), job = Json::array(),
        config_index = Json::array(), config = Json::array(), status = Json::array(), device = Json::array(),
        time_ms = Json::array(), mean_ms = Json::array(), gflops = Json::array(), build_ms = Json::array();
@@ -377,7 +387,7 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
 
 Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& workload_key) {
   Json rows = Json::array();
-  bool found = false;
+  bool found = false, sampled = false;
   for (size_t d = 0; d < dbs.size(); ++d) {
     TUNEFARM_ASSIGN_OR_RETURN(auto targets, dbs[d]->Targets());
     std::map<int64_t, std::string> target_name(targets.begin(), targets.end());
@@ -386,7 +396,10 @@ Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& 
     TUNEFARM_ASSIGN_OR_RETURN(auto implementations, dbs[d]->FindWorkloads(workload_key));
     for (const WorkloadInfo& w : implementations) {
       found = true;
-      TUNEFARM_ASSIGN_OR_RETURN(auto trials, dbs[d]->TrialsAfter(0, w.id, kAllRows));
+      bool cut = false;
+      TUNEFARM_ASSIGN_OR_RETURN(auto trials,
+                                dbs[d]->TrialsAfter(0, w.id, kAllRows, kAnalysisBytes / int64_t(dbs.size()), &cut));
+      sampled = sampled || cut;
       struct Cell {
         int64_t trials = 0, ok = 0, best_trial = 0;
         double best_ms = 0;
@@ -423,7 +436,8 @@ Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& 
     }
   }
   if (!found) return Status::NotFound("no workload \"" + workload_key.substr(0, 200) + "\" in any records database");
-  return Json{{"workload", workload_key}, {"name", WorkloadDisplayName(workload_key)}, {"rows", rows}};
+  return Json{
+      {"workload", workload_key}, {"name", WorkloadDisplayName(workload_key)}, {"rows", rows}, {"sampled", sampled}};
 }
 
 }  // namespace tunefarm::tuner::dashboard

@@ -176,7 +176,8 @@ Result<std::vector<TaskStats>> RecordsDb::TaskStatsOf(int64_t job_id, int64_t wo
   return out;
 }
 
-Result<std::vector<TrialPoint>> RecordsDb::TrialsAfter(int64_t after_id, int64_t workload_id, int64_t limit) {
+Result<std::vector<TrialPoint>> RecordsDb::TrialsAfter(int64_t after_id, int64_t workload_id, int64_t limit,
+                                                       int64_t max_bytes, bool* cut) {
   // The unary + keeps SQLite off the workload index: the id range is what makes "what is new"
   // cheap on a large database.
   auto q = conn_->Query(
@@ -185,24 +186,33 @@ Result<std::vector<TrialPoint>> RecordsDb::TrialsAfter(int64_t after_id, int64_t
       " WHERE t.id > ?1 AND (CAST(?2 AS BIGINT) = 0 OR +t.workload_id = CAST(?2 AS BIGINT)) ORDER BY t.id LIMIT ?3");
   q->Bind(1, after_id).Bind(2, workload_id).Bind(3, SqlLimit(limit));
   Status status;
-  auto out = Rows(
-      *q,
-      [](const SqlQuery& s) {
-        TrialPoint p;
-        p.id = s.Int(0);
-        p.workload_id = s.Int(1);
-        p.target_id = s.Int(2);
-        p.config_index = s.Int(3);
-        p.job_id = s.Int(4);
-        p.config_json = s.Text(5);
-        p.status = s.Text(6);
-        p.device_key = s.Text(7);
-        p.created_at = s.Text(8);
-        p.mean_ms = s.Double(9);
-        p.build_ms = s.Double(10);
-        return p;
-      },
-      &status);
+  constexpr int64_t kRowBytes = 256;
+  int64_t bytes = 0;
+  if (cut) *cut = false;
+  std::vector<TrialPoint> out;
+  while (Step(*q, &status)) {
+    if (bytes >= max_bytes) {
+      if (cut) *cut = true;
+      break;
+    }
+    out.push_back([](const SqlQuery& s) {
+      TrialPoint p;
+      p.id = s.Int(0);
+      p.workload_id = s.Int(1);
+      p.target_id = s.Int(2);
+      p.config_index = s.Int(3);
+      p.job_id = s.Int(4);
+      p.config_json = s.Text(5);
+      p.status = s.Text(6);
+      p.device_key = s.Text(7);
+      p.created_at = s.Text(8);
+      p.mean_ms = s.Double(9);
+      p.build_ms = s.Double(10);
+      return p;
+    }(*q));
+    const TrialPoint& p = out.back();
+    bytes += kRowBytes + int64_t(p.config_json.size() + p.status.size() + p.device_key.size() + p.created_at.size());
+  }
   if (!status.ok()) return Error("cannot read the trial stream", status);
   return out;
 }

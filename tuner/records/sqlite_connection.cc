@@ -6,8 +6,12 @@
 //    schema holding a trigger or a view is refused on open, naming it (tunefarm writes neither);
 //  - values and rows are limited to kMaxValueBytes (a 100 MB text field is "string or blob too
 //    big", not 1.5 GB of memory);
-//  - every step of a statement has a deadline (kStepDeadline) through the progress handler.
+//  - every step of a statement has a deadline (kStepDeadline) through the progress handler;
+//  - a symbolic link at the database's path or at its -wal, -shm or -journal file (planted by
+//    whoever can write a shared directory) is refused by name, and writers open with
+//    SQLITE_OPEN_NOFOLLOW.
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -229,15 +233,35 @@ Result<std::unique_ptr<SqliteConnection>> OpenWithFlags(const std::string& path,
   return std::make_unique<SqliteConnection>(db, path);
 }
 
+// The files SQLite opens beside a database: a symlink planted at any of them by whoever can write
+// the directory would have SQLite write (or fail) through it. Refused here, naming the link; the
+// database itself is opened with SQLITE_OPEN_NOFOLLOW as well.
+Status RefuseLinks(const std::string& path, bool writing) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    const std::string file = path + suffix;
+    struct stat st;
+    if (lstat(file.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode) && (writing || *suffix != '\0')) {
+      return Status::FailedPrecondition("records database " + path + ": " + file +
+                                        " is a symbolic link: tunefarm writes a database and its -wal, -shm and "
+                                        "-journal files only at their own paths; refusing to follow it");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool create) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto conn,
-                            OpenWithFlags(path, path, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), ""));
+  TUNEFARM_RETURN_IF_ERROR(RefuseLinks(path, /*writing=*/true));
+  TUNEFARM_ASSIGN_OR_RETURN(
+      auto conn,
+      OpenWithFlags(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (create ? SQLITE_OPEN_CREATE : 0), ""));
   return std::unique_ptr<SqlConnection>(std::move(conn));
 }
 
 Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path, bool salvage) {
+  TUNEFARM_RETURN_IF_ERROR(RefuseLinks(path, /*writing=*/false));
   for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
     TUNEFARM_ASSIGN_OR_RETURN(
         auto conn,

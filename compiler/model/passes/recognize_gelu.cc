@@ -95,9 +95,14 @@ class Matcher {
 
 int RecognizeGelu(Graph* g) {
   int replaced = 0;
+  // One matcher (its use counts and readers) until a chain is replaced: building it per node made
+  // the pass quadratic in the graph.
+  std::optional<Matcher> matcher;
   for (size_t i = 0; i < g->nodes.size(); ++i) {
-    const std::optional<Chain> chain = Matcher(*g).Match(i);
+    if (!matcher) matcher.emplace(*g);
+    const std::optional<Chain> chain = matcher->Match(i);
     if (!chain || g->values[size_t(chain->x)].dtype != DataType::kFloat32) continue;
+    matcher.reset();  // the graph changes below
     // The last node computes GELU from x; the others are left without inputs or outputs (dead, for
     // RemoveDeadNodes), in place so the node order stays topological.
     for (size_t k : chain->nodes) {

@@ -144,9 +144,14 @@ class Matcher {
 
 int RecognizeLayerNorm(Graph* g) {
   int replaced = 0;
+  // One matcher (its use counts and readers) until a chain is replaced: building it per node made
+  // the pass quadratic in the graph (a 20,000-node chain took most of a minute).
+  std::optional<Matcher> matcher;
   for (size_t i = 0; i < g->nodes.size(); ++i) {
-    std::optional<Matcher::Chain> c = Matcher(*g).Match(i);
+    if (!matcher) matcher.emplace(*g);
+    std::optional<Matcher::Chain> c = matcher->Match(i);
     if (!c) continue;
+    matcher.reset();  // the graph changes below
     const std::vector<int64_t>& x = g->values[size_t(c->x)].shape;
     if (c->gamma < 0) {  // LayerNormalization needs a scale: ones over the normalized axes
       ConstantData ones{DataType::kFloat32, std::vector<int64_t>(x.begin() + c->axis, x.end()), {}, {}};

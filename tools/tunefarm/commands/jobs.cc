@@ -74,6 +74,11 @@ int Jobs(const JobsFlags& f) {
     v1::CancelJobResponse resp;
     grpc::Status s = stub->CancelJob(&ctx, req, &resp);
     if (!s.ok()) return fail(s);
+    if (resp.already_ended()) {
+      std::printf("job %lld had already ended (%s): nothing to cancel\n", (long long)id,
+                  std::string(tuner::NameOf(resp.job().state())).c_str());
+      return 0;
+    }
     std::printf("job %lld: cancelling (it stops after the batch in flight)\n", (long long)id);
     return 0;
   }

@@ -5,6 +5,9 @@
 //   check                    what is wrong with a database the others refuse   repair -o DB   keep its good trials
 #include "tunefarm/tuner/records.h"
 
+#include <sys/stat.h>
+
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -79,7 +82,14 @@ int Check(const RecordsFlags& f) {
 // Every trial Check does not object to, into another database (created when missing); the
 // source is only read. Job ids are dropped, as by copy.
 int Repair(const RecordsFlags& f) {
-  if (f.output == f.records) return Fail("-o must name another database than --records (the source is only read)");
+  // The same file under two names (./a.db, a hard link) is the same database: compared by inode.
+  struct stat in {
+  }, out{};
+  const bool same_file = stat(f.records.c_str(), &in) == 0 && stat(f.output.c_str(), &out) == 0 &&
+                         in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+  if (f.output == f.records || same_file) {
+    return Fail("-o " + f.output + " is the database --records names (the source is only read): name a new one");
+  }
   auto from = tuner::RecordsDb::Open(f.records, tuner::RecordsDb::Mode::kSalvage);
   if (!from.ok()) return Fail(from.status().message());
   std::vector<std::string> skipped;
@@ -183,7 +193,14 @@ int Records(const RecordsFlags& f) {
     ++g.trials;
     if (t.ok()) {
       ++g.ok;
-      if (!g.best || t.mean_ms < g.best->mean_ms) g.best = &t;
+      // A stored time that is not a finite positive number of at least a nanosecond (an edited or
+      // damaged row) is never the best, as compile never applies it.
+      const bool usable = std::isfinite(t.mean_ms) && t.mean_ms >= 1e-6;
+      if (!usable) {
+        ++g.errors["unusable time"];
+      } else if (!g.best || t.mean_ms < g.best->mean_ms) {
+        g.best = &t;
+      }
     } else {
       ++g.errors[t.status];
     }

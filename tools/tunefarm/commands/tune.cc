@@ -21,6 +21,7 @@
 #include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/job_progress.h"
 #include "tunefarm/tuner/tuner.h"
+#include "tunefarm/tuner/tuning_job.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -312,8 +313,8 @@ Action DeclareTune(CLI::App& app) {
   app.add_option("MODEL", f->model, "an ONNX file or a zoo model (resnet-18, squeezenet-1.1, ...)")->required();
   AddTargetFlag(app, &f->target);
   AddInputShapeFlag(app, &f->input_shapes);
-  auto* trials = AddIntFlag(app, "--trials", &f->trials, 1, 1000000, "trials per task (default 64)");
-  auto* total = AddIntFlag(app, "--total-trials", &f->total_trials, 1, 100000000,
+  auto* trials = AddIntFlag(app, "--trials", &f->trials, 1, tuner::kMaxTrialsPerTask, "trials per task (default 64)");
+  auto* total = AddIntFlag(app, "--total-trials", &f->total_trials, 1, tuner::kMaxTotalTrials,
                            "trials over all tasks, shared by the scheduler");
   trials->excludes(total);
   app.add_option("--scheduler", f->scheduler, "how --total-trials is shared: gradient (default) or round-robin")
@@ -321,7 +322,7 @@ Action DeclareTune(CLI::App& app) {
       ->needs(total);
   app.add_option("--tuner", f->tuner, "the search: xgb (default; cost model + simulated annealing), ga, random or grid")
       ->check(CLI::IsMember(tuner::TunerKindNames()));
-  AddIntFlag(app, "--early-stopping", &f->early_stopping, 0, 1000000,
+  AddIntFlag(app, "--early-stopping", &f->early_stopping, 0, tuner::kMaxEarlyStopping,
              "stop a task after N trials without a better one (0: never)");
   auto* time_limit =
       AddIntFlag(app, "--time-limit", &f->time_limit, 0, 31536000, "stop after S seconds like Ctrl-C (0: no limit)");

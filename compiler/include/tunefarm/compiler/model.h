@@ -39,6 +39,11 @@ struct Task {
 Result<std::vector<Task>> ExtractTasks(const std::string& model, const Target& target, int opt_level = 3,
                                        const std::vector<InputShape>& input_shapes = {});
 
+// What importing MODEL holds in memory beyond its file: the weights it names as external data
+// (their declared sizes, as the importer stores them). 0 for a zoo model or one whose weights are
+// inside the file; an error where an .onnx path cannot be read or parsed.
+Result<uint64_t> ModelExternalDataBytes(const std::string& model);
+
 }  // namespace tunefarm::compiler
 
 #endif  // TUNEFARM_COMPILER_MODEL_H_

@@ -73,6 +73,19 @@ struct ArtifactTensor {
   ElementType caller_dtype() const { return edge_dtype.value_or(dtype); }
 };
 
+// A kernel's runtime indices (Gather, GatherElements, GatherND, ScatterND, ScatterElements): before
+// the kernel runs, every element i of `tensor` (int64 or int32) must lie in [-e, e) for
+// e = extents[i % extents.size()] (GatherND and ScatterND index several axes per innermost row),
+// else the run fails naming `node`, the position and the index. The kernel itself also clamps, so an
+// executor that does not check (an older runtime, CUDA tensors on the device) never reads outside.
+struct IndexCheck {
+  int tensor = -1;
+  std::vector<int64_t> extents;
+  std::string node;  // "node 'emb' (Gather)"
+  // Whether negative indices count from the end (ONNX's gathers); else the range is [0, e).
+  bool negative_from_end = true;
+};
+
 struct ArtifactKernel {
   std::string symbol;
   std::string op;             // what it computes, for profiles and errors: "conv2d_nchwc+bias+relu"
@@ -86,7 +99,12 @@ struct ArtifactKernel {
   // A kernel of an If branch (format version 3, CPU): runs only when every (tensor, value) holds,
   // the tensor a one-element bool; otherwise the executor skips it.
   std::vector<std::pair<int, bool>> run_if;
+  std::vector<IndexCheck> index_checks;
 };
+
+// OK when every index of check.tensor, whose elements of type `dtype` are at `data`, lies in the
+// range the check states; else InvalidArgument naming the node, the position and the index.
+Status CheckIndices(const IndexCheck& check, ElementType dtype, const void* data, int64_t count);
 
 struct Artifact {
   std::string target;

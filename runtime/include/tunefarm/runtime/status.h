@@ -49,6 +49,7 @@ class [[nodiscard]] Status {
   static Status Internal(std::string_view msg) { return {StatusCode::kInternal, msg}; }
   static Status Corruption(std::string_view msg) { return {StatusCode::kDataLoss, msg}; }
   static Status IOError(std::string_view msg) { return {StatusCode::kUnavailable, msg}; }
+  static Status ResourceExhausted(std::string_view msg) { return {StatusCode::kResourceExhausted, msg}; }
   static Status FailedPrecondition(std::string_view msg) { return {StatusCode::kFailedPrecondition, msg}; }
   static Status DeadlineExceeded(std::string_view msg) { return {StatusCode::kDeadlineExceeded, msg}; }
 

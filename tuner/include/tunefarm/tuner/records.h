@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <istream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -239,8 +240,12 @@ class RecordsDb {
   // Dashboard queries. job_id: -1 every trial, 0 trials outside daemon jobs, N that job's;
   // workload_id 0: every workload.
   Result<std::vector<TaskStats>> TaskStatsOf(int64_t job_id = -1, int64_t workload_id = 0);
-  // Trials with id > after_id in id order, at most limit; workload_id 0: every workload.
-  Result<std::vector<TrialPoint>> TrialsAfter(int64_t after_id, int64_t workload_id, int64_t limit);
+  // Trials with id > after_id in id order, at most limit; workload_id 0: every workload. Reading
+  // also stops once the rows read hold max_bytes (their text, and 256 bytes each for the rest),
+  // setting *cut: what a public dashboard answers is bounded by bytes, not by the database.
+  Result<std::vector<TrialPoint>> TrialsAfter(int64_t after_id, int64_t workload_id, int64_t limit,
+                                              int64_t max_bytes = std::numeric_limits<int64_t>::max(),
+                                              bool* cut = nullptr);
   // The newest failed trials, newest first.
   Result<std::vector<TrialRecord>> RecentFailures(int64_t limit);
   // workload_id 0: every workload. Most frequent first.

@@ -22,6 +22,10 @@
 
 namespace tunefarm::tuner {
 
+// The ranges a job's counts may take, the same for `tunefarm tune`'s flags and a daemon's job spec.
+inline constexpr int kMaxTrialsPerTask = 1000000, kMaxTotalTrials = 100000000, kMaxEarlyStopping = 1000000,
+                     kMaxJobThreads = 1024;
+
 // What to tune and how. Fields left 0 or empty take the defaults WithDefaults fills in.
 struct TuningJobSpec {
   std::string model;   // a zoo name (resnet-18) or an ONNX path readable by the daemon
@@ -60,6 +64,10 @@ struct TuningJob {
   int trials_done = 0;  // measured so far (resumed trials included)
   int trials_budget = 0;
   std::string message;  // failed: why; otherwise the last progress line
+  // Runs of the job that ended without a word from the daemon (a crash, an abort, SIGKILL): counted
+  // when a run starts, given back when it stops cleanly. A daemon does not resume a job at
+  // JobManager's limit; it fails it saying so.
+  int interrupted_runs = 0;
   std::vector<JobTask> tasks;
   std::string created_at, updated_at;
 };
