@@ -1,5 +1,7 @@
 #include "tunefarm/service/daemon.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -83,7 +85,21 @@ Result<DaemonSecrets> LoadDaemonSecrets(const DaemonFlags& flags) {
   return secrets;
 }
 
+void PrepareDaemonProcess(const std::string& name) {
+  static bool prepared = false;
+  if (prepared) return;
+  prepared = true;
+  std::signal(SIGXFSZ, SIG_IGN);
+  if (struct rlimit limit{}; getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    std::fprintf(stderr,
+                 "%s: warning: this process may write files of at most %llu bytes (ulimit -f): a write past it "
+                 "fails, and what it was writing (a records database, a measurement) says so\n",
+                 name.c_str(), static_cast<unsigned long long>(limit.rlim_cur));
+  }
+}
+
 int RunDaemon(const DaemonFlags& flags, const DaemonSecrets& secrets, const Daemon& daemon) {
+  PrepareDaemonProcess(daemon.name);
   // Before anything is announced: a SIGTERM right after "listening on" still stops it cleanly.
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);

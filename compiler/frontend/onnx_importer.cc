@@ -12,6 +12,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compiler/operators/infer_context.h"
 #include "compiler/operators/registry.h"
 #include "tunefarm/runtime/element_convert.h"
 #include "tunefarm/runtime/memory_budget.h"
@@ -555,7 +556,11 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
 Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& what, const std::string& base_dir) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
-    return Status::InvalidArgument("malformed ONNX model " + what + ": not a serialized ModelProto");
+    // protobuf gives no reason; the one a model that starts right can still have is depth.
+    return Status::InvalidArgument("malformed ONNX model " + what +
+                                   ": not a serialized ModelProto (or one nested past protobuf's 100 levels, as "
+                                   "Ifs about 33 deep are; tunefarm takes Ifs " +
+                                   std::to_string(kMaxIfDepth) + " deep)");
   }
   graph::Graph g;
   for (const auto& op : model.opset_import()) {
@@ -605,6 +610,14 @@ Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& wh
         v.shape_known = false;
         v.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
       }
+    }
+    int64_t elements = 1;
+    for (int64_t d : v.shape) {
+      if (d > 0 && elements > (int64_t(1) << 40) / d) {
+        return Status::InvalidArgument("graph input '" + in.name() + "' has more than 2^40 elements (" +
+                                       operators::ShapeStr(v.shape) + "): tunefarm takes tensors of at most 2^40");
+      }
+      if (d > 0) elements *= d;
     }
     int idx = g.AddValue(std::move(v));
     by_name[in.name()] = idx;

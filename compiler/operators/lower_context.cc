@@ -373,6 +373,15 @@ Status LowerContext::EmitIndexed(const Node& n, const std::vector<size_t>& input
   return Status::OK();
 }
 
+Status LowerContext::AddUnrolledSteps(const Node& n, int64_t steps) {
+  unrolled_steps_ += steps;
+  if (unrolled_steps_ <= kMaxUnrolledSteps) return Status::OK();
+  return Status::InvalidArgument(
+      g_.Describe(n) + ": the model's recurrent nodes unroll " + std::to_string(unrolled_steps_) +
+      " steps (steps times directions) up to here; at most " + std::to_string(kMaxUnrolledSteps) +
+      " are unrolled per model, each step being compiled code of its own");
+}
+
 void LowerContext::AddTunableKernel(compiler::PlannedKernel k) {
   plan_.tunable_kernels++;
   if (k.config_source == "records") plan_.from_records++;

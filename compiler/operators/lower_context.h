@@ -88,6 +88,11 @@ class LowerContext {
     std::vector<std::string> candidates;  // every implementation, as Workload::ImplementationKey()
   };
   Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations);
+  // Recurrent nodes unroll every step (and direction) into kernels of their own, compiled one by
+  // one: the whole model may unroll at most kMaxUnrolledSteps (each node also has that cap). A
+  // 647-byte LSTM at 4096 steps takes minutes to compile; a model of many such nodes would never end.
+  static constexpr int64_t kMaxUnrolledSteps = 4096;
+  Status AddUnrolledSteps(const graph::Node& n, int64_t steps);
   void AddTunableKernel(compiler::PlannedKernel k);
 
   // --- layout planning (operators/plan_layouts.h) ---
@@ -128,6 +133,7 @@ class LowerContext {
   int current_node_ = -1;  // the node Run is lowering
   LayoutFlow* flow_ = nullptr;
   const std::map<int, Choice>* plan_choices_ = nullptr;
+  int64_t unrolled_steps_ = 0;  // AddUnrolledSteps
 };
 
 // The records of workload `w` that are points of its space on `target`, fastest first, at most

@@ -71,6 +71,9 @@ Result<RecurrentSpec> ParseRecurrent(const NodeView& v) {
                   "*hidden_size, " + std::to_string(s.input) + "]");
   }
   s.hidden = w[1] / s.gates;
+  if (n.Has("hidden_size") && n.GetInt("hidden_size", 0) < 1) {
+    return v.Fail("hidden_size " + std::to_string(n.GetInt("hidden_size", 0)) + " must be positive");
+  }
   if (n.Has("hidden_size") && n.GetInt("hidden_size", 0) != s.hidden) {
     return v.Fail("hidden_size " + std::to_string(n.GetInt("hidden_size", 0)) + " differs from W's " +
                   std::to_string(s.hidden));
@@ -334,6 +337,7 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
 
 Status LowerRecurrent(LowerContext& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(RecurrentSpec s, ParseRecurrent(NodeView(cx.graph(), n)));
+  TUNEFARM_RETURN_IF_ERROR(cx.AddUnrolledSteps(n, s.steps * s.directions));
   std::vector<DirectionKernels> dirs;
   for (int d = 0; d < s.directions; ++d) {
     const bool reverse = s.reverse_only || d == 1;

@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <ostream>
 #include <random>
+#include <streambuf>
 
 #include "tunefarm/runtime/safe_file.h"
 
@@ -32,7 +35,56 @@ Status CheckWritableRegularPath(const std::string& path) {
   return Status::OK();
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+namespace {
+
+// Writes [data, data + n) to fd, adding to *written; 0, or the errno of the write that failed.
+int WriteAll(int fd, const char* data, size_t n, uint64_t* written) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t k = write(fd, data + done, n - done);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    done += size_t(k);
+    *written += uint64_t(k);
+  }
+  return 0;
+}
+
+// An ostream's buffer over a descriptor: 64 KiB at a time, the first failed write remembered.
+class FdStreamBuf : public std::streambuf {
+ public:
+  explicit FdStreamBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof(buf_)); }
+  int error() const { return error_; }
+  uint64_t written() const { return written_; }
+
+ protected:
+  int overflow(int c) override {
+    if (Flush() != 0) return traits_type::eof();
+    if (c != traits_type::eof()) {
+      *pptr() = char(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return Flush() == 0 ? 0 : -1; }
+
+ private:
+  int Flush() {
+    if (error_ == 0) error_ = WriteAll(fd_, pbase(), size_t(pptr() - pbase()), &written_);
+    setp(buf_, buf_ + sizeof(buf_));
+    return error_;
+  }
+  int fd_;
+  int error_ = 0;
+  uint64_t written_ = 0;
+  char buf_[1 << 16];
+};
+
+// A new file beside path (same directory, so the rename is atomic) that `produce` fills, fsync'ed
+// and renamed over path; on any failure it is removed and path is untouched.
+Status ReplaceAtomically(const std::string& path, const std::function<Status(int fd)>& produce) {
   TUNEFARM_RETURN_IF_ERROR(CheckWritableRegularPath(path));
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -49,23 +101,14 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
     if (fd < 0 && errno != EEXIST) return OsError("cannot create a temporary file in " + dir, path, errno);
   }
   if (fd < 0) return OsError("cannot create a temporary file in " + dir, path, EEXIST);
-  auto fail = [&](const std::string& what, int err) {
+  auto give_up = [&](const Status& why) {
     close(fd);
     unlink(tmp.c_str());
-    return OsError(what, path, err);
+    return why;
   };
-  if (replacing && fchmod(fd, mode) != 0) return fail("cannot keep its mode", errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("write failed after " + std::to_string(done) + " of " + std::to_string(bytes.size()) + " bytes",
-                  errno);
-    }
-    done += size_t(n);
-  }
-  if (fsync(fd) != 0) return fail("fsync failed", errno);
+  if (replacing && fchmod(fd, mode) != 0) return give_up(OsError("cannot keep its mode", path, errno));
+  if (Status s = produce(fd); !s.ok()) return give_up(s);
+  if (fsync(fd) != 0) return give_up(OsError("fsync failed", path, errno));
   if (close(fd) != 0) {
     const int err = errno;
     unlink(tmp.c_str());
@@ -83,6 +126,32 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
     close(dfd);
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  return ReplaceAtomically(path, [&](int fd) {
+    uint64_t done = 0;
+    if (const int err = WriteAll(fd, bytes.data(), bytes.size(), &done); err != 0) {
+      return OsError("write failed after " + std::to_string(done) + " of " + std::to_string(bytes.size()) + " bytes",
+                     path, err);
+    }
+    return Status::OK();
+  });
+}
+
+Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& produce) {
+  return ReplaceAtomically(path, [&](int fd) {
+    FdStreamBuf buffer(fd);
+    std::ostream out(&buffer);
+    Status s = produce(out);
+    out.flush();
+    if (buffer.error() != 0) {
+      return OsError("write failed after " + std::to_string(buffer.written()) + " bytes", path, buffer.error());
+    }
+    return s;
+  });
 }
 
 Result<std::string> ReadFile(const std::string& path) {

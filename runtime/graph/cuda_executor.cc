@@ -150,13 +150,31 @@ Status CudaExecutor::SetInput(size_t index, const void* data, size_t bytes) {
     return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(info.bytes()) + " bytes, got " +
                                    std::to_string(bytes));
   }
-  const CudaDevicePtr to = tensor_ptrs_[size_t(artifact_.inputs[index])];
-  const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.inputs[index])];
-  if (!tensor.edge_dtype) return device_->Upload(to, data, bytes, info.name);
+  const int t = artifact_.inputs[index];
+  const CudaDevicePtr to = tensor_ptrs_[size_t(t)];
+  const ArtifactTensor& tensor = artifact_.tensors[size_t(t)];
+  if (!tensor.edge_dtype) {
+    TUNEFARM_RETURN_IF_ERROR(CheckInputIndices(t, data));
+    return device_->Upload(to, data, bytes, info.name);
+  }
   std::string stored(size_t(tensor.bytes()), '\0');
   TUNEFARM_RETURN_IF_ERROR(
       ConvertToStorage(*tensor.edge_dtype, data, stored.data(), tensor.num_elements(), "input '" + info.name + "'"));
+  TUNEFARM_RETURN_IF_ERROR(CheckInputIndices(t, stored.data()));
   return device_->Upload(to, stored.data(), stored.size(), info.name);
+}
+
+// Runtime indices that arrive as a graph input (token ids) are checked on the host before they are
+// uploaded (IndexCheck): an error naming the node instead of a clamped row. Indices computed on the
+// device rely on the kernels' clamp alone.
+Status CudaExecutor::CheckInputIndices(int tensor, const void* storage) const {
+  const ArtifactTensor& t = artifact_.tensors[size_t(tensor)];
+  for (const auto& k : artifact_.kernels) {
+    for (const auto& check : k.index_checks) {
+      if (check.tensor == tensor) TUNEFARM_RETURN_IF_ERROR(CheckIndices(check, t.dtype, storage, t.num_elements()));
+    }
+  }
+  return Status::OK();
 }
 
 Status CudaExecutor::SetInput(const std::string& name, const void* data, size_t bytes) {

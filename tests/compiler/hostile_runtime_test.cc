@@ -214,6 +214,34 @@ TEST(HostileRuntime, IntegerDivisionByZeroAndIntMinByMinusOneNeverTrap) {
   }
 }
 
+// P20: the steps a model's recurrent nodes unroll are bounded for the whole model, not only per
+// node; a negative hidden_size says what is wrong with it (P14).
+TEST(HostileRuntime, RecurrentUnrollingIsBoundedPerModel) {
+  auto model = [](int nodes, int64_t steps, int64_t hidden_size) {
+    OnnxBuilder b(14);
+    b.Input("x", {steps, 1, 4});
+    b.Floats("w", {1, 16, 4}, std::vector<float>(64, 0.01f));
+    b.Floats("r", {1, 16, 4}, std::vector<float>(64, 0.01f));
+    for (int k = 0; k < nodes; ++k) {
+      const std::string y = "y" + std::to_string(k);
+      b.Node("LSTM", {"x", "w", "r"}, {y}, {AttrInt("hidden_size", hidden_size)});
+      b.Output(y);
+    }
+    return b.Bytes();
+  };
+  auto two = testing::CompileOnnxBytes(model(2, 2100, 4), "lstm");
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("node 'n1' (LSTM, opset 14): the model's recurrent nodes unroll 4200 steps "
+                                        "(steps times directions) up to here; at most 4096 are unrolled per model"),
+            std::string::npos)
+      << two.status().message();
+  auto negative = testing::CompileOnnxBytes(model(1, 4, -5), "lstm");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("node 'n0' (LSTM, opset 14): hidden_size -5 must be positive"),
+            std::string::npos)
+      << negative.status().message();
+}
+
 class HostileFiles : public ::testing::Test {
  protected:
   void SetUp() override {

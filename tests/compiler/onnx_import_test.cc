@@ -169,6 +169,34 @@ TEST(OnnxImport, ReadsExternalDataBesideTheModelFile) {
   rmdir(dir.c_str());
 }
 
+// Inputs no tensor can be, and nesting protobuf will not read, are named at import (issue 46, P14).
+TEST(OnnxImport, HugeGraphInputsAndTooDeepNestingAreNamed) {
+  auto huge = OneNodeModel("Relu", 13);
+  auto* dims = huge.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(0)->set_dim_value(int64_t(1) << 21);
+  dims->mutable_dim(1)->set_dim_value(int64_t(1) << 21);
+  ExpectError(ImportOnnxBytes(huge.SerializeAsString(), "m").status(),
+              "graph input 'x' has more than 2^40 elements ([2097152,2097152,8,8]): tunefarm takes tensors of at "
+              "most 2^40");
+  // Ifs nested 40 deep: past protobuf's recursion limit, which says only that parsing failed.
+  onnx::GraphProto inner;
+  for (int depth = 0; depth < 40; ++depth) {
+    onnx::GraphProto outer;
+    auto* node = outer.add_node();
+    node->set_op_type("If");
+    auto* a = node->add_attribute();
+    a->set_name("then_branch");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = inner;
+    inner = outer;
+  }
+  auto deep = OneNodeModel("Relu", 13);
+  *deep.mutable_graph()->add_node() = inner.node(0);
+  ExpectError(ImportOnnxBytes(deep.SerializeAsString(), "m").status(),
+              "not a serialized ModelProto (or one nested past protobuf's 100 levels, as Ifs about 33 deep are; "
+              "tunefarm takes Ifs 16 deep)");
+}
+
 TEST(OnnxImport, ShapeErrorsNameTheNode) {
   auto m = OneNodeModel("Conv", 13);
   auto* w = m.mutable_graph()->add_initializer();

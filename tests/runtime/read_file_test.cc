@@ -31,5 +31,31 @@ TEST(ReadFile, ReturnsEveryByteAndNamesWhatItCannotRead) {
   EXPECT_EQ(ReadFile(path).value_or("none"), "none");
 }
 
+// The streamed form (a records export of any size): what `produce` writes, whole, or nothing when
+// it fails -- the old file is kept.
+TEST(WriteFileAtomically, StreamsOutputAndKeepsTheOldFileWhenProducingFails) {
+  const std::string path = ::testing::TempDir() + "tunefarm_stream_" + std::to_string(getpid());
+  ASSERT_TRUE(WriteFileAtomically(path, "old").ok());
+  std::string expected;
+  Status written = WriteFileAtomically(path, [&](std::ostream& out) {
+    for (int i = 0; i < 50000; ++i) {  // 300 KB: past the stream's 64 KiB buffer several times
+      const std::string line = std::to_string(i) + "\n";
+      out << line;
+      expected += line;
+    }
+    return Status::OK();
+  });
+  ASSERT_TRUE(written.ok()) << written.ToString();
+  EXPECT_EQ(*ReadFile(path), expected);
+  Status failed = WriteFileAtomically(path, [](std::ostream& out) {
+    out << std::string(100000, 'x');
+    return Status::IOError("cannot list trials: the database went away");
+  });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.message(), "cannot list trials: the database went away");
+  EXPECT_EQ(*ReadFile(path), expected);
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace tunefarm

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/onnx_builder.h"
 #include "common/test_files.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/target.h"
@@ -136,6 +137,44 @@ TEST_F(CompileRunCli, CompileRunAndWrongInputs) {
   CliRun bad_level = Tunefarm("compile squeezenet-1.1 --opt-level 7 -o " + dir_ + "x.tfa");
   EXPECT_EQ(bad_level.code, 2);
   EXPECT_NE(bad_level.output.find("--opt-level '7': out of range, expected in [0, 3]"), std::string::npos);
+}
+
+// `run`'s files (issue 46): an input named with '=' can be given (P13); a device or a FIFO as an
+// input is refused at once (P8); outputs are all or nothing (P12).
+TEST_F(CompileRunCli, RunInputsAndOutputsAreCheckedBeforeAnythingIsReadOrWritten) {
+  tunefarm::testing::OnnxBuilder b(13);
+  b.Input("a=b", {4});
+  b.Node("Relu", {"a=b"}, {"y"});
+  b.Node("Neg", {"a=b"}, {"z"});
+  b.Output("y");
+  b.Output("z");
+  WriteFile(dir_ + "eq.onnx", b.Bytes());
+  ASSERT_EQ(Tunefarm("compile " + dir_ + "eq.onnx --records none -o " + dir_ + "eq.tfa").code, 0);
+  WriteFile(dir_ + "x.npy", Npy("(4,)", 4));
+  CliRun named = Tunefarm("run " + dir_ + "eq.tfa --input a=b=" + dir_ + "x.npy --output " + dir_ + "o.npy");
+  EXPECT_EQ(named.code, 0) << named.output;
+  EXPECT_TRUE(Exists(dir_ + "o.npy") && Exists(dir_ + "o_1.npy"));
+
+  ASSERT_EQ(mkfifo((dir_ + "fifo.npy").c_str(), 0600), 0);
+  for (const auto& [file, kind] : std::vector<std::pair<std::string, std::string>>{{"/dev/zero", "a character device"},
+                                                                                   {dir_ + "fifo.npy", "a FIFO"}}) {
+    CliRun refused = Tunefarm("run " + dir_ + "eq.tfa --input a=b=" + file);
+    EXPECT_EQ(refused.code, 1) << refused.output;
+    EXPECT_NE(refused.output.find(".npy file " + file + " is " + kind + ", not a regular file"), std::string::npos)
+        << refused.output;
+  }
+
+  // The second output's path is a directory: refused before the first is written.
+  std::remove((dir_ + "o.npy").c_str());
+  std::remove((dir_ + "o_1.npy").c_str());
+  ASSERT_EQ(mkdir((dir_ + "o_1.npy").c_str(), 0700), 0);
+  CliRun half = Tunefarm("run " + dir_ + "eq.tfa --output " + dir_ + "o.npy");
+  EXPECT_EQ(half.code, 1) << half.output;
+  EXPECT_NE(half.output.find(dir_ + "o_1.npy is a directory: tunefarm writes only regular files (no output was "
+                                    "written)"),
+            std::string::npos)
+      << half.output;
+  EXPECT_FALSE(Exists(dir_ + "o.npy")) << "the first output was written before the second was refused";
 }
 
 TEST_F(CompileRunCli, RecordsDatabaseErrorsTouchNothing) {

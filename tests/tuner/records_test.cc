@@ -268,6 +268,23 @@ TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
       "(SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT * FROM real_trials, n;");
   refused_everywhere("view 'trials'");
 
+  // Generated columns and CHECK constraints run SQL on every read or write (issue 46, P17).
+  fill();
+  sql("ALTER TABLE trials ADD COLUMN evil AS (length(hex(zeroblob(100000000))));");
+  refused_everywhere("generated column 'trials.evil'");
+  fill();
+  sql("CREATE TABLE guard (x INTEGER CHECK (length(hex(zeroblob(100000000))) > 0));");
+  refused_everywhere("check constraint in table 'guard'");
+  {
+    auto salvage = RecordsDb::Open(path_, RecordsDb::Mode::kSalvage);
+    ASSERT_TRUE(salvage.ok()) << salvage.status().ToString();
+    auto problems = (*salvage)->Check();
+    ASSERT_TRUE(problems.ok());
+    ASSERT_FALSE(problems->empty());
+    EXPECT_EQ((*problems)[0].rfind("check constraint in table 'guard': SQL that would run inside tunefarm", 0), 0u)
+        << (*problems)[0];
+  }
+
   fill();
   sql("UPDATE trials SET error_message = replace(hex(zeroblob(10000000)), '0', 'x') WHERE config_index = 2;");
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
@@ -322,11 +339,12 @@ TEST_F(RecordsTest, CheckNamesWhatIsWrongAndSalvageKeepsTheSoundTrials) {
 // A time no measurement gives (negative, zero, infinite), written into the file by hand, is never
 // applied: the best config stays the fastest real one (issue 30).
 TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
-  AddTrials(4);
+  AddTrials(5);
   ASSERT_EQ(system(("sqlite3 " + path_ +
                     " \"UPDATE trials SET mean_ms = -1 WHERE config_index = 2; "
                     "UPDATE trials SET mean_ms = 0 WHERE config_index = 3; "
-                    "UPDATE trials SET mean_ms = 9e999 WHERE config_index = 4;\"")
+                    "UPDATE trials SET mean_ms = 9e999 WHERE config_index = 4; "
+                    "UPDATE trials SET mean_ms = 5e-324 WHERE config_index = 5;\"")
                        .c_str()),
             0);
   auto db = RecordsDb::Open(path_, RecordsDb::Mode::kReadOnly);
@@ -339,8 +357,8 @@ TEST_F(RecordsTest, TimesNoMeasurementGivesAreNeverTheBest) {
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   ASSERT_EQ(stats->size(), 1u);
   EXPECT_DOUBLE_EQ((*stats)[0].best_ms, 2.0);
-  EXPECT_EQ(*(*db)->CountTrials(), 4);                                              // still listed as stored
-  EXPECT_EQ(*(*db)->CountUnusable("conv2d|W", "conv2d_nchwc", "llvm -mcpu=a"), 3);  // what readers report
+  EXPECT_EQ(*(*db)->CountTrials(), 5);                                              // still listed as stored
+  EXPECT_EQ(*(*db)->CountUnusable("conv2d|W", "conv2d_nchwc", "llvm -mcpu=a"), 4);  // what readers report
   EXPECT_EQ(*(*db)->CountUnusable("conv2d|W", "conv2d_nchwc", "llvm -mcpu=b"), 0);
 }
 
@@ -431,6 +449,25 @@ TEST_F(RecordsTest, WritersRefuseLinksAtTheDatabaseAndItsSideFiles) {
   EXPECT_EQ(st.st_size, 0);
   std::remove(target.c_str());
   std::remove(link.c_str());
+}
+
+// Another program's SQLite file is not filled with tunefarm's tables (issue 46, P10).
+TEST_F(RecordsTest, WritersRefuseAnotherProgramsDatabase) {
+  const std::string other = path_ + ".other_app";
+  std::remove(other.c_str());
+  ASSERT_EQ(system(("sqlite3 " + other + " 'CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES (1);'").c_str()),
+            0);
+  const std::string before = tunefarm::testing::ReadFile(other);
+  for (auto mode : {RecordsDb::Mode::kCreate, RecordsDb::Mode::kMustExist}) {
+    auto db = RecordsDb::Open(other, mode);
+    ASSERT_FALSE(db.ok());
+    EXPECT_EQ(db.status().message(),
+              "records database " + other +
+                  " is another program's SQLite database (it holds 1 table(s), none of them tunefarm's): "
+                  "tunefarm makes its records only in a new or empty file; give another path");
+  }
+  EXPECT_EQ(tunefarm::testing::ReadFile(other), before);
+  std::remove(other.c_str());
 }
 
 TEST_F(RecordsTest, MustExistModeDoesNotCreate) {

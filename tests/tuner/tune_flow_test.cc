@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/local_farm.h"
+#include "common/onnx_builder.h"
 #include "common/postgres_server.h"
 #include "common/process.h"
 #include "common/small_model.h"
@@ -397,6 +398,32 @@ TEST_F(TuneFlow, DaemonJobsWaitForMemoryAndOneThatCannotFitIsRefused) {
             "job spec: model " + big +
                 " needs an estimated 556 MiB to import and tune, over this daemon's job memory of 300 MiB "
                 "(tuner-daemon --job-memory MiB)");
+
+  // Weights beside the model count as much as weights inside it (issue 46, P5): a tiny model naming
+  // 200 MiB of external data is estimated with them.
+  {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(int64_t(50) << 20);  // 200 MiB of float32
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value("w.bin");
+    const std::string external = dir_ + "/external.onnx";
+    tunefarm::testing::WriteFile(external, m.SerializeAsString());
+    const int64_t bytes = int64_t(m.ByteSizeLong()) + (int64_t(200) << 20);
+    const int64_t mib = ((int64_t(256) << 20) + 3 * bytes + (1 << 20) - 1) >> 20;
+    spec.set_model(external);
+    s = client.Submit(spec, &job);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "job spec: model " + external + " needs an estimated " + std::to_string(mib) +
+                                     " MiB to import and tune, over this daemon's job memory of 300 MiB "
+                                     "(tuner-daemon --job-memory MiB)");
+  }
 
   spec.set_model(model_);
   spec.set_total_trials(4000);  // still running when the second job comes; cancelled below

@@ -53,6 +53,8 @@ Status Normalize(TuningJobSpec* spec, const DaemonOptions& daemon) {
 constexpr int64_t kMiB = int64_t(1) << 20;
 // A job whose runs ended this many times with the daemon is failed instead of resumed.
 constexpr int kMaxInterruptedRuns = 2;
+// Jobs queued or running at once (each waits on its own thread).
+constexpr int64_t kMaxUnfinishedJobs = 256;
 
 std::string Mib(int64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"; }
 
@@ -249,6 +251,15 @@ Result<TuningJob> JobManager::Submit(const TuningJobSpec& request) {
   }
   MutexLock lock(&mu_);
   if (shutting_down_) return Status::FailedPrecondition("the daemon is shutting down");
+  // Each unfinished job waits on a thread of its own: bounded, so a client cannot make the daemon
+  // hold thousands of threads (and take seconds to stop).
+  int64_t unfinished = 0;
+  for (const auto& [id, job] : jobs_) unfinished += IsFinal(job->state.state) ? 0 : 1;
+  if (unfinished >= kMaxUnfinishedJobs) {
+    return Status::ResourceExhausted("the daemon holds " + std::to_string(unfinished) +
+                                     " unfinished jobs, its most; wait for some to finish or cancel some "
+                                     "(tunefarm jobs cancel ID)");
+  }
   TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(StoredSpecJson(spec), options_.name));
   auto job = std::make_shared<Job>();
   job->state.id = id;

@@ -9,10 +9,8 @@
 // metrics on GET /metrics there (jobs by state, trials measured; docs/metrics.md). With
 // --dashboard, the web dashboard over its records database (docs/dashboard.md), cancelling through
 // this daemon with its token.
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 #include <future>
 #include <memory>
@@ -82,15 +80,8 @@ int main(int argc, char** argv) {
   options.measure_child = tunefarm::rpc_server::DefaultMeasureChild();
   const char* tmp = std::getenv("TMPDIR");
   if (tmp) options.tmp_root = tmp;
-  // Under a file size limit (ulimit -f) a write past it would end the daemon by SIGXFSZ with its
-  // jobs; ignored, the write fails (EFBIG) and the job or the store says so.
-  std::signal(SIGXFSZ, SIG_IGN);
-  if (struct rlimit limit{}; getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    std::fprintf(stderr,
-                 "tuner-daemon: warning: this process may write files of at most %llu bytes (ulimit -f): a records "
-                 "database that grows past it stops taking trials\n",
-                 static_cast<unsigned long long>(limit.rlim_cur));
-  }
+  // Before the records database is opened: a write past ulimit -f must fail, not end the daemon.
+  tunefarm::service::PrepareDaemonProcess("tuner-daemon");
   // Work directories a killed daemon or tune left behind (their pid is gone) go first.
   tunefarm::rpc_server::SweepStaleMeasureDirs(options.tmp_root);
   auto jobs = tunefarm::tuner::JobManager::Start(options);

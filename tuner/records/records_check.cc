@@ -4,6 +4,7 @@
 #include "tunefarm/tuner/records.h"
 #include "tuner/records/records_sql.h"
 #include "tuner/records/sql.h"
+#include "tuner/records/sql_engines.h"
 
 namespace tunefarm::tuner {
 
@@ -43,7 +44,7 @@ Result<std::vector<TrialRecord>> RecordsDb::Salvage(std::vector<std::string>* sk
 Result<std::vector<std::string>> RecordsDb::Check() {
   std::vector<std::string> problems;
   if (conn_->engine() == SqlConnection::Engine::kSqlite) {
-    auto code = conn_->Query("SELECT type, name FROM sqlite_schema WHERE type IN ('trigger', 'view') ORDER BY name");
+    auto code = conn_->Query(kSqliteSchemaCode);
     Status status;
     while (Step(*code, &status)) {
       problems.push_back(code->Text(0) + " '" + code->Text(1) +

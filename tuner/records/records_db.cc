@@ -182,8 +182,22 @@ Status RecordsDb::Migrate() {
                                       std::to_string(migrations.size()) + "); use a newer tunefarm");
   }
   if (version == int(migrations.size())) return Status::OK();
-  if (Status s = conn_->PrepareForWrites(); !s.ok()) return Error("cannot prepare for writing", s);
   const bool postgres = conn_->engine() == SqlConnection::Engine::kPostgres;
+  // Version 0 is a new or empty file; one that holds tables is another program's database, which
+  // tunefarm would otherwise fill with its own (issue 46, P10: `records repair -o other_app.db`).
+  if (version == 0 && !postgres) {
+    auto tables = conn_->Query("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table'");
+    auto row = tables->Next();
+    if (!row.ok()) return Error("cannot read the schema", row.status());
+    if (tables->Int(0) > 0) {
+      return Status::FailedPrecondition("records database " + location() +
+                                        " is another program's SQLite database (it holds " +
+                                        std::to_string(tables->Int(0)) +
+                                        " table(s), none of them tunefarm's): tunefarm makes its records only in a new "
+                                        "or empty file; give another path");
+    }
+  }
+  if (Status s = conn_->PrepareForWrites(); !s.ok()) return Error("cannot prepare for writing", s);
   // SQLite rebuilds a table to change its constraints (migration 3), which its foreign keys must
   // not see half-done: they are off while migrating (SQLite ignores the pragma inside a
   // transaction) and on again after. The migrations keep every id, so nothing dangles.
@@ -537,10 +551,24 @@ Result<JobRecord> RecordsDb::GetJob(int64_t id) {
 }
 
 Status RecordsDb::ExportJsonLines(std::ostream& out) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto trials, List());
-  for (const auto& t : trials) out << t.ToJson() << "\n";
-  if (!out) return Status::IOError("cannot write the export");
-  return Status::OK();
+  // A page of trials at a time, each written as it is read: an export holds a page, never the
+  // database (trials with 16 MB of text each took 1.1 GB when it held them all).
+  constexpr int64_t kPage = 256;
+  for (int64_t after = 0;;) {
+    auto q = conn_->Query(std::string(kSelectTrial) + "WHERE t.id > ?1 ORDER BY t.id LIMIT ?2");
+    q->Bind(1, after).Bind(2, kPage);
+    Status status;
+    int64_t rows = 0;
+    while (Step(*q, &status)) {
+      const TrialRecord t = ReadTrial(*q);
+      out << t.ToJson() << "\n";
+      after = t.id;
+      ++rows;
+    }
+    if (!status.ok()) return Error("cannot list trials", status);
+    if (!out) return Status::IOError("cannot write the export");
+    if (rows < kPage) return Status::OK();
+  }
 }
 
 namespace {

@@ -16,10 +16,11 @@ namespace tunefarm::tuner {
 extern const char* const kSelectTrial;
 TrialRecord ReadTrial(const SqlQuery& q);
 
-// A trial whose time may be applied (best configs, a task's best, the cost model's fastest): ok,
-// and a time that is positive and finite. A database edited by hand (`mean_ms = -1`) or by a
-// hostile author cannot make a config "fastest"; the trial stays listed as stored.
-inline constexpr const char* kUsableTrial = "t.status = 'ok' AND t.mean_ms > 0 AND t.mean_ms < 1e300";
+// A trial whose time may be applied (best configs, a task's best, the cost model's fastest):
+// TrialRecord::usable() in SQL (its kMinUsableMs and kMaxUsableMs). A database edited by hand
+// (`mean_ms = -1`, 5e-324) or by a hostile author cannot make a config "fastest"; the trial stays
+// listed as stored.
+inline constexpr const char* kUsableTrial = "t.status = 'ok' AND t.mean_ms >= 1e-6 AND t.mean_ms < 1e300";
 
 // Migration k takes the schema from version k to k+1, in each engine's DDL (the same tables,
 // columns and indexes; docs/formats/records_db.md). Append only: a released migration never

@@ -172,14 +172,14 @@ void Harden(sqlite3* db) {
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 }
 
-// tunefarm writes tables and indexes only: a trigger or a view in the file is someone's code.
-// (They cannot run -- Harden disabled both -- but the user learns why the file is refused.) A
+// tunefarm writes tables and indexes only: a trigger, a view, a generated column or a CHECK in the
+// file is someone's code (triggers and views cannot run -- Harden disabled both -- but a generated
+// column or a CHECK would; either way the user learns why the file is refused). A
 // schema that cannot be read is left to the first query, whose error says why (not a database,
 // damaged, a read-only directory without the WAL index).
 Status RefuseCodeInTheSchema(sqlite3* db, const std::string& path) {
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT type, name FROM sqlite_schema WHERE type IN ('trigger', 'view') ORDER BY name", -1,
-                         &s, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db, kSqliteSchemaCode, -1, &s, nullptr) != SQLITE_OK) {
     sqlite3_finalize(s);
     return Status::OK();
   }

@@ -82,7 +82,7 @@ struct TaskTuner::State {
     if (!t.status_kind()) return true;
     auto cfg = space.Get(t.config_index);
     if (!cfg.ok() || (!t.config_json.empty() && cfg->ToJson() != t.config_json)) return true;
-    return t.ok() && !(t.mean_ms > 0 && t.mean_ms < 1e300);
+    return t.ok() && !t.usable();
   }
   std::shared_ptr<TaskFeatures> features;
   std::unique_ptr<SearchStrategy> search;

@@ -7,7 +7,6 @@
 
 #include <sys/stat.h>
 
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -138,11 +137,8 @@ int Records(const RecordsFlags& f) {
       Status s = (*db)->ExportJsonLines(std::cout);
       return s.ok() ? 0 : Fail(s.message());
     }
-    // A file gets all of the export or keeps what it held (WriteFileAtomically).
-    if (Status s = CheckWritableRegularPath(out_path); !s.ok()) return Fail(s.message());
-    std::ostringstream text;
-    Status s = (*db)->ExportJsonLines(text);
-    if (s.ok()) s = WriteFileAtomically(out_path, text.str());
+    // A file gets all of the export or keeps what it held (WriteFileAtomically), streamed.
+    Status s = WriteFileAtomically(out_path, [&](std::ostream& out) { return (*db)->ExportJsonLines(out); });
     if (!s.ok()) return Fail(s.message());
     return 0;
   }
@@ -193,10 +189,9 @@ int Records(const RecordsFlags& f) {
     ++g.trials;
     if (t.ok()) {
       ++g.ok;
-      // A stored time that is not a finite positive number of at least a nanosecond (an edited or
-      // damaged row) is never the best, as compile never applies it.
-      const bool usable = std::isfinite(t.mean_ms) && t.mean_ms >= 1e-6;
-      if (!usable) {
+      // A stored time no kernel could take (an edited or damaged row) is never the best, as compile
+      // never applies it.
+      if (!t.usable()) {
         ++g.errors["unusable time"];
       } else if (!g.best || t.mean_ms < g.best->mean_ms) {
         g.best = &t;

@@ -17,6 +17,8 @@
 #ifndef TUNEFARM_RUNTIME_ATOMIC_FILE_H_
 #define TUNEFARM_RUNTIME_ATOMIC_FILE_H_
 
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -26,6 +28,9 @@
 namespace tunefarm {
 
 Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+// The same for output made a piece at a time (a records export of any size, never held whole):
+// `produce` writes to the stream; its error, or a failed write, leaves path untouched.
+Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& produce);
 
 // OK when path is absent or a regular file; otherwise the refusal WriteFileAtomically gives.
 Status CheckWritableRegularPath(const std::string& path);

@@ -73,6 +73,7 @@ class CudaExecutor final : public GraphExecutor {
   int64_t param_bytes() const override { return param_bytes_; }
 
  private:
+  Status CheckInputIndices(int tensor, const void* storage) const;
   CudaExecutor() = default;
   Status Plan();
   Status Enqueue();

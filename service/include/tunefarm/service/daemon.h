@@ -74,6 +74,12 @@ struct Daemon {
 
 int RunDaemon(const DaemonFlags& flags, const DaemonSecrets& secrets, const Daemon& daemon);
 
+// Under a file size limit (ulimit -f) a write past it would end the process by SIGXFSZ, taking a
+// daemon's work with it: ignored, the write fails (EFBIG) and the code doing it says so. States the
+// limit once on stderr when there is one. RunDaemon calls it; a daemon that writes files before
+// RunDaemon (tuner-daemon's records database) calls it first. Idempotent.
+void PrepareDaemonProcess(const std::string& name);
+
 }  // namespace tunefarm::service
 
 #endif  // TUNEFARM_SERVICE_DAEMON_H_

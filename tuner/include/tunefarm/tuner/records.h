@@ -70,6 +70,11 @@ struct TrialRecord {
   double gflops() const;
   std::optional<TrialStatus> status_kind() const { return ParseTrialStatus(status); }
   bool ok() const { return IsOk(status); }
+  // Ok with a time that may be applied (a best config, a task's best, the cost model's fastest): at
+  // least a nanosecond (no kernel is faster: 5e-324 ms is an edited row) and finite. The SQL form
+  // is records_sql.h's kUsableTrial.
+  static constexpr double kMinUsableMs = 1e-6, kMaxUsableMs = 1e300;
+  bool usable() const { return ok() && mean_ms >= kMinUsableMs && mean_ms < kMaxUsableMs; }
   void set_status(TrialStatus s) { status = TrialStatusName(s); }
 };
 
