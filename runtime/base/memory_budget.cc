@@ -8,7 +8,7 @@
 namespace tunefarm {
 
 uint64_t MemoryBudgetBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const int64_t pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   uint64_t budget = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
   for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
     struct rlimit lim;

@@ -24,7 +24,7 @@ int OpenNoSymlinks(int dirfd, const std::string& relative) {
   struct open_how how {};
   how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const long fd = syscall(SYS_openat2, dirfd, relative.c_str(), &how, sizeof(how));
+  const int64_t fd = syscall(SYS_openat2, dirfd, relative.c_str(), &how, sizeof(how));
   if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return int(fd);  // EPERM: a seccomp filter
 #endif
   // The walk: each directory component opened O_NOFOLLOW|O_DIRECTORY beneath the last, the file
