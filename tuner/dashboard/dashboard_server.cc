@@ -362,6 +362,9 @@ Result<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptions& opti
   service::HttpServerOptions http;
   http.flag = "--listen";
   http.check_host = true;
+  // Every answer but the gated expensive ones is quick and small: room for a burst of clients
+  // without a 503 for the cheap ones (the expensive ones are told to come back at once).
+  http.max_connections = 128;
   http.allowed_hosts = options.allowed_hosts;
   TUNEFARM_ASSIGN_OR_RETURN(impl->server,
                             service::HttpServer::Start(
