@@ -19,13 +19,15 @@ Status RefuseKind(const std::string& what, const std::string& path, mode_t mode)
 }
 
 // Opens relative beneath dirfd with no symlink anywhere on the way; -1 and errno on failure.
-int OpenNoSymlinks(int dirfd, const std::string& relative) {
+int OpenNoSymlinks(int dirfd, const std::string& relative, BeneathResolver resolver) {
 #ifdef SYS_openat2
-  struct open_how how {};
-  how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const int64_t fd = syscall(SYS_openat2, dirfd, relative.c_str(), &how, sizeof(how));
-  if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return int(fd);  // EPERM: a seccomp filter
+  if (resolver == BeneathResolver::kBest) {
+    struct open_how how {};
+    how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const int64_t fd = syscall(SYS_openat2, dirfd, relative.c_str(), &how, sizeof(how));
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return int(fd);  // EPERM: a seccomp filter
+  }
 #endif
   // The walk: each directory component opened O_NOFOLLOW|O_DIRECTORY beneath the last, the file
   // O_NOFOLLOW. ".." and absolute paths never get here (callers refuse them lexically), but an
@@ -105,13 +107,14 @@ Result<OpenedFile> OpenRegularFile(const std::string& path, const std::string& w
   return file;
 }
 
-Result<OpenedFile> OpenBeneath(const std::string& dir, const std::string& relative, const std::string& what) {
+Result<OpenedFile> OpenBeneath(const std::string& dir, const std::string& relative, const std::string& what,
+                               BeneathResolver resolver) {
   const std::string path = dir + "/" + relative;
   const int dirfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0) return Status::NotFound("cannot open the folder of " + what + " " + dir + ": " + Errno(errno));
   struct stat dir_st;
   fstat(dirfd, &dir_st);
-  const int fd = OpenNoSymlinks(dirfd, relative);
+  const int fd = OpenNoSymlinks(dirfd, relative, resolver);
   const int err = errno;
   close(dirfd);
   if (fd < 0) {

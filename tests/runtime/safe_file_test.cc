@@ -31,18 +31,24 @@ class SafeFile : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(SafeFile, OpenBeneathFollowsNoLinkAndStaysInsideItsFolder) {
+// Both resolvers: openat2 (this kernel's) and the component walk a kernel before 5.6, or a container
+// whose seccomp profile refuses openat2, gets.
+class SafeFileResolvers : public SafeFile, public ::testing::WithParamInterface<BeneathResolver> {};
+INSTANTIATE_TEST_SUITE_P(Both, SafeFileResolvers, ::testing::Values(BeneathResolver::kBest, BeneathResolver::kWalk));
+
+TEST_P(SafeFileResolvers, OpenBeneathFollowsNoLinkAndStaysInsideItsFolder) {
+  const BeneathResolver resolver = GetParam();
   Write("model/w.bin", "weights");
   Write("model/sub/v.bin", "nested");
   Write("secret", "outside");
   const std::string model = dir_ + "/model";
-  auto plain = OpenBeneath(model, "w.bin", "external data");
+  auto plain = OpenBeneath(model, "w.bin", "external data", resolver);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   std::string bytes(7, '\0');
   ASSERT_TRUE(ReadExactly(*plain, 0, 7, bytes.data(), "external data").ok());
   EXPECT_EQ(bytes, "weights");
-  EXPECT_TRUE(OpenBeneath(model, "sub/v.bin", "external data").ok());
-  EXPECT_TRUE(OpenBeneath(model, "./sub//v.bin", "external data").ok());
+  EXPECT_TRUE(OpenBeneath(model, "sub/v.bin", "external data", resolver).ok());
+  EXPECT_TRUE(OpenBeneath(model, "./sub//v.bin", "external data", resolver).ok());
   // Reading past the end is an error naming how much there was, not a short read.
   std::string past(8, '\0');
   Status short_read = ReadExactly(*plain, 0, 8, past.data(), "external data");
@@ -53,7 +59,7 @@ TEST_F(SafeFile, OpenBeneathFollowsNoLinkAndStaysInsideItsFolder) {
   ASSERT_EQ(symlink("w.bin", (model + "/in.bin").c_str()), 0);
   ASSERT_EQ(symlink("sub", (model + "/linkdir").c_str()), 0);
   for (const char* path : {"out.bin", "in.bin", "linkdir/v.bin", "../secret", "sub/../../secret"}) {
-    auto opened = OpenBeneath(model, path, "initializer 'w': external data");
+    auto opened = OpenBeneath(model, path, "initializer \'w\': external data", resolver);
     ASSERT_FALSE(opened.ok()) << path;
     EXPECT_EQ(opened.status().message(),
               "initializer 'w': external data: " + model + "/" + path +
@@ -63,14 +69,14 @@ TEST_F(SafeFile, OpenBeneathFollowsNoLinkAndStaysInsideItsFolder) {
   }
   ASSERT_EQ(mkfifo((model + "/fifo").c_str(), 0600), 0);
   const auto start = std::chrono::steady_clock::now();
-  auto fifo = OpenBeneath(model, "fifo", "external data");
+  auto fifo = OpenBeneath(model, "fifo", "external data", resolver);
   ASSERT_FALSE(fifo.ok());
   EXPECT_EQ(fifo.status().message(), "external data " + model + "/fifo is a FIFO, not a regular file");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));  // it did not block
-  auto dir = OpenBeneath(model, "sub", "external data");
+  auto dir = OpenBeneath(model, "sub", "external data", resolver);
   ASSERT_FALSE(dir.ok());
   EXPECT_EQ(dir.status().message(), "external data " + model + "/sub is a directory, not a regular file");
-  auto missing = OpenBeneath(model, "none.bin", "external data");
+  auto missing = OpenBeneath(model, "none.bin", "external data", resolver);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "cannot open external data " + model + "/none.bin: No such file or directory");
 }

@@ -59,7 +59,11 @@ class OpenedFile {
 };
 
 Result<OpenedFile> OpenRegularFile(const std::string& path, const std::string& what);
-Result<OpenedFile> OpenBeneath(const std::string& dir, const std::string& relative, const std::string& what);
+// How OpenBeneath resolves: openat2 where the kernel has it (Linux 5.6; a container's seccomp
+// profile may refuse it) else the walk, or the walk alone (what a test of the fallback asks for).
+enum class BeneathResolver { kBest, kWalk };
+Result<OpenedFile> OpenBeneath(const std::string& dir, const std::string& relative, const std::string& what,
+                               BeneathResolver resolver = BeneathResolver::kBest);
 
 Status ReadExactly(const OpenedFile& file, uint64_t offset, size_t length, char* out, const std::string& what);
 
