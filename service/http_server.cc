@@ -269,7 +269,8 @@ struct HttpServer::Impl {
     beast::flat_buffer buffer{kHeaderLimit};
     std::optional<Parser> parser;
     Response response;
-    std::string client;  // the peer's IP address
+    std::shared_ptr<void> held;  // the response's held_until_written, released by Close
+    std::string client;          // the peer's IP address
     State state = State::kReading;
     std::list<std::shared_ptr<Conn>>::iterator pending_it;
   };
@@ -443,6 +444,7 @@ struct HttpServer::Impl {
     }
     conn->state = Conn::State::kWriting;
     conn->response = BuildResponse(r, head);
+    conn->held = r.held_until_written;
     conn->timer.expires_after(options.write_deadline);
     conn->timer.async_wait([conn](const beast::error_code& e) {
       if (e) return;
@@ -461,6 +463,7 @@ struct HttpServer::Impl {
 
   void Close(const ConnPtr& conn) {
     conn->state = Conn::State::kClosed;
+    conn->held.reset();
     conn->timer.cancel();
     beast::error_code ec;
     conn->socket.shutdown(tcp::socket::shutdown_both, ec);

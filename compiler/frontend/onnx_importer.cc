@@ -72,44 +72,33 @@ std::string HexBytes(const unsigned char* b, size_t n) {
 }
 
 // Reads an ONNX file in one allocation of its size, after checking what it is: a 3 GB file of
-// something else costs a stat and a few bytes, not its size twice in memory.
-Result<std::string> ReadFile(const std::string& path, bool model) {
-  // A directory opens and reads as nothing, a FIFO blocks: only regular files are models.
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0)
-    return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is a directory");
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("ONNX file " + path + " is not a regular file");
-  if (st.st_size == 0) return Status::InvalidArgument("ONNX file " + path + " is empty");
-  const uint64_t size = uint64_t(st.st_size);
+// something else costs an fstat and a few bytes, not its size twice in memory. `file` is open
+// (OpenRegularFile: a directory, FIFO or device was refused without blocking).
+Result<std::string> ReadModelFile(const OpenedFile& file, bool model) {
+  const std::string& path = file.path();
+  const uint64_t size = file.size();
+  if (size == 0) return Status::InvalidArgument("ONNX file " + path + " is empty");
   if (size > kMaxOnnxFileBytes) {
     return Status::InvalidArgument(
         "ONNX file " + path + " is " + std::to_string(size >> 20) +
         " MiB; a serialized ONNX protobuf is at most 2 GiB (models larger than that keep their "
         "weights as external data beside the .onnx file)");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open ONNX file " + path + ": " + std::strerror(errno));
-  std::string bytes;
   unsigned char head[8] = {};
-  in.read(reinterpret_cast<char*>(head), std::streamsize(std::min<uint64_t>(size, sizeof(head))));
-  const size_t got = size_t(in.gcount());
+  const size_t got = size_t(std::min<uint64_t>(size, sizeof(head)));
+  TUNEFARM_RETURN_IF_ERROR(ReadExactly(file, 0, got, reinterpret_cast<char*>(head), "ONNX file"));
   if (model && !StartsLikeAModelProto(head, got)) {
     return Status::InvalidArgument("malformed ONNX model " + path +
                                    ": not a serialized ModelProto (it starts with bytes " + HexBytes(head, got) +
                                    ", which begin no ModelProto field)");
   }
+  std::string bytes;
   try {
     bytes.resize(size_t(size));
   } catch (const std::bad_alloc&) {
     return Status::IOError("ONNX file " + path + ": cannot allocate " + std::to_string(size >> 20) + " MiB to read it");
   }
-  std::memcpy(bytes.data(), head, got);
-  in.read(bytes.data() + got, std::streamsize(size - got));
-  if (uint64_t(in.gcount()) != size - got) {
-    return Status::IOError("ONNX file " + path + ": read " + std::to_string(got + size_t(in.gcount())) + " of " +
-                           std::to_string(size) + " bytes (it changed while being read?)");
-  }
+  TUNEFARM_RETURN_IF_ERROR(ReadExactly(file, 0, bytes.size(), bytes.data(), "ONNX file"));
   return bytes;
 }
 
@@ -159,9 +148,9 @@ struct ExternalData {
   uint64_t offset = 0, length = 0;
 };
 
-Result<ExternalData> OpenExternalData(const onnx::TensorProto& t, const std::string& base_dir, uint64_t expected_bytes,
+Result<ExternalData> OpenExternalData(const onnx::TensorProto& t, const OpenedFile* folder, uint64_t expected_bytes,
                                       const std::string& what) {
-  if (base_dir.empty()) {
+  if (!folder) {
     return Status::InvalidArgument(what +
                                    " stores its data in an external file; import the model from its file so the "
                                    "data file beside it can be found");
@@ -199,7 +188,7 @@ Result<ExternalData> OpenExternalData(const onnx::TensorProto& t, const std::str
   // The lexical check is not enough: a symbolic link may lead outside the model's directory, and
   // one checked by name may be swapped before it is opened by name again.
   ExternalData data;
-  TUNEFARM_ASSIGN_OR_RETURN(data.file, OpenBeneath(base_dir, location, what + ": external data"));
+  TUNEFARM_ASSIGN_OR_RETURN(data.file, OpenBeneath(*folder, location, what + ": external data"));
   const uint64_t size = data.file.size();
   const std::string& path = data.file.path();
   if (!has_length) length = size >= offset ? size - offset : 0;
@@ -284,7 +273,7 @@ Status ConvertExternal(const ExternalData& data, ElementType edge, ElementType s
 // them at the model's edges (element_convert.h): float64/float16/bfloat16 to float32, the other
 // integer types to int64.
 Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string& what,
-                                   const std::string& base_dir = "") {
+                                   const OpenedFile* folder = nullptr) {
   ConstantData c;
   TUNEFARM_ASSIGN_OR_RETURN(const ElementType edge, ConvertElementType(t.data_type(), what));
   const ElementType storage = runtime::StorageTypeOf(edge);
@@ -305,7 +294,7 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
                                      " MiB (physical memory and its address-space limit)");
   }
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    TUNEFARM_ASSIGN_OR_RETURN(ExternalData data, OpenExternalData(t, base_dir, uint64_t(n) * width, what));
+    TUNEFARM_ASSIGN_OR_RETURN(ExternalData data, OpenExternalData(t, folder, uint64_t(n) * width, what));
     TUNEFARM_RETURN_IF_ERROR(ConvertExternal(data, edge, storage, n, what, &c));
     return c;
   }
@@ -410,7 +399,7 @@ Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::str
 // guarded by the condition, to this depth.
 struct NodeSink {
   graph::Graph* g;
-  const std::string& base_dir;
+  const OpenedFile* folder;  // the model's, held open: every external tensor is read beneath it
   int depth;
   int* ifs;  // If nodes imported so far: each branch's values get a short prefix of their own
 };
@@ -466,13 +455,13 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
     for (const auto& init : branch.initializer()) {
       TUNEFARM_ASSIGN_OR_RETURN(
           ConstantData c,
-          ConvertTensor(init, who + " " + branch_name + " initializer '" + init.name() + "'", sink.base_dir));
+          ConvertTensor(init, who + " " + branch_name + " initializer '" + init.name() + "'", sink.folder));
       branch_scope[init.name()] = g.AddConstant(branch_prefix + init.name(), std::move(c));
     }
     std::vector<graph::NodeGuard> branch_guards = guards;
     branch_guards.push_back({cond->second, which == 0});
-    TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.base_dir, sink.depth + 1, sink.ifs},
-                                         branch_guards, branch_prefix, &branch_scope));
+    TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.folder, sink.depth + 1, sink.ifs}, branch_guards,
+                                         branch_prefix, &branch_scope));
     for (const auto& out : branch.output()) {
       auto it = branch_scope.find(out.name());
       if (it == branch_scope.end()) {
@@ -553,7 +542,32 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
   return Status::OK();
 }
 
-Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& what, const std::string& base_dir) {
+// The bytes the importer will hold for every tensor of gp and of the graphs its nodes hold (their
+// declared shapes, widened as ConstantData stores them), those stored as external data counted
+// apart: known from the protobuf alone, before anything is allocated.
+struct WeightBytes {
+  uint64_t inside = 0, external = 0;
+};
+void AddWeightBytes(const onnx::GraphProto& gp, int depth, WeightBytes* total) {
+  auto add = [&](const onnx::TensorProto& t) {
+    constexpr uint64_t kMax = uint64_t(1) << 40;  // ConvertTensor refuses more elements
+    uint64_t n = 1;
+    for (int64_t d : t.dims()) n = d <= 0 ? 0 : (n > kMax / uint64_t(d) ? kMax : n * uint64_t(d));
+    const auto edge = graph::OnnxElementType(t.data_type());
+    const uint64_t width = edge && runtime::StorageTypeOf(*edge) == ElementType::kFloat32 ? 4 : 8;
+    (t.data_location() == onnx::TensorProto::EXTERNAL ? total->external : total->inside) += n * width;
+  };
+  for (const auto& t : gp.initializer()) add(t);
+  if (depth >= kMaxIfDepth) return;
+  for (const auto& n : gp.node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) add(a.t());
+      if (a.has_g()) AddWeightBytes(a.g(), depth + 1, total);
+    }
+  }
+}
+
+Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& what, const OpenedFile* folder) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     // protobuf gives no reason; the one a model that starts right can still have is depth.
@@ -580,9 +594,20 @@ Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& wh
     return Status::InvalidArgument("ONNX model " + what + " declares no graph outputs: it would compute nothing");
   }
   TUNEFARM_RETURN_IF_ERROR(CheckNamesAreUtf8(gp, what));
+  // The whole model's weights against what this process may hold, before any is allocated (each
+  // tensor is checked again as it is read).
+  WeightBytes weights;
+  AddWeightBytes(gp, 0, &weights);
+  if (weights.inside + weights.external > MemoryBudgetBytes()) {
+    return Status::ResourceExhausted(
+        "ONNX model " + what + ": its weights need " + std::to_string((weights.inside + weights.external) >> 20) +
+        " MiB in memory (" + std::to_string(weights.external >> 20) +
+        " MiB of them external data); this process may use at most " + std::to_string(MemoryBudgetBytes() >> 20) +
+        " MiB (physical memory and its address-space limit)");
+  }
   std::unordered_map<std::string, int> by_name;
   for (const auto& init : gp.initializer()) {
-    TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, "initializer '" + init.name() + "'", base_dir));
+    TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, "initializer '" + init.name() + "'", folder));
     by_name[init.name()] = g.AddConstant(init.name(), std::move(c));
   }
   for (const auto& in : gp.input()) {
@@ -624,7 +649,7 @@ Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& wh
     g.inputs.push_back(idx);
   }
   int ifs = 0;
-  TUNEFARM_RETURN_IF_ERROR(ImportNodes(gp.node(), {&g, base_dir, 0, &ifs}, {}, "", &by_name));
+  TUNEFARM_RETURN_IF_ERROR(ImportNodes(gp.node(), {&g, folder, 0, &ifs}, {}, "", &by_name));
   for (const auto& out : gp.output()) {
     auto it = by_name.find(out.name());
     if (it == by_name.end()) return Status::InvalidArgument("graph output '" + out.name() + "' is never produced");
@@ -639,38 +664,19 @@ Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& wh
   return g;
 }
 
-// Sums the stored size of every external tensor of gp and of the graphs its nodes hold.
-void AddExternalBytes(const onnx::GraphProto& gp, int depth, uint64_t* total) {
-  auto add = [&](const onnx::TensorProto& t) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
-    uint64_t n = 1;
-    for (int64_t d : t.dims()) n = d <= 0 ? 0 : std::min<uint64_t>(n * uint64_t(d), uint64_t(1) << 40);
-    const auto edge = graph::OnnxElementType(t.data_type());
-    const uint64_t width = edge && runtime::StorageTypeOf(*edge) == ElementType::kFloat32 ? 4 : 8;
-    *total += n * width;
-  };
-  for (const auto& t : gp.initializer()) add(t);
-  if (depth >= kMaxIfDepth) return;
-  for (const auto& n : gp.node()) {
-    for (const auto& a : n.attribute()) {
-      if (a.has_t()) add(a.t());
-      if (a.has_g()) AddExternalBytes(a.g(), depth + 1, total);
-    }
-  }
-}
-
 }  // namespace
 
 Result<uint64_t> ExternalDataBytes(const std::string& path) {
   return NoThrow("reading " + path, [&]() -> Result<uint64_t> {
-    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/true));
+    TUNEFARM_ASSIGN_OR_RETURN(OpenedFile file, OpenRegularFile(path, "ONNX file"));
+    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadModelFile(file, /*model=*/true));
     onnx::ModelProto model;
     if (!model.ParseFromString(bytes)) {
       return Status::InvalidArgument("malformed ONNX model " + path + ": not a serialized ModelProto");
     }
-    uint64_t total = 0;
-    AddExternalBytes(model.graph(), 0, &total);
-    return total;
+    WeightBytes total;
+    AddWeightBytes(model.graph(), 0, &total);
+    return total.external;
   });
 }
 
@@ -680,20 +686,32 @@ const std::vector<std::string>& SupportedOnnxOps() {
 }
 
 Result<graph::Graph> ImportOnnxBytes(const std::string& bytes, const std::string& what, const std::string& base_dir) {
-  return NoThrow("importing " + what, [&]() -> Result<graph::Graph> { return ImportModel(bytes, what, base_dir); });
+  return NoThrow("importing " + what, [&]() -> Result<graph::Graph> {
+    if (base_dir.empty()) return ImportModel(bytes, what, nullptr);
+    TUNEFARM_ASSIGN_OR_RETURN(OpenedFile folder, OpenDirectory(base_dir, "ONNX model " + what));
+    return ImportModel(bytes, what, &folder);
+  });
 }
 
 Result<graph::Graph> ImportOnnxFile(const std::string& path) {
   return NoThrow("importing " + path, [&]() -> Result<graph::Graph> {
-    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/true));
+    // The folder first, then the model read from it and every external tensor beneath it: the same
+    // folder throughout, whatever its path names by the time the weights are read.
     const size_t slash = path.rfind('/');
-    return ImportModel(bytes, path, slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash));
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    TUNEFARM_ASSIGN_OR_RETURN(OpenedFile folder, OpenDirectory(dir, "ONNX file " + path));
+    TUNEFARM_ASSIGN_OR_RETURN(OpenedFile file, name.empty() ? OpenRegularFile(path, "ONNX file")
+                                                            : OpenRegularFileIn(folder, name, "ONNX file"));
+    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadModelFile(file, /*model=*/true));
+    return ImportModel(bytes, path, &folder);
   });
 }
 
 Result<graph::ConstantData> ReadOnnxTensorFile(const std::string& path) {
   return NoThrow("importing " + path, [&]() -> Result<graph::ConstantData> {
-    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, /*model=*/false));
+    TUNEFARM_ASSIGN_OR_RETURN(OpenedFile file, OpenRegularFile(path, "ONNX file"));
+    TUNEFARM_ASSIGN_OR_RETURN(std::string bytes, ReadModelFile(file, /*model=*/false));
     onnx::TensorProto t;
     if (!t.ParseFromString(bytes))
       return Status::InvalidArgument("malformed ONNX tensor " + path + ": not a TensorProto");

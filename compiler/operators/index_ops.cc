@@ -32,6 +32,27 @@ Status CheckConstantIndices(const NodeView& v, size_t input, int64_t extent) {
   return Status::OK();
 }
 
+// Runtime indices into axes of these extents (GatherND's rows cycle through several): an axis of
+// length 0 has no index in range (its kernel's clamp would have nothing to clamp to), and constant
+// indices are checked here, where the error names the node (the executor checks runtime ones).
+Status CheckIndexedExtents(const NodeView& v, size_t input, const std::vector<int64_t>& extents) {
+  const auto elements = CheckedElements(v.Shape(input));
+  if (!elements || *elements == 0) return Status::OK();
+  for (int64_t e : extents) {
+    if (e == 0) return v.Fail("indexes an axis of length 0: no index is in range");
+  }
+  if (!v.In(input).constant) return Status::OK();
+  const auto& values = v.In(input).constant->i64;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const int64_t e = extents[k % extents.size()];
+    if (values[k] < -e || values[k] >= e) {
+      return v.Fail("index " + std::to_string(values[k]) + " at position " + std::to_string(k) + " is outside [" +
+                    std::to_string(-e) + ", " + std::to_string(e) + ")");
+    }
+  }
+  return Status::OK();
+}
+
 // --- GatherND -------------------------------------------------------------------------------
 Status InferGatherND(InferContext& cx) {
   const auto& data = cx.Shape(0);
@@ -50,6 +71,7 @@ Status InferGatherND(InferContext& cx) {
     if (data[size_t(d)] != idx[size_t(d)])
       return cx.Fail("the batch dimensions of data " + ShapeStr(data) + " and indices " + ShapeStr(idx) + " differ");
   }
+  TUNEFARM_RETURN_IF_ERROR(CheckIndexedExtents(cx, 1, std::vector<int64_t>(data.begin() + b, data.begin() + b + m)));
   std::vector<int64_t> out(idx.begin(), idx.end() - 1);
   out.insert(out.end(), data.begin() + b + m, data.end());
   cx.SetOut(0, cx.In(0).dtype, out);
@@ -97,6 +119,7 @@ Status InferScatterElements(InferContext& cx) {
       return cx.Fail("indices " + ShapeStr(cx.Shape(1)) + " exceed data " + ShapeStr(data));
   }
   TUNEFARM_RETURN_IF_ERROR(CheckConstantIndices(cx, 1, data[size_t(axis)]));
+  TUNEFARM_RETURN_IF_ERROR(CheckIndexedExtents(cx, 1, {data[size_t(axis)]}));
   cx.SetOut(0, cx.In(0).dtype, data);
   return Status::OK();
 }
@@ -267,6 +290,7 @@ Status InferGather(InferContext& cx) {
         return cx.Fail("index " + std::to_string(i) + " out of range");
     }
   }
+  TUNEFARM_RETURN_IF_ERROR(CheckIndexedExtents(cx, 1, {data[size_t(axis)]}));
   cx.SetOut(0, cx.In(0).dtype, out);
   return Status::OK();
 }
@@ -316,6 +340,7 @@ Status InferGatherElements(InferContext& cx) {
         return cx.Fail("index " + std::to_string(i) + " out of range");
     }
   }
+  TUNEFARM_RETURN_IF_ERROR(CheckIndexedExtents(cx, 1, {data[size_t(axis)]}));
   cx.SetOut(0, cx.In(0).dtype, idx);
   return Status::OK();
 }

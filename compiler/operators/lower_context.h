@@ -89,9 +89,10 @@ class LowerContext {
   };
   Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations);
   // Recurrent nodes unroll every step (and direction) into kernels of their own, compiled one by
-  // one: the whole model may unroll at most kMaxUnrolledSteps (each node also has that cap). A
-  // 647-byte LSTM at 4096 steps takes minutes to compile; a model of many such nodes would never end.
-  static constexpr int64_t kMaxUnrolledSteps = 4096;
+  // one (about 30 ms of LLVM per LSTM step): the whole model may unroll at most kMaxUnrolledSteps,
+  // four nodes at the per-node cap of 4096 steps (a 3-layer bidirectional LSTM over 2,700 steps).
+  // Without it a model of many such nodes would compile for hours.
+  static constexpr int64_t kMaxUnrolledSteps = 16384;
   Status AddUnrolledSteps(const graph::Node& n, int64_t steps);
   void AddTunableKernel(compiler::PlannedKernel k);
 

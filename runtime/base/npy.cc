@@ -129,7 +129,8 @@ Result<NpyLayout> ParseLayout(const std::string& prefix, size_t* needed) {
   while (std::getline(ss, item, ',')) {
     const size_t first = item.find_first_not_of(' '), last = item.find_last_not_of(' ');
     if (first == std::string::npos) continue;
-    const std::string digits = item.substr(first, last - first + 1);
+    std::string digits = item.substr(first, last - first + 1);
+    if (digits.size() > 1 && digits.back() == 'L') digits.pop_back();  // Python 2 wrote longs as "3L"
     // A dimension is a decimal integer: "2.0" or "3.5" is not one (NumPy refuses them too).
     if (digits.size() > 13 || digits.find_first_not_of("0123456789") != std::string::npos) {
       return Bad("bad dimension '" + digits + "'");

@@ -14,6 +14,9 @@ namespace {
 
 std::string Errno(int err) { return std::strerror(err); }
 
+// How a file opened in a directory is named in messages: "w.bin" in ".", else "DIR/w.bin".
+std::string Joined(const std::string& dir, const std::string& name) { return dir == "." ? name : dir + "/" + name; }
+
 Status RefuseKind(const std::string& what, const std::string& path, mode_t mode) {
   return Status::InvalidArgument(what + " " + path + " is " + FileKindName(mode) + ", not a regular file");
 }
@@ -54,10 +57,15 @@ int OpenNoSymlinks(int dirfd, const std::string& relative, BeneathResolver resol
     const bool last = i + 1 == parts.size();
     const int flags = O_NOFOLLOW | O_CLOEXEC | (last ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH | O_DIRECTORY);
     const int next = openat(current, parts[i].c_str(), flags);
-    const int err = errno;
+    int err = errno;
+    if (next < 0 && err == ENOTDIR && !last) {
+      // O_DIRECTORY|O_NOFOLLOW fails alike on a symlinked directory and on a file: tell them apart.
+      struct stat st;
+      if (fstatat(current, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) err = ELOOP;
+    }
     if (current != dirfd) close(current);
     if (next < 0) {
-      errno = err == ENOTDIR && !last ? ELOOP : err;  // a symlinked directory fails O_DIRECTORY|O_NOFOLLOW
+      errno = err;
       return -1;
     }
     current = next;
@@ -93,54 +101,78 @@ OpenedFile::~OpenedFile() {
   if (fd_ >= 0) close(fd_);
 }
 
-Result<OpenedFile> OpenRegularFile(const std::string& path, const std::string& what) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return Status::NotFound("cannot open " + what + " " + path + ": " + Errno(errno));
+namespace {
+
+// The file open at fd (named `path` in messages): fstat'ed on that descriptor and kept, or the
+// descriptor closed and the error returned.
+Result<OpenedFile> Inspect(int fd, const std::string& path, const std::string& what) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
     const int err = errno;
     close(fd);
     return Status::IOError("cannot inspect " + what + " " + path + ": " + Errno(err));
   }
-  OpenedFile file(fd, st, path);
-  if (!S_ISREG(st.st_mode)) return RefuseKind(what, path, st.st_mode);
+  return OpenedFile(fd, st, path);
+}
+
+Result<OpenedFile> RegularOnly(Result<OpenedFile> file, const std::string& what) {
+  if (file.ok() && !S_ISREG(file->stat().st_mode)) return RefuseKind(what, file->path(), file->stat().st_mode);
   return file;
 }
 
-Result<OpenedFile> OpenBeneath(const std::string& dir, const std::string& relative, const std::string& what,
+}  // namespace
+
+Result<OpenedFile> OpenRegularFile(const std::string& path, const std::string& what) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("cannot open " + what + " " + path + ": " + Errno(errno));
+  return RegularOnly(Inspect(fd, path, what), what);
+}
+
+Result<OpenedFile> OpenDirectory(const std::string& path, const std::string& what) {
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("cannot open " + path + ", the folder of " + what + ": " + Errno(errno));
+  return Inspect(fd, path, what);
+}
+
+Result<OpenedFile> OpenRegularFileIn(const OpenedFile& dir, const std::string& name, const std::string& what) {
+  const std::string path = Joined(dir.path(), name);
+  const int fd = openat(dir.fd(), name.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return Status::NotFound("cannot open " + what + " " + path + ": " + Errno(errno));
+  return RegularOnly(Inspect(fd, path, what), what);
+}
+
+Result<OpenedFile> OpenBeneath(const OpenedFile& dir, const std::string& relative, const std::string& what,
                                BeneathResolver resolver) {
-  const std::string path = dir + "/" + relative;
-  const int dirfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) return Status::NotFound("cannot open the folder of " + what + " " + dir + ": " + Errno(errno));
-  struct stat dir_st;
-  fstat(dirfd, &dir_st);
-  const int fd = OpenNoSymlinks(dirfd, relative, resolver);
-  const int err = errno;
-  close(dirfd);
+  const std::string path = Joined(dir.path(), relative);
+  const int fd = OpenNoSymlinks(dir.fd(), relative, resolver);
   if (fd < 0) {
+    const int err = errno;
     if (err == ELOOP || err == EXDEV) {
       return Status::InvalidArgument(what + ": " + path +
                                      " goes through a symbolic link or leaves its folder: tunefarm reads only files "
                                      "inside the model's folder and follows no link there");
     }
+    if (err == ENOTDIR) {
+      return Status::NotFound("cannot open " + what + " " + path + ": a part of the path before its end is a file");
+    }
     return Status::NotFound("cannot open " + what + " " + path + ": " + Errno(err));
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int e = errno;
-    close(fd);
-    return Status::IOError("cannot inspect " + what + " " + path + ": " + Errno(e));
-  }
-  OpenedFile file(fd, st, path);
-  if (!S_ISREG(st.st_mode)) return RefuseKind(what, path, st.st_mode);
+  TUNEFARM_ASSIGN_OR_RETURN(OpenedFile file, RegularOnly(Inspect(fd, path, what), what));
+  const struct stat& st = file.stat();
   // A hard link is the file itself: no path check can tell it from the folder's own files. One
   // whose owner is not the folder's, and which that owner could not read, someone else put there.
-  if (st.st_nlink > 1 && st.st_uid != dir_st.st_uid && (st.st_mode & S_IROTH) == 0) {
+  if (st.st_nlink > 1 && st.st_uid != dir.stat().st_uid && (st.st_mode & S_IROTH) == 0) {
     return Status::InvalidArgument(what + ": " + path + " is a hard link to a file of user " +
                                    std::to_string(st.st_uid) + " that the folder's owner (user " +
-                                   std::to_string(dir_st.st_uid) + ") could not read: refusing to read it");
+                                   std::to_string(dir.stat().st_uid) + ") could not read: refusing to read it");
   }
   return file;
+}
+
+Result<OpenedFile> OpenBeneath(const std::string& dir, const std::string& relative, const std::string& what,
+                               BeneathResolver resolver) {
+  TUNEFARM_ASSIGN_OR_RETURN(OpenedFile folder, OpenDirectory(dir, what));
+  return OpenBeneath(folder, relative, what, resolver);
 }
 
 Status ReadExactly(const OpenedFile& file, uint64_t offset, size_t length, char* out, const std::string& what) {

@@ -171,7 +171,12 @@ Status CudaExecutor::CheckInputIndices(int tensor, const void* storage) const {
   const ArtifactTensor& t = artifact_.tensors[size_t(tensor)];
   for (const auto& k : artifact_.kernels) {
     for (const auto& check : k.index_checks) {
-      if (check.tensor == tensor) TUNEFARM_RETURN_IF_ERROR(CheckIndices(check, t.dtype, storage, t.num_elements()));
+      // The indices may be a view of the input (a Reshape of input_ids): the same storage.
+      int storage_of = check.tensor;
+      for (int hops = 0; artifact_.tensors[size_t(storage_of)].view_of >= 0 && hops < 64; ++hops) {
+        storage_of = artifact_.tensors[size_t(storage_of)].view_of;
+      }
+      if (storage_of == tensor) TUNEFARM_RETURN_IF_ERROR(CheckIndices(check, t.dtype, storage, t.num_elements()));
     }
   }
   return Status::OK();

@@ -156,7 +156,7 @@ TEST_F(HostileInput, EmptyFilesDirectoriesAndFifosAreNotModels) {
   const std::vector<Case> cases = {
       {Write("empty.onnx", ""), "is empty"},
       {dir_, "is a directory"},
-      {fifo, "is not a regular file"},
+      {fifo, "is a FIFO, not a regular file"},
       {Write("zeros.onnx", std::string(64, '\0')),
        "not a serialized ModelProto (it starts with bytes 00 00 00 00 00 00 00 00, which begin no ModelProto field)"},
       {Write("elf.onnx", std::string("\x7f"

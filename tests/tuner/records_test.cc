@@ -266,12 +266,19 @@ TEST_F(RecordsTest, ARecordsDatabaseCannotRunItsAuthorsSql) {
   fill();
   sql("ALTER TABLE trials RENAME TO real_trials; CREATE VIEW trials AS WITH RECURSIVE n(i) AS "
       "(SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT * FROM real_trials, n;");
-  refused_everywhere("view 'trials'");
+  // Renaming the table moved tunefarm's indexes onto it: they are not tunefarm's any more either.
+  refused_everywhere("view 'trials', index 'trials_by_job', index 'trials_by_workload_target'");
 
   // Generated columns and CHECK constraints run SQL on every read or write (issue 46, P17).
   fill();
   sql("ALTER TABLE trials ADD COLUMN evil AS (length(hex(zeroblob(100000000))));");
   refused_everywhere("generated column 'trials.evil'");
+  fill();
+  sql("CREATE INDEX evil ON trials(length(hex(zeroblob(100000000))));");
+  refused_everywhere("index 'evil'");
+  fill();
+  sql("CREATE TABLE stamps (x INTEGER DEFAULT (length(hex(zeroblob(100000000)))));");
+  refused_everywhere("default expression of column 'stamps.x'");
   fill();
   sql("CREATE TABLE guard (x INTEGER CHECK (length(hex(zeroblob(100000000))) > 0));");
   refused_everywhere("check constraint in table 'guard'");
@@ -449,6 +456,18 @@ TEST_F(RecordsTest, WritersRefuseLinksAtTheDatabaseAndItsSideFiles) {
   EXPECT_EQ(st.st_size, 0);
   std::remove(target.c_str());
   std::remove(link.c_str());
+  // A link among the folders on the way (a symlinked home or data directory) is the user's own path:
+  // writers open the database there.
+  const std::string real_dir = path_ + ".dir", linked_dir = path_ + ".dirlink";
+  ASSERT_EQ(system(("rm -rf " + real_dir + " " + linked_dir + " && mkdir " + real_dir).c_str()), 0);
+  ASSERT_EQ(symlink(real_dir.c_str(), linked_dir.c_str()), 0);
+  {
+    auto db = RecordsDb::Open(linked_dir + "/r.db", RecordsDb::Mode::kCreate);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ((*db)->location(), linked_dir + "/r.db");
+  }
+  EXPECT_EQ(stat((real_dir + "/r.db").c_str(), &st), 0);
+  ASSERT_EQ(system(("rm -rf " + real_dir + " " + linked_dir).c_str()), 0);
 }
 
 // Another program's SQLite file is not filled with tunefarm's tables (issue 46, P10).

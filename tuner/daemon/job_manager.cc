@@ -333,13 +333,17 @@ Result<Measurer*> JobManager::MeasurerFor(const TuningJobSpec& spec) {
 }
 
 void JobManager::RunJob(const std::shared_ptr<Job>& job) {
-  MutexLock lock(&mu_);
-  const TuningJobSpec spec = job->state.spec;
-  const int64_t job_id = job->state.id;
-  // Memory first: the import is where a job peaks. The reservation (`held`) shrinks to
-  // need.tune_bytes once the model is imported and to 0 where the job leaves (a stop while queued,
-  // or Leave below).
+  TuningJobSpec spec;
+  {
+    MutexLock lock(&mu_);
+    spec = job->state.spec;
+  }
+  // Memory first: the import is where a job peaks. The estimate reads the model's header (its
+  // external data), outside the lock. The reservation (`held`) shrinks to need.tune_bytes once the
+  // model is imported and to 0 where the job leaves (a stop while queued, or Leave below).
   const JobMemory need = EstimateJobBytes(spec);
+  MutexLock lock(&mu_);
+  const int64_t job_id = job->state.id;
   int64_t held = 0;
   if (need.import_bytes > memory_budget_) {  // a job stored before the budget was lowered
     job->state.state = JobState::kFailed;
@@ -433,6 +437,9 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   auto summaries = NoThrow("tuning job " + std::to_string(job_id), [&] {
     return TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
       MutexLock l(&mu_);
+      // Past the import and measuring: a daemon that dies from here on most likely did not die of
+      // this job's model, so its earlier deaths are not held against it.
+      job->state.interrupted_runs = std::min(job->state.interrupted_runs, 1);
       RecordJobProgress(p, &job->state);
       job->line = job->state.message;
       Persist(*job);

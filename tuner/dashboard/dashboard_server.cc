@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <set>
 
 #include "tunefarm/runtime/mutex.h"
@@ -32,22 +33,27 @@ constexpr int64_t kDefaultTrialLimit = 50000, kMaxTrialLimit = 200000;
 // the cheap answers (/api/last, /api/config, the page) stay answerable under any load.
 constexpr int kExpensiveAtOnce = 2;
 
-// A counting gate that never waits.
-class Gate {
+// A counting gate that never waits: a slot is a ticket, given back when the last copy of it goes
+// (with the response it was attached to, once written: HttpResponse::held_until_written).
+class Gate : public std::enable_shared_from_this<Gate> {
  public:
   explicit Gate(int slots) : free_(slots) {}
-  bool TryEnter() EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    if (free_ == 0) return false;
-    --free_;
-    return true;
+  // A ticket, or null when every slot is taken.
+  std::shared_ptr<void> TryEnter() EXCLUDES(mu_) {
+    {
+      MutexLock lock(&mu_);
+      if (free_ == 0) return nullptr;
+      --free_;
+    }
+    // Not null (a ticket tests true); the deleter gives the slot back and keeps the gate alive.
+    return std::shared_ptr<void>(static_cast<void*>(this), [gate = shared_from_this()](void*) { gate->Leave(); });
   }
+
+ private:
   void Leave() EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     ++free_;
   }
-
- private:
   Mutex mu_;
   int free_ GUARDED_BY(mu_);
 };
@@ -138,7 +144,7 @@ struct Dashboard::Impl {
     std::function<Result<Json>(const HttpRequest&, const Params&)> answer;
     bool expensive = false;  // reads many trials: through `expensive_gate`
   };
-  Gate expensive_gate{kExpensiveAtOnce};
+  std::shared_ptr<Gate> expensive_gate = std::make_shared<Gate>(kExpensiveAtOnce);
   std::vector<Route> routes;
 
   Result<ConnectionPool*> Pool(const Params& params) {
@@ -298,7 +304,10 @@ struct Dashboard::Impl {
                                              " (it takes: " + (accepted.empty() ? "none" : accepted) + ")"));
       }
     }
-    if (route->expensive && !expensive_gate.TryEnter()) {
+    // An expensive answer holds its slot until its bytes are written (a slow reader keeps it), so
+    // at most kExpensiveAtOnce of them are in memory at once.
+    std::shared_ptr<void> ticket = route->expensive ? expensive_gate->TryEnter() : nullptr;
+    if (route->expensive && !ticket) {
       HttpResponse busy = Error(
           Status(StatusCode::kResourceExhausted, "the dashboard is answering " + std::to_string(kExpensiveAtOnce) +
                                                      " requests that read many trials; ask again in a second"));
@@ -306,10 +315,11 @@ struct Dashboard::Impl {
       return busy;
     }
     Result<Json> answer = NoThrow("answering " + route->path, [&] { return route->answer(req, *params); });
-    if (route->expensive) expensive_gate.Leave();
-    if (!answer.ok()) return Error(answer.status());
     // Invalid UTF-8 in stored text (a compiler message) is replaced, never an exception.
-    return HttpResponse::Json(200, answer->dump(-1, ' ', false, Json::error_handler_t::replace));
+    HttpResponse r = answer.ok() ? HttpResponse::Json(200, answer->dump(-1, ' ', false, Json::error_handler_t::replace))
+                                 : Error(answer.status());
+    r.held_until_written = std::move(ticket);
+    return r;
   }
 
   static HttpResponse MethodNotAllowed(const std::string& allowed) {

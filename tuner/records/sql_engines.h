@@ -17,16 +17,24 @@ Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool 
 // for `records check` and `records repair`.
 Result<std::unique_ptr<SqlConnection>> OpenSqliteReadOnly(const std::string& path, bool salvage = false);
 
-// The parts of an SQLite schema that would run SQL inside tunefarm, which writes only tables and
-// indexes with plain columns: triggers, views, generated columns (computed when a row is read or
-// written) and CHECK constraints (evaluated on every insert). Rows of (what, name). Opening refuses
-// a file that has any; `records check` lists them.
+// The parts of an SQLite schema that would run SQL inside tunefarm, which writes only tables with
+// plain columns and its two indexes: triggers, views, generated columns (computed when a row is read
+// or written), CHECK constraints and DEFAULT expressions other than tunefarm's own constants and
+// timestamp (evaluated on every insert), and any other index (an expression or a partial index's
+// WHERE runs on every write). Rows of (what, name). Opening refuses a file that has any; `records
+// check` lists them.
 inline constexpr const char* kSqliteSchemaCode =
     "SELECT type, name FROM sqlite_schema WHERE type IN ('trigger', 'view')"
     " UNION ALL SELECT 'generated column', m.name || '.' || c.name FROM sqlite_schema m,"
     " pragma_table_xinfo(m.name) c WHERE m.type = 'table' AND c.hidden IN (2, 3)"
     " UNION ALL SELECT 'check constraint in table', name FROM sqlite_schema"
-    " WHERE type = 'table' AND upper(sql) LIKE '%CHECK%(%' ORDER BY 2";
+    " WHERE type = 'table' AND (upper(sql) LIKE '%CHECK (%' OR upper(sql) LIKE '%CHECK(%')"
+    " UNION ALL SELECT 'default expression of column', m.name || '.' || c.name FROM sqlite_schema m,"
+    " pragma_table_info(m.name) c WHERE m.type = 'table' AND c.dflt_value IS NOT NULL AND c.dflt_value NOT IN"
+    " ('0', '1', '''''', '''{}''', '''[]''', 'strftime(''%Y-%m-%dT%H:%M:%fZ'', ''now'')')"
+    " UNION ALL SELECT 'index', name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT IN"
+    " ('CREATE INDEX trials_by_workload_target ON trials(workload_id, target_id, status, mean_ms)',"
+    " 'CREATE INDEX trials_by_job ON trials(job_id)') ORDER BY 2";
 
 // True for a PostgreSQL location: a postgresql:// or postgres:// URL, or a libpq keyword string
 // ("host=db dbname=records user=tuner"): text that starts with a keyword and '='.

@@ -10,7 +10,9 @@
 //  - a symbolic link at the database's path or at its -wal, -shm or -journal file (planted by
 //    whoever can write a shared directory) is refused by name, and writers open with
 //    SQLITE_OPEN_NOFOLLOW.
+#include <limits.h>
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -250,13 +252,25 @@ Status RefuseLinks(const std::string& path, bool writing) {
   return Status::OK();
 }
 
+// SQLITE_OPEN_NOFOLLOW refuses a symlink anywhere in the path, but the folders on the way are the
+// user's own path (a symlinked home or data directory): the folder is resolved first, and only the
+// file's own name (and its side files, RefuseLinks) must not be a link.
+std::string WithResolvedFolder(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  char resolved[PATH_MAX];
+  if (!realpath(dir.c_str(), resolved)) return path;  // the open then says what is wrong
+  const std::string folder = resolved;
+  return (folder == "/" ? "" : folder) + "/" + (slash == std::string::npos ? path : path.substr(slash + 1));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SqlConnection>> OpenSqlite(const std::string& path, bool create) {
   TUNEFARM_RETURN_IF_ERROR(RefuseLinks(path, /*writing=*/true));
   TUNEFARM_ASSIGN_OR_RETURN(
-      auto conn,
-      OpenWithFlags(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (create ? SQLITE_OPEN_CREATE : 0), ""));
+      auto conn, OpenWithFlags(path, WithResolvedFolder(path),
+                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | (create ? SQLITE_OPEN_CREATE : 0), ""));
   return std::unique_ptr<SqlConnection>(std::move(conn));
 }
 

@@ -73,9 +73,9 @@ struct ArtifactTensor {
   ElementType caller_dtype() const { return edge_dtype.value_or(dtype); }
 };
 
-// A kernel's runtime indices (Gather, GatherElements, GatherND, ScatterND, ScatterElements): before
-// the kernel runs, every element i of `tensor` (int64 or int32) must lie in [-e, e) for
-// e = extents[i % extents.size()] (GatherND and ScatterND index several axes per innermost row),
+// A kernel's runtime indices (Gather, GatherElements, GatherND, ScatterElements): before the kernel
+// runs, every element i of `tensor` (int64 or int32) must lie in [-e, e) for
+// e = extents[i % extents.size()] (GatherND indexes several axes per innermost row),
 // else the run fails naming `node`, the position and the index. The kernel itself also clamps, so an
 // executor that does not check (an older runtime, CUDA tensors on the device) never reads outside.
 struct IndexCheck {

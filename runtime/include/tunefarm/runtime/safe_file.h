@@ -8,6 +8,9 @@
 //    open), fstat's that descriptor and refuses anything but a regular file, naming its kind:
 //    "WHAT PATH is a FIFO, not a regular file". A symlink given by the user is followed (it is the
 //    user's own path); use OpenBeneath where the path comes from a file.
+//  - OpenDirectory(path) holds a folder open; OpenRegularFileIn(dir, name) and OpenBeneath(dir, ...)
+//    open relative to that descriptor, so a folder renamed or swapped for a symlink after it was
+//    opened changes nothing (a model and its external data come from one folder).
 //  - OpenBeneath(dir, relative, what): the regular file `relative` inside directory `dir`,
 //    resolved without following a symlink at any component and never above `dir`:
 //    openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it, else a walk of the
@@ -59,9 +62,17 @@ class OpenedFile {
 };
 
 Result<OpenedFile> OpenRegularFile(const std::string& path, const std::string& what);
+// A directory held open (the caller's own path: links on the way to it are followed), so that the
+// files beneath it are opened relative to this directory even if its path is swapped later.
+Result<OpenedFile> OpenDirectory(const std::string& path, const std::string& what);
+// `name` in an opened directory, opened as OpenRegularFile opens a path.
+Result<OpenedFile> OpenRegularFileIn(const OpenedFile& dir, const std::string& name, const std::string& what);
 // How OpenBeneath resolves: openat2 where the kernel has it (Linux 5.6; a container's seccomp
 // profile may refuse it) else the walk, or the walk alone (what a test of the fallback asks for).
 enum class BeneathResolver { kBest, kWalk };
+Result<OpenedFile> OpenBeneath(const OpenedFile& dir, const std::string& relative, const std::string& what,
+                               BeneathResolver resolver = BeneathResolver::kBest);
+// The same below the directory at `dir`, opened for this one call.
 Result<OpenedFile> OpenBeneath(const std::string& dir, const std::string& relative, const std::string& what,
                                BeneathResolver resolver = BeneathResolver::kBest);
 

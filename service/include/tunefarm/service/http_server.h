@@ -53,7 +53,11 @@ struct HttpResponse {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra ones (Allow, Cache-Control, ...)
-  static HttpResponse Text(int status, std::string text);    // text/plain, newline appended
+  // Released once the response is written or abandoned (its client gone or too slow): what a
+  // handler reserved for it, such as one of the dashboard's slots for answers that read many trials,
+  // stays reserved until its bytes have left the process.
+  std::shared_ptr<void> held_until_written;
+  static HttpResponse Text(int status, std::string text);  // text/plain, newline appended
   static HttpResponse Json(int status, std::string json);
 };
 
