@@ -397,6 +397,33 @@ Result<Attribute> ConvertAttribute(const onnx::AttributeProto& a, const std::str
 
 // Where ImportNodes puts nodes and what it nests in: If branches are inlined, with their nodes
 // guarded by the condition, to this depth.
+// The names a graph's nodes see: its own, then its enclosing graphs' (ONNX's scoping; a branch's
+// own names shadow). A branch adds a layer instead of copying the whole map: many Ifs under a large
+// scope cost what they name, not the scope once each.
+class Scope {
+ public:
+  explicit Scope(const Scope* parent = nullptr) : parent_(parent) {}
+  int Find(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent_) {
+      auto it = s->names_.find(name);
+      if (it != s->names_.end()) return it->second;
+    }
+    return -1;
+  }
+  void Set(const std::string& name, int value) { names_[name] = value; }
+
+ private:
+  const Scope* parent_;
+  std::unordered_map<std::string, int> names_;
+};
+
+// The first `max` bytes of a UTF-8 name, never cutting a character in two.
+std::string Utf8Prefix(const std::string& name, size_t max) {
+  if (name.size() <= max) return name;
+  while (max > 0 && (static_cast<unsigned char>(name[max]) & 0xC0) == 0x80) --max;
+  return name.substr(0, max);
+}
+
 struct NodeSink {
   graph::Graph* g;
   const OpenedFile* folder;  // the model's, held open: every external tensor is read beneath it
@@ -406,23 +433,21 @@ struct NodeSink {
 constexpr int kMaxIfDepth = 16;
 
 Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const NodeSink& sink,
-                   const std::vector<graph::NodeGuard>& guards, const std::string& prefix,
-                   std::unordered_map<std::string, int>* scope);
+                   const std::vector<graph::NodeGuard>& guards, const std::string& prefix, Scope* scope);
 
 // An If node: both branches inlined into the graph (their values named "<if>.then/..." and
 // "<if>.else/...", their nodes guarded by the condition), then one "If" node that picks each
 // output from the branch the condition names: inputs [cond, then outputs..., else outputs...].
 // Branches see the values of the enclosing scopes (ONNX's scoping); their own names shadow.
 Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSink& sink,
-                const std::vector<graph::NodeGuard>& guards, const std::string& prefix,
-                std::unordered_map<std::string, int>* scope) {
+                const std::vector<graph::NodeGuard>& guards, const std::string& prefix, Scope* scope) {
   graph::Graph& g = *sink.g;
   if (sink.depth >= kMaxIfDepth)
     return Status::InvalidArgument(who + ": If nested deeper than " + std::to_string(kMaxIfDepth));
   if (np.input_size() != 1 || np.input(0).empty())
     return Status::InvalidArgument(who + ": takes exactly one input, the condition");
-  auto cond = scope->find(np.input(0));
-  if (cond == scope->end()) {
+  const int cond = scope->Find(np.input(0));
+  if (cond < 0) {
     return Status::InvalidArgument(who + ": input '" + np.input(0) +
                                    "' is not a graph input, initializer or earlier output");
   }
@@ -440,7 +465,7 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
   // not the names of every enclosing If (those nested 16 deep with 100 KB names would name each
   // inlined value with megabytes): names grow linearly with the model.
   const std::string own = np.name().empty() ? np.output_size() ? np.output(0) : std::string("if") : np.name();
-  const std::string name = own.substr(0, 48) + "#" + std::to_string((*sink.ifs)++);
+  const std::string name = Utf8Prefix(own, 48) + "#" + std::to_string((*sink.ifs)++);
   std::vector<int> outputs[2];
   for (int which = 0; which < 2; ++which) {
     const onnx::GraphProto& branch = *branches[which];
@@ -451,30 +476,30 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
                                      " outputs, the node has " + std::to_string(np.output_size()));
     }
     const std::string branch_prefix = name + (which == 0 ? ".then/" : ".else/");
-    std::unordered_map<std::string, int> branch_scope = *scope;
+    Scope branch_scope(scope);
     for (const auto& init : branch.initializer()) {
       TUNEFARM_ASSIGN_OR_RETURN(
           ConstantData c,
           ConvertTensor(init, who + " " + branch_name + " initializer '" + init.name() + "'", sink.folder));
-      branch_scope[init.name()] = g.AddConstant(branch_prefix + init.name(), std::move(c));
+      branch_scope.Set(init.name(), g.AddConstant(branch_prefix + init.name(), std::move(c)));
     }
     std::vector<graph::NodeGuard> branch_guards = guards;
-    branch_guards.push_back({cond->second, which == 0});
+    branch_guards.push_back({cond, which == 0});
     TUNEFARM_RETURN_IF_ERROR(ImportNodes(branch.node(), {sink.g, sink.folder, sink.depth + 1, sink.ifs}, branch_guards,
                                          branch_prefix, &branch_scope));
     for (const auto& out : branch.output()) {
-      auto it = branch_scope.find(out.name());
-      if (it == branch_scope.end()) {
+      const int produced = branch_scope.Find(out.name());
+      if (produced < 0) {
         return Status::InvalidArgument(who + ": " + branch_name + " output '" + out.name() + "' is never produced");
       }
-      outputs[which].push_back(it->second);
+      outputs[which].push_back(produced);
     }
   }
   graph::Node merge;
   merge.name = np.name().empty() ? "" : prefix + np.name();
   merge.op_type = "If";
   merge.guards = guards;
-  merge.inputs = {cond->second};
+  merge.inputs = {cond};
   for (const auto& list : outputs) merge.inputs.insert(merge.inputs.end(), list.begin(), list.end());
   const int node_index = int(g.nodes.size());
   for (const auto& out : np.output()) {
@@ -482,7 +507,7 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
     v.name = prefix + out;
     v.producer = node_index;
     const int idx = g.AddValue(std::move(v));
-    if (!out.empty()) (*scope)[out] = idx;
+    if (!out.empty()) scope->Set(out, idx);
     merge.outputs.push_back(idx);
   }
   g.nodes.push_back(std::move(merge));
@@ -490,10 +515,8 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
 }
 
 Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const NodeSink& sink,
-                   const std::vector<graph::NodeGuard>& guards, const std::string& prefix,
-                   std::unordered_map<std::string, int>* scope) {
+                   const std::vector<graph::NodeGuard>& guards, const std::string& prefix, Scope* scope) {
   graph::Graph& g = *sink.g;
-  std::unordered_map<std::string, int>& by_name = *scope;
   for (const auto& np : nodes) {
     graph::Node n;
     n.name = np.name().empty() ? "" : prefix + np.name();
@@ -516,12 +539,12 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
         n.inputs.push_back(-1);
         continue;
       }
-      auto it = by_name.find(in);
-      if (it == by_name.end()) {
+      const int value = scope->Find(in);
+      if (value < 0) {
         return Status::InvalidArgument(who + ": input '" + in +
                                        "' is not a graph input, initializer or earlier output");
       }
-      n.inputs.push_back(it->second);
+      n.inputs.push_back(value);
     }
     for (const auto& a : np.attribute()) {
       TUNEFARM_ASSIGN_OR_RETURN(Attribute attr, ConvertAttribute(a, who));
@@ -533,7 +556,7 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
       v.name = prefix + out;
       v.producer = node_index;
       int idx = g.AddValue(std::move(v));
-      if (!out.empty()) by_name[out] = idx;
+      if (!out.empty()) scope->Set(out, idx);
       n.outputs.push_back(idx);
     }
     g.nodes.push_back(std::move(n));
@@ -605,13 +628,13 @@ Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& wh
         " MiB of them external data); this process may use at most " + std::to_string(MemoryBudgetBytes() >> 20) +
         " MiB (physical memory and its address-space limit)");
   }
-  std::unordered_map<std::string, int> by_name;
+  Scope by_name;
   for (const auto& init : gp.initializer()) {
     TUNEFARM_ASSIGN_OR_RETURN(ConstantData c, ConvertTensor(init, "initializer '" + init.name() + "'", folder));
-    by_name[init.name()] = g.AddConstant(init.name(), std::move(c));
+    by_name.Set(init.name(), g.AddConstant(init.name(), std::move(c)));
   }
   for (const auto& in : gp.input()) {
-    if (by_name.count(in.name())) continue;  // an initializer listed as input (older exporters)
+    if (by_name.Find(in.name()) >= 0) continue;  // an initializer listed as input (older exporters)
     graph::Value v;
     v.name = in.name();
     if (!in.type().has_tensor_type()) return Status::InvalidArgument("graph input '" + in.name() + "' is not a tensor");
@@ -645,20 +668,20 @@ Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& wh
       if (d > 0) elements *= d;
     }
     int idx = g.AddValue(std::move(v));
-    by_name[in.name()] = idx;
+    by_name.Set(in.name(), idx);
     g.inputs.push_back(idx);
   }
   int ifs = 0;
   TUNEFARM_RETURN_IF_ERROR(ImportNodes(gp.node(), {&g, folder, 0, &ifs}, {}, "", &by_name));
   for (const auto& out : gp.output()) {
-    auto it = by_name.find(out.name());
-    if (it == by_name.end()) return Status::InvalidArgument("graph output '" + out.name() + "' is never produced");
-    g.outputs.push_back(it->second);
+    const int produced = by_name.Find(out.name());
+    if (produced < 0) return Status::InvalidArgument("graph output '" + out.name() + "' is never produced");
+    g.outputs.push_back(produced);
     // A declared type kernels do not compute on (a float16 output) is the output's edge type;
     // lowering checks that the value's inferred type is its storage type.
     if (out.type().has_tensor_type() && out.type().tensor_type().elem_type() != 0) {
       auto edge = ConvertElementType(out.type().tensor_type().elem_type(), "graph output '" + out.name() + "'");
-      if (edge.ok() && !runtime::IsStorageType(*edge)) g.values[size_t(it->second)].edge_dtype = *edge;
+      if (edge.ok() && !runtime::IsStorageType(*edge)) g.values[size_t(produced)].edge_dtype = *edge;
     }
   }
   return g;
