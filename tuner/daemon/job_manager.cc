@@ -363,8 +363,9 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   if (job->stop) return CancelledWhileQueued(*job);
   memory_reserved_ += need.import_bytes;
   held = need.import_bytes;
-  // Counted before the import (where a model that takes the process down does it) and given back
-  // by a clean stop: what stays counted are runs the daemon did not survive.
+  // A run is counted while it does what a model can take the process down with (the import here,
+  // then its first trials), and given back once past it or at a clean stop: what stays counted are
+  // runs the daemon did not survive there, not its deaths while the job only waited.
   ++job->state.interrupted_runs;
   Persist(*job);
   lock.Unlock();
@@ -381,9 +382,9 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   }
   lock.Lock();
   KeepMemory(&held, need.tune_bytes);  // the model is gone; its tasks remain
+  --job->state.interrupted_runs;       // the import is behind it (persisted with the next change)
   while (!((running_ < options_.max_running && !Overlaps(keys)) || job->stop)) changed_.Wait(&mu_);
   if (job->stop) {
-    --job->state.interrupted_runs;
     Persist(*job);
     CancelledWhileQueued(*job);
     KeepMemory(&held, 0);
@@ -432,13 +433,14 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
     for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
     StartJobTasks(*tasks, schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()),
                   &job->state);
+    ++job->state.interrupted_runs;  // until its first trials are measured (the progress below)
     Persist(*job);
   }
   auto summaries = NoThrow("tuning job " + std::to_string(job_id), [&] {
     return TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
       MutexLock l(&mu_);
-      // Past the import and measuring: a daemon that dies from here on most likely did not die of
-      // this job's model, so its earlier deaths are not held against it.
+      // Measuring: a daemon that dies from here on most likely did not die of this job's model, so
+      // its earlier deaths are not held against it (this run stays counted until a clean stop).
       job->state.interrupted_runs = std::min(job->state.interrupted_runs, 1);
       RecordJobProgress(p, &job->state);
       job->line = job->state.message;

@@ -12,9 +12,9 @@
 // its model, keeps a smaller one while it tunes, and a job whose estimate exceeds the whole budget
 // is refused at submit, as is a job past 256 unfinished ones (each waits on a thread of its own).
 // Cancel stops a job after its batch in flight. Destruction stops every job the same way and leaves
-// them `running` in the database (to be resumed), never `cancelled`. A job running when the daemon
-// ended without stopping it (a crash, SIGKILL) twice is failed at the next start, not resumed
-// (TuningJob::interrupted_runs).
+// them `running` in the database (to be resumed), never `cancelled`. A job whose import or first
+// trials the daemon did not survive twice (a crash, SIGKILL) is failed at the next start, not
+// resumed (TuningJob::interrupted_runs).
 // Thread safety: every method may be called from any thread (gRPC handlers).
 #ifndef TUNEFARM_TUNER_DAEMON_JOB_MANAGER_H_
 #define TUNEFARM_TUNER_DAEMON_JOB_MANAGER_H_

@@ -64,9 +64,9 @@ struct TuningJob {
   int trials_done = 0;  // measured so far (resumed trials included)
   int trials_budget = 0;
   std::string message;  // failed: why; otherwise the last progress line
-  // Runs of the job that ended without a word from the daemon (a crash, an abort, SIGKILL): counted
-  // when a run starts, given back when it stops cleanly. A daemon does not resume a job at
-  // JobManager's limit; it fails it saying so.
+  // Runs of the job the daemon did not survive (a crash, an abort, SIGKILL) while it imported the
+  // model or measured its first trials: counted while it does those, given back once past them or
+  // at a clean stop. A daemon does not resume a job at JobManager's limit; it fails it saying so.
   int interrupted_runs = 0;
   std::vector<JobTask> tasks;
   std::string created_at, updated_at;
