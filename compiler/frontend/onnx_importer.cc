@@ -291,7 +291,7 @@ Result<ConstantData> ConvertTensor(const onnx::TensorProto& t, const std::string
     return Status::ResourceExhausted(what + " needs " + std::to_string((uint64_t(n) * stored_width) >> 20) +
                                      " MiB in memory; this process may use at most " +
                                      std::to_string(MemoryBudgetBytes() >> 20) +
-                                     " MiB (physical memory and its address-space limit)");
+                                     " MiB (physical memory, a container's limit and ulimit -v/-d)");
   }
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     TUNEFARM_ASSIGN_OR_RETURN(ExternalData data, OpenExternalData(t, folder, uint64_t(n) * width, what));
@@ -626,7 +626,7 @@ Result<graph::Graph> ImportModel(const std::string& bytes, const std::string& wh
         "ONNX model " + what + ": its weights need " + std::to_string((weights.inside + weights.external) >> 20) +
         " MiB in memory (" + std::to_string(weights.external >> 20) +
         " MiB of them external data); this process may use at most " + std::to_string(MemoryBudgetBytes() >> 20) +
-        " MiB (physical memory and its address-space limit)");
+        " MiB (physical memory, a container's limit and ulimit -v/-d)");
   }
   Scope by_name;
   for (const auto& init : gp.initializer()) {
