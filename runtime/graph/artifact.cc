@@ -140,7 +140,7 @@ Status CheckIndices(const IndexCheck& check, ElementType dtype, const void* data
       std::memcpy(&v, static_cast<const char*>(data) + i * 8, 8);
     }
     const int64_t e = check.extents[size_t(i) % n];
-    const int64_t lo = check.negative_from_end ? -e : 0;
+    const int64_t lo = -e;  // ONNX's gathers count negative indices from the end
     if (v < lo || v >= e) {
       return Status::InvalidArgument(check.node + ": index " + std::to_string(v) + " at position " + std::to_string(i) +
                                      " is out of range [" + std::to_string(lo) + ", " + std::to_string(e - 1) +
@@ -269,10 +269,7 @@ std::string Artifact::MetadataJson() const {
     if (!k.index_checks.empty()) {
       nlohmann::ordered_json checks = nlohmann::ordered_json::array();
       for (const auto& c : k.index_checks) {
-        checks.push_back({{"tensor", c.tensor},
-                          {"extents", c.extents},
-                          {"node", c.node},
-                          {"negative_from_end", c.negative_from_end}});
+        checks.push_back({{"tensor", c.tensor}, {"extents", c.extents}, {"node", c.node}});
       }
       e["index_checks"] = checks;
     }
@@ -413,7 +410,6 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
           check.tensor = c.at("tensor").get<int>();
           check.extents = c.at("extents").get<std::vector<int64_t>>();
           check.node = c.value("node", "");
-          check.negative_from_end = c.value("negative_from_end", true);
           k.index_checks.push_back(std::move(check));
         }
       }

@@ -82,8 +82,6 @@ struct IndexCheck {
   int tensor = -1;
   std::vector<int64_t> extents;
   std::string node;  // "node 'emb' (Gather)"
-  // Whether negative indices count from the end (ONNX's gathers); else the range is [0, e).
-  bool negative_from_end = true;
 };
 
 struct ArtifactKernel {
