@@ -4,7 +4,9 @@ namespace tunefarm::testing {
 
 std::string LocalFarm::StartTracker(const std::string& rpc_tracker, int heartbeat_ms, const std::string& listen) {
   tracker_ = std::make_unique<ChildProcess>();
-  if (!tracker_->Start({rpc_tracker, "--listen", listen, "--heartbeat-ms", std::to_string(heartbeat_ms)}, env())) {
+  std::vector<std::string> argv = {rpc_tracker, "--listen", listen, "--heartbeat-ms", std::to_string(heartbeat_ms)};
+  argv.insert(argv.end(), daemon_flags_.begin(), daemon_flags_.end());
+  if (!tracker_->Start(argv, env())) {
     return "cannot start " + rpc_tracker;
   }
   tracker_address_ = AddressFromLine(tracker_->WaitForLine("listening on", 10000));
@@ -18,6 +20,7 @@ std::string LocalFarm::StartServer(const ServerSpec& spec) {
   argv.insert(argv.end(), {spec.rpc_server, "--tracker", tracker_address_, "--key", spec.key, "--listen", "127.0.0.1:0",
                            "--tmp", spec.tmp, "--child", spec.measure_child});
   if (!spec.launcher.empty()) argv.insert(argv.end(), {"--child-launcher", spec.launcher});
+  argv.insert(argv.end(), daemon_flags_.begin(), daemon_flags_.end());
   if (!s->Start(argv, env())) return "cannot start " + spec.rpc_server;
   const std::string line = s->WaitForLine("listening on", spec.register_timeout_ms);
   if (line.empty()) return "rpc_server (" + spec.key + ") did not say where it listens";

@@ -23,6 +23,9 @@ struct ServerSpec {
 class LocalFarm {
  public:
   explicit LocalFarm(std::string token) : token_(std::move(token)) {}
+  // Flags every daemon of the farm also gets, set before starting them: the server side of mutual
+  // TLS (common/test_certificates.h).
+  void set_daemon_flags(std::vector<std::string> flags) { daemon_flags_ = std::move(flags); }
   // "" on success, else what failed.
   std::string StartTracker(const std::string& rpc_tracker, int heartbeat_ms = 1000,
                            const std::string& listen = "127.0.0.1:0");
@@ -39,6 +42,7 @@ class LocalFarm {
 
  private:
   std::string token_;
+  std::vector<std::string> daemon_flags_;
   std::unique_ptr<ChildProcess> tracker_;
   std::string tracker_address_;
   std::vector<std::unique_ptr<ChildProcess>> servers_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "common/process.h"
+#include "common/test_certificates.h"
 #include "common/test_files.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/v1/tracker.grpc.pb.h"
@@ -19,25 +20,14 @@ using service::LoadTlsFlags;
 const char* kToken = "tls-test-token-0123456789";
 
 TEST(MutualTls, OnlyClientsWithACertificateFromTheCaGetIn) {
-  if (system("openssl version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("openssl not installed");
+  if (!tunefarm::testing::HaveOpenssl()) TUNEFARM_MISSING_FIXTURE("openssl not installed");
   const std::string dir = ::testing::TempDir() + "tunefarm_tls_" + std::to_string(getpid());
-  const std::string q = " > /dev/null 2>&1";
-  ASSERT_EQ(
-      system(("rm -rf " + dir + " && mkdir -p " + dir + " && cd " + dir +
-              " && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext"
-              " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=test-ca" +
-              q + " && openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost" + q +
-              " && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1"
-              " -extfile san.ext" +
-              q + " && openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=client" + q +
-              " && openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1" +
-              q)
-                 .c_str()),
-      0);
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  ASSERT_EQ(tunefarm::testing::WriteTestCertificates(dir), "");
   tunefarm::testing::ChildProcess tracker;
-  ASSERT_TRUE(tracker.Start({RPC_TRACKER, "--listen", "127.0.0.1:0", "--tls-cert", dir + "/server.pem", "--tls-key",
-                             dir + "/server.key", "--tls-ca", dir + "/ca.pem"},
-                            {std::string("TUNEFARM_TOKEN=") + kToken}));
+  std::vector<std::string> argv = {RPC_TRACKER, "--listen", "127.0.0.1:0"};
+  for (const std::string& flag : tunefarm::testing::ServerTlsFlags(dir)) argv.push_back(flag);
+  ASSERT_TRUE(tracker.Start(argv, {std::string("TUNEFARM_TOKEN=") + kToken}));
   const std::string address = tunefarm::testing::AddressFromLine(tracker.WaitForLine("listening on", 10000));
   ASSERT_FALSE(address.empty());
 

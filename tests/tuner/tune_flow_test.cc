@@ -16,6 +16,7 @@
 #include "common/postgres_server.h"
 #include "common/process.h"
 #include "common/small_model.h"
+#include "common/test_certificates.h"
 #include "common/test_files.h"
 #include "tunefarm/runtime/artifact.h"
 #include "tunefarm/service/auth.h"
@@ -164,7 +165,8 @@ class DaemonClient {
     grpc::ClientContext ctx;
     service::AttachToken(&ctx, kToken);
     v1::ListJobsResponse resp;
-    EXPECT_TRUE(stub_->ListJobs(&ctx, v1::ListJobsRequest(), &resp).ok());
+    const grpc::Status s = stub_->ListJobs(&ctx, v1::ListJobsRequest(), &resp);
+    EXPECT_TRUE(s.ok()) << s.error_code() << ": " << s.error_message();
     return {resp.jobs().begin(), resp.jobs().end()};
   }
   grpc::Status Cancel(int64_t id, v1::TuningJob* job) {
@@ -495,16 +497,33 @@ TEST_F(TuneFlow, ASecondTunerOnOneDatabaseIsRefused) {
   EXPECT_EQ(next.Wait(), 0);
 }
 
-// A tune whose every trial fails (here the measurement cannot make its work directory) exits 1 and
-// says why, instead of exiting 0 with nothing to compile from.
-TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
+// A run whose every trial fails (here no candidate can be built: TMPDIR is missing) fails and says
+// why, instead of ending done with nothing to compile from -- from `tunefarm tune` (exit 1) and from a
+// tuner-daemon's job alike: both go through the one runner (tunefarm/tuner/tuning_run.h).
+TEST_F(TuneFlow, ARunWithNoSuccessfulTrialFailsAlikeFromTheCliAndTheDaemon) {
+  const std::string why = "no trial succeeded (compile_error 6); the measurements fail, not the configs";
   auto r = RunCommand(std::string("TMPDIR=/nonexistent ") + TUNEFARM_CLI + " tune " + model_ +
                       " --total-trials 6 --records " + dir_ + "/failing.db");
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(
-      r.output.find("tunefarm tune: no trial succeeded (runtime_error 6); the measurements fail, not the configs"),
-      std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("tunefarm tune: " + why), std::string::npos) << r.output;
+  {
+    ChildProcess daemon;
+    const std::string address = StartDaemon(&daemon, dir_ + "/daemon_failing.db", "/nonexistent");
+    ASSERT_FALSE(address.empty());
+    DaemonClient client(address);
+    v1::TuningJobSpec spec;
+    spec.set_model(model_);
+    spec.set_total_trials(6);
+    v1::TuningJob job;
+    ASSERT_TRUE(client.Submit(spec, &job).ok());
+    grpc::Status s;
+    auto events = client.Watch(job.id(), &s);
+    ASSERT_FALSE(events.empty()) << s.error_message();
+    EXPECT_EQ(events.back().job().state(), v1::JOB_STATE_FAILED);
+    EXPECT_EQ(events.back().job().message(), why);
+    daemon.Kill(SIGTERM);
+    EXPECT_EQ(daemon.Wait(), 0);
+  }
   // Once the machine is fixed, the same command measures those configs again (the failures were the
   // machine's: nothing on this target ever succeeded), the fallback included.
   auto fixed = RunCommand(Cli("tune " + model_ + " --total-trials 8 --records " + dir_ + "/failing.db"));
@@ -525,7 +544,9 @@ TEST_F(TuneFlow, ATuneWithNoSuccessfulTrialFailsAndSaysWhy) {
   ASSERT_EQ(runs->size(), 2u);
   EXPECT_EQ((*runs)[0].daemon, "tunefarm tune");
   EXPECT_EQ((*runs)[0].state, "failed");
-  EXPECT_NE((*runs)[0].progress_json.find("no trial succeeded"), std::string::npos) << (*runs)[0].progress_json;
+  TuningJob stored;
+  ASSERT_TRUE(ParseStoredProgress((*runs)[0].progress_json, &stored).ok());
+  EXPECT_EQ(stored.message, why);
   EXPECT_EQ((*runs)[1].state, "done");
 }
 
@@ -775,6 +796,32 @@ TEST_F(TuneFlow, TunesThroughTrackerAndTwoServersThenCompilesWithTheRecords) {
   EXPECT_EQ(compiled.output.find("no tuning record"), std::string::npos) << compiled.output;  // every task tuned
   auto ran = RunCommand(Cli("run " + dir_ + "/small.tfa"));
   EXPECT_EQ(ran.code, 0) << ran.output;
+}
+
+// A farm that takes only mutual TLS (docs/security.md): `tunefarm tune --tracker` with the client's
+// certificate tunes through it; without one it cannot reach the tracker, and says so as it retries.
+TEST_F(TuneFlow, TunesThroughAFarmThatTakesOnlyMutualTls) {
+  if (!tunefarm::testing::HaveOpenssl()) TUNEFARM_MISSING_FIXTURE("openssl not installed");
+  ASSERT_EQ(tunefarm::testing::WriteTestCertificates(dir_), "");
+  tunefarm::testing::LocalFarm farm(kToken);
+  farm.set_daemon_flags(tunefarm::testing::ServerTlsFlags(dir_));
+  ASSERT_EQ(farm.StartTracker(RPC_TRACKER), "");
+  ASSERT_EQ(farm.StartServer({RPC_SERVER, MEASURE_CHILD, "x86-tls", dir_, ""}), "");
+  std::string tls;
+  for (const std::string& flag : tunefarm::testing::ClientTlsFlags(dir_)) tls += " " + flag;
+  const std::string tune = "tune " + model_ + " --trials 2 --tracker " + farm.tracker_address() + " --key x86-tls";
+  auto r = RunCommand(Cli(tune + tls + " --records " + dir_ + "/tls.db"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Counts c = Count(dir_ + "/tls.db");
+  EXPECT_EQ(c.trials, 8u);  // 2 for each of the 4 tasks
+  EXPECT_EQ(c.device_keys, std::set<std::string>{"x86-tls"});
+  ChildProcess plain;  // keeps asking for a lease, saying why each time, until stopped
+  ASSERT_TRUE(StartCli(&plain, {"tune", model_, "--trials", "2", "--tracker", farm.tracker_address(), "--key",
+                                "x86-tls", "--records", dir_ + "/plain.db"}));
+  EXPECT_FALSE(plain.WaitForLine("farm: cannot lease a 'x86-tls' server yet", 30000).empty());
+  plain.Kill(SIGKILL);
+  plain.Wait();
+  EXPECT_EQ(Count(dir_ + "/plain.db").trials, 0u);
 }
 
 TEST_F(TuneFlow, TunesThroughTheEmulatedRasp4bServerThenCompilesForIt) {

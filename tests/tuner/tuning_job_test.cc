@@ -11,7 +11,7 @@ bool SameSpec(const TuningJobSpec& a, const TuningJobSpec& b) {
   return a.model == b.model && a.target == b.target && a.tuner == b.tuner && a.trials_per_task == b.trials_per_task &&
          a.total_trials == b.total_trials && a.scheduler == b.scheduler && a.early_stopping == b.early_stopping &&
          a.threads == b.threads && a.tracker == b.tracker && a.key == b.key && a.seed == b.seed &&
-         a.keep_model_layout == b.keep_model_layout && a.input_shapes == b.input_shapes;
+         a.keep_model_layout == b.keep_model_layout && a.transfer == b.transfer && a.input_shapes == b.input_shapes;
 }
 
 TuningJobSpec FullSpec() {
@@ -27,6 +27,7 @@ TuningJobSpec FullSpec() {
   spec.key = "rasp4b";
   spec.seed = 18446744073709551557ull;  // past int64: proto JSON writes it as a string
   spec.keep_model_layout = false;
+  spec.transfer = false;  // --no-transfer
   spec.input_shapes = {"image:1x3x256x256"};
   return spec;
 }
@@ -134,6 +135,7 @@ TEST(JobProto, RoundTripsAndRefusesEnumValuesItDoesNotKnow) {
   EXPECT_EQ(defaults->tuner, TunerKind::kXgb);
   EXPECT_EQ(defaults->scheduler, SchedulerKind::kGradient);
   EXPECT_TRUE(defaults->keep_model_layout);
+  EXPECT_TRUE(defaults->transfer);
 
   plain.set_scheduler(static_cast<v1::Scheduler>(7));
   EXPECT_EQ(FromProto(plain).status().message(), "job spec: unknown scheduler 7");

@@ -1,7 +1,7 @@
 // The `tunefarm` subcommands: one table (name, one-line help, declaration), the subcommands of the
 // CLI11 app in main.cc; `tunefarm help` lists them and `tunefarm COMMAND --help` shows a command's
-// flags. Each command lives in commands/<name>.cc: it declares its positionals and flags once on the
-// app it is given (CLI11 makes the usage, the help and the parse errors from that) and returns the
+// flags. Each command lives in commands/<name>_command.cc: it declares its positionals and flags
+// once on the app it is given (CLI11 makes the usage, the help and the parse errors from that) and returns the
 // action that runs once they parsed.
 #ifndef TUNEFARM_TOOLS_TUNEFARM_COMMAND_TABLE_H_
 #define TUNEFARM_TOOLS_TUNEFARM_COMMAND_TABLE_H_

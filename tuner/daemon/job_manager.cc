@@ -10,8 +10,7 @@
 #include <tuple>
 
 #include "tunefarm/compiler/model.h"
-#include "tunefarm/runtime/no_throw.h"
-#include "tunefarm/tuner/job_progress.h"
+#include "tunefarm/tuner/tuning_run.h"
 
 namespace tunefarm::tuner {
 namespace {
@@ -312,24 +311,77 @@ Result<JobManager::Snapshot> JobManager::GetSnapshot(int64_t id) {
 }
 
 Result<Measurer*> JobManager::MeasurerFor(const TuningJobSpec& spec) {
-  const std::string tracker = spec.tracker.empty() ? options_.tracker : spec.tracker;
-  const std::string key = spec.tracker.empty() ? options_.key : spec.key;
-  const std::string id = tracker.empty() ? "local/" + std::to_string(spec.threads) : tracker + "/" + key;
-  auto& m = measurers_[id];
-  if (!m) {
-    std::unique_ptr<Measurer> inner;
-    if (tracker.empty()) {
-      inner = std::make_unique<LocalMeasurer>(options_.measure_child, options_.tmp_root, spec.threads);
-    } else {
-      inner = std::make_unique<FarmMeasurer>(rpc_server::MeasureClientOptions{
-          tracker, key, options_.token, "tuner-daemon", 0, 600000, options_.tls, [](const std::string& line) {
-            std::printf("farm: %s\n", line.c_str());
-            std::fflush(stdout);
-          }});
-    }
-    m = std::make_unique<FairMeasurer>(std::move(inner));
-  }
+  MeasurerOptions o;
+  o.tracker = spec.tracker.empty() ? options_.tracker : spec.tracker;
+  o.key = spec.tracker.empty() ? options_.key : spec.key;
+  o.token = options_.token;
+  o.tls = options_.tls;
+  o.client_name = "tuner-daemon";
+  o.measure_child = options_.measure_child;
+  o.tmp_root = options_.tmp_root;
+  o.threads = spec.threads;
+  o.log = [](const std::string& line) {
+    std::printf("farm: %s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  // One measurer per device (a farm key, or this machine at a thread count), shared by the jobs
+  // that measure there, which take turns batch by batch.
+  auto& m = measurers_[o.tracker.empty() ? "local/" + std::to_string(o.threads) : o.tracker + "/" + o.key];
+  if (!m) m = std::make_unique<FairMeasurer>(MakeMeasurer(o));
   return m.get();
+}
+
+bool JobManager::WaitForImportMemory(Job& job, const JobMemory& need, int64_t* held) {
+  if (need.import_bytes > memory_budget_) {  // a job stored before the budget was lowered
+    job.state.state = JobState::kFailed;
+    job.state.message = "model " + job.state.spec.model + " needs an estimated " + Mib(need.import_bytes) +
+                        ", over this daemon's job memory of " + Mib(memory_budget_) +
+                        " (tuner-daemon --job-memory MiB)";
+    Persist(job);
+    return false;
+  }
+  if (memory_reserved_ + need.import_bytes > memory_budget_) {
+    job.line = "waiting for memory: needs an estimated " + Mib(need.import_bytes) + "; running jobs hold " +
+               Mib(memory_reserved_) + " of " + Mib(memory_budget_) + " (tuner-daemon --job-memory)";
+    job.state.message = job.line;
+    Persist(job);
+  }
+  while (!(memory_reserved_ + need.import_bytes <= memory_budget_ || job.stop)) changed_.Wait(&mu_);
+  if (job.stop) {
+    CancelledWhileQueued(job);
+    return false;
+  }
+  memory_reserved_ += need.import_bytes;
+  *held = need.import_bytes;
+  return true;
+}
+
+TuningRunEnd JobManager::Tune(Job& job, int64_t job_id, const Result<TuningRunPlan>& plan,
+                              const Result<Measurer*>& measurer) {
+  auto db = RecordsDb::Open(options_.records, RecordsDb::Mode::kCreate);  // this thread's connection
+  const Status ready = !db.ok() ? db.status() : !plan.ok() ? plan.status() : measurer.status();
+  if (!ready.ok()) return TuningRunEnd{JobState::kFailed, ready.message(), {}};
+  TuningRunContext context;
+  context.db = db->get();
+  context.measurer = *measurer;
+  context.job_id = job_id;
+  context.build_jobs = options_.build_jobs;
+  context.tmp_root = options_.tmp_root;
+  context.stop = &job.stop;
+  context.stop_cause = [&] {
+    MutexLock l(&mu_);  // Cancel writes it there, before it sets stop
+    return job.cancel_requested ? StopCause::kCancelled : StopCause::kShutdown;
+  };
+  context.update = [&](const std::function<void(TuningJob*)>& change, const TaskProgress* progress) {
+    MutexLock l(&mu_);
+    change(&job.state);
+    // Measuring: a daemon that dies from here on most likely did not die of this job's model, so
+    // its earlier deaths are not held against it (this run stays counted until a clean stop).
+    if (progress) job.state.interrupted_runs = std::min(job.state.interrupted_runs, 1);
+    job.line = job.state.message;
+    Persist(job);
+  };
+  return RunTuningJob(*plan, context);
 }
 
 void JobManager::RunJob(const std::shared_ptr<Job>& job) {
@@ -340,46 +392,21 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   }
   // Memory first: the import is where a job peaks. The estimate reads the model's header (its
   // external data), outside the lock. The reservation (`held`) shrinks to need.tune_bytes once the
-  // model is imported and to 0 where the job leaves (a stop while queued, or Leave below).
+  // model is imported and to 0 where the job leaves.
   const JobMemory need = EstimateJobBytes(spec);
   MutexLock lock(&mu_);
   const int64_t job_id = job->state.id;
   int64_t held = 0;
-  if (need.import_bytes > memory_budget_) {  // a job stored before the budget was lowered
-    job->state.state = JobState::kFailed;
-    job->state.message = "model " + spec.model + " needs an estimated " + Mib(need.import_bytes) +
-                         ", over this daemon's job memory of " + Mib(memory_budget_) +
-                         " (tuner-daemon --job-memory MiB)";
-    Persist(*job);
-    return;
-  }
-  if (memory_reserved_ + need.import_bytes > memory_budget_) {
-    job->line = "waiting for memory: needs an estimated " + Mib(need.import_bytes) + "; running jobs hold " +
-                Mib(memory_reserved_) + " of " + Mib(memory_budget_) + " (tuner-daemon --job-memory)";
-    job->state.message = job->line;
-    Persist(*job);
-  }
-  while (!(memory_reserved_ + need.import_bytes <= memory_budget_ || job->stop)) changed_.Wait(&mu_);
-  if (job->stop) return CancelledWhileQueued(*job);
-  memory_reserved_ += need.import_bytes;
-  held = need.import_bytes;
+  if (!WaitForImportMemory(*job, need, &held)) return;
   // A run is counted while it does what a model can take the process down with (the import here,
   // then its first trials), and given back once past it or at a clean stop: what stays counted are
   // runs the daemon did not survive there, not its deaths while the job only waited.
   ++job->state.interrupted_runs;
   Persist(*job);
   lock.Unlock();
-  // Tasks first (outside the lock: importing a model takes a while), to know what the job touches.
-  auto target = compiler::ParseTarget(spec.target);
-  std::vector<compiler::InputShape> input_shapes;
-  for (const std::string& text : spec.input_shapes)
-    input_shapes.push_back(*compiler::ParseInputShape(text));  // checked at submit
-  Result<std::vector<compiler::Task>> tasks = target.ok() ? compiler::ExtractTasks(spec.model, *target, 3, input_shapes)
-                                                          : Result<std::vector<compiler::Task>>(target.status());
-  std::vector<std::string> keys;
-  if (tasks.ok()) {
-    for (const auto& t : *tasks) keys.push_back(t.workload.ImplementationKey() + " @ " + target->ToString());
-  }
+  // The tasks first (outside the lock: importing a model takes a while), to know what the job touches.
+  Result<TuningRunPlan> plan = PlanTuningRun(spec);
+  const std::vector<std::string> keys = plan.ok() ? plan->TaskKeys() : std::vector<std::string>();
   lock.Lock();
   KeepMemory(&held, need.tune_bytes);  // the model is gone; its tasks remain
   --job->state.interrupted_runs;       // the import is behind it (persisted with the next change)
@@ -393,81 +420,23 @@ void JobManager::RunJob(const std::shared_ptr<Job>& job) {
   ++running_;
   busy_.insert(keys.begin(), keys.end());
   job->state.state = JobState::kRunning;
+  ++job->state.interrupted_runs;  // until its first trials are measured (the progress below)
   Persist(*job);
-  auto measurer = MeasurerFor(spec);
+  Result<Measurer*> measurer = MeasurerFor(spec);
   lock.Unlock();
 
-  auto finish = [&](JobState state, const std::string& message) {
-    MutexLock l(&mu_);
-    Leave(&held, keys);
-    job->state.interrupted_runs = 0;
-    job->state.state = state;
-    if (!message.empty()) job->state.message = message;
-    job->line = message;
-    Persist(*job);
-  };
-  auto db = RecordsDb::Open(options_.records, RecordsDb::Mode::kCreate);  // this thread's connection
-  if (!db.ok()) return finish(JobState::kFailed, db.status().message());
-  if (!tasks.ok()) return finish(JobState::kFailed, tasks.status().message());
-  if (!measurer.ok()) return finish(JobState::kFailed, measurer.status().message());
-
-  TuneOptions o;
-  o.tuner = spec.tuner;
-  o.trials = spec.trials_per_task > 0 ? spec.trials_per_task : 64;
-  o.early_stopping = spec.early_stopping;
-  o.seed = spec.seed;
-  o.keep_model_layout = spec.keep_model_layout;
-  o.threads = spec.threads;
-  o.build_jobs = options_.build_jobs;
-  o.tmp_root = options_.tmp_root;
-  o.job_id = job_id;
-  o.stop = &job->stop;
-  ScheduleOptions schedule;
-  if (spec.total_trials > 0) {
-    schedule.scheduler = spec.scheduler;
-    schedule.total_trials = spec.total_trials;
-  }
-  std::vector<ScheduledTask> scheduled;
-  {
-    MutexLock l(&mu_);
-    for (const auto& t : *tasks) scheduled.push_back({t.workload, t.count, t.default_workload});
-    StartJobTasks(*tasks, schedule.total_trials > 0 ? schedule.total_trials : o.trials * int(tasks->size()),
-                  &job->state);
-    ++job->state.interrupted_runs;  // until its first trials are measured (the progress below)
-    Persist(*job);
-  }
-  auto summaries = NoThrow("tuning job " + std::to_string(job_id), [&] {
-    return TuneTasks(scheduled, *target, o, schedule, **measurer, **db, [&](const TaskProgress& p) {
-      MutexLock l(&mu_);
-      // Measuring: a daemon that dies from here on most likely did not die of this job's model, so
-      // its earlier deaths are not held against it (this run stays counted until a clean stop).
-      job->state.interrupted_runs = std::min(job->state.interrupted_runs, 1);
-      RecordJobProgress(p, &job->state);
-      job->line = job->state.message;
-      Persist(*job);
-    });
-  });
-  if (!summaries.ok()) return finish(JobState::kFailed, summaries.status().message());
-  {
-    MutexLock l(&mu_);
-    RecordJobSummaries(*summaries, &job->state);
-  }
-  // cancel_requested is read under mu_ (Cancel writes it there), after stop as before: Cancel sets
-  // it before stop.
-  auto cancel_requested = [&] {
-    MutexLock l(&mu_);
-    return job->cancel_requested;
-  };
-  if (job->stop && !cancel_requested()) {
+  const TuningRunEnd end = Tune(*job, job_id, plan, measurer);
+  MutexLock l(&mu_);
+  Leave(&held, keys);
+  if (end.state == JobState::kRunning) {
     // The daemon is stopping: the job stays `running` in the database and resumes on restart.
-    MutexLock l(&mu_);
     --job->state.interrupted_runs;
-    Persist(*job);
-    Leave(&held, keys);
-    return;
+  } else {
+    job->state.interrupted_runs = 0;
+    job->state.state = end.state;
+    job->state.message = job->line = end.message;
   }
-  const bool cancelled = cancel_requested();
-  finish(cancelled ? JobState::kCancelled : JobState::kDone, cancelled ? "cancelled" : "finished");
+  Persist(*job);
 }
 
 }  // namespace tunefarm::tuner

@@ -33,6 +33,7 @@
 #include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/tuner.h"
 #include "tunefarm/tuner/tuning_job.h"
+#include "tunefarm/tuner/tuning_run.h"
 
 namespace tunefarm::tuner {
 
@@ -89,7 +90,14 @@ class JobManager {
   explicit JobManager(DaemonOptions options) : options_(std::move(options)) {}
   void Launch(const std::shared_ptr<Job>& job);
   void RunJob(const std::shared_ptr<Job>& job) EXCLUDES(mu_);
+  // The job's run through the one runner (tunefarm/tuner/tuning_run.h), on a connection of its own;
+  // failed without running when the records, the plan or the measurer are not to be had.
+  TuningRunEnd Tune(Job& job, int64_t job_id, const Result<TuningRunPlan>& plan, const Result<Measurer*>& measurer)
+      EXCLUDES(mu_);
   Result<Measurer*> MeasurerFor(const TuningJobSpec& spec) REQUIRES(mu_);
+  // Waits until the job's import estimate fits the memory budget and reserves it in *held; false
+  // when the job may not import (failed: it can never fit; stopped meanwhile).
+  bool WaitForImportMemory(Job& job, const JobMemory& need, int64_t* held) REQUIRES(mu_);
   void Persist(Job& job) REQUIRES(mu_);
   // A job stopped before it ran: stored cancelled when Cancel asked for it.
   void CancelledWhileQueued(Job& job) REQUIRES(mu_);

@@ -48,6 +48,8 @@ T Field(const Json& j, const char* name, T fallback) {
   if (it == j.end()) return fallback;
   if constexpr (std::is_same_v<T, std::string>) {
     return it->is_string() ? it->template get<std::string>() : fallback;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return it->is_boolean() ? it->template get<bool>() : fallback;
   } else {
     // proto JSON writes 64-bit integers as strings
     if (it->is_string()) {
@@ -91,6 +93,7 @@ std::string StoredSpecJson(const TuningJobSpec& spec) {
   PutNonZero(j, "key", spec.key);
   if (spec.seed != 0) j["seed"] = std::to_string(spec.seed);  // as proto JSON writes a uint64
   j["layouts"] = spec.keep_model_layout ? "model" : "any";
+  if (!spec.transfer) j["no_transfer"] = true;
   if (!spec.input_shapes.empty()) j["input_shapes"] = spec.input_shapes;
   return j.dump();
 }
@@ -120,6 +123,7 @@ Result<TuningJobSpec> ParseStoredSpec(std::string_view json) {
     return Status::InvalidArgument("stored job spec: unknown layouts '" + layouts + "' (model, any)");
   }
   spec.keep_model_layout = layouts == "model";
+  spec.transfer = !Field<bool>(j, "no_transfer", false);
   if (auto it = j.find("input_shapes"); it != j.end() && it->is_array()) {
     for (const Json& s : *it) {
       if (s.is_string()) spec.input_shapes.push_back(s.get<std::string>());
@@ -190,6 +194,7 @@ v1::TuningJobSpec ToProto(const TuningJobSpec& spec) {
   p.set_key(spec.key);
   p.set_seed(spec.seed);
   p.set_layouts(spec.keep_model_layout ? "model" : "any");
+  p.set_no_transfer(!spec.transfer);
   for (const std::string& s : spec.input_shapes) p.add_input_shapes(s);
   return p;
 }
@@ -224,6 +229,7 @@ Result<TuningJobSpec> FromProto(const v1::TuningJobSpec& p) {
     return Status::InvalidArgument("job spec: unknown layouts '" + p.layouts() + "' (model, any)");
   }
   spec.keep_model_layout = p.layouts() != "any";
+  spec.transfer = !p.no_transfer();
   spec.input_shapes.assign(p.input_shapes().begin(), p.input_shapes().end());
   return spec;
 }

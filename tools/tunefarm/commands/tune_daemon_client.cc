@@ -2,9 +2,7 @@
 
 #include <unistd.h>
 
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
 
 #include "tunefarm/service/auth.h"
 
@@ -29,43 +27,14 @@ grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& t
   return reader->Finish();
 }
 
-tuner::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
-                                     const tuner::ScheduleOptions& schedule) {
-  tuner::TuningJobSpec spec;
-  // A model path is resolved here: the daemon runs elsewhere in the file system.
-  std::string model = job.model;
-  char resolved[PATH_MAX];
-  if (access(model.c_str(), R_OK) == 0 && realpath(model.c_str(), resolved)) model = resolved;
-  spec.model = model;
-  spec.target = job.target;
-  spec.tuner = options.tuner;
-  if (schedule.total_trials > 0) {
-    spec.total_trials = schedule.total_trials;
-    spec.scheduler = schedule.scheduler;
-  } else {
-    spec.trials_per_task = options.trials;
-  }
-  spec.early_stopping = options.early_stopping;
-  spec.threads = options.threads;
-  spec.seed = options.seed;
-  spec.keep_model_layout = options.keep_model_layout;
-  spec.tracker = job.tracker;
-  spec.key = job.key;
-  for (const auto& shape : job.input_shapes) spec.input_shapes.push_back(shape.ToString());
-  return spec;
-}
-
-int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options,
-                      const tuner::ScheduleOptions& schedule) {
-  const std::string& daemon = job.daemon;
-  auto token = service::LoadToken(job.token_file);
+int TuneThroughDaemon(const std::string& daemon, const std::string& token_file, const service::TlsFiles& tls,
+                      const tuner::TuningJobSpec& spec) {
+  auto token = service::LoadToken(token_file);
   if (!token.ok()) {
     std::fprintf(stderr, "tunefarm tune: %s\n", token.status().message().c_str());
     return 1;
   }
-  const tuner::TuningJobSpec spec = TuningJobSpecOf(job, options, schedule);
-
-  auto stub = v1::TunerDaemon::NewStub(service::FarmChannel(daemon));
+  auto stub = v1::TunerDaemon::NewStub(service::FarmChannel(daemon, tls));
   v1::SubmitJobRequest req;
   *req.mutable_spec() = tuner::ToProto(spec);
   v1::SubmitJobResponse resp;

@@ -6,8 +6,7 @@
 #include <string>
 
 #include "tools/tunefarm/command_table.h"
-#include "tunefarm/compiler/input_shape.h"
-#include "tunefarm/tuner/tuner.h"
+#include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/tuning_job.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
@@ -18,18 +17,10 @@ namespace tunefarm::cli {
 // the job as the final event described it.
 grpc::Status StreamJobProgress(v1::TunerDaemon::Stub& stub, const std::string& token, int64_t id, v1::TuningJob* last);
 
-// What `tunefarm tune --daemon` sends besides the tuning options.
-struct DaemonSubmission {
-  std::string daemon, token_file, model, target, tracker, key;
-  std::vector<compiler::InputShape> input_shapes;
-};
-
-int TuneThroughDaemon(const DaemonSubmission& job, const tuner::TuneOptions& options,
-                      const tuner::ScheduleOptions& schedule);
-
-// The job's spec as tuner-daemon takes it, and as the jobs table records a `tunefarm tune` run.
-tuner::TuningJobSpec TuningJobSpecOf(const DaemonSubmission& job, const tuner::TuneOptions& options,
-                                     const tuner::ScheduleOptions& schedule);
+// Submits `spec` to the tuner-daemon at `daemon` (with the farm token and, when given, mutual TLS)
+// and follows the job to its end.
+int TuneThroughDaemon(const std::string& daemon, const std::string& token_file, const service::TlsFiles& tls,
+                      const tuner::TuningJobSpec& spec);
 
 }  // namespace tunefarm::cli
 

@@ -40,6 +40,7 @@ struct TuningJobSpec {
   std::string key;         // device key with tracker
   uint64_t seed = 0;
   bool keep_model_layout = true;          // layouts "model"; false: "any"
+  bool transfer = true;                   // xgb: warm-start from similar workloads' records
   std::vector<std::string> input_shapes;  // "NAME:DIMS", as `tunefarm tune --input-shape`
 };
 

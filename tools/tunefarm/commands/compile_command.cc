@@ -1,6 +1,4 @@
 // tunefarm compile MODEL --target T [--records DB|none] [--opt-level N] -o OUT
-#include "tunefarm/compiler/compile.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -8,6 +6,7 @@
 #include "tools/tunefarm/command_table.h"
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
+#include "tunefarm/compiler/compile.h"
 #include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::cli {

@@ -3,8 +3,6 @@
 //   export [-o FILE]   JSON lines to FILE or stdout      import FILE   JSON lines into the DB
 //   copy --from DB --to DB   every trial, between SQLite files and PostgreSQL databases either way
 //   check                    what is wrong with a database the others refuse   repair -o DB   keep its good trials
-#include "tunefarm/tuner/records.h"
-
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -20,6 +18,7 @@
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/atomic_file.h"
+#include "tunefarm/tuner/records.h"
 
 namespace tunefarm::cli {
 namespace {

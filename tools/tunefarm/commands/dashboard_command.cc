@@ -2,8 +2,6 @@
 //                    [--listen 127.0.0.1:8321] [--metrics HOST:PORT] [--token-file PATH] [--tls-* PEM]
 // The web dashboard over records databases (docs/dashboard.md): serves until Ctrl-C. The first
 // line printed is "tunefarm dashboard on http://HOST:PORT/".
-#include "tunefarm/tuner/dashboard.h"
-
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +11,7 @@
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/service/metrics.h"
+#include "tunefarm/tuner/dashboard.h"
 
 namespace tunefarm::cli {
 namespace {
