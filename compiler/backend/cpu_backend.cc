@@ -12,6 +12,7 @@
 
 #include "compiler/backend/backend.h"
 #include "compiler/codegen/object_emitter.h"
+#include "compiler/compute/ops.h"
 #include "tunefarm/runtime/atomic_file.h"
 
 namespace tunefarm::compiler {
@@ -24,10 +25,18 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 class LlvmCpuBackend : public Backend {
  public:
   const char* name() const override { return "llvm"; }
-  bool gpu_kernels() const override { return false; }
+  passes::StepList lowering_steps() const override { return passes::StepList::kCpu; }
   const char* features_after() const override { return "partition_loops"; }
+  std::unique_ptr<te::Schedule> GenericSchedule(ir::Tensor* out, const Target& target) const override {
+    return compute::ScheduleGeneric({*out}, target);
+  }
+  bool VerifiesRefusedConfigs() const override { return false; }
+  bool RunsBothIfBranches() const override { return false; }
+  bool FusesInjectiveChains() const override { return false; }
   bool PlansLayouts(int opt_level) const override { return opt_level >= 3; }
-  const char* artifact_device() const override { return "cpu"; }
+  void DescribeCode(const Target& target, runtime::Artifact* artifact) const override {
+    DescribeHostCode(target, artifact);
+  }
 
   // The kernels split across the machine's cores (each LLVM context is independent), one object
   // each, linked into one shared library.
@@ -89,9 +98,25 @@ class LlvmCpuBackend : public Backend {
     TUNEFARM_RETURN_IF_ERROR(bytes.status());
     return Candidate{std::move(*bytes), "", infos[0]};
   }
+
+  bool MeasuresWhileBuilding() const override { return false; }
+  Status CheckMeasurableHere(const Target& target) const override {
+    if (target.is_host) return Status::OK();
+    return Status::FailedPrecondition("target " + target.ToString() +
+                                      " does not run on this machine; measure it through the farm (--tracker "
+                                      "HOST:PORT --key KEY)");
+  }
 };
 
 }  // namespace
+
+void DescribeHostCode(const Target& target, runtime::Artifact* artifact) {
+  artifact->target = target.ToString();
+  artifact->device = "cpu";
+  artifact->triple = target.triple;
+  artifact->cpu = target.cpu;
+  artifact->cpu_features = RequiredCpuFeatures(target);
+}
 
 const Backend& CpuBackend() {
   static const LlvmCpuBackend backend;

@@ -7,6 +7,8 @@
 #include "compiler/backend/backend.h"
 #include "compiler/codegen/codegen_nvptx.h"
 #include "compiler/codegen/object_emitter.h"
+#include "compiler/compute/ops.h"
+#include "tunefarm/runtime/cuda_driver.h"
 
 namespace tunefarm::compiler {
 
@@ -19,11 +21,24 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 class NvptxBackend : public Backend {
  public:
   const char* name() const override { return "cuda"; }
-  bool gpu_kernels() const override { return true; }
+  passes::StepList lowering_steps() const override { return passes::StepList::kGpu; }
   const char* features_after() const override { return "simplify_flat"; }
+  std::unique_ptr<te::Schedule> GenericSchedule(ir::Tensor* out, const Target& target) const override {
+    if ((*out)->shape.empty()) {  // a loop to bind the threads to: [1], the same element of the same buffer
+      const ir::Tensor scalar = *out;
+      *out = te::Compute(scalar->name, {1}, [&](const std::vector<ir::Expr>&) { return te::Read(scalar, {}); });
+    }
+    return compute::ScheduleGenericGpu(*out, target);
+  }
+  bool VerifiesRefusedConfigs() const override { return true; }
+  bool RunsBothIfBranches() const override { return true; }
+  bool FusesInjectiveChains() const override { return true; }
   // GPU templates read NCHW; no layout planning.
   bool PlansLayouts(int) const override { return false; }
-  const char* artifact_device() const override { return "cuda"; }
+  void DescribeCode(const Target& target, runtime::Artifact* artifact) const override {
+    artifact->target = target.ToString();
+    artifact->device = "cuda";
+  }
 
   // One PTX module; ptxas (when the toolkit is here) checks every kernel against the register file.
   Result<std::string> EmitLibrary(std::vector<KernelSource> sources, const Target& target, const LibraryOptions&,
@@ -58,14 +73,31 @@ class NvptxBackend : public Backend {
     c.info = infos[0];
     return c;
   }
+
+  // Timing on the GPU does not compete with the host's build jobs.
+  bool MeasuresWhileBuilding() const override { return true; }
+  // Measured here on this machine's first GPU (rpc_server --device cuda does the same for the farm).
+  Status CheckMeasurableHere(const Target& target) const override {
+    auto driver = CudaDriver::Load();
+    Result<int> count = driver.ok() ? (*driver)->DeviceCount() : Result<int>(driver.status());
+    if (count.ok() && *count > 0) return Status::OK();
+    return Status::FailedPrecondition(
+        "--local with target " + target.ToString() + " measures on this machine's GPU, and " +
+        (count.ok() ? std::string("it has none") : count.status().message()) +
+        "; measure it through the farm instead (--tracker HOST:PORT --key KEY, rpc_server --device cuda on the GPU "
+        "host)");
+  }
 };
 
 // GPU lowering, host code: what the CPU backend emits, from kernels lowered for a launch.
 class HostEmulatedCudaBackend : public NvptxBackend {
  public:
   const char* name() const override { return "cuda emulated on the host"; }
+  passes::StepList lowering_steps() const override { return passes::StepList::kGpuOnHost; }
   Target CodeTarget(const Target&) const override { return HostTarget(); }
-  const char* artifact_device() const override { return "cpu"; }
+  void DescribeCode(const Target& target, runtime::Artifact* artifact) const override {
+    DescribeHostCode(target, artifact);
+  }
   Result<std::string> EmitLibrary(std::vector<KernelSource> sources, const Target&, const LibraryOptions& options,
                                   LibraryStats* stats) const override {
     return CpuBackend().EmitLibrary(std::move(sources), HostTarget(), options, stats);
@@ -77,6 +109,11 @@ class HostEmulatedCudaBackend : public NvptxBackend {
     return Status::FailedPrecondition("target '" + spec.target.ToString() +
                                       "' emulates CUDA on the host to check results; a tuning candidate is timed on "
                                       "the GPU: tune for the GPU's target (drop -emulate=host)");
+  }
+  Status CheckMeasurableHere(const Target& target) const override {
+    return Status::FailedPrecondition("target '" + target.ToString() +
+                                      "' emulates CUDA on the host to check results and is not tuned: tune for the "
+                                      "GPU's target (drop -emulate=host)");
   }
 };
 

@@ -69,11 +69,11 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
     index = fb.index();
   }
   TUNEFARM_ASSIGN_OR_RETURN(Config cfg, space.Get(index));
-  const bool gpu = BackendFor(spec.target).gpu_kernels();
+  const Backend& backend = BackendFor(spec.target);
   // On a GPU the launch verifier, run below, names the limit a config breaks; the space's filter
   // is its cheap estimate. On a CPU the filter is the whole check.
   const bool filtered_out = !space.IsValid(cfg);
-  if (filtered_out && !gpu) {
+  if (filtered_out && !backend.VerifiesRefusedConfigs()) {
     return Status::InvalidArgument("config index " + std::to_string(index) + " is not a valid point of " +
                                    space.description() + " (its register tile does not fit the target)");
   }
@@ -89,8 +89,8 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   lower_options.stop_after = options.stop_after;
   lower_options.auto_unroll_max_step = def.auto_unroll_max_step;
   Lowered out;
-  TUNEFARM_ASSIGN_OR_RETURN(out.source.func,
-                            passes::Lower(*def.schedule, def.args, symbol, spec.target, lower_options));
+  TUNEFARM_ASSIGN_OR_RETURN(out.source.func, passes::Lower(*def.schedule, def.args, symbol, spec.target,
+                                                           backend.lowering_steps(), lower_options));
   if (filtered_out) {
     return Status::InvalidArgument("config index " + std::to_string(index) + " is not a valid point of " +
                                    space.description() +
@@ -110,7 +110,7 @@ Result<Lowered> LowerSpec(const KernelSpec& spec, const BuildOptions& options) {
   info.config_index = index;
   info.config_json = cfg.ToJson();
   info.flops = spec.workload.Flops();
-  if (gpu) {
+  if (backend.lowering_steps() != passes::StepList::kCpu) {  // lowered for a launch: its grid and block
     const passes::GpuLaunch& launch = out.source.func.launch;
     info.gpu = true;
     for (int d = 0; d < 3; ++d) {
@@ -336,7 +336,8 @@ Result<std::string> BuildObject(const std::vector<KernelSpec>& specs, std::vecto
   PhaseClock clock(options.times);
   TUNEFARM_ASSIGN_OR_RETURN(auto sources, LowerAll(specs, infos, options));
   clock.Lap(&BuildOptions::Times::lower_ms);
-  auto object = EmitObject(sources, specs[0].target);
+  // Emulated CUDA kernels are host loop nests by now: their code is the host's.
+  auto object = EmitObject(sources, specs.empty() ? Target() : BackendFor(specs[0].target).CodeTarget(specs[0].target));
   clock.Lap(&BuildOptions::Times::codegen_ms);
   return object;
 }
@@ -361,5 +362,9 @@ Status BuildSharedLibrary(const std::vector<KernelSpec>& specs, const std::strin
 Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string& tmp_dir, const BuildOptions& options) {
   return BackendFor(spec.target).BuildCandidate(spec, tmp_dir, options);
 }
+
+bool MeasuresWhileBuilding(const Target& target) { return BackendFor(target).MeasuresWhileBuilding(); }
+
+Status CheckMeasurableHere(const Target& target) { return BackendFor(target).CheckMeasurableHere(target); }
 
 }  // namespace tunefarm::compiler

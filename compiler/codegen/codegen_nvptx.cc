@@ -27,7 +27,7 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
 
   void AddKernel(const KernelSource& k) override {
     const passes::LoweredFunc& f = k.func;
-    TUNEFARM_CHECK_MSG(f.is_gpu, "CodeGenNVPTX needs a GPU-lowered kernel");
+    TUNEFARM_CHECK_MSG(f.form == passes::KernelForm::kThreadProgram, "CodeGenNVPTX needs a GPU thread program");
     std::vector<llvm::Type*> params(f.buffers.size(), ptr_);
     auto* fn_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), params, false);
     auto* fn = llvm::Function::Create(fn_ty, llvm::GlobalValue::ExternalLinkage, f.name, module_);
@@ -144,9 +144,11 @@ std::unique_ptr<codegen::CodeGenLLVM> MakeCodeGenNVPTX(llvm::LLVMContext* ctx, l
 }
 
 Result<std::string> EmitPtx(const std::vector<KernelSource>& kernels, const Target& target) {
-  if (!target.is_cuda()) return Status::InvalidArgument("PTX needs a CUDA target, not " + target.ToString());
   for (const auto& k : kernels) {
-    if (!k.func.is_gpu) return Status::InvalidArgument("kernel " + k.func.name + " was not lowered for the GPU");
+    if (k.func.form != passes::KernelForm::kThreadProgram) {
+      return Status::InvalidArgument("kernel " + k.func.name + " is not a GPU thread program: PTX needs kernels " +
+                                     "lowered for a GPU launch, not for " + target.ToString());
+    }
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(kNvptxTriple, target.arch, ""));
   llvm::LLVMContext context;

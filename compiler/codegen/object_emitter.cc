@@ -19,9 +19,11 @@
 namespace tunefarm::compiler {
 
 Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const Target& target) {
-  if (target.kind != TargetKind::kLlvm) {
-    return Status::Unimplemented(std::string("an object file for target kind '") + TargetKindName(target.kind) +
-                                 "': CUDA kernels are PTX (BuildPtx)");
+  for (const KernelSource& k : kernels) {
+    if (k.func.form != passes::KernelForm::kLoopNest) {
+      return Status::InvalidArgument("kernel " + k.func.name + " is a GPU thread program: an object file holds host " +
+                                     "loop nests (GPU kernels are PTX: BuildPtx)");
+    }
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto tm, CreateTargetMachine(target.triple, target.cpu, target.features));
   llvm::LLVMContext context;

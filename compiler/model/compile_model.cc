@@ -66,8 +66,8 @@ std::string SymbolFor(size_t index, const std::string& op) {
 
 // Lowers the plan's kernels and emits them as the artifact's library (the target's backend: a
 // shared object, or one PTX module).
-Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const CompileOptions& options,
-                                 CompileStats* stats) {
+Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Backend& backend,
+                                 const CompileOptions& options, CompileStats* stats) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<KernelSource> sources;
   // Host kernels that lower to the same function (the same operator on the same shapes: a repeated
@@ -80,8 +80,9 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
     passes::LowerOptions lower;
     lower.auto_unroll_max_step = k.def.auto_unroll_max_step;
     KernelSource source;
-    TUNEFARM_ASSIGN_OR_RETURN(source.func, passes::Lower(*k.def.schedule, k.def.args, symbol, target, lower));
-    if (!source.func.is_gpu) {
+    TUNEFARM_ASSIGN_OR_RETURN(
+        source.func, passes::Lower(*k.def.schedule, k.def.args, symbol, target, backend.lowering_steps(), lower));
+    if (source.func.form == passes::KernelForm::kLoopNest) {
       std::vector<size_t>& same_hash = emitted_by_hash[ir::StructuralHash(source.func.buffers, source.func.body)];
       for (size_t j : same_hash) {
         const passes::LoweredFunc& other = sources[j].func;
@@ -105,7 +106,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
     ak.config_source = k.config_source;
     ak.run_if = k.run_if;
     ak.index_checks = k.index_checks;
-    if (!sources.empty() && sources.back().func.is_gpu) {  // GPU kernels are never shared
+    if (!sources.empty() && sources.back().func.form == passes::KernelForm::kThreadProgram) {  // never shared
       ak.grid = sources.back().func.launch.grid;
       ak.block = sources.back().func.launch.block;
       ak.shared_bytes = sources.back().func.launch.shared_bytes;
@@ -117,7 +118,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Co
   LibraryStats emitted;
   LibraryOptions library_options;
   library_options.toolchain_linker = options.toolchain_linker;
-  auto library = BackendFor(target).EmitLibrary(std::move(sources), target, library_options, &emitted);
+  auto library = backend.EmitLibrary(std::move(sources), target, library_options, &emitted);
   stats->codegen_ms = emitted.codegen_ms;
   stats->link_ms = emitted.link_ms;
   return library;
@@ -138,6 +139,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   stats.optimize_ms = MsSince(start);
 
   LowerGraphOptions lower;
+  lower.backend = &backend;
   lower.plan_layouts = backend.PlansLayouts(options.opt_level);
   lower.configs = options.configs;
   lower.warn =
@@ -148,15 +150,9 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
     if (k.workload.empty()) continue;
     stats.tunable_nodes.push_back({k.node, k.workload.substr(0, k.workload.find(':')), k.config_source});
   }
-  TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, options, &stats));
+  TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, backend, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);
-  artifact.target = code_target.ToString();
-  artifact.device = backend.artifact_device();
-  if (!artifact.is_cuda()) {
-    artifact.triple = code_target.triple;
-    artifact.cpu = code_target.cpu;
-    artifact.cpu_features = RequiredCpuFeatures(code_target);
-  }
+  backend.DescribeCode(code_target, &artifact);
   artifact.library = std::move(library);
   artifact.model = model_name;
   artifact.opt_level = options.opt_level;

@@ -25,7 +25,9 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, opt_level, target, optimize).WithContext(model));
   // As CompileGraph lowers it, for every target kind: the tasks are the lookups compile makes.
   LowerGraphOptions lower;
-  lower.plan_layouts = BackendFor(target).PlansLayouts(opt_level);
+  const Backend& backend = BackendFor(target);
+  lower.backend = &backend;
+  lower.plan_layouts = backend.PlansLayouts(opt_level);
   lower.warn = [](const std::string&) {};  // no records: every tunable kernel is on its fallback
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model);

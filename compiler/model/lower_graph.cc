@@ -2,10 +2,12 @@
 
 #include "compiler/operators/lower_context.h"
 #include "compiler/operators/plan_layouts.h"
+#include "tunefarm/runtime/check.h"
 
 namespace tunefarm::compiler {
 
 Result<ModelPlan> LowerGraph(const graph::Graph& g, const Target& target, const LowerGraphOptions& options) {
+  TUNEFARM_CHECK_MSG(options.backend != nullptr, "LowerGraph needs the target's backend");
   if (!options.plan_layouts || !options.configs) return operators::LowerContext(g, target, options).Run();
   operators::LayoutFlow flow;
   operators::LowerContext first(g, target, options);  // its warnings are the model's: no second pass repeats them

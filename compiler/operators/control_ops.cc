@@ -85,7 +85,6 @@ std::vector<OperatorDef> ControlOperators() {
            InferIf,
            nullptr,
            LowerIf,
-           nullptr,
            "both branches compiled; a constant condition keeps the taken one; otherwise the condition is read at run "
            "time and only its branch runs (CPU; on CUDA both run and the outputs are selected); the branches' output "
            "shapes must agree unless the condition is constant",

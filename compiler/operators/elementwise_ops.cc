@@ -684,22 +684,14 @@ Status LowerCast(LowerContext& cx, const Node& n) {
 
 std::vector<OperatorDef> ElementwiseOperators() {
   std::vector<OperatorDef> ops = {
-      {"LeakyRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, ""},
-      {"HardSigmoid",
-       "elementwise",
-       {{"alpha", kFloat}, {"beta", kFloat}},
-       InferUnary,
-       FoldUnary,
-       LowerUnary,
-       nullptr,
-       ""},
+      {"LeakyRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, ""},
+      {"HardSigmoid", "elementwise", {{"alpha", kFloat}, {"beta", kFloat}}, InferUnary, FoldUnary, LowerUnary, ""},
       {"Clip",
        "elementwise",
        {{"min", kFloat}, {"max", kFloat}},
        InferUnary,
        FoldUnary,
        LowerUnary,
-       nullptr,
        "bounds: attributes before opset 11, inputs from 11 (constant or runtime scalars)"},
       {"Gelu",
        "elementwise",
@@ -707,44 +699,27 @@ std::vector<OperatorDef> ElementwiseOperators() {
        InferUnary,
        FoldUnary,
        LowerUnary,
-       nullptr,
        "opset 20; erf or tanh form"},
-      {"Elu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
-      {"Celu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32; alpha not 0"},
-      {"Selu",
-       "elementwise",
-       {{"alpha", kFloat}, {"gamma", kFloat}},
-       InferUnary,
-       FoldUnary,
-       LowerUnary,
-       nullptr,
-       "float32"},
-      {"ThresholdedRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32"},
+      {"Elu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, "float32"},
+      {"Celu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, "float32; alpha not 0"},
+      {"Selu", "elementwise", {{"alpha", kFloat}, {"gamma", kFloat}}, InferUnary, FoldUnary, LowerUnary, "float32"},
+      {"ThresholdedRelu", "elementwise", {{"alpha", kFloat}}, InferUnary, FoldUnary, LowerUnary, "float32"},
       {"IsInf",
        "elementwise",
        {{"detect_negative", kInt}, {"detect_positive", kInt}},
        InferUnary,
        FoldUnary,
        LowerUnary,
-       nullptr,
        "float32 in, bool out"},
-      {"IsNaN", "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, "float32 in, bool out"},
-      {"Shrink",
-       "elementwise",
-       {{"lambd", kFloat}, {"bias", kFloat}},
-       InferUnary,
-       FoldUnary,
-       LowerUnary,
-       nullptr,
-       "float32"},
-      {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, nullptr, "a bool condition", false, 3},
+      {"IsNaN", "elementwise", {}, InferUnary, FoldUnary, LowerUnary, "float32 in, bool out"},
+      {"Shrink", "elementwise", {{"lambd", kFloat}, {"bias", kFloat}}, InferUnary, FoldUnary, LowerUnary, "float32"},
+      {"Where", "elementwise", {}, InferWhere, FoldWhere, LowerWhere, "a bool condition", false, 3},
       {"Cast",
        "elementwise",
        {{"to", kInt, true}, {"saturate", kInt}},
        InferCast,
        FoldCast,
        LowerCast,
-       nullptr,
        "to any numeric type but float8 (float64, float16, bfloat16 computed in float32; int16 and unsigned in int64, "
        "int16/uint16/uint32 wrapped to their range); saturate (opset 19) only concerns float8"},
       {"CastLike",
@@ -753,7 +728,6 @@ std::vector<OperatorDef> ElementwiseOperators() {
        InferCastLike,
        FoldCast,
        LowerCast,
-       nullptr,
        "as Cast, to the type of `target_type`",
        false,
        2},
@@ -763,7 +737,7 @@ std::vector<OperatorDef> ElementwiseOperators() {
     const auto listed = std::find_if(ops.begin(), ops.begin() + std::ptrdiff_t(with_attributes),
                                      [&](const OperatorDef& d) { return std::string(d.name) == e.op; });
     if (listed != ops.begin() + std::ptrdiff_t(with_attributes)) continue;  // listed above with its attributes
-    ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, nullptr, e.float_only ? "float32" : ""});
+    ops.push_back({e.op, "elementwise", {}, InferUnary, FoldUnary, LowerUnary, e.float_only ? "float32" : ""});
   }
   for (const BinaryEntry& e : kBinary) {
     if (e.kind == compute::BinaryKind::kPRelu) {
@@ -773,7 +747,6 @@ std::vector<OperatorDef> ElementwiseOperators() {
                      InferBinary,
                      FoldBinary,
                      LowerBinary,
-                     nullptr,
                      "the slope broadcasts to X (per channel: [C, 1, 1])"});
       continue;
     }
@@ -785,12 +758,11 @@ std::vector<OperatorDef> ElementwiseOperators() {
                      InferBinary,
                      FoldBinary,
                      LowerBinary,
-                     nullptr,
                      "unsigned integers (uint16/32/64 computed in int64); LEFT or RIGHT"});
       continue;
     }
     if (e.kind == compute::BinaryKind::kMod) attrs.push_back({"fmod", kInt});
-    ops.push_back({e.op, "elementwise", attrs, InferBinary, FoldBinary, LowerBinary, nullptr,
+    ops.push_back({e.op, "elementwise", attrs, InferBinary, FoldBinary, LowerBinary,
                    e.kind == compute::BinaryKind::kMod
                        ? "fmod 0: the divisor's sign (integers), 1: C fmod"
                        : "numpy broadcasting (legacy broadcast/axis attributes must describe the same)"});

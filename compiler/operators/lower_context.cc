@@ -158,15 +158,8 @@ void LowerContext::BuildGenericKernel(compiler::PlannedKernel* k) const {
   }
   ir::Tensor out = k->definition(ph);
   k->injective = IsInjective(out);
-  const bool gpu = BackendFor(target_).gpu_kernels();
-  if (gpu && out->shape.empty()) {
-    // A GPU kernel needs a loop to bind to its threads: a 0-d result is computed as [1] (the same
-    // single element of the same buffer).
-    const ir::Tensor scalar = out;
-    out = te::Compute(scalar->name, {1}, [&](const std::vector<ir::Expr>&) { return te::Read(scalar, {}); });
-  }
   k->def = compiler::KernelDef();
-  k->def.schedule = gpu ? compute::ScheduleGenericGpu(out, target_) : compute::ScheduleGeneric({out}, target_);
+  k->def.schedule = backend_.GenericSchedule(&out, target_);
   k->def.args = ph;
   k->def.args.push_back(out);
   k->def.roles.assign(ph.size(), compiler::BufferRole::kInput);
@@ -298,9 +291,6 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     Define(in, t, 0);
     plan_.artifact.inputs.push_back(values_[size_t(in)].by_block[0]);
   }
-  // Kernels lowered for a GPU launch (CUDA, emulated or not) have operators' GPU lowerings, run
-  // both branches of an If, and fuse injective chains: the backend says which (backend.h).
-  const bool gpu = BackendFor(target_).gpu_kernels();
   for (const Node& n : g_.nodes) {
     current_node_ = int(&n - g_.nodes.data());
     bool all_constant = !n.outputs.empty();
@@ -308,22 +298,20 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     if (all_constant) continue;  // folded by shape inference; read as parameters
     const OperatorDef* def = FindOperator(n.op_type);
     if (!def) return Fail(n, "not in the operator registry");
-    const LowerFn lower = gpu && def->lower_cuda ? def->lower_cuda : def->lower;
-    if (!lower) return Fail(n, std::string("no lowering for target kind '") + TargetKindName(target_.kind) + "'");
+    if (!def->lower) return Fail(n, std::string("no lowering for target '") + target_.ToString() + "'");
     const size_t first_kernel = plan_.kernels.size();
-    TUNEFARM_RETURN_IF_ERROR(lower(*this, n));
+    TUNEFARM_RETURN_IF_ERROR(def->lower(*this, n));
     if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());
-    // On CUDA both branches of a runtime If run (reading the condition would cost a device sync
-    // and break graph replay); the If's kernels select.
-    if (!n.guards.empty() && !gpu) TUNEFARM_RETURN_IF_ERROR(GuardKernels(n, first_kernel));
+    // Where both branches of a runtime If run (backend.h), the If's kernels select.
+    if (!n.guards.empty() && !backend_.RunsBothIfBranches()) TUNEFARM_RETURN_IF_ERROR(GuardKernels(n, first_kernel));
   }
   TUNEFARM_RETURN_IF_ERROR(LowerOutputs());
   if (flow_) {
     for (const ValueState& v : values_) flow_->home_block.push_back(v.home_block);
   }
-  // On GPUs a launch costs more than the memory traffic of a small element-wise kernel: chains of
-  // injective kernels become one (fuse_injective.cc).
-  if (gpu) FuseInjectiveChains();
+  // Chains of injective kernels become one where a launch costs more than their memory traffic
+  // (backend.h; fuse_injective.cc).
+  if (backend_.FusesInjectiveChains()) FuseInjectiveChains();
   return std::move(plan_);
 }
 

@@ -35,7 +35,7 @@ ir::Type ToIRType(ElementType t);
 class LowerContext {
  public:
   LowerContext(const graph::Graph& g, const compiler::Target& t, const compiler::LowerGraphOptions& o)
-      : g_(g), target_(t), options_(o), values_(g.values.size()) {}
+      : g_(g), target_(t), backend_(*o.backend), options_(o), values_(g.values.size()) {}
 
   Result<compiler::ModelPlan> Run();
 
@@ -125,6 +125,7 @@ class LowerContext {
 
   const graph::Graph& g_;
   const compiler::Target& target_;
+  const compiler::Backend& backend_;  // the target's decisions (compiler/backend/backend.h)
   const compiler::LowerGraphOptions& options_;
   std::vector<ValueState> values_;
   compiler::ModelPlan plan_;

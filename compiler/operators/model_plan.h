@@ -45,7 +45,12 @@ struct ModelPlan {
   CompileStats::LayoutPlanning layouts;
 };
 
+class Backend;  // compiler/backend/backend.h
+
 struct LowerGraphOptions {
+  // The target's code path, chosen once by the caller (BackendFor): every per-kind decision of the
+  // lowering is asked of it. Required.
+  const Backend* backend = nullptr;
   bool plan_layouts = true;
   const ConfigSource* configs = nullptr;
   std::function<void(const std::string&)> warn;

@@ -691,7 +691,7 @@ std::vector<OperatorDef> NnOperators() {
     return extra;
   };
   return {
-      {"Conv", "nn", with({{"dilations", kInts}, {"group", kInt}}), InferConv, nullptr, LowerLinear, nullptr,
+      {"Conv", "nn", with({{"dilations", kInts}, {"group", kInt}}), InferConv, nullptr, LowerLinear,
        "1-D to 3-D; 2-D with constant weights uses the conv2d/depthwise templates, the rest a direct kernel", false, 2},
       {"ConvTranspose",
        "nn",
@@ -706,7 +706,6 @@ std::vector<OperatorDef> NnOperators() {
        InferConvTranspose,
        nullptr,
        LowerConvTranspose,
-       nullptr,
        "1-D to 3-D; groups, strides, dilations, pads/auto_pad, output_padding, output_shape; 2-D with constant "
        "weights, "
        "equal strides and no dilation is a conv2d task (tunable), the rest a direct kernel",
@@ -718,7 +717,6 @@ std::vector<OperatorDef> NnOperators() {
        InferGemm,
        nullptr,
        LowerLinear,
-       nullptr,
        "constant B and a row-broadcast constant C use the dense template (alpha, beta folded in)",
        false,
        2},
@@ -728,7 +726,6 @@ std::vector<OperatorDef> NnOperators() {
        InferMatMul,
        nullptr,
        LowerLinear,
-       nullptr,
        "a constant 2-D B at any rank of A uses the dense template (rows: the leading dims); two activations with "
        "equal batch dims the batch_matmul template; broadcast batch dims a generic product",
        false,
@@ -739,14 +736,13 @@ std::vector<OperatorDef> NnOperators() {
        InferEinsum,
        nullptr,
        LowerEinsum,
-       nullptr,
        "explicit and implicit forms; no ellipsis, no repeated label within an operand"},
       {"MaxPool", "nn", with({{"ceil_mode", kInt}, {"dilations", kInts}, {"storage_order", kInt}}), InferPool, nullptr,
-       LowerPool, nullptr, "the Indices output is not supported"},
+       LowerPool, "the Indices output is not supported"},
       {"AveragePool", "nn", with({{"ceil_mode", kInt}, {"count_include_pad", kInt}, {"dilations", kInts}}), InferPool,
-       nullptr, LowerPool, nullptr, "dilations from opset 19"},
-      {"GlobalAveragePool", "nn", {}, InferGlobalPool, nullptr, LowerPool, nullptr, ""},
-      {"GlobalMaxPool", "nn", {}, InferGlobalPool, nullptr, LowerPool, nullptr, ""},
+       nullptr, LowerPool, "dilations from opset 19"},
+      {"GlobalAveragePool", "nn", {}, InferGlobalPool, nullptr, LowerPool, ""},
+      {"GlobalMaxPool", "nn", {}, InferGlobalPool, nullptr, LowerPool, ""},
   };
 }
 

@@ -420,11 +420,10 @@ std::vector<OperatorDef> RecurrentOperators() {
       "unrolled over the static sequence; default activations; forward, reverse, bidirectional; layout 0/1; "
       "sequence_lens only at full length";
   return {
-      {"LSTM", "recurrent", With({{"input_forget", kInt}}), InferRecurrent, nullptr, LowerRecurrent, nullptr, notes,
-       false, 3},
-      {"GRU", "recurrent", With({{"linear_before_reset", kInt}}), InferRecurrent, nullptr, LowerRecurrent, nullptr,
-       notes, false, 3},
-      {"RNN", "recurrent", With({}), InferRecurrent, nullptr, LowerRecurrent, nullptr, notes, false, 3},
+      {"LSTM", "recurrent", With({{"input_forget", kInt}}), InferRecurrent, nullptr, LowerRecurrent, notes, false, 3},
+      {"GRU", "recurrent", With({{"linear_before_reset", kInt}}), InferRecurrent, nullptr, LowerRecurrent, notes, false,
+       3},
+      {"RNN", "recurrent", With({}), InferRecurrent, nullptr, LowerRecurrent, notes, false, 3},
   };
 }
 

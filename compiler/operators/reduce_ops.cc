@@ -202,7 +202,6 @@ std::vector<OperatorDef> ReduceOperators() {
                    InferReduce,
                    nullptr,
                    LowerReduce,
-                   nullptr,
                    e.axes_input_since == 13 ? "axes: attribute before opset 13, input from 13"
                                             : "axes: attribute before opset 18, input from 18"});
   }
@@ -213,7 +212,6 @@ std::vector<OperatorDef> ReduceOperators() {
                    InferArg,
                    nullptr,
                    LowerArg,
-                   nullptr,
                    "one axis; the first index of the extreme value, or the last with select_last_index"});
   }
   ops.push_back({"CumSum",
@@ -222,7 +220,6 @@ std::vector<OperatorDef> ReduceOperators() {
                  InferCumSum,
                  nullptr,
                  LowerCumSum,
-                 nullptr,
                  "a constant axis; exclusive and reverse",
                  false,
                  2});

@@ -96,7 +96,7 @@ std::string OperatorTableMarkdown() {
     for (const AttrSpec& s : d->attrs)
       attrs += (attrs.empty() ? "" : ", ") + std::string(s.name) + (s.required ? " (required)" : "");
     out += std::string("| ") + d->name + " | " + d->family + " | " + (attrs.empty() ? "—" : attrs) + " | " +
-           (d->lower ? "yes" : "no") + " | " + (d->lower || d->lower_cuda ? "yes" : "no") + " | " + d->notes + " |\n";
+           (d->lower ? "yes" : "no") + " | " + (d->lower ? "yes" : "no") + " | " + d->notes + " |\n";
   }
   return out;
 }

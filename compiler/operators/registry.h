@@ -2,11 +2,12 @@
 //
 // Each row (an OperatorDef) holds the operator's attributes (name, kind, whether required) checked
 // at import, its shape/type inference, an optional constant evaluator (shape arithmetic such as
-// Shape -> Gather -> Div -> Slice folds while shapes are inferred), and its lowering per target
-// kind. The importer's claimed list, the docs table (docs/onnx_support.md) and `tunefarm ops`
-// come from this table, so adding an operator is one row plus its functions, in the family file
-// that holds its relatives (elementwise_ops.cc, nn_ops.cc, tensor_ops.cc, reduce_ops.cc), and its
-// tests (docs/adding_an_operator.md).
+// Shape -> Gather -> Div -> Slice folds while shapes are inferred), and its lowering (one for every
+// target kind: the target's backend schedules it). The importer's claimed list, the docs table
+// (docs/onnx_support.md) and `tunefarm ops` come from this table, so adding an operator is one row
+// plus its functions, in the family file that holds its relatives (control_ops.cc,
+// elementwise_ops.cc, index_ops.cc, nn_ops.cc, norm_ops.cc, recurrent_ops.cc, reduce_ops.cc,
+// resize_ops.cc, tensor_ops.cc), and its tests (docs/adding_an_operator.md).
 //
 // The table is built once, on first use, from the family files' rows; it is immutable afterwards
 // and safe to read from any thread.
@@ -52,12 +53,12 @@ struct OperatorDef {
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
   FoldFn fold = nullptr;  // null: never folded during inference
-  // Every target kind: the definitions come from compiler/compute, the LowerContext schedules them
-  // for the target (ScheduleGeneric on CPUs, ScheduleGenericGpu on CUDA) and picks the tunable
-  // templates of the target's kind (schedule/template_table.h).
+  // One lowering for every target kind: the definitions come from compiler/compute, the target's
+  // backend schedules them (Backend::GenericSchedule) and the LowerContext picks the tunable
+  // templates of the target's kind (schedule/template_table.h). What differs between kinds is a
+  // Backend decision, never a second column here.
   LowerFn lower = nullptr;
-  LowerFn lower_cuda = nullptr;  // kind "cuda" only, where it must differ from `lower` (null: `lower`)
-  const char* notes = "";        // limits and forms, for the docs table
+  const char* notes = "";  // limits and forms, for the docs table
   // Folds constants of any size: views (Reshape, Squeeze...) cost nothing to fold, and a weight
   // behind one must stay a constant for the conv/dense templates at every opt level.
   bool fold_any_size = false;

@@ -377,7 +377,6 @@ std::vector<OperatorDef> ResizeOperators() {
        InferResize,
        nullptr,
        LowerResize,
-       nullptr,
        "nearest (every nearest_mode), linear, cubic; every coordinate mode; scales or sizes, constant; axes and "
        "keep_aspect_ratio_policy (18); antialias=1 refused",
        false,
@@ -388,7 +387,6 @@ std::vector<OperatorDef> ResizeOperators() {
        InferResize,
        nullptr,
        LowerResize,
-       nullptr,
        "opsets 7-9: nearest or (bi)linear, asymmetric coordinates; constant scales",
        false,
        1},

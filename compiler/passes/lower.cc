@@ -22,83 +22,121 @@ namespace tunefarm::passes {
 
 namespace {
 
-struct Step {
-  const char* name;
-  std::function<Result<ir::Stmt>(const ir::Stmt&)> run;
+// What a step reads besides the statement: fixed for one Lower call.
+struct StepInputs {
+  const te::Schedule& schedule;
+  const std::vector<BufferBinding>& bindings;
+  const compiler::Target& target;
+  const LowerOptions& options;
+  LoweredFunc* func;
 };
 
-std::vector<Step> CpuSteps(const te::Schedule& schedule, const std::vector<BufferBinding>& bindings) {
-  return {
+struct Step {
+  const char* name;
+  std::function<Result<ir::Stmt>(const StepInputs& in, const ir::Stmt& s)> run;
+};
+
+const std::vector<Step>& CpuSteps() {
+  static const std::vector<Step> kSteps = {
       // The loop nest the schedule describes, with tensors still multi-dimensional.
-      {"schedule_ops", [&](const ir::Stmt&) { return ScheduleOps(schedule); }},
+      {"schedule_ops", [](const StepInputs& in, const ir::Stmt&) { return ScheduleOps(in.schedule); }},
       // Cancel the offsets that compute_at regions and split recombination introduce, so
       // storage_flatten's indices come out short and guards that always hold disappear.
-      {"simplify", [](const ir::Stmt& s) { return Simplify(s); }},
+      {"simplify", [](const StepInputs&, const ir::Stmt& s) { return Simplify(s); }},
       // Tensors -> flat buffers: arguments by row-major index, realizes -> allocations.
-      {"storage_flatten", [bindings](const ir::Stmt& s) { return StorageFlatten(s, bindings); }},
-      {"simplify_flat", [](const ir::Stmt& s) { return Simplify(s); }},
+      {"storage_flatten", [](const StepInputs& in, const ir::Stmt& s) { return StorageFlatten(s, in.bindings); }},
+      {"simplify_flat", [](const StepInputs&, const ir::Stmt& s) { return Simplify(s); }},
       // Peel tails of non-divisible splits while loops are still loops (before unrolling copies
       // the guards and before vectorization, which refuses lane-dependent branches).
-      {"partition_loops", [](const ir::Stmt& s) { return PartitionLoops(s); }},
+      {"partition_loops", [](const StepInputs&, const ir::Stmt& s) { return PartitionLoops(s); }},
       // Unroll before vectorizing: register tiles become constant-indexed vector accesses.
-      {"unroll_loops", [](const ir::Stmt& s) { return UnrollLoops(s); }},
-      {"simplify_unrolled", [](const ir::Stmt& s) { return Simplify(s); }},
-      {"vectorize_loops", [](const ir::Stmt& s) { return VectorizeLoops(s); }},
+      {"unroll_loops", [](const StepInputs&, const ir::Stmt& s) { return UnrollLoops(s); }},
+      {"simplify_unrolled", [](const StepInputs&, const ir::Stmt& s) { return Simplify(s); }},
+      {"vectorize_loops", [](const StepInputs&, const ir::Stmt& s) { return VectorizeLoops(s); }},
       // Broadcast+ramp -> ramp, so dense vector accesses are recognizable in codegen.
-      {"simplify_vectors", [](const ir::Stmt& s) { return Simplify(s); }},
+      {"simplify_vectors", [](const StepInputs&, const ir::Stmt& s) { return Simplify(s); }},
       // exp, log and tanh as arithmetic on whole vectors (LLVM would scalarize llvm.exp into one
       // libm call per lane): the same formulas as the GPU's, after vectorization so they are
       // built at the vector's width.
-      {"lower_math", [](const ir::Stmt& s) { return LowerGpuMath(s); }},
-      {"remove_no_ops", [](const ir::Stmt& s) { return RemoveNoOps(s); }},
+      {"lower_math", [](const StepInputs&, const ir::Stmt& s) { return LowerGpuMath(s); }},
+      {"remove_no_ops", [](const StepInputs&, const ir::Stmt& s) { return RemoveNoOps(s); }},
   };
+  return kSteps;
 }
 
-std::vector<Step> GpuSteps(const te::Schedule& schedule, const std::vector<BufferBinding>& bindings,
-                           const compiler::Target& target, const LowerOptions& options, LoweredFunc* func) {
-  return {
+const std::vector<Step>& GpuSteps() {
+  static const std::vector<Step> kSteps = {
       // Shared-memory fetches come out of schedule_ops relaxed over the block's threads and
       // fenced by barriers; guards sit around stores, never around a barrier.
-      {"schedule_ops", [&](const ir::Stmt&) { return ScheduleOps(schedule); }},
-      {"simplify", [](const ir::Stmt& s) { return Simplify(s); }},
-      {"storage_flatten", [bindings](const ir::Stmt& s) { return StorageFlatten(s, bindings); }},
-      {"simplify_flat", [](const ir::Stmt& s) { return Simplify(s); }},
+      {"schedule_ops", [](const StepInputs& in, const ir::Stmt&) { return ScheduleOps(in.schedule); }},
+      {"simplify", [](const StepInputs&, const ir::Stmt& s) { return Simplify(s); }},
+      {"storage_flatten", [](const StepInputs& in, const ir::Stmt& s) { return StorageFlatten(s, in.bindings); }},
+      {"simplify_flat", [](const StepInputs&, const ir::Stmt& s) { return Simplify(s); }},
       // One thread's program: block and thread loops become blockIdx/threadIdx (the launch).
-      {"bind_gpu_threads", [func](const ir::Stmt& s) { return BindGpuThreads(s, func->gpu_vars, &func->launch); }},
+      {"bind_gpu_threads",
+       [](const StepInputs& in, const ir::Stmt& s) {
+         in.func->form = KernelForm::kThreadProgram;
+         return BindGpuThreads(s, in.func->gpu_vars, &in.func->launch);
+       }},
       // Cross-thread reductions -> warp shuffles (+ one shared exchange across warps): needs the block shape.
       {"lower_thread_allreduce",
-       [func](const ir::Stmt& s) { return LowerThreadAllReduce(s, func->gpu_vars, func->launch); }},
-      {"auto_unroll", [&options](const ir::Stmt& s) { return AutoUnroll(s, options.auto_unroll_max_step); }},
-      {"unroll_loops", [](const ir::Stmt& s) { return UnrollLoops(s); }},
-      {"simplify_unrolled", [](const ir::Stmt& s) { return Simplify(s); }},
-      {"remove_no_ops", [](const ir::Stmt& s) { return RemoveNoOps(s); }},
+       [](const StepInputs& in, const ir::Stmt& s) {
+         return LowerThreadAllReduce(s, in.func->gpu_vars, in.func->launch);
+       }},
+      {"auto_unroll",
+       [](const StepInputs& in, const ir::Stmt& s) { return AutoUnroll(s, in.options.auto_unroll_max_step); }},
+      {"unroll_loops", [](const StepInputs&, const ir::Stmt& s) { return UnrollLoops(s); }},
+      {"simplify_unrolled", [](const StepInputs&, const ir::Stmt& s) { return Simplify(s); }},
+      {"remove_no_ops", [](const StepInputs&, const ir::Stmt& s) { return RemoveNoOps(s); }},
       // exp, log and tanh as arithmetic (no libdevice), after the simplifications so their
       // formulas are taken as written; the host emulation then runs the same formulas.
-      {"lower_gpu_math", [](const ir::Stmt& s) { return LowerGpuMath(s); }},
+      {"lower_gpu_math", [](const StepInputs&, const ir::Stmt& s) { return LowerGpuMath(s); }},
       // Last, on what codegen will see: threads, grid, shared and local memory within the limits.
       {"verify_gpu_launch",
-       [&target, func](const ir::Stmt& s) -> Result<ir::Stmt> {
-         TUNEFARM_RETURN_IF_ERROR(VerifyGpuLaunch(s, target, &func->launch));
+       [](const StepInputs& in, const ir::Stmt& s) -> Result<ir::Stmt> {
+         TUNEFARM_RETURN_IF_ERROR(VerifyGpuLaunch(s, in.target, &in.func->launch));
          return s;
        }},
   };
+  return kSteps;
+}
+
+const std::vector<Step>& GpuOnHostSteps() {
+  static const std::vector<Step> kSteps = [] {
+    std::vector<Step> steps = GpuSteps();
+    // The verified thread program as a host loop nest over blocks and threads with the same
+    // results (emulate_gpu_on_host.h): GPU kernels tested on machines without a GPU.
+    steps.push_back({"emulate_gpu_on_host", [](const StepInputs& in, const ir::Stmt& s) -> Result<ir::Stmt> {
+                       in.func->form = KernelForm::kLoopNest;
+                       return Simplify(EmulateGpuOnHost(s, in.func->gpu_vars, in.func->launch));
+                     }});
+    return steps;
+  }();
+  return kSteps;
+}
+
+const std::vector<Step>& StepsOf(StepList list) {
+  switch (list) {
+    case StepList::kCpu:
+      return CpuSteps();
+    case StepList::kGpu:
+      return GpuSteps();
+    case StepList::kGpuOnHost:
+      return GpuOnHostSteps();
+  }
+  return CpuSteps();
 }
 
 }  // namespace
 
-const std::vector<std::string>& LoweringPassNames(compiler::TargetKind target_kind) {
-  static const std::vector<std::string> kCpu = {
-      "schedule_ops",      "simplify",        "storage_flatten",  "simplify_flat", "partition_loops", "unroll_loops",
-      "simplify_unrolled", "vectorize_loops", "simplify_vectors", "lower_math",    "remove_no_ops"};
-  static const std::vector<std::string> kGpu = {"schedule_ops",  "simplify",         "storage_flatten",
-                                                "simplify_flat", "bind_gpu_threads", "lower_thread_allreduce",
-                                                "auto_unroll",   "unroll_loops",     "simplify_unrolled",
-                                                "remove_no_ops", "lower_gpu_math",   "verify_gpu_launch"};
-  return target_kind == compiler::TargetKind::kCuda ? kGpu : kCpu;
+std::vector<std::string> LoweringPassNames(StepList steps) {
+  std::vector<std::string> names;
+  for (const Step& step : StepsOf(steps)) names.push_back(step.name);
+  return names;
 }
 
 Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Tensor>& args, const std::string& name,
-                          const compiler::Target& target, const LowerOptions& options) {
+                          const compiler::Target& target, StepList steps, const LowerOptions& options) {
   LoweredFunc func;
   func.name = name;
   func.args = args;
@@ -107,16 +145,12 @@ Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Te
     func.buffers.push_back(ir::MakeVar(t->name, ir::Type::Handle()));
     bindings.push_back({t, func.buffers.back()});
   }
-  func.is_gpu = target.is_cuda();
-  if (func.is_gpu) func.gpu_vars = GpuIndexVars::Make();
-  const std::vector<Step> steps =
-      func.is_gpu ? GpuSteps(schedule, bindings, target, options, &func) : CpuSteps(schedule, bindings);
-
+  if (steps != StepList::kCpu) func.gpu_vars = GpuIndexVars::Make();
+  const StepInputs inputs{schedule, bindings, target, options, &func};
   ir::Stmt stmt;
-  bool stopped = false;
-  for (const Step& step : steps) {
+  for (const Step& step : StepsOf(steps)) {
     auto start = std::chrono::steady_clock::now();
-    Result<ir::Stmt> next = step.run(stmt);
+    Result<ir::Stmt> next = step.run(inputs, stmt);
     if (!next.ok()) return Status(next.status().code(), name + ": " + next.status().message());
     stmt = *next;
     if (options.timings) {
@@ -126,14 +160,7 @@ Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Te
     if (options.dump && (options.dump_after == "all" || options.dump_after == step.name)) {
       *options.dump << "// ---- " << name << " after " << step.name << "\n" << stmt;
     }
-    if (options.stop_after == step.name) {
-      stopped = true;
-      break;
-    }
-  }
-  if (func.is_gpu && target.emulated && !stopped) {
-    stmt = Simplify(EmulateGpuOnHost(stmt, func.gpu_vars, func.launch));
-    func.is_gpu = false;
+    if (options.stop_after == step.name) break;
   }
   func.body = stmt;
   return func;

@@ -1,6 +1,7 @@
 // Lower: the ordered list of passes from a Schedule to the flat loop nest that codegen consumes.
-// lower.cc lists the passes and says why each runs where it does; it can dump the IR after any
-// pass and time every pass.
+// lower.cc lists the passes of each list (StepList) and says why each runs where it does; it can
+// dump the IR after any pass, time every pass and stop after one. Which list a target runs is its
+// backend's decision (Backend::lowering_steps), never a question of its kind asked here.
 #ifndef TUNEFARM_COMPILER_PASSES_LOWER_H_
 #define TUNEFARM_COMPILER_PASSES_LOWER_H_
 
@@ -16,16 +17,28 @@
 
 namespace tunefarm::passes {
 
+// The step lists (lower.cc):
+//  - kCpu: a vectorized loop nest for the host's cores;
+//  - kGpu: one GPU thread's program, block and thread loops bound to the launch, which is verified
+//    against the target's limits;
+//  - kGpuOnHost: kGpu, then `emulate_gpu_on_host`, a last step turning the thread program back
+//    into a host loop nest with the same results (CUDA emulated on the host, for tests).
+enum class StepList { kCpu, kGpu, kGpuOnHost };
+
+// What a lowered body is.
+enum class KernelForm {
+  kLoopNest,       // a host loop nest over the arguments (a C-ABI function)
+  kThreadProgram,  // one GPU thread's program over gpu_vars, launched as `launch` says
+};
+
 // A kernel ready for code generation: body over the handle variables of its arguments.
 struct LoweredFunc {
   std::string name;
   std::vector<ir::Tensor> args;  // the C ABI's argument order
   std::vector<ir::Var> buffers;  // one handle variable per argument
   ir::Stmt body;
-  // GPU kernels: body is one thread's program over gpu_vars, launched as `launch` says. False
-  // for an emulated target (the body is then a host loop nest).
-  bool is_gpu = false;
-  GpuLaunch launch;
+  KernelForm form = KernelForm::kLoopNest;
+  GpuLaunch launch;  // kThreadProgram
   GpuIndexVars gpu_vars;
 };
 
@@ -43,20 +56,18 @@ struct LowerOptions {
   // Stops after the pass with this name (empty: run them all); the tuner's loop-nest features
   // read the nest before unrolling.
   std::string stop_after;
-  // GPU kinds: TVM's auto_unroll_max_step (auto_unroll.h), usually a config knob.
+  // GPU lists: TVM's auto_unroll_max_step (auto_unroll.h), usually a config knob.
   int64_t auto_unroll_max_step = 0;
-  // GPU kinds: after verification, turn the kernel into a host loop nest with the same results
-  // (emulate_gpu_on_host.h) when the target is emulated (Target::emulated).
 };
 
-// The pass names for a target kind ("llvm", "cuda"), in order, as dump_after accepts them.
-const std::vector<std::string>& LoweringPassNames(compiler::TargetKind target_kind = compiler::TargetKind::kLlvm);
+// A list's pass names, in order, as dump_after and stop_after accept them (read off the list
+// itself, so they cannot drift from it).
+std::vector<std::string> LoweringPassNames(StepList steps);
 
-// CPU kinds ("llvm") run the CPU list in lower.cc; "cuda" binds block and thread loops, unrolls
-// and verifies the launch against the target's limits. Errors: a GPU schedule the target cannot
-// launch (InvalidArgument naming the limit), never a CPU one.
+// Runs `steps` on the schedule. Errors: a GPU schedule the target cannot launch (InvalidArgument
+// naming the limit), never a CPU one. A stop_after naming no step of the list runs them all.
 Result<LoweredFunc> Lower(const te::Schedule& schedule, const std::vector<ir::Tensor>& args, const std::string& name,
-                          const compiler::Target& target, const LowerOptions& options = {});
+                          const compiler::Target& target, StepList steps, const LowerOptions& options = {});
 
 }  // namespace tunefarm::passes
 

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       [&](const std::string& text) -> tunefarm::Status {
         auto parsed = tunefarm::runtime::ParseDevice(text);
         if (!parsed.ok()) return tunefarm::Status::InvalidArgument("--device: " + parsed.status().message());
-        ordinal = parsed->is_cuda() ? parsed->ordinal : -1;
+        ordinal = parsed->kind == tunefarm::runtime::Device::Kind::kCuda ? parsed->ordinal : -1;
         device = text;
         return tunefarm::Status::OK();
       },

@@ -3,7 +3,7 @@
 
 namespace tunefarm::runtime {
 
-std::string Device::ToString() const { return is_cuda() ? "cuda:" + std::to_string(ordinal) : "cpu"; }
+std::string Device::ToString() const { return kind == Kind::kCuda ? "cuda:" + std::to_string(ordinal) : "cpu"; }
 
 Result<Device> ParseDevice(std::string_view text) {
   Device d;

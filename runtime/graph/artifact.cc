@@ -185,7 +185,7 @@ Status Artifact::Validate() const {
   if (device != "cpu" && device != "cuda") return Corrupt("unknown device '" + device + "' (cpu, cuda)");
   for (const auto& k : kernels) {
     if (k.symbol.empty()) return Corrupt("a kernel without a symbol");
-    if (is_cuda()) {
+    if (device_kind() == Device::Kind::kCuda) {
       for (int d = 0; d < 3; ++d) {
         // CUDA's limits: grid x < 2^31, grid y and z <= 65535, at most 1024 threads per dimension.
         const int64_t max_grid = d == 0 ? (int64_t(1) << 31) - 1 : 65535;
@@ -221,7 +221,8 @@ Status Artifact::Validate() const {
       if (a < 0 || a >= nt) return Corrupt("an input or output refers to tensor " + std::to_string(a));
     }
   }
-  if (library.empty() && !kernels.empty()) return Corrupt(is_cuda() ? "no PTX module" : "no kernel library");
+  if (library.empty() && !kernels.empty())
+    return Corrupt(device_kind() == Device::Kind::kCuda ? "no PTX module" : "no kernel library");
   return Status::OK();
 }
 
@@ -278,7 +279,8 @@ std::string Artifact::MetadataJson() const {
       e["config_index"] = k.config_index;
       e["config_source"] = k.config_source;
     }
-    if (is_cuda()) e["launch"] = {{"grid", k.grid}, {"block", k.block}, {"shared_bytes", k.shared_bytes}};
+    if (device_kind() == Device::Kind::kCuda)
+      e["launch"] = {{"grid", k.grid}, {"block", k.block}, {"shared_bytes", k.shared_bytes}};
     ks.push_back(e);
   }
   j["kernels"] = ks;

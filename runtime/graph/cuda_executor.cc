@@ -35,7 +35,7 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::LoadFile(const std::string& 
 
 Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, const CudaExecutorOptions& options) {
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
-  if (!artifact.is_cuda()) {
+  if (artifact.device_kind() != Device::Kind::kCuda) {
     return Status::InvalidArgument(
         "the artifact holds " + artifact.device + " code for " + artifact.target +
         ", not CUDA kernels: compile the model with --target cuda (or a GPU tag such as h100)");

@@ -93,7 +93,7 @@ Result<std::unique_ptr<Executor>> Executor::LoadFile(const std::string& path) {
 
 Result<std::unique_ptr<Executor>> Executor::Load(Artifact artifact) {
   TUNEFARM_RETURN_IF_ERROR(artifact.Validate());
-  if (artifact.is_cuda()) {
+  if (artifact.device_kind() != Device::Kind::kCpu) {
     return Status::FailedPrecondition(
         "the artifact holds CUDA kernels (PTX, target " + artifact.target +
         "): the CPU executor cannot run them; run it on a GPU host with --device cuda (runtime::CudaExecutor)");

@@ -265,7 +265,7 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
 int RunTool(const RunToolOptions& o) {
   auto device = ParseDevice(o.device);
   if (!device.ok()) return Fail(o, device.status().message());
-  if (!device->is_cuda()) Executor::SetNumThreads(o.threads);
+  if (device->kind == Device::Kind::kCpu) Executor::SetNumThreads(o.threads);
   auto loaded = LoadExecutorFile(o.artifact, *device);
   if (!loaded.ok()) return Fail(o, loaded.status().message());
   return RunLoaded(**loaded, o);

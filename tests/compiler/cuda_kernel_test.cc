@@ -233,7 +233,7 @@ TEST(CudaLowering, VirtualThreadsKeepTheRegisterTileExact) {
   auto tmpl = FindTemplate(w.implementation);
   ASSERT_TRUE(tmpl.ok());
   KernelDef def = (*tmpl)->Instantiate(w, {}, *cfg, h100);
-  auto func = passes::Lower(*def.schedule, def.args, "vt", h100);
+  auto func = passes::Lower(*def.schedule, def.args, "vt", h100, passes::StepList::kGpu);
   ASSERT_TRUE(func.ok()) << func.status().ToString();
   EXPECT_EQ(func->launch.local_bytes, 8 * 4) << func->launch.ToString();
   EXPECT_EQ(func->launch.threads_per_block(), 8 * 4 * 8);

@@ -55,7 +55,7 @@ TEST(CudaReduction, EveryBlockWidthMatchesTheSerialReductionWhenEmulated) {
       RowReduction r = MakeRowReduction(rows, width, per_block, is_max);
       Target emulated = Cuda();
       emulated.emulated = true;
-      auto func = passes::Lower(*r.schedule, {r.x, r.out}, "rowred", emulated);
+      auto func = passes::Lower(*r.schedule, {r.x, r.out}, "rowred", emulated, passes::StepList::kGpuOnHost);
       ASSERT_TRUE(func.ok()) << func.status().ToString();
       auto jit = JitCompile({KernelSource{*func, "{}"}}, HostTarget());
       ASSERT_TRUE(jit.ok()) << jit.status().ToString();
@@ -82,7 +82,7 @@ TEST(CudaReduction, BecomesWarpShufflesAndOneSharedExchangeAcrossWarps) {
   for (int64_t width : {32, 256}) {
     RowReduction r = MakeRowReduction(8, width, 2, false);
     const Target target = Cuda("sm_80");
-    auto func = passes::Lower(*r.schedule, {r.x, r.out}, "rowred", target);
+    auto func = passes::Lower(*r.schedule, {r.x, r.out}, "rowred", target, passes::StepList::kGpu);
     ASSERT_TRUE(func.ok()) << func.status().ToString();
     auto ptx = EmitPtx({KernelSource{*func, "{}"}}, target);
     ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
@@ -100,7 +100,7 @@ TEST(CudaReduction, BecomesWarpShufflesAndOneSharedExchangeAcrossWarps) {
 
 TEST(CudaReduction, ReductionsItCannotLowerSayWhy) {
   RowReduction odd = MakeRowReduction(8, 48, 2, false);
-  auto func = passes::Lower(*odd.schedule, {odd.x, odd.out}, "odd", Cuda());
+  auto func = passes::Lower(*odd.schedule, {odd.x, odd.out}, "odd", Cuda(), passes::StepList::kGpu);
   ASSERT_FALSE(func.ok());
   EXPECT_EQ(func.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(func.status().message().find("runs over 48 threads of threadIdx.x: it needs a power of two"),
@@ -108,7 +108,7 @@ TEST(CudaReduction, ReductionsItCannotLowerSayWhy) {
       << func.status().ToString();
 
   RowReduction along_y = MakeRowReduction(8, 32, 2, false, ir::ForKind::kGpuThreadY);
-  func = passes::Lower(*along_y.schedule, {along_y.x, along_y.out}, "along_y", Cuda());
+  func = passes::Lower(*along_y.schedule, {along_y.x, along_y.out}, "along_y", Cuda(), passes::StepList::kGpu);
   ASSERT_FALSE(func.ok());
   EXPECT_NE(func.status().message().find("runs along threadIdx.y: only threadIdx.x"), std::string::npos)
       << func.status().ToString();

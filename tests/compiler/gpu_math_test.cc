@@ -44,7 +44,7 @@ ir::Expr Named(const char* name, const ir::Expr& v) { return ir::Call::Make(ir::
 std::vector<float> RunEmulatedExpr(const std::function<ir::Expr(const ir::Expr&)>& math,
                                    const std::vector<float>& inputs) {
   MathKernel k = MakeMathKernel(int64_t(inputs.size()), math);
-  auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", CudaEmulated());
+  auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", CudaEmulated(), passes::StepList::kGpuOnHost);
   EXPECT_TRUE(func.ok()) << func.status().ToString();
   if (!func.ok()) return {};
   auto jit = JitCompile({KernelSource{*func, "{}"}}, HostTarget());
@@ -219,7 +219,7 @@ TEST(GpuMath, PtxNeedsNoLibdeviceAndAssembles) {
            Named("log", ir::Call::Make(ir::Type::Float(32), "fabs", {v}) + ir::Expr(1.0f));
   });
   const Target target = Cuda();
-  auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", target);
+  auto func = passes::Lower(*k.schedule, {k.x, k.out}, "math", target, passes::StepList::kGpu);
   ASSERT_TRUE(func.ok()) << func.status().ToString();
   auto ptx = EmitPtx({KernelSource{*func, "{}"}}, target);
   ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();

@@ -227,7 +227,7 @@ runtime::Artifact ExpectTasksMatchCompile(const graph::Graph& g, const std::stri
   EXPECT_TRUE(tasks.ok()) << tasks.status().ToString();
   tunefarm::testing::LookupRecorder recorder;
   Target compiled_for = target;
-  compiled_for.emulated = target.is_cuda();
+  compiled_for.emulated = target.kind == TargetKind::kCuda;
   auto artifact = CompileGraph(g, name, compiled_for, Quiet(&recorder));
   EXPECT_TRUE(artifact.ok()) << artifact.status().ToString();
   if (!tasks.ok() || !artifact.ok()) return {};

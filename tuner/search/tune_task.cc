@@ -369,7 +369,7 @@ Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
   std::vector<int64_t> recorded;
   std::vector<double> gflops;
   last_batch_best_ = 0;
-  if (!s.target.is_cuda()) {
+  if (!compiler::MeasuresWhileBuilding(s.target)) {
     // CPU kernels are timed on this machine's cores (or a server's, often this machine too):
     // every build finishes before the first measurement, so no build competes with the timing.
     auto t_build = Clock::now();

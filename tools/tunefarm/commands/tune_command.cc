@@ -17,8 +17,8 @@
 #include "tools/tunefarm/commands/tune_daemon_client.h"
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
+#include "tunefarm/compiler/kernel.h"
 #include "tunefarm/compiler/model.h"
-#include "tunefarm/runtime/cuda_driver.h"
 #include "tunefarm/runtime/mutex.h"
 #include "tunefarm/service/auth.h"
 #include "tunefarm/tuner/job_progress.h"
@@ -116,26 +116,6 @@ tuner::TuningJobSpec SpecOf(const TuneFlags& f) {
   spec.key = f.key;
   for (const auto& shape : f.input_shapes) spec.input_shapes.push_back(shape.ToString());
   return spec;
-}
-
-// Whether this machine can measure the target itself; the message says how to measure it otherwise.
-Status CheckMeasurableHere(const compiler::Target& target) {
-  if (target.is_cuda()) {
-    // Local GPU tuning measures on this machine's first GPU (rpc_server --device cuda does the
-    // same for the farm).
-    auto driver = CudaDriver::Load();
-    Result<int> count = driver.ok() ? (*driver)->DeviceCount() : Result<int>(driver.status());
-    if (count.ok() && *count > 0) return Status::OK();
-    return Status::FailedPrecondition(
-        "--local with target " + target.ToString() + " measures on this machine's GPU, and " +
-        (count.ok() ? std::string("it has none") : count.status().message()) +
-        "; measure it through the farm instead (--tracker HOST:PORT --key KEY, rpc_server --device cuda on the GPU "
-        "host)");
-  }
-  if (target.is_host) return Status::OK();
-  return Status::FailedPrecondition("target " + target.ToString() +
-                                    " does not run on this machine; measure it through the farm (--tracker "
-                                    "HOST:PORT --key KEY)");
 }
 
 // The records for this run: a file is locked for it (one tuner at a time, and the runs a killed
@@ -260,7 +240,7 @@ int Tune(const TuneFlags& f) {
   auto target = compiler::ParseTarget(f.target);
   if (!target.ok()) return Fail(target.status());
   if (f.tracker.empty()) {
-    if (Status here = CheckMeasurableHere(*target); !here.ok()) return Fail(here);
+    if (Status here = compiler::CheckMeasurableHere(*target); !here.ok()) return Fail(here);
   }
   auto plan = tuner::PlanTuningRun(SpecOf(f));
   if (!plan.ok()) return Fail(plan.status());

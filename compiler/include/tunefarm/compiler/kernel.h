@@ -157,6 +157,14 @@ struct Candidate {
 };
 Result<Candidate> BuildCandidate(const KernelSpec& spec, const std::string& tmp_dir, const BuildOptions& options = {});
 
+// How the target's candidates are measured, as its backend decides: whether a batch is measured
+// as its candidates are built (a GPU's timing does not compete with the host's build jobs) or
+// after every build of the batch (CPU timings would).
+bool MeasuresWhileBuilding(const Target& target);
+// OK where this machine can measure the target's candidates itself (a CPU target that runs here, a
+// CUDA target with a GPU here); otherwise FailedPrecondition saying why and how to measure it.
+Status CheckMeasurableHere(const Target& target);
+
 }  // namespace tunefarm::compiler
 
 #endif  // TUNEFARM_COMPILER_KERNEL_H_

@@ -67,7 +67,6 @@ struct Target {
   // Canonical string; ParseTarget(ToString()) gives back an equal target.
   std::string ToString() const;
   bool is_arm() const;
-  bool is_cuda() const { return kind == TargetKind::kCuda; }
 };
 
 Result<Target> ParseTarget(std::string_view text);

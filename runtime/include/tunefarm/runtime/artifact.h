@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "tunefarm/runtime/device.h"
 #include "tunefarm/runtime/result.h"
 
 namespace tunefarm::runtime {
@@ -117,7 +118,7 @@ struct Artifact {
   std::string params;                // the parameter blob
   std::string device = "cpu";        // "cpu" or "cuda": what `library` holds and what runs it
   std::string library;               // device cpu: ELF shared library bytes; cuda: PTX module text
-  bool is_cuda() const { return device == "cuda"; }
+  Device::Kind device_kind() const { return device == "cuda" ? Device::Kind::kCuda : Device::Kind::kCpu; }
 
   Status Validate() const;
   std::string MetadataJson() const;

@@ -17,7 +17,6 @@ struct Device {
   Kind kind = Kind::kCpu;
   int ordinal = 0;  // kCuda: the GPU's index among the visible ones
 
-  bool is_cuda() const { return kind == Kind::kCuda; }
   // "cpu", "cuda:N": ParseDevice(ToString()) gives back an equal device.
   std::string ToString() const;
 };
