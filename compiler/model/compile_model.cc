@@ -101,9 +101,9 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ba
     ak.symbol = symbol;
     ak.op = k.op;
     ak.args = k.args;
-    ak.workload = k.workload;
+    if (k.workload) ak.workload = k.workload->ImplementationKey();  // the artifact's form
     ak.config_index = k.config_index;
-    ak.config_source = k.config_source;
+    ak.config_origin = k.config_origin;
     ak.run_if = k.run_if;
     ak.index_checks = k.index_checks;
     if (!sources.empty() && sources.back().func.form == passes::KernelForm::kThreadProgram) {  // never shared
@@ -147,8 +147,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model_name);
   for (const PlannedKernel& k : plan->kernels) {
-    if (k.workload.empty()) continue;
-    stats.tunable_nodes.push_back({k.node, k.workload.substr(0, k.workload.find(':')), k.config_source});
+    if (k.workload) stats.tunable_nodes.push_back({k.node, k.workload->implementation, k.config_origin});
   }
   TUNEFARM_ASSIGN_OR_RETURN(std::string library, BuildLibrary(&*plan, target, backend, options, &stats));
   runtime::Artifact artifact = std::move(plan->artifact);

@@ -36,10 +36,10 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
   for (const PlannedKernel& k : plan->kernels) {
     // Each implementation the compiler considered for the node is a task of its own.
     for (size_t c = 0; c < k.candidate_workloads.size(); ++c) {
-      const std::string& key = k.candidate_workloads[c];
+      const Workload& w = k.candidate_workloads[c];
+      const std::string key = w.ImplementationKey();  // one task per implementation and workload
       auto it = by_key.find(key);
       if (it == by_key.end()) {
-        TUNEFARM_ASSIGN_OR_RETURN(Workload w, Workload::FromImplementationKey(key));
         auto space = GetConfigSpace(w, target);
         if (!space.ok()) return space.status().WithContext(model + ": node '" + k.node + "'");
         Task t;
@@ -47,7 +47,7 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
         t.flops = w.Flops();
         t.config_space_size = space->size();
         t.alternative = c > 0;
-        if (t.alternative) t.default_workload = k.candidate_workloads[0];
+        if (t.alternative) t.default_workload = k.candidate_workloads[0].ImplementationKey();
         it = by_key.emplace(key, tasks.size()).first;
         tasks.push_back(std::move(t));
       }

@@ -14,7 +14,8 @@ Result<ModelPlan> LowerGraph(const graph::Graph& g, const Target& target, const 
   first.RecordFlow(&flow);
   TUNEFARM_ASSIGN_OR_RETURN(ModelPlan per_node, first.Run());
   bool any_record = false;
-  for (const auto& site : flow.sites) any_record = any_record || site.per_node.source == "records";
+  for (const auto& site : flow.sites)
+    any_record = any_record || site.per_node.source == runtime::ConfigOrigin::kRecords;
   if (!any_record) return per_node;  // nothing measured to plan with
   TUNEFARM_ASSIGN_OR_RETURN(operators::LayoutPlan layouts, operators::PlanLayouts(g, target, *options.configs, flow));
   operators::LowerContext second(g, target, options);

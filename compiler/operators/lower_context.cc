@@ -250,12 +250,12 @@ Result<LowerContext::Choice> LowerContext::ChoosePerNode(const std::vector<compi
   Choice choice;
   double best_ms = 0;
   for (const compiler::Workload& w : implementations) {
-    choice.candidates.push_back(w.ImplementationKey());
+    choice.candidates.push_back(w);
     TUNEFARM_ASSIGN_OR_RETURN(std::optional<compiler::BestConfig> record, Recorded(w));
     if (record && (choice.config_index < 0 || record->cost_ms < best_ms)) {
       choice.workload = w;
       choice.config_index = record->config_index;
-      choice.source = "records";
+      choice.source = runtime::ConfigOrigin::kRecords;
       best_ms = record->cost_ms;
     }
   }
@@ -277,7 +277,7 @@ Result<LowerContext::Choice> LowerContext::ChoosePerNode(const std::vector<compi
     options_.warn("warning: no tuning record for " + key + " on " + target_.ToString() + "; using the fallback config");
   }
   choice.workload = w;
-  choice.source = "fallback";
+  choice.source = runtime::ConfigOrigin::kFallback;
   TUNEFARM_ASSIGN_OR_RETURN(choice.config_index, compiler::FallbackConfigIndex(w, target_));
   return choice;
 }
@@ -372,7 +372,7 @@ Status LowerContext::AddUnrolledSteps(const Node& n, int64_t steps) {
 
 void LowerContext::AddTunableKernel(compiler::PlannedKernel k) {
   plan_.tunable_kernels++;
-  if (k.config_source == "records") plan_.from_records++;
+  if (k.config_origin == runtime::ConfigOrigin::kRecords) plan_.from_records++;
   plan_.kernels.push_back(std::move(k));
 }
 

@@ -84,8 +84,8 @@ class LowerContext {
   struct Choice {
     compiler::Workload workload;
     int64_t config_index = -1;
-    std::string source;                   // "records" or "fallback"
-    std::vector<std::string> candidates;  // every implementation, as Workload::ImplementationKey()
+    runtime::ConfigOrigin source = runtime::ConfigOrigin::kFallback;
+    std::vector<compiler::Workload> candidates;  // every implementation, the default first
   };
   Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations);
   // Recurrent nodes unroll every step (and direction) into kernels of their own, compiled one by

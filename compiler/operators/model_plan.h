@@ -6,6 +6,7 @@
 #define TUNEFARM_COMPILER_OPERATORS_MODEL_PLAN_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,14 +21,15 @@ struct PlannedKernel {
   std::string op;
   KernelDef def;          // schedule and arguments
   std::vector<int> args;  // artifact tensor per def.args entry
-  // Tunable kernels only: the implementation chosen, as Workload::ImplementationKey().
-  std::string workload;
+  // Tunable kernels only: the workload and the implementation chosen (the artifact stores its task
+  // name, Workload::ImplementationKey()).
+  std::optional<Workload> workload;
   std::string node;  // the graph node it computes (tunable kernels)
   // Every implementation of the node's workload the compiler looked up (schedule/template_table.h),
-  // the chosen one included, as ImplementationKey(): what task extraction lists.
-  std::vector<std::string> candidate_workloads;
+  // the chosen one first: what task extraction lists.
+  std::vector<Workload> candidate_workloads;
   int64_t config_index = -1;
-  std::string config_source;
+  runtime::ConfigOrigin config_origin = runtime::ConfigOrigin::kNone;
   // Kernels of an If branch (CPU): run only when each (bool tensor, value) holds.
   std::vector<std::pair<int, bool>> run_if;
   // Runtime indices the executor checks before the kernel runs (LowerContext::EmitIndexed).

@@ -296,10 +296,10 @@ void AddTemplateKernel(LowerContext& cx, const Node& n, const LowerContext::Choi
   k.op = choice.workload.implementation + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
   k.def = std::move(def);
   k.args = std::move(args);
-  k.workload = choice.workload.ImplementationKey();
+  k.workload = choice.workload;
   k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
   k.config_index = choice.config_index;
-  k.config_source = choice.source;
+  k.config_origin = choice.source;
   k.candidate_workloads = choice.candidates;
   cx.AddTunableKernel(std::move(k));
 }

@@ -90,7 +90,7 @@ Result<std::vector<Candidate>> SiteCandidates(const LayoutFlow::Site& site, cons
       const Blocks b = tmpl->ActivationBlocks(w, cfg);
       auto [it, fresh] = best.try_emplace({b.in, b.out});
       if (!fresh && it->second.ms <= r.cost_ms) continue;
-      it->second.choice = {w, r.config_index, "records", site.per_node.candidates};
+      it->second.choice = {w, r.config_index, runtime::ConfigOrigin::kRecords, site.per_node.candidates};
       it->second.blocks = b;
       it->second.ms = r.cost_ms;
     }
@@ -236,7 +236,7 @@ Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& ta
   for (const LayoutFlow::Site& site : flow.sites) {
     int per_node = -1;
     TUNEFARM_ASSIGN_OR_RETURN(auto candidates, SiteCandidates(site, configs, target, &per_node));
-    if (site.per_node.source == "records") plan.summary.planned++;
+    if (site.per_node.source == runtime::ConfigOrigin::kRecords) plan.summary.planned++;
     site_of_node[site.node] = int(p.candidates.size());
     p.candidates.push_back(std::move(candidates));
     p.per_node.push_back(per_node);

@@ -46,9 +46,18 @@ std::string Workload::Key() const {
   return buf;
 }
 
-std::string Workload::ImplementationKey() const {
-  return implementation.empty() ? Key() : implementation + ":" + Key();
+std::string TaskName(std::string_view implementation, std::string_view key) {
+  if (implementation.empty()) return std::string(key);
+  return std::string(implementation) + ":" + std::string(key);
 }
+
+TaskNameParts ParseTaskName(std::string_view name) {
+  const size_t colon = name.find(':');
+  if (colon == std::string_view::npos) return {"", std::string(name)};
+  return {std::string(name.substr(0, colon)), std::string(name.substr(colon + 1))};
+}
+
+std::string Workload::ImplementationKey() const { return TaskName(implementation, Key()); }
 
 double Workload::Flops() const {
   if (is_batch_matmul()) {
@@ -130,12 +139,12 @@ Result<Workload> Workload::FromKey(const std::string& key) {
 }
 
 Result<Workload> Workload::FromImplementationKey(const std::string& key) {
-  const size_t colon = key.find(':');
-  if (colon == std::string::npos) return FromKey(key);
-  TUNEFARM_ASSIGN_OR_RETURN(Workload w, FromKey(key.substr(colon + 1)));
-  w.implementation = key.substr(0, colon);
-  if (w.implementation.empty())
+  TaskNameParts parts = ParseTaskName(key);
+  TUNEFARM_ASSIGN_OR_RETURN(Workload w, FromKey(parts.key));
+  if (parts.implementation.empty() && parts.key != key) {
     return Status::InvalidArgument("malformed workload key '" + key + "': empty implementation");
+  }
+  w.implementation = std::move(parts.implementation);
   return w;
 }
 

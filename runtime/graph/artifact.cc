@@ -13,6 +13,18 @@
 #include "tunefarm/runtime/element_convert.h"
 
 namespace tunefarm::runtime {
+
+const char* ConfigOriginName(ConfigOrigin origin) {
+  switch (origin) {
+    case ConfigOrigin::kRecords:
+      return "records";
+    case ConfigOrigin::kFallback:
+      return "fallback";
+    case ConfigOrigin::kNone:
+      break;
+  }
+  return "";
+}
 namespace {
 
 constexpr char kMagic[8] = {'T', 'F', 'A', 'R', 'T', 'I', 'F', '2'};
@@ -277,7 +289,7 @@ std::string Artifact::MetadataJson() const {
     if (!k.workload.empty()) {
       e["workload"] = k.workload;
       e["config_index"] = k.config_index;
-      e["config_source"] = k.config_source;
+      e["config_source"] = ConfigOriginName(k.config_origin);
     }
     if (device_kind() == Device::Kind::kCuda)
       e["launch"] = {{"grid", k.grid}, {"block", k.block}, {"shared_bytes", k.shared_bytes}};
@@ -402,7 +414,10 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       k.args = e.at("args").get<std::vector<int>>();
       k.workload = e.value("workload", "");
       k.config_index = e.value("config_index", int64_t(-1));
-      k.config_source = e.value("config_source", "");
+      const std::string origin = e.value("config_source", "");
+      k.config_origin = origin == ConfigOriginName(ConfigOrigin::kRecords)    ? ConfigOrigin::kRecords
+                        : origin == ConfigOriginName(ConfigOrigin::kFallback) ? ConfigOrigin::kFallback
+                                                                              : ConfigOrigin::kNone;
       if (e.contains("run_if")) {
         for (const auto& guard : e.at("run_if")) k.run_if.push_back({guard.at(0).get<int>(), guard.at(1).get<bool>()});
       }

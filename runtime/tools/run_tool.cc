@@ -155,7 +155,7 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
     for (size_t k : order) {
       const auto& kernel = ex.artifact().kernels[k];
       std::printf("%9.4f ms %5.1f%%  %-40s %s%s\n", kernel_ms[k], 100.0 * kernel_ms[k] / total, kernel.op.c_str(),
-                  kernel.workload.c_str(), kernel.config_source == "fallback" ? " (fallback)" : "");
+                  kernel.workload.c_str(), kernel.config_origin == ConfigOrigin::kFallback ? " (fallback)" : "");
     }
   }
   if (ms.empty()) ms.push_back(0);  // --repeat 0: the one run that produces the outputs, untimed
@@ -223,7 +223,7 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
         const auto& kernel = ex.artifact().kernels[k];
         ks.push_back({{"op", kernel.op},
                       {"workload", kernel.workload},
-                      {"config_source", kernel.config_source},
+                      {"config_source", ConfigOriginName(kernel.config_origin)},
                       {"ms", kernel_ms[k]}});
       }
       j["kernels"] = ks;

@@ -179,7 +179,7 @@ TEST(CudaModels, RecordsChooseTheImplementationAndTheConfig) {
     if (k.workload.rfind("conv2d_nchw_winograd_cuda", 0) == 0) ++winograd;
     if (k.workload.rfind("dense_small_batch_cuda", 0) == 0) ++small_batch;
     if (!k.workload.empty()) {
-      EXPECT_EQ(k.config_source, "records") << k.symbol;
+      EXPECT_EQ(k.config_origin, runtime::ConfigOrigin::kRecords) << k.symbol;
     }
   }
   EXPECT_GE(winograd, 8);  // resnet-18's 3x3 stride-1 convolutions (4 workloads, 8+ nodes)

@@ -203,5 +203,20 @@ TEST(KernelBuild, WorkloadKeysAreCanonical) {
   EXPECT_DOUBLE_EQ(w.Flops(), 2.0 * 64 * 56 * 56 * 64 * 9);
 }
 
+// A task's name is built and parsed in one place (workload.h); the implementation and the key
+// round-trip through it, a bare key has no implementation, and an empty implementation is refused.
+TEST(TaskName, OneBuilderAndOneParser) {
+  const Workload w = Conv2dWorkload(1, 64, 56, 56, 64, 3, 3, 1, 1);
+  EXPECT_EQ(TaskName(w.implementation, w.Key()), w.ImplementationKey());
+  EXPECT_EQ(TaskName("", w.Key()), w.Key());
+  const TaskNameParts parts = ParseTaskName(w.ImplementationKey());
+  EXPECT_EQ(parts.implementation, "conv2d_nchwc");
+  EXPECT_EQ(parts.key, w.Key());
+  EXPECT_EQ(ParseTaskName(w.Key()).implementation, "");
+  EXPECT_EQ(ParseTaskName(w.Key()).key, w.Key());
+  ExpectError(Workload::FromImplementationKey(":" + w.Key()).status(), StatusCode::kInvalidArgument,
+              "malformed workload key ':" + w.Key() + "': empty implementation");
+}
+
 }  // namespace
 }  // namespace tunefarm::compiler

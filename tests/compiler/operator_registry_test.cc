@@ -396,7 +396,7 @@ TEST(Strategy, ApplyHistoryBestPicksTheFastestImplementation) {
     ASSERT_NE(tuned, nullptr);
     EXPECT_EQ(tuned->workload, (nopack_faster ? nopack : pack).ImplementationKey());
     EXPECT_EQ(tuned->config_index, nopack_faster ? nopack_index : pack_index);
-    EXPECT_EQ(tuned->config_source, "records");
+    EXPECT_EQ(tuned->config_origin, runtime::ConfigOrigin::kRecords);
     auto y = RunOne(std::move(*artifact), x);
     ASSERT_EQ(y.size(), 32u);
     for (size_t i = 0; i < 32; ++i) EXPECT_NEAR(y[i], ref[i], 1e-4f) << i;

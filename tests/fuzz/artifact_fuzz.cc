@@ -69,7 +69,8 @@ std::vector<std::string> Seeds() {
                {"w", runtime::ArtifactTensor::kParam, runtime::ElementType::kFloat32, {4}, 0, -1, std::nullopt},
                {"y", runtime::ArtifactTensor::kOutput, runtime::ElementType::kFloat32, {1, 4}, 0, -1, std::nullopt},
                {"c", runtime::ArtifactTensor::kInput, runtime::ElementType::kBool, {1}, 0, -1, std::nullopt}};
-  a.kernels.push_back({"tf_k0", "add", {0, 1, 2}, "", -1, "", {0, 0, 0}, {0, 0, 0}, 0, {{3, true}}, {}});
+  a.kernels.push_back(
+      {"tf_k0", "add", {0, 1, 2}, "", -1, runtime::ConfigOrigin::kNone, {0, 0, 0}, {0, 0, 0}, 0, {{3, true}}, {}});
   a.inputs = {0, 3};
   a.outputs = {2};
   a.params = std::string(16, '\1');

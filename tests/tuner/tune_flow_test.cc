@@ -614,7 +614,7 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
   for (const auto& k : artifact->kernels) {
     if (k.workload != valid.template_name + ":" + valid.workload_key) continue;
     found = true;
-    EXPECT_EQ(k.config_source, "records");
+    EXPECT_EQ(k.config_origin, runtime::ConfigOrigin::kRecords);
     EXPECT_EQ(k.config_index, valid.config_index);
   }
   EXPECT_TRUE(found) << "no kernel of " << valid.workload_key;

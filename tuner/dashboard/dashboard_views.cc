@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "tunefarm/compiler/workload.h"
 #include "tuner/dashboard/knob_importance.h"
 
 namespace tunefarm::tuner::dashboard {
@@ -21,7 +22,7 @@ constexpr int64_t kPageBytes = int64_t(8) << 20, kAnalysisBytes = int64_t(32) <<
 // A task as a job's progress names it: "implementation:workload key" (Workload::ImplementationKey),
 // or, in jobs run before schema version 3, the old key that began with its implementation.
 std::string StoredTaskKey(const std::string& stored) {
-  if (stored.empty() || stored.find(':') != std::string::npos) return stored;
+  if (stored.empty() || !compiler::ParseTaskName(stored).implementation.empty()) return stored;
   const std::string implementation = stored.substr(0, stored.find('|'));
   return TaskName(implementation, stored);
 }
@@ -223,8 +224,7 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
     const int64_t trials = s ? s->trials : 0;
     if (s) task_of_workload[s->workload_id] = i;
     const bool done = job_done || (t.budget > 0 && trials >= t.budget);
-    const std::string implementation = t.workload.substr(0, t.workload.find(':'));
-    const std::string key = t.workload.substr(t.workload.find(':') + 1);
+    const auto [implementation, key] = compiler::ParseTaskName(t.workload);
     rows.push_back(Json{{"task", i},
                         {"task_id", s ? s->workload_id : 0},
                         {"workload", key},

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "tunefarm/compiler/workload.h"
 #include "tunefarm/tuner/records.h"
 
 namespace tunefarm::tuner {
@@ -139,7 +140,7 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
 }
 
 std::string TaskName(const std::string& template_name, const std::string& workload_key) {
-  return template_name + ":" + NeutralWorkloadKey(workload_key, template_name);
+  return compiler::TaskName(template_name, NeutralWorkloadKey(workload_key, template_name));
 }
 
 std::string NeutralWorkloadKey(const std::string& key, const std::string& template_name) {

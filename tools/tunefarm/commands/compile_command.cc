@@ -58,7 +58,8 @@ int Compile(const CompileFlags& f) {
   // Which implementation each tunable node runs: Winograd or direct convolution is chosen per
   // node, by the records or (untuned) by the estimate of each implementation's fallback.
   std::map<std::string, int> per_implementation;
-  for (const auto& n : stats.tunable_nodes) ++per_implementation[n.implementation + " (" + n.config_source + ")"];
+  for (const auto& n : stats.tunable_nodes)
+    ++per_implementation[n.implementation + " (" + runtime::ConfigOriginName(n.config_origin) + ")"];
   std::string counts;
   for (const auto& [name, count] : per_implementation)
     counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + name;
@@ -76,7 +77,8 @@ int Compile(const CompileFlags& f) {
   size_t width = 4;
   for (const auto& n : stats.tunable_nodes) width = std::max(width, n.node.size());
   for (const auto& n : stats.tunable_nodes) {
-    std::printf("  %-*s  %-24s %s\n", int(width), n.node.c_str(), n.implementation.c_str(), n.config_source.c_str());
+    std::printf("  %-*s  %-24s %s\n", int(width), n.node.c_str(), n.implementation.c_str(),
+                runtime::ConfigOriginName(n.config_origin));
   }
   return 0;
 }

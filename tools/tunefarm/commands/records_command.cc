@@ -17,6 +17,7 @@
 #include "tools/tunefarm/common_flags.h"
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
 #include "tunefarm/runtime/atomic_file.h"
 #include "tunefarm/tuner/records.h"
 
@@ -143,12 +144,9 @@ int Records(const RecordsFlags& f) {
   }
   // --workload: a key as `tunefarm tasks` prints it ("conv2d_nchwc:conv2d|N1..."), a workload key
   // alone (every implementation), or a key from before schema version 3 ("conv2d_nchwc|N1...").
-  std::string workload = f.workload, implementation;
-  if (const size_t colon = workload.find(':'); colon != std::string::npos) {
-    implementation = workload.substr(0, colon);
-    workload = workload.substr(colon + 1);
-  } else if (const std::string first = workload.substr(0, workload.find('|'));
-             tuner::NeutralWorkloadKey(workload, first) != workload) {
+  auto [implementation, workload] = compiler::ParseTaskName(f.workload);
+  if (const std::string first = workload.substr(0, workload.find('|'));
+      implementation.empty() && tuner::NeutralWorkloadKey(workload, first) != workload) {
     implementation = first;
     workload = tuner::NeutralWorkloadKey(workload, first);
   }

@@ -46,9 +46,10 @@ struct CompileStats {
   int tunable_kernels = 0;
   int from_records = 0;
   // Per tunable node, in graph order: the implementation chosen (its template: direct or Winograd
-  // convolution, packed or plain dense) and where its config came from ("records" or "fallback").
+  // convolution, packed or plain dense) and where its config came from.
   struct TunableNode {
-    std::string node, implementation, config_source;
+    std::string node, implementation;
+    runtime::ConfigOrigin config_origin = runtime::ConfigOrigin::kNone;
   };
   std::vector<TunableNode> tunable_nodes;
   // Graph-level layout planning (opt level 3 on CPUs, with records): how many convolutions had

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "tunefarm/runtime/result.h"
 
@@ -99,6 +100,17 @@ Workload Conv2dWorkload(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, i
                         int64_t pad, int64_t dilation = 1, int64_t groups = 1);
 Workload DenseWorkload(int64_t batch, int64_t in_features, int64_t out_features, bool packed = true);
 Workload BatchMatmulWorkload(int64_t batch, int64_t m, int64_t k, int64_t n);
+
+// A task's name, as tasks, records lookups, messages and the JSON APIs write it: "IMPLEMENTATION:KEY"
+// ("conv2d_nchwc:conv2d|N1_C64..."), or the key alone without an implementation. The one builder and
+// the one parser of that form (neither an implementation nor a key holds a ':'); inside a process a
+// task travels as a Workload, and the string only where it is stored or sent.
+std::string TaskName(std::string_view implementation, std::string_view key);
+struct TaskNameParts {
+  std::string implementation;  // empty for a bare key
+  std::string key;
+};
+TaskNameParts ParseTaskName(std::string_view name);
 
 enum class Activation { kNone, kRelu, kRelu6, kClip, kPRelu, kGelu, kGeluTanh };
 

@@ -85,13 +85,18 @@ struct IndexCheck {
   std::string node;  // "node 'emb' (Gather)"
 };
 
+// Where a tunable kernel's config came from: the records database (apply-history-best), or the
+// template's fallback config. The artifact stores it as "records" or "fallback" (config_source).
+enum class ConfigOrigin { kNone, kRecords, kFallback };
+const char* ConfigOriginName(ConfigOrigin origin);  // "", "records", "fallback"
+
 struct ArtifactKernel {
   std::string symbol;
   std::string op;             // what it computes, for profiles and errors: "conv2d_nchwc+bias+relu"
   std::vector<int> args;      // tensor indices in the kernel's argument order
   std::string workload;       // tunable kernels: the workload key ...
   int64_t config_index = -1;  // ... the config it was built with ...
-  std::string config_source;  // ... and where that came from: "records" or "fallback"
+  ConfigOrigin config_origin = ConfigOrigin::kNone;  // ... and where that came from
   // Device "cuda": the launch (blocks and threads per dimension, static shared memory per block).
   std::array<int64_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
   int64_t shared_bytes = 0;

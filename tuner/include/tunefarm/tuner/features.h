@@ -1,7 +1,7 @@
 // The cost model's features of a config: the knob features (search.h's ConfigFeatures) followed
 // by the loop-nest features of the kernel the config builds (tunefarm/compiler/kernel.h's
-// LoopNestFeatures). kFeatureVersion names the combined layout; records of another version are
-// never mixed into one model. docs/tuner.md lists the layout.
+// LoopNestFeatures). kFeatureVersion names the combined layout (docs/tuner.md lists it). Features are
+// computed from the records in every run and never stored, so one cost model never mixes layouts.
 //
 // TaskFeatures caches by config index and computes misses on `jobs` threads (a loop-nest feature
 // costs a partial lowering, ~0.3-1 ms). Thread safety: one caller at a time.

@@ -90,9 +90,9 @@ double Gflops(double flops, double ms);
 // lines exported before the change import as the same tasks.
 std::string NeutralWorkloadKey(const std::string& key, const std::string& template_name);
 
-// A task's name as the compiler's Workload::ImplementationKey writes it, "TEMPLATE:KEY", the key in
-// this schema's form (NeutralWorkloadKey), so a version-2 key names the same task. The one place the
-// tuner's side (caches, the dashboard, `records list`) builds it.
+// A task's name (compiler::TaskName, "TEMPLATE:KEY") with the key in this schema's form
+// (NeutralWorkloadKey), so a version-2 key names the same task: how the tuner's side (caches, the
+// dashboard, `records list`) names a stored trial's task.
 std::string TaskName(const std::string& template_name, const std::string& workload_key);
 
 // The jobs table's runner of `tunefarm tune` runs (JobRecord::daemon): a tuner-daemon resumes
