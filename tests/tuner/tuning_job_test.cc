@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tunefarm/tuner/tuning_run.h"
+
 namespace tunefarm::tuner {
 namespace {
 
@@ -143,6 +145,57 @@ TEST(JobProto, RoundTripsAndRefusesEnumValuesItDoesNotKnow) {
   newer.set_state(static_cast<v1::JobState>(12));
   EXPECT_EQ(FromProto(newer).status().message(), "job 7: unknown state 12");
   EXPECT_EQ(NameOf(newer.state()), "unspecified");
+}
+
+// The one rule both runners end a run by (tuning_run.h): a cancel wins; then a search error or no
+// successful trial over any task fails the run, saying why; a daemon's stop leaves the job running.
+TEST(TuningRun, FinalStateOfARunFollowsOneRule) {
+  TaskSummary broken, measured;
+  broken.errors = {{"runtime_error", 4}, {"compile_error", 2}};
+  measured.best_gflops = 12.5;
+  using Summaries = std::vector<TaskSummary>;
+
+  TuningRunEnd end = FinalStateOf(Summaries{broken, broken}, false, StopCause::kCancelled);
+  EXPECT_EQ(end.state, JobState::kFailed);
+  EXPECT_TRUE(end.no_trial_succeeded);
+  EXPECT_EQ(end.message,
+            "no trial succeeded (compile_error 4, runtime_error 8); the measurements fail, not the configs");
+  EXPECT_EQ(end.summaries.size(), 2u);
+
+  end = FinalStateOf(Summaries{broken, measured}, false, StopCause::kCancelled);
+  EXPECT_EQ(end.state, JobState::kDone);
+  EXPECT_EQ(end.message, "finished");
+  end = FinalStateOf(Summaries{broken, measured}, true, StopCause::kTimeLimit);
+  EXPECT_EQ(end.state, JobState::kDone);
+  EXPECT_EQ(end.message, "stopped at the time limit");
+  end = FinalStateOf(Summaries{broken}, true, StopCause::kCancelled);  // a cancel wins over the failures
+  EXPECT_EQ(end.state, JobState::kCancelled);
+  EXPECT_EQ(end.message, "cancelled");
+  end = FinalStateOf(Summaries{measured}, true, StopCause::kShutdown);
+  EXPECT_EQ(end.state, JobState::kRunning);  // resumes when the daemon starts again
+  end = FinalStateOf(Status::IOError("tracker unreachable"), false, StopCause::kCancelled);
+  EXPECT_EQ(end.state, JobState::kFailed);
+  EXPECT_EQ(end.message, "tracker unreachable");
+  EXPECT_FALSE(end.no_trial_succeeded);
+  EXPECT_TRUE(end.summaries.empty());
+}
+
+// A spec maps to the search's and the scheduler's options in one place, defaults included.
+TEST(TuningRun, OptionsComeFromTheSpec) {
+  TuningJobSpec spec = WithDefaults(FullSpec());
+  const TuneOptions o = TuneOptionsOf(spec);
+  EXPECT_EQ(o.tuner, TunerKind::kGa);
+  EXPECT_EQ(o.early_stopping, 40);
+  EXPECT_EQ(o.threads, 2);
+  EXPECT_EQ(o.seed, spec.seed);
+  EXPECT_FALSE(o.keep_model_layout);
+  EXPECT_FALSE(o.transfer);
+  const ScheduleOptions schedule = ScheduleOptionsOf(spec);
+  EXPECT_EQ(schedule.total_trials, 900);
+  EXPECT_EQ(schedule.scheduler, SchedulerKind::kRoundRobin);
+  spec = WithDefaults(TuningJobSpec());
+  EXPECT_EQ(TuneOptionsOf(spec).trials, 64);
+  EXPECT_EQ(ScheduleOptionsOf(spec).total_trials, 0);
 }
 
 }  // namespace

@@ -360,7 +360,7 @@ TuningRunEnd JobManager::Tune(Job& job, int64_t job_id, const Result<TuningRunPl
                               const Result<Measurer*>& measurer) {
   auto db = RecordsDb::Open(options_.records, RecordsDb::Mode::kCreate);  // this thread's connection
   const Status ready = !db.ok() ? db.status() : !plan.ok() ? plan.status() : measurer.status();
-  if (!ready.ok()) return TuningRunEnd{JobState::kFailed, ready.message(), {}};
+  if (!ready.ok()) return TuningRunEnd{JobState::kFailed, ready.message(), {}, false};
   TuningRunContext context;
   context.db = db->get();
   context.measurer = *measurer;

@@ -91,6 +91,7 @@ TuningRunEnd FinalStateOf(Result<std::vector<TaskSummary>> summaries, bool stopp
     std::string why;
     for (const auto& [status, n] : errors) why += (why.empty() ? "" : ", ") + status + " " + std::to_string(n);
     end.state = JobState::kFailed;
+    end.no_trial_succeeded = true;
     end.message = "no trial succeeded (" + (why.empty() ? std::string("no trials") : why) +
                   "); the measurements fail, not the configs";
     return end;

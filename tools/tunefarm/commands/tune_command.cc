@@ -287,9 +287,9 @@ int Tune(const TuneFlags& f) {
   std::fflush(stdout);
   if (end.state == tuner::JobState::kCancelled) return 130;
   if (end.state != tuner::JobState::kFailed) return 0;
-  const bool measurements = end.message.rfind("no trial succeeded", 0) == 0;
-  std::fprintf(stderr, "tunefarm tune: %s%s\n", end.message.c_str(),
-               measurements ? (": see `tunefarm records list --records " + shown + "` for the messages").c_str() : "");
+  std::fprintf(
+      stderr, "tunefarm tune: %s%s\n", end.message.c_str(),
+      end.no_trial_succeeded ? (": see `tunefarm records list --records " + shown + "` for the messages").c_str() : "");
   return 1;
 }
 

@@ -86,6 +86,7 @@ struct TuningRunEnd {
   JobState state = JobState::kFailed;  // kRunning after a kShutdown stop
   std::string message;
   std::vector<TaskSummary> summaries;  // empty when the search failed
+  bool no_trial_succeeded = false;     // failed because every measurement failed (see the records)
 };
 
 // The final state of a run whose search returned `summaries` (or failed), by the one rule:
