@@ -49,6 +49,37 @@ class CompileRunCli : public ::testing::Test {
     ASSERT_EQ(system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str()), 0);
   }
   void TearDown() override { ASSERT_EQ(system(("rm -rf " + dir_).c_str()), 0); }
+
+  // Every task of `records` with a successful trial, as compile names it: "template:target-neutral key".
+  static std::vector<std::string> RecordedTasks(const std::string& records) {
+    std::vector<std::string> out;
+    CliRun best = Tunefarm("records best --records " + records + " --json");
+    EXPECT_EQ(best.code, 0) << best.output;
+    const nlohmann::json list = nlohmann::json::parse(best.output, nullptr, false);
+    EXPECT_TRUE(list.is_array()) << best.output;
+    for (const auto& task : list.is_array() ? list : nlohmann::json::array()) {
+      if (!task.contains("best_config_index")) continue;  // no successful trial: nothing to apply
+      const std::string implementation = task["template"], key = task["workload"];
+      // Version 2 stores "conv2d_nchwc|N1...", version 3 "conv2d|N1...".
+      const std::string neutral =
+          key.rfind(implementation + "|", 0) == 0 ? "conv2d" + key.substr(implementation.size()) : key;
+      out.push_back(implementation + ":" + neutral);
+    }
+    return out;
+  }
+  // Compiles squeezenet-1.1 with `records`: every one of `tasks` is applied, none skipped.
+  void ExpectAllApplied(const std::string& records, const std::vector<std::string>& tasks, const std::string& when) {
+    CliRun c = Tunefarm("compile squeezenet-1.1 --records " + records + " -o " + dir_ + "sq.tfa");
+    ASSERT_EQ(c.code, 0) << when << "\n" << c.output;
+    EXPECT_EQ(c.output.find("skipped"), std::string::npos) << when << "\n" << c.output;
+    for (const std::string& task : tasks) {
+      EXPECT_EQ(c.output.find("no tuning record for " + task + " "), std::string::npos)
+          << when << ": " << task << " was recorded but not applied\n"
+          << c.output;
+    }
+    EXPECT_NE(c.output.find(" from records)"), std::string::npos) << when << "\n" << c.output;
+  }
+
   std::string dir_;
 };
 
@@ -285,54 +316,41 @@ TEST_F(CompileRunCli, ARecordsDatabaseFromBeforeTargetNeutralKeysStillAppliesIts
   auto user_version = [&] { return tunefarm::testing::RunCommand("sqlite3 " + db + " 'PRAGMA user_version'").output; };
   ASSERT_EQ(user_version(), "2\n") << "the fixture is a version-2 database";
 
-  // Every task with a successful trial, as compile names it: "template:target-neutral key".
-  auto recorded_tasks = [&](const std::string& records) {
-    std::vector<std::string> out;
-    CliRun best = Tunefarm("records best --records " + records + " --json");
-    EXPECT_EQ(best.code, 0) << best.output;
-    const nlohmann::json list = nlohmann::json::parse(best.output, nullptr, false);
-    EXPECT_TRUE(list.is_array()) << best.output;
-    for (const auto& task : list.is_array() ? list : nlohmann::json::array()) {
-      if (!task.contains("best_config_index")) continue;  // no successful trial: nothing to apply
-      const std::string implementation = task["template"], key = task["workload"];
-      // Version 2 stores "conv2d_nchwc|N1...", version 3 "conv2d|N1...".
-      const std::string neutral =
-          key.rfind(implementation + "|", 0) == 0 ? "conv2d" + key.substr(implementation.size()) : key;
-      out.push_back(implementation + ":" + neutral);
-    }
-    return out;
-  };
-  auto expect_all_applied = [&](const std::string& records, const std::vector<std::string>& tasks,
-                                const std::string& when) {
-    CliRun c = Tunefarm("compile squeezenet-1.1 --records " + records + " -o " + dir_ + "sq.tfa");
-    ASSERT_EQ(c.code, 0) << when << "\n" << c.output;
-    EXPECT_EQ(c.output.find("skipped"), std::string::npos) << when << "\n" << c.output;
-    for (const std::string& task : tasks) {
-      EXPECT_EQ(c.output.find("no tuning record for " + task + " "), std::string::npos)
-          << when << ": " << task << " was recorded but not applied\n"
-          << c.output;
-    }
-    EXPECT_NE(c.output.find(" from records)"), std::string::npos) << when << "\n" << c.output;
-  };
-  const std::vector<std::string> tasks = recorded_tasks(db);
+  const std::vector<std::string> tasks = RecordedTasks(db);
   EXPECT_GE(tasks.size(), 10u);
-  expect_all_applied(db, tasks, "read as version 2");
+  ExpectAllApplied(db, tasks, "read as version 2");
   EXPECT_EQ(user_version(), "2\n") << "a reader never upgrades the file";
   EXPECT_TRUE(ReadFile(db) == original) << "a reader never writes the file";
 
   // Copied as it is read into a new database, the trials get this schema's keys.
   ASSERT_EQ(Tunefarm("records copy --from " + db + " --to " + dir_ + "copy.db").code, 0);
-  EXPECT_EQ(recorded_tasks(dir_ + "copy.db"), tasks);
-  expect_all_applied(dir_ + "copy.db", tasks, "copied into a new database");
+  EXPECT_EQ(RecordedTasks(dir_ + "copy.db"), tasks);
+  ExpectAllApplied(dir_ + "copy.db", tasks, "copied into a new database");
 
   WriteFile(dir_ + "none.jsonl", "");
   ASSERT_EQ(Tunefarm("records import " + dir_ + "none.jsonl --records " + db).code, 0);  // a writer: upgrades it
   ASSERT_EQ(user_version(), "3\n");
-  EXPECT_EQ(recorded_tasks(db), tasks) << "the same tasks, now with target-neutral keys";
+  EXPECT_EQ(RecordedTasks(db), tasks) << "the same tasks, now with target-neutral keys";
   CliRun old_keys = tunefarm::testing::RunCommand("sqlite3 " + db +
                                                   " \"SELECT COUNT(*) FROM workloads WHERE key LIKE 'conv2d_nchwc%'\"");
   EXPECT_EQ(old_keys.output, "0\n");
-  expect_all_applied(db, tasks, "upgraded to version 3");
+  ExpectAllApplied(db, tasks, "upgraded to version 3");
+}
+
+// A records database as the version before issue 47's refactors wrote it (tests/data/records_v3.db,
+// schema version 3, by tunefarm built from 102ff0d): compile applies every task it tuned, and reading
+// it changes nothing.
+TEST_F(CompileRunCli, ARecordsDatabaseOfTheLastSchemaStillAppliesItsRecords) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  const std::string fixture = std::string(src ? src : ".") + "/tests/data/records_v3.db";
+  if (!Exists(fixture)) TUNEFARM_MISSING_FIXTURE(fixture << " not present");
+  const std::string db = dir_ + "v3.db", original = ReadFile(fixture);
+  WriteFile(db, original);
+  ASSERT_EQ(tunefarm::testing::RunCommand("sqlite3 " + db + " 'PRAGMA user_version'").output, "3\n");
+  const std::vector<std::string> tasks = RecordedTasks(db);
+  EXPECT_GE(tasks.size(), 10u);
+  ExpectAllApplied(db, tasks, "written by 102ff0d");
+  EXPECT_TRUE(ReadFile(db) == original) << "a reader never writes the file";
 }
 
 // Readers of a database they cannot write (a team's records in a read-only directory): records
