@@ -51,7 +51,7 @@ struct Options {
 };
 
 // The fastest distinct successful configs of a workload on the target in the records database.
-std::vector<int64_t> TopRecordedConfigs(tuner::RecordsDb& db, const compiler::Workload& w,
+std::vector<int64_t> TopRecordedConfigs(tuner::TrialLog& db, const compiler::Workload& w,
                                         const compiler::Target& target, size_t n) {
   std::vector<std::pair<double, int64_t>> ok;
   auto trials = db.List(w.Key(), -1, w.implementation);

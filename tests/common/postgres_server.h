@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "common/test_files.h"
+
 namespace tunefarm::testing {
 
 class PostgresServer {

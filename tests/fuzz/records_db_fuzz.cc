@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto all = (*db)->List("", 64);
   if (all.ok()) {
     for (const auto& t : *all) {
-      (void)(*db)->Ranked(t.workload_key, t.template_name, {t.target, "", {"cpu"}}, 4);
+      (void)(*db)->Ranked(t.workload_key, t.template_name, {t.target, "", {"cpu"}}, 4, nullptr);
       (void)t.ToJson();
     }
   }

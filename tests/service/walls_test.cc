@@ -1,7 +1,8 @@
 // The walls around the services, checked on the sources (issue 35): proto/ holds only the
 // contracts; the daemons' mains leave token, TLS, the server, metrics and signals to RunDaemon;
 // one spec <-> proto conversion; trial statuses and job states decided through their enums;
-// every mutex an annotated one that says what it guards; no line over the column limit.
+// every mutex an annotated one that says what it guards; no line over the column limit; the
+// records database reached through its roles.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -121,6 +122,28 @@ TEST(Walls, TrialStatusesAreDecidedThroughTheEnum) {
       });
   EXPECT_TRUE(offenders.empty()) << "compare TrialStatus values (tunefarm/runtime/trial_status.h):\n"
                                  << Joined(offenders);
+}
+
+// Each client of the records database takes the role it needs (tunefarm/tuner/records_roles.h:
+// TrialLog, BestConfigs, RecordsQueries, JobStore, RecordsMaintenance), never the whole RecordsDb:
+// only the records component itself names RecordsDb by reference or pointer. The programs that
+// open one hold it by std::unique_ptr and hand out roles.
+bool TakesTheWholeRecordsDb(const std::string& line) {
+  for (const char* form : {"RecordsDb&", "RecordsDb &", "RecordsDb*", "RecordsDb *"}) {
+    if (line.find(form) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Walls, RecordsClientsTakeTheirRoleNotTheWholeDatabase) {
+  ASSERT_FALSE(SourceDir().empty()) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  EXPECT_TRUE(TakesTheWholeRecordsDb("Status MarkEndedTuneRuns(RecordsDb& db);")) << "the scan sees what it forbids";
+  EXPECT_TRUE(TakesTheWholeRecordsDb("  std::vector<tuner::RecordsDb*> dbs;"));
+  EXPECT_FALSE(TakesTheWholeRecordsDb("  std::unique_ptr<RecordsDb> db;"));
+  const auto offenders =
+      testing::LinesBreakingARule(SourceDir(), {"compiler", "tuner", "tools", "bench", "runtime", "service"},
+                                  {"tuner/records/", "tuner/include/tunefarm/tuner/records.h"}, TakesTheWholeRecordsDb);
+  EXPECT_TRUE(offenders.empty()) << "take a role of tunefarm/tuner/records_roles.h instead:\n" << Joined(offenders);
 }
 
 // A component reaches another only through its public headers (tunefarm/<component>/...): never

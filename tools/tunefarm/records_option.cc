@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "tunefarm/tuner/records.h"
 #include "tunefarm/tuner/records_config_source.h"
 
 namespace tunefarm::cli {

@@ -88,7 +88,7 @@ Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
   std::unique_ptr<JobManager> m(new JobManager(std::move(options)));
   m->memory_budget_ = m->options_.job_memory_bytes;
   if (m->memory_budget_ <= 0) m->memory_budget_ = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE) / 2;
-  // The manager's connection (db_, under mu_ from here on), opened before any thread exists.
+  // The manager's connection (job_store_, under mu_ from here on), opened before any thread exists.
   TUNEFARM_ASSIGN_OR_RETURN(auto db, RecordsDb::Open(m->options_.records, RecordsDb::Mode::kCreate));
   // A file takes one tuner: a second daemon (or a `tunefarm tune`) would resume the same jobs. On
   // PostgreSQL, tuners share the database through claims, and each daemon resumes its own jobs.
@@ -107,7 +107,7 @@ Result<std::unique_ptr<JobManager>> JobManager::Start(DaemonOptions options) {
   TUNEFARM_ASSIGN_OR_RETURN(auto stored, db->ListJobs());
   std::vector<std::shared_ptr<Job>> resume;
   MutexLock lock(&m->mu_);
-  m->db_ = std::move(db);
+  m->job_store_ = std::move(db);
   for (const auto& r : stored) {
     if (!r.daemon.empty() && r.daemon != m->options_.name) continue;  // another daemon's
     auto job = std::make_shared<Job>();
@@ -170,7 +170,7 @@ JobManager::~JobManager() {
 }
 
 void JobManager::Persist(Job& job) {
-  Status s = db_->UpdateJob(job.state.id, job.state.state, StoredProgressJson(job.state));
+  Status s = job_store_->UpdateJob(job.state.id, job.state.state, StoredProgressJson(job.state));
   if (!s.ok()) std::fprintf(stderr, "tuner-daemon: job %lld: %s\n", (long long)job.state.id, s.message().c_str());
   ++job.version;
   ++changes_;
@@ -259,7 +259,7 @@ Result<TuningJob> JobManager::Submit(const TuningJobSpec& request) {
                                      " unfinished jobs, its most; wait for some to finish or cancel some "
                                      "(tunefarm jobs cancel ID)");
   }
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, db_->AddJob(StoredSpecJson(spec), options_.name));
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t id, job_store_->AddJob(StoredSpecJson(spec), options_.name));
   auto job = std::make_shared<Job>();
   job->state.id = id;
   job->state.spec = spec;
@@ -362,7 +362,7 @@ TuningRunEnd JobManager::Tune(Job& job, int64_t job_id, const Result<TuningRunPl
   const Status ready = !db.ok() ? db.status() : !plan.ok() ? plan.status() : measurer.status();
   if (!ready.ok()) return TuningRunEnd{JobState::kFailed, ready.message(), {}, false};
   TuningRunContext context;
-  context.db = db->get();
+  context.trials = db->get();
   context.measurer = *measurer;
   context.job_id = job_id;
   context.build_jobs = options_.build_jobs;

@@ -112,7 +112,7 @@ class JobManager {
   DaemonOptions options_;
   Mutex mu_;
   CondVar changed_;
-  std::unique_ptr<RecordsDb> db_ GUARDED_BY(mu_);
+  std::unique_ptr<JobStore> job_store_ GUARDED_BY(mu_);
   std::unique_ptr<TuningLock> lock_;  // held for the daemon's life
   std::map<int64_t, std::shared_ptr<Job>> jobs_ GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<FairMeasurer>> measurers_ GUARDED_BY(mu_);

@@ -36,7 +36,7 @@ void RecordJobSummaries(const std::vector<TaskSummary>& summaries, TuningJob* jo
   job->trials_done = total;
 }
 
-Status MarkEndedTuneRuns(RecordsDb& db) {
+Status MarkEndedTuneRuns(JobStore& db) {
   TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
   for (const JobRecord& j : jobs) {
     // A state this version does not know is left as it is: a newer version's run.

@@ -115,7 +115,7 @@ TuningRunEnd RunTuningJob(const TuningRunPlan& plan, const TuningRunContext& con
 
   auto summaries = NoThrow("tuning job " + std::to_string(context.job_id), [&] {
     return TuneTasks(
-        scheduled, plan.target, options, schedule, *context.measurer, *context.db,
+        scheduled, plan.target, options, schedule, *context.measurer, *context.trials,
         [&](const TaskProgress& p) { context.update([&](TuningJob* job) { RecordJobProgress(p, job); }, &p); });
   });
   const bool stopped = context.stop != nullptr && context.stop->load();

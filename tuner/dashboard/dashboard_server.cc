@@ -14,6 +14,7 @@
 #include "tunefarm/runtime/no_throw.h"
 #include "tunefarm/service/http_server.h"
 #include "tunefarm/tuner/dashboard.h"
+#include "tunefarm/tuner/records.h"
 #include "tuner/dashboard/assets.h"
 #include "tuner/dashboard/dashboard_views.h"
 #include "tuner/dashboard/farm_view.h"
@@ -73,8 +74,9 @@ class ConnectionPool {
     ~Lease() {
       if (db_) pool_->Return(std::move(db_));
     }
-    RecordsDb& operator*() { return *db_; }
-    RecordsDb* get() { return db_.get(); }
+    // The roles the views take: a view never holds the whole database.
+    RecordsQueries& queries() { return *db_; }
+    dashboard::DashboardRecords records() { return {*db_, *db_}; }
 
    private:
     ConnectionPool* pool_;
@@ -161,7 +163,7 @@ struct Dashboard::Impl {
       return [this, view](const HttpRequest&, const Params& p) -> Result<Json> {
         TUNEFARM_ASSIGN_OR_RETURN(ConnectionPool * pool, Pool(p));
         TUNEFARM_ASSIGN_OR_RETURN(auto db, pool->Take());
-        return view(*db, p);
+        return view(db.records(), p);
       };
     };
     routes.push_back({"GET", "/api/config", {}, [this](const HttpRequest&, const Params&) -> Result<Json> {
@@ -172,34 +174,37 @@ struct Dashboard::Impl {
                                     {"daemon", options.daemon},
                                     {"can_cancel", !options.token.empty() && farm->has_daemon()}};
                       }});
-    routes.push_back({"GET", "/api/overview", {"db"}, with_db([this](RecordsDb& db, const Params&) -> Result<Json> {
-                        TUNEFARM_ASSIGN_OR_RETURN(Json out, dashboard::OverviewView(db));
-                        out["farm"] = farm->Farm();
-                        return out;
-                      })});
-    routes.push_back({"GET", "/api/last", {"db"}, with_db([](RecordsDb& db, const Params&) -> Result<Json> {
-                        TUNEFARM_ASSIGN_OR_RETURN(int64_t last, db.LastTrialId());
-                        return Json{{"last_id", last}};
-                      })});
-    routes.push_back({"GET", "/api/workloads", {"db"}, with_db([](RecordsDb& db, const Params&) -> Result<Json> {
-                        TUNEFARM_ASSIGN_OR_RETURN(auto list, db.Workloads());
-                        Json out{{"workloads", Json::array()}};
-                        for (const auto& w : list) {
-                          out["workloads"].push_back(Json{{"id", w.id},
-                                                          {"key", w.key},
-                                                          {"name", dashboard::WorkloadDisplayName(w.key)},
-                                                          {"template", w.template_name},
-                                                          {"flops", w.flops}});
-                        }
-                        return out;
-                      })});
-    routes.push_back({"GET", "/api/models", {"db"}, with_db([](RecordsDb& db, const Params&) {
+    routes.push_back(
+        {"GET", "/api/overview", {"db"}, with_db([this](dashboard::DashboardRecords db, const Params&) -> Result<Json> {
+           TUNEFARM_ASSIGN_OR_RETURN(Json out, dashboard::OverviewView(db));
+           out["farm"] = farm->Farm();
+           return out;
+         })});
+    routes.push_back(
+        {"GET", "/api/last", {"db"}, with_db([](dashboard::DashboardRecords db, const Params&) -> Result<Json> {
+           TUNEFARM_ASSIGN_OR_RETURN(int64_t last, db.queries.LastTrialId());
+           return Json{{"last_id", last}};
+         })});
+    routes.push_back(
+        {"GET", "/api/workloads", {"db"}, with_db([](dashboard::DashboardRecords db, const Params&) -> Result<Json> {
+           TUNEFARM_ASSIGN_OR_RETURN(auto list, db.queries.Workloads());
+           Json out{{"workloads", Json::array()}};
+           for (const auto& w : list) {
+             out["workloads"].push_back(Json{{"id", w.id},
+                                             {"key", w.key},
+                                             {"name", dashboard::WorkloadDisplayName(w.key)},
+                                             {"template", w.template_name},
+                                             {"flops", w.flops}});
+           }
+           return out;
+         })});
+    routes.push_back({"GET", "/api/models", {"db"}, with_db([](dashboard::DashboardRecords db, const Params&) {
                         return dashboard::ModelsView(db);
                       })});
     routes.push_back({"GET",
                       "/api/model",
                       {"db", "job"},
-                      with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
+                      with_db([](dashboard::DashboardRecords db, const Params& p) -> Result<Json> {
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t job, IntParam(p, "job", 0, kMaxId, 0));
                         return dashboard::ModelView(db, job);
                       }),
@@ -207,21 +212,21 @@ struct Dashboard::Impl {
     routes.push_back({"GET",
                       "/api/task",
                       {"db", "id"},
-                      with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
+                      with_db([](dashboard::DashboardRecords db, const Params& p) -> Result<Json> {
                         if (!p.count("id")) return Status::InvalidArgument("parameter id (the task id) is required");
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t id, IntParam(p, "id", 1, kMaxId, 0));
-                        return dashboard::TaskView(db, id);
+                        return dashboard::TaskView(db.queries, id);
                       }),
                       true});
     routes.push_back({"GET",
                       "/api/trials",
                       {"db", "task", "after", "limit"},
-                      with_db([](RecordsDb& db, const Params& p) -> Result<Json> {
+                      with_db([](dashboard::DashboardRecords db, const Params& p) -> Result<Json> {
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t task, IntParam(p, "task", 0, kMaxId, 0));
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t after, IntParam(p, "after", 0, kMaxId, 0));
                         TUNEFARM_ASSIGN_OR_RETURN(int64_t limit,
                                                   IntParam(p, "limit", 1, kMaxTrialLimit, kDefaultTrialLimit));
-                        return dashboard::TrialsView(db, task, after, limit);
+                        return dashboard::TrialsView(db.queries, task, after, limit);
                       }),
                       true});
     routes.push_back({"GET",
@@ -233,10 +238,10 @@ struct Dashboard::Impl {
                           return Status::InvalidArgument("parameter workload (a workload key) is required");
                         }
                         std::vector<ConnectionPool::Lease> leases;
-                        std::vector<RecordsDb*> dbs;
+                        std::vector<RecordsQueries*> dbs;
                         for (const auto& pool : pools) {
                           TUNEFARM_ASSIGN_OR_RETURN(auto lease, pool->Take());
-                          dbs.push_back(lease.get());
+                          dbs.push_back(&lease.queries());
                           leases.push_back(std::move(lease));
                         }
                         return dashboard::CompareView(dbs, it->second);

@@ -22,9 +22,8 @@ constexpr int64_t kPageBytes = int64_t(8) << 20, kAnalysisBytes = int64_t(32) <<
 // A task as a job's progress names it: "implementation:workload key" (Workload::ImplementationKey),
 // or, in jobs run before schema version 3, the old key that began with its implementation.
 std::string StoredTaskKey(const std::string& stored) {
-  if (stored.empty() || !compiler::ParseTaskName(stored).implementation.empty()) return stored;
-  const std::string implementation = stored.substr(0, stored.find('|'));
-  return TaskName(implementation, stored);
+  const StoredTaskName task = ParseStoredTaskName(stored);
+  return compiler::TaskName(task.implementation, task.key);
 }
 
 Json NullIfZero(double v) { return v > 0 ? Json(v) : Json(nullptr); }
@@ -136,7 +135,7 @@ std::string WorkloadDisplayName(const std::string& key) {
 }
 
 std::string TaskDisplayName(const std::string& template_name, const std::string& workload_key) {
-  const std::string workload = WorkloadDisplayName(NeutralWorkloadKey(workload_key, template_name));
+  const std::string workload = WorkloadDisplayName(workload_key);
   return template_name.empty() ? workload : template_name + " " + workload;
 }
 
@@ -153,12 +152,12 @@ int64_t EpochMs(const std::string& iso) {
   return int64_t(timegm(&tm)) * 1000 + int64_t(std::lround(second * 1000.0));
 }
 
-Result<Json> OverviewView(RecordsDb& db) {
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t trials, db.CountTrials());
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.LastTrialId());
-  TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
-  TUNEFARM_ASSIGN_OR_RETURN(auto failures, db.RecentFailures(20));
-  Json out{{"path", db.location()},
+Result<Json> OverviewView(DashboardRecords db) {
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t trials, db.queries.CountTrials());
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t last_id, db.queries.LastTrialId());
+  TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.jobs.ListJobs());
+  TUNEFARM_ASSIGN_OR_RETURN(auto failures, db.queries.RecentFailures(20));
+  Json out{{"path", db.queries.location()},
            {"trials", trials},
            {"last_id", last_id},
            {"jobs", Json::array()},
@@ -168,11 +167,11 @@ Result<Json> OverviewView(RecordsDb& db) {
   return out;
 }
 
-Result<Json> ModelsView(RecordsDb& db) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.ListJobs());
+Result<Json> ModelsView(DashboardRecords db) {
+  TUNEFARM_ASSIGN_OR_RETURN(auto jobs, db.jobs.ListJobs());
   Json out{{"models", Json::array()}};
   for (const auto& job : jobs) out["models"].push_back(JobJson(job));
-  TUNEFARM_ASSIGN_OR_RETURN(int64_t trials, db.CountTrialsOfJob(0));
+  TUNEFARM_ASSIGN_OR_RETURN(int64_t trials, db.queries.CountTrialsOfJob(0));
   if (trials > 0) {
     out["models"].push_back(
         Json{{"id", 0}, {"model", "trials outside daemon jobs"}, {"state", ""}, {"trials_done", trials}});
@@ -180,12 +179,12 @@ Result<Json> ModelsView(RecordsDb& db) {
   return out;
 }
 
-Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
+Result<Json> ModelView(DashboardRecords db, int64_t job_id) {
   std::vector<ModelTask> tasks;
   Json header;
   bool job_done = false;
   if (job_id > 0) {
-    TUNEFARM_ASSIGN_OR_RETURN(JobRecord job, db.GetJob(job_id));
+    TUNEFARM_ASSIGN_OR_RETURN(JobRecord job, db.jobs.GetJob(job_id));
     header = JobJson(job);
     job_done = job.state_kind().ok() && *job.state_kind() == JobState::kDone;
     const Json progress = Json::parse(job.progress_json, nullptr, false);
@@ -200,10 +199,10 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   } else {
     header = Json{{"id", 0}, {"model", "trials outside daemon jobs"}};
   }
-  TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(job_id));
+  TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.queries.TaskStatsOf(job_id, 0));
   std::map<std::string, const TaskStats*> by_key;
   // A task as jobs name it; a version-2 database (read as it is) stores its keys in their older form.
-  auto task_key = [](const TaskStats& s) { return TaskName(s.template_name, s.workload_key); };
+  auto task_key = [](const TaskStats& s) { return compiler::TaskName(s.template_name, s.workload_key); };
   for (const auto& s : stats) by_key.emplace(task_key(s), &s);
   if (job_id == 0) {
     for (const auto& s : stats) tasks.push_back({task_key(s), 1, s.flops, 0, ""});
@@ -247,7 +246,7 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
   Json history = Json::array();
   bool sampled = false;
   if (!tasks.empty()) {
-    TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.TrialsAfter(0, 0, kAllRows, kAnalysisBytes, &sampled));
+    TUNEFARM_ASSIGN_OR_RETURN(auto trials, db.queries.TrialsAfter(0, 0, kAllRows, kAnalysisBytes, &sampled));
     std::vector<double> best(tasks.size(), 0.0);
     double last_total = 0;
     for (const auto& p : trials) {
@@ -269,7 +268,7 @@ Result<Json> ModelView(RecordsDb& db, int64_t job_id) {
               {"sampled", sampled}};
 }
 
-Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
+Result<Json> TaskView(RecordsQueries& db, int64_t workload_id) {
   TUNEFARM_ASSIGN_OR_RETURN(WorkloadInfo w, db.GetWorkload(workload_id));
   TUNEFARM_ASSIGN_OR_RETURN(auto stats, db.TaskStatsOf(-1, workload_id));
   TUNEFARM_ASSIGN_OR_RETURN(auto errors, db.ErrorGroups(workload_id, 50));
@@ -325,7 +324,7 @@ Result<Json> TaskView(RecordsDb& db, int64_t workload_id) {
   return out;
 }
 
-Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64_t limit) {
+Result<Json> TrialsView(RecordsQueries& db, int64_t workload_id, int64_t after, int64_t limit) {
   // Each trial's GFLOP/s from its workload's FLOPs, so the page shows the speed it is sent.
   std::map<int64_t, double> flops_of;
   if (workload_id != 0) {
@@ -385,7 +384,7 @@ Result<Json> TrialsView(RecordsDb& db, int64_t workload_id, int64_t after, int64
                 {"build_ms", build_ms}}}};
 }
 
-Result<Json> CompareView(const std::vector<RecordsDb*>& dbs, const std::string& workload_key) {
+Result<Json> CompareView(const std::vector<RecordsQueries*>& dbs, const std::string& workload_key) {
   Json rows = Json::array();
   bool found = false, sampled = false;
   for (size_t d = 0; d < dbs.size(); ++d) {

@@ -14,7 +14,7 @@ namespace {
 
 class RecordsCollectable final : public prometheus::Collectable {
  public:
-  explicit RecordsCollectable(std::unique_ptr<RecordsDb> db) : db_(std::move(db)) {
+  explicit RecordsCollectable(std::unique_ptr<RecordsQueries> db) : db_(std::move(db)) {
     trials_ = &prometheus::BuildCounter()
                    .Name("tunefarm_trials_total")
                    .Help("Tuning trials committed to the records database, by outcome.")
@@ -45,7 +45,7 @@ class RecordsCollectable final : public prometheus::Collectable {
 
  private:
   mutable Mutex mu_;  // one scrape at a time: the connection and what was counted
-  std::unique_ptr<RecordsDb> db_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<RecordsQueries> db_ PT_GUARDED_BY(mu_);
   // The metrics themselves are prometheus-cpp's, thread-safe on their own (a scrape reads them).
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>* trials_;

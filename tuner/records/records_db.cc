@@ -2,12 +2,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
+#include "tunefarm/compiler/workload.h"
 #include "tunefarm/tuner/records.h"
+#include "tuner/records/legacy_keys.h"
 #include "tuner/records/records_sql.h"
+#include "tuner/records/row_columns.h"
 #include "tuner/records/sql_engines.h"
 
 namespace tunefarm::tuner {
@@ -22,42 +26,50 @@ std::string NewUid() {
 
 }  // namespace
 
-const char* const kSelectTrial =
-    "SELECT t.id, t.uid, w.key, w.template, w.flops, g.target, g.model, g.keys, t.config_index, t.config_json, "
-    "t.status,"
-    " t.error_message, t.costs_ms, t.mean_ms, t.threads, t.device_key, t.device_info, t.build_ms, t.run_ms,"
-    " COALESCE(t.job_id, 0), t.created_at FROM trials t JOIN workloads w ON w.id = t.workload_id"
-    " JOIN targets g ON g.id = t.target_id ";
+namespace {
 
-TrialRecord ReadTrial(const SqlQuery& s) {
-  TrialRecord t;
-  t.id = s.Int(0);
-  t.uid = s.Text(1);
-  t.workload_key = s.Text(2);
-  t.template_name = s.Text(3);
-  t.flops = s.Double(4);
-  t.target = s.Text(5);
-  t.target_model = s.Text(6);
-  t.target_keys = s.Text(7);
-  t.config_index = s.Int(8);
-  t.config_json = s.Text(9);
-  t.status = s.Text(10);
-  t.error_message = s.Text(11);
-  nlohmann::json costs = nlohmann::json::parse(s.Text(12), nullptr, false);
-  if (costs.is_array()) {
-    for (const auto& c : costs) {
-      if (c.is_number()) t.costs_ms.push_back(c.get<double>());
-    }
-  }
-  t.mean_ms = s.Double(13);
-  t.threads = int(s.Int(14));
-  t.device_key = s.Text(15);
-  t.device_info = s.Text(16);
-  t.build_ms = s.Double(17);
-  t.run_ms = s.Double(18);
-  t.job_id = s.Int(19);
-  t.created_at = s.Text(20);
+// The trial row: the trials table joined with its workload and target.
+const std::array<Column<TrialRecord>, 21> kTrialColumns = {{
+    {"t.id", &TrialRecord::id},
+    {"t.uid", &TrialRecord::uid},
+    {"w.key", &TrialRecord::workload_key},
+    {"w.template", &TrialRecord::template_name},
+    {"w.flops", &TrialRecord::flops},
+    {"g.target", &TrialRecord::target},
+    {"g.model", &TrialRecord::target_model},
+    {"g.keys", &TrialRecord::target_keys},
+    {"t.config_index", &TrialRecord::config_index},
+    {"t.config_json", &TrialRecord::config_json},
+    {"t.status", &TrialRecord::status},
+    {"t.error_message", &TrialRecord::error_message},
+    {"t.costs_ms", &TrialRecord::costs_ms},
+    {"t.mean_ms", &TrialRecord::mean_ms},
+    {"t.threads", &TrialRecord::threads},
+    {"t.device_key", &TrialRecord::device_key},
+    {"t.device_info", &TrialRecord::device_info},
+    {"t.build_ms", &TrialRecord::build_ms},
+    {"t.run_ms", &TrialRecord::run_ms},
+    {"COALESCE(t.job_id, 0)", &TrialRecord::job_id},
+    {"t.created_at", &TrialRecord::created_at},
+}};
+
+}  // namespace
+
+const std::string& SelectTrialSql() {
+  static const std::string sql = "SELECT " + SelectList(kTrialColumns) +
+                                 " FROM trials t JOIN workloads w ON w.id = t.workload_id"
+                                 " JOIN targets g ON g.id = t.target_id ";
+  return sql;
+}
+
+TrialRecord RecordsDb::ReadTrial(const SqlQuery& q) const {
+  TrialRecord t = ReadRow(q, kTrialColumns);
+  t.workload_key = CurrentKey(t.workload_key, t.template_name);
   return t;
+}
+
+std::string RecordsDb::CurrentKey(const std::string& stored_key, const std::string& implementation) const {
+  return schema_version_ >= 3 ? stored_key : KeyOfSchema3(stored_key, implementation);
 }
 
 bool IsPostgresRecords(const std::string& location) { return IsPostgresLocation(location); }
@@ -257,12 +269,12 @@ Result<int64_t> RecordsDb::StoredId(std::map<std::string, int64_t>* cache, const
 }
 
 std::string RecordsDb::StoredKey(const std::string& workload_key, const std::string& implementation) const {
-  const size_t bar = workload_key.find('|');
-  if (schema_version_ >= 3 || implementation.empty() || bar == std::string::npos) return workload_key;
-  return implementation + workload_key.substr(bar);  // "conv2d|N1..." by conv2d_nchwc was "conv2d_nchwc|N1..."
+  return schema_version_ >= 3 ? workload_key : KeyOfSchema2(workload_key, implementation);
 }
 
-std::string RecordsDb::TaskCacheKey(const TrialRecord& t) { return TaskName(t.template_name, t.workload_key); }
+std::string RecordsDb::TaskCacheKey(const TrialRecord& t) {
+  return compiler::TaskName(t.template_name, t.workload_key);
+}
 
 Result<int64_t> RecordsDb::WorkloadId(const TrialRecord& t) {
   return StoredId(
@@ -354,9 +366,6 @@ Result<int64_t> RecordsDb::AddTrials(const std::vector<TrialRecord>& trials) {
   for (const auto& t : trials) {
     TrialRecord stored = t;
     if (stored.uid.empty()) stored.uid = NewUid();
-    // Trials copied from a version-2 database a reader left as it is carry their keys in the older
-    // form: stored as this schema keys them (a no-op for a key of this form).
-    stored.workload_key = NeutralWorkloadKey(stored.workload_key, stored.template_name);
     int64_t id = 0;
     if (Status s = Insert(stored, true, &id, nullptr); !s.ok()) {
       Rollback();
@@ -469,10 +478,35 @@ Status RecordsDb::ReleaseClaims(const TrialRecord& task, const std::vector<int64
   return Status::OK();
 }
 
+Result<std::vector<TrialRecord>> RecordsDb::List(const std::string& workload_key, int64_t limit,
+                                                 const std::string& implementation) {
+  auto q = conn_->Query(SelectTrialSql() + (workload_key.empty() ? "WHERE CAST(?1 AS TEXT) = ''" : "WHERE w.key = ?1") +
+                        (implementation.empty() ? " AND CAST(?3 AS TEXT) = ''" : " AND w.template = ?3") +
+                        " ORDER BY t.id LIMIT ?2");
+  q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, SqlLimit(limit)).Bind(3, implementation);
+  Status status;
+  auto out = Rows(
+      *q, [this](const SqlQuery& row) { return ReadTrial(row); }, &status);
+  if (!status.ok()) return Error("cannot list trials", status);
+  return out;
+}
+
+Result<std::vector<TrialRecord>> RecordsDb::ListSimilar(const std::string& template_name, const std::string& target,
+                                                        const std::string& except_workload, int64_t limit) {
+  auto q = conn_->Query(SelectTrialSql() + "WHERE w.template = ?1 AND g.target = ?2 AND w.key != ?3 AND " +
+                        kUsableTrial + " ORDER BY t.id DESC LIMIT ?4");
+  q->Bind(1, template_name).Bind(2, target).Bind(3, except_workload).Bind(4, SqlLimit(limit));
+  Status status;
+  auto out = Rows(
+      *q, [this](const SqlQuery& row) { return ReadTrial(row); }, &status);
+  if (!status.ok()) return Error("cannot list similar trials", status);
+  return out;
+}
+
 Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string& workload_key,
                                                               const std::string& implementation,
                                                               const std::string& target, int64_t after_id) {
-  auto q = conn_->Query(std::string(kSelectTrial) +
+  auto q = conn_->Query(SelectTrialSql() +
                         "WHERE w.key = ?1 AND g.target = ?2 AND t.id > ?3 AND w.template = ?4 ORDER BY t.id");
   q->Bind(1, workload_key).Bind(2, target).Bind(3, after_id).Bind(4, implementation);
   std::vector<TrialRecord> out;
@@ -480,145 +514,6 @@ Result<std::vector<TrialRecord>> RecordsDb::TrialsOfTaskAfter(const std::string&
   while (Step(*q, &status)) out.push_back(ReadTrial(*q));
   if (!status.ok()) return Error("cannot read new trials", status);
   return out;
-}
-
-Status RecordsDb::LockDaemonName(const std::string& name) {
-  if (!shared()) return Status::OK();
-  auto q =
-      conn_->Query("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || CAST(?1 AS TEXT), 0))");
-  q->Bind(1, name);
-  auto row = q->Next();
-  if (!row.ok() || !*row)
-    return Error("cannot lock the daemon name", row.ok() ? Status::IOError("no answer") : row.status());
-  if (q->Int(0) == 0) {
-    return Status::FailedPrecondition("records database " + location() + " is in use by another tuner-daemon named '" +
-                                      name + "'; give each daemon sharing a database its own --name");
-  }
-  conn_->KeepForSession("SELECT pg_try_advisory_lock(hashtextextended('tunefarm tuner-daemon ' || " +
-                        conn_->Quote(name) + ", 0))");
-  return Status::OK();
-}
-
-Result<int64_t> RecordsDb::AddJob(const std::string& spec_json, const std::string& daemon) {
-  auto q = conn_->Query("INSERT INTO jobs(spec, state, daemon) VALUES(?1, ?3, ?2) RETURNING id");
-  q->Bind(1, spec_json).Bind(2, daemon).Bind(3, std::string(NameOf(JobState::kQueued)));
-  auto row = q->Next();
-  if (!row.ok() || !*row) return Error("cannot add a job", row.ok() ? Status::IOError("no id returned") : row.status());
-  return q->Int(0);
-}
-
-Status RecordsDb::UpdateJob(int64_t id, JobState state, const std::string& progress_json) {
-  auto q = conn_->Query(std::string("UPDATE jobs SET state = ?2, progress = ?3, updated_at = ") + conn_->NowText() +
-                        " WHERE id = ?1 RETURNING id");
-  q->Bind(1, id).Bind(2, std::string(NameOf(state))).Bind(3, progress_json);
-  auto row = q->Next();
-  if (!row.ok()) return Error("cannot update job " + std::to_string(id), row.status());
-  if (!*row) return Status::NotFound("no job " + std::to_string(id) + " in " + location());
-  return Status::OK();
-}
-
-namespace {
-JobRecord ReadJob(const SqlQuery& s) {
-  JobRecord j;
-  j.id = s.Int(0);
-  j.spec_json = s.Text(1);
-  j.state = s.Text(2);
-  j.progress_json = s.Text(3);
-  j.created_at = s.Text(4);
-  j.updated_at = s.Text(5);
-  j.daemon = s.Text(6);
-  return j;
-}
-constexpr const char* kSelectJob = "SELECT id, spec, state, progress, created_at, updated_at, daemon FROM jobs ";
-}  // namespace
-
-Result<std::vector<JobRecord>> RecordsDb::ListJobs() {
-  auto q = conn_->Query(std::string(kSelectJob) + "ORDER BY id");
-  std::vector<JobRecord> out;
-  Status status;
-  while (Step(*q, &status)) out.push_back(ReadJob(*q));
-  if (!status.ok()) return Error("cannot list jobs", status);
-  return out;
-}
-
-Result<JobRecord> RecordsDb::GetJob(int64_t id) {
-  auto q = conn_->Query(std::string(kSelectJob) + "WHERE id = ?1");
-  q->Bind(1, id);
-  auto row = q->Next();
-  if (!row.ok()) return Error("cannot read job " + std::to_string(id), row.status());
-  if (!*row) return Status::NotFound("no job " + std::to_string(id) + " in " + location());
-  return ReadJob(*q);
-}
-
-Status RecordsDb::ExportJsonLines(std::ostream& out) {
-  // A page of trials at a time, each written as it is read: an export holds a page, never the
-  // database (trials with 16 MB of text each took 1.1 GB when it held them all).
-  constexpr int64_t kPage = 256;
-  for (int64_t after = 0;;) {
-    auto q = conn_->Query(std::string(kSelectTrial) + "WHERE t.id > ?1 ORDER BY t.id LIMIT ?2");
-    q->Bind(1, after).Bind(2, kPage);
-    Status status;
-    int64_t rows = 0;
-    while (Step(*q, &status)) {
-      const TrialRecord t = ReadTrial(*q);
-      out << t.ToJson() << "\n";
-      after = t.id;
-      ++rows;
-    }
-    if (!status.ok()) return Error("cannot list trials", status);
-    if (!out) return Status::IOError("cannot write the export");
-    if (rows < kPage) return Status::OK();
-  }
-}
-
-namespace {
-
-// A trial's JSON is a few KiB, and no stored value is over 8 MiB: a longer line is refused as soon
-// as it passes this, instead of being held whole (a 300 MB line cost 1.3 GB).
-constexpr size_t kMaxImportLineBytes = size_t(16) << 20;
-
-// One line without its '\n'; false at the end of the input. *too_long: the line passed `max`
-// bytes (what was read of it is dropped).
-bool ReadLineUpTo(std::istream& in, size_t max, std::string* line, bool* too_long) {
-  line->clear();
-  *too_long = false;
-  std::streambuf* buf = in.rdbuf();
-  bool any = false;
-  for (int c; (c = buf->sbumpc()) != std::char_traits<char>::eof();) {
-    any = true;
-    if (c == '\n') return true;
-    if (line->size() >= max) {
-      *too_long = true;
-      line->clear();
-      return true;
-    }
-    line->push_back(char(c));
-  }
-  return any;
-}
-
-}  // namespace
-
-Result<int64_t> RecordsDb::ImportJsonLines(std::istream& in, const std::function<Status(const TrialRecord&)>& check) {
-  std::vector<TrialRecord> trials;
-  std::string line;
-  bool too_long = false;
-  for (int64_t n = 1; ReadLineUpTo(in, kMaxImportLineBytes, &line, &too_long); ++n) {
-    if (too_long) {
-      return Status::InvalidArgument("line " + std::to_string(n) + " is over " +
-                                     std::to_string(kMaxImportLineBytes >> 20) +
-                                     " MiB, which no trial is: nothing was imported");
-    }
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto t = TrialRecord::FromJson(line);
-    if (!t.ok()) return Status::InvalidArgument("line " + std::to_string(n) + ": " + t.status().message());
-    if (check) {
-      if (Status s = check(*t); !s.ok())
-        return Status::InvalidArgument("line " + std::to_string(n) + ": " + s.message());
-    }
-    trials.push_back(std::move(*t));
-  }
-  return AddTrials(trials);
 }
 
 }  // namespace tunefarm::tuner

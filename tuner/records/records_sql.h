@@ -1,4 +1,4 @@
-// What RecordsDb's files share: the trial query, its row reader, and the schema's migrations.
+// What RecordsDb's files share: the trial query and the schema's migrations.
 // Private to tuner/records/.
 #ifndef TUNEFARM_TUNER_RECORDS_RECORDS_SQL_H_
 #define TUNEFARM_TUNER_RECORDS_RECORDS_SQL_H_
@@ -11,10 +11,9 @@
 
 namespace tunefarm::tuner {
 
-// SELECT ... FROM trials joined with its workload and target, in ReadTrial's column order; the
-// caller appends WHERE/ORDER.
-extern const char* const kSelectTrial;
-TrialRecord ReadTrial(const SqlQuery& q);
+// SELECT ... FROM trials joined with its workload and target, the columns RecordsDb::ReadTrial
+// reads; the caller appends WHERE/ORDER.
+const std::string& SelectTrialSql();
 
 // A trial whose time may be applied (best configs, a task's best, the cost model's fastest):
 // TrialRecord::usable() in SQL (its kMinUsableMs and kMaxUsableMs). A database edited by hand
@@ -30,6 +29,14 @@ struct Migration {
   const char* postgres;
 };
 const std::vector<Migration>& Migrations();
+
+// Every row of q through read; the first error in *status.
+template <typename Read>
+auto Rows(SqlQuery& q, Read read, Status* status) {
+  std::vector<decltype(read(q))> out;
+  while (Step(q, status)) out.push_back(read(q));
+  return out;
+}
 
 // A LIMIT for "no limit" (-1) that both engines accept.
 inline int64_t SqlLimit(int64_t limit) { return limit < 0 ? INT64_MAX : limit; }

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "tunefarm/compiler/workload.h"
 #include "tunefarm/tuner/records.h"
+#include "tuner/records/legacy_keys.h"
 
 namespace tunefarm::tuner {
 
@@ -129,29 +129,14 @@ Result<TrialRecord> TrialRecord::FromJson(const std::string& line) {
   // written before schema version 3, whose key began with its implementation.
   if (t.template_name.empty()) {
     const std::string first = t.workload_key.substr(0, t.workload_key.find('|'));
-    if (NeutralWorkloadKey(t.workload_key, first) == t.workload_key) {
+    if (KeyOfSchema3(t.workload_key, first) == t.workload_key) {
       return Status::InvalidArgument("missing field 'template' (the implementation of workload '" +
                                      t.workload_key.substr(0, 200) + "', e.g. conv2d_nchwc)");
     }
     t.template_name = first;
   }
-  t.workload_key = NeutralWorkloadKey(t.workload_key, t.template_name);
+  t.workload_key = KeyOfSchema3(t.workload_key, t.template_name);
   return t;
-}
-
-std::string TaskName(const std::string& template_name, const std::string& workload_key) {
-  return compiler::TaskName(template_name, NeutralWorkloadKey(workload_key, template_name));
-}
-
-std::string NeutralWorkloadKey(const std::string& key, const std::string& template_name) {
-  const size_t bar = key.find('|');
-  if (bar == std::string::npos || bar == 0 || key.compare(0, bar, template_name) != 0) return key;
-  // The layout field names the operator's parameters (tunefarm/compiler/workload.h's Key()).
-  const char* op = key.find("|NCHW|") != std::string::npos  ? "conv2d"
-                   : key.find("|NC|") != std::string::npos  ? "dense"
-                   : key.find("|BMN|") != std::string::npos ? "batch_matmul"
-                                                            : nullptr;
-  return op ? op + key.substr(bar) : key;
 }
 
 }  // namespace tunefarm::tuner

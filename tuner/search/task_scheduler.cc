@@ -20,7 +20,7 @@ double LatencyShare(const ScheduledTask& task, const TaskTuner& tuner) {
 
 Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tasks, const compiler::Target& target,
                                            const TuneOptions& options, const ScheduleOptions& schedule,
-                                           Measurer& measurer, RecordsDb& db,
+                                           Measurer& measurer, TrialLog& db,
                                            const std::function<void(const TaskProgress&)>& progress) {
   const bool global = schedule.total_trials > 0;
   auto stopped = [&] { return options.stop && options.stop->load(); };

@@ -71,7 +71,7 @@ struct TaskTuner::State {
   compiler::Target target;
   TuneOptions options;
   Measurer* measurer;
-  RecordsDb* db;
+  TrialLog* db;
   compiler::ConfigSpace space;
   explicit State(compiler::ConfigSpace sp) : space(std::move(sp)) {}
   // A record read back (resumed, or another tuner's) that must not steer the search: its config
@@ -135,7 +135,7 @@ std::string ClaimHolder() {
 // Transfer learning: the database's successful trials of other workloads of the same template on
 // the same target, as feature rows grouped by workload with labels scaled by each one's best.
 std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload& workload,
-                                                       const compiler::Target& target, RecordsDb& db, int jobs) {
+                                                       const compiler::Target& target, TrialLog& db, int jobs) {
   std::vector<SearchOptions::TransferGroup> groups;
   auto similar = db.ListSimilar(workload.implementation, target.ToString(), workload.Key(), 2000);
   if (!similar.ok() || similar->empty()) return groups;
@@ -170,7 +170,7 @@ std::vector<SearchOptions::TransferGroup> TransferData(const compiler::Workload&
 }  // namespace
 
 Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& workload, const compiler::Target& target,
-                                                     const TuneOptions& options, Measurer& measurer, RecordsDb& db,
+                                                     const TuneOptions& options, Measurer& measurer, TrialLog& db,
                                                      int task_index, int task_count) {
   TUNEFARM_ASSIGN_OR_RETURN(compiler::ConfigSpace space, compiler::GetConfigSpace(workload, target));
   auto st = std::make_unique<State>(std::move(space));
@@ -533,7 +533,7 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
 }
 
 Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target,
-                             const TuneOptions& options, Measurer& measurer, RecordsDb& db, int task_index,
+                             const TuneOptions& options, Measurer& measurer, TrialLog& db, int task_index,
                              int task_count, const std::function<void(const TaskProgress&)>& progress) {
   TUNEFARM_ASSIGN_OR_RETURN(auto tuner,
                             TaskTuner::Create(workload, target, options, measurer, db, task_index, task_count));

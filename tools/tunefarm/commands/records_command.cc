@@ -144,13 +144,8 @@ int Records(const RecordsFlags& f) {
   }
   // --workload: a key as `tunefarm tasks` prints it ("conv2d_nchwc:conv2d|N1..."), a workload key
   // alone (every implementation), or a key from before schema version 3 ("conv2d_nchwc|N1...").
-  auto [implementation, workload] = compiler::ParseTaskName(f.workload);
-  if (const std::string first = workload.substr(0, workload.find('|'));
-      implementation.empty() && tuner::NeutralWorkloadKey(workload, first) != workload) {
-    implementation = first;
-    workload = tuner::NeutralWorkloadKey(workload, first);
-  }
-  auto trials = (*db)->List(workload, -1, implementation);
+  const tuner::StoredTaskName task = tuner::ParseStoredTaskName(f.workload);
+  auto trials = (*db)->List(task.key, -1, task.implementation);
   if (!trials.ok()) return Fail(trials.status().message());
   if (sub == "list") {
     if (json) {
@@ -162,7 +157,7 @@ int Records(const RecordsFlags& f) {
       const double gflops = t.gflops();
       std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(),
                   t.mean_ms, gflops, static_cast<long long>(t.config_index),
-                  tuner::TaskName(t.template_name, t.workload_key).c_str(), t.target.c_str(),
+                  compiler::TaskName(t.template_name, t.workload_key).c_str(), t.target.c_str(),
                   t.error_message.empty() ? "" : "  ", t.error_message.c_str());
     }
     return 0;

@@ -187,7 +187,7 @@ class TimeLimit {
 // progress lines: on a terminal a task's line is rewritten in place, a new task starts a new line.
 class RunReporter {
  public:
-  RunReporter(tuner::RecordsDb& db, tuner::TuningJob* run) : db_(db), run_(run) {}
+  RunReporter(tuner::JobStore& jobs, tuner::TuningJob* run) : jobs_(jobs), run_(run) {}
   void Update(const std::function<void(tuner::TuningJob*)>& change, const tuner::TaskProgress* p) {
     change(run_);
     if (!p) return Save();
@@ -204,14 +204,14 @@ class RunReporter {
  private:
   void Save() {
     last_saved_ = std::chrono::steady_clock::now();
-    Status saved = db_.UpdateJob(run_->id, run_->state, tuner::StoredProgressJson(*run_));
+    Status saved = jobs_.UpdateJob(run_->id, run_->state, tuner::StoredProgressJson(*run_));
     if (!saved.ok() && !save_failed_) {
       save_failed_ = true;  // the trials are what matters: say it once and go on
       std::fprintf(stderr, "warning: cannot record this run's progress in the jobs table: %s\n",
                    saved.message().c_str());
     }
   }
-  tuner::RecordsDb& db_;
+  tuner::JobStore& jobs_;
   tuner::TuningJob* run_;
   const bool tty_ = isatty(fileno(stdout));
   int last_task_ = 0;
@@ -261,7 +261,7 @@ int Tune(const TuneFlags& f) {
   std::printf("tuning %zu tasks of %s on %s with %s, %s; records: %s\n", plan->tasks.size(), f.model.c_str(),
               plan->target.ToString().c_str(), f.tuner.c_str(), BudgetText(f).c_str(), shown.c_str());
   tuner::TuningRunContext context;
-  context.db = db->get();
+  context.trials = db->get();
   context.measurer = measurer->get();
   context.job_id = run.id;
   context.tmp_root = TmpRoot();

@@ -26,7 +26,7 @@ void RecordJobSummaries(const std::vector<TaskSummary>& summaries, TuningJob* jo
 // Marks failed the `tunefarm tune` runs the database still shows queued or running: they ended
 // without saying how (killed). Only for a caller that holds the file's tuning lock (TuningLock),
 // so that none of them can be alive.
-Status MarkEndedTuneRuns(RecordsDb& db);
+Status MarkEndedTuneRuns(JobStore& db);
 
 }  // namespace tunefarm::tuner
 

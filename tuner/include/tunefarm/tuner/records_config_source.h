@@ -7,13 +7,13 @@
 
 #include "tunefarm/compiler/config_source.h"
 #include "tunefarm/runtime/mutex.h"
-#include "tunefarm/tuner/records.h"
+#include "tunefarm/tuner/records_roles.h"
 
 namespace tunefarm::tuner {
 
 class RecordsConfigSource final : public compiler::ConfigSource {
  public:
-  explicit RecordsConfigSource(std::unique_ptr<RecordsDb> db) : db_(std::move(db)), location_(db_->location()) {}
+  explicit RecordsConfigSource(std::unique_ptr<BestConfigs> db) : db_(std::move(db)), location_(db_->location()) {}
   Result<compiler::BestConfig> Best(const compiler::Workload& w, const compiler::Target& target) const override
       EXCLUDES(mu_);
   Result<std::vector<compiler::BestConfig>> Ranked(const compiler::Workload& w, const compiler::Target& target,
@@ -24,7 +24,7 @@ class RecordsConfigSource final : public compiler::ConfigSource {
 
  private:
   mutable Mutex mu_;  // one SQLite connection, shared by the compiler's threads
-  std::unique_ptr<RecordsDb> db_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<BestConfigs> db_ PT_GUARDED_BY(mu_);
   const std::string location_;  // db_->location(), which never changes: Describe() takes no lock
 };
 

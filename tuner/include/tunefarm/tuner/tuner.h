@@ -110,9 +110,9 @@ struct TuneOptions {
   rpc_server::TimingParams timing;  // default: number 10, repeat 3
   std::string tmp_root = "/tmp";
   int64_t job_id = 0;  // recorded with every trial (tuner-daemon jobs)
-  // A claim on a config (RecordsDb::Claim) lapses this long after it was taken when its holder
+  // A claim on a config (TrialLog::Claim) lapses this long after it was taken when its holder
   // recorded no trial. A backstop only: the claims of a tuner that died are released as soon as
-  // another tuner starts (RecordsDb::ReleaseDeadClaims), so it can exceed any batch's wait for a
+  // another tuner starts (TrialLog::ReleaseDeadClaims), so it can exceed any batch's wait for a
   // busy farm.
   int64_t claim_ttl_ms = 24LL * 3600 * 1000;
   const std::atomic<bool>* stop = nullptr;  // set (Ctrl-C): finish the batch in flight, then return
@@ -164,11 +164,11 @@ struct Built;  // a built candidate (tuner/search/candidate_build.h)
 class TaskTuner {
  public:
   static Result<std::unique_ptr<TaskTuner>> Create(const compiler::Workload& workload, const compiler::Target& target,
-                                                   const TuneOptions& options, Measurer& measurer, RecordsDb& db,
+                                                   const TuneOptions& options, Measurer& measurer, TrialLog& db,
                                                    int task_index, int task_count);
   ~TaskTuner();
   // Builds, measures and records one batch of at most n trials (n <= 0: options.batch), never
-  // past the budget; only configs it claims (RecordsDb::Claim), after taking in what other tuners
+  // past the budget; only configs it claims (TrialLog::Claim), after taking in what other tuners
   // sharing the database measured since. Returns the trials this tuner measured (0 when
   // finished(), or when other tuners held every proposed config).
   Result<int> RunBatch(int n = 0);
@@ -201,7 +201,7 @@ class TaskTuner {
 
 // Tunes one workload to options.trials; progress after every batch.
 Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target,
-                             const TuneOptions& options, Measurer& measurer, RecordsDb& db, int task_index,
+                             const TuneOptions& options, Measurer& measurer, TrialLog& db, int task_index,
                              int task_count, const std::function<void(const TaskProgress&)>& progress);
 
 // Several tasks of a model under one budget (tunefarm tune, tuner-daemon).
@@ -228,7 +228,7 @@ struct ScheduledTask {
 
 Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tasks, const compiler::Target& target,
                                            const TuneOptions& options, const ScheduleOptions& schedule,
-                                           Measurer& measurer, RecordsDb& db,
+                                           Measurer& measurer, TrialLog& db,
                                            const std::function<void(const TaskProgress&)>& progress);
 
 }  // namespace tunefarm::tuner

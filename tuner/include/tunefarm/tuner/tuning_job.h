@@ -1,7 +1,7 @@
 // TuningJob: one model's tuning run, the domain type of tuner-daemon's jobs and of `tunefarm tune`
 // runs, in three forms:
 //  - this struct, which the JobManager and the CLI work on;
-//  - the records database's jobs table (RecordsDb::AddJob/UpdateJob): the spec and the progress
+//  - the records database's jobs table (JobStore::AddJob/UpdateJob): the spec and the progress
 //    as JSON with the proto's field names and the kinds' words ("tuner": "xgb", "state":
 //    "running"), zero fields left out -- the form stored since the table's first version, so old
 //    rows read back and the dashboard reads new ones alike (docs/formats/records_db.md);

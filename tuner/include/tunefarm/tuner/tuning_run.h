@@ -70,7 +70,7 @@ enum class StopCause {
 };
 
 struct TuningRunContext {
-  RecordsDb* db = nullptr;  // the trials, and the claims shared tuners take
+  TrialLog* trials = nullptr;  // the trials, and the claims shared tuners take
   Measurer* measurer = nullptr;
   int64_t job_id = 0;  // the run's row in the jobs table; every trial carries it
   int build_jobs = DefaultBuildJobs();
