@@ -14,7 +14,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
 
 // How the model compiler folds constants (model/passes/fold_constants.h): a node compiled for the
 // host at opt level 0 and run by the runtime executor, so folding computes what the kernel would.
-ConstantEvaluator HostConstantEvaluator();
+graph::ConstantEvaluator HostConstantEvaluator();
 
 }  // namespace tunefarm::compiler
 

@@ -165,7 +165,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   return artifact;
 }
 
-ConstantEvaluator HostConstantEvaluator() {
+graph::ConstantEvaluator HostConstantEvaluator() {
   return [](graph::Graph one_node, std::vector<graph::ConstantData>* outputs) {
     std::vector<graph::DataType> dtypes;
     for (int out : one_node.outputs) dtypes.push_back(one_node.values[size_t(out)].dtype);

@@ -7,7 +7,7 @@
 // home layout (its producer's: NCHW[x]c for convs), consumers that accept blocked layouts read it
 // as is when planning is on (opt level 3), and a layout-change kernel is emitted once per
 // (value, layout) that something needs. With records, the convolutions' blocks are chosen over the
-// whole graph first (operators/plan_layouts.h): a first pass records how layouts flow, the planner
+// whole graph first (model/lowering/plan_layouts.h): a first pass records how layouts flow, the planner
 // picks every convolution's config, and a second pass lowers with those picks.
 #ifndef TUNEFARM_COMPILER_MODEL_LOWER_GRAPH_H_
 #define TUNEFARM_COMPILER_MODEL_LOWER_GRAPH_H_

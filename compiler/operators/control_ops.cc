@@ -6,7 +6,7 @@
 // Loop and Scan are not in the registry: their import is an error naming the node.
 #include "compiler/compute/ops.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
 
 namespace tunefarm::operators {
@@ -55,7 +55,7 @@ Status InferIf(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerIf(LowerContext& cx, const Node& n) {
+Status LowerIf(LowerApi& cx, const Node& n) {
   const size_t outputs = n.outputs.size();
   TUNEFARM_ASSIGN_OR_RETURN(int cond_any_shape, cx.Get(n.inputs[0], 0));
   // A scalar view: ONNX allows any one-element condition ([1, 1, 1]), which must not broadcast

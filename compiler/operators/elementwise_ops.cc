@@ -5,12 +5,13 @@
 #include <cmath>
 #include <cstddef>
 #include <optional>
+#include <type_traits>
 
 #include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
 
 namespace tunefarm::operators {
@@ -209,7 +210,7 @@ Fold FoldUnary(InferContext& cx) {
       MapBroadcast(dt, cx.Out(0).shape, {&cx.Const(0)}, [&](const std::vector<double>& v) { return f(v[0]); })};
 }
 
-Status LowerUnary(LowerContext& cx, const Node& n) {
+Status LowerUnary(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(compute::UnaryParams p, ParseUnary(NodeView(cx.graph(), n)));
   std::vector<size_t> runtime_bounds;  // Clip bounds computed at run time: read from their tensors
   for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
@@ -349,6 +350,94 @@ Status InferBinary(InferContext& cx) {
   return Status::OK();
 }
 
+// One binary operation on two constant elements, as the kernel computes it: T = int64_t for every
+// integer type (wrapping arithmetic, then MapBroadcastInt wraps to the output's width), T = float
+// for float32 (computed in float). One switch for both, so an operation is added once.
+template <typename T>
+T FoldedBinary(compute::BinaryKind kind, T a, T b, DataType out_t) {
+  constexpr bool kInteger = std::is_integral_v<T>;
+  // Integer add, sub and mul wrap (through uint64) instead of overflowing.
+  auto wrapping = [](uint64_t r) { return T(int64_t(r)); };
+  switch (kind) {
+    case compute::BinaryKind::kAdd:
+      if constexpr (kInteger) {
+        return wrapping(uint64_t(a) + uint64_t(b));
+      } else {
+        return a + b;
+      }
+    case compute::BinaryKind::kSub:
+      if constexpr (kInteger) {
+        return wrapping(uint64_t(a) - uint64_t(b));
+      } else {
+        return a - b;
+      }
+    case compute::BinaryKind::kMul:
+      if constexpr (kInteger) {
+        return wrapping(uint64_t(a) * uint64_t(b));
+      } else {
+        return a * b;
+      }
+    case compute::BinaryKind::kDiv:
+      if constexpr (kInteger) {
+        return (a == INT64_MIN && b == -1) ? a : a / b;  // truncates, as the kernel
+      } else {
+        return a / b;
+      }
+    case compute::BinaryKind::kMax:
+      return std::max(a, b);
+    case compute::BinaryKind::kMin:
+      return std::min(a, b);
+    case compute::BinaryKind::kEqual:
+      return a == b;
+    case compute::BinaryKind::kLess:
+      return a < b;
+    case compute::BinaryKind::kGreater:
+      return a > b;
+    case compute::BinaryKind::kGreaterOrEqual:
+      return a >= b;
+    case compute::BinaryKind::kLessOrEqual:
+      return a <= b;
+    case compute::BinaryKind::kPRelu:
+      if constexpr (kInteger) {
+        return a < 0 ? wrapping(uint64_t(a) * uint64_t(b)) : a;
+      } else {
+        return a < 0 ? a * b : a;
+      }
+    case compute::BinaryKind::kAnd:
+      return a != 0 && b != 0;
+    case compute::BinaryKind::kOr:
+      return a != 0 || b != 0;
+    case compute::BinaryKind::kXor:
+      return (a != 0) != (b != 0);
+    case compute::BinaryKind::kMod:  // the sign of the divisor (Python's %)
+      if constexpr (kInteger) {
+        const int64_t m = (b == -1) ? 0 : a % b;
+        return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
+      } else {
+        return a - b * std::floor(a / b);
+      }
+    case compute::BinaryKind::kFmod:  // the sign of the dividend (C's fmod)
+      if constexpr (kInteger) {
+        return (b == -1) ? 0 : a % b;
+      } else {
+        return std::fmod(a, b);
+      }
+    case compute::BinaryKind::kShiftLeft:
+    case compute::BinaryKind::kShiftRight:
+      if constexpr (kInteger) {
+        // As the kernel: in the storage type's width (uint8, or int64 for the wider unsigned).
+        const int bits = out_t == DataType::kUInt8 ? 8 : 64;
+        if (b < 0 || b >= bits) return 0;
+        const uint64_t mask = bits == 8 ? 0xffu : ~uint64_t(0);
+        return int64_t(kind == compute::BinaryKind::kShiftLeft ? (uint64_t(a) << b) & mask : (uint64_t(a) & mask) >> b);
+      }
+      break;                         // integers only (InferBinary)
+    case compute::BinaryKind::kPow:  // not folded
+      break;
+  }
+  return 0;
+}
+
 Fold FoldBinary(InferContext& cx) {
   const BinaryEntry& e = BinaryFor(cx.node().op_type);
   const compute::BinaryKind kind = BinaryKindOf(cx.node());
@@ -365,112 +454,20 @@ Fold FoldBinary(InferContext& cx) {
       if (d == 0 && (e.kind == compute::BinaryKind::kDiv || e.kind == compute::BinaryKind::kMod))
         return cx.Fail("integer division by zero");
     }
-    return std::vector<ConstantData>{
-        MapBroadcastInt(out_t, cx.Out(0).shape, inputs, [&](const std::vector<int64_t>& v) -> int64_t {
-          const int64_t a = v[0], b = v[1];
-          switch (kind) {
-            case compute::BinaryKind::kAdd:
-              return int64_t(uint64_t(a) + uint64_t(b));
-            case compute::BinaryKind::kSub:
-              return int64_t(uint64_t(a) - uint64_t(b));
-            case compute::BinaryKind::kMul:
-              return int64_t(uint64_t(a) * uint64_t(b));
-            case compute::BinaryKind::kDiv:
-              return (a == INT64_MIN && b == -1) ? a : a / b;  // truncates, as the kernel
-            case compute::BinaryKind::kMax:
-              return std::max(a, b);
-            case compute::BinaryKind::kMin:
-              return std::min(a, b);
-            case compute::BinaryKind::kEqual:
-              return a == b;
-            case compute::BinaryKind::kLess:
-              return a < b;
-            case compute::BinaryKind::kGreater:
-              return a > b;
-            case compute::BinaryKind::kGreaterOrEqual:
-              return a >= b;
-            case compute::BinaryKind::kLessOrEqual:
-              return a <= b;
-            case compute::BinaryKind::kPRelu:
-              return a < 0 ? int64_t(uint64_t(a) * uint64_t(b)) : a;
-            case compute::BinaryKind::kAnd:
-              return a && b;
-            case compute::BinaryKind::kOr:
-              return a || b;
-            case compute::BinaryKind::kXor:
-              return (a != 0) != (b != 0);
-            case compute::BinaryKind::kMod: {
-              const int64_t m = (b == -1) ? 0 : a % b;
-              return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
-            }
-            case compute::BinaryKind::kFmod:
-              return (b == -1) ? 0 : a % b;
-            case compute::BinaryKind::kShiftLeft:
-            case compute::BinaryKind::kShiftRight: {
-              // As the kernel: in the storage type's width (uint8, or int64 for the wider unsigned).
-              const int bits = out_t == DataType::kUInt8 ? 8 : 64;
-              if (b < 0 || b >= bits) return 0;
-              const uint64_t mask = bits == 8 ? 0xffu : ~uint64_t(0);
-              return int64_t(kind == compute::BinaryKind::kShiftLeft ? (uint64_t(a) << b) & mask
-                                                                     : (uint64_t(a) & mask) >> b);
-            }
-            case compute::BinaryKind::kPow:
-              break;
-          }
-          return 0;
-        })};
+    return std::vector<ConstantData>{MapBroadcastInt(
+        out_t, cx.Out(0).shape, inputs,
+        [&](const std::vector<int64_t>& v) -> int64_t { return FoldedBinary<int64_t>(kind, v[0], v[1], out_t); })};
   }
   if (e.kind == compute::BinaryKind::kPow) return Status::Unimplemented("not folded");
   return std::vector<ConstantData>{
       MapBroadcast(out_t, cx.Out(0).shape, inputs, [&](const std::vector<double>& v) -> double {
-        const float a = float(v[0]), b = float(v[1]);
-        switch (kind) {
-          case compute::BinaryKind::kAdd:
-            return a + b;
-          case compute::BinaryKind::kSub:
-            return a - b;
-          case compute::BinaryKind::kMul:
-            return a * b;
-          case compute::BinaryKind::kDiv:
-            return a / b;
-          case compute::BinaryKind::kMax:
-            return std::max(a, b);
-          case compute::BinaryKind::kMin:
-            return std::min(a, b);
-          case compute::BinaryKind::kEqual:
-            return a == b;
-          case compute::BinaryKind::kLess:
-            return a < b;
-          case compute::BinaryKind::kGreater:
-            return a > b;
-          case compute::BinaryKind::kGreaterOrEqual:
-            return a >= b;
-          case compute::BinaryKind::kLessOrEqual:
-            return a <= b;
-          case compute::BinaryKind::kPRelu:
-            return a < 0 ? a * b : a;
-          case compute::BinaryKind::kAnd:
-            return a != 0 && b != 0;
-          case compute::BinaryKind::kOr:
-            return a != 0 || b != 0;
-          case compute::BinaryKind::kXor:
-            return (a != 0) != (b != 0);
-          case compute::BinaryKind::kMod:
-            return a - b * std::floor(a / b);
-          case compute::BinaryKind::kFmod:
-            return std::fmod(a, b);
-          case compute::BinaryKind::kPow:
-          case compute::BinaryKind::kShiftLeft:  // integers only (InferBinary)
-          case compute::BinaryKind::kShiftRight:
-            break;
-        }
-        return 0;
+        return FoldedBinary<float>(kind, float(v[0]), float(v[1]), out_t);
       })};
 }
 
 // Blocked when one operand lives blocked and the other either has its shape or is a float
 // constant that broadcasts per channel (packed to the blocked shape at compile time).
-Status LowerBinary(LowerContext& cx, const Node& n) {
+Status LowerBinary(LowerApi& cx, const Node& n) {
   const compute::BinaryKind kind = BinaryKindOf(n);
   if (kind == compute::BinaryKind::kPRelu) {  // a legacy per-channel slope: viewed as [C, 1, ...]
     const std::vector<int64_t> slope_shape = PReluSlopeShape(NodeView(cx.graph(), n));
@@ -589,7 +586,7 @@ Fold FoldWhere(InferContext& cx) {
                                                 [](const std::vector<double>& v) { return v[0] != 0 ? v[1] : v[2]; })};
 }
 
-Status LowerWhere(LowerContext& cx, const Node& n) {
+Status LowerWhere(LowerApi& cx, const Node& n) {
   return cx.EmitPlain(n, {0, 1, 2}, [](const std::vector<ir::Tensor>& i) { return compute::Where(i[0], i[1], i[2]); });
 }
 
@@ -659,7 +656,7 @@ Fold FoldCast(InferContext& cx) {
       MapBroadcastInt(to, cx.Out(0).shape, {&cx.Const(0)}, [](const std::vector<int64_t>& v) { return v[0]; })};
 }
 
-Status LowerCast(LowerContext& cx, const Node& n) {
+Status LowerCast(LowerApi& cx, const Node& n) {
   const ElementType to = cx.OutType(n);
   const ir::Type t = ToIRType(to);
   const bool to_bool = to == ElementType::kBool;

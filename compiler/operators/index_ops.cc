@@ -7,7 +7,7 @@
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
 
 namespace tunefarm::operators {
@@ -78,7 +78,7 @@ Status InferGatherND(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerGatherND(LowerContext& cx, const Node& n) {
+Status LowerGatherND(LowerApi& cx, const Node& n) {
   const int64_t b = n.GetInt("batch_dims", 0);
   // Each innermost row of indices names len(row) axes of data after the batch dims.
   const auto& data = cx.V(n.inputs[0]).shape;
@@ -124,7 +124,7 @@ Status InferScatterElements(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerScatterElements(LowerContext& cx, const Node& n) {
+Status LowerScatterElements(LowerApi& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
   TUNEFARM_ASSIGN_OR_RETURN(compute::ScatterReduction reduction, ScatterReductionOf(v));
@@ -156,7 +156,7 @@ Status InferOneHot(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerOneHot(LowerContext& cx, const Node& n) {
+Status LowerOneHot(LowerApi& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t depth, OneHotDepth(v));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", -1), v.Shape(0).size() + 1));
@@ -190,7 +190,7 @@ Status InferTopK(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerTopK(LowerContext& cx, const Node& n) {
+Status LowerTopK(LowerApi& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", -1), v.Shape(0).size()));
   TUNEFARM_ASSIGN_OR_RETURN(int64_t k, TopKCount(v));
@@ -311,7 +311,7 @@ Fold FoldGather(InferContext& cx) {
   })};
 }
 
-Status LowerGather(LowerContext& cx, const Node& n) {
+Status LowerGather(LowerApi& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
   // Negative indices count from the end in the kernel itself (compute::Gather).
@@ -345,7 +345,7 @@ Status InferGatherElements(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerGatherElements(LowerContext& cx, const Node& n) {
+Status LowerGatherElements(LowerApi& cx, const Node& n) {
   const NodeView v(cx.graph(), n);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, v.Axis(n.GetInt("axis", 0), v.Shape(0).size()));
   return cx.EmitIndexed(n, {0, 1},
@@ -415,7 +415,7 @@ Fold FoldScatterND(InferContext& cx) {
   return std::vector<ConstantData>{std::move(out)};
 }
 
-Status LowerScatterND(LowerContext& cx, const Node& n) {
+Status LowerScatterND(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> source, ScatterSources(NodeView(cx.graph(), n)));
   const auto shape = cx.V(n.outputs[0]).shape;
   const int map =

@@ -1,6 +1,6 @@
 // What lowering a model produces before code generation: the kernels (each a schedule over its
 // arguments, with the workload and config a tunable one was given) and the artifact's tensors.
-// The operators' lowerings fill it through LowerContext (lower_context.h); model/lower_graph.h
+// The operators' lowerings fill it through LowerApi (lower_api.h); model/lower_graph.h
 // drives them and model/compile_model.cc emits the kernels.
 #ifndef TUNEFARM_COMPILER_OPERATORS_MODEL_PLAN_H_
 #define TUNEFARM_COMPILER_OPERATORS_MODEL_PLAN_H_
@@ -32,7 +32,7 @@ struct PlannedKernel {
   runtime::ConfigOrigin config_origin = runtime::ConfigOrigin::kNone;
   // Kernels of an If branch (CPU): run only when each (bool tensor, value) holds.
   std::vector<std::pair<int, bool>> run_if;
-  // Runtime indices the executor checks before the kernel runs (LowerContext::EmitIndexed).
+  // Runtime indices the executor checks before the kernel runs (LowerApi::EmitIndexed).
   std::vector<runtime::IndexCheck> index_checks;
   // Untuned kernels: the compute definition over placeholders of args[0..n-2] (how the kernel can
   // be rebuilt with a producer inlined), and whether it is injective (no reduction).

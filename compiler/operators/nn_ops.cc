@@ -10,7 +10,7 @@
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/conv_transpose_window.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/node_workload.h"
 #include "compiler/operators/registry.h"
 #include "compiler/schedule/op_template.h"
@@ -290,7 +290,7 @@ std::vector<float> PackConvWeights(const graph::ConstantData& wc, const compiler
 }
 
 // The plan's kernel for a tunable node, its arguments in def's order.
-void AddTemplateKernel(LowerContext& cx, const Node& n, const LowerContext::Choice& choice, compiler::KernelDef def,
+void AddTemplateKernel(LowerApi& cx, const Node& n, const LowerApi::Choice& choice, compiler::KernelDef def,
                        const compiler::Epilogue& ep, std::vector<int> args) {
   compiler::PlannedKernel k;
   k.op = choice.workload.implementation + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
@@ -306,7 +306,7 @@ void AddTemplateKernel(LowerContext& cx, const Node& n, const LowerContext::Choi
 
 // A batched product of two activations: both operands and the output in plain layouts, their
 // batch dimensions folded (the kernel's [B, M, K] is the node's [..., M, K]: the same elements).
-Status EmitBatchMatmul(LowerContext& cx, const Node& n, const LowerContext::Choice& choice, compiler::KernelDef def,
+Status EmitBatchMatmul(LowerApi& cx, const Node& n, const LowerApi::Choice& choice, compiler::KernelDef def,
                        const compiler::Epilogue& ep) {
   // FuseEpilogues attaches nothing to a product without constant weights (no per-channel axis).
   if (ep.ToString() != "none") return cx.Fail(n, "a batched product takes no fused epilogue, got " + ep.ToString());
@@ -324,8 +324,8 @@ Status EmitBatchMatmul(LowerContext& cx, const Node& n, const LowerContext::Choi
 }
 
 // A convolution or dense layer through the best of its tunable implementations.
-Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler::Workload>& implementations) {
-  TUNEFARM_ASSIGN_OR_RETURN(LowerContext::Choice choice, cx.ChooseImplementation(implementations));
+Status LowerTemplate(LowerApi& cx, const Node& n, const std::vector<compiler::Workload>& implementations) {
+  TUNEFARM_ASSIGN_OR_RETURN(LowerApi::Choice choice, cx.ChooseImplementation(implementations));
   const compiler::Workload& w = choice.workload;
   const int64_t index = choice.config_index;
   TUNEFARM_ASSIGN_OR_RETURN(const compiler::TemplateRow* row, compiler::FindTemplateRow(w.implementation));
@@ -415,7 +415,7 @@ Status LowerTemplate(LowerContext& cx, const Node& n, const std::vector<compiler
 
 // Conv, Gemm and MatMul: the template when the node's workload has a config space on the target,
 // else the untuned form with whatever FuseEpilogues attached.
-Status LowerLinear(LowerContext& cx, const Node& n) {
+Status LowerLinear(LowerApi& cx, const Node& n) {
   compiler::Workload w;
   if (compiler::NodeWorkload(cx.graph(), n, &w)) {
     std::vector<compiler::Workload> implementations;
@@ -476,7 +476,7 @@ Status InferConvTranspose(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerConvTranspose(LowerContext& cx, const Node& n) {
+Status LowerConvTranspose(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(TransposeWindow t, ParseConvTranspose(NodeView(cx.graph(), n)));
   const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   const auto shape = cx.V(n.outputs[0]).shape;
@@ -614,7 +614,7 @@ Status InferEinsum(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerEinsum(LowerContext& cx, const Node& n) {
+Status LowerEinsum(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(EinsumArgs a, ParseEinsum(NodeView(cx.graph(), n)));
   std::vector<size_t> inputs;
   for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(i);
@@ -647,7 +647,7 @@ Status InferGlobalPool(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerPool(LowerContext& cx, const Node& n) {
+Status LowerPool(LowerApi& cx, const Node& n) {
   if (n.outputs.size() > 1) return cx.Fail(n, "the Indices output of MaxPool is not supported");
   const int in = n.inputs[0];
   const auto& xs = cx.V(in).shape;

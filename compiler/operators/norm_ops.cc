@@ -8,7 +8,7 @@
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
 
 namespace tunefarm::operators {
@@ -33,7 +33,7 @@ Status InferBatchNorm(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerBatchNorm(LowerContext& cx, const Node& n) {
+Status LowerBatchNorm(LowerApi& cx, const Node& n) {
   if (n.outputs.size() > 1 || n.GetInt("training_mode", 0))
     return cx.Fail(n, "training-mode BatchNormalization is not supported");
   const float eps = n.GetFloat("epsilon", 1e-5f);
@@ -59,7 +59,7 @@ Status InferInstanceNorm(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerInstanceNorm(LowerContext& cx, const Node& n) {
+Status LowerInstanceNorm(LowerApi& cx, const Node& n) {
   const float eps = n.GetFloat("epsilon", 1e-5f);
   const auto& shape = cx.V(n.inputs[0]).shape;
   std::vector<int64_t> per_channel(shape.size() - 1, 1);
@@ -103,7 +103,7 @@ Status InferGroupNorm(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerGroupNorm(LowerContext& cx, const Node& n) {
+Status LowerGroupNorm(LowerApi& cx, const Node& n) {
   const float eps = n.GetFloat("epsilon", 1e-5f);
   const int64_t groups = n.GetInt("num_groups", 1);
   return cx.EmitPlain(n, {0, 1, 2}, [=](const std::vector<ir::Tensor>& i) {
@@ -125,7 +125,7 @@ Status InferLrn(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerLrn(LowerContext& cx, const Node& n) {
+Status LowerLrn(LowerApi& cx, const Node& n) {
   const int64_t size = n.GetInt("size", 1);
   const float alpha = n.GetFloat("alpha", 1e-4f), beta = n.GetFloat("beta", 0.75f), bias = n.GetFloat("bias", 1.0f);
   return cx.EmitPlain(n, {0}, [=](const std::vector<ir::Tensor>& i) {
@@ -162,7 +162,7 @@ Status InferLayerNorm(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerLayerNorm(LowerContext& cx, const Node& n) {
+Status LowerLayerNorm(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, LayerNormAxis(NodeView(cx.graph(), n)));
   const float eps = n.GetFloat("epsilon", 1e-5f);
   const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
@@ -207,7 +207,7 @@ Status InferSameShape(InferContext& cx) {
 }
 
 // Softmax, LogSoftmax and Hardmax: one axis from opset 13; before, the flattened axes [axis, rank).
-Status LowerSoftmax(LowerContext& cx, const Node& n) {
+Status LowerSoftmax(LowerApi& cx, const Node& n) {
   const graph::Graph& g = cx.graph();
   const int64_t rank = int64_t(cx.V(n.outputs[0]).shape.size());
   int64_t axis = n.GetInt("axis", g.opset >= 13 ? -1 : 1);
@@ -235,7 +235,7 @@ Status InferDropout(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerDropout(LowerContext& cx, const Node& n) {
+Status LowerDropout(LowerApi& cx, const Node& n) {
   bool training = false;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
     const auto& c = cx.V(n.inputs[2]).constant;

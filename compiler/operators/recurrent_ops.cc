@@ -13,7 +13,7 @@
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/recurrent_inputs.h"
 #include "compiler/operators/registry.h"
 #include "compiler/te/tensor.h"
@@ -129,7 +129,7 @@ struct DirectionKernels {
   std::vector<int> state_at;  // tensor ids, by time
 };
 
-Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const RecurrentSpec& s, int d, bool reverse) {
+Result<DirectionKernels> LowerDirection(LowerApi& cx, const Node& n, const RecurrentSpec& s, int d, bool reverse) {
   const std::string base = cx.V(n.outputs[0]).name + ".d" + std::to_string(d);
   const int64_t H = s.hidden, B = s.batch, T = s.steps, I = s.input, G = s.gates;
   const bool has_bias = n.inputs.size() > 3 && n.inputs[3] >= 0;
@@ -335,7 +335,7 @@ Result<DirectionKernels> LowerDirection(LowerContext& cx, const Node& n, const R
   return out;
 }
 
-Status LowerRecurrent(LowerContext& cx, const Node& n) {
+Status LowerRecurrent(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(RecurrentSpec s, ParseRecurrent(NodeView(cx.graph(), n)));
   TUNEFARM_RETURN_IF_ERROR(cx.AddUnrolledSteps(n, s.steps * s.directions));
   std::vector<DirectionKernels> dirs;

@@ -5,7 +5,7 @@
 
 #include "compiler/compute/ops.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
 
 namespace tunefarm::operators {
@@ -102,7 +102,7 @@ Status InferReduce(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerReduce(LowerContext& cx, const Node& n) {
+Status LowerReduce(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ReduceArgs a, ParseReduce(NodeView(cx.graph(), n)));
   const compute::ReduceOp op = ReduceFor(n.op_type).kind;
   if (a.identity && op == compute::ReduceOp::kLogSum) {  // log x (LogSumExp over nothing is x: a view)
@@ -160,7 +160,7 @@ Status InferArg(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerArg(LowerContext& cx, const Node& n) {
+Status LowerArg(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ArgArgs a, ParseArg(NodeView(cx.graph(), n)));
   const bool is_max = n.op_type == "ArgMax";
   return cx.EmitPlain(n, {0}, [a, is_max](const std::vector<ir::Tensor>& i) {
@@ -186,7 +186,7 @@ Status InferCumSum(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerCumSum(LowerContext& cx, const Node& n) {
+Status LowerCumSum(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, CumSumAxis(NodeView(cx.graph(), n)));
   const bool exclusive = n.GetInt("exclusive", 0) != 0, reverse = n.GetInt("reverse", 0) != 0;
   return cx.EmitPlain(

@@ -23,7 +23,7 @@
 namespace tunefarm::operators {
 
 class InferContext;  // operators/infer_context.h
-class LowerContext;  // operators/lower_context.h
+class LowerApi;      // operators/lower_api.h
 
 // Shorthands for the family tables' attribute kinds.
 inline constexpr graph::Attribute::Kind kInt = graph::Attribute::kInt;
@@ -45,7 +45,7 @@ using InferFn = Status (*)(InferContext& cx);
 // exact operations (integer arithmetic, data movement, IEEE float ops done in float), so a folded
 // value equals what the kernel would compute.
 using FoldFn = Result<std::vector<graph::ConstantData>> (*)(InferContext& cx);
-using LowerFn = Status (*)(LowerContext& cx, const graph::Node& n);
+using LowerFn = Status (*)(LowerApi& cx, const graph::Node& n);
 
 struct OperatorDef {
   const char* name;    // the ONNX op type
@@ -54,7 +54,7 @@ struct OperatorDef {
   InferFn infer = nullptr;
   FoldFn fold = nullptr;  // null: never folded during inference
   // One lowering for every target kind: the definitions come from compiler/compute, the target's
-  // backend schedules them (Backend::GenericSchedule) and the LowerContext picks the tunable
+  // backend schedules them (Backend::GenericSchedule) and the model lowering (LowerApi) picks the tunable
   // templates of the target's kind (schedule/template_table.h). What differs between kinds is a
   // Backend decision, never a second column here.
   LowerFn lower = nullptr;

@@ -16,7 +16,7 @@
 
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
 #include "compiler/te/tensor.h"
 
@@ -279,7 +279,7 @@ Status InferResize(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerResize(LowerContext& cx, const Node& n) {
+Status LowerResize(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(ResizeSpec s, ParseResize(NodeView(cx.graph(), n)));
   const std::vector<int64_t>& in = cx.V(n.inputs[0]).shape;
   std::vector<AxisTable> tables;

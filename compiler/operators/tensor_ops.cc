@@ -12,7 +12,7 @@
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/infer_context.h"
-#include "compiler/operators/lower_context.h"
+#include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
 
 namespace tunefarm::operators {
@@ -24,7 +24,7 @@ using graph::Node;
 using Fold = Result<std::vector<ConstantData>>;
 
 // Lowers a node whose output shares its input's storage.
-Status LowerView(LowerContext& cx, const Node& n) {
+Status LowerView(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
   const graph::Value& out = cx.V(n.outputs[0]);
   cx.Define(n.outputs[0], cx.View(x, out.shape, out.name), 0);
@@ -217,7 +217,7 @@ bool MovesOnlyUnitAxes(const std::vector<int64_t>& shape, const std::vector<int6
   return std::is_sorted(moved.begin(), moved.end());
 }
 
-Status LowerTranspose(LowerContext& cx, const Node& n) {
+Status LowerTranspose(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(NodeView(cx.graph(), n)));
   if (MovesOnlyUnitAxes(cx.V(n.inputs[0]).shape, perm)) return LowerView(cx, n);  // no copy
   return cx.EmitPlain(n, {0}, [perm](const std::vector<ir::Tensor>& i) { return compute::Transpose(i[0], perm); });
@@ -294,7 +294,7 @@ Fold FoldSpaceDepth(InferContext& cx) {
   })};
 }
 
-Status LowerSpaceDepth(LowerContext& cx, const Node& n) {
+Status LowerSpaceDepth(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(SpaceDepth s, ParseSpaceDepth(NodeView(cx.graph(), n)));
   const std::vector<int64_t> out_shape = cx.V(n.outputs[0]).shape;
   return cx.EmitPlain(n, {0}, [s, out_shape](const std::vector<ir::Tensor>& i) {
@@ -350,7 +350,7 @@ Fold FoldConcat(InferContext& cx) {
   return std::vector<ConstantData>{std::move(out)};
 }
 
-Status LowerConcat(LowerContext& cx, const Node& n) {
+Status LowerConcat(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, ConcatAxis(NodeView(cx.graph(), n)));
   // Channel concatenation of blocked activations stays blocked when every input has the block.
   int64_t block = 0;
@@ -419,7 +419,7 @@ Status InferSplit(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerSplit(LowerContext& cx, const Node& n) {
+Status LowerSplit(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(SplitArgs a, ParseSplit(NodeView(cx.graph(), n)));
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
   int64_t offset = 0;
@@ -509,7 +509,7 @@ Fold FoldSlice(InferContext& cx) {
   })};
 }
 
-Status LowerSlice(LowerContext& cx, const Node& n) {
+Status LowerSlice(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(SliceArgs a, ParseSlice(NodeView(cx.graph(), n)));
   return cx.EmitPlain(n, {0}, [a](const std::vector<ir::Tensor>& i) {
     return compute::StridedSlice(i[0], a.begin, a.step, a.out_shape);
@@ -593,7 +593,7 @@ Status InferPad(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerPad(LowerContext& cx, const Node& n) {
+Status LowerPad(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(PadArgs a, ParsePad(NodeView(cx.graph(), n)));
   for (size_t i = 0; i < a.begin.size(); ++i) {
     if (a.begin[i] < 0 || a.end[i] < 0) return cx.Fail(n, "negative pads (cropping) are not supported");
@@ -624,7 +624,7 @@ Status InferTrilu(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerTrilu(LowerContext& cx, const Node& n) {
+Status LowerTrilu(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int64_t k, TriluOffset(NodeView(cx.graph(), n)));
   const bool upper = n.GetInt("upper", 1) != 0;
   return cx.EmitPlain(n, {0}, [upper, k](const std::vector<ir::Tensor>& i) { return compute::Trilu(i[0], upper, k); });
@@ -649,7 +649,7 @@ Status InferExpand(InferContext& cx) {
 
 Fold FoldExpand(InferContext& cx) { return std::vector<ConstantData>{BroadcastTo(cx.Const(0), cx.Out(0).shape)}; }
 
-Status LowerExpand(LowerContext& cx, const Node& n) {
+Status LowerExpand(LowerApi& cx, const Node& n) {
   auto shape = cx.V(n.outputs[0]).shape;
   return cx.EmitPlain(n, {0}, [shape](const std::vector<ir::Tensor>& i) { return compute::Expand(i[0], shape); });
 }
@@ -669,7 +669,7 @@ Status InferTile(InferContext& cx) {
   return Status::OK();
 }
 
-Status LowerTile(LowerContext& cx, const Node& n) {
+Status LowerTile(LowerApi& cx, const Node& n) {
   const auto in_shape = cx.V(n.inputs[0]).shape, out_shape = cx.V(n.outputs[0]).shape;
   return cx.EmitPlain(n, {0}, [in_shape, out_shape](const std::vector<ir::Tensor>& i) {
     return te::Compute(i[0]->name + ".tile", out_shape, [&](const std::vector<ir::Expr>& o) {

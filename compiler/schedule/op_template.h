@@ -48,7 +48,7 @@ class OpTemplate {
   // The model compiler runs the implementation with the highest one where no records exist.
   virtual double UntunedSpeedup(const Workload&, const Target&) const { return 1.0; }
   // The NCHW[x]c channel blocks a config reads its input in and writes its output in ({0, 0}: plain
-  // layouts). The model compiler's layout planning (operators/plan_layouts.h) weighs a config's
+  // layouts). The model compiler's layout planning (model/lowering/plan_layouts.h) weighs a config's
   // time against the layout changes its blocks cost between neighbours.
   struct Blocks {
     int64_t in = 0, out = 0;

@@ -23,6 +23,7 @@ std::string FolderOf(const std::string& path_below_compiler) {
   for (std::string p; std::getline(ss, p, '/');) parts.push_back(p);
   if (parts.size() > 2 && parts[1] == "passes" && (parts[0] == "model" || parts[0] == "graph"))
     return parts[0] + "/passes";
+  if (parts.size() > 2 && parts[0] == "model" && parts[1] == "lowering") return "model/lowering";
   return parts.empty() ? "" : parts[0];
 }
 
@@ -82,6 +83,8 @@ TEST(Layering, NoIncludeCycleBetweenCompilerFolders) {
                                                                                   {"graph", "operators"},
                                                                                   {"operators", "model"},
                                                                                   {"operators", "model/passes"},
+                                                                                  {"operators", "model/lowering"},
+                                                                                  {"model/lowering", "model/passes"},
                                                                                   {"model/passes", "model"},
                                                                                   {"codegen", "backend"}}) {
     EXPECT_EQ(edges[low].count(high), 0u) << low << "/ includes " << high << "/ (" << example[{low, high}] << ")";
@@ -96,6 +99,25 @@ TEST(Layering, NoIncludeCycleBetweenCompilerFolders) {
     ADD_FAILURE() << "an include cycle through compiler/" << folder << "/:\n" << text;
     break;
   }
+}
+
+// Every graph pass (model/passes/, one per file) is declared in one namespace, tunefarm::graph, the
+// namespace of the IR it rewrites; only the ordered list (pipeline.h) is the compiler's.
+TEST(Layering, EveryGraphPassIsInTheGraphNamespace) {
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  int passes = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(src) / "compiler/model/passes")) {
+    if (e.path().extension() != ".h" || e.path().filename() == "pipeline.h") continue;
+    ++passes;
+    std::ifstream in(e.path());
+    std::set<std::string> namespaces;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("namespace tunefarm", 0) == 0) namespaces.insert(line);
+    }
+    EXPECT_EQ(namespaces, std::set<std::string>{"namespace tunefarm::graph {"}) << e.path().filename();
+  }
+  EXPECT_GE(passes, 11);
 }
 
 }  // namespace

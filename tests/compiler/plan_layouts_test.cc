@@ -1,4 +1,4 @@
-// Graph-level layout planning (compiler/operators/plan_layouts.h): a convolution's fastest record
+// Graph-level layout planning (compiler/model/lowering/plan_layouts.h): a convolution's fastest record
 // loses to a slower one when its channel block would cost a layout change next to its neighbour,
 // and wins when the change is cheaper than the difference; either way the model computes the same.
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include "compiler/graph/graph_util.h"
 #include "compiler/operators/conv_transpose_window.h"
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 namespace {
 
 using graph::Attribute;
@@ -135,4 +135,4 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
 
 Result<int> ConvTransposeAsConv(graph::Graph* g) { return graph::RewriteNodes(g, Rewrite); }
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph

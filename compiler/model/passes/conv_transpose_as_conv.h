@@ -22,12 +22,12 @@
 #include "compiler/graph/graph.h"
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 
 // Returns the number of ConvTranspose nodes rewritten. Precondition: InferShapes ran (and
 // FoldConstants, for weights computed from constants).
 Result<int> ConvTransposeAsConv(graph::Graph* g);
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph
 
 #endif  // TUNEFARM_COMPILER_MODEL_PASSES_CONV_TRANSPOSE_AS_CONV_H_

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 namespace {
 
 // Folding a node whose output is larger than this would grow the artifact instead of shrinking the
@@ -61,4 +61,4 @@ Result<int> FoldConstants(graph::Graph* g, const ConstantEvaluator& evaluate) {
   return folded;
 }
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph

@@ -16,7 +16,7 @@
 #include "compiler/graph/graph.h"
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 
 // Runs a graph of one node whose inputs are all constants and returns its outputs in order, each in
 // its value's dtype and as run; false when the node cannot be evaluated.
@@ -25,6 +25,6 @@ using ConstantEvaluator = std::function<bool(graph::Graph one_node, std::vector<
 // Returns the number of nodes folded.
 Result<int> FoldConstants(graph::Graph* g, const ConstantEvaluator& evaluate);
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph
 
 #endif  // TUNEFARM_COMPILER_MODEL_PASSES_FOLD_CONSTANTS_H_

@@ -37,7 +37,7 @@ struct OptimizeOptions {
   std::vector<GraphPassTiming>* timings = nullptr;
   // Evaluates nodes on constants for fold_constants (opt level >= 1); the model compiler hands in
   // its own (HostConstantEvaluator, model/compile_graph.h). Without one, nothing is folded.
-  ConstantEvaluator evaluate_constants;
+  graph::ConstantEvaluator evaluate_constants;
 };
 
 // The pass names in order, as dump_after accepts them.

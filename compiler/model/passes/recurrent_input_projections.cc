@@ -7,7 +7,7 @@
 #include "compiler/graph/graph_util.h"
 #include "compiler/operators/recurrent_inputs.h"
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 namespace {
 
 using graph::Attribute;
@@ -92,4 +92,4 @@ std::vector<Node> Rewrite(graph::Graph* g, size_t index) {
 
 Result<int> RecurrentInputProjections(graph::Graph* g) { return graph::RewriteNodes(g, Rewrite); }
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph

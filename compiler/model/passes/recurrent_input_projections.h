@@ -15,11 +15,11 @@
 #include "compiler/graph/graph.h"
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 
 // Returns the number of recurrent nodes rewritten. Precondition: InferShapes and FoldConstants ran.
 Result<int> RecurrentInputProjections(graph::Graph* g);
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph
 
 #endif  // TUNEFARM_COMPILER_MODEL_PASSES_RECURRENT_INPUT_PROJECTIONS_H_

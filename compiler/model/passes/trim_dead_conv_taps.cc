@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 namespace {
 
 using graph::ConstantData;
@@ -83,4 +83,4 @@ Result<int> TrimDeadConvTaps(graph::Graph* g) {
   return trimmed;
 }
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph

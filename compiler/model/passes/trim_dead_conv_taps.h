@@ -14,11 +14,11 @@
 #include "compiler/graph/graph.h"
 #include "tunefarm/runtime/result.h"
 
-namespace tunefarm::compiler {
+namespace tunefarm::graph {
 
 // Returns the number of convolutions trimmed. Precondition: InferShapes ran (pads canonical).
 Result<int> TrimDeadConvTaps(graph::Graph* g);
 
-}  // namespace tunefarm::compiler
+}  // namespace tunefarm::graph
 
 #endif  // TUNEFARM_COMPILER_MODEL_PASSES_TRIM_DEAD_CONV_TAPS_H_

@@ -102,7 +102,7 @@ struct TuneOptions {
   bool transfer = true;  // xgb: warm-start from the database's records of similar workloads
   // Only configs that keep the activation layouts untuned neighbours use (KeepsModelLayout). Off:
   // the template's whole space, every channel block (tune --layouts any: the model compiler then
-  // chooses the blocks over the graph, operators/plan_layouts.h; kernel benchmarks).
+  // chooses the blocks over the graph, model/lowering/plan_layouts.h; kernel benchmarks).
   bool keep_model_layout = true;
   // Time CPU kernels with every argument but the input flushed from the caches, as a model runs
   // them (each layer's weights are cold). Off: hot timings (kernel benchmarks).

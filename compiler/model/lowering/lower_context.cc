@@ -1,4 +1,4 @@
-#include "compiler/operators/lower_context.h"
+#include "compiler/model/lowering/lower_context.h"
 
 #include <cstring>
 #include <set>
@@ -6,13 +6,13 @@
 #include "compiler/backend/backend.h"
 #include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
-#include "compiler/operators/plan_layouts.h"
+#include "compiler/model/lowering/plan_layouts.h"
 #include "compiler/operators/registry.h"
 #include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/runtime/element_convert.h"
 
-namespace tunefarm::operators {
+namespace tunefarm::lowering {
 namespace {
 // How many of a workload's fastest records apply-history-best considers before its fallback.
 constexpr int kRecordsConsidered = 8;
@@ -20,43 +20,6 @@ constexpr int kRecordsConsidered = 8;
 
 using graph::DataType;
 using graph::Node;
-
-ElementType ToElementType(DataType t) {
-  switch (t) {
-    case DataType::kFloat32:
-      return ElementType::kFloat32;
-    case DataType::kInt64:
-      return ElementType::kInt64;
-    case DataType::kInt32:
-      return ElementType::kInt32;
-    case DataType::kInt8:
-      return ElementType::kInt8;
-    case DataType::kUInt8:
-      return ElementType::kUInt8;
-    case DataType::kBool:
-      return ElementType::kBool;
-  }
-  return ElementType::kFloat32;
-}
-
-// Kernels see bool as its storage byte, and an edge type as its storage type.
-ir::Type ToIRType(ElementType t) {
-  switch (runtime::StorageTypeOf(t)) {
-    case ElementType::kFloat32:
-      return ir::Type::Float(32);
-    case ElementType::kInt64:
-      return ir::Type::Int(64);
-    case ElementType::kInt32:
-      return ir::Type::Int(32);
-    case ElementType::kInt8:
-      return ir::Type::Int(8);
-    case ElementType::kUInt8:
-    case ElementType::kBool:
-      return ir::Type{ir::Type::kUInt, 8, 1};
-    default:
-      return ir::Type::Float(32);
-  }
-}
 
 int LowerContext::NewTensor(const std::string& name, ArtifactTensor::Kind kind, ElementType dtype,
                             std::vector<int64_t> shape) {
@@ -296,7 +259,7 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     bool all_constant = !n.outputs.empty();
     for (int o : n.outputs) all_constant = all_constant && V(o).constant != nullptr;
     if (all_constant) continue;  // folded by shape inference; read as parameters
-    const OperatorDef* def = FindOperator(n.op_type);
+    const operators::OperatorDef* def = operators::FindOperator(n.op_type);
     if (!def) return Fail(n, "not in the operator registry");
     if (!def->lower) return Fail(n, std::string("no lowering for target '") + target_.ToString() + "'");
     const size_t first_kernel = plan_.kernels.size();
@@ -404,4 +367,4 @@ Status LowerContext::LowerOutputs() {
   return Status::OK();
 }
 
-}  // namespace tunefarm::operators
+}  // namespace tunefarm::lowering

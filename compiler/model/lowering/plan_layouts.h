@@ -14,15 +14,15 @@
 // compares two such blocks. That is a chain with skip edges, solved by dynamic programming over
 // the nodes in graph order with the still-needed neighbours as the state: exact while that state
 // stays small (residual networks: a handful of nodes), a beam of the cheapest states beyond.
-#ifndef TUNEFARM_COMPILER_OPERATORS_PLAN_LAYOUTS_H_
-#define TUNEFARM_COMPILER_OPERATORS_PLAN_LAYOUTS_H_
+#ifndef TUNEFARM_COMPILER_MODEL_LOWERING_PLAN_LAYOUTS_H_
+#define TUNEFARM_COMPILER_MODEL_LOWERING_PLAN_LAYOUTS_H_
 
 #include <map>
 #include <vector>
 
-#include "compiler/operators/lower_context.h"
+#include "compiler/model/lowering/lower_context.h"
 
-namespace tunefarm::operators {
+namespace tunefarm::lowering {
 
 // What the first lowering pass records.
 struct LayoutFlow {
@@ -48,6 +48,6 @@ double LayoutChangeMs(double bytes);
 Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& target,
                                const compiler::ConfigSource& configs, const LayoutFlow& flow);
 
-}  // namespace tunefarm::operators
+}  // namespace tunefarm::lowering
 
-#endif  // TUNEFARM_COMPILER_OPERATORS_PLAN_LAYOUTS_H_
+#endif  // TUNEFARM_COMPILER_MODEL_LOWERING_PLAN_LAYOUTS_H_

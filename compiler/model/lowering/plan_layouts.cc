@@ -1,4 +1,4 @@
-#include "compiler/operators/plan_layouts.h"
+#include "compiler/model/lowering/plan_layouts.h"
 
 #include <algorithm>
 #include <set>
@@ -7,7 +7,7 @@
 #include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
 
-namespace tunefarm::operators {
+namespace tunefarm::lowering {
 namespace {
 
 // Records per implementation the planner reads: enough to hold the best of every block pair of
@@ -261,4 +261,4 @@ Result<LayoutPlan> PlanLayouts(const graph::Graph& g, const compiler::Target& ta
   return plan;
 }
 
-}  // namespace tunefarm::operators
+}  // namespace tunefarm::lowering

@@ -10,9 +10,9 @@
 #include <map>
 #include <set>
 
-#include "compiler/operators/lower_context.h"
+#include "compiler/model/lowering/lower_context.h"
 
-namespace tunefarm::operators {
+namespace tunefarm::lowering {
 
 void LowerContext::FuseInjectiveChains() {
   auto& kernels = plan_.kernels;
@@ -85,4 +85,4 @@ void LowerContext::FuseInjectiveChains() {
   kernels = std::move(kept);
 }
 
-}  // namespace tunefarm::operators
+}  // namespace tunefarm::lowering
