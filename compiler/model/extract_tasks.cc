@@ -47,7 +47,7 @@ Result<std::vector<Task>> ExtractTasks(graph::Graph g, const std::string& model,
         t.flops = w.Flops();
         t.config_space_size = space->size();
         t.alternative = c > 0;
-        if (t.alternative) t.default_workload = k.candidate_workloads[0].ImplementationKey();
+        if (t.alternative) t.default_workload = k.candidate_workloads[0];
         it = by_key.emplace(key, tasks.size()).first;
         tasks.push_back(std::move(t));
       }

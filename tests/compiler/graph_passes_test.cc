@@ -110,7 +110,8 @@ TEST(ExtractTasks, ResNet18HasTheTwelveAnchorTasksAndTheirAlternatives) {
       ++winograd;
       EXPECT_TRUE(t.alternative);
       // the alternative of the direct task just before it: same shape, same nodes
-      EXPECT_EQ(t.default_workload, (*tasks)[i - 1].workload.ImplementationKey());
+      ASSERT_TRUE(t.default_workload.has_value()) << t.workload.ImplementationKey();
+      EXPECT_EQ(t.default_workload->ImplementationKey(), (*tasks)[i - 1].workload.ImplementationKey());
       EXPECT_EQ(t.nodes, (*tasks)[i - 1].nodes);
     }
   }

@@ -66,8 +66,8 @@ TEST_F(Scheduler, GlobalBudgetIsSpentExactlyAndEveryTaskIsMeasured) {
     ScheduleOptions schedule{strategy, 20};
     options_.tuner = TunerKind::kRandom;
     std::vector<int> progress_totals;
-    auto summaries = TuneTasks({{ConvA(), 2, ""}, {ConvB(), 1, ""}}, host, options_, schedule, local, *db,
-                               [&](const TaskProgress& p) { progress_totals.push_back(p.total_done); });
+    auto summaries = TuneTasks({{ConvA(), 2, std::nullopt}, {ConvB(), 1, std::nullopt}}, host, options_, schedule,
+                               local, *db, [&](const TaskProgress& p) { progress_totals.push_back(p.total_done); });
     ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
     ASSERT_EQ(summaries->size(), 2u);
     EXPECT_EQ((*summaries)[0].trials + (*summaries)[1].trials, 20) << NameOf(strategy);
@@ -77,7 +77,8 @@ TEST_F(Scheduler, GlobalBudgetIsSpentExactlyAndEveryTaskIsMeasured) {
     ASSERT_FALSE(progress_totals.empty());
     EXPECT_EQ(progress_totals.back(), 20);
     // Resumed trials count against the budget: the same call again measures nothing.
-    auto again = TuneTasks({{ConvA(), 2, ""}, {ConvB(), 1, ""}}, host, options_, schedule, local, *db, nullptr);
+    auto again = TuneTasks({{ConvA(), 2, std::nullopt}, {ConvB(), 1, std::nullopt}}, host, options_, schedule, local,
+                           *db, nullptr);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ((*again)[0].trials + (*again)[1].trials, 0);
   }
@@ -94,8 +95,8 @@ TEST_F(Scheduler, AlternativeImplementationsOfANodeAreBothTuned) {
   winograd.implementation = "conv2d_nchwc_winograd";
   ScheduleOptions schedule{SchedulerKind::kGradient, 24};
   options_.tuner = TunerKind::kRandom;
-  auto summaries = TuneTasks({{ConvA(), 2, ""}, {winograd, 2, ConvA().ImplementationKey()}}, host, options_, schedule,
-                             local, *db, nullptr);
+  auto summaries =
+      TuneTasks({{ConvA(), 2, std::nullopt}, {winograd, 2, ConvA()}}, host, options_, schedule, local, *db, nullptr);
   ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
   ASSERT_EQ(summaries->size(), 2u);
   EXPECT_EQ((*summaries)[0].trials + (*summaries)[1].trials, 24);

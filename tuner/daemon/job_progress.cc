@@ -5,7 +5,8 @@ namespace tunefarm::tuner {
 void StartJobTasks(const std::vector<compiler::Task>& tasks, int trials_budget, TuningJob* job) {
   job->tasks.clear();
   for (const auto& t : tasks) {
-    job->tasks.push_back(JobTask{t.workload.ImplementationKey(), 0, 0, 0, t.count, t.flops, t.default_workload});
+    job->tasks.push_back(JobTask{t.workload.ImplementationKey(), 0, 0, 0, t.count, t.flops,
+                                 t.default_workload ? t.default_workload->ImplementationKey() : std::string()});
   }
   job->trials_budget = trials_budget;
 }

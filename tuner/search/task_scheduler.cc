@@ -52,8 +52,8 @@ Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tas
   std::vector<size_t> group(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
     group[i] = i;
-    for (size_t j = 0; j < tasks.size() && !tasks[i].alternative_of.empty(); ++j) {
-      if (tasks[j].workload.ImplementationKey() == tasks[i].alternative_of) group[i] = j;
+    for (size_t j = 0; j < tasks.size() && tasks[i].alternative_of.has_value(); ++j) {
+      if (tasks[j].workload.ImplementationKey() == tasks[i].alternative_of->ImplementationKey()) group[i] = j;
     }
   }
   // How much task i's latency matters: 1 for the best of its group, best / own for the others.

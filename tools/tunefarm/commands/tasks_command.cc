@@ -40,7 +40,7 @@ int Tasks(const TasksFlags& f) {
                      {"flops", t.flops},
                      {"config_space_size", t.config_space_size},
                      {"alternative", t.alternative},
-                     {"alternative_of", t.default_workload},
+                     {"alternative_of", t.default_workload ? t.default_workload->ImplementationKey() : ""},
                      {"nodes", t.nodes}});
     }
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());

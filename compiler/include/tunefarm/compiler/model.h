@@ -8,6 +8,7 @@
 #ifndef TUNEFARM_COMPILER_MODEL_H_
 #define TUNEFARM_COMPILER_MODEL_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,8 @@ struct Task {
   // Another implementation of nodes whose default is a different task (its FLOPs are already
   // counted there: sum only the defaults for the model's total).
   bool alternative = false;
-  // When alternative: the nodes' default task, as its workload's ImplementationKey().
-  std::string default_workload;
+  // When alternative: the nodes' default task.
+  std::optional<Workload> default_workload;
 };
 
 // Loads MODEL (an .onnx path or a zoo name such as resnet-18), runs the compiler's graph pipeline

@@ -119,7 +119,7 @@ struct WorkloadInfo {
 
 // A task as a job's progress or a user may name it: "IMPL:KEY" (compiler::ParseTaskName), a
 // workload key alone (implementation ""), or a key written before schema version 3, which began with
-// its implementation: "conv2d_nchwc|N1..." gives {"conv2d_nchwc", "conv2d|N1..."}.
+// its implementation: "IMPL|N1...|NCHW|float32" gives {"IMPL", "conv2d|N1...|NCHW|float32"}.
 struct StoredTaskName {
   std::string implementation, key;
 };

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -219,11 +220,11 @@ struct ScheduleOptions {
 struct ScheduledTask {
   compiler::Workload workload;
   int weight = 1;  // occurrences in the model
-  // Another implementation of the nodes whose default task has this key (Task::default_workload;
-  // empty for a default). The nodes run the fastest of their implementations, so the scheduler
-  // weighs a task by how close it is to its group's best: trials go to an alternative that can
-  // still win, not to one far behind.
-  std::string alternative_of;
+  // When this task is another implementation of some nodes: their default task
+  // (Task::default_workload; nullopt for a default). The nodes run the fastest of their implementations, so the
+  // scheduler weighs a task by how close it is to its group's best: trials go to an alternative that can still win, not
+  // to one far behind.
+  std::optional<compiler::Workload> alternative_of;
 };
 
 Result<std::vector<TaskSummary>> TuneTasks(const std::vector<ScheduledTask>& tasks, const compiler::Target& target,
