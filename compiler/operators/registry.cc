@@ -36,7 +36,7 @@ const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table;
     for (auto family : {ElementwiseOperators, NnOperators, NormOperators, TensorOperators, ReduceOperators,
-                        ResizeOperators, RecurrentOperators, ControlOperators, IndexOperators}) {
+                        ResizeOperators, RecurrentOperators, ControlOperators, IndexOperators, QuantizeOperators}) {
       for (OperatorDef& d : family()) t->rows.push_back(std::move(d));
     }
     for (const OperatorDef& d : t->rows) {

@@ -7,7 +7,7 @@
 // (docs/onnx_support.md) and `tunefarm ops` come from this table, so adding an operator is one row
 // plus its functions, in the family file that holds its relatives (control_ops.cc,
 // elementwise_ops.cc, index_ops.cc, nn_ops.cc, norm_ops.cc, recurrent_ops.cc, reduce_ops.cc,
-// resize_ops.cc, tensor_ops.cc), and its tests (docs/adding_an_operator.md).
+// quantize_ops.cc, resize_ops.cc, tensor_ops.cc), and its tests (docs/adding_an_operator.md).
 //
 // The table is built once, on first use, from the family files' rows; it is immutable afterwards
 // and safe to read from any thread.
@@ -49,7 +49,9 @@ using LowerFn = Status (*)(LowerApi& cx, const graph::Node& n);
 
 struct OperatorDef {
   const char* name;    // the ONNX op type
-  const char* family;  // the file that defines it: elementwise, nn, tensor, reduce, resize, recurrent, control, index
+  // The file that defines it: elementwise, nn, norm, tensor, reduce, resize, recurrent, control, index,
+  // quantize.
+  const char* family;
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
   FoldFn fold = nullptr;  // null: never folded during inference
@@ -90,6 +92,7 @@ std::vector<OperatorDef> ResizeOperators();
 std::vector<OperatorDef> RecurrentOperators();
 std::vector<OperatorDef> ControlOperators();
 std::vector<OperatorDef> IndexOperators();
+std::vector<OperatorDef> QuantizeOperators();
 
 }  // namespace tunefarm::operators
 

@@ -88,6 +88,15 @@ class OnnxBuilder {
     for (int64_t d : shape) t->add_dims(d);
     for (float x : v) t->add_float_data(x);
   }
+  // An 8-bit integer initializer (elem_type INT8 or UINT8; ONNX keeps them in int32_data).
+  void Bytes8(const std::string& name, const std::vector<int64_t>& shape, const std::vector<int32_t>& v,
+              int32_t elem_type) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem_type);
+    for (int64_t d : shape) t->add_dims(d);
+    for (int32_t x : v) t->add_int32_data(x);
+  }
   // A 1-D int64 initializer (axes, pads, shapes, split sizes).
   void Ints(const std::string& name, const std::vector<int64_t>& v) {
     auto* t = model_.mutable_graph()->add_initializer();
