@@ -214,7 +214,9 @@ std::string StartDaemon(ChildProcess* daemon, const std::string& db, const std::
   if (!daemon->Start(argv, {std::string("TUNEFARM_TOKEN=") + kToken, "TMPDIR=" + dir})) {
     return "";
   }
-  return tunefarm::testing::AddressFromLine(daemon->WaitForLine("listening on", 20000));
+  const std::string address = tunefarm::testing::AddressFromLine(daemon->WaitForLine("listening on", 20000));
+  if (address.empty()) ADD_FAILURE() << "tuner-daemon did not start; it printed:\n" << daemon->Drain(2000);
+  return address;
 }
 
 TEST_F(TuneFlow, DaemonJobApiSubmitWatchListCancelAndErrors) {
