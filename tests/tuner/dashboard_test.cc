@@ -582,6 +582,15 @@ TEST(DashboardOnAnOlderDatabase, AJobOfAVersionTwoDatabaseListsItsTasksWithTheir
   EXPECT_EQ(m["tasks"][0]["template"], "conv2d_nchwc");
   EXPECT_EQ(m["tasks"][0]["workload"], "conv2d" + stored.substr(std::string("conv2d_nchwc").size()));
   EXPECT_GT(m["tasks"][0]["trials"].get<int>(), 0) << m.dump();
+  // The comparison by workload key finds the task by its key in this schema's form.
+  const std::string neutral = "conv2d" + stored.substr(std::string("conv2d_nchwc").size());
+  auto reader = RecordsDb::Open(db, RecordsDb::Mode::kReadOnly);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto found = (*reader)->FindWorkloads(neutral);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_FALSE(found->empty()) << neutral;
+  for (const WorkloadInfo& w : *found) EXPECT_EQ(w.key, neutral);
+  reader->reset();
   dashboard->reset();
   EXPECT_EQ(tunefarm::testing::RunCommand("sqlite3 " + db + " 'PRAGMA user_version'").output, "2\n") << "read as it is";
   ASSERT_EQ(system(("rm -rf " + dir).c_str()), 0);

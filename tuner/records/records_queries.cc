@@ -200,6 +200,14 @@ Result<WorkloadInfo> RecordsDb::GetWorkload(int64_t id) {
 }
 
 Result<std::vector<WorkloadInfo>> RecordsDb::FindWorkloads(const std::string& key) {
+  if (schema_version_ < 3) {  // a version-2 file a reader left as it is: its keys differ per implementation
+    TUNEFARM_ASSIGN_OR_RETURN(std::vector<WorkloadInfo> all, Workloads());
+    std::vector<WorkloadInfo> out;
+    for (WorkloadInfo& w : all) {
+      if (w.key == key) out.push_back(std::move(w));
+    }
+    return out;
+  }
   auto q = conn_->Query("SELECT " + SelectList(kWorkloadColumns) + " FROM workloads WHERE key = ?1 ORDER BY id");
   q->Bind(1, key);
   Status status;

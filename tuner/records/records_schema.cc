@@ -125,7 +125,7 @@ ALTER TABLE jobs ADD COLUMN daemon TEXT NOT NULL DEFAULT '';
       // pointing at them; a key whose first field is not its template (never written by tunefarm)
       // is kept as it was. Should two rows meet on one (key, template), the lower id keeps both
       // rows' trials and the other's unmeasured claims go. (TrialRecord::FromJson converts an
-      // exported line's key by the same rule: NeutralWorkloadKey.)
+      // exported line's key by the same rule: KeyOfSchema3, tuner/records/legacy_keys.h.)
       {R"sql(
 CREATE TABLE workload_keys_v3 AS SELECT id AS old_id,
   CASE WHEN instr(key, '|') > 1 AND substr(key, 1, instr(key, '|') - 1) = template THEN
