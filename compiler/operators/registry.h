@@ -48,7 +48,7 @@ using FoldFn = Result<std::vector<graph::ConstantData>> (*)(InferContext& cx);
 using LowerFn = Status (*)(LowerApi& cx, const graph::Node& n);
 
 struct OperatorDef {
-  const char* name;    // the ONNX op type
+  const char* name;  // the ONNX op type
   // The file that defines it: elementwise, nn, norm, tensor, reduce, resize, recurrent, control, index,
   // quantize.
   const char* family;
