@@ -7,7 +7,9 @@
 #   2. clang-tidy with the committed .clang-tidy on the project's sources (every .cc of compiler,
 #      runtime, tuner, tracker, rpc_server, service and tools in the build's compile_commands.json),
 #      with clang's thread-safety analysis on (-Wthread-safety: the GUARDED_BY/REQUIRES annotations
-#      of runtime/include/tunefarm/runtime/mutex.h), every finding an error.
+#      of runtime/include/tunefarm/runtime/mutex.h), every finding an error. Clean results are cached
+#      by the hash of everything the result depends on (scripts/clang_tidy_cached.py), as ccache
+#      caches objects: an unchanged source is not checked twice.
 # Usage: scripts/check_style.sh [--format-only] [BUILD_DIR]   (BUILD_DIR default: build, configured
 #        and built: clang-tidy reads its compile_commands.json and generated protobuf headers)
 set -euo pipefail
@@ -52,8 +54,10 @@ for f in sorted(files):
 PY
 )
 echo "check_style: $clang_tidy on ${#sources[@]} sources ($JOBS at a time)"
-# --quiet keeps the output to findings; a finding fails the file, and xargs the run.
-if ! printf '%s\0' "${sources[@]}" | xargs -0 -P "$JOBS" -n 4 "$clang_tidy" -p "$build" --quiet \
+# A source whose every input (clang-tidy, .clang-tidy, its compile command, the content of each file
+# it reads as the build recorded them) is as in an earlier clean run is not checked again
+# (scripts/clang_tidy_cached.py; a finding is never cached).
+if ! python3 scripts/clang_tidy_cached.py "$clang_tidy" "$build" "$JOBS" "${sources[@]}" -- --quiet \
   --warnings-as-errors='*' --extra-arg=-Wthread-safety --extra-arg=-Wno-unknown-warning-option; then
   echo "check_style: clang-tidy findings above (.clang-tidy; thread safety: runtime/include/tunefarm/runtime/mutex.h)" >&2
   exit 1

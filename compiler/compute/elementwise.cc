@@ -264,17 +264,16 @@ std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::ve
 // undefined. The kernels divide by 1 in their place, so no lane ever traps, and give 0 for a zero
 // divisor (the remainder too) and, for a signed x / -1, -x wrapped (INT_MIN / -1 is INT_MIN) with
 // remainder 0.
-Expr IntZero(const ir::Type& t) { return ir::cast(t, Expr(int64_t(0))); }
 Expr IsSignedMinusOne(const Expr& y) {
   if (y.type().code != ir::Type::kInt) return Expr(int64_t(0)) != Expr(int64_t(0));  // false
   return y == ir::cast(y.type(), Expr(int64_t(-1)));
 }
 Expr SafeDivisor(const Expr& y) {
-  return ir::select(y == IntZero(y.type()) || IsSignedMinusOne(y), ir::cast(y.type(), Expr(int64_t(1))), y);
+  return ir::select(y == ZeroOf(y.type()) || IsSignedMinusOne(y), ir::cast(y.type(), Expr(int64_t(1))), y);
 }
 // ONNX's integer Div truncates toward zero; the IR's integer division floors.
 Expr TruncatedDivide(const Expr& x, const Expr& y) {
-  const Expr q = x / y, zero = IntZero(x.type());
+  const Expr q = x / y, zero = ZeroOf(x.type());
   return ir::select(x % y != zero && ((x < zero) != (y < zero)), q + ir::cast(x.type(), Expr(int64_t(1))), q);
 }
 
@@ -282,11 +281,11 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind) {
   const bool integer_division =
       !x.type().is_float() && (kind == BinaryKind::kDiv || kind == BinaryKind::kMod || kind == BinaryKind::kFmod);
   if (integer_division) {
-    const Expr zero_divisor = y == IntZero(y.type()), minus_one = IsSignedMinusOne(y);
+    const Expr zero_divisor = y == ZeroOf(y.type()), minus_one = IsSignedMinusOne(y);
     y = SafeDivisor(y);  // the remainders below need no other guard: x % 1 is 0
     if (kind == BinaryKind::kDiv) {
-      return ir::select(zero_divisor, IntZero(x.type()),
-                        ir::select(minus_one, IntZero(x.type()) - x, TruncatedDivide(x, y)));
+      return ir::select(zero_divisor, ZeroOf(x.type()),
+                        ir::select(minus_one, ZeroOf(x.type()) - x, TruncatedDivide(x, y)));
     }
   }
   switch (kind) {

@@ -20,7 +20,6 @@ Expr NormalizedIndex(Expr k, int64_t n) {
   return ir::min(ir::max(k, Expr(int64_t(0))), Expr(n - 1));
 }
 
-Expr Zero(const ir::Type& t) { return t.is_float() ? Expr(0.0f) : ir::cast(t, Expr(int64_t(0))); }
 Expr True() { return Expr(int64_t(0)) == Expr(int64_t(0)); }
 
 // The lowest value of t: the identity of a max reduction.
@@ -34,7 +33,7 @@ Expr Lowest(const ir::Type& t) {
 // or for unsigned types the distance from the largest value, so it never wraps.
 Expr Flip(const ir::Type& t, const Expr& v) {
   if (t.code == ir::Type::kUInt || t.is_bool()) return ir::cast(t, Expr((int64_t(1) << t.bits) - 1)) - v;
-  return Zero(t) - v;
+  return ZeroOf(t) - v;
 }
 
 }  // namespace
@@ -92,7 +91,7 @@ Tensor ScatterElements(const Tensor& data, const Tensor& indices, const Tensor& 
         const Expr identity = kind == te::ReduceKind::kProd
                                   ? (t.is_float() ? Expr(1.0f) : ir::cast(t, Expr(int64_t(1))))
                               : kind == te::ReduceKind::kMax ? Lowest(t)
-                                                             : Zero(t);
+                                                             : ZeroOf(t);
         const Expr u = te::Read(updates, at);
         return ir::select(hit, negate ? Flip(t, u) : u, identity);
       });

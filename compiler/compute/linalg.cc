@@ -20,7 +20,7 @@ Tensor MatMul(const Tensor& a, const Tensor& b) {
     Tensor padded_b = te::Compute(b->name + ".padded", padded_shape, [&](const std::vector<Expr>& i) {
       std::vector<Expr> idx = i;
       idx.back() = ir::min(i.back(), Expr(n - 1));
-      return ir::select(i.back() < Expr(n), te::Read(b, idx), Expr(0.0f));
+      return ir::select(i.back() < Expr(n), te::Read(b, idx), ZeroOf(b->dtype));
     });
     Tensor product = MatMul(a, padded_b);
     std::vector<int64_t> shape = product->shape;
@@ -105,7 +105,7 @@ Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
           xi.push_back(pos);
           wi.push_back(te::AxisExpr(raxes[1 + d]));
         }
-        Expr xv = ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f));
+        Expr xv = ir::select(inside, te::ClampedRead(x, xi), ZeroOf(x->dtype));
         return xv * te::Read(w, wi);
       });
   if (!bias) return conv;
@@ -135,7 +135,7 @@ Tensor ConvTransposeDirect(const Tensor& x, const Tensor& w, const Tensor& bias,
           xi.push_back(pos);
           wi.push_back(te::AxisExpr(raxes[1 + d]));
         }
-        return ir::select(inside, te::ClampedRead(x, xi), Expr(0.0f)) * te::Read(w, wi);
+        return ir::select(inside, te::ClampedRead(x, xi), ZeroOf(x->dtype)) * te::Read(w, wi);
       });
   if (!bias) return conv;
   return te::Compute(x->name + ".conv_transpose_bias", out_shape,

@@ -24,6 +24,9 @@ namespace tunefarm::compute {
 using ir::Expr;
 using ir::Tensor;
 
+// 0 of type t (a select's other arm, a reduction's padding).
+Expr ZeroOf(const ir::Type& t);
+
 // --- element-wise -----------------------------------------------------------------------------
 enum class UnaryKind {
   kIdentity,
@@ -222,6 +225,28 @@ Tensor ConvDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
 // w is [C, M/groups, k...]; pads_begin may be negative (an output_shape larger than the natural one).
 Tensor ConvTransposeDirect(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvParams& p,
                            const std::vector<int64_t>& out_shape);
+
+// --- quantization (quantize.cc): the integer side of ONNX's quantized operators ---------------
+// int32(x) - int32(zero_point): the zero point one element (per tensor) or one per index of x's
+// `axis` (axis -1: per tensor); a null zero point is 0. Products of two such values summed in int32
+// are exact for any convolution or matrix product a model holds (ONNX requires that they not overflow).
+Tensor SubtractZeroPoint(const Tensor& x, const Tensor& zero_point, int64_t axis);
+// What QLinearConv and QLinearMatMul make of their int32 accumulator, as ONNX Runtime does it:
+//   saturate(round_half_to_even(float(acc) * (a_scale * b_scale / y_scale)) + y_zero_point)
+// Each scale and the zero point is one element, or one per index of the accumulator's axis given
+// (-1: per tensor). y_zero_point null: 0, and the output type `out` (uint8 or int8) saturates.
+struct Requantization {
+  Tensor a_scale, b_scale, y_scale, y_zero_point;
+  int64_t a_axis = -1, b_axis = -1;
+  ir::Type out{ir::Type::kUInt, 8, 1};
+};
+Tensor Requantize(const Tensor& acc, const Requantization& r);
+// The element `idx` of a quantization parameter (scale or zero point) of a tensor indexed by idx:
+// parameter[idx[axis]] along axis, or its single element when axis is -1 or it has only one.
+Expr ReadQuantParameter(const Tensor& parameter, const std::vector<Expr>& idx, int64_t axis);
+// saturate(round_half_to_even(v) + zero_point) in type out (v a float32 expression; zero_point
+// undefined: 0): the last step of every quantization.
+Expr RoundAndSaturate(const Expr& v, const Expr& zero_point, ir::Type out);
 
 // --- schedules ------------------------------------------------------------------------------
 // Loops for any of the definitions above: every stage at root, its outer data axes fused into one

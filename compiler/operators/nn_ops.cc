@@ -10,6 +10,7 @@
 #include "compiler/operators/constant_eval.h"
 #include "compiler/operators/conv_transpose_window.h"
 #include "compiler/operators/infer_context.h"
+#include "compiler/operators/linear_shapes.h"
 #include "compiler/operators/lower_api.h"
 #include "compiler/operators/node_workload.h"
 #include "compiler/operators/registry.h"
@@ -196,10 +197,12 @@ Result<std::vector<int64_t>> InferWindow(InferContext& cx, std::vector<int64_t> 
 }
 
 // --- Conv -----------------------------------------------------------------------------------
-Status InferConv(InferContext& cx) {
+}  // namespace
+
+Result<std::vector<int64_t>> InferConvShape(InferContext& cx, size_t weight, size_t bias) {
   const auto& x = cx.Shape(0);
-  if (!cx.HasInput(1)) return cx.Fail("missing the weight input");
-  const auto& w = cx.Shape(1);
+  if (!cx.HasInput(weight)) return cx.Fail("missing the weight input");
+  const auto& w = cx.Shape(weight);
   if (x.size() < 3 || x.size() > 5)
     return cx.Fail("Conv needs an input of rank 3 to 5 (N, C, spatial...), got " + ShapeStr(x));
   if (w.size() != x.size())
@@ -209,8 +212,8 @@ Status InferConv(InferContext& cx) {
     return cx.Fail("input channels " + std::to_string(x[1]) + " do not match weight " + ShapeStr(w) + " with group " +
                    std::to_string(group));
   }
-  if (cx.HasInput(2) && (cx.Shape(2).size() != 1 || cx.Shape(2)[0] != w[0])) {
-    return cx.Fail("bias " + ShapeStr(cx.Shape(2)) + " must be [" + std::to_string(w[0]) + "]");
+  if (cx.HasInput(bias) && (cx.Shape(bias).size() != 1 || cx.Shape(bias)[0] != w[0])) {
+    return cx.Fail("bias " + ShapeStr(cx.Shape(bias)) + " must be [" + std::to_string(w[0]) + "]");
   }
   std::vector<int64_t> kernel = cx.node().GetInts("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
   if (kernel.size() == w.size() - 2 && !std::equal(kernel.begin(), kernel.end(), w.begin() + 2)) {
@@ -219,6 +222,23 @@ Status InferConv(InferContext& cx) {
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> spatial, InferWindow(cx, kernel, true, false));
   std::vector<int64_t> out = {x[0], w[0]};
   out.insert(out.end(), spatial.begin(), spatial.end());
+  return out;
+}
+
+compute::ConvParams ConvWindow(const Node& n) {
+  compute::ConvParams cp;
+  cp.strides = n.GetInts("strides");
+  cp.dilations = n.GetInts("dilations");
+  const auto pads = n.GetInts("pads");
+  cp.pads_begin.assign(pads.begin(), pads.begin() + int64_t(pads.size() / 2));
+  cp.groups = n.GetInt("group", 1);
+  return cp;
+}
+
+namespace {
+
+Status InferConv(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferConvShape(cx, 1, 2));
   cx.SetOut(0, DataType::kFloat32, out);
   return Status::OK();
 }
@@ -437,14 +457,7 @@ Status LowerLinear(LowerApi& cx, const Node& n) {
   const bool prelu = n.epilogue.activation == graph::FusedActivation::kPRelu;
   const size_t res_at = position(3), slope_at = position(4);
   const compute::UnaryParams act = FusedActivation(n);
-  compute::ConvParams cp;
-  if (op == "Conv") {
-    cp.strides = n.GetInts("strides");
-    cp.dilations = n.GetInts("dilations");
-    const auto pads = n.GetInts("pads");
-    cp.pads_begin.assign(pads.begin(), pads.begin() + int64_t(pads.size() / 2));
-    cp.groups = n.GetInt("group", 1);
-  }
+  const compute::ConvParams cp = op == "Conv" ? ConvWindow(n) : compute::ConvParams{};
   const bool ta = n.GetInt("transA", 0) != 0, tb = n.GetInt("transB", 0) != 0;
   const float alpha = n.GetFloat("alpha", 1.0f), beta = n.GetFloat("beta", 1.0f);
   const auto shape = cx.V(n.outputs[0]).shape;
@@ -506,14 +519,16 @@ Status InferGemm(InferContext& cx) {
   return Status::OK();
 }
 
-Status InferMatMul(InferContext& cx) {
-  auto a = cx.Shape(0), b = cx.Shape(1);
-  if (a.empty() || b.empty()) return cx.Fail("MatMul of a scalar");
+}  // namespace
+
+Result<std::vector<int64_t>> InferMatMulShape(const NodeView& v, size_t a_input, size_t b_input) {
+  auto a = v.Shape(a_input), b = v.Shape(b_input);
+  if (a.empty() || b.empty()) return v.Fail("MatMul of a scalar");
   const bool a1 = a.size() == 1, b1 = b.size() == 1;
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
   if (a.back() != b[b.size() - 2])
-    return cx.Fail("inner dimensions differ: " + ShapeStr(cx.Shape(0)) + " x " + ShapeStr(cx.Shape(1)));
+    return v.Fail("inner dimensions differ: " + ShapeStr(v.Shape(a_input)) + " x " + ShapeStr(v.Shape(b_input)));
   std::vector<int64_t> ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
   const size_t rank = std::max(ba.size(), bb.size());
   std::vector<int64_t> out(rank);
@@ -521,11 +536,18 @@ Status InferMatMul(InferContext& cx) {
     const int64_t x = i + ba.size() >= rank ? ba[i + ba.size() - rank] : 1,
                   y = i + bb.size() >= rank ? bb[i + bb.size() - rank] : 1;
     if (x != y && x != 1 && y != 1)
-      return cx.Fail("batch dimensions " + ShapeStr(ba) + " and " + ShapeStr(bb) + " do not broadcast");
+      return v.Fail("batch dimensions " + ShapeStr(ba) + " and " + ShapeStr(bb) + " do not broadcast");
     out[i] = x == 1 ? y : x;
   }
   if (!a1) out.push_back(a[a.size() - 2]);
   if (!b1) out.push_back(b.back());
+  return out;
+}
+
+namespace {
+
+Status InferMatMul(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferMatMulShape(cx, 0, 1));
   cx.SetOut(0, DataType::kFloat32, out);
   return Status::OK();
 }

@@ -1,5 +1,5 @@
 // The quantization family: QuantizeLinear and DequantizeLinear (opsets 10, 13, 19, 21), per tensor
-// and per axis, uint8 and int8, as the ONNX spec computes them:
+// and per axis, uint8 and int8, and DynamicQuantizeLinear (opset 11), as the ONNX spec computes them:
 //   QuantizeLinear    y = saturate(round_half_to_even(x / y_scale) + y_zero_point)
 //   DequantizeLinear  y = (x - x_zero_point) * x_scale
 // These rows compute in float32 and integers (the graph's own element types). What they do not take
@@ -21,21 +21,8 @@ namespace {
 using graph::DataType;
 using graph::Node;
 
-// The saturation range of a quantized type.
-struct QuantRange {
-  float lo, hi;
-};
-bool QuantizedType(DataType t, QuantRange* range) {
-  if (t == DataType::kUInt8) {
-    *range = {0.0f, 255.0f};
-    return true;
-  }
-  if (t == DataType::kInt8) {
-    *range = {-128.0f, 127.0f};
-    return true;
-  }
-  return false;
-}
+// The types QuantizeLinear writes (compute::RoundAndSaturate saturates to their ranges).
+bool IsQuantizedType(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
 // The scale's (and zero point's) shape: a scalar (or [1]) per tensor, or [C] along `axis`. Returns
 // the axis, or -1 for per tensor.
@@ -71,8 +58,7 @@ Status InferQuantize(InferContext& cx) {
     }
     out = wanted;
   }
-  QuantRange range;
-  if (!QuantizedType(out, &range)) {
+  if (!IsQuantizedType(out)) {
     return cx.Fail(std::string("quantizing to ") + graph::DataTypeName(out) +
                    " is not supported (uint8 and int8 are; float8, int4, 16- and 32-bit types are not)");
   }
@@ -82,8 +68,7 @@ Status InferQuantize(InferContext& cx) {
 }
 
 Status InferDequantize(InferContext& cx) {
-  QuantRange range;
-  if (!QuantizedType(cx.In(0).dtype, &range) && cx.In(0).dtype != DataType::kInt32) {
+  if (!IsQuantizedType(cx.In(0).dtype) && cx.In(0).dtype != DataType::kInt32) {
     return cx.Fail(std::string("dequantizing ") + graph::DataTypeName(cx.In(0).dtype) +
                    " is not supported (uint8, int8 and int32 are; float8 and int4 are not)");
   }
@@ -104,28 +89,17 @@ int64_t LoweredAxis(const LowerApi& cx, const Node& n) {
   return axis < 0 ? axis + rank : axis;
 }
 
-// Element idx of a scale or zero point: along `axis`, or its only value.
-ir::Expr ReadParameter(const ir::Tensor& t, const std::vector<ir::Expr>& idx, int64_t axis) {
-  std::vector<ir::Expr> at(t->shape.size(), ir::Expr(int64_t(0)));
-  if (axis >= 0 && !at.empty()) at[0] = idx[size_t(axis)];
-  return te::Read(t, at);
-}
-
 Status LowerQuantize(LowerApi& cx, const Node& n) {
   const bool has_zero = n.inputs.size() > 2 && n.inputs[2] >= 0;
   const int64_t axis = LoweredAxis(cx, n);
-  QuantRange range{0.0f, 255.0f};
-  QuantizedType(cx.V(n.outputs[0]).dtype, &range);
   const ir::Type out_type = ToIRType(cx.OutType(n));
   std::vector<size_t> inputs = {0, 1};
   if (has_zero) inputs.push_back(2);
   return cx.EmitPlain(n, inputs, [=](const std::vector<ir::Tensor>& in) {
     return te::Compute(in[0]->name + ".quantize", in[0]->shape, [&](const std::vector<ir::Expr>& idx) {
-      const ir::Expr scaled = te::Read(in[0], idx) / ReadParameter(in[1], idx, axis);
-      ir::Expr q = compute::ApplyUnary(scaled, {compute::UnaryKind::kRound});
-      if (has_zero) q = q + ir::cast(ir::Type::Float(32), ReadParameter(in[2], idx, axis));
-      // Saturate in float, then convert: the value is integral and in range, so the conversion is exact.
-      return ir::cast(out_type, ir::min(ir::max(q, ir::Expr(range.lo)), ir::Expr(range.hi)));
+      const ir::Expr scaled = te::Read(in[0], idx) / compute::ReadQuantParameter(in[1], idx, axis);
+      return compute::RoundAndSaturate(scaled, has_zero ? compute::ReadQuantParameter(in[2], idx, axis) : ir::Expr(),
+                                       out_type);
     });
   });
 }
@@ -139,10 +113,78 @@ Status LowerDequantize(LowerApi& cx, const Node& n) {
     return te::Compute(in[0]->name + ".dequantize", in[0]->shape, [&](const std::vector<ir::Expr>& idx) {
       // x - zero point in integers (int32 x minus its zero point does not overflow int64), then scaled.
       ir::Expr x = ir::cast(ir::Type::Int(64), te::Read(in[0], idx));
-      if (has_zero) x = x - ir::cast(ir::Type::Int(64), ReadParameter(in[2], idx, axis));
-      return ir::cast(ir::Type::Float(32), x) * ReadParameter(in[1], idx, axis);
+      if (has_zero) x = x - ir::cast(ir::Type::Int(64), compute::ReadQuantParameter(in[2], idx, axis));
+      return ir::cast(ir::Type::Float(32), x) * compute::ReadQuantParameter(in[1], idx, axis);
     });
   });
+}
+
+// --- DynamicQuantizeLinear -------------------------------------------------------------------
+// uint8 with the scale and zero point the input's own range gives (the range always holding 0):
+//   scale = (max(0, max x) - min(0, min x)) / 255,  zero_point = saturate(round(-min(0, min x) / scale))
+//   y = saturate(round(x / scale) + zero_point)
+// An all-zero input has scale 0; y and the zero point are then 0 (the spec divides by it).
+Status InferDynamicQuantize(InferContext& cx) {
+  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("the input must be float32");
+  cx.SetOut(0, DataType::kUInt8, cx.Shape(0));
+  cx.SetOut(1, DataType::kFloat32, {});  // SetOut skips outputs the node omits
+  cx.SetOut(2, DataType::kUInt8, {});
+  return Status::OK();
+}
+
+// min(0, min x) or max(0, max x) over the whole tensor, as a scalar.
+ir::Tensor RangeEnd(const ir::Tensor& x, bool is_max) {
+  std::vector<int64_t> all(x->shape.size());
+  for (size_t d = 0; d < all.size(); ++d) all[d] = int64_t(d);
+  const ir::Tensor r = compute::Reduce(x, all, false, is_max ? compute::ReduceOp::kMax : compute::ReduceOp::kMin);
+  return te::Compute(x->name + (is_max ? ".range_max" : ".range_min"), {}, [&](const std::vector<ir::Expr>&) {
+    const ir::Expr v = te::Read(r, {});
+    return is_max ? ir::max(v, ir::Expr(0.0f)) : ir::min(v, ir::Expr(0.0f));
+  });
+}
+
+Status LowerDynamicQuantize(LowerApi& cx, const Node& n) {
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
+  const std::string base = cx.V(n.outputs[0]).name;
+  auto name_of = [&](size_t k, const char* fallback) {
+    return n.outputs.size() > k && n.outputs[k] >= 0 ? cx.V(n.outputs[k]).name : base + fallback;
+  };
+  const ir::Type u8{ir::Type::kUInt, 8, 1};
+  const int scale = cx.Emit(
+      n.op_type, {x},
+      [](const std::vector<ir::Tensor>& i) {
+        const ir::Tensor lo = RangeEnd(i[0], false), hi = RangeEnd(i[0], true);
+        return te::Compute(i[0]->name + ".scale", {}, [&](const std::vector<ir::Expr>&) {
+          return (te::Read(hi, {}) - te::Read(lo, {})) / ir::Expr(255.0f);
+        });
+      },
+      ElementType::kFloat32, name_of(1, ".scale"));
+  const int zero_point = cx.Emit(
+      n.op_type, {x, scale},
+      [u8](const std::vector<ir::Tensor>& i) {
+        const ir::Tensor lo = RangeEnd(i[0], false);
+        return te::Compute(i[0]->name + ".zero_point", {}, [&](const std::vector<ir::Expr>&) {
+          const ir::Expr s = te::Read(i[1], {});
+          const ir::Expr safe = ir::select(s == ir::Expr(0.0f), ir::Expr(1.0f), s);
+          return compute::RoundAndSaturate(ir::Expr(0.0f) - te::Read(lo, {}) / safe, ir::Expr(), u8);
+        });
+      },
+      ElementType::kUInt8, name_of(2, ".zero_point"));
+  const int y = cx.Emit(
+      n.op_type, {x, scale, zero_point},
+      [u8](const std::vector<ir::Tensor>& i) {
+        return te::Compute(i[0]->name + ".quantize", i[0]->shape, [&](const std::vector<ir::Expr>& idx) {
+          const ir::Expr s = te::Read(i[1], {});
+          const ir::Expr q = compute::RoundAndSaturate(
+              te::Read(i[0], idx) / ir::select(s == ir::Expr(0.0f), ir::Expr(1.0f), s), te::Read(i[2], {}), u8);
+          return ir::select(s == ir::Expr(0.0f), ir::cast(u8, ir::Expr(int64_t(0))), q);
+        });
+      },
+      ElementType::kUInt8, base);
+  cx.Define(n.outputs[0], y, 0);
+  if (n.outputs.size() > 1 && n.outputs[1] >= 0) cx.Define(n.outputs[1], scale, 0);
+  if (n.outputs.size() > 2 && n.outputs[2] >= 0) cx.Define(n.outputs[2], zero_point, 0);
+  return Status::OK();
 }
 
 }  // namespace
@@ -167,6 +209,13 @@ std::vector<OperatorDef> QuantizeOperators() {
        "uint8/int8/int32 to float32, per tensor or per axis",
        false,
        2},
+      {"DynamicQuantizeLinear",
+       "quantize",
+       {},
+       InferDynamicQuantize,
+       nullptr,
+       LowerDynamicQuantize,
+       "float32 to uint8 with the scale and zero point of the input's range (holding 0)"},
   };
 }
 

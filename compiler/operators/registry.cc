@@ -35,8 +35,9 @@ struct Table {
 const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table;
-    for (auto family : {ElementwiseOperators, NnOperators, NormOperators, TensorOperators, ReduceOperators,
-                        ResizeOperators, RecurrentOperators, ControlOperators, IndexOperators, QuantizeOperators}) {
+    for (auto family :
+         {ElementwiseOperators, NnOperators, NormOperators, TensorOperators, ReduceOperators, ResizeOperators,
+          RecurrentOperators, ControlOperators, IndexOperators, QuantizeOperators, IntegerOperators}) {
       for (OperatorDef& d : family()) t->rows.push_back(std::move(d));
     }
     for (const OperatorDef& d : t->rows) {

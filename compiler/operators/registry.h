@@ -6,7 +6,7 @@
 // target kind: the target's backend schedules it). The importer's claimed list, the docs table
 // (docs/onnx_support.md) and `tunefarm ops` come from this table, so adding an operator is one row
 // plus its functions, in the family file that holds its relatives (control_ops.cc,
-// elementwise_ops.cc, index_ops.cc, nn_ops.cc, norm_ops.cc, recurrent_ops.cc, reduce_ops.cc,
+// elementwise_ops.cc, index_ops.cc, integer_ops.cc, nn_ops.cc, norm_ops.cc, recurrent_ops.cc, reduce_ops.cc,
 // quantize_ops.cc, resize_ops.cc, tensor_ops.cc), and its tests (docs/adding_an_operator.md).
 //
 // The table is built once, on first use, from the family files' rows; it is immutable afterwards
@@ -50,7 +50,7 @@ using LowerFn = Status (*)(LowerApi& cx, const graph::Node& n);
 struct OperatorDef {
   const char* name;  // the ONNX op type
   // The file that defines it: elementwise, nn, norm, tensor, reduce, resize, recurrent, control, index,
-  // quantize.
+  // quantize, integer.
   const char* family;
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
@@ -93,6 +93,7 @@ std::vector<OperatorDef> RecurrentOperators();
 std::vector<OperatorDef> ControlOperators();
 std::vector<OperatorDef> IndexOperators();
 std::vector<OperatorDef> QuantizeOperators();
+std::vector<OperatorDef> IntegerOperators();
 
 }  // namespace tunefarm::operators
 

@@ -97,6 +97,10 @@ class OnnxBuilder {
     for (int64_t d : shape) t->add_dims(d);
     for (int32_t x : v) t->add_int32_data(x);
   }
+  // An int32 initializer (a quantized convolution's bias, an expected accumulator).
+  void Int32s(const std::string& name, const std::vector<int64_t>& shape, const std::vector<int32_t>& v) {
+    Bytes8(name, shape, v, onnx::TensorProto::INT32);
+  }
   // A 1-D int64 initializer (axes, pads, shapes, split sizes).
   void Ints(const std::string& name, const std::vector<int64_t>& v) {
     auto* t = model_.mutable_graph()->add_initializer();

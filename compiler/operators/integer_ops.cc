@@ -1,0 +1,252 @@
+// The integer family: ONNX's convolutions and matrix products over 8-bit integers.
+//   ConvInteger, MatMulInteger     int32 out = sum (x - x_zero_point) * (w - w_zero_point)
+//   QLinearConv, QLinearMatMul     the same sum (plus QLinearConv's int32 bias), requantized:
+//                                  saturate(round(acc * x_scale * w_scale / y_scale) + y_zero_point)
+// The products accumulate in int32, never in float: a float32 sum of 8-bit products stops being
+// exact past 2^24 (a 3x3x512 convolution reaches 2^27), and ONNX Runtime's integer kernels are exact.
+// Zero points and scales are per tensor, or per output channel for the weight (the convolution's
+// M, the product's columns) and per row for MatMul's A. Padding contributes 0 after the zero point
+// is subtracted, i.e. the input is padded with its zero point, as ONNX Runtime pads.
+#include <string>
+#include <vector>
+
+#include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
+#include "compiler/operators/infer_context.h"
+#include "compiler/operators/linear_shapes.h"
+#include "compiler/operators/lower_api.h"
+#include "compiler/operators/registry.h"
+
+namespace tunefarm::operators {
+namespace {
+
+using graph::DataType;
+using graph::Node;
+
+bool Is8Bit(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+// The inputs of one operator: where its operands, zero points and scales are.
+struct QuantInputs {
+  size_t a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero, bias;
+};
+constexpr size_t kAbsent = 99;
+// ConvInteger / MatMulInteger: (a, b, a_zero_point, b_zero_point); no scales.
+constexpr QuantInputs kIntegerInputs = {0, kAbsent, 2, 1, kAbsent, 3, kAbsent, kAbsent, kAbsent};
+// QLinearConv / QLinearMatMul: (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
+// y_zero_point[, bias]).
+constexpr QuantInputs kQLinearInputs = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+
+bool Present(const NodeView& v, size_t i) { return i != kAbsent && v.HasInput(i); }
+
+// How a quantization parameter is laid out: per tensor (one element), or one per index of an axis.
+enum class ParamLayout { kPerTensor, kPerAxis };
+
+// Checks a scale (float32) or zero point (the operand's type) of `role`: one element, or, where
+// `per_axis_extent` > 0, a 1-D tensor of that many. Absent parameters are fine (zero points are
+// optional; the callers require the scales).
+Result<ParamLayout> CheckParameter(const NodeView& v, size_t i, const std::string& role, DataType dtype,
+                                   int64_t per_axis_extent, const char* per_axis_what) {
+  if (!Present(v, i)) return ParamLayout::kPerTensor;
+  if (v.In(i).dtype != dtype) {
+    return v.Fail(role + " must be " + graph::DataTypeName(dtype) + ", got " + graph::DataTypeName(v.In(i).dtype));
+  }
+  const std::vector<int64_t>& s = v.Shape(i);
+  if (Product(s) == 1) return ParamLayout::kPerTensor;
+  if (per_axis_extent > 0 && s.size() == 1 && s[0] == per_axis_extent) return ParamLayout::kPerAxis;
+  std::string allowed = "a single value";
+  if (per_axis_extent > 0) allowed += " or [" + std::to_string(per_axis_extent) + "] (" + per_axis_what + ")";
+  return v.Fail(role + " " + ShapeStr(s) + " must be " + allowed);
+}
+
+// The parameters of the two operands and of the output; `a_rows`/`b_columns` are the per-axis
+// extents each operand's parameters may have (0: per tensor only).
+struct QuantLayout {
+  ParamLayout a = ParamLayout::kPerTensor, b = ParamLayout::kPerTensor;
+};
+Result<QuantLayout> CheckQuantization(const NodeView& v, const QuantInputs& in, int64_t a_rows, const char* a_what,
+                                      int64_t b_columns, const char* b_what) {
+  const DataType a = v.In(in.a).dtype, b = v.In(in.b).dtype;
+  if (!Is8Bit(a) || !Is8Bit(b)) {
+    return v.Fail(std::string("takes uint8 or int8 operands, got ") + graph::DataTypeName(a) + " and " +
+                  graph::DataTypeName(b));
+  }
+  for (size_t scale : {in.a_scale, in.b_scale, in.y_scale}) {
+    if (scale != kAbsent && !v.HasInput(scale))
+      return v.Fail("input " + std::to_string(scale) + " (a scale) is missing");
+  }
+  QuantLayout layout;
+  TUNEFARM_ASSIGN_OR_RETURN(ParamLayout a_zero,
+                            CheckParameter(v, in.a_zero, "the first operand's zero point", a, a_rows, a_what));
+  TUNEFARM_ASSIGN_OR_RETURN(ParamLayout b_zero,
+                            CheckParameter(v, in.b_zero, "the second operand's zero point", b, b_columns, b_what));
+  layout.a = a_zero;
+  layout.b = b_zero;
+  if (in.a_scale != kAbsent) {
+    TUNEFARM_ASSIGN_OR_RETURN(ParamLayout a_scale, CheckParameter(v, in.a_scale, "the first operand's scale",
+                                                                  DataType::kFloat32, a_rows, a_what));
+    TUNEFARM_ASSIGN_OR_RETURN(ParamLayout b_scale, CheckParameter(v, in.b_scale, "the second operand's scale",
+                                                                  DataType::kFloat32, b_columns, b_what));
+    TUNEFARM_RETURN_IF_ERROR(CheckParameter(v, in.y_scale, "the output's scale", DataType::kFloat32, 0, "").status());
+    if (a_scale == ParamLayout::kPerAxis) layout.a = a_scale;
+    if (b_scale == ParamLayout::kPerAxis) layout.b = b_scale;
+  }
+  return layout;
+}
+
+// The output type of a QLinear operator: its zero point's, uint8 without one.
+Result<DataType> QLinearOutputType(const NodeView& v, const QuantInputs& in) {
+  if (!Present(v, in.y_zero)) return DataType::kUInt8;
+  const DataType t = v.In(in.y_zero).dtype;
+  if (!Is8Bit(t))
+    return v.Fail(std::string("the output's zero point must be uint8 or int8, got ") + graph::DataTypeName(t));
+  TUNEFARM_RETURN_IF_ERROR(CheckParameter(v, in.y_zero, "the output's zero point", t, 0, "").status());
+  return t;
+}
+
+// --- the convolutions -------------------------------------------------------------------------
+Status InferIntegerConv(InferContext& cx, const QuantInputs& in, bool requantized) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferConvShape(cx, in.b, in.bias));
+  TUNEFARM_RETURN_IF_ERROR(CheckQuantization(cx, in, 0, "", out[1], "one per output channel").status());
+  if (Present(cx, in.bias) && cx.In(in.bias).dtype != DataType::kInt32) {
+    return cx.Fail(std::string("the bias must be int32, got ") + graph::DataTypeName(cx.In(in.bias).dtype));
+  }
+  DataType out_type = DataType::kInt32;
+  if (requantized) {
+    TUNEFARM_ASSIGN_OR_RETURN(out_type, QLinearOutputType(cx, in));
+  }
+  cx.SetOut(0, out_type, out);
+  return Status::OK();
+}
+Status InferConvInteger(InferContext& cx) { return InferIntegerConv(cx, kIntegerInputs, false); }
+Status InferQLinearConv(InferContext& cx) { return InferIntegerConv(cx, kQLinearInputs, true); }
+
+// Positions of a node's present inputs among the tensors a kernel function receives.
+class KernelInputs {
+ public:
+  explicit KernelInputs(const Node& n) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] >= 0) present_.push_back(i);
+    }
+  }
+  const std::vector<size_t>& inputs() const { return present_; }
+  // The kernel's tensor for node input i, or a null tensor when the node omits it.
+  ir::Tensor Of(const std::vector<ir::Tensor>& tensors, size_t input) const {
+    for (size_t k = 0; k < present_.size(); ++k) {
+      if (present_[k] == input) return tensors[k];
+    }
+    return ir::Tensor();
+  }
+
+ private:
+  std::vector<size_t> present_;
+};
+
+int64_t AxisOf(ParamLayout layout, int64_t axis) { return layout == ParamLayout::kPerAxis ? axis : -1; }
+
+// The requantization of a QLinear operator's accumulator; a_axis/b_axis index the accumulator.
+compute::Requantization RequantizationOf(const KernelInputs& k, const std::vector<ir::Tensor>& t, const QuantInputs& in,
+                                         const QuantLayout& layout, int64_t a_axis, int64_t b_axis, ir::Type out) {
+  compute::Requantization r;
+  r.a_scale = k.Of(t, in.a_scale);
+  r.b_scale = k.Of(t, in.b_scale);
+  r.y_scale = k.Of(t, in.y_scale);
+  r.y_zero_point = k.Of(t, in.y_zero);
+  r.a_axis = AxisOf(layout.a, a_axis);
+  r.b_axis = AxisOf(layout.b, b_axis);
+  r.out = out;
+  return r;
+}
+
+Status LowerIntegerConv(LowerApi& cx, const Node& n, const QuantInputs& in, bool requantized) {
+  const NodeView v(cx.graph(), n);
+  const std::vector<int64_t> shape = cx.V(n.outputs[0]).shape;
+  TUNEFARM_ASSIGN_OR_RETURN(QuantLayout layout, CheckQuantization(v, in, 0, "", shape[1], "one per output channel"));
+  const compute::ConvParams window = ConvWindow(n);
+  const KernelInputs k(n);
+  const ir::Type out = ToIRType(cx.OutType(n));
+  return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
+    const ir::Tensor x = compute::SubtractZeroPoint(k.Of(t, in.a), k.Of(t, in.a_zero), -1);
+    const ir::Tensor w = compute::SubtractZeroPoint(k.Of(t, in.b), k.Of(t, in.b_zero), AxisOf(layout.b, 0));
+    ir::Tensor acc = compute::ConvDirect(x, w, k.Of(t, in.bias), window, shape);
+    if (!requantized) return acc;
+    return compute::Requantize(acc, RequantizationOf(k, t, in, layout, -1, 1, out));
+  });
+}
+Status LowerConvInteger(LowerApi& cx, const Node& n) { return LowerIntegerConv(cx, n, kIntegerInputs, false); }
+Status LowerQLinearConv(LowerApi& cx, const Node& n) { return LowerIntegerConv(cx, n, kQLinearInputs, true); }
+
+// --- the matrix products ----------------------------------------------------------------------
+// Per-row parameters of A need a 2-D (or higher) A; per-column ones of B a 2-D (or higher) B.
+int64_t Rows(const std::vector<int64_t>& a) { return a.size() >= 2 ? a[a.size() - 2] : 0; }
+int64_t Columns(const std::vector<int64_t>& b) { return b.size() >= 2 ? b.back() : 0; }
+
+Status InferIntegerMatMul(InferContext& cx, const QuantInputs& in, bool requantized) {
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferMatMulShape(cx, in.a, in.b));
+  TUNEFARM_RETURN_IF_ERROR(CheckQuantization(cx, in, Rows(cx.Shape(in.a)), "one per row of the first operand",
+                                             Columns(cx.Shape(in.b)), "one per column of the second operand")
+                               .status());
+  DataType out_type = DataType::kInt32;
+  if (requantized) {
+    TUNEFARM_ASSIGN_OR_RETURN(out_type, QLinearOutputType(cx, in));
+  }
+  cx.SetOut(0, out_type, out);
+  return Status::OK();
+}
+Status InferMatMulInteger(InferContext& cx) { return InferIntegerMatMul(cx, kIntegerInputs, false); }
+Status InferQLinearMatMul(InferContext& cx) { return InferIntegerMatMul(cx, kQLinearInputs, true); }
+
+Status LowerIntegerMatMul(LowerApi& cx, const Node& n, const QuantInputs& in, bool requantized) {
+  const NodeView v(cx.graph(), n);
+  const int64_t a_rank = int64_t(v.Shape(in.a).size()), b_rank = int64_t(v.Shape(in.b).size());
+  TUNEFARM_ASSIGN_OR_RETURN(QuantLayout layout,
+                            CheckQuantization(v, in, Rows(v.Shape(in.a)), "one per row of the first operand",
+                                              Columns(v.Shape(in.b)), "one per column of the second operand"));
+  const int64_t out_rank = int64_t(cx.V(n.outputs[0]).shape.size());
+  const KernelInputs k(n);
+  const ir::Type out = ToIRType(cx.OutType(n));
+  return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
+    const ir::Tensor a = compute::SubtractZeroPoint(k.Of(t, in.a), k.Of(t, in.a_zero), AxisOf(layout.a, a_rank - 2));
+    const ir::Tensor b = compute::SubtractZeroPoint(k.Of(t, in.b), k.Of(t, in.b_zero), AxisOf(layout.b, b_rank - 1));
+    ir::Tensor acc = compute::MatMul(a, b);
+    if (!requantized) return acc;
+    return compute::Requantize(acc, RequantizationOf(k, t, in, layout, out_rank - 2, out_rank - 1, out));
+  });
+}
+Status LowerMatMulInteger(LowerApi& cx, const Node& n) { return LowerIntegerMatMul(cx, n, kIntegerInputs, false); }
+Status LowerQLinearMatMul(LowerApi& cx, const Node& n) { return LowerIntegerMatMul(cx, n, kQLinearInputs, true); }
+
+}  // namespace
+
+std::vector<OperatorDef> IntegerOperators() {
+  const std::vector<AttrSpec> window = {{"auto_pad", kString},   {"dilations", kInts}, {"group", kInt},
+                                        {"kernel_shape", kInts}, {"pads", kInts},      {"strides", kInts}};
+  return {
+      {"ConvInteger", "integer", window, InferConvInteger, nullptr, LowerConvInteger,
+       "uint8/int8; zero points per tensor (x) and per output channel (w); int32 accumulation", false, 2},
+      {"QLinearConv", "integer", window, InferQLinearConv, nullptr, LowerQLinearConv,
+       "uint8/int8; w's scale and zero point per output channel; int32 accumulation and bias, requantized with "
+       "round half to even",
+       false, 2},
+      {"MatMulInteger",
+       "integer",
+       {},
+       InferMatMulInteger,
+       nullptr,
+       LowerMatMulInteger,
+       "uint8/int8; zero points per tensor, per row of A, per column of B; int32 accumulation",
+       false,
+       2},
+      {"QLinearMatMul",
+       "integer",
+       {},
+       InferQLinearMatMul,
+       nullptr,
+       LowerQLinearMatMul,
+       "uint8/int8; scales and zero points per tensor, per row of A, per column of B; int32 accumulation, "
+       "requantized with round half to even",
+       false,
+       2},
+  };
+}
+
+}  // namespace tunefarm::operators
