@@ -12,6 +12,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compiler/frontend/node_order.h"
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/registry.h"
 #include "tunefarm/runtime/element_convert.h"
@@ -517,7 +518,11 @@ Status ImportIf(const onnx::NodeProto& np, const std::string& who, const NodeSin
 Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const NodeSink& sink,
                    const std::vector<graph::NodeGuard>& guards, const std::string& prefix, Scope* scope) {
   graph::Graph& g = *sink.g;
-  for (const auto& np : nodes) {
+  // In dependency order: ONNX requires a sorted list, not every converter writes one.
+  TUNEFARM_ASSIGN_OR_RETURN(const std::vector<int> order,
+                            NodeOrder(nodes, prefix.empty() ? "the graph" : "the If branch '" + prefix + "'"));
+  for (const int index : order) {
+    const onnx::NodeProto& np = nodes[index];
     graph::Node n;
     n.name = np.name().empty() ? "" : prefix + np.name();
     n.op_type = np.op_type();

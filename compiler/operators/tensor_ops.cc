@@ -419,6 +419,26 @@ Status InferSplit(InferContext& cx) {
   return Status::OK();
 }
 
+// Split folds like Slice: a tf2onnx graph splits a constant shape or pads vector and concatenates
+// the pieces back into a Pad's pads or a Reshape's shape, which must be constants.
+Fold FoldSplit(InferContext& cx) {
+  TUNEFARM_ASSIGN_OR_RETURN(SplitArgs a, ParseSplit(cx));
+  const auto& in = cx.Shape(0);
+  std::vector<ConstantData> out;
+  int64_t offset = 0;
+  for (const int64_t part : a.parts) {
+    std::vector<int64_t> shape = in;
+    shape[size_t(a.axis)] = part;
+    out.push_back(Remap(cx.Const(0), shape, [&](const std::vector<int64_t>& o) {
+      std::vector<int64_t> idx = o;
+      idx[size_t(a.axis)] += offset;
+      return FlatIndex(in, idx);
+    }));
+    offset += part;
+  }
+  return out;
+}
+
 Status LowerSplit(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(SplitArgs a, ParseSplit(NodeView(cx.graph(), n)));
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
@@ -809,7 +829,7 @@ std::vector<OperatorDef> TensorOperators() {
        "tensor",
        {{"axis", kInt}, {"split", kInts}, {"num_outputs", kInt}},
        InferSplit,
-       nullptr,
+       FoldSplit,
        LowerSplit,
        "split: attribute before 13, input from 13; num_outputs from 18"},
       {"Slice",

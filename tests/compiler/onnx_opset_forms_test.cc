@@ -264,5 +264,24 @@ TEST(OnnxOpsetForms, ExporterShapeArithmeticFolds) {
   }
 }
 
+// tf2onnx's form: a pads vector split in two and concatenated back in the other order (its line-segment
+// detector builds Pad's pads so): Split folds, so the pads are a constant after folding.
+TEST(OnnxOpsetForms, PadsThatFoldThroughSplitAndConcatAreConstants) {
+  OnnxBuilder b(13);
+  b.Input("x", {1, 1, 2, 2});
+  b.Ints("halves", {0, 0, 1, 0, 0, 0, 0, 2});  // [end pads | begin pads]: 2 columns before, 1 row after
+  b.Ints("sizes", {4, 4});
+  b.Node("Split", {"halves", "sizes"}, {"ends", "begins"}, {AttrInt("axis", 0)});
+  b.Node("Concat", {"begins", "ends"}, {"pads"}, {AttrInt("axis", 0)});
+  b.Node("Pad", {"x", "pads"}, {"y"});
+  b.Output("y");
+  const std::vector<float> x = {1, 2, 3, 4};
+  std::vector<std::vector<int64_t>> shapes;
+  auto y = RunModel(b, x, &shapes);
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(shapes[0], (std::vector<int64_t>{1, 1, 3, 4}));
+  ExpectNear(y[0], {0, 0, 1, 2, 0, 0, 3, 4, 0, 0, 0, 0});
+}
+
 }  // namespace
 }  // namespace tunefarm::compiler
