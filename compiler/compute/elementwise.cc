@@ -1,6 +1,7 @@
 // Element-wise operators: activations, broadcasting arithmetic, inference batch normalization.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
@@ -376,6 +377,28 @@ Tensor Cast(const Tensor& x, ir::Type t, bool to_bool) {
   return te::Compute(x->name + ".cast", x->shape, [&](const std::vector<Expr>& i) {
     Expr v = te::Read(x, i);
     return to_bool ? AsBool(IsTrue(v)) : ir::cast(t, v);
+  });
+}
+
+Tensor RoundToNarrowFloat(const Tensor& x, NarrowFloat to) {
+  // Rounding to m mantissa bits is a rounding to a multiple of x's ulp in that type, 2^(e - m) for
+  // x in [2^e, 2^(e + 1)): x / ulp and back are exact power-of-two scalings, and kRound rounds half
+  // to even as IEEE conversions do. e comes from x's float32 exponent bits; below the type's
+  // smallest normal the ulp stays at its subnormal spacing.
+  const bool half = to == NarrowFloat::kFloat16;
+  const int mantissa_bits = half ? 10 : 7;
+  const float smallest_ulp = half ? 5.9604645e-8f /* 2^-24 */ : 9.1835496e-41f /* 2^-133 */;
+  const ir::Type i32 = ir::Type::Int(32), f32 = ir::Type::Float(32);
+  const Expr one_exponent(int64_t(1) << 23);
+  return te::Compute(x->name + (half ? ".to_float16" : ".to_bfloat16"), x->shape, [&](const std::vector<Expr>& i) {
+    const Expr v = te::Read(x, i);
+    const Expr biased_exponent = ir::reinterpret(i32, ir::Call::Make(f32, "fabs", {v})) / ir::cast(i32, one_exponent);
+    const Expr ulp_bits = (biased_exponent - ir::cast(i32, Expr(int64_t(mantissa_bits)))) * ir::cast(i32, one_exponent);
+    const Expr ulp = ir::max(ir::reinterpret(f32, ulp_bits), Expr(smallest_ulp));
+    Expr rounded = ApplyUnary(v / ulp, {UnaryKind::kRound}) * ulp;
+    if (!half) return rounded;  // bfloat16 has float32's range: overflow is already infinity
+    const Expr largest(65504.0f), inf(std::numeric_limits<float>::infinity());
+    return ir::select(rounded > largest, inf, ir::select(rounded < Expr(-65504.0f), Expr(0.0f) - inf, rounded));
   });
 }
 

@@ -115,6 +115,11 @@ Expr ApplyBinary(Expr x, Expr y, BinaryKind kind);
 Tensor Where(const Tensor& cond, const Tensor& x, const Tensor& y);
 // x converted to t (float -> integer truncates); to_bool: x != 0 as a bool byte.
 Tensor Cast(const Tensor& x, ir::Type t, bool to_bool);
+// float32 x rounded to float16's or bfloat16's precision and range and kept in float32: what a Cast
+// to those types stores, round half to even, past float16's largest value infinity. Graphs that
+// compute in float16 compute here in float32 and round where they cast.
+enum class NarrowFloat { kFloat16, kBFloat16 };
+Tensor RoundToNarrowFloat(const Tensor& x, NarrowFloat to);
 // ONNX GatherElements: out[i] = x[i with axis `axis` replaced by indices[i]]; indices has x's
 // rank. Negative indices count from the end; one outside the axis is clamped into it (a read never
 // leaves the tensor).
@@ -247,6 +252,20 @@ Expr ReadQuantParameter(const Tensor& parameter, const std::vector<Expr>& idx, i
 // saturate(round_half_to_even(v) + zero_point) in type out (v a float32 expression; zero_point
 // undefined: 0): the last step of every quantization.
 Expr RoundAndSaturate(const Expr& v, const Expr& zero_point, ir::Type out);
+// ONNX's DequantizeLinear, (x - zero_point) * scale in float32, and QuantizeLinear,
+// saturate(round_half_to_even(x / scale) + zero_point) in type out; parameters per tensor or along
+// x's `axis` (-1: per tensor); a null zero point is 0.
+Tensor Dequantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, int64_t axis);
+Tensor Quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, int64_t axis, ir::Type out);
+// DynamicQuantizeLinear's parameters of x, as scalars: scale = (max(0, max x) - min(0, min x)) / 255
+// and zero_point = saturate(round(-min(0, min x) / scale)) in uint8 (0 when the scale is 0, i.e.
+// x is all zeros).
+struct DynamicParameters {
+  Tensor scale, zero_point;
+};
+DynamicParameters DynamicQuantizationParameters(const Tensor& x);
+// x quantized to uint8 with those parameters (0 when the scale is 0).
+Tensor QuantizeDynamically(const Tensor& x, const Tensor& scale, const Tensor& zero_point);
 
 // --- schedules ------------------------------------------------------------------------------
 // Loops for any of the definitions above: every stage at root, its outer data axes fused into one

@@ -31,6 +31,59 @@ Expr RoundAndSaturate(const Expr& v, const Expr& zero_point, ir::Type out) {
   return ir::cast(out, ir::min(ir::max(q, Expr(lo)), Expr(hi)));
 }
 
+Tensor Dequantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, int64_t axis) {
+  return te::Compute(x->name + ".dequantize", x->shape, [&](const std::vector<Expr>& idx) {
+    // x - zero point in int64 (an int32 x minus its zero point does not overflow), then scaled.
+    Expr v = ir::cast(ir::Type::Int(64), te::Read(x, idx));
+    if (zero_point) v = v - ir::cast(ir::Type::Int(64), ReadQuantParameter(zero_point, idx, axis));
+    return ir::cast(ir::Type::Float(32), v) * ReadQuantParameter(scale, idx, axis);
+  });
+}
+
+Tensor Quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, int64_t axis, ir::Type out) {
+  return te::Compute(x->name + ".quantize", x->shape, [&](const std::vector<Expr>& idx) {
+    return RoundAndSaturate(te::Read(x, idx) / ReadQuantParameter(scale, idx, axis),
+                            zero_point ? ReadQuantParameter(zero_point, idx, axis) : Expr(), out);
+  });
+}
+
+namespace {
+
+// min(0, min x) or max(0, max x) over the whole tensor, as a scalar.
+Tensor RangeEnd(const Tensor& x, bool is_max) {
+  std::vector<int64_t> all(x->shape.size());
+  for (size_t d = 0; d < all.size(); ++d) all[d] = int64_t(d);
+  const Tensor r = Reduce(x, all, false, is_max ? ReduceOp::kMax : ReduceOp::kMin);
+  return te::Compute(x->name + (is_max ? ".range_max" : ".range_min"), {}, [&](const std::vector<Expr>&) {
+    const Expr v = te::Read(r, {});
+    return is_max ? ir::max(v, Expr(0.0f)) : ir::min(v, Expr(0.0f));
+  });
+}
+
+// The scale to divide by: 1 in place of 0 (x is then all zeros, and so is every quotient).
+Expr DivisorOf(const Expr& scale) { return ir::select(scale == Expr(0.0f), Expr(1.0f), scale); }
+
+}  // namespace
+
+DynamicParameters DynamicQuantizationParameters(const Tensor& x) {
+  const ir::Type u8{ir::Type::kUInt, 8, 1};
+  const Tensor lo = RangeEnd(x, false), hi = RangeEnd(x, true);
+  const Tensor scale = te::Compute(x->name + ".scale", {}, [&](const std::vector<Expr>&) {
+    return (te::Read(hi, {}) - te::Read(lo, {})) / Expr(255.0f);
+  });
+  const Tensor zero_point = te::Compute(x->name + ".zero_point", {}, [&](const std::vector<Expr>&) {
+    return RoundAndSaturate(Expr(0.0f) - te::Read(lo, {}) / DivisorOf(te::Read(scale, {})), Expr(), u8);
+  });
+  return {scale, zero_point};
+}
+
+Tensor QuantizeDynamically(const Tensor& x, const Tensor& scale, const Tensor& zero_point) {
+  const ir::Type u8{ir::Type::kUInt, 8, 1};
+  return te::Compute(x->name + ".quantize", x->shape, [&](const std::vector<Expr>& idx) {
+    return RoundAndSaturate(te::Read(x, idx) / DivisorOf(te::Read(scale, {})), te::Read(zero_point, {}), u8);
+  });
+}
+
 Tensor SubtractZeroPoint(const Tensor& x, const Tensor& zero_point, int64_t axis) {
   const ir::Type i32 = ir::Type::Int(32);
   return te::Compute(x->name + ".centered", x->shape, [&](const std::vector<Expr>& idx) {

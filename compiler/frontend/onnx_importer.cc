@@ -525,19 +525,31 @@ Status ImportNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
     const onnx::NodeProto& np = nodes[index];
     graph::Node n;
     n.name = np.name().empty() ? "" : prefix + np.name();
-    n.op_type = np.op_type();
+    n.op_type = operators::QualifiedOpType(np.domain(), np.op_type());
     n.guards = guards;
     std::string who = "node '" +
                       (np.name().empty() ? (np.output_size() ? np.output(0) : std::string("?")) : np.name()) +
-                      "' (op " + np.op_type() + ", opset " + std::to_string(g.opset) + ")";
-    if (!np.domain().empty() && np.domain() != "ai.onnx") {
-      return Status::InvalidArgument(who + ": operator domain '" + np.domain() + "' is not supported");
+                      "' (op " + n.op_type + ", opset " + std::to_string(g.opset) + ")";
+    const bool default_domain = n.op_type == np.op_type();
+    if (!default_domain && np.domain() != operators::kMicrosoftDomain) {
+      return Status::InvalidArgument(who + ": operator domain '" + np.domain() +
+                                     "' is not supported (the default domain and com.microsoft are)");
     }
-    if (np.op_type() == "If") {
+    if (default_domain && np.op_type() == "If") {
       TUNEFARM_RETURN_IF_ERROR(ImportIf(np, who, sink, guards, prefix, scope));
       continue;
     }
-    const operators::OperatorDef* def = operators::FindOperator(np.op_type());
+    const operators::OperatorDef* def = operators::FindOperator(n.op_type);
+    if (!def && !default_domain) {
+      std::string known;
+      for (const std::string& op : operators::OperatorNames()) {
+        if (op.rfind(std::string(operators::kMicrosoftDomain) + ".", 0) == 0) {
+          known += (known.empty() ? "" : ", ") + op.substr(sizeof(operators::kMicrosoftDomain));
+        }
+      }
+      return Status::InvalidArgument(who + ": com.microsoft operator '" + np.op_type() +
+                                     "' is not supported (of that domain tunefarm reads " + known + ")");
+    }
     if (!def) return Status::InvalidArgument(who + ": unsupported operator");
     for (const auto& in : np.input()) {
       if (in.empty()) {

@@ -13,6 +13,7 @@
 #include "compiler/operators/infer_context.h"
 #include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
+#include "tunefarm/runtime/element_convert.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -638,8 +639,28 @@ ir::Expr WrapExpr(const ir::Expr& v, NarrowInteger w) {  // the IR's integer % i
   return (v + ir::Expr(half)) % ir::Expr(range) - ir::Expr(half);
 }
 
+// Cast to float16 or bfloat16 computes in float32 and rounds there to the type's precision and
+// range, so a graph computing in float16 rounds where it casts (its float16 Conv and MatMul
+// themselves compute in float32: more precise than ONNX Runtime's float16 kernels, never less).
+std::optional<compute::NarrowFloat> NarrowFloatTarget(const Node& n) {
+  if (n.op_type != "Cast") return std::nullopt;
+  const auto t = graph::OnnxElementType(n.GetInt("to", 0));
+  if (t == runtime::ElementType::kFloat16) return compute::NarrowFloat::kFloat16;
+  if (t == runtime::ElementType::kBFloat16) return compute::NarrowFloat::kBFloat16;
+  return std::nullopt;
+}
+
 Fold FoldCast(InferContext& cx) {
   const DataType to = cx.Out(0).dtype;
+  if (const auto narrow = NarrowFloatTarget(cx.node())) {
+    const bool half = *narrow == compute::NarrowFloat::kFloat16;
+    auto round = [half](const std::vector<double>& v) {
+      const float f = float(v[0]);
+      return double(half ? runtime::HalfToFloat(runtime::FloatToHalf(f))
+                         : runtime::BFloat16ToFloat(runtime::FloatToBFloat16(f)));
+    };
+    return std::vector<ConstantData>{MapBroadcast(to, cx.Out(0).shape, {&cx.Const(0)}, round)};
+  }
   if (const auto narrow = NarrowTarget(cx.node())) {
     ConstantData wide =
         cx.In(0).dtype == DataType::kFloat32
@@ -666,6 +687,12 @@ Status LowerCast(LowerApi& cx, const Node& n) {
       const ir::Tensor wide = compute::Cast(i[0], t, false);
       return te::Compute(wide->name + ".wrap", wide->shape,
                          [&](const std::vector<ir::Expr>& idx) { return WrapExpr(te::Read(wide, idx), w); });
+    });
+  }
+  if (const auto narrow = NarrowFloatTarget(n)) {
+    const compute::NarrowFloat to_type = *narrow;
+    return cx.EmitPlain(n, {0}, [to_type](const std::vector<ir::Tensor>& i) {
+      return compute::RoundToNarrowFloat(compute::Cast(i[0], ir::Type::Float(32), false), to_type);
     });
   }
   if (cx.V(n.inputs[0]).dtype == cx.V(n.outputs[0]).dtype) {  // a no-op cast is a view
@@ -717,8 +744,9 @@ std::vector<OperatorDef> ElementwiseOperators() {
        InferCast,
        FoldCast,
        LowerCast,
-       "to any numeric type but float8 (float64, float16, bfloat16 computed in float32; int16 and unsigned in int64, "
-       "int16/uint16/uint32 wrapped to their range); saturate (opset 19) only concerns float8"},
+       "to any numeric type but float8 (float64, float16, bfloat16 computed in float32, float16 and bfloat16 rounded "
+       "to their precision and range; int16 and unsigned in int64, int16/uint16/uint32 wrapped to their range); "
+       "saturate (opset 19) only concerns float8"},
       {"CastLike",
        "elementwise",
        {{"saturate", kInt}},

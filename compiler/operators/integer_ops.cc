@@ -13,6 +13,7 @@
 #include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/operators/infer_context.h"
+#include "compiler/operators/kernel_inputs.h"
 #include "compiler/operators/linear_shapes.h"
 #include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
@@ -119,27 +120,6 @@ Status InferIntegerConv(InferContext& cx, const QuantInputs& in, bool requantize
 }
 Status InferConvInteger(InferContext& cx) { return InferIntegerConv(cx, kIntegerInputs, false); }
 Status InferQLinearConv(InferContext& cx) { return InferIntegerConv(cx, kQLinearInputs, true); }
-
-// Positions of a node's present inputs among the tensors a kernel function receives.
-class KernelInputs {
- public:
-  explicit KernelInputs(const Node& n) {
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (n.inputs[i] >= 0) present_.push_back(i);
-    }
-  }
-  const std::vector<size_t>& inputs() const { return present_; }
-  // The kernel's tensor for node input i, or a null tensor when the node omits it.
-  ir::Tensor Of(const std::vector<ir::Tensor>& tensors, size_t input) const {
-    for (size_t k = 0; k < present_.size(); ++k) {
-      if (present_[k] == input) return tensors[k];
-    }
-    return ir::Tensor();
-  }
-
- private:
-  std::vector<size_t> present_;
-};
 
 int64_t AxisOf(ParamLayout layout, int64_t axis) { return layout == ParamLayout::kPerAxis ? axis : -1; }
 

@@ -96,11 +96,7 @@ Status LowerQuantize(LowerApi& cx, const Node& n) {
   std::vector<size_t> inputs = {0, 1};
   if (has_zero) inputs.push_back(2);
   return cx.EmitPlain(n, inputs, [=](const std::vector<ir::Tensor>& in) {
-    return te::Compute(in[0]->name + ".quantize", in[0]->shape, [&](const std::vector<ir::Expr>& idx) {
-      const ir::Expr scaled = te::Read(in[0], idx) / compute::ReadQuantParameter(in[1], idx, axis);
-      return compute::RoundAndSaturate(scaled, has_zero ? compute::ReadQuantParameter(in[2], idx, axis) : ir::Expr(),
-                                       out_type);
-    });
+    return compute::Quantize(in[0], in[1], has_zero ? in[2] : ir::Tensor(), axis, out_type);
   });
 }
 
@@ -110,12 +106,7 @@ Status LowerDequantize(LowerApi& cx, const Node& n) {
   std::vector<size_t> inputs = {0, 1};
   if (has_zero) inputs.push_back(2);
   return cx.EmitPlain(n, inputs, [=](const std::vector<ir::Tensor>& in) {
-    return te::Compute(in[0]->name + ".dequantize", in[0]->shape, [&](const std::vector<ir::Expr>& idx) {
-      // x - zero point in integers (int32 x minus its zero point does not overflow int64), then scaled.
-      ir::Expr x = ir::cast(ir::Type::Int(64), te::Read(in[0], idx));
-      if (has_zero) x = x - ir::cast(ir::Type::Int(64), compute::ReadQuantParameter(in[2], idx, axis));
-      return ir::cast(ir::Type::Float(32), x) * compute::ReadQuantParameter(in[1], idx, axis);
-    });
+    return compute::Dequantize(in[0], in[1], has_zero ? in[2] : ir::Tensor(), axis);
   });
 }
 
@@ -132,54 +123,25 @@ Status InferDynamicQuantize(InferContext& cx) {
   return Status::OK();
 }
 
-// min(0, min x) or max(0, max x) over the whole tensor, as a scalar.
-ir::Tensor RangeEnd(const ir::Tensor& x, bool is_max) {
-  std::vector<int64_t> all(x->shape.size());
-  for (size_t d = 0; d < all.size(); ++d) all[d] = int64_t(d);
-  const ir::Tensor r = compute::Reduce(x, all, false, is_max ? compute::ReduceOp::kMax : compute::ReduceOp::kMin);
-  return te::Compute(x->name + (is_max ? ".range_max" : ".range_min"), {}, [&](const std::vector<ir::Expr>&) {
-    const ir::Expr v = te::Read(r, {});
-    return is_max ? ir::max(v, ir::Expr(0.0f)) : ir::min(v, ir::Expr(0.0f));
-  });
-}
-
 Status LowerDynamicQuantize(LowerApi& cx, const Node& n) {
   TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[0], 0));
   const std::string base = cx.V(n.outputs[0]).name;
   auto name_of = [&](size_t k, const char* fallback) {
     return n.outputs.size() > k && n.outputs[k] >= 0 ? cx.V(n.outputs[k]).name : base + fallback;
   };
-  const ir::Type u8{ir::Type::kUInt, 8, 1};
+  // Three kernels, one per output; each parameter kernel reads the range itself (two reductions,
+  // cheap beside the products these models quantize for).
   const int scale = cx.Emit(
       n.op_type, {x},
-      [](const std::vector<ir::Tensor>& i) {
-        const ir::Tensor lo = RangeEnd(i[0], false), hi = RangeEnd(i[0], true);
-        return te::Compute(i[0]->name + ".scale", {}, [&](const std::vector<ir::Expr>&) {
-          return (te::Read(hi, {}) - te::Read(lo, {})) / ir::Expr(255.0f);
-        });
-      },
+      [](const std::vector<ir::Tensor>& i) { return compute::DynamicQuantizationParameters(i[0]).scale; },
       ElementType::kFloat32, name_of(1, ".scale"));
   const int zero_point = cx.Emit(
-      n.op_type, {x, scale},
-      [u8](const std::vector<ir::Tensor>& i) {
-        const ir::Tensor lo = RangeEnd(i[0], false);
-        return te::Compute(i[0]->name + ".zero_point", {}, [&](const std::vector<ir::Expr>&) {
-          const ir::Expr s = te::Read(i[1], {});
-          const ir::Expr safe = ir::select(s == ir::Expr(0.0f), ir::Expr(1.0f), s);
-          return compute::RoundAndSaturate(ir::Expr(0.0f) - te::Read(lo, {}) / safe, ir::Expr(), u8);
-        });
-      },
+      n.op_type, {x},
+      [](const std::vector<ir::Tensor>& i) { return compute::DynamicQuantizationParameters(i[0]).zero_point; },
       ElementType::kUInt8, name_of(2, ".zero_point"));
   const int y = cx.Emit(
       n.op_type, {x, scale, zero_point},
-      [u8](const std::vector<ir::Tensor>& i) {
-        return te::Compute(i[0]->name + ".quantize", i[0]->shape, [&](const std::vector<ir::Expr>& idx) {
-          const ir::Expr s = te::Read(i[1], {});
-          const ir::Expr q = compute::RoundAndSaturate(
-              te::Read(i[0], idx) / ir::select(s == ir::Expr(0.0f), ir::Expr(1.0f), s), te::Read(i[2], {}), u8);
-          return ir::select(s == ir::Expr(0.0f), ir::cast(u8, ir::Expr(int64_t(0))), q);
-        });
-      },
+      [](const std::vector<ir::Tensor>& i) { return compute::QuantizeDynamically(i[0], i[1], i[2]); },
       ElementType::kUInt8, base);
   cx.Define(n.outputs[0], y, 0);
   if (n.outputs.size() > 1 && n.outputs[1] >= 0) cx.Define(n.outputs[1], scale, 0);

@@ -35,9 +35,9 @@ struct Table {
 const Table& TheTable() {
   static const Table* table = [] {
     auto* t = new Table;
-    for (auto family :
-         {ElementwiseOperators, NnOperators, NormOperators, TensorOperators, ReduceOperators, ResizeOperators,
-          RecurrentOperators, ControlOperators, IndexOperators, QuantizeOperators, IntegerOperators}) {
+    for (auto family : {ElementwiseOperators, NnOperators, NormOperators, TensorOperators, ReduceOperators,
+                        ResizeOperators, RecurrentOperators, ControlOperators, IndexOperators, QuantizeOperators,
+                        IntegerOperators, MicrosoftOperators}) {
       for (OperatorDef& d : family()) t->rows.push_back(std::move(d));
     }
     for (const OperatorDef& d : t->rows) {
@@ -52,6 +52,11 @@ const Table& TheTable() {
 }
 
 }  // namespace
+
+std::string QualifiedOpType(std::string_view domain, std::string_view op_type) {
+  if (domain.empty() || domain == "ai.onnx") return std::string(op_type);
+  return std::string(domain) + "." + std::string(op_type);
+}
 
 const OperatorDef* FindOperator(std::string_view op_type) {
   const Table& t = TheTable();

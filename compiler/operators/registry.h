@@ -6,8 +6,8 @@
 // target kind: the target's backend schedules it). The importer's claimed list, the docs table
 // (docs/onnx_support.md) and `tunefarm ops` come from this table, so adding an operator is one row
 // plus its functions, in the family file that holds its relatives (control_ops.cc,
-// elementwise_ops.cc, index_ops.cc, integer_ops.cc, nn_ops.cc, norm_ops.cc, recurrent_ops.cc, reduce_ops.cc,
-// quantize_ops.cc, resize_ops.cc, tensor_ops.cc), and its tests (docs/adding_an_operator.md).
+// elementwise_ops.cc, index_ops.cc, integer_ops.cc, microsoft_ops.cc, nn_ops.cc, norm_ops.cc, recurrent_ops.cc,
+// reduce_ops.cc, quantize_ops.cc, resize_ops.cc, tensor_ops.cc), and its tests (docs/adding_an_operator.md).
 //
 // The table is built once, on first use, from the family files' rows; it is immutable afterwards
 // and safe to read from any thread.
@@ -50,7 +50,7 @@ using LowerFn = Status (*)(LowerApi& cx, const graph::Node& n);
 struct OperatorDef {
   const char* name;  // the ONNX op type
   // The file that defines it: elementwise, nn, norm, tensor, reduce, resize, recurrent, control, index,
-  // quantize, integer.
+  // quantize, integer, com.microsoft.
   const char* family;
   std::vector<AttrSpec> attrs;  // every attribute of every opset form read; others are refused
   InferFn infer = nullptr;
@@ -68,7 +68,12 @@ struct OperatorDef {
   int required_inputs = 1;
 };
 
-// The row for an op type, or null.
+// ONNX Runtime's com.microsoft operators (the QOperator quantizer writes them into real models) are
+// rows named "com.microsoft.<op>": a graph node of another domain than the default one carries
+// that qualified name as its op type (no default-domain operator has a dot in its name).
+constexpr char kMicrosoftDomain[] = "com.microsoft";
+std::string QualifiedOpType(std::string_view domain, std::string_view op_type);
+// The row for an op type (qualified for the com.microsoft domain), or null.
 const OperatorDef* FindOperator(std::string_view op_type);
 // Every row, sorted by name.
 const std::vector<const OperatorDef*>& AllOperators();
@@ -94,6 +99,7 @@ std::vector<OperatorDef> ControlOperators();
 std::vector<OperatorDef> IndexOperators();
 std::vector<OperatorDef> QuantizeOperators();
 std::vector<OperatorDef> IntegerOperators();
+std::vector<OperatorDef> MicrosoftOperators();
 
 }  // namespace tunefarm::operators
 

@@ -70,8 +70,16 @@ TEST(OnnxImport, ErrorsNameTheNodeOpAndOpset) {
   ExpectError(ImportOnnxBytes(dangling.SerializeAsString(), "m").status(), "input 'nowhere' is not a graph input");
 
   auto domain = OneNodeModel("Relu", 13);
-  domain.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
-  ExpectError(ImportOnnxBytes(domain.SerializeAsString(), "m").status(), "operator domain 'com.microsoft'");
+  domain.mutable_graph()->mutable_node(0)->set_domain("ai.onnx.ml");
+  ExpectError(ImportOnnxBytes(domain.SerializeAsString(), "m").status(),
+              "node 'n0' (op ai.onnx.ml.Relu, opset 13): operator domain 'ai.onnx.ml' is not supported (the default "
+              "domain and com.microsoft are)");
+  auto contrib = OneNodeModel("FusedConv", 13);
+  contrib.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+  ExpectError(ImportOnnxBytes(contrib.SerializeAsString(), "m").status(),
+              "node 'n0' (op com.microsoft.FusedConv, opset 13): com.microsoft operator 'FusedConv' is not supported "
+              "(of that domain tunefarm reads DynamicQuantizeMatMul, MatMulIntegerToFloat, QGemm, QLinearAdd, "
+              "QLinearConcat, QLinearGlobalAveragePool, QLinearLeakyRelu, QLinearMul, QLinearSigmoid)");
 
   auto text = OneNodeModel("Relu", 13);
   text.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(

@@ -258,6 +258,113 @@ def dynamic_conv(seed):
     return graph, rng.normal(0, 1, (1, 3, 32, 32)).astype(np.float32)
 
 
+def qoperator_contrib(seed):
+    """ONNX Runtime's QOperator form with its com.microsoft operators, as quantize_static(...,
+    quant_format=QOperator) writes a CNN: QLinearConv, QLinearLeakyRelu, QLinearSigmoid, QLinearAdd,
+    QLinearMul, QLinearConcat, QLinearGlobalAveragePool, QGemm with per-column weights and an int32
+    bias, all on uint8 activations."""
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def const(name, value):
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def params(name, scale, zero):
+        return [const(name + "_s", np.float32(scale)), const(name + "_z", np.uint8(zero))]
+
+    def q(op, inputs, out, **attrs):
+        nodes.append(helper.make_node(op, inputs, [out], domain="com.microsoft", **attrs))
+        return out
+
+    x = params("x", 0.05, 128)
+    nodes.append(helper.make_node("QuantizeLinear", ["x"] + x, ["xq"]))
+    w = rng.normal(0, 0.2, (16, 8, 3, 3)).astype(np.float32)
+    wq, ws, wz = quantize_weights(w, True, np.int8)
+    c1 = params("c1", 0.04, 100)
+    nodes.append(helper.make_node("QLinearConv", ["xq"] + x + [const("w", wq), const("w_s", ws), const("w_z", wz)] +
+                                  c1, ["c1"], pads=[1, 1, 1, 1]))
+    l1 = params("l1", 0.03, 110)
+    q("QLinearLeakyRelu", ["c1"] + c1 + l1, "l1", alpha=0.1)
+    s1 = params("s1", 1 / 256, 0)
+    q("QLinearSigmoid", ["l1"] + l1 + s1, "s1")
+    a1 = params("a1", 0.05, 90)
+    q("QLinearAdd", ["l1"] + l1 + ["s1"] + s1 + a1, "a1")
+    m1 = params("m1", 0.02, 60)
+    q("QLinearMul", ["a1"] + a1 + ["s1"] + s1 + m1, "m1")
+    cat = params("cat", 0.06, 120)
+    q("QLinearConcat", cat + ["m1"] + m1 + ["a1"] + a1, "cat", axis=1)
+    g = params("g", 0.05, 125)
+    q("QLinearGlobalAveragePool", ["cat"] + cat + g, "gap", channels_last=0)
+    nodes.append(helper.make_node("Reshape", ["gap", const("flat", np.array([1, 32], np.int64))], ["flat_q"]))
+    wg = rng.normal(0, 0.2, (10, 32)).astype(np.float32)
+    wgq, wgs, wgz = quantize_weights(wg, True, np.int8)  # per output column (B transposed: [N, K])
+    bias = np.rint(rng.normal(0, 0.1, 10) / (0.05 * wgs)).astype(np.int32)
+    y = params("y", 0.1, 128)
+    q("QGemm", ["flat_q"] + g + [const("wg", wgq), const("wg_s", wgs), const("wg_z", wgz), const("c", bias)] + y,
+      "logits_q", transB=1)
+    nodes.append(helper.make_node("DequantizeLinear", ["logits_q"] + y, ["logits"]))
+    graph = helper.make_graph(nodes, "qoperator_contrib",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    return graph, rng.normal(0, 1, (1, 8, 8, 8)).astype(np.float32)
+
+
+def dynamic_contrib(seed):
+    """The com.microsoft forms of dynamic quantization ONNX Runtime's optimizer writes for a
+    transformer's projections: DynamicQuantizeMatMul (int8 weights per column, a bias), then
+    DynamicQuantizeLinear + MatMulIntegerToFloat (uint8 weights), and QGemm with a float output."""
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def const(name, value):
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    w1 = rng.normal(0, 1 / 8, (64, 96)).astype(np.float32)
+    w1q, w1s, w1z = quantize_weights(w1.T, True, np.int8)
+    nodes.append(helper.make_node("DynamicQuantizeMatMul", ["x", const("w1", w1q.T.copy()), const("w1_s", w1s),
+                                                            const("w1_z", w1z),
+                                                            const("b1", rng.normal(0, 0.1, 96).astype(np.float32))],
+                                  ["h"], domain="com.microsoft"))
+    nodes.append(helper.make_node("Relu", ["h"], ["hr"]))
+    nodes.append(helper.make_node("DynamicQuantizeLinear", ["hr"], ["hq", "hs", "hz"]))
+    w2 = rng.normal(0, 1 / 10, (96, 64)).astype(np.float32)
+    w2q, w2s, w2z = quantize_weights(w2, False, np.uint8)
+    nodes.append(helper.make_node("MatMulIntegerToFloat", ["hq", const("w2", w2q), "hs", const("w2_s", w2s), "hz",
+                                                           const("w2_z", w2z),
+                                                           const("b2", rng.normal(0, 0.1, 64).astype(np.float32))],
+                                  ["y"], domain="com.microsoft"))
+    graph = helper.make_graph(nodes, "dynamic_contrib",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64])], inits)
+    return graph, rng.normal(0, 1, (16, 64)).astype(np.float32)
+
+
+def float16_unsorted(seed):
+    """A graph computing in float16 as a float16 converter writes it: Cast to float16 at the input,
+    Conv, Relu, MatMul and Add on float16 weights, Cast back to float at the output -- and the node
+    list in reverse (such a converter appends its Casts at the end; ONNX Runtime sorts the graph)."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array(v, n) for n, v in [
+        ("w", rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float16)),
+        ("b", rng.normal(0, 0.1, 8).astype(np.float16)),
+        ("wm", rng.normal(0, 0.1, (8 * 16 * 16, 10)).astype(np.float16)),
+        ("shape", np.array([1, -1], np.int64)),
+        ("bias", rng.normal(0, 0.1, 10).astype(np.float16))]]
+    nodes = [helper.make_node("Cast", ["x"], ["xh"], to=TensorProto.FLOAT16),
+             helper.make_node("Conv", ["xh", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Reshape", ["r", "shape"], ["f"]),
+             helper.make_node("MatMul", ["f", "wm"], ["m"]),
+             helper.make_node("Add", ["m", "bias"], ["a"]),
+             helper.make_node("Cast", ["a"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(list(reversed(nodes)), "float16_unsorted",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    return graph, rng.normal(0, 1, (1, 3, 16, 16)).astype(np.float32)
+
+
 TORCH_MODELS = {
     "resnet18_ptq_qnnpack": torchvision_ptq("resnet18", "qnnpack"),
     "mobilenet_v2_ptq_qnnpack": torchvision_ptq("mobilenet_v2", "qnnpack"),
@@ -269,6 +376,9 @@ HELPER_MODELS = {
     "dynamic_block_u8": lambda seed: dynamic_transformer_block(seed, np.uint8),
     "dynamic_block_s8": lambda seed: dynamic_transformer_block(seed, np.int8),
     "dynamic_conv": dynamic_conv,
+    "qoperator_contrib": qoperator_contrib,
+    "dynamic_contrib": dynamic_contrib,
+    "float16_unsorted": float16_unsorted,
 }
 
 
@@ -295,11 +405,15 @@ def main():
                 x = x.numpy()
             else:
                 graph, x = HELPER_MODELS[name](args.seed)
-                meta["form"] = "QOperator" if name.startswith("qoperator") else "dynamic"
+                meta["form"] = ("QOperator" if name.startswith("qoperator") else
+                                "dynamic" if name.startswith("dynamic") else
+                                "float16")
                 # Opset 17: LayerNormalization's first; the quantization operators are unchanged since 13.
-                model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+                model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                                helper.make_opsetid("com.microsoft", 1)])
                 model.ir_version = 8
-                onnx.checker.check_model(model)
+                if meta["form"] != "float16":  # the checker refuses the unsorted list this model is about
+                    onnx.checker.check_model(model)
                 onnx.save(model, os.path.join(out, "model.onnx"))
             np.save(os.path.join(out, "input.npy"), np.ascontiguousarray(x, dtype=np.float32))
             ops = sorted({n.op_type for n in onnx.load(os.path.join(out, "model.onnx")).graph.node})
