@@ -2,7 +2,8 @@
 // (rows named "com.microsoft.<op>", registry.h), with the semantics of ONNX Runtime's
 // docs/ContribOperators.md:
 //   QLinearAdd, QLinearMul        C = quantize(dequantize(A) op dequantize(B)), numpy broadcasting
-//   QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearConcat
+//   QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearAveragePool, QLinearSoftmax,
+//   QLinearConcat
 //                                 Y = quantize(f(dequantize(X...))) with Y's scale and zero point
 //   QGemm                         (A - a_zp)(B - b_zp) in int32 plus an int32 C, scaled by
 //                                 alpha * a_scale * b_scale: float out, or quantized with y_scale
@@ -146,6 +147,58 @@ Status LowerQLinearGlobalAveragePool(LowerApi& cx, const Node& n) {
   const ir::Type out = ToIRType(cx.OutType(n));
   return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
     return QuantizedOutput(k, t, 3, compute::GlobalAveragePool(DequantizedInput(k, t, 0), axes), out);
+  });
+}
+
+// --- QLinearAveragePool: (X, x_scale, x_zp, y_scale, y_zp), AveragePool's attributes --------------
+Status InferQLinearAveragePool(InferContext& cx) {
+  TUNEFARM_RETURN_IF_ERROR(CheckQuantizedInput(cx, 0, "X"));
+  TUNEFARM_ASSIGN_OR_RETURN(DataType out, QuantizedOutputType(cx, 3));
+  if (cx.node().GetInt("channels_last", 0) != 0) {
+    return cx.Fail("channels_last 1 is not supported (the channels-first form QOperator models use is)");
+  }
+  const std::vector<int64_t>& x = cx.Shape(0);
+  if (x.size() < 3) return cx.Fail("X must be N, C and at least one spatial axis, got " + ShapeStr(x));
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> spatial, InferWindow(cx, cx.node().GetInts("kernel_shape"), false,
+                                                                      cx.node().GetInt("ceil_mode", 0) != 0));
+  std::vector<int64_t> shape = {x[0], x[1]};
+  shape.insert(shape.end(), spatial.begin(), spatial.end());
+  cx.SetOut(0, out, shape);
+  return Status::OK();
+}
+
+Status LowerQLinearAveragePool(LowerApi& cx, const Node& n) {
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < cx.V(n.inputs[0]).shape.size(); ++d) axes.push_back(int64_t(d));
+  const compute::PoolParams window = PoolWindow(n, axes, /*is_max=*/false);
+  const std::vector<int64_t> shape = cx.V(n.outputs[0]).shape;
+  const KernelInputs k(n);
+  const ir::Type out = ToIRType(cx.OutType(n));
+  return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
+    return QuantizedOutput(k, t, 3, compute::Pool(DequantizedInput(k, t, 0), window, shape), out);
+  });
+}
+
+// --- QLinearSoftmax: (X, X_scale, x_zp, y_scale, y_zp), axis, opset --------------------------------
+// `opset` names the Softmax semantics: before 13 over the flattened axes from `axis` on, from 13 over
+// `axis` alone.
+Status InferQLinearSoftmax(InferContext& cx) {
+  TUNEFARM_RETURN_IF_ERROR(CheckQuantizedInput(cx, 0, "X"));
+  TUNEFARM_ASSIGN_OR_RETURN(DataType out, QuantizedOutputType(cx, 3));
+  TUNEFARM_RETURN_IF_ERROR(cx.Axis(cx.node().GetInt("axis", -1), cx.Shape(0).size()).status());
+  cx.SetOut(0, out, cx.Shape(0));
+  return Status::OK();
+}
+
+Status LowerQLinearSoftmax(LowerApi& cx, const Node& n) {
+  const int64_t rank = int64_t(cx.V(n.inputs[0]).shape.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  const int64_t last = n.GetInt("opset", 13) < 13 ? rank - 1 : axis;
+  const KernelInputs k(n);
+  const ir::Type out = ToIRType(cx.OutType(n));
+  return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
+    return QuantizedOutput(k, t, 3, compute::Softmax(DequantizedInput(k, t, 0), axis, last), out);
   });
 }
 
@@ -365,6 +418,30 @@ std::vector<OperatorDef> MicrosoftOperators() {
        nullptr,
        LowerQLinearGlobalAveragePool,
        "uint8/int8, per tensor; channels first or last",
+       false,
+       2},
+      {"com.microsoft.QLinearAveragePool",
+       family,
+       {{"auto_pad", kString},
+        {"ceil_mode", kInt},
+        {"channels_last", kInt},
+        {"count_include_pad", kInt},
+        {"kernel_shape", kInts, true},
+        {"pads", kInts},
+        {"strides", kInts}},
+       InferQLinearAveragePool,
+       nullptr,
+       LowerQLinearAveragePool,
+       "uint8/int8, per tensor; channels first",
+       false,
+       2},
+      {"com.microsoft.QLinearSoftmax",
+       family,
+       {{"axis", kInt}, {"opset", kInt, true}},
+       InferQLinearSoftmax,
+       nullptr,
+       LowerQLinearSoftmax,
+       "uint8/int8, per tensor; the Softmax of opset `opset` (flattened before 13)",
        false,
        2},
       {"com.microsoft.QLinearConcat",

@@ -158,7 +158,8 @@ void Canonicalize(Node* n, const std::vector<int64_t>& kernel, const std::vector
   n->attrs.erase("auto_pad");
 }
 
-// Kernel, strides, dilations, pads; checks and canonicalizes; returns the output's spatial extents.
+}  // namespace
+
 Result<std::vector<int64_t>> InferWindow(InferContext& cx, std::vector<int64_t> kernel, bool dilated, bool ceil_mode) {
   const auto& x = cx.Shape(0);
   const size_t sp = x.size() - 2;
@@ -197,7 +198,6 @@ Result<std::vector<int64_t>> InferWindow(InferContext& cx, std::vector<int64_t> 
 }
 
 // --- Conv -----------------------------------------------------------------------------------
-}  // namespace
 
 Result<std::vector<int64_t>> InferConvShape(InferContext& cx, size_t weight, size_t bias) {
   const auto& x = cx.Shape(0);
@@ -233,6 +233,20 @@ compute::ConvParams ConvWindow(const Node& n) {
   cp.pads_begin.assign(pads.begin(), pads.begin() + int64_t(pads.size() / 2));
   cp.groups = n.GetInt("group", 1);
   return cp;
+}
+
+compute::PoolParams PoolWindow(const Node& n, const std::vector<int64_t>& spatial_axes, bool is_max) {
+  compute::PoolParams p;
+  p.is_max = is_max;
+  p.spatial_axes = spatial_axes;
+  p.kernel = n.GetInts("kernel_shape");
+  p.strides = n.GetInts("strides");
+  p.dilations = n.GetInts("dilations");
+  const auto pads = n.GetInts("pads");
+  p.pads_begin.assign(pads.begin(), pads.begin() + int64_t(spatial_axes.size()));
+  p.pads_end.assign(pads.begin() + int64_t(spatial_axes.size()), pads.end());
+  p.count_include_pad = n.GetInt("count_include_pad", 0) != 0;
+  return p;
 }
 
 namespace {
@@ -686,16 +700,7 @@ Status LowerPool(LowerApi& cx, const Node& n) {
                     : compute::GlobalAveragePool(i[0], spatial);
     };
   } else {
-    compute::PoolParams p;
-    p.is_max = n.op_type == "MaxPool";
-    p.spatial_axes = spatial;
-    p.kernel = n.GetInts("kernel_shape");
-    p.strides = n.GetInts("strides");
-    p.dilations = n.GetInts("dilations");
-    const auto pads = n.GetInts("pads");
-    p.pads_begin.assign(pads.begin(), pads.begin() + int64_t(spatial.size()));
-    p.pads_end.assign(pads.begin() + int64_t(spatial.size()), pads.end());
-    p.count_include_pad = n.GetInt("count_include_pad", 0) != 0;
+    const compute::PoolParams p = PoolWindow(n, spatial, n.op_type == "MaxPool");
     fn = [p, out_shape](const std::vector<ir::Tensor>& i) { return compute::Pool(i[0], p, out_shape); };
   }
   const int t = cx.Emit(n.op_type, {x}, fn, cx.OutType(n), cx.V(n.outputs[0]).name);

@@ -79,7 +79,8 @@ TEST(OnnxImport, ErrorsNameTheNodeOpAndOpset) {
   ExpectError(ImportOnnxBytes(contrib.SerializeAsString(), "m").status(),
               "node 'n0' (op com.microsoft.FusedConv, opset 13): com.microsoft operator 'FusedConv' is not supported "
               "(of that domain tunefarm reads DynamicQuantizeMatMul, MatMulIntegerToFloat, QGemm, QLinearAdd, "
-              "QLinearConcat, QLinearGlobalAveragePool, QLinearLeakyRelu, QLinearMul, QLinearSigmoid)");
+              "QLinearAveragePool, QLinearConcat, QLinearGlobalAveragePool, QLinearLeakyRelu, QLinearMul, "
+              "QLinearSigmoid, QLinearSoftmax)");
 
   auto text = OneNodeModel("Relu", 13);
   text.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(

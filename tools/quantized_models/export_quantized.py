@@ -261,8 +261,8 @@ def dynamic_conv(seed):
 def qoperator_contrib(seed):
     """ONNX Runtime's QOperator form with its com.microsoft operators, as quantize_static(...,
     quant_format=QOperator) writes a CNN: QLinearConv, QLinearLeakyRelu, QLinearSigmoid, QLinearAdd,
-    QLinearMul, QLinearConcat, QLinearGlobalAveragePool, QGemm with per-column weights and an int32
-    bias, all on uint8 activations."""
+    QLinearMul, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, QGemm with per-column
+    weights and an int32 bias, QLinearSoftmax, all on uint8 activations."""
     rng = np.random.default_rng(seed)
     inits, nodes = [], []
 
@@ -294,8 +294,11 @@ def qoperator_contrib(seed):
     q("QLinearMul", ["a1"] + a1 + ["s1"] + s1 + m1, "m1")
     cat = params("cat", 0.06, 120)
     q("QLinearConcat", cat + ["m1"] + m1 + ["a1"] + a1, "cat", axis=1)
+    pool = params("pool", 0.05, 120)
+    q("QLinearAveragePool", ["cat"] + cat + pool, "pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+      count_include_pad=0)
     g = params("g", 0.05, 125)
-    q("QLinearGlobalAveragePool", ["cat"] + cat + g, "gap", channels_last=0)
+    q("QLinearGlobalAveragePool", ["pool"] + pool + g, "gap", channels_last=0)
     nodes.append(helper.make_node("Reshape", ["gap", const("flat", np.array([1, 32], np.int64))], ["flat_q"]))
     wg = rng.normal(0, 0.2, (10, 32)).astype(np.float32)
     wgq, wgs, wgz = quantize_weights(wg, True, np.int8)  # per output column (B transposed: [N, K])
@@ -303,7 +306,9 @@ def qoperator_contrib(seed):
     y = params("y", 0.1, 128)
     q("QGemm", ["flat_q"] + g + [const("wg", wgq), const("wg_s", wgs), const("wg_z", wgz), const("c", bias)] + y,
       "logits_q", transB=1)
-    nodes.append(helper.make_node("DequantizeLinear", ["logits_q"] + y, ["logits"]))
+    probs = params("probs", 1 / 256, 0)
+    q("QLinearSoftmax", ["logits_q"] + y + probs, "probs_q", axis=-1, opset=13)
+    nodes.append(helper.make_node("DequantizeLinear", ["probs_q"] + probs, ["logits"]))
     graph = helper.make_graph(nodes, "qoperator_contrib",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
