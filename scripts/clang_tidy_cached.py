@@ -81,13 +81,17 @@ def main(argv):
         if obj is None or obj not in deps:
             return None
         h = hashlib.sha256()
-        for part in (version, config.decode(), "\0".join(tidy_args), entry["directory"], entry["command"]):
+        # Paths under the source tree hash relative to it (as ccache's CCACHE_BASEDIR does), so a clone
+        # elsewhere -- CI's -- finds the results of this one; dependencies are already relative to the
+        # build directory, or absolute system headers.
+        for part in (version, config.decode(), "\0".join(tidy_args), entry["directory"].replace(root, "<src>"),
+                     entry["command"].replace(root, "<src>")):
             h.update(part.encode() + b"\0")
         for dep in deps[obj]:
             digest = hashes.of(os.path.join(build, dep))
             if digest is None:
                 return None
-            h.update(dep.encode() + b"\0" + digest.encode() + b"\0")
+            h.update(dep.replace(root, "<src>").encode() + b"\0" + digest.encode() + b"\0")
         return h.hexdigest()
 
     keys = {s: key_of(s, hashes) for s in sources}
