@@ -262,55 +262,62 @@ int64_t ColumnsOf(const NodeView& v, size_t b, bool transposed = false) {
   return transposed ? s[s.size() - 2] : s.back();
 }
 
+// The two products scaled to float: where their inputs are. DynamicQuantizeMatMul's A is float32,
+// quantized in the kernel (no a_scale or a_zero_point input).
+constexpr size_t kNoInput = 99;
+struct ScaledProduct {
+  size_t a, b, a_scale, b_scale, a_zero, b_zero, bias;
+  bool a_is_float;
+};
 // MatMulIntegerToFloat: (A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias).
-Status InferMatMulIntegerToFloat(InferContext& cx) {
-  if (!Is8Bit(cx.In(0).dtype) || !Is8Bit(cx.In(1).dtype)) return cx.Fail("A and B must be uint8 or int8");
-  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferMatMulShape(cx, 0, 1));
-  const int64_t columns = ColumnsOf(cx, 1);
-  if (!cx.HasInput(2) || !cx.HasInput(3)) return cx.Fail("a_scale and b_scale are required");
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 2, "a_scale", DataType::kFloat32));
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 3, "b_scale", DataType::kFloat32, columns));
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 4, "a_zero_point", cx.In(0).dtype));
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 5, "b_zero_point", cx.In(1).dtype, columns));
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 6, "bias", DataType::kFloat32, columns));
-  cx.SetOut(0, DataType::kFloat32, out);
-  return Status::OK();
-}
-
-Status LowerMatMulIntegerToFloat(LowerApi& cx, const Node& n) {
-  const int64_t b_last = int64_t(cx.V(n.inputs[1]).shape.size()) - 1;
-  const KernelInputs k(n);
-  return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
-    const ir::Tensor a = compute::SubtractZeroPoint(k.Of(t, 0), k.Of(t, 4), -1);
-    const ir::Tensor b = compute::SubtractZeroPoint(k.Of(t, 1), k.Of(t, 5), b_last);
-    return ScaleProduct(compute::MatMul(a, b), k.Of(t, 2), k.Of(t, 3), k.Of(t, 6));
-  });
-}
-
+constexpr ScaledProduct kMatMulIntegerToFloat = {0, 1, 2, 3, 4, 5, 6, false};
 // DynamicQuantizeMatMul: (A float, B, b_scale, b_zero_point, bias).
-Status InferDynamicQuantizeMatMul(InferContext& cx) {
-  if (cx.In(0).dtype != DataType::kFloat32) return cx.Fail("A must be float32");
-  if (!Is8Bit(cx.In(1).dtype)) return cx.Fail("B must be uint8 or int8");
-  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferMatMulShape(cx, 0, 1));
-  const int64_t columns = ColumnsOf(cx, 1);
-  if (!cx.HasInput(2)) return cx.Fail("b_scale is required");
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 2, "b_scale", DataType::kFloat32, columns));
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 3, "b_zero_point", cx.In(1).dtype, columns));
-  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 4, "bias", DataType::kFloat32, columns));
+constexpr ScaledProduct kDynamicQuantizeMatMul = {0, 1, kNoInput, 2, kNoInput, 3, 4, true};
+
+const ScaledProduct& ScaledProductOf(const Node& n) {
+  return n.op_type == "com.microsoft.DynamicQuantizeMatMul" ? kDynamicQuantizeMatMul : kMatMulIntegerToFloat;
+}
+
+Status InferScaledProduct(InferContext& cx) {
+  const ScaledProduct& p = ScaledProductOf(cx.node());
+  if (p.a_is_float ? cx.In(p.a).dtype != DataType::kFloat32 : !Is8Bit(cx.In(p.a).dtype)) {
+    return cx.Fail(std::string("A must be ") + (p.a_is_float ? "float32" : "uint8 or int8") + ", got " +
+                   graph::DataTypeName(cx.In(p.a).dtype));
+  }
+  if (!Is8Bit(cx.In(p.b).dtype)) {
+    return cx.Fail(std::string("B must be uint8 or int8, got ") + graph::DataTypeName(cx.In(p.b).dtype));
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferMatMulShape(cx, p.a, p.b));
+  const int64_t columns = ColumnsOf(cx, p.b);
+  if ((!p.a_is_float && !cx.HasInput(p.a_scale)) || !cx.HasInput(p.b_scale)) return cx.Fail("a scale is missing");
+  if (!p.a_is_float) {
+    TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, p.a_scale, "a_scale", DataType::kFloat32));
+    TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, p.a_zero, "a_zero_point", cx.In(p.a).dtype));
+  }
+  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, p.b_scale, "b_scale", DataType::kFloat32, columns));
+  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, p.b_zero, "b_zero_point", cx.In(p.b).dtype, columns));
+  TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, p.bias, "bias", DataType::kFloat32, columns));
   cx.SetOut(0, DataType::kFloat32, out);
   return Status::OK();
 }
 
-Status LowerDynamicQuantizeMatMul(LowerApi& cx, const Node& n) {
-  const int64_t b_last = int64_t(cx.V(n.inputs[1]).shape.size()) - 1;
+Status LowerScaledProduct(LowerApi& cx, const Node& n) {
+  const ScaledProduct p = ScaledProductOf(n);
+  const int64_t b_last = int64_t(cx.V(n.inputs[p.b]).shape.size()) - 1;
   const KernelInputs k(n);
   return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
-    const ir::Tensor x = k.Of(t, 0);
-    const compute::DynamicParameters p = compute::DynamicQuantizationParameters(x);
-    const ir::Tensor a =
-        compute::SubtractZeroPoint(compute::QuantizeDynamically(x, p.scale, p.zero_point), p.zero_point, -1);
-    const ir::Tensor b = compute::SubtractZeroPoint(k.Of(t, 1), k.Of(t, 3), b_last);
-    return ScaleProduct(compute::MatMul(a, b), p.scale, k.Of(t, 2), k.Of(t, 4));
+    ir::Tensor a, a_scale;
+    if (p.a_is_float) {  // quantized as DynamicQuantizeLinear does
+      const compute::DynamicParameters q = compute::DynamicQuantizationParameters(k.Of(t, p.a));
+      a = compute::SubtractZeroPoint(compute::QuantizeDynamically(k.Of(t, p.a), q.scale, q.zero_point), q.zero_point,
+                                     -1);
+      a_scale = q.scale;
+    } else {
+      a = compute::SubtractZeroPoint(k.Of(t, p.a), k.Of(t, p.a_zero), -1);
+      a_scale = k.Of(t, p.a_scale);
+    }
+    const ir::Tensor b = compute::SubtractZeroPoint(k.Of(t, p.b), k.Of(t, p.b_zero), b_last);
+    return ScaleProduct(compute::MatMul(a, b), a_scale, k.Of(t, p.b_scale), k.Of(t, p.bias));
   });
 }
 
@@ -465,18 +472,18 @@ std::vector<OperatorDef> MicrosoftOperators() {
       {"com.microsoft.MatMulIntegerToFloat",
        family,
        {},
-       InferMatMulIntegerToFloat,
+       InferScaledProduct,
        nullptr,
-       LowerMatMulIntegerToFloat,
+       LowerScaledProduct,
        "uint8/int8; B's scale, zero point and bias per tensor or per column",
        false,
        4},
       {"com.microsoft.DynamicQuantizeMatMul",
        family,
        {},
-       InferDynamicQuantizeMatMul,
+       InferScaledProduct,
        nullptr,
-       LowerDynamicQuantizeMatMul,
+       LowerScaledProduct,
        "A quantized to uint8 as DynamicQuantizeLinear does; B per tensor or per column",
        false,
        3},

@@ -3,16 +3,19 @@
 #ifndef TUNEFARM_TESTS_COMMON_TEST_FILES_H_
 #define TUNEFARM_TESTS_COMMON_TEST_FILES_H_
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace tunefarm::testing {
 
@@ -22,6 +25,19 @@ namespace tunefarm::testing {
 inline bool FixturesRequired() {
   const char* v = std::getenv("TUNEFARM_REQUIRE_FIXTURES");
   return v && std::string(v) == "1";
+}
+
+// The names in a directory (no hidden ones), sorted; none when it cannot be read.
+inline std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(path.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 inline bool Exists(const std::string& path) {

@@ -25,17 +25,7 @@
 namespace tunefarm::compiler {
 namespace {
 
-std::vector<std::string> ListDir(const std::string& path) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(path.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') names.push_back(e->d_name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using tunefarm::testing::ListDir;
 
 struct Row {
   std::string model, opset;
