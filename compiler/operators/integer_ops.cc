@@ -161,6 +161,7 @@ int64_t Rows(const std::vector<int64_t>& a) { return a.size() >= 2 ? a[a.size() 
 int64_t Columns(const std::vector<int64_t>& b) { return b.size() >= 2 ? b.back() : 0; }
 
 Status InferIntegerMatMul(InferContext& cx, const QuantInputs& in, bool requantized) {
+  if (!cx.HasInput(in.b)) return cx.Fail("the second operand is missing");
   TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> out, InferMatMulShape(cx, in.a, in.b));
   TUNEFARM_RETURN_IF_ERROR(CheckQuantization(cx, in, Rows(cx.Shape(in.a)), "one per row of the first operand",
                                              Columns(cx.Shape(in.b)), "one per column of the second operand")

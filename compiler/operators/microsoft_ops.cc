@@ -209,6 +209,7 @@ Status InferQLinearConcat(InferContext& cx) {
     return cx.Fail("takes Y_scale, Y_zero_point and then (X, X_scale, X_zero_point) per input, got " +
                    std::to_string(cx.num_inputs()) + " inputs");
   }
+  if (!cx.HasInput(2)) return cx.Fail("the first input is missing");
   const std::vector<int64_t>& first = cx.Shape(2);
   TUNEFARM_ASSIGN_OR_RETURN(int64_t axis, cx.Axis(cx.node().GetInt("axis", 0), first.size()));
   std::vector<int64_t> shape = first;
@@ -324,11 +325,11 @@ Status LowerScaledProduct(LowerApi& cx, const Node& n) {
 // QGemm: (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp), alpha, transA, transB.
 Status InferQGemm(InferContext& cx) {
   TUNEFARM_RETURN_IF_ERROR(CheckQuantizedInput(cx, 0, "A"));
+  if (!cx.HasInput(3) || !cx.HasInput(4)) return cx.Fail("B or its scale is missing");
   TUNEFARM_RETURN_IF_ERROR(cx.NeedRank(0, 2, "QGemm"));
   TUNEFARM_RETURN_IF_ERROR(cx.NeedRank(3, 2, "QGemm B"));
   const bool ta = cx.node().GetInt("transA", 0) != 0, tb = cx.node().GetInt("transB", 0) != 0;
   const int64_t columns = ColumnsOf(cx, 3, tb);
-  if (!cx.HasInput(3) || !cx.HasInput(4)) return cx.Fail("B or its scale is missing");
   if (!Is8Bit(cx.In(3).dtype))
     return cx.Fail(std::string("B must be uint8 or int8, got ") + graph::DataTypeName(cx.In(3).dtype));
   TUNEFARM_RETURN_IF_ERROR(CheckParameter(cx, 4, "b_scale", DataType::kFloat32, columns));

@@ -185,6 +185,9 @@ TEST(IntegerOps, WhatIsNotSupportedIsOneErrorNamingTheNodeAndTheReason) {
       {"QLinearMatMul",
        {"a", "scale", "x_zero", "bm", "scale", "", "scale", "zero_i32"},
        "node 'n0' (QLinearMatMul, opset 13): the output's zero point must be uint8 or int8, got int32"},
+      {"QLinearMatMul",
+       {"a", "scale", "x_zero", "", "scale", "", "scale", "y_zero"},
+       "node 'n0' (QLinearMatMul, opset 13): the second operand is missing"},
       {"MatMulInteger",
        {"a", "bm", "zero3_u8"},
        "node 'n0' (MatMulInteger, opset 13): the first operand's zero point [3] must be a single value or [2] (one "
