@@ -1,7 +1,8 @@
 // The integer side of ONNX's quantized operators: zero points subtracted into int32, and the
-// requantization of an int32 accumulator back to 8 bits. QuantizeLinear and DequantizeLinear
-// (compiler/operators/quantize_ops.cc) and the integer convolutions and products
-// (compiler/operators/integer_ops.cc) are written with these.
+// requantization of an int32 accumulator back to 8 bits, and DynamicQuantizeLinear's parameters.
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (compiler/operators/quantize_ops.cc), the
+// integer convolutions and products (integer_ops.cc) and ONNX Runtime's com.microsoft operators
+// (microsoft_ops.cc) are written with these.
 #include <vector>
 
 #include "compiler/compute/ops.h"
