@@ -72,6 +72,9 @@ struct Value {
 // per-channel slopes are the node's input 4, a float32 constant shaped to broadcast over its
 // output ([C, 1, 1] for a conv, [C] for a dense layer).
 enum class FusedActivation { kNone, kRelu, kClip, kPRelu, kGelu, kGeluTanh };
+// On an integer node (QLinearConv, QLinearMatMul, com.microsoft.QGemm) only kClip, its bounds
+// those of the quantized output: the QDQ rewrite (model/passes/qdq_to_integer.h) puts the Relu or
+// Clip that ran before the QuantizeLinear there, exactly, since quantizing is monotone.
 struct NodeEpilogue {
   FusedActivation activation = FusedActivation::kNone;
   float clip_min = 0, clip_max = 0;  // kClip only (relu6 is a clip to [0, 6])

@@ -7,6 +7,7 @@
 // Zero points and scales are per tensor, or per output channel for the weight (the convolution's
 // M, the product's columns) and per row for MatMul's A. Padding contributes 0 after the zero point
 // is subtracted, i.e. the input is padded with its zero point, as ONNX Runtime pads.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,10 @@
 #include "compiler/operators/kernel_inputs.h"
 #include "compiler/operators/linear_shapes.h"
 #include "compiler/operators/lower_api.h"
+#include "compiler/operators/node_workload.h"
 #include "compiler/operators/registry.h"
+#include "compiler/operators/template_lowering.h"
+#include "compiler/schedule/template_table.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -138,6 +142,8 @@ compute::Requantization RequantizationOf(const KernelInputs& k, const std::vecto
 }
 
 Status LowerIntegerConv(LowerApi& cx, const Node& n, const QuantInputs& in, bool requantized) {
+  const std::vector<compiler::Workload> implementations = TunableImplementations(cx, n);
+  if (!implementations.empty()) return LowerInt8Task(cx, n, implementations);
   const NodeView v(cx.graph(), n);
   const std::vector<int64_t> shape = cx.V(n.outputs[0]).shape;
   TUNEFARM_ASSIGN_OR_RETURN(QuantLayout layout, CheckQuantization(v, in, 0, "", shape[1], "one per output channel"));
@@ -149,7 +155,7 @@ Status LowerIntegerConv(LowerApi& cx, const Node& n, const QuantInputs& in, bool
     const ir::Tensor w = compute::SubtractZeroPoint(k.Of(t, in.b), k.Of(t, in.b_zero), AxisOf(layout.b, 0));
     ir::Tensor acc = compute::ConvDirect(x, w, k.Of(t, in.bias), window, shape);
     if (!requantized) return acc;
-    return compute::Requantize(acc, RequantizationOf(k, t, in, layout, -1, 1, out));
+    return ClampToFusedActivation(compute::Requantize(acc, RequantizationOf(k, t, in, layout, -1, 1, out)), n);
   });
 }
 Status LowerConvInteger(LowerApi& cx, const Node& n) { return LowerIntegerConv(cx, n, kIntegerInputs, false); }
@@ -177,6 +183,8 @@ Status InferMatMulInteger(InferContext& cx) { return InferIntegerMatMul(cx, kInt
 Status InferQLinearMatMul(InferContext& cx) { return InferIntegerMatMul(cx, kQLinearInputs, true); }
 
 Status LowerIntegerMatMul(LowerApi& cx, const Node& n, const QuantInputs& in, bool requantized) {
+  const std::vector<compiler::Workload> implementations = TunableImplementations(cx, n);
+  if (!implementations.empty()) return LowerInt8Task(cx, n, implementations);
   const NodeView v(cx.graph(), n);
   const int64_t a_rank = int64_t(v.Shape(in.a).size()), b_rank = int64_t(v.Shape(in.b).size());
   TUNEFARM_ASSIGN_OR_RETURN(QuantLayout layout,
@@ -190,13 +198,109 @@ Status LowerIntegerMatMul(LowerApi& cx, const Node& n, const QuantInputs& in, bo
     const ir::Tensor b = compute::SubtractZeroPoint(k.Of(t, in.b), k.Of(t, in.b_zero), AxisOf(layout.b, b_rank - 1));
     ir::Tensor acc = compute::MatMul(a, b);
     if (!requantized) return acc;
-    return compute::Requantize(acc, RequantizationOf(k, t, in, layout, out_rank - 2, out_rank - 1, out));
+    return ClampToFusedActivation(
+        compute::Requantize(acc, RequantizationOf(k, t, in, layout, out_rank - 2, out_rank - 1, out)), n);
   });
 }
 Status LowerMatMulInteger(LowerApi& cx, const Node& n) { return LowerIntegerMatMul(cx, n, kIntegerInputs, false); }
 Status LowerQLinearMatMul(LowerApi& cx, const Node& n) { return LowerIntegerMatMul(cx, n, kQLinearInputs, true); }
 
 }  // namespace
+
+// A requantized output clamped to the bounds of the activation the QDQ rewrite fused (graph.h's
+// NodeEpilogue on an integer node), or as it is.
+ir::Tensor ClampToFusedActivation(const ir::Tensor& q, const Node& n) {
+  if (n.epilogue.activation != graph::FusedActivation::kClip) return q;
+  const ir::Type t = q->dtype;
+  const int64_t lo = int64_t(n.epilogue.clip_min), hi = int64_t(n.epilogue.clip_max);
+  return te::Compute(q->name + ".clamp", q->shape, [&](const std::vector<ir::Expr>& idx) {
+    return ir::min(ir::max(te::Read(q, idx), ir::cast(t, ir::Expr(lo))), ir::cast(t, ir::Expr(hi)));
+  });
+}
+
+// --- int8 tasks ---------------------------------------------------------------------------------
+namespace {
+
+// The epilogue of an int8 task node: the input's zero point, the bias, and the requantization with
+// the fused activation's bounds within the output type's range.
+compiler::Epilogue Int8Epilogue(const Node& n, const compiler::Int8Constants& k) {
+  compiler::Epilogue ep;
+  ep.bias = !k.bias.empty();
+  ep.input_zero_point = k.a_zero;
+  if (!k.requantized) return ep;
+  compiler::Requantize& r = ep.requantize;
+  r.enabled = true;
+  r.is_signed = k.y_signed;
+  r.zero_point = k.y_zero;
+  r.min = k.y_signed ? -128 : 0;
+  r.max = k.y_signed ? 127 : 255;
+  if (n.epilogue.activation == graph::FusedActivation::kClip) {
+    r.min = std::max(r.min, int32_t(n.epilogue.clip_min));
+    r.max = std::min(r.max, int32_t(n.epilogue.clip_max));
+  }
+  return ep;
+}
+
+}  // namespace
+
+// A QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger or QGemm through the best of its
+// tunable int8 implementations: the input read in the template's layout, the weights (their zero
+// point subtracted) packed as int8, the int32 bias and the per-channel multipliers as parameters.
+Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Workload>& implementations) {
+  TUNEFARM_ASSIGN_OR_RETURN(compiler::Int8Constants k, compiler::Int8ConstantsOf(cx.graph(), n));
+  TUNEFARM_ASSIGN_OR_RETURN(LowerApi::Choice choice, cx.ChooseImplementation(implementations));
+  const compiler::Workload& w = choice.workload;
+  TUNEFARM_ASSIGN_OR_RETURN(const compiler::TemplateRow* row, compiler::FindTemplateRow(w.implementation));
+  const compiler::ConfigSpace space = row->get()->Space(w, cx.target());
+  TUNEFARM_ASSIGN_OR_RETURN(compiler::Config cfg, space.Get(choice.config_index));
+  const compiler::Epilogue ep = Int8Epilogue(n, k);
+  compiler::KernelDef def = row->get()->Instantiate(w, ep, cfg, cx.target());
+  const compiler::IntegerOperands& in = *compiler::IntegerOperandsOf(n.op_type);
+  const graph::Value& b = cx.V(n.inputs[size_t(in.b)]);
+  const bool is_conv = w.op == compiler::OpKind::kConv2d;
+  // CPU convolutions keep activations in NCHW[x]c blocks (5-D); the CUDA templates in plain NCHW.
+  const bool blocked = is_conv && def.args[0]->shape.size() == 5;
+  const int64_t block = blocked ? def.args.back()->shape.back() : 0;
+  std::vector<int> args;
+  TUNEFARM_ASSIGN_OR_RETURN(int x, cx.Get(n.inputs[size_t(in.a)], blocked ? def.args[0]->shape.back() : 0));
+  args.push_back(x);
+  std::vector<int8_t> packed;
+  switch (row->weights) {
+    case compiler::WeightPacking::kConvBlocked:
+      packed = PackConvWeights(k.weights, b.shape, def, /*depthwise=*/false);
+      break;
+    case compiler::WeightPacking::kDepthwiseBlocked:
+      packed = PackConvWeights(k.weights, b.shape, def, /*depthwise=*/true);
+      break;
+    case compiler::WeightPacking::kConvAsStored:
+      packed = k.weights;
+      break;
+    case compiler::WeightPacking::kDense:
+      packed = PackDenseWeights(k.weights, n.GetInt("transB", 0) != 0, w.dense.in_features, w.dense.out_features,
+                                def.args[1]->shape);
+      break;
+    case compiler::WeightPacking::kWinograd:
+    case compiler::WeightPacking::kNone:
+      return cx.Fail(n, "template " + w.implementation + " computes no int8 weights");
+  }
+  args.push_back(cx.AddParam(b.name + ".packed", ElementType::kInt8, def.args[1]->shape, packed.data(), packed.size()));
+  size_t at = 2;
+  if (ep.bias) {
+    const graph::Value& bias = cx.V(n.inputs[size_t(in.bias)]);
+    args.push_back(
+        cx.AddParam(bias.name, ElementType::kInt32, def.args[at++]->shape, k.bias.data(), k.bias.size() * 4));
+  }
+  if (ep.requantize.enabled) {
+    args.push_back(cx.ParamFloats(cx.V(n.outputs[0]).name + ".multipliers", def.args[at++]->shape, k.multipliers));
+  }
+  // A dense layer over a product's leading dimensions writes [rows, N] into the node's [..., N].
+  const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, cx.OutType(n),
+                               is_conv ? def.args.back()->shape : cx.V(n.outputs[0]).shape);
+  args.push_back(out);
+  cx.Define(n.outputs[0], out, block);
+  AddTemplateKernel(cx, n, choice, std::move(def), ep, std::move(args));
+  return Status::OK();
+}
 
 std::vector<OperatorDef> IntegerOperators() {
   const std::vector<AttrSpec> window = {{"auto_pad", kString},   {"dilations", kInts}, {"group", kInt},

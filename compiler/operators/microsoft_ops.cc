@@ -22,6 +22,7 @@
 #include "compiler/operators/linear_shapes.h"
 #include "compiler/operators/lower_api.h"
 #include "compiler/operators/registry.h"
+#include "compiler/operators/template_lowering.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -354,6 +355,8 @@ Status InferQGemm(InferContext& cx) {
 }
 
 Status LowerQGemm(LowerApi& cx, const Node& n) {
+  const std::vector<compiler::Workload> implementations = TunableImplementations(cx, n);
+  if (!implementations.empty()) return LowerInt8Task(cx, n, implementations);
   const bool ta = n.GetInt("transA", 0) != 0, tb = n.GetInt("transB", 0) != 0;
   const float alpha = n.GetFloat("alpha", 1.0f);
   const bool quantized = n.inputs.size() > 7 && n.inputs[7] >= 0;
@@ -366,7 +369,7 @@ Status LowerQGemm(LowerApi& cx, const Node& n) {
     ir::Tensor acc = compute::Gemm(a, b, ir::Tensor(), ta, tb, 1.0f, 0.0f);
     if (const ir::Tensor c = k.Of(t, 6)) acc = compute::Binary(acc, c, compute::BinaryKind::kAdd);
     const ir::Tensor scale = k.Of(t, 4), a_scale = k.Of(t, 1), y_scale = k.Of(t, 7), y_zero = k.Of(t, 8);
-    return te::Compute(acc->name + ".scaled", acc->shape, [&](const std::vector<ir::Expr>& idx) {
+    const ir::Tensor scaled = te::Compute(acc->name + ".scaled", acc->shape, [&](const std::vector<ir::Expr>& idx) {
       ir::Expr multiplier = compute::ReadQuantParameter(a_scale, idx, -1) * compute::ReadQuantParameter(scale, idx, 1);
       if (alpha != 1.0f) multiplier = multiplier * ir::Expr(alpha);
       const ir::Expr v = ir::cast(ir::Type::Float(32), te::Read(acc, idx));
@@ -375,6 +378,7 @@ Status LowerQGemm(LowerApi& cx, const Node& n) {
       return compute::RoundAndSaturate(v * multiplier,
                                        y_zero ? compute::ReadQuantParameter(y_zero, idx, -1) : ir::Expr(), out);
     });
+    return quantized ? ClampToFusedActivation(scaled, n) : scaled;
   });
 }
 

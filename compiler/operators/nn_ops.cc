@@ -14,6 +14,7 @@
 #include "compiler/operators/lower_api.h"
 #include "compiler/operators/node_workload.h"
 #include "compiler/operators/registry.h"
+#include "compiler/operators/template_lowering.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/template_table.h"
 #include "tunefarm/compiler/kernel.h"
@@ -300,44 +301,6 @@ compiler::Epilogue TemplateEpilogue(const Node& n) {
   return ep;
 }
 
-// Conv weights [K, C/groups, KH, KW] packed to the template's layout (see the templates' headers).
-std::vector<float> PackConvWeights(const graph::ConstantData& wc, const compiler::KernelDef& def, bool depthwise) {
-  const int64_t ic_bn = def.args[0]->shape.back(), oc_bn = def.args.back()->shape.back();
-  const auto& ws = wc.shape;
-  const int64_t kh = ws[2], kw = ws[3], cg = ws[1];
-  std::vector<float> packed(size_t(def.args[1]->NumElements()));
-  for (int64_t k = 0; k < ws[0]; ++k) {
-    for (int64_t c = 0; c < cg; ++c) {
-      for (int64_t h = 0; h < kh; ++h) {
-        for (int64_t x = 0; x < kw; ++x) {
-          const float v = wc.f32[size_t(((k * cg + c) * kh + h) * kw + x)];
-          const size_t at =
-              depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
-                        : size_t(((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn +
-                                 (c % ic_bn) * oc_bn + k % oc_bn);
-          packed[at] = v;
-        }
-      }
-    }
-  }
-  return packed;
-}
-
-// The plan's kernel for a tunable node, its arguments in def's order.
-void AddTemplateKernel(LowerApi& cx, const Node& n, const LowerApi::Choice& choice, compiler::KernelDef def,
-                       const compiler::Epilogue& ep, std::vector<int> args) {
-  compiler::PlannedKernel k;
-  k.op = choice.workload.implementation + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
-  k.def = std::move(def);
-  k.args = std::move(args);
-  k.workload = choice.workload;
-  k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
-  k.config_index = choice.config_index;
-  k.config_origin = choice.source;
-  k.candidate_workloads = choice.candidates;
-  cx.AddTunableKernel(std::move(k));
-}
-
 // A batched product of two activations: both operands and the output in plain layouts, their
 // batch dimensions folded (the kernel's [B, M, K] is the node's [..., M, K]: the same elements).
 Status EmitBatchMatmul(LowerApi& cx, const Node& n, const LowerApi::Choice& choice, compiler::KernelDef def,
@@ -399,29 +362,21 @@ Status LowerTemplate(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
       break;
     }
     case compiler::WeightPacking::kConvBlocked:
-      packed = PackConvWeights(wc, def, /*depthwise=*/false);
+      packed = PackConvWeights(wc.f32, wc.shape, def, /*depthwise=*/false);
       break;
     case compiler::WeightPacking::kDepthwiseBlocked:
-      packed = PackConvWeights(wc, def, /*depthwise=*/true);
+      packed = PackConvWeights(wc.f32, wc.shape, def, /*depthwise=*/true);
       break;
     case compiler::WeightPacking::kConvAsStored:
       packed = wc.f32;
       break;  // [K, C/groups, KH, KW]
     case compiler::WeightPacking::kDense: {
       const bool trans_b = n.op_type == "Gemm" && n.GetInt("transB", 0);
-      const int64_t in = w.dense.in_features, outf = w.dense.out_features;
-      const auto& ps = def.args[1]->shape;
-      packed.assign(size_t(def.args[1]->NumElements()), 0.0f);
-      for (int64_t o = 0; o < outf; ++o) {
-        for (int64_t k = 0; k < in; ++k) {
-          const float v = alpha * (trans_b ? wc.f32[size_t(o * in + k)] : wc.f32[size_t(k * outf + o)]);
-          if (ps.size() == 3) {
-            packed[size_t(((o / ps[2]) * in + k) * ps[2] + o % ps[2])] = v;  // [N/bn, K, bn]
-          } else {
-            packed[size_t(o * in + k)] = v;  // as stored
-          }
-        }
+      std::vector<float> scaled = wc.f32;
+      if (alpha != 1.0f) {
+        for (float& v : scaled) v *= alpha;
       }
+      packed = PackDenseWeights(scaled, trans_b, w.dense.in_features, w.dense.out_features, def.args[1]->shape);
       break;
     }
     case compiler::WeightPacking::kNone:
@@ -450,14 +405,8 @@ Status LowerTemplate(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
 // Conv, Gemm and MatMul: the template when the node's workload has a config space on the target,
 // else the untuned form with whatever FuseEpilogues attached.
 Status LowerLinear(LowerApi& cx, const Node& n) {
-  compiler::Workload w;
-  if (compiler::NodeWorkload(cx.graph(), n, &w)) {
-    std::vector<compiler::Workload> implementations;
-    for (const compiler::Workload& impl : compiler::Implementations(w, cx.target())) {
-      if (compiler::GetConfigSpace(impl, cx.target()).ok()) implementations.push_back(impl);
-    }
-    if (!implementations.empty()) return LowerTemplate(cx, n, implementations);
-  }
+  const std::vector<compiler::Workload> implementations = TunableImplementations(cx, n);
+  if (!implementations.empty()) return LowerTemplate(cx, n, implementations);
   const std::string op = n.op_type;
   std::vector<size_t> inputs;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -534,6 +483,30 @@ Status InferGemm(InferContext& cx) {
 }
 
 }  // namespace
+
+std::vector<compiler::Workload> TunableImplementations(LowerApi& cx, const Node& n) {
+  compiler::Workload w;
+  std::vector<compiler::Workload> implementations;
+  if (!compiler::NodeWorkload(cx.graph(), n, &w)) return implementations;
+  for (const compiler::Workload& impl : compiler::Implementations(w, cx.target())) {
+    if (compiler::GetConfigSpace(impl, cx.target()).ok()) implementations.push_back(impl);
+  }
+  return implementations;
+}
+
+void AddTemplateKernel(LowerApi& cx, const Node& n, const LowerApi::Choice& choice, compiler::KernelDef def,
+                       const compiler::Epilogue& ep, std::vector<int> args) {
+  compiler::PlannedKernel k;
+  k.op = choice.workload.implementation + (ep.ToString() == "none" ? "" : "+" + ep.ToString());
+  k.def = std::move(def);
+  k.args = std::move(args);
+  k.workload = choice.workload;
+  k.node = n.name.empty() ? cx.V(n.outputs[0]).name : n.name;
+  k.config_index = choice.config_index;
+  k.config_origin = choice.source;
+  k.candidate_workloads = choice.candidates;
+  cx.AddTunableKernel(std::move(k));
+}
 
 Result<std::vector<int64_t>> InferMatMulShape(const NodeView& v, size_t a_input, size_t b_input) {
   auto a = v.Shape(a_input), b = v.Shape(b_input);

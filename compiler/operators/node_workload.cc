@@ -1,27 +1,156 @@
 #include "compiler/operators/node_workload.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 namespace tunefarm::compiler {
 
+const IntegerOperands* IntegerOperandsOf(const std::string& op_type) {
+  static const std::map<std::string, IntegerOperands> kOperands = {
+      {"ConvInteger", {0, -1, 2, 1, -1, 3, -1, -1, -1}},    {"MatMulInteger", {0, -1, 2, 1, -1, 3, -1, -1, -1}},
+      {"QLinearConv", {0, 1, 2, 3, 4, 5, 8, 6, 7}},         {"QLinearMatMul", {0, 1, 2, 3, 4, 5, -1, 6, 7}},
+      {"com.microsoft.QGemm", {0, 1, 2, 3, 4, 5, 6, 7, 8}},
+  };
+  auto it = kOperands.find(op_type);
+  return it == kOperands.end() ? nullptr : &it->second;
+}
+
 namespace {
+
+using graph::DataType;
+
+bool Is8Bit(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+// The axis of b that runs along the output channels: a convolution's M (0), a product's columns
+// (1), QGemm's transposed B's rows (0).
+int OutputChannelAxis(const graph::Node& n) {
+  if (n.op_type == "QLinearConv" || n.op_type == "ConvInteger") return 0;
+  return n.op_type == "com.microsoft.QGemm" && n.GetInt("transB", 0) ? 0 : 1;
+}
+
+}  // namespace
+
+Result<Int8Constants> Int8ConstantsOf(const graph::Graph& g, const graph::Node& n) {
+  const IntegerOperands* in = IntegerOperandsOf(n.op_type);
+  if (!in) return Status::InvalidArgument(n.op_type + " is not an integer convolution or product");
+  auto present = [&](int i) { return i >= 0 && size_t(i) < n.inputs.size() && n.inputs[size_t(i)] >= 0; };
+  auto value = [&](int i) -> const graph::Value& { return g.values[size_t(n.inputs[size_t(i)])]; };
+  auto no = [](const std::string& why) { return Status::InvalidArgument(why); };
+  if (!present(in->a) || !present(in->b)) return no("an operand is missing");
+  const graph::Value& a = value(in->a);
+  const graph::Value& b = value(in->b);
+  if (!Is8Bit(a.dtype) || !Is8Bit(b.dtype)) return no("the operands are not 8-bit");
+  if (!b.constant) return no("the weights are not a constant");
+  const int axis = OutputChannelAxis(n);
+  if (b.shape.size() < 2) return no("the weights have fewer than 2 dimensions");
+  const int64_t channels = b.shape[size_t(axis)];
+  // A parameter's elements: one (per tensor) or, where per_channel, one per output channel.
+  auto parameter = [&](int i, bool per_channel) -> Result<const graph::ConstantData*> {
+    if (!present(i)) return static_cast<const graph::ConstantData*>(nullptr);
+    const graph::Value& v = value(i);
+    if (!v.constant) return no("input " + std::to_string(i) + " is not a constant");
+    const int64_t elements = v.constant->num_elements();
+    if (elements != 1 && !(per_channel && elements == channels))
+      return no("input " + std::to_string(i) + " is not per tensor" + (per_channel ? " or per channel" : ""));
+    return v.constant.get();
+  };
+  auto element = [](const graph::ConstantData* c, int64_t i) -> double {
+    if (!c) return 0;
+    const size_t at = c->num_elements() == 1 ? 0 : size_t(i);
+    return c->dtype == DataType::kFloat32 ? double(c->f32[at]) : double(c->i64[at]);
+  };
+  Int8Constants k;
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* a_zero, parameter(in->a_zero, false));
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* b_zero, parameter(in->b_zero, true));
+  k.a_zero = int32_t(element(a_zero, 0));
+  // The weights minus their zero point, each within int8.
+  const graph::ConstantData& w = *b.constant;
+  const int64_t inner = [&] {
+    int64_t p = 1;
+    for (size_t d = size_t(axis) + 1; d < b.shape.size(); ++d) p *= b.shape[d];
+    return p;
+  }();
+  k.weights.resize(size_t(w.num_elements()));
+  for (int64_t i = 0; i < w.num_elements(); ++i) {
+    const int64_t v = w.i64[size_t(i)] - int64_t(element(b_zero, (i / inner) % channels));
+    if (v < -128 || v > 127) return no("a weight minus its zero point is outside int8");
+    k.weights[size_t(i)] = int8_t(v);
+  }
+  if (present(in->bias)) {
+    const graph::Value& bias = value(in->bias);
+    if (!bias.constant || bias.dtype != DataType::kInt32 || bias.constant->num_elements() != channels)
+      return no("the bias is not an int32 constant of one value per output channel");
+    k.bias.assign(bias.constant->i64.begin(), bias.constant->i64.end());
+  }
+  k.requantized = present(in->y_scale);
+  if (!k.requantized) {
+    if (n.op_type == "com.microsoft.QGemm") return no("a QGemm without y_scale has a float output");
+    return k;
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* a_scale, parameter(in->a_scale, false));
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* b_scale, parameter(in->b_scale, true));
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* y_scale, parameter(in->y_scale, false));
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* y_zero, parameter(in->y_zero, false));
+  if (!a_scale || !b_scale || !y_scale) return no("a scale is missing");
+  k.y_zero = int32_t(element(y_zero, 0));
+  k.y_signed = y_zero && y_zero->dtype == DataType::kInt8;
+  const float alpha = n.op_type == "com.microsoft.QGemm" ? n.GetFloat("alpha", 1.0f) : 1.0f;
+  k.y_scale = float(element(y_scale, 0));
+  for (int64_t c = 0; c < channels; ++c) {
+    // Formed as the untuned kernels form it (compute::Requantize; QGemm's alpha before the
+    // division), so both round alike.
+    float m = float(element(a_scale, 0)) * float(element(b_scale, c));
+    if (alpha != 1.0f) m = m * alpha;
+    m = m / k.y_scale;
+    if (!std::isfinite(m)) return no("a requantization multiplier is not finite");
+    k.multipliers.push_back(m);
+  }
+  return k;
+}
+
+namespace {
+
+// The window of a convolution whose shape inference canonicalized its attributes.
+bool ConvWorkload(const graph::Node& n, const std::vector<int64_t>& x, const std::vector<int64_t>& k, Workload* w) {
+  if (x.size() != 4 || k.size() != 4) return false;
+  auto pads = n.GetInts("pads"), strides = n.GetInts("strides"), dil = n.GetInts("dilations");
+  if (pads.size() != 4 || strides.size() != 2 || dil.size() != 2) return false;
+  *w = Conv2dWorkload(x[0], x[1], x[2], x[3], k[0], k[2], k[3], strides[0], pads[0], dil[0], n.GetInt("group", 1));
+  w->conv.stride_w = strides[1];
+  w->conv.pad_left = pads[1];
+  w->conv.pad_bottom = pads[2];
+  w->conv.pad_right = pads[3];
+  w->conv.dilation_w = dil[1];
+  return true;
+}
+
+// An int8 task: a convolution, or a product by a constant 2-D matrix over its leading rows.
+bool RecognizeInteger(const graph::Graph& g, const graph::Node& n, const IntegerOperands& in, Workload* w) {
+  if (!Int8ConstantsOf(g, n).ok()) return false;
+  const graph::Value& a = g.values[size_t(n.inputs[size_t(in.a)])];
+  const std::vector<int64_t>& b = g.values[size_t(n.inputs[size_t(in.b)])].shape;
+  const bool conv = n.op_type == "QLinearConv" || n.op_type == "ConvInteger";
+  if (conv) {
+    if (!ConvWorkload(n, a.shape, b, w)) return false;
+  } else {
+    if (a.shape.size() < 2 || b.size() != 2 || n.GetInt("transA", 0)) return false;
+    const bool trans_b = n.GetInt("transB", 0) != 0;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < a.shape.size(); ++d) rows *= a.shape[d];
+    if (rows < 1) return false;
+    *w = DenseWorkload(rows, trans_b ? b[1] : b[0], trans_b ? b[0] : b[1]);
+  }
+  w->dtype = graph::DataTypeName(a.dtype);
+  return true;
+}
 
 bool Recognize(const graph::Graph& g, const graph::Node& n, Workload* w) {
   auto value = [&](size_t i) -> const graph::Value& { return g.values[size_t(n.inputs[i])]; };
+  if (const IntegerOperands* in = IntegerOperandsOf(n.op_type)) return RecognizeInteger(g, n, *in, w);
   if (n.op_type == "Conv") {
     if (n.inputs.size() < 2 || !value(1).constant || value(0).dtype != graph::DataType::kFloat32) return false;
-    auto x = value(0).shape, k = value(1).shape;
-    if (x.size() != 4 || k.size() != 4) return false;
-    auto pads = n.GetInts("pads"), strides = n.GetInts("strides"), dil = n.GetInts("dilations");
-    if (pads.size() != 4 || strides.size() != 2 || dil.size() != 2) return false;
-    int64_t groups = n.GetInt("group", 1);
-    *w = Conv2dWorkload(x[0], x[1], x[2], x[3], k[0], k[2], k[3], strides[0], pads[0], dil[0], groups);
-    w->conv.stride_w = strides[1];
-    w->conv.pad_left = pads[1];
-    w->conv.pad_bottom = pads[2];
-    w->conv.pad_right = pads[3];
-    w->conv.dilation_w = dil[1];
-    return true;
+    return ConvWorkload(n, value(0).shape, value(1).shape, w);
   }
   bool gemm = n.op_type == "Gemm", matmul = n.op_type == "MatMul";
   // A MatMul of any rank >= 2 by a constant matrix is a dense layer over the rows of its leading

@@ -3,12 +3,47 @@
 #ifndef TUNEFARM_COMPILER_OPERATORS_NODE_WORKLOAD_H_
 #define TUNEFARM_COMPILER_OPERATORS_NODE_WORKLOAD_H_
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "compiler/graph/graph.h"
 #include "tunefarm/compiler/workload.h"
+#include "tunefarm/runtime/result.h"
 
 namespace tunefarm::compiler {
 
-// True and *w set when the node is a tunable operator (constant weights, supported shapes): the
+// The integer nodes that may run as int8 tasks -- QLinearConv, ConvInteger, QLinearMatMul,
+// MatMulInteger and com.microsoft.QGemm -- and the input positions of their operands, zero points,
+// scales and bias (-1: the operator has none).
+struct IntegerOperands {
+  int a, a_scale, a_zero, b, b_scale, b_zero, bias, y_scale, y_zero;
+};
+const IntegerOperands* IntegerOperandsOf(const std::string& op_type);  // null for any other operator
+
+// What an int8 task node's constants say (docs/quantization.md): the input's zero point, the
+// weights with their zero point subtracted, the int32 bias, and the requantization.
+struct Int8Constants {
+  int32_t a_zero = 0;
+  std::vector<int8_t> weights;  // b - b_zero, in b's own layout
+  std::vector<int32_t> bias;    // empty: none
+  bool requantized = false;     // false: the output is the int32 accumulator
+  // requantized: one multiplier per output channel, (a_scale * b_scale) / y_scale in float32 as
+  // ONNX Runtime forms it (times QGemm's alpha), and the output's zero point and type.
+  std::vector<float> multipliers;
+  float y_scale = 1.0f;
+  int32_t y_zero = 0;
+  bool y_signed = false;
+};
+
+// The node's constants when it is an int8 task: its weights, zero points and scales constants, per
+// tensor but for the weights' per output channel, and every weight minus its zero point within
+// int8 (a uint8 weight of zero point 0 above 127 is not). Otherwise an error saying which does not
+// hold; the node then runs on its untuned integer kernel.
+Result<Int8Constants> Int8ConstantsOf(const graph::Graph& g, const graph::Node& n);
+
+// True and *w set when the node is a tunable operator (an int8 task: Int8ConstantsOf holds and the
+// workload's dtype is its input's, uint8 or int8) (constant weights, supported shapes): the
 // operator and its parameters, with no implementation (template_table.h's Implementations lists
 // those of a target).
 bool NodeWorkload(const graph::Graph& g, const graph::Node& n, Workload* w);

@@ -14,6 +14,8 @@ const char* BufferRoleName(BufferRole role) {
       return "residual";
     case BufferRole::kSlope:
       return "slope";
+    case BufferRole::kScale:
+      return "scale";
     case BufferRole::kOutput:
       return "output";
   }

@@ -19,7 +19,8 @@
 namespace tunefarm::compiler {
 
 // What each kernel argument is for; the order of KernelDef::args is the C ABI order.
-enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kOutput };
+// kScale: an int8 kernel's requantization multipliers, one per output channel (Epilogue's Requantize).
+enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kScale, kOutput };
 const char* BufferRoleName(BufferRole role);
 
 struct KernelDef {

@@ -289,6 +289,13 @@ std::string Epilogue::ToString() const {
       add("gelu_tanh");
       break;
   }
+  // The zero points and bounds are compiled into the kernel: two epilogues differing in them are
+  // two kernels.
+  if (input_zero_point != 0) add("input_zero_point(" + std::to_string(input_zero_point) + ")");
+  if (requantize.enabled) {
+    add("requantize(" + std::to_string(requantize.zero_point) + "," + std::to_string(requantize.min) + "," +
+        std::to_string(requantize.max) + (requantize.is_signed ? ",s8)" : ",u8)"));
+  }
   return s.empty() ? "none" : s;
 }
 

@@ -29,8 +29,12 @@ int64_t ArgSpec::num_elements() const {
   return n;
 }
 
+bool IsArgDtype(const std::string& dtype) {
+  return dtype == "float32" || dtype == "int32" || dtype == "uint8" || dtype == "int8";
+}
+
 bool IsArgRole(const std::string& role) {
-  static const char* const kRoles[] = {"input", "weight", "bias", "residual", "slope", "output"};
+  static const char* const kRoles[] = {"input", "weight", "bias", "residual", "slope", "scale", "output"};
   return std::find(std::begin(kRoles), std::end(kRoles), role) != std::end(kRoles);
 }
 
@@ -57,8 +61,12 @@ Status ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memor
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     const std::string which = "argument " + std::to_string(i);
-    if (a.dtype != "float32")
-      return Status::InvalidArgument(which + " has dtype '" + a.dtype.substr(0, 32) + "'; only float32 is supported");
+    if (!IsArgDtype(a.dtype)) {
+      return Status::InvalidArgument(which + " has dtype '" + a.dtype.substr(0, 32) +
+                                     "'; supported: float32, int32, uint8, int8");
+    }
+    if (a.role == "output" && a.dtype != "float32" && !spec.expected_outputs.empty())
+      return Status::InvalidArgument(which + " is a " + a.dtype + " output; only float32 outputs can be checked");
     if (!IsArgRole(a.role)) {
       return Status::InvalidArgument(which + " has unknown role '" + a.role.substr(0, 32) + "'");
     }

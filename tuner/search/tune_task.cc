@@ -440,7 +440,7 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
     in.cubin = built[i].cubin;
     if (!in.cubin.empty()) in.cubin_arch = s.target.arch;
     in.spec.symbol = "candidate";
-    for (const auto& b : built[i].info.buffers) in.spec.args.push_back(rpc_server::ArgSpec{b.shape, "float32", b.role});
+    for (const auto& b : built[i].info.buffers) in.spec.args.push_back(rpc_server::ArgSpec{b.shape, b.dtype, b.role});
     in.spec.timing = options.timing;
     // In a model each layer's weights come from memory (the model's weights exceed the caches), not
     // from the cache a kernel timed alone warms: timed hot, kernels with large weights (Winograd's

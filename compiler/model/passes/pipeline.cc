@@ -8,6 +8,7 @@
 #include "compiler/model/passes/fold_constants.h"
 #include "compiler/model/passes/fuse_epilogues.h"
 #include "compiler/model/passes/infer_shapes.h"
+#include "compiler/model/passes/qdq_to_integer.h"
 #include "compiler/model/passes/recognize_gelu.h"
 #include "compiler/model/passes/recognize_layer_norm.h"
 #include "compiler/model/passes/recurrent_input_projections.h"
@@ -41,6 +42,10 @@ const std::vector<GraphPass>& Passes() {
        [](graph::Graph* g, const OptimizeOptions& o) -> Result<int> {
          return o.evaluate_constants ? FoldConstants(g, o.evaluate_constants) : Result<int>(0);
        }},
+      // After folding (the quantized weights and the bias path are constants), before the passes
+      // that read float convolutions: a quantized chain becomes one integer node, an int8 task.
+      {"qdq_to_integer", 1,
+       [](graph::Graph* g, const OptimizeOptions&) -> Result<int> { return graph::QdqToInteger(g); }},
       // After folding (the weights must be constants), before epilogue fusion (the conv it makes
       // takes the bias and fuses like any other).
       {"conv_transpose_as_conv", 1, [](graph::Graph* g, const OptimizeOptions&) { return ConvTransposeAsConv(g); }},

@@ -21,7 +21,7 @@ using ir::Tensor;
 class Conv2dNCHWc final : public OpTemplate {
  public:
   const char* name() const override { return "conv2d_nchwc"; }
-  Status Check(const Workload& w) const override { return CheckConv2d(w, name()); }
+  Status Check(const Workload& w) const override { return CheckConv2d(w, name(), /*int8_ok=*/true); }
 
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const Conv2dParams& c = w.conv;
@@ -103,12 +103,14 @@ class Conv2dNCHWc final : public OpTemplate {
     const int64_t icc_per_group = cg / ic_bn, occ_per_group = kg / oc_bn;
 
     KernelDef def;
-    Tensor data = te::Placeholder("data", {c.batch, ic_chunks, c.height, c.width, ic_bn});
-    Tensor kernel = te::Placeholder("kernel", {oc_chunks, icc_per_group, c.kernel_h, c.kernel_w, ic_bn, oc_bn});
+    Tensor data = te::Placeholder("data", {c.batch, ic_chunks, c.height, c.width, ic_bn}, DataTypeOf(w));
+    Tensor kernel =
+        te::Placeholder("kernel", {oc_chunks, icc_per_group, c.kernel_h, c.kernel_w, ic_bn, oc_bn}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi = DeclareEpilogueArgs(ep, {oc_chunks, oc_bn}, {c.batch, oc_chunks, oh, ow, oc_bn}, &def);
-    Tensor input = PadNCHWc(data, c);
+    EpilogueArgs epi =
+        DeclareEpilogueArgs(ep, {oc_chunks, oc_bn}, {c.batch, oc_chunks, oh, ow, oc_bn}, &def, AccumulatorTypeOf(w));
+    Tensor input = PadNCHWc(data, c, PadValueOf(w, ep));
     const bool padded = input != data;
     auto ric = te::MakeIterVar("ic", icc_per_group, true);
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
@@ -121,9 +123,10 @@ class Conv2dNCHWc final : public OpTemplate {
                                         ic_chunk = (i[1] / Expr(occ_per_group)) * Expr(icc_per_group) + ic_chunk;
                                       Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
                                       Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
-                                      return te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}) *
-                                             te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh),
-                                                               te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]});
+                                      return MultiplyOperands(
+                                          w, ep, te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}),
+                                          te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh),
+                                                            te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]}));
                                     });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi,

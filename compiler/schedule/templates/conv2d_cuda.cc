@@ -22,7 +22,7 @@ using ir::Tensor;
 class Conv2dNCHWCuda final : public OpTemplate {
  public:
   const char* name() const override { return "conv2d_nchw_cuda"; }
-  Status Check(const Workload& w) const override { return CheckConv2d(w, name()); }
+  Status Check(const Workload& w) const override { return CheckConv2d(w, name(), /*int8_ok=*/true); }
 
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const Conv2dParams& c = w.conv;
@@ -87,12 +87,13 @@ class Conv2dNCHWCuda final : public OpTemplate {
     const int64_t oh = c.out_height(), ow = c.out_width();
     const int64_t cg = c.in_channels / c.groups, kg = c.out_channels / c.groups;
     KernelDef def;
-    Tensor data = te::Placeholder("data", {c.batch, c.in_channels, c.height, c.width});
-    Tensor kernel = te::Placeholder("kernel", {c.out_channels, cg, c.kernel_h, c.kernel_w});
+    Tensor data = te::Placeholder("data", {c.batch, c.in_channels, c.height, c.width}, DataTypeOf(w));
+    Tensor kernel = te::Placeholder("kernel", {c.out_channels, cg, c.kernel_h, c.kernel_w}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi = DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def);
-    Tensor input = PadNCHW(data, c);
+    EpilogueArgs epi =
+        DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def, AccumulatorTypeOf(w));
+    Tensor input = PadNCHW(data, c, PadValueOf(w, ep));
     auto rc = te::MakeIterVar("rc", cg, true);
     auto ry = te::MakeIterVar("ry", c.kernel_h, true);
     auto rx = te::MakeIterVar("rx", c.kernel_w, true);
@@ -102,8 +103,8 @@ class Conv2dNCHWCuda final : public OpTemplate {
           if (c.groups > 1) ic = (i[1] / Expr(kg)) * Expr(cg) + ic;
           Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(ry) * Expr(c.dilation_h);
           Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rx) * Expr(c.dilation_w);
-          return te::Read(input, {i[0], ic, ih, iw}) *
-                 te::Read(kernel, {i[1], te::AxisExpr(rc), te::AxisExpr(ry), te::AxisExpr(rx)});
+          return MultiplyOperands(w, ep, te::Read(input, {i[0], ic, ih, iw}),
+                                  te::Read(kernel, {i[1], te::AxisExpr(rc), te::AxisExpr(ry), te::AxisExpr(rx)}));
         });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = AddGpuOutput(&def, conv, ep, epi, cfg);

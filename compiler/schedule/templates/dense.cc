@@ -21,12 +21,13 @@ using ir::Expr;
 using ir::Tensor;
 
 // data [N, K], then the weight, then the epilogue's bias [O] and residual [N, O].
-std::pair<Tensor, EpilogueArgs> DeclareArgs(const DenseParams& d, const Epilogue& ep, KernelDef* def,
+std::pair<Tensor, EpilogueArgs> DeclareArgs(const Workload& w, const Epilogue& ep, KernelDef* def,
                                             const Tensor& weight) {
-  Tensor data = te::Placeholder("data", {d.batch, d.in_features});
+  const DenseParams& d = w.dense;
+  Tensor data = te::Placeholder("data", {d.batch, d.in_features}, DataTypeOf(w));
   def->args = {data, weight};
   def->roles = {BufferRole::kInput, BufferRole::kWeight};
-  return {data, DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, def)};
+  return {data, DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, def, AccumulatorTypeOf(w))};
 }
 
 // The epilogue over dense's first `rows` rows (all of them by default).
@@ -39,7 +40,7 @@ Tensor EpilogueStage(const Tensor& dense, const Epilogue& ep, const EpilogueArgs
 class DensePack final : public OpTemplate {
  public:
   const char* name() const override { return "dense_pack"; }
-  Status Check(const Workload& w) const override { return CheckDense(w, name()); }
+  Status Check(const Workload& w) const override { return CheckDense(w, name(), /*int8_ok=*/true); }
 
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const DenseParams& d = w.dense;
@@ -79,16 +80,16 @@ class DensePack final : public OpTemplate {
     const bool padded = rows != d.batch;
     const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
     KernelDef def;
-    Tensor weight = te::Placeholder("weight", {o_chunks, d.in_features, o_bn});
-    auto declared = DeclareArgs(d, ep, &def, weight);
+    Tensor weight = te::Placeholder("weight", {o_chunks, d.in_features, o_bn}, WeightTypeOf(w));
+    auto declared = DeclareArgs(w, ep, &def, weight);
     const Tensor data = declared.first;
     const EpilogueArgs epi = declared.second;
     auto rk = te::MakeIterVar("k", d.in_features, true);
     Tensor dense =
         te::ComputeReduce("dense", {rows, d.out_features}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
           const Expr row = padded ? ir::min(i[0], Expr(d.batch - 1)) : i[0];
-          return te::Read(data, {row, te::AxisExpr(rk)}) *
-                 te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
+          return MultiplyOperands(w, ep, te::Read(data, {row, te::AxisExpr(rk)}),
+                                  te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)}));
         });
     // Padded: the real rows of the whole tiles are stored by the epilogue stage (an identity one
     // when the layer has no epilogue).
@@ -157,7 +158,7 @@ class DenseNoPack final : public OpTemplate {
     const int64_t k_chunks = d.in_features / k_bn;
     KernelDef def;
     Tensor weight = te::Placeholder("weight", {d.out_features, d.in_features});
-    auto declared = DeclareArgs(d, ep, &def, weight);
+    auto declared = DeclareArgs(w, ep, &def, weight);
     const Tensor data = declared.first;
     const EpilogueArgs epi = declared.second;
     // partial[n, o, kv] = sum over ko of data[n, ko*k_bn + kv] * W[o, ko*k_bn + kv]: k_bn lanes of

@@ -21,7 +21,7 @@ using ir::Tensor;
 class DenseCuda final : public OpTemplate {
  public:
   const char* name() const override { return "dense_cuda"; }
-  Status Check(const Workload& w) const override { return CheckDense(w, name()); }
+  Status Check(const Workload& w) const override { return CheckDense(w, name(), /*int8_ok=*/true); }
 
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const DenseParams& d = w.dense;
@@ -50,16 +50,17 @@ class DenseCuda final : public OpTemplate {
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target&) const override {
     const DenseParams& d = w.dense;
     KernelDef def;
-    Tensor data = te::Placeholder("data", {d.batch, d.in_features});
-    Tensor weight = te::Placeholder("weight", {d.out_features, d.in_features});
+    Tensor data = te::Placeholder("data", {d.batch, d.in_features}, DataTypeOf(w));
+    Tensor weight = te::Placeholder("weight", {d.out_features, d.in_features}, WeightTypeOf(w));
     def.args = {data, weight};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi = DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, &def);
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, &def, AccumulatorTypeOf(w));
     auto rk = te::MakeIterVar("k", d.in_features, true);
-    Tensor dense = te::ComputeReduce(
-        "dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
-          return te::Read(data, {i[0], te::AxisExpr(rk)}) * te::Read(weight, {i[1], te::AxisExpr(rk)});
-        });
+    Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk},
+                                     [&](const std::vector<Expr>& i) {
+                                       return MultiplyOperands(w, ep, te::Read(data, {i[0], te::AxisExpr(rk)}),
+                                                               te::Read(weight, {i[1], te::AxisExpr(rk)}));
+                                     });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = AddGpuOutput(&def, dense, ep, epi, cfg);
     te::Schedule& s = *def.schedule;

@@ -20,7 +20,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
   const char* name() const override { return "depthwise_conv2d_nchwc"; }
 
   Status Check(const Workload& w) const override {
-    TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name()));
+    TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name(), /*int8_ok=*/true));
     const Conv2dParams& c = w.conv;
     if (c.groups != c.in_channels || c.out_channels != c.in_channels) {
       return Status::InvalidArgument(
@@ -88,22 +88,23 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     const int64_t chunks = c.in_channels / c_bn, oh = c.out_height(), ow = c.out_width();
 
     KernelDef def;
-    Tensor data = te::Placeholder("data", {c.batch, chunks, c.height, c.width, c_bn});
-    Tensor kernel = te::Placeholder("kernel", {chunks, c.kernel_h, c.kernel_w, c_bn});
+    Tensor data = te::Placeholder("data", {c.batch, chunks, c.height, c.width, c_bn}, DataTypeOf(w));
+    Tensor kernel = te::Placeholder("kernel", {chunks, c.kernel_h, c.kernel_w, c_bn}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi = DeclareEpilogueArgs(ep, {chunks, c_bn}, {c.batch, chunks, oh, ow, c_bn}, &def);
-    Tensor input = PadNCHWc(data, c);
+    EpilogueArgs epi =
+        DeclareEpilogueArgs(ep, {chunks, c_bn}, {c.batch, chunks, oh, ow, c_bn}, &def, AccumulatorTypeOf(w));
+    Tensor input = PadNCHWc(data, c, PadValueOf(w, ep));
     const bool padded = input != data;
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
     auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
-    Tensor conv = te::ComputeReduce("dwconv", {c.batch, chunks, oh, ow, c_bn}, te::ReduceKind::kSum, {rkh, rkw},
-                                    [&](const std::vector<Expr>& i) {
-                                      Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
-                                      Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
-                                      return te::Read(input, {i[0], i[1], ih, iw, i[4]}) *
-                                             te::Read(kernel, {i[1], te::AxisExpr(rkh), te::AxisExpr(rkw), i[4]});
-                                    });
+    Tensor conv = te::ComputeReduce(
+        "dwconv", {c.batch, chunks, oh, ow, c_bn}, te::ReduceKind::kSum, {rkh, rkw}, [&](const std::vector<Expr>& i) {
+          Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
+          Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
+          return MultiplyOperands(w, ep, te::Read(input, {i[0], i[1], ih, iw, i[4]}),
+                                  te::Read(kernel, {i[1], te::AxisExpr(rkh), te::AxisExpr(rkw), i[4]}));
+        });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi,
                                               [](const std::vector<Expr>& i) {

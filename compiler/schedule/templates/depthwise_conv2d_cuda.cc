@@ -21,7 +21,7 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
  public:
   const char* name() const override { return "depthwise_conv2d_nchw_cuda"; }
   Status Check(const Workload& w) const override {
-    TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name()));
+    TUNEFARM_RETURN_IF_ERROR(CheckConv2d(w, name(), /*int8_ok=*/true));
     const Conv2dParams& c = w.conv;
     if (c.groups != c.in_channels || c.out_channels != c.in_channels) {
       return Status::InvalidArgument(std::string("unsupported shape for ") + name() +
@@ -80,20 +80,22 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
     const Conv2dParams& c = w.conv;
     const int64_t oh = c.out_height(), ow = c.out_width();
     KernelDef def;
-    Tensor data = te::Placeholder("data", {c.batch, c.in_channels, c.height, c.width});
-    Tensor kernel = te::Placeholder("kernel", {c.out_channels, 1, c.kernel_h, c.kernel_w});
+    Tensor data = te::Placeholder("data", {c.batch, c.in_channels, c.height, c.width}, DataTypeOf(w));
+    Tensor kernel = te::Placeholder("kernel", {c.out_channels, 1, c.kernel_h, c.kernel_w}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi = DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def);
-    Tensor input = PadNCHW(data, c);
+    EpilogueArgs epi =
+        DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def, AccumulatorTypeOf(w));
+    Tensor input = PadNCHW(data, c, PadValueOf(w, ep));
     auto ry = te::MakeIterVar("ry", c.kernel_h, true);
     auto rx = te::MakeIterVar("rx", c.kernel_w, true);
     Tensor conv = te::ComputeReduce("depthwise", {c.batch, c.out_channels, oh, ow}, te::ReduceKind::kSum, {ry, rx},
                                     [&](const std::vector<Expr>& i) {
                                       Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(ry) * Expr(c.dilation_h);
                                       Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rx) * Expr(c.dilation_w);
-                                      return te::Read(input, {i[0], i[1], ih, iw}) *
-                                             te::Read(kernel, {i[1], Expr(0), te::AxisExpr(ry), te::AxisExpr(rx)});
+                                      return MultiplyOperands(
+                                          w, ep, te::Read(input, {i[0], i[1], ih, iw}),
+                                          te::Read(kernel, {i[1], Expr(0), te::AxisExpr(ry), te::AxisExpr(rx)}));
                                     });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = AddGpuOutput(&def, conv, ep, epi, cfg);

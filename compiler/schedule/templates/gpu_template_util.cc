@@ -6,14 +6,14 @@
 
 namespace tunefarm::compiler {
 
-ir::Tensor PadNCHW(const ir::Tensor& data, const Conv2dParams& c) {
+ir::Tensor PadNCHW(const ir::Tensor& data, const Conv2dParams& c, const ir::Expr& pad_value) {
   const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
   if (hp == c.height && wp == c.width) return data;
   const auto& s = data->shape;
   return te::Compute("pad", {s[0], s[1], hp, wp}, [&](const std::vector<ir::Expr>& i) {
     ir::Expr h = i[2] - ir::Expr(c.pad_top), x = i[3] - ir::Expr(c.pad_left);
     ir::Expr inside = h >= ir::Expr(0) && h < ir::Expr(c.height) && x >= ir::Expr(0) && x < ir::Expr(c.width);
-    return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x}), ir::Expr(0.0f));
+    return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x}), pad_value);
   });
 }
 

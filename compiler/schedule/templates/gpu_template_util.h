@@ -21,7 +21,7 @@
 namespace tunefarm::compiler {
 
 // The zero-padded NCHW input of a convolution (data itself when there is no padding).
-ir::Tensor PadNCHW(const ir::Tensor& data, const Conv2dParams& c);
+ir::Tensor PadNCHW(const ir::Tensor& data, const Conv2dParams& c, const ir::Expr& pad_value);
 
 // The thread extents of a stage's bound loops, z, y, x (1 where a dimension is not bound).
 using ThreadExtents = std::array<int64_t, 3>;

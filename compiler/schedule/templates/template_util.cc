@@ -96,11 +96,33 @@ void VectorizeByLanes(te::Stage& stage, const te::IterVar& iv, int64_t extent, i
   }
 }
 
+ir::Type DataTypeOf(const Workload& w) {
+  if (!w.is_int8()) return ir::Type::Float(32);
+  return ir::Type{w.dtype == "uint8" ? ir::Type::kUInt : ir::Type::kInt, 8, 1};
+}
+
+ir::Type WeightTypeOf(const Workload& w) { return w.is_int8() ? ir::Type::Int(8) : ir::Type::Float(32); }
+
+ir::Type AccumulatorTypeOf(const Workload& w) { return w.is_int8() ? ir::Type::Int(32) : ir::Type::Float(32); }
+
+ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const ir::Expr& data, const ir::Expr& weight) {
+  if (!w.is_int8()) return data * weight;
+  const ir::Type i32 = ir::Type::Int(32);
+  ir::Expr x = ir::cast(i32, data);
+  if (e.input_zero_point != 0) x = x - ir::cast(i32, ir::Expr(int64_t(e.input_zero_point)));
+  return x * ir::cast(i32, weight);
+}
+
+ir::Expr PadValueOf(const Workload& w, const Epilogue& e) {
+  if (!w.is_int8()) return ir::Expr(0.0f);
+  return ir::cast(DataTypeOf(w), ir::Expr(int64_t(e.input_zero_point)));
+}
+
 EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& bias_shape,
-                                 std::vector<int64_t> out_shape, KernelDef* def) {
+                                 std::vector<int64_t> out_shape, KernelDef* def, ir::Type acc_type) {
   EpilogueArgs a;
   if (e.bias) {
-    a.bias = te::Placeholder("bias", bias_shape);
+    a.bias = te::Placeholder("bias", bias_shape, acc_type);
     def->args.push_back(a.bias);
     def->roles.push_back(BufferRole::kBias);
   }
@@ -114,10 +136,31 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& 
     def->args.push_back(a.slope);
     def->roles.push_back(BufferRole::kSlope);
   }
+  if (e.requantize.enabled) {
+    a.scale = te::Placeholder("scale", bias_shape);
+    def->args.push_back(a.scale);
+    def->roles.push_back(BufferRole::kScale);
+  }
   return a;
 }
 
-bool HasEpilogue(const Epilogue& e) { return e.bias || e.residual || e.activation != Activation::kNone; }
+bool HasEpilogue(const Epilogue& e) {
+  return e.bias || e.residual || e.activation != Activation::kNone || e.requantize.enabled;
+}
+
+namespace {
+
+// clamp(round_half_to_even(float(acc) * scale) + zero_point, min, max) in uint8 or int8: ONNX
+// Runtime's requantization (a float multiplier per channel), the activation as the bounds.
+ir::Expr RequantizeValue(const ir::Expr& acc, const ir::Expr& scale, const Requantize& r) {
+  ir::Expr q = compute::ApplyUnary(ir::cast(ir::Type::Float(32), acc) * scale, {compute::UnaryKind::kRound});
+  q = q + ir::Expr(float(r.zero_point));
+  // Integral and within [min, max] after the clamp, so the conversion is exact.
+  q = ir::min(ir::max(q, ir::Expr(float(r.min))), ir::Expr(float(r.max)));
+  return ir::cast(r.is_signed ? ir::Type::Int(8) : ir::Type{ir::Type::kUInt, 8, 1}, q);
+}
+
+}  // namespace
 
 ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
                          const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,
@@ -126,18 +169,22 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
     ir::Expr b = e.bias ? te::Read(args.bias, bias_index(i)) : ir::Expr();
     ir::Expr r = e.residual ? te::Read(args.residual, i) : ir::Expr();
     ir::Expr s = e.activation == Activation::kPRelu ? te::Read(args.slope, bias_index(i)) : ir::Expr();
-    return ApplyEpilogue(te::Read(acc, i), e, b, r, s);
+    if (acc->dtype.is_float()) return ApplyEpilogue(te::Read(acc, i), e, b, r, s);
+    // An int32 accumulator: the bias, then the requantization (the activation is its bounds).
+    ir::Expr v = te::Read(acc, i);
+    if (e.bias) v = v + b;
+    return e.requantize.enabled ? RequantizeValue(v, te::Read(args.scale, bias_index(i)), e.requantize) : v;
   });
 }
 
-ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c) {
+ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c, const ir::Expr& pad_value) {
   const int64_t hp = c.height + c.pad_top + c.pad_bottom, wp = c.width + c.pad_left + c.pad_right;
   if (hp == c.height && wp == c.width) return data;
   const auto& s = data->shape;
   return te::Compute("pad", {s[0], s[1], hp, wp, s[4]}, [&](const std::vector<ir::Expr>& i) {
     ir::Expr h = i[2] - ir::Expr(c.pad_top), x = i[3] - ir::Expr(c.pad_left);
     ir::Expr inside = h >= ir::Expr(0) && h < ir::Expr(c.height) && x >= ir::Expr(0) && x < ir::Expr(c.width);
-    return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x, i[4]}), ir::Expr(0.0f));
+    return ir::select(inside, ClampedRead(data, {i[0], i[1], h, x, i[4]}), pad_value);
   });
 }
 
@@ -209,11 +256,20 @@ bool WinogradRowIsZero(const WinogradMatrices& w, double (WinogradMatrices::*at)
   return true;
 }
 
-Status CheckConv2d(const Workload& w, const char* name) {
+namespace {
+
+Status CheckDtype(const Workload& w, const char* name, bool int8_ok) {
+  if (w.dtype == "float32" || (int8_ok && w.is_int8())) return Status::OK();
+  return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; supported: float32" +
+                                 (int8_ok ? ", uint8, int8" : ""));
+}
+
+}  // namespace
+
+Status CheckConv2d(const Workload& w, const char* name, bool int8_ok) {
   const Conv2dParams& c = w.conv;
   std::string where = std::string(name) + " workload " + w.Key();
-  if (w.dtype != "float32")
-    return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  TUNEFARM_RETURN_IF_ERROR(CheckDtype(w, name, int8_ok));
   if (c.batch < 1 || c.in_channels < 1 || c.height < 1 || c.width < 1 || c.out_channels < 1 || c.kernel_h < 1 ||
       c.kernel_w < 1) {
     return Status::InvalidArgument("unsupported shape: every dimension must be >= 1 in " + where);
@@ -237,15 +293,13 @@ Status CheckConv2d(const Workload& w, const char* name) {
 Status CheckBatchMatmul(const Workload& w, const char* name) {
   if (!w.is_batch_matmul())
     return Status::InvalidArgument(std::string(name) + " computes batched products, not " + w.Key());
-  if (w.dtype != "float32")
-    return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  TUNEFARM_RETURN_IF_ERROR(CheckDtype(w, name, false));
   return w.Validate();
 }
 
-Status CheckDense(const Workload& w, const char* name) {
+Status CheckDense(const Workload& w, const char* name, bool int8_ok) {
   const DenseParams& d = w.dense;
-  if (w.dtype != "float32")
-    return Status::InvalidArgument("unsupported dtype '" + w.dtype + "' for " + name + "; only float32 is supported");
+  TUNEFARM_RETURN_IF_ERROR(CheckDtype(w, name, int8_ok));
   if (d.batch < 1 || d.in_features < 1 || d.out_features < 1) {
     return Status::InvalidArgument(std::string("unsupported shape: every dimension must be >= 1 in ") + name +
                                    " workload " + w.Key());

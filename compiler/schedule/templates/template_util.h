@@ -57,20 +57,37 @@ ir::Expr WinogradEntry(const WinogradMatrices& w, double (WinogradMatrices::*at)
 // Whether row `row` of that matrix is zero in all of its `cols` columns (the term can be skipped).
 bool WinogradRowIsZero(const WinogradMatrices& w, double (WinogradMatrices::*at)(int, int) const, int row, int cols);
 
-Status CheckConv2d(const Workload& w, const char* template_name);
-Status CheckDense(const Workload& w, const char* template_name);
+// The int8 workloads (Workload::is_int8, Epilogue's Requantize): the types of a kernel's data and
+// weight arguments (float32, or the activations' uint8/int8 and int8 weights) and of its
+// accumulator (float32 or int32).
+ir::Type DataTypeOf(const Workload& w);
+ir::Type WeightTypeOf(const Workload& w);
+ir::Type AccumulatorTypeOf(const Workload& w);
+// One term of the reduction: data * weight, or for an int8 workload (int32(data) - the input's
+// zero point) * int32(weight), exact in int32.
+ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const ir::Expr& data, const ir::Expr& weight);
+// What padding reads: 0, or an int8 workload's input zero point (which then contributes nothing).
+ir::Expr PadValueOf(const Workload& w, const Epilogue& e);
+
+// Templates that compute int8 workloads pass int8_ok; the others refuse them with an error naming
+// the dtype.
+Status CheckConv2d(const Workload& w, const char* template_name, bool int8_ok = false);
+Status CheckDense(const Workload& w, const char* template_name, bool int8_ok = false);
 Status CheckBatchMatmul(const Workload& w, const char* template_name);
 
 // The epilogue's extra arguments, appended to def->args after data and weights: bias of
-// bias_shape, residual of the output's shape, PRelu's slopes of bias_shape.
+// bias_shape (in the accumulator's type, acc_type), residual of the output's shape, PRelu's slopes
+// and an int8 kernel's requantization scales (float32) of bias_shape.
 struct EpilogueArgs {
-  ir::Tensor bias, residual, slope;
+  ir::Tensor bias, residual, slope, scale;
 };
 EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& bias_shape,
-                                 std::vector<int64_t> out_shape, KernelDef* def);
+                                 std::vector<int64_t> out_shape, KernelDef* def,
+                                 ir::Type acc_type = ir::Type::Float(32));
 bool HasEpilogue(const Epilogue& e);
-// out[i] = epilogue(acc[i]); bias and slopes read at bias_index(i). `shape`: out's, when it is only a part of
-// acc's (the real rows of dense_pack's whole row tiles); empty: acc's.
+// out[i] = epilogue(acc[i]); bias, slopes and scales read at bias_index(i). An int32 accumulator
+// gets its bias and then, when requantized, Requantize's rounding, zero point and bounds. `shape`: out's, when it is
+// only a part of acc's (the real rows of dense_pack's whole row tiles); empty: acc's.
 ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
                          const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,
                          const std::vector<int64_t>& shape = {});
@@ -87,8 +104,9 @@ bool ChunksAloneSuffice(int64_t chunks, int64_t row_tiles);
 // fewer FMAs than te::kMinParallelWork, else the parallel axis (0).
 int64_t FallbackParallel(const Workload& w);
 
-// The zero-padded input of an NCHW[x]c convolution (data itself when there is no padding).
-ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c);
+// The padded input of an NCHW[x]c convolution (data itself when there is no padding), padding
+// reading pad_value (PadValueOf).
+ir::Tensor PadNCHWc(const ir::Tensor& data, const Conv2dParams& c, const ir::Expr& pad_value);
 
 // Schedules the output stage of an NCHW[x]c convolution (axes n, c-chunk, oh, ow, c-block): tiles
 // of oh_tile x ow_tile positions, the parallel loop over (n, c-chunk) -- and the row tiles too when

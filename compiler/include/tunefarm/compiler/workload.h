@@ -65,7 +65,11 @@ struct Workload {
   Conv2dParams conv;               // kConv2d
   DenseParams dense;               // kDense
   BatchMatmulParams batch_matmul;  // kBatchMatmul
+  // "float32", or for an int8 workload the activations' type, "uint8" or "int8": the kernel reads
+  // them in that type with int8 weights (their zero point subtracted when packed) and accumulates
+  // in int32 (docs/quantization.md). A different key: float and int8 records never mix.
   std::string dtype = "float32";
+  bool is_int8() const { return dtype == "uint8" || dtype == "int8"; }
   // The schedule template computing it (the template table, schedule/template_table.h): CPUs
   // conv2d_nchwc, depthwise_conv2d_nchwc, conv2d_nchwc_winograd, dense_pack, dense_nopack,
   // batch_matmul; CUDA conv2d_nchw_cuda, depthwise_conv2d_nchw_cuda, conv2d_nchw_winograd_cuda,
@@ -117,12 +121,28 @@ enum class Activation { kNone, kRelu, kRelu6, kClip, kPRelu, kGelu, kGeluTanh };
 // What the kernel applies to the accumulator, in this order: + bias[channel], + residual (same
 // shape and layout as the output), then the activation (kPRelu: v < 0 ? slope[channel] * v : v,
 // the slopes an argument laid out as the bias; kGelu and kGeluTanh: ONNX Gelu's erf and tanh forms).
+//
+// An int8 workload's kernel subtracts input_zero_point from every input element (padding reads the
+// zero point, so it contributes nothing) and accumulates (x - input_zero_point) * w in int32, adds
+// the int32 bias, and then, when requantize.enabled, writes
+//   clamp(round_half_to_even(float(acc) * scale[channel]) + zero_point, min, max)
+// in uint8 (int8 when is_signed), the scales an argument laid out as the bias; otherwise the int32
+// accumulator itself. A float activation becomes min and max (Relu: the zero point; Clip: its
+// quantized bounds), so int8 epilogues take no float activation and no residual.
+struct Requantize {
+  bool enabled = false;
+  bool is_signed = false;
+  int32_t zero_point = 0, min = 0, max = 255;
+};
+
 struct Epilogue {
   bool bias = false;
   bool residual = false;
   Activation activation = Activation::kNone;
   float clip_min = 0.0f, clip_max = 6.0f;  // kClip only
-  std::string ToString() const;            // "bias+residual+relu", "none"
+  int32_t input_zero_point = 0;            // int8 workloads only
+  Requantize requantize{};                 // int8 workloads only
+  std::string ToString() const;            // "bias+residual+relu", "none", "bias+requantize(128,128,255,u8)"
 };
 
 }  // namespace tunefarm::compiler

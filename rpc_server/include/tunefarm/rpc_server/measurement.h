@@ -29,6 +29,8 @@ namespace tunefarm::rpc_server {
 
 struct ArgSpec {
   std::vector<int64_t> shape;
+  // float32, int32, uint8 or int8 (IsArgDtype; int8 kernels' operands). Every buffer holds 4 bytes
+  // per element whatever its type, so sizes and limits are one rule.
   std::string dtype = "float32";
   // What the compiler says the argument is for (KernelBufferInfo::role; IsArgRole): "output" is
   // zeroed and checked, every other role is seeded from the spec's seed.
@@ -86,8 +88,10 @@ inline constexpr size_t kMaxLibraryBytes = size_t(64) << 20;
 inline constexpr int kMaxArgs = 16;
 
 // The roles a kernel argument may have: input, weight, bias, residual, slope (PRelu's per-channel
-// slopes), output -- every BufferRole the compiler's templates give.
+// slopes), scale (an int8 kernel's requantization multipliers), output -- every BufferRole the compiler's templates
+// give.
 bool IsArgRole(const std::string& role);
+bool IsArgDtype(const std::string& dtype);
 // OK when valid, else InvalidArgument with the message of a BAD_REQUEST outcome.
 Status ValidateSpec(const MeasureSpec& spec, size_t library_bytes, int64_t memory_limit_bytes);
 // OK when the library is an ELF shared object for this machine's architecture, else InvalidArgument

@@ -1,0 +1,80 @@
+// What lowering a node through a schedule template takes, for float nodes (nn_ops.cc: Conv, Gemm,
+// MatMul) and int8 ones (integer_ops.cc) alike: the implementations that apply, the packers of the
+// layouts a template's weight argument takes (schedule/template_table.h's WeightPacking), and the
+// plan's kernel.
+#ifndef TUNEFARM_COMPILER_OPERATORS_TEMPLATE_LOWERING_H_
+#define TUNEFARM_COMPILER_OPERATORS_TEMPLATE_LOWERING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/operators/lower_api.h"
+#include "compiler/schedule/op_template.h"
+
+namespace tunefarm::operators {
+
+// The node's workload's implementations on the target that have a config space there (empty when
+// the node is not a task, node_workload.h).
+std::vector<compiler::Workload> TunableImplementations(LowerApi& cx, const graph::Node& n);
+
+// An int8 task node (node_workload.h: QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger,
+// com.microsoft.QGemm) through the best of its implementations (integer_ops.cc).
+Status LowerInt8Task(LowerApi& cx, const graph::Node& n, const std::vector<compiler::Workload>& implementations);
+// A requantized output clamped to the bounds of the activation the QDQ rewrite fused on an integer
+// node (graph.h's NodeEpilogue), or q itself (integer_ops.cc; the untuned kernels).
+ir::Tensor ClampToFusedActivation(const ir::Tensor& q, const graph::Node& n);
+
+// The plan's kernel for a tunable node, its arguments in def's order.
+void AddTemplateKernel(LowerApi& cx, const graph::Node& n, const LowerApi::Choice& choice, compiler::KernelDef def,
+                       const compiler::Epilogue& ep, std::vector<int> args);
+
+// Conv weights [K, C/groups, KH, KW] (`shape`) packed to the blocked layouts of conv2d_nchwc
+// ([K/oc_bn, Cg/ic_bn, KH, KW, ic_bn, oc_bn]) or, when depthwise, depthwise_conv2d_nchwc
+// ([K/oc_bn, KH, KW, oc_bn]); the blocks read from the template's data and output arguments.
+template <typename T>
+std::vector<T> PackConvWeights(const std::vector<T>& w, const std::vector<int64_t>& shape,
+                               const compiler::KernelDef& def, bool depthwise) {
+  const int64_t ic_bn = def.args[0]->shape.back(), oc_bn = def.args.back()->shape.back();
+  const int64_t kh = shape[2], kw = shape[3], cg = shape[1];
+  std::vector<T> packed(size_t(def.args[1]->NumElements()));
+  for (int64_t k = 0; k < shape[0]; ++k) {
+    for (int64_t c = 0; c < cg; ++c) {
+      for (int64_t h = 0; h < kh; ++h) {
+        for (int64_t x = 0; x < kw; ++x) {
+          const T v = w[size_t(((k * cg + c) * kh + h) * kw + x)];
+          const size_t at =
+              depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
+                        : size_t(((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn +
+                                 (c % ic_bn) * oc_bn + k % oc_bn);
+          packed[at] = v;
+        }
+      }
+    }
+  }
+  return packed;
+}
+
+// A dense layer's weights, [in, out] as MatMul stores them or [out, in] when trans_b (Gemm's
+// transB), to `packed_shape`: dense_pack's [ceil(out/bn), in, bn] (zero-padded) or as stored [out, in].
+template <typename T>
+std::vector<T> PackDenseWeights(const std::vector<T>& w, bool trans_b, int64_t in, int64_t out,
+                                const std::vector<int64_t>& packed_shape) {
+  int64_t elements = 1;
+  for (int64_t d : packed_shape) elements *= d;
+  std::vector<T> packed(size_t(elements), T(0));
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t k = 0; k < in; ++k) {
+      const T v = trans_b ? w[size_t(o * in + k)] : w[size_t(k * out + o)];
+      if (packed_shape.size() == 3) {
+        packed[size_t(((o / packed_shape[2]) * in + k) * packed_shape[2] + o % packed_shape[2])] = v;
+      } else {
+        packed[size_t(o * in + k)] = v;
+      }
+    }
+  }
+  return packed;
+}
+
+}  // namespace tunefarm::operators
+
+#endif  // TUNEFARM_COMPILER_OPERATORS_TEMPLATE_LOWERING_H_
