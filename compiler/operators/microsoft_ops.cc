@@ -96,7 +96,7 @@ Status LowerQLinearBinary(LowerApi& cx, const Node& n) {
   const ir::Type out = ToIRType(cx.OutType(n));
   return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
     const ir::Tensor sum = compute::Binary(DequantizedInput(k, t, 0), DequantizedInput(k, t, 3), kind);
-    return QuantizedOutput(k, t, 6, sum, out);
+    return ClampToFusedActivation(QuantizedOutput(k, t, 6, sum, out), n);
   });
 }
 

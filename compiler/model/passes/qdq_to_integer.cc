@@ -134,6 +134,76 @@ std::optional<std::vector<int64_t>> QuantizedBias(const ConstantData& bias, cons
   return q;
 }
 
+bool SameConstant(const Graph& g, int a, int b) {
+  const ConstantData* x = ConstantOf(g, a);
+  const ConstantData* y = ConstantOf(g, b);
+  if (!x || !y) return !x && !y && a < 0 && b < 0;
+  return x->dtype == y->dtype && x->num_elements() == 1 && y->num_elements() == 1 && ElementOf(x, 0) == ElementOf(y, 0);
+}
+
+// Whether a DequantizeLinear and the QuantizeLinear after it quantize alike (the same type, scale
+// and zero point, per tensor): then dropping both around data movement changes no value.
+bool SameQuantization(const Graph& g, const Dequantized& d, const Node& q, const Quantized& out) {
+  if (g.values[size_t(d.q)].dtype != out.type || !SameConstant(g, d.scale, out.scale)) return false;
+  // An absent zero point is 0 of the operand's type.
+  const double dz = ElementOf(ConstantOf(g, d.zero), 0), qz = ElementOf(ConstantOf(g, out.zero), 0);
+  return PerTensor(g, d) && dz == qz && q.inputs.size() >= 2;
+}
+
+// Operators that only move elements (pick, reorder, reshape): the same on the integers as on the
+// values they stand for, whenever input and output quantize alike.
+bool MovesData(const Node& n) {
+  static const char* const kOps[] = {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze",
+                                     "Unsqueeze", "Slice",  "Concat",  "Resize"};
+  if (std::find_if(std::begin(kOps), std::end(kOps), [&](const char* op) { return n.op_type == op; }) ==
+      std::end(kOps)) {
+    return false;
+  }
+  if (n.op_type == "Resize" && n.GetString("mode", "nearest") != "nearest") return false;
+  return n.outputs.size() == 1;
+}
+
+// Q(op(DQ(x)...)) for data movement: op on x itself (Concat: every input dequantized alike).
+std::vector<Node> RewriteDataMovement(const Graph& g, const Node& op, const Node& q, const Quantized& out) {
+  Node n = op;
+  n.outputs = {q.outputs[0]};
+  const size_t operands = op.op_type == "Concat" ? op.inputs.size() : 1;
+  for (size_t i = 0; i < operands; ++i) {
+    std::optional<Dequantized> d = DequantizedFrom(g, InputOr(op, i));
+    if (!d || !SameQuantization(g, *d, q, out)) return {};
+    n.inputs[i] = d->q;
+  }
+  return {std::move(n)};
+}
+
+// Q(act(Add(DQ(a), DQ(b)))) or Mul, and Q(GlobalAveragePool(DQ(x))): ONNX Runtime's QOperator
+// forms, one kernel from 8-bit inputs to the 8-bit output.
+std::vector<Node> RewriteElementwise(const Graph& g, const Node& op, const Quantized& out, const Node& q,
+                                     const std::optional<Bounds>& bounds) {
+  Node n;
+  n.name = op.name;
+  n.outputs = {q.outputs[0]};
+  const bool pool = op.op_type == "GlobalAveragePool";
+  if (pool && bounds) return {};
+  const size_t operands = pool ? 1 : 2;
+  if (op.inputs.size() != operands) return {};
+  for (size_t i = 0; i < operands; ++i) {
+    std::optional<Dequantized> d = DequantizedFrom(g, op.inputs[i]);
+    if (!d || !PerTensor(g, *d)) return {};
+    n.inputs.insert(n.inputs.end(), {d->q, d->scale, d->zero});
+  }
+  n.inputs.insert(n.inputs.end(), {out.scale, out.zero});
+  n.op_type = pool ? "com.microsoft.QLinearGlobalAveragePool"
+                   : (op.op_type == "Add" ? "com.microsoft.QLinearAdd" : "com.microsoft.QLinearMul");
+  while (!n.inputs.empty() && n.inputs.back() < 0) n.inputs.pop_back();
+  if (bounds) {
+    n.epilogue.activation = FusedActivation::kClip;
+    n.epilogue.clip_min = bounds->lo;
+    n.epilogue.clip_max = bounds->hi;
+  }
+  return {std::move(n)};
+}
+
 // The integer node for the chain ending at QuantizeLinear `qi`, or nothing.
 std::vector<Node> Rewrite(Graph* g, size_t qi, const std::vector<int>& uses) {
   const Node& q = g->nodes[qi];
@@ -149,6 +219,9 @@ std::vector<Node> Rewrite(Graph* g, size_t qi, const std::vector<int>& uses) {
     op = Producer(*g, op->inputs[0]);
     if (!op || !op->guards.empty()) return {};
   }
+  if (MovesData(*op)) return bounds ? std::vector<Node>{} : RewriteDataMovement(*g, *op, q, *out);
+  if (op->op_type == "Add" || op->op_type == "Mul" || op->op_type == "GlobalAveragePool")
+    return RewriteElementwise(*g, *op, *out, q, bounds);
   const bool conv = op->op_type == "Conv", gemm = op->op_type == "Gemm", matmul = op->op_type == "MatMul";
   if (!(conv || gemm || matmul) || op->inputs.size() < 2) return {};
   std::optional<Dequantized> x = DequantizedFrom(*g, op->inputs[0]);
