@@ -112,10 +112,50 @@ TEST_F(Measurement, EveryRoleAFusedKernelHasIsMeasured) {
   EXPECT_EQ(roles, (std::set<std::string>{"input", "weight", "bias", "residual", "slope", "output"}));
   MeasureOutcome ok = Run(ReadFile(so), spec);
   EXPECT_EQ(ok.kind, OutcomeKind::kOk) << ok.message;
-  spec.args[1].role = "scale";
+  spec.args[1].role = "gradient";
   MeasureOutcome bad = Run(ReadFile(so), spec);
   EXPECT_EQ(bad.kind, OutcomeKind::kBadRequest);
-  EXPECT_EQ(bad.message, "argument 1 has unknown role 'scale'");
+  EXPECT_EQ(bad.message, "argument 1 has unknown role 'gradient'");
+}
+
+// An int8 convolution (uint8 data, int8 weights, int32 bias, float scales, uint8 output) is
+// measured with its arguments in their own types; a type the farm does not know, or a check of an
+// integer output, is a bad request naming it.
+TEST_F(Measurement, AnInt8KernelIsMeasuredWithItsArgumentTypes) {
+  compiler::KernelSpec k;
+  k.workload = compiler::Conv2dWorkload(1, 16, 10, 10, 16, 3, 3, 1, 1);
+  k.workload.dtype = "uint8";
+  k.epilogue.bias = true;
+  k.epilogue.input_zero_point = 128;
+  k.epilogue.requantize.enabled = true;
+  k.target = compiler::HostTarget();
+  k.symbol = "qconv";
+  std::vector<compiler::KernelInfo> infos;
+  const std::string so = dir_ + "/qconv.so";
+  ASSERT_TRUE(compiler::BuildSharedLibrary({k}, so, &infos).ok());
+  MeasureSpec spec = Spec();
+  spec.symbol = "qconv";
+  spec.args.clear();
+  std::vector<std::string> types;
+  for (const auto& b : infos[0].buffers) {
+    spec.args.push_back(ArgSpec{b.shape, b.dtype, b.role});
+    types.push_back(b.role + ":" + b.dtype);
+  }
+  EXPECT_EQ(types,
+            (std::vector<std::string>{"input:uint8", "weight:int8", "bias:int32", "scale:float32", "output:uint8"}));
+  MeasureOutcome ok = Run(ReadFile(so), spec);
+  EXPECT_EQ(ok.kind, OutcomeKind::kOk) << ok.message;
+  EXPECT_FALSE(ok.costs_ms.empty());
+  MeasureSpec wide = spec;
+  wide.args[0].dtype = "int16";
+  MeasureOutcome unknown = Run(ReadFile(so), wide);
+  EXPECT_EQ(unknown.kind, OutcomeKind::kBadRequest);
+  EXPECT_EQ(unknown.message, "argument 0 has dtype 'int16'; supported: float32, int32, uint8, int8");
+  MeasureSpec checked = spec;
+  checked.expected_outputs.assign(size_t(spec.args.back().num_elements()), 0.0f);
+  MeasureOutcome integer_check = Run(ReadFile(so), checked);
+  EXPECT_EQ(integer_check.kind, OutcomeKind::kBadRequest);
+  EXPECT_EQ(integer_check.message, "argument 4 is a uint8 output; only float32 outputs can be checked");
 }
 
 TEST_F(Measurement, CrashingHangingAndGreedyKernelsCostOneTrialEach) {

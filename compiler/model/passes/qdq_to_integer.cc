@@ -153,8 +153,8 @@ bool SameQuantization(const Graph& g, const Dequantized& d, const Node& q, const
 // Operators that only move elements (pick, reorder, reshape): the same on the integers as on the
 // values they stand for, whenever input and output quantize alike.
 bool MovesData(const Node& n) {
-  static const char* const kOps[] = {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze",
-                                     "Unsqueeze", "Slice",  "Concat",  "Resize"};
+  static const char* const kOps[] = {"MaxPool",   "Reshape", "Flatten", "Transpose", "Squeeze",
+                                     "Unsqueeze", "Slice",   "Concat",  "Resize"};
   if (std::find_if(std::begin(kOps), std::end(kOps), [&](const char* op) { return n.op_type == op; }) ==
       std::end(kOps)) {
     return false;

@@ -1,0 +1,210 @@
+// The int8 templates (conv2d, depthwise conv2d and dense on CPUs; their CUDA forms emulated on this
+// CPU): random workloads in uint8 and int8, random configs and epilogues (input zero point, int32
+// bias, requantization with a zero point and activation bounds, or the int32 accumulator), against
+// a reference built from the float templates' naive reference: the accumulator of (x - zero point)
+// times the weights is exact in float while it stays below 2^24, which the weights' range here
+// keeps, and the requantization is recomputed from it in the same float32 operations the kernel
+// does. Every output must be equal, byte for byte.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/kernel_reference.h"
+#include "tunefarm/compiler/kernel.h"
+#include "tunefarm/compiler/target.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+constexpr int kCasesPerTemplate = 40;
+constexpr int kCasesPerModule = 20;
+
+int Find(const KernelInfo& info, const char* role) {
+  for (size_t i = 0; i < info.buffers.size(); ++i) {
+    if (info.buffers[i].role == role) return int(i);
+  }
+  return -1;
+}
+
+size_t ElementBytes(const std::string& dtype) { return dtype == "uint8" || dtype == "int8" ? 1 : 4; }
+
+Epilogue RandomInt8Epilogue(bool is_signed_input, std::mt19937_64& rng) {
+  auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Epilogue e;
+  e.bias = uniform(0, 1) == 1;
+  e.input_zero_point = is_signed_input ? uniform(-128, 127) : uniform(0, 255);
+  if (uniform(0, 3) == 0) return e;  // the int32 accumulator, as ConvInteger and MatMulInteger
+  Requantize& r = e.requantize;
+  r.enabled = true;
+  r.is_signed = uniform(0, 1) == 1;
+  const int lo = r.is_signed ? -128 : 0, hi = r.is_signed ? 127 : 255;
+  r.zero_point = uniform(lo, hi);
+  r.min = uniform(0, 1) ? r.zero_point : lo;  // a fused Relu, or the type's range
+  r.max = uniform(0, 2) == 0 ? uniform(r.min, hi) : hi;
+  return e;
+}
+
+// The output element's channel: the axis the bias and scales run along.
+size_t ChannelOf(const KernelBufferInfo& out, int64_t index) {
+  const std::vector<int64_t>& s = out.shape;
+  if (s.size() == 5) {  // NCHW[x]c: [N, K/ocb, OH, OW, ocb]
+    const int64_t block = s[4], chunk = (index / (s[2] * s[3] * block)) % s[1];
+    return size_t(chunk * block + index % block);
+  }
+  if (s.size() == 4) return size_t((index / (s[2] * s[3])) % s[1]);  // NCHW
+  return size_t(index % s.back());                                   // [rows, features]
+}
+
+class Int8Templates : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
+  const std::string tmpl = GetParam().first;
+  auto target = ParseTarget(GetParam().second);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  std::mt19937_64 rng(std::hash<std::string>()(tmpl) + 8);
+  int checked = 0, requantized = 0;
+  while (checked < kCasesPerTemplate) {
+    std::vector<KernelSpec> specs, float_specs;
+    for (int i = 0; i < kCasesPerModule; ++i) {
+      KernelSpec spec;
+      spec.workload = testing::RandomWorkload(tmpl, rng);
+      spec.workload.dtype = rng() % 2 ? "uint8" : "int8";
+      spec.epilogue = RandomInt8Epilogue(spec.workload.dtype == "int8", rng);
+      spec.target = *target;
+      auto space = GetConfigSpace(spec.workload, *target);
+      ASSERT_TRUE(space.ok()) << space.status().ToString();
+      spec.config_index = -1;
+      if (i % 4 != 0) {
+        auto cfg = space->RandomValid(rng);
+        ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+        spec.config_index = cfg->index();
+      }
+      spec.symbol = "q" + std::to_string(checked + i);
+      // A GPU config the launch verifier refuses is not a case (cuda_kernel_test.cc counts them).
+      if (!DescribeKernel(spec).ok()) continue;
+      KernelSpec reference = spec;
+      reference.workload.dtype = "float32";
+      reference.epilogue = Epilogue{};
+      reference.epilogue.bias = spec.epilogue.bias;
+      specs.push_back(spec);
+      float_specs.push_back(reference);
+    }
+    std::vector<KernelInfo> infos;
+    auto jit = BuildJit(specs, &infos);
+    ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const KernelSpec& spec = specs[i];
+      const KernelInfo& info = infos[i];
+      auto float_info = DescribeKernel(float_specs[i]);
+      ASSERT_TRUE(float_info.ok()) << float_info.status().ToString();
+      // The int8 arguments, and the float ones the reference reads: x - zero point, the weights
+      // in [-16, 16], the bias.
+      std::vector<std::vector<uint8_t>> raw(info.buffers.size());
+      testing::Buffers as_float(float_info->buffers.size());
+      for (size_t b = 0; b < info.buffers.size(); ++b) {
+        const KernelBufferInfo& buf = info.buffers[b];
+        const size_t n = size_t(buf.num_elements());
+        raw[b].assign(n * ElementBytes(buf.dtype), 0);
+        const int fb = Find(*float_info, buf.role.c_str());
+        if (fb >= 0) as_float[size_t(fb)].assign(n, 0.0f);
+        for (size_t e = 0; e < n && buf.role != "output"; ++e) {
+          float value = 0;
+          if (buf.role == "input") {
+            const int v = buf.dtype == "uint8" ? int(rng() % 256) : int(rng() % 256) - 128;
+            raw[b][e] = uint8_t(v);
+            value = float(v - spec.epilogue.input_zero_point);
+          } else if (buf.role == "weight") {
+            const int v = int(rng() % 33) - 16;
+            raw[b][e] = uint8_t(int8_t(v));
+            value = float(v);
+          } else if (buf.role == "bias") {
+            const int32_t v = int32_t(rng() % 4001) - 2000;
+            std::memcpy(&raw[b][e * 4], &v, 4);
+            value = float(v);
+          } else if (buf.role == "scale") {
+            const float v = std::uniform_real_distribution<float>(1e-3f, 5e-2f)(rng);
+            std::memcpy(&raw[b][e * 4], &v, 4);
+          }
+          if (fb >= 0) as_float[size_t(fb)][e] = value;
+        }
+      }
+      const std::vector<float> acc = testing::ReferenceOutput(float_specs[i], *float_info, as_float);
+      auto fn = (*jit)->Lookup(spec.symbol);
+      ASSERT_TRUE(fn.ok());
+      std::vector<void*> ptrs;
+      for (auto& r : raw) ptrs.push_back(r.data());
+      ASSERT_EQ((*fn)(ptrs.data()), 0);
+      const KernelBufferInfo& out = info.buffers.back();
+      const int scale_at = Find(info, "scale");
+      const Requantize& r = spec.epilogue.requantize;
+      int wrong = 0;
+      for (int64_t e = 0; e < out.num_elements() && wrong < 3; ++e) {
+        int64_t expected = int64_t(acc[size_t(e)]), actual = 0;
+        if (r.enabled) {
+          float scale = 0;
+          std::memcpy(&scale, &raw[size_t(scale_at)][ChannelOf(out, e) * 4], 4);
+          const float q = std::nearbyint(float(int32_t(expected)) * scale) + float(r.zero_point);
+          expected = int64_t(std::min(std::max(q, float(r.min)), float(r.max)));
+          actual = r.is_signed ? int64_t(int8_t(raw.back()[size_t(e)])) : int64_t(raw.back()[size_t(e)]);
+        } else {
+          int32_t v = 0;
+          std::memcpy(&v, &raw.back()[size_t(e) * 4], 4);
+          actual = v;
+        }
+        if (actual != expected) {
+          ++wrong;
+          ADD_FAILURE() << spec.workload.Key() << " epilogue " << spec.epilogue.ToString() << " config "
+                        << info.config_json << ": output " << e << " is " << actual << ", expected " << expected;
+        }
+      }
+      requantized += r.enabled ? 1 : 0;
+    }
+    checked += int(specs.size());
+  }
+  std::printf("%s on %s: %d int8 cases, %d requantized\n", tmpl.c_str(), GetParam().second.c_str(), checked,
+              requantized);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CpuAndEmulatedCuda, Int8Templates,
+    ::testing::Values(std::make_pair("conv2d_nchwc", "llvm"), std::make_pair("depthwise_conv2d_nchwc", "llvm"),
+                      std::make_pair("dense_pack", "llvm"), std::make_pair("conv2d_nchw_cuda", "h100 -emulate=host"),
+                      std::make_pair("depthwise_conv2d_nchw_cuda", "h100 -emulate=host"),
+                      std::make_pair("dense_cuda", "h100 -emulate=host")),
+    [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& p) { return p.param.first; });
+
+// The templates that have no int8 form refuse an int8 workload by name, and the table lists none of
+// them for it.
+TEST(Int8Templates, TemplatesWithoutAnInt8FormRefuseIt) {
+  Workload w = Conv2dWorkload(1, 16, 14, 14, 16, 3, 3, 1, 1);
+  w.dtype = "uint8";
+  w.implementation = "conv2d_nchwc_winograd";
+  auto host = ParseTarget("llvm");
+  ASSERT_TRUE(host.ok());
+  auto space = GetConfigSpace(w, *host);
+  ASSERT_FALSE(space.ok());
+  EXPECT_NE(space.status().message().find("unsupported dtype 'uint8' for conv2d_nchwc_winograd; supported: float32"),
+            std::string::npos)
+      << space.status().ToString();
+  Workload d = DenseWorkload(4, 64, 32);
+  d.dtype = "int8";
+  d.implementation = "dense_nopack";
+  EXPECT_FALSE(GetConfigSpace(d, *host).ok());
+  d.implementation = "dense_pack";
+  EXPECT_TRUE(GetConfigSpace(d, *host).ok());
+  d.dtype = "int16";
+  auto refused = GetConfigSpace(d, *host);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(
+      refused.status().message().find("unsupported dtype 'int16' for dense_pack; supported: float32, uint8, int8"),
+      std::string::npos)
+      << refused.status().ToString();
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler
