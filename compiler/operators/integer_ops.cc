@@ -227,6 +227,8 @@ compiler::Epilogue Int8Epilogue(const Node& n, const compiler::Int8Constants& k)
   compiler::Epilogue ep;
   ep.bias = !k.bias.empty();
   ep.input_zero_point = k.a_zero;
+  ep.input_zero_point_argument = k.a_zero_value >= 0;
+  ep.weight_zero_point = k.b_zero;
   if (!k.requantized) return ep;
   compiler::Requantize& r = ep.requantize;
   r.enabled = true;
@@ -239,6 +241,27 @@ compiler::Epilogue Int8Epilogue(const Node& n, const compiler::Int8Constants& k)
     r.max = std::min(r.max, int32_t(n.epilogue.clip_max));
   }
   return ep;
+}
+
+// A product of two activations: both operands and the output in plain layouts, their batch
+// dimensions folded (the kernel's [B, M, K] is the node's [..., M, K]: the same elements).
+Status EmitInt8BatchMatmul(LowerApi& cx, const Node& n, const compiler::IntegerOperands& in,
+                           const LowerApi::Choice& choice, compiler::KernelDef def, const compiler::Epilogue& ep,
+                           const compiler::Int8Constants& k) {
+  std::vector<int> args;
+  for (int operand : {in.a, in.b}) {
+    TUNEFARM_ASSIGN_OR_RETURN(int t, cx.Get(n.inputs[size_t(operand)], 0));
+    args.push_back(t);
+  }
+  if (ep.requantize.enabled) {
+    args.push_back(cx.ParamFloats(cx.V(n.outputs[0]).name + ".multipliers", def.args[2]->shape, k.multipliers));
+  }
+  const int out =
+      cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, cx.OutType(n), cx.V(n.outputs[0]).shape);
+  args.push_back(out);
+  cx.Define(n.outputs[0], out, 0);
+  AddTemplateKernel(cx, n, choice, std::move(def), ep, std::move(args));
+  return Status::OK();
 }
 
 }  // namespace
@@ -256,6 +279,7 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
   const compiler::Epilogue ep = Int8Epilogue(n, k);
   compiler::KernelDef def = row->get()->Instantiate(w, ep, cfg, cx.target());
   const compiler::IntegerOperands& in = *compiler::IntegerOperandsOf(n.op_type);
+  if (w.is_batch_matmul()) return EmitInt8BatchMatmul(cx, n, in, choice, std::move(def), ep, k);
   const graph::Value& b = cx.V(n.inputs[size_t(in.b)]);
   const bool is_conv = w.op == compiler::OpKind::kConv2d;
   // CPU convolutions keep activations in NCHW[x]c blocks (5-D); the CUDA templates in plain NCHW.
@@ -292,6 +316,13 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
   }
   if (ep.requantize.enabled) {
     args.push_back(cx.ParamFloats(cx.V(n.outputs[0]).name + ".multipliers", def.args[at++]->shape, k.multipliers));
+  }
+  if (ep.input_zero_point_argument) {
+    TUNEFARM_ASSIGN_OR_RETURN(int zero, cx.Get(k.a_zero_value, 0));
+    // A one-element tensor of any rank (a scalar, [1]) is the kernel's [1].
+    args.push_back(cx.T(zero).shape == std::vector<int64_t>{1}
+                       ? zero
+                       : cx.View(zero, {1}, cx.V(n.outputs[0]).name + ".input_zero_point"));
   }
   // A dense layer over a product's leading dimensions writes [rows, N] into the node's [..., N].
   const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, cx.OutType(n),

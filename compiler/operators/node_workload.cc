@@ -41,8 +41,11 @@ Result<Int8Constants> Int8ConstantsOf(const graph::Graph& g, const graph::Node& 
   const graph::Value& a = value(in->a);
   const graph::Value& b = value(in->b);
   if (!Is8Bit(a.dtype) || !Is8Bit(b.dtype)) return no("the operands are not 8-bit");
-  if (!b.constant) return no("the weights are not a constant");
-  const int axis = OutputChannelAxis(n);
+  const bool product = n.op_type == "QLinearMatMul" || n.op_type == "MatMulInteger";
+  const bool activations = !b.constant;  // a batched product of two activations
+  if (activations && !(product && a.dtype == b.dtype))
+    return no("the weights are not a constant (nor the second operand of a product of one type)");
+  const int axis = activations ? int(b.shape.size()) - 1 : OutputChannelAxis(n);
   if (b.shape.size() < 2) return no("the weights have fewer than 2 dimensions");
   const int64_t channels = b.shape[size_t(axis)];
   // A parameter's elements: one (per tensor) or, where per_channel, one per output channel.
@@ -61,21 +64,28 @@ Result<Int8Constants> Int8ConstantsOf(const graph::Graph& g, const graph::Node& 
     return c->dtype == DataType::kFloat32 ? double(c->f32[at]) : double(c->i64[at]);
   };
   Int8Constants k;
-  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* a_zero, parameter(in->a_zero, false));
-  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* b_zero, parameter(in->b_zero, true));
+  if (present(in->a_zero) && !value(in->a_zero).constant) {
+    const graph::Value& z = value(in->a_zero);
+    int64_t elements = 1;
+    for (int64_t d : z.shape) elements *= d;
+    if (z.dtype != a.dtype || elements != 1) return no("the input's zero point is not one value of its type");
+    k.a_zero_value = n.inputs[size_t(in->a_zero)];
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* a_zero, parameter(k.a_zero_value >= 0 ? -1 : in->a_zero, false));
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* b_zero, parameter(in->b_zero, !activations));
   k.a_zero = int32_t(element(a_zero, 0));
+  if (activations && k.a_zero_value >= 0) return no("the zero point of a batched product's input is not a constant");
+  if (activations) k.b_zero = int32_t(element(b_zero, 0));
   // The weights minus their zero point, each within int8.
-  const graph::ConstantData& w = *b.constant;
   const int64_t inner = [&] {
     int64_t p = 1;
     for (size_t d = size_t(axis) + 1; d < b.shape.size(); ++d) p *= b.shape[d];
     return p;
   }();
-  k.weights.resize(size_t(w.num_elements()));
-  for (int64_t i = 0; i < w.num_elements(); ++i) {
-    const int64_t v = w.i64[size_t(i)] - int64_t(element(b_zero, (i / inner) % channels));
+  for (int64_t i = 0; !activations && i < b.constant->num_elements(); ++i) {
+    const int64_t v = b.constant->i64[size_t(i)] - int64_t(element(b_zero, (i / inner) % channels));
     if (v < -128 || v > 127) return no("a weight minus its zero point is outside int8");
-    k.weights[size_t(i)] = int8_t(v);
+    k.weights.push_back(int8_t(v));
   }
   if (present(in->bias)) {
     const graph::Value& bias = value(in->bias);
@@ -89,7 +99,7 @@ Result<Int8Constants> Int8ConstantsOf(const graph::Graph& g, const graph::Node& 
     return k;
   }
   TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* a_scale, parameter(in->a_scale, false));
-  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* b_scale, parameter(in->b_scale, true));
+  TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* b_scale, parameter(in->b_scale, !activations));
   TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* y_scale, parameter(in->y_scale, false));
   TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* y_zero, parameter(in->y_zero, false));
   if (!a_scale || !b_scale || !y_scale) return no("a scale is missing");
@@ -133,6 +143,16 @@ bool RecognizeInteger(const graph::Graph& g, const graph::Node& n, const Integer
   const bool conv = n.op_type == "QLinearConv" || n.op_type == "ConvInteger";
   if (conv) {
     if (!ConvWorkload(n, a.shape, b, w)) return false;
+  } else if (!g.values[size_t(n.inputs[size_t(in.b)])].constant) {
+    // Two activations with the same batch dimensions: a batched product over them folded.
+    const std::vector<int64_t>& x = a.shape;
+    if (x.size() < 2 || x.size() != b.size() || !std::equal(x.begin(), x.end() - 2, b.begin()) ||
+        x.back() != b[b.size() - 2]) {
+      return false;
+    }
+    int64_t batch = 1;
+    for (size_t d = 0; d + 2 < x.size(); ++d) batch *= x[d];
+    *w = BatchMatmulWorkload(batch, x[x.size() - 2], x.back(), b.back());
   } else {
     if (a.shape.size() < 2 || b.size() != 2 || n.GetInt("transA", 0)) return false;
     const bool trans_b = n.GetInt("transB", 0) != 0;

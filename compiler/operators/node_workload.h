@@ -25,7 +25,11 @@ const IntegerOperands* IntegerOperandsOf(const std::string& op_type);  // null f
 // weights with their zero point subtracted, the int32 bias, and the requantization.
 struct Int8Constants {
   int32_t a_zero = 0;
-  std::vector<int8_t> weights;  // b - b_zero, in b's own layout
+  // The graph value of an input zero point computed at run time (DynamicQuantizeLinear's, one
+  // element), which the kernel reads as an argument; -1 when it is the constant a_zero.
+  int a_zero_value = -1;
+  std::vector<int8_t> weights;  // b - b_zero, in b's own layout; empty when b is an activation
+  int32_t b_zero = 0;           // b an activation (a batched product): its zero point
   std::vector<int32_t> bias;    // empty: none
   bool requantized = false;     // false: the output is the int32 accumulator
   // requantized: one multiplier per output channel, (a_scale * b_scale) / y_scale in float32 as
@@ -36,10 +40,12 @@ struct Int8Constants {
   bool y_signed = false;
 };
 
-// The node's constants when it is an int8 task: its weights, zero points and scales constants, per
-// tensor but for the weights' per output channel, and every weight minus its zero point within
-// int8 (a uint8 weight of zero point 0 above 127 is not). Otherwise an error saying which does not
-// hold; the node then runs on its untuned integer kernel.
+// The node's constants when it is an int8 task: its weights, zero points and scales constants (the
+// input's zero point may be a one-element value computed at run time), per tensor but for the
+// weights' per output channel, and every weight minus its zero point within
+// int8 (a uint8 weight of zero point 0 above 127 is not). A product of two activations of one type
+// (QLinearMatMul, MatMulInteger) has constant per-tensor parameters instead. Otherwise an error
+// saying which does not hold; the node then runs on its untuned integer kernel.
 Result<Int8Constants> Int8ConstantsOf(const graph::Graph& g, const graph::Node& n);
 
 // True and *w set when the node is a tunable operator (an int8 task: Int8ConstantsOf holds and the

@@ -16,6 +16,8 @@ const char* BufferRoleName(BufferRole role) {
       return "slope";
     case BufferRole::kScale:
       return "scale";
+    case BufferRole::kZeroPoint:
+      return "zero_point";
     case BufferRole::kOutput:
       return "output";
   }

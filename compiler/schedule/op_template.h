@@ -19,8 +19,9 @@
 namespace tunefarm::compiler {
 
 // What each kernel argument is for; the order of KernelDef::args is the C ABI order.
-// kScale: an int8 kernel's requantization multipliers, one per output channel (Epilogue's Requantize).
-enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kScale, kOutput };
+// kScale: an int8 kernel's requantization multipliers, one per output channel (Epilogue's
+// Requantize); kZeroPoint: its input's zero point where it is computed at run time.
+enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kScale, kZeroPoint, kOutput };
 const char* BufferRoleName(BufferRole role);
 
 struct KernelDef {

@@ -291,7 +291,12 @@ std::string Epilogue::ToString() const {
   }
   // The zero points and bounds are compiled into the kernel: two epilogues differing in them are
   // two kernels.
-  if (input_zero_point != 0) add("input_zero_point(" + std::to_string(input_zero_point) + ")");
+  if (input_zero_point_argument) {
+    add("input_zero_point(argument)");
+  } else if (input_zero_point != 0) {
+    add("input_zero_point(" + std::to_string(input_zero_point) + ")");
+  }
+  if (weight_zero_point != 0) add("weight_zero_point(" + std::to_string(weight_zero_point) + ")");
   if (requantize.enabled) {
     add("requantize(" + std::to_string(requantize.zero_point) + "," + std::to_string(requantize.min) + "," +
         std::to_string(requantize.max) + (requantize.is_signed ? ",s8)" : ",u8)"));

@@ -1,12 +1,14 @@
-// The int8 templates (conv2d, depthwise conv2d and dense on CPUs; their CUDA forms emulated on this
-// CPU): random workloads in uint8 and int8, random configs and epilogues (input zero point, int32
+// The int8 templates (conv2d, depthwise conv2d, dense and batch_matmul on CPUs; their CUDA forms
+// emulated on this CPU): random workloads in uint8 and int8, random configs and epilogues (input zero point, int32
 // bias, requantization with a zero point and activation bounds, or the int32 accumulator), against
-// a reference built from the float templates' naive reference: the accumulator of (x - zero point)
+// a reference built from the float templates' naive reference (the input zero point a constant or,
+// as DynamicQuantizeLinear makes it, an argument): the accumulator of (x - zero point)
 // times the weights is exact in float while it stays below 2^24, which the weights' range here
 // keeps, and the requantization is recomputed from it in the same float32 operations the kernel
 // does. Every output must be equal, byte for byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -33,11 +35,16 @@ int Find(const KernelInfo& info, const char* role) {
 
 size_t ElementBytes(const std::string& dtype) { return dtype == "uint8" || dtype == "int8" ? 1 : 4; }
 
-Epilogue RandomInt8Epilogue(bool is_signed_input, std::mt19937_64& rng) {
+Epilogue RandomInt8Epilogue(const Workload& w, std::mt19937_64& rng) {
   auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const bool is_signed_input = w.dtype == "int8";
   Epilogue e;
   e.bias = uniform(0, 1) == 1;
   e.input_zero_point = is_signed_input ? uniform(-128, 127) : uniform(0, 255);
+  // A batched product's second operand is an activation of the same type, with its zero point.
+  if (w.is_batch_matmul()) e.weight_zero_point = is_signed_input ? uniform(-128, 127) : uniform(0, 255);
+  // DynamicQuantizeLinear's zero point: an argument the kernel reads at run time.
+  e.input_zero_point_argument = uniform(0, 3) == 0;
   if (uniform(0, 3) == 0) return e;  // the int32 accumulator, as ConvInteger and MatMulInteger
   Requantize& r = e.requantize;
   r.enabled = true;
@@ -74,7 +81,7 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
       KernelSpec spec;
       spec.workload = testing::RandomWorkload(tmpl, rng);
       spec.workload.dtype = rng() % 2 ? "uint8" : "int8";
-      spec.epilogue = RandomInt8Epilogue(spec.workload.dtype == "int8", rng);
+      spec.epilogue = RandomInt8Epilogue(spec.workload, rng);
       spec.target = *target;
       auto space = GetConfigSpace(spec.workload, *target);
       ASSERT_TRUE(space.ok()) << space.status().ToString();
@@ -108,13 +115,21 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
       testing::Buffers as_float(float_info->buffers.size());
       for (size_t b = 0; b < info.buffers.size(); ++b) {
         const KernelBufferInfo& buf = info.buffers[b];
+        // A batched product's second operand (an "input" too): within 16 of its zero point, as
+        // the weights are, so the float accumulator stays exact.
+        const bool second_operand = buf.role == "input" && b == 1;
         const size_t n = size_t(buf.num_elements());
         raw[b].assign(n * ElementBytes(buf.dtype), 0);
-        const int fb = Find(*float_info, buf.role.c_str());
+        const int fb = second_operand ? 1 : Find(*float_info, buf.role.c_str());
         if (fb >= 0) as_float[size_t(fb)].assign(n, 0.0f);
         for (size_t e = 0; e < n && buf.role != "output"; ++e) {
           float value = 0;
-          if (buf.role == "input") {
+          if (second_operand) {
+            const int lo = buf.dtype == "uint8" ? 0 : -128, hi = lo + 255;
+            const int v = std::min(hi, std::max(lo, spec.epilogue.weight_zero_point + int(rng() % 33) - 16));
+            raw[b][e] = uint8_t(v);
+            value = float(v - spec.epilogue.weight_zero_point);
+          } else if (buf.role == "input") {
             const int v = buf.dtype == "uint8" ? int(rng() % 256) : int(rng() % 256) - 128;
             raw[b][e] = uint8_t(v);
             value = float(v - spec.epilogue.input_zero_point);
@@ -126,6 +141,8 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
             const int32_t v = int32_t(rng() % 4001) - 2000;
             std::memcpy(&raw[b][e * 4], &v, 4);
             value = float(v);
+          } else if (buf.role == "zero_point") {
+            raw[b][e] = uint8_t(spec.epilogue.input_zero_point);
           } else if (buf.role == "scale") {
             const float v = std::uniform_real_distribution<float>(1e-3f, 5e-2f)(rng);
             std::memcpy(&raw[b][e * 4], &v, 4);
@@ -170,13 +187,17 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
               requantized);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    CpuAndEmulatedCuda, Int8Templates,
-    ::testing::Values(std::make_pair("conv2d_nchwc", "llvm"), std::make_pair("depthwise_conv2d_nchwc", "llvm"),
-                      std::make_pair("dense_pack", "llvm"), std::make_pair("conv2d_nchw_cuda", "h100 -emulate=host"),
-                      std::make_pair("depthwise_conv2d_nchw_cuda", "h100 -emulate=host"),
-                      std::make_pair("dense_cuda", "h100 -emulate=host")),
-    [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& p) { return p.param.first; });
+INSTANTIATE_TEST_SUITE_P(CpuAndEmulatedCuda, Int8Templates,
+                         ::testing::Values(std::make_pair("conv2d_nchwc", "llvm"),
+                                           std::make_pair("depthwise_conv2d_nchwc", "llvm"),
+                                           std::make_pair("dense_pack", "llvm"), std::make_pair("batch_matmul", "llvm"),
+                                           std::make_pair("conv2d_nchw_cuda", "h100 -emulate=host"),
+                                           std::make_pair("depthwise_conv2d_nchw_cuda", "h100 -emulate=host"),
+                                           std::make_pair("dense_cuda", "h100 -emulate=host"),
+                                           std::make_pair("batch_matmul_cuda", "h100 -emulate=host")),
+                         [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& p) {
+                           return p.param.first;
+                         });
 
 // The templates that have no int8 form refuse an int8 workload by name, and the table lists none of
 // them for it.

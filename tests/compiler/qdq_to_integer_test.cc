@@ -175,5 +175,43 @@ TEST(QdqToInteger, ChainsWhoseValuesFeedAnythingElseOrQuantizeOtherwiseStayFloat
   ExpectMatchesTheFloatGraph(QdqModel("Relu", 0.1f, false), 0.1f);
 }
 
+// Attention's product of two quantized activations becomes QLinearMatMul, an int8 batch_matmul task.
+TEST(QdqToInteger, AProductOfTwoQuantizedActivationsIsAnInt8BatchMatmul) {
+  OnnxBuilder b(13);
+  b.Input("x", {2, 4, 8});
+  b.Floats("s", {}, {0.03f});
+  b.Bytes8("z", {}, {3}, onnx::TensorProto::INT8);
+  b.Floats("y_scale", {}, {0.2f});
+  b.Bytes8("y_zero", {}, {-5}, onnx::TensorProto::INT8);
+  b.Node("QuantizeLinear", {"x", "s", "z"}, {"xq"});
+  b.Node("DequantizeLinear", {"xq", "s", "z"}, {"xf"});
+  b.Node("Transpose", {"xf"}, {"xt"}, {AttrInts("perm", {0, 2, 1})});
+  b.Node("QuantizeLinear", {"xt", "s", "z"}, {"tq"});
+  b.Node("DequantizeLinear", {"tq", "s", "z"}, {"tf"});
+  b.Node("MatMul", {"xf", "tf"}, {"scores"});
+  b.Node("QuantizeLinear", {"scores", "y_scale", "y_zero"}, {"yq"});
+  b.Node("DequantizeLinear", {"yq", "y_scale", "y_zero"}, {"y"});
+  b.Output("y");
+  auto g = Optimized(b.Bytes());
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(OpList(*g), "QuantizeLinear Transpose QLinearMatMul DequantizeLinear");
+  const std::string path = ::testing::TempDir() + "qdq_bmm_" + std::to_string(getpid()) + ".onnx";
+  std::ofstream(path, std::ios::binary) << b.Bytes();
+  auto tasks = ExtractTasks(path, HostTarget());
+  std::remove(path.c_str());
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_EQ(tasks->size(), 1u);
+  EXPECT_EQ((*tasks)[0].workload.ImplementationKey(), "batch_matmul:batch_matmul|B2_M4_K8|N4|BMN|int8");
+  auto rewritten = testing::CompileOnnxBytes(b.Bytes(), "bmm", 3);
+  auto as_float = testing::CompileOnnxBytes(b.Bytes(), "bmm", 0);
+  ASSERT_TRUE(rewritten.ok() && as_float.ok());
+  std::vector<float> x(64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.07f * float(int(i % 23) - 11);
+  const std::vector<float> y = testing::RunArtifact(std::move(*rewritten), x);
+  const std::vector<float> ref = testing::RunArtifact(std::move(*as_float), x);
+  ASSERT_EQ(y.size(), ref.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_LE(std::fabs(y[i] - ref[i]), 0.2f * 1.001f) << "output " << i;
+}
+
 }  // namespace
 }  // namespace tunefarm::compiler

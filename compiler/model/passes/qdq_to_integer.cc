@@ -226,13 +226,19 @@ std::vector<Node> Rewrite(Graph* g, size_t qi, const std::vector<int>& uses) {
   if (!(conv || gemm || matmul) || op->inputs.size() < 2) return {};
   std::optional<Dequantized> x = DequantizedFrom(*g, op->inputs[0]);
   std::optional<Dequantized> w = DequantizedFrom(*g, op->inputs[1]);
-  if (!x || !w || !PerTensor(*g, *x) || !ConstantOf(*g, w->q)) return {};
+  if (!x || !w || !PerTensor(*g, *x)) return {};
+  // A product of two activations (attention's): both per tensor, one type; a batched int8 product.
+  if (!ConstantOf(*g, w->q) &&
+      !(matmul && PerTensor(*g, *w) && g->values[size_t(w->q)].dtype == g->values[size_t(x->q)].dtype)) {
+    return {};
+  }
   const std::vector<int64_t>& w_shape = g->values[size_t(w->q)].shape;
   if (gemm && op->GetInt("transA", 0)) return {};
   const bool trans_b = gemm && op->GetInt("transB", 0);
-  if (w_shape.size() < 2 || (!conv && w_shape.size() != 2)) return {};
+  const bool weights = ConstantOf(*g, w->q) != nullptr;
+  if (w_shape.size() < 2 || (weights && !conv && w_shape.size() != 2)) return {};
   const int64_t channel_axis = conv || trans_b ? 0 : 1;
-  if (!PerTensorOrAlong(*g, *w, channel_axis)) return {};
+  if (weights && !PerTensorOrAlong(*g, *w, channel_axis)) return {};
   const int64_t channels = w_shape[size_t(channel_axis)];
 
   Node n;

@@ -26,7 +26,7 @@ int64_t RoundUp(int64_t n, int64_t tile) { return (n + tile - 1) / tile * tile; 
 class BatchMatmul final : public OpTemplate {
  public:
   const char* name() const override { return "batch_matmul"; }
-  Status Check(const Workload& w) const override { return CheckBatchMatmul(w, name()); }
+  Status Check(const Workload& w) const override { return CheckBatchMatmul(w, name(), /*int8_ok=*/true); }
 
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const BatchMatmulParams& p = w.batch_matmul;
@@ -64,20 +64,23 @@ class BatchMatmul final : public OpTemplate {
     const int64_t n_bn = cfg.Int("tile_n"), m_bn = cfg.Int("tile_m"), k_bn = cfg.Inner("tile_k");
     const int64_t cols = RoundUp(p.n, n_bn), rows = RoundUp(p.m, m_bn);
     KernelDef def;
-    Tensor a = te::Placeholder("a", {p.batch, p.m, p.k});
-    Tensor b = te::Placeholder("b", {p.batch, p.k, p.n});
+    Tensor a = te::Placeholder("a", {p.batch, p.m, p.k}, DataTypeOf(w));
+    Tensor b = te::Placeholder("b", {p.batch, p.k, p.n}, WeightTypeOf(w));
     def.args = {a, b};
     def.roles = {BufferRole::kInput, BufferRole::kInput};
-    const EpilogueArgs epi = DeclareEpilogueArgs(ep, {p.n}, {p.batch, p.m, p.n}, &def);
+    const EpilogueArgs epi = DeclareEpilogueArgs(ep, {p.n}, {p.batch, p.m, p.n}, &def, &w);
     Tensor b_padded = cols == p.n ? b : te::Compute("b_padded", {p.batch, p.k, cols}, [&](const std::vector<Expr>& i) {
-      return ir::select(i[2] < Expr(p.n), ClampedRead(b, i), Expr(0.0f));
+      // The padded columns are computed and never stored: any value of b's type.
+      const Expr zero = b->dtype.is_float() ? Expr(0.0f) : ir::cast(b->dtype, Expr(int64_t(0)));
+      return ir::select(i[2] < Expr(p.n), ClampedRead(b, i), zero);
     });
     auto rk = te::MakeIterVar("k", p.k, true);
-    Tensor product = te::ComputeReduce(
-        "batch_matmul", {p.batch, rows, cols}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
-          const Expr row = rows == p.m ? i[1] : ir::min(i[1], Expr(p.m - 1));
-          return te::Read(a, {i[0], row, te::AxisExpr(rk)}) * te::Read(b_padded, {i[0], te::AxisExpr(rk), i[2]});
-        });
+    Tensor product = te::ComputeReduce("batch_matmul", {p.batch, rows, cols}, te::ReduceKind::kSum, {rk},
+                                       [&](const std::vector<Expr>& i) {
+                                         const Expr row = rows == p.m ? i[1] : ir::min(i[1], Expr(p.m - 1));
+                                         return MultiplyOperands(w, ep, epi, te::Read(a, {i[0], row, te::AxisExpr(rk)}),
+                                                                 te::Read(b_padded, {i[0], te::AxisExpr(rk), i[2]}));
+                                       });
     // The real rows and columns of the whole tiles, through the epilogue (a copy without one).
     Tensor out = FusedEpilogue(product, ep, epi, [](const std::vector<Expr>& i) { return std::vector<Expr>{i[2]}; },
                                {p.batch, p.m, p.n});

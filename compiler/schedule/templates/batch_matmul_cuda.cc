@@ -20,7 +20,7 @@ using ir::Tensor;
 class BatchMatmulCuda final : public OpTemplate {
  public:
   const char* name() const override { return "batch_matmul_cuda"; }
-  Status Check(const Workload& w) const override { return CheckBatchMatmul(w, name()); }
+  Status Check(const Workload& w) const override { return CheckBatchMatmul(w, name(), /*int8_ok=*/true); }
 
   ConfigSpace Space(const Workload& w, const Target& t) const override {
     const BatchMatmulParams& p = w.batch_matmul;
@@ -44,15 +44,16 @@ class BatchMatmulCuda final : public OpTemplate {
   KernelDef Instantiate(const Workload& w, const Epilogue& ep, const Config& cfg, const Target&) const override {
     const BatchMatmulParams& p = w.batch_matmul;
     KernelDef def;
-    Tensor a = te::Placeholder("a", {p.batch, p.m, p.k});
-    Tensor b = te::Placeholder("b", {p.batch, p.k, p.n});
+    Tensor a = te::Placeholder("a", {p.batch, p.m, p.k}, DataTypeOf(w));
+    Tensor b = te::Placeholder("b", {p.batch, p.k, p.n}, WeightTypeOf(w));
     def.args = {a, b};
     def.roles = {BufferRole::kInput, BufferRole::kInput};
-    const EpilogueArgs epi = DeclareEpilogueArgs(ep, {p.n}, {p.batch, p.m, p.n}, &def);
+    const EpilogueArgs epi = DeclareEpilogueArgs(ep, {p.n}, {p.batch, p.m, p.n}, &def, &w);
     auto rk = te::MakeIterVar("k", p.k, true);
     Tensor product = te::ComputeReduce(
         "batch_matmul", {p.batch, p.m, p.n}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
-          return te::Read(a, {i[0], i[1], te::AxisExpr(rk)}) * te::Read(b, {i[0], te::AxisExpr(rk), i[2]});
+          return MultiplyOperands(w, ep, epi, te::Read(a, {i[0], i[1], te::AxisExpr(rk)}),
+                                  te::Read(b, {i[0], te::AxisExpr(rk), i[2]}));
         });
     const bool has_epilogue = HasEpilogue(ep);
     Tensor out = has_epilogue ? FusedEpilogue(product, ep, epi,

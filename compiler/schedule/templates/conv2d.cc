@@ -108,9 +108,8 @@ class Conv2dNCHWc final : public OpTemplate {
         te::Placeholder("kernel", {oc_chunks, icc_per_group, c.kernel_h, c.kernel_w, ic_bn, oc_bn}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi =
-        DeclareEpilogueArgs(ep, {oc_chunks, oc_bn}, {c.batch, oc_chunks, oh, ow, oc_bn}, &def, AccumulatorTypeOf(w));
-    Tensor input = PadNCHWc(data, c, PadValueOf(w, ep));
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {oc_chunks, oc_bn}, {c.batch, oc_chunks, oh, ow, oc_bn}, &def, &w);
+    Tensor input = PadNCHWc(data, c, PadValueOf(w, ep, epi));
     const bool padded = input != data;
     auto ric = te::MakeIterVar("ic", icc_per_group, true);
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
@@ -124,7 +123,7 @@ class Conv2dNCHWc final : public OpTemplate {
                                       Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
                                       Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
                                       return MultiplyOperands(
-                                          w, ep, te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}),
+                                          w, ep, epi, te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}),
                                           te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh),
                                                             te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]}));
                                     });

@@ -91,9 +91,8 @@ class Conv2dNCHWCuda final : public OpTemplate {
     Tensor kernel = te::Placeholder("kernel", {c.out_channels, cg, c.kernel_h, c.kernel_w}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi =
-        DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def, AccumulatorTypeOf(w));
-    Tensor input = PadNCHW(data, c, PadValueOf(w, ep));
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def, &w);
+    Tensor input = PadNCHW(data, c, PadValueOf(w, ep, epi));
     auto rc = te::MakeIterVar("rc", cg, true);
     auto ry = te::MakeIterVar("ry", c.kernel_h, true);
     auto rx = te::MakeIterVar("rx", c.kernel_w, true);
@@ -103,7 +102,7 @@ class Conv2dNCHWCuda final : public OpTemplate {
           if (c.groups > 1) ic = (i[1] / Expr(kg)) * Expr(cg) + ic;
           Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(ry) * Expr(c.dilation_h);
           Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rx) * Expr(c.dilation_w);
-          return MultiplyOperands(w, ep, te::Read(input, {i[0], ic, ih, iw}),
+          return MultiplyOperands(w, ep, epi, te::Read(input, {i[0], ic, ih, iw}),
                                   te::Read(kernel, {i[1], te::AxisExpr(rc), te::AxisExpr(ry), te::AxisExpr(rx)}));
         });
     const bool has_epilogue = HasEpilogue(ep);

@@ -27,7 +27,7 @@ std::pair<Tensor, EpilogueArgs> DeclareArgs(const Workload& w, const Epilogue& e
   Tensor data = te::Placeholder("data", {d.batch, d.in_features}, DataTypeOf(w));
   def->args = {data, weight};
   def->roles = {BufferRole::kInput, BufferRole::kWeight};
-  return {data, DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, def, AccumulatorTypeOf(w))};
+  return {data, DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, def, &w)};
 }
 
 // The epilogue over dense's first `rows` rows (all of them by default).
@@ -88,7 +88,7 @@ class DensePack final : public OpTemplate {
     Tensor dense =
         te::ComputeReduce("dense", {rows, d.out_features}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
           const Expr row = padded ? ir::min(i[0], Expr(d.batch - 1)) : i[0];
-          return MultiplyOperands(w, ep, te::Read(data, {row, te::AxisExpr(rk)}),
+          return MultiplyOperands(w, ep, epi, te::Read(data, {row, te::AxisExpr(rk)}),
                                   te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)}));
         });
     // Padded: the real rows of the whole tiles are stored by the epilogue stage (an identity one

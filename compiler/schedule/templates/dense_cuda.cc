@@ -54,11 +54,11 @@ class DenseCuda final : public OpTemplate {
     Tensor weight = te::Placeholder("weight", {d.out_features, d.in_features}, WeightTypeOf(w));
     def.args = {data, weight};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi = DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, &def, AccumulatorTypeOf(w));
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {d.out_features}, {d.batch, d.out_features}, &def, &w);
     auto rk = te::MakeIterVar("k", d.in_features, true);
     Tensor dense = te::ComputeReduce("dense", {d.batch, d.out_features}, te::ReduceKind::kSum, {rk},
                                      [&](const std::vector<Expr>& i) {
-                                       return MultiplyOperands(w, ep, te::Read(data, {i[0], te::AxisExpr(rk)}),
+                                       return MultiplyOperands(w, ep, epi, te::Read(data, {i[0], te::AxisExpr(rk)}),
                                                                te::Read(weight, {i[1], te::AxisExpr(rk)}));
                                      });
     const bool has_epilogue = HasEpilogue(ep);

@@ -92,9 +92,8 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
     Tensor kernel = te::Placeholder("kernel", {chunks, c.kernel_h, c.kernel_w, c_bn}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi =
-        DeclareEpilogueArgs(ep, {chunks, c_bn}, {c.batch, chunks, oh, ow, c_bn}, &def, AccumulatorTypeOf(w));
-    Tensor input = PadNCHWc(data, c, PadValueOf(w, ep));
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {chunks, c_bn}, {c.batch, chunks, oh, ow, c_bn}, &def, &w);
+    Tensor input = PadNCHWc(data, c, PadValueOf(w, ep, epi));
     const bool padded = input != data;
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
     auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
@@ -102,7 +101,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
         "dwconv", {c.batch, chunks, oh, ow, c_bn}, te::ReduceKind::kSum, {rkh, rkw}, [&](const std::vector<Expr>& i) {
           Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
           Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
-          return MultiplyOperands(w, ep, te::Read(input, {i[0], i[1], ih, iw, i[4]}),
+          return MultiplyOperands(w, ep, epi, te::Read(input, {i[0], i[1], ih, iw, i[4]}),
                                   te::Read(kernel, {i[1], te::AxisExpr(rkh), te::AxisExpr(rkw), i[4]}));
         });
     const bool has_epilogue = HasEpilogue(ep);

@@ -84,9 +84,8 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
     Tensor kernel = te::Placeholder("kernel", {c.out_channels, 1, c.kernel_h, c.kernel_w}, WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
-    EpilogueArgs epi =
-        DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def, AccumulatorTypeOf(w));
-    Tensor input = PadNCHW(data, c, PadValueOf(w, ep));
+    EpilogueArgs epi = DeclareEpilogueArgs(ep, {c.out_channels}, {c.batch, c.out_channels, oh, ow}, &def, &w);
+    Tensor input = PadNCHW(data, c, PadValueOf(w, ep, epi));
     auto ry = te::MakeIterVar("ry", c.kernel_h, true);
     auto rx = te::MakeIterVar("rx", c.kernel_w, true);
     Tensor conv = te::ComputeReduce("depthwise", {c.batch, c.out_channels, oh, ow}, te::ReduceKind::kSum, {ry, rx},
@@ -94,7 +93,7 @@ class DepthwiseConv2dNCHWCuda final : public OpTemplate {
                                       Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(ry) * Expr(c.dilation_h);
                                       Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rx) * Expr(c.dilation_w);
                                       return MultiplyOperands(
-                                          w, ep, te::Read(input, {i[0], i[1], ih, iw}),
+                                          w, ep, epi, te::Read(input, {i[0], i[1], ih, iw}),
                                           te::Read(kernel, {i[1], Expr(0), te::AxisExpr(ry), te::AxisExpr(rx)}));
                                     });
     const bool has_epilogue = HasEpilogue(ep);

@@ -101,28 +101,44 @@ ir::Type DataTypeOf(const Workload& w) {
   return ir::Type{w.dtype == "uint8" ? ir::Type::kUInt : ir::Type::kInt, 8, 1};
 }
 
-ir::Type WeightTypeOf(const Workload& w) { return w.is_int8() ? ir::Type::Int(8) : ir::Type::Float(32); }
+ir::Type WeightTypeOf(const Workload& w) {
+  if (!w.is_int8()) return ir::Type::Float(32);
+  return w.is_batch_matmul() ? DataTypeOf(w) : ir::Type::Int(8);  // two activations of one type
+}
 
 ir::Type AccumulatorTypeOf(const Workload& w) { return w.is_int8() ? ir::Type::Int(32) : ir::Type::Float(32); }
 
-ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const ir::Expr& data, const ir::Expr& weight) {
-  if (!w.is_int8()) return data * weight;
-  const ir::Type i32 = ir::Type::Int(32);
-  ir::Expr x = ir::cast(i32, data);
-  if (e.input_zero_point != 0) x = x - ir::cast(i32, ir::Expr(int64_t(e.input_zero_point)));
-  return x * ir::cast(i32, weight);
-}
+namespace {
 
-ir::Expr PadValueOf(const Workload& w, const Epilogue& e) {
-  if (!w.is_int8()) return ir::Expr(0.0f);
+// An int8 workload's input zero point in the data's type: the argument's element, or the constant.
+ir::Expr InputZeroPoint(const Workload& w, const Epilogue& e, const EpilogueArgs& args) {
+  if (e.input_zero_point_argument) return te::Read(args.input_zero_point, {ir::Expr(int64_t(0))});
   return ir::cast(DataTypeOf(w), ir::Expr(int64_t(e.input_zero_point)));
 }
 
+}  // namespace
+
+ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const EpilogueArgs& args, const ir::Expr& data,
+                          const ir::Expr& weight) {
+  if (!w.is_int8()) return data * weight;
+  const ir::Type i32 = ir::Type::Int(32);
+  ir::Expr x = ir::cast(i32, data);
+  if (e.input_zero_point != 0 || e.input_zero_point_argument) x = x - ir::cast(i32, InputZeroPoint(w, e, args));
+  ir::Expr y = ir::cast(i32, weight);
+  if (e.weight_zero_point != 0) y = y - ir::cast(i32, ir::Expr(int64_t(e.weight_zero_point)));
+  return x * y;
+}
+
+ir::Expr PadValueOf(const Workload& w, const Epilogue& e, const EpilogueArgs& args) {
+  return w.is_int8() ? InputZeroPoint(w, e, args) : ir::Expr(0.0f);
+}
+
 EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& bias_shape,
-                                 std::vector<int64_t> out_shape, KernelDef* def, ir::Type acc_type) {
+                                 std::vector<int64_t> out_shape, KernelDef* def, const Workload* w) {
   EpilogueArgs a;
+  const bool int8 = w && w->is_int8();
   if (e.bias) {
-    a.bias = te::Placeholder("bias", bias_shape, acc_type);
+    a.bias = te::Placeholder("bias", bias_shape, int8 ? ir::Type::Int(32) : ir::Type::Float(32));
     def->args.push_back(a.bias);
     def->roles.push_back(BufferRole::kBias);
   }
@@ -140,6 +156,11 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& 
     a.scale = te::Placeholder("scale", bias_shape);
     def->args.push_back(a.scale);
     def->roles.push_back(BufferRole::kScale);
+  }
+  if (int8 && e.input_zero_point_argument) {
+    a.input_zero_point = te::Placeholder("input_zero_point", {1}, DataTypeOf(*w));
+    def->args.push_back(a.input_zero_point);
+    def->roles.push_back(BufferRole::kZeroPoint);
   }
   return a;
 }
@@ -290,10 +311,10 @@ Status CheckConv2d(const Workload& w, const char* name, bool int8_ok) {
   return Status::OK();
 }
 
-Status CheckBatchMatmul(const Workload& w, const char* name) {
+Status CheckBatchMatmul(const Workload& w, const char* name, bool int8_ok) {
   if (!w.is_batch_matmul())
     return Status::InvalidArgument(std::string(name) + " computes batched products, not " + w.Key());
-  TUNEFARM_RETURN_IF_ERROR(CheckDtype(w, name, false));
+  TUNEFARM_RETURN_IF_ERROR(CheckDtype(w, name, int8_ok));
   return w.Validate();
 }
 

@@ -63,27 +63,28 @@ bool WinogradRowIsZero(const WinogradMatrices& w, double (WinogradMatrices::*at)
 ir::Type DataTypeOf(const Workload& w);
 ir::Type WeightTypeOf(const Workload& w);
 ir::Type AccumulatorTypeOf(const Workload& w);
-// One term of the reduction: data * weight, or for an int8 workload (int32(data) - the input's
-// zero point) * int32(weight), exact in int32.
-ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const ir::Expr& data, const ir::Expr& weight);
-// What padding reads: 0, or an int8 workload's input zero point (which then contributes nothing).
-ir::Expr PadValueOf(const Workload& w, const Epilogue& e);
 
 // Templates that compute int8 workloads pass int8_ok; the others refuse them with an error naming
 // the dtype.
 Status CheckConv2d(const Workload& w, const char* template_name, bool int8_ok = false);
 Status CheckDense(const Workload& w, const char* template_name, bool int8_ok = false);
-Status CheckBatchMatmul(const Workload& w, const char* template_name);
+Status CheckBatchMatmul(const Workload& w, const char* template_name, bool int8_ok = false);
 
 // The epilogue's extra arguments, appended to def->args after data and weights: bias of
-// bias_shape (in the accumulator's type, acc_type), residual of the output's shape, PRelu's slopes
-// and an int8 kernel's requantization scales (float32) of bias_shape.
+// bias_shape (in the accumulator's type: int32 for an int8 workload w), residual of the output's
+// shape, PRelu's slopes and an int8 kernel's requantization scales (float32) of bias_shape, and the
+// input's zero point as a one-element argument of the data's type where the epilogue says so.
 struct EpilogueArgs {
-  ir::Tensor bias, residual, slope, scale;
+  ir::Tensor bias, residual, slope, scale, input_zero_point;
 };
 EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& bias_shape,
-                                 std::vector<int64_t> out_shape, KernelDef* def,
-                                 ir::Type acc_type = ir::Type::Float(32));
+                                 std::vector<int64_t> out_shape, KernelDef* def, const Workload* w = nullptr);
+// One term of the reduction: data * weight, or for an int8 workload (int32(data) - the input's
+// zero point) * int32(weight), exact in int32.
+ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const EpilogueArgs& args, const ir::Expr& data,
+                          const ir::Expr& weight);
+// What padding reads: 0, or an int8 workload's input zero point (which then contributes nothing).
+ir::Expr PadValueOf(const Workload& w, const Epilogue& e, const EpilogueArgs& args);
 bool HasEpilogue(const Epilogue& e);
 // out[i] = epilogue(acc[i]); bias, slopes and scales read at bias_index(i). An int32 accumulator
 // gets its bias and then, when requantized, Requantize's rounding, zero point and bounds. `shape`: out's, when it is

@@ -123,8 +123,10 @@ enum class Activation { kNone, kRelu, kRelu6, kClip, kPRelu, kGelu, kGeluTanh };
 // the slopes an argument laid out as the bias; kGelu and kGeluTanh: ONNX Gelu's erf and tanh forms).
 //
 // An int8 workload's kernel subtracts input_zero_point from every input element (padding reads the
-// zero point, so it contributes nothing) and accumulates (x - input_zero_point) * w in int32, adds
-// the int32 bias, and then, when requantize.enabled, writes
+// zero point, so it contributes nothing; input_zero_point_argument: the zero point is a one-element
+// argument instead, as DynamicQuantizeLinear computes it at run time; an int8 batch_matmul's second
+// operand is an activation of the first's type, weight_zero_point subtracted from it) and accumulates (x -
+// input_zero_point) * w in int32, adds the int32 bias, and then, when requantize.enabled, writes
 //   clamp(round_half_to_even(float(acc) * scale[channel]) + zero_point, min, max)
 // in uint8 (int8 when is_signed), the scales an argument laid out as the bias; otherwise the int32
 // accumulator itself. A float activation becomes min and max (Relu: the zero point; Clip: its
@@ -141,6 +143,8 @@ struct Epilogue {
   Activation activation = Activation::kNone;
   float clip_min = 0.0f, clip_max = 6.0f;  // kClip only
   int32_t input_zero_point = 0;            // int8 workloads only
+  bool input_zero_point_argument = false;  // int8 workloads only
+  int32_t weight_zero_point = 0;           // int8 batch_matmul only: its second operand's
   Requantize requantize{};                 // int8 workloads only
   std::string ToString() const;            // "bias+residual+relu", "none", "bias+requantize(128,128,255,u8)"
 };

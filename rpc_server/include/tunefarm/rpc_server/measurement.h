@@ -88,7 +88,8 @@ inline constexpr size_t kMaxLibraryBytes = size_t(64) << 20;
 inline constexpr int kMaxArgs = 16;
 
 // The roles a kernel argument may have: input, weight, bias, residual, slope (PRelu's per-channel
-// slopes), scale (an int8 kernel's requantization multipliers), output -- every BufferRole the compiler's templates
+// slopes), scale (an int8 kernel's requantization multipliers), zero_point (its input's zero point, computed at
+// run time), output -- every BufferRole the compiler's templates
 // give.
 bool IsArgRole(const std::string& role);
 bool IsArgDtype(const std::string& dtype);
