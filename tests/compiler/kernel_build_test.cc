@@ -24,10 +24,10 @@ TEST(KernelBuild, UserErrorsNameTheProblem) {
   ExpectError(DescribeKernel(Spec(conv, 1 << 30)).status(), StatusCode::kOutOfRange,
               "config index 1073741824 out of range");
 
-  Workload int8 = conv;
-  int8.dtype = "int8";
-  ExpectError(DescribeKernel(Spec(int8)).status(), StatusCode::kInvalidArgument,
-              "unsupported dtype 'int8' for conv2d_nchwc");
+  Workload int16 = conv;
+  int16.dtype = "int16";
+  ExpectError(DescribeKernel(Spec(int16)).status(), StatusCode::kInvalidArgument,
+              "unsupported dtype 'int16' for conv2d_nchwc; supported: float32, uint8, int8");
 
   Workload big_kernel = Conv2dWorkload(1, 16, 4, 4, 16, 7, 7, 1, 0);
   ExpectError(DescribeKernel(Spec(big_kernel)).status(), StatusCode::kInvalidArgument,

@@ -150,6 +150,18 @@ bool SameQuantization(const Graph& g, const Dequantized& d, const Node& q, const
   return PerTensor(g, d) && dz == qz && q.inputs.size() >= 2;
 }
 
+// The integer node as the graph holds it: trailing omitted inputs dropped, the activation's bounds
+// as its epilogue (graph.h's NodeEpilogue on an integer node).
+std::vector<Node> Finished(Node n, const std::optional<Bounds>& bounds) {
+  while (!n.inputs.empty() && n.inputs.back() < 0) n.inputs.pop_back();
+  if (bounds) {
+    n.epilogue.activation = FusedActivation::kClip;
+    n.epilogue.clip_min = bounds->lo;
+    n.epilogue.clip_max = bounds->hi;
+  }
+  return {std::move(n)};
+}
+
 // Operators that only move elements (pick, reorder, reshape): the same on the integers as on the
 // values they stand for, whenever input and output quantize alike.
 bool MovesData(const Node& n) {
@@ -195,13 +207,7 @@ std::vector<Node> RewriteElementwise(const Graph& g, const Node& op, const Quant
   n.inputs.insert(n.inputs.end(), {out.scale, out.zero});
   n.op_type = pool ? "com.microsoft.QLinearGlobalAveragePool"
                    : (op.op_type == "Add" ? "com.microsoft.QLinearAdd" : "com.microsoft.QLinearMul");
-  while (!n.inputs.empty() && n.inputs.back() < 0) n.inputs.pop_back();
-  if (bounds) {
-    n.epilogue.activation = FusedActivation::kClip;
-    n.epilogue.clip_min = bounds->lo;
-    n.epilogue.clip_max = bounds->hi;
-  }
-  return {std::move(n)};
+  return Finished(std::move(n), bounds);
 }
 
 // The integer node for the chain ending at QuantizeLinear `qi`, or nothing.
@@ -275,13 +281,7 @@ std::vector<Node> Rewrite(Graph* g, size_t qi, const std::vector<int>& uses) {
     n.op_type = "QLinearMatMul";
     n.inputs.insert(n.inputs.end(), {out->scale, out->zero});
   }
-  while (!n.inputs.empty() && n.inputs.back() < 0) n.inputs.pop_back();
-  if (bounds) {
-    n.epilogue.activation = FusedActivation::kClip;
-    n.epilogue.clip_min = bounds->lo;
-    n.epilogue.clip_max = bounds->hi;
-  }
-  return {std::move(n)};
+  return Finished(std::move(n), bounds);
 }
 
 }  // namespace
