@@ -150,12 +150,14 @@ Status LowerIntegerConv(LowerApi& cx, const Node& n, const QuantInputs& in, bool
   const compute::ConvParams window = ConvWindow(n);
   const KernelInputs k(n);
   const ir::Type out = ToIRType(cx.OutType(n));
+  const ir::Type product = requantized ? ProductType(cx, n, in.y_zero) : out;
   return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
     const ir::Tensor x = compute::SubtractZeroPoint(k.Of(t, in.a), k.Of(t, in.a_zero), -1);
     const ir::Tensor w = compute::SubtractZeroPoint(k.Of(t, in.b), k.Of(t, in.b_zero), AxisOf(layout.b, 0));
     ir::Tensor acc = compute::ConvDirect(x, w, k.Of(t, in.bias), window, shape);
     if (!requantized) return acc;
-    return ClampToFusedActivation(compute::Requantize(acc, RequantizationOf(k, t, in, layout, -1, 1, out)), n);
+    const ir::Tensor q = compute::Requantize(acc, RequantizationOf(k, t, in, layout, -1, 1, product));
+    return ClampToFusedActivation(AddFusedResidual(q, n, t, in.y_scale, out), n);
   });
 }
 Status LowerConvInteger(LowerApi& cx, const Node& n) { return LowerIntegerConv(cx, n, kIntegerInputs, false); }
@@ -193,13 +195,15 @@ Status LowerIntegerMatMul(LowerApi& cx, const Node& n, const QuantInputs& in, bo
   const int64_t out_rank = int64_t(cx.V(n.outputs[0]).shape.size());
   const KernelInputs k(n);
   const ir::Type out = ToIRType(cx.OutType(n));
+  const ir::Type product = requantized ? ProductType(cx, n, in.y_zero) : out;
   return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
     const ir::Tensor a = compute::SubtractZeroPoint(k.Of(t, in.a), k.Of(t, in.a_zero), AxisOf(layout.a, a_rank - 2));
     const ir::Tensor b = compute::SubtractZeroPoint(k.Of(t, in.b), k.Of(t, in.b_zero), AxisOf(layout.b, b_rank - 1));
     ir::Tensor acc = compute::MatMul(a, b);
     if (!requantized) return acc;
-    return ClampToFusedActivation(
-        compute::Requantize(acc, RequantizationOf(k, t, in, layout, out_rank - 2, out_rank - 1, out)), n);
+    const ir::Tensor q =
+        compute::Requantize(acc, RequantizationOf(k, t, in, layout, out_rank - 2, out_rank - 1, product));
+    return ClampToFusedActivation(AddFusedResidual(q, n, t, in.y_scale, out), n);
   });
 }
 Status LowerMatMulInteger(LowerApi& cx, const Node& n) { return LowerIntegerMatMul(cx, n, kIntegerInputs, false); }
@@ -218,6 +222,22 @@ ir::Tensor ClampToFusedActivation(const ir::Tensor& q, const Node& n) {
   });
 }
 
+ir::Tensor AddFusedResidual(const ir::Tensor& q, const Node& n, const std::vector<ir::Tensor>& tensors, size_t y_scale,
+                            ir::Type out) {
+  if (n.inputs.size() <= compiler::kFusedResidual) return q;
+  const KernelInputs k(n);
+  const size_t r = compiler::kFusedResidual;
+  const ir::Tensor sum = compute::Binary(
+      compute::Dequantize(q, k.Of(tensors, y_scale), k.Of(tensors, y_scale + 1), -1),
+      compute::Dequantize(k.Of(tensors, r), k.Of(tensors, r + 1), k.Of(tensors, r + 2), -1), compute::BinaryKind::kAdd);
+  return compute::Quantize(sum, k.Of(tensors, r + 3), k.Of(tensors, r + 4), -1, out);
+}
+
+ir::Type ProductType(LowerApi& cx, const Node& n, size_t y_zero) {
+  const bool present = y_zero < n.inputs.size() && n.inputs[y_zero] >= 0;
+  return ToIRType(present ? ToElementType(cx.V(n.inputs[y_zero]).dtype) : ElementType::kUInt8);
+}
+
 // --- int8 tasks ---------------------------------------------------------------------------------
 namespace {
 
@@ -234,8 +254,22 @@ compiler::Epilogue Int8Epilogue(const Node& n, const compiler::Int8Constants& k)
   r.enabled = true;
   r.is_signed = k.y_signed;
   r.zero_point = k.y_zero;
-  r.min = k.y_signed ? -128 : 0;
-  r.max = k.y_signed ? 127 : 255;
+  // The bounds are the final output's: the sum's type with a fused residual add.
+  const bool out_signed = k.residual_value >= 0 ? k.sum_signed : k.y_signed;
+  r.min = out_signed ? -128 : 0;
+  r.max = out_signed ? 127 : 255;
+  if (k.residual_value >= 0) {
+    ep.residual = true;
+    compiler::IntegerResidual& s = ep.integer_residual;
+    s.enabled = true;
+    s.residual_signed = k.residual_signed;
+    s.sum_signed = k.sum_signed;
+    s.scale = k.y_scale;
+    s.residual_scale = k.residual_scale;
+    s.sum_scale = k.sum_scale;
+    s.residual_zero_point = k.residual_zero;
+    s.sum_zero_point = k.sum_zero;
+  }
   if (n.epilogue.activation == graph::FusedActivation::kClip) {
     r.min = std::max(r.min, int32_t(n.epilogue.clip_min));
     r.max = std::min(r.max, int32_t(n.epilogue.clip_max));
@@ -313,6 +347,11 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
     const graph::Value& bias = cx.V(n.inputs[size_t(in.bias)]);
     args.push_back(
         cx.AddParam(bias.name, ElementType::kInt32, def.args[at++]->shape, k.bias.data(), k.bias.size() * 4));
+  }
+  if (ep.residual) {  // the fused add's other operand, in the output's layout
+    TUNEFARM_ASSIGN_OR_RETURN(int r, cx.Get(k.residual_value, block));
+    args.push_back(r);
+    ++at;
   }
   if (ep.requantize.enabled) {
     args.push_back(cx.ParamFloats(cx.V(n.outputs[0]).name + ".multipliers", def.args[at++]->shape, k.multipliers));

@@ -362,6 +362,7 @@ Status LowerQGemm(LowerApi& cx, const Node& n) {
   const bool quantized = n.inputs.size() > 7 && n.inputs[7] >= 0;
   const KernelInputs k(n);
   const ir::Type out = ToIRType(cx.OutType(n));
+  const ir::Type product = quantized ? ProductType(cx, n, 8) : out;  // the sum's type is out's
   return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
     const ir::Tensor a = compute::SubtractZeroPoint(k.Of(t, 0), k.Of(t, 2), -1);
     // B's per-column parameters run along its axis 1, or 0 when it is transposed.
@@ -376,9 +377,9 @@ Status LowerQGemm(LowerApi& cx, const Node& n) {
       if (!quantized) return v * multiplier;
       multiplier = multiplier / compute::ReadQuantParameter(y_scale, idx, -1);
       return compute::RoundAndSaturate(v * multiplier,
-                                       y_zero ? compute::ReadQuantParameter(y_zero, idx, -1) : ir::Expr(), out);
+                                       y_zero ? compute::ReadQuantParameter(y_zero, idx, -1) : ir::Expr(), product);
     });
-    return quantized ? ClampToFusedActivation(scaled, n) : scaled;
+    return quantized ? ClampToFusedActivation(AddFusedResidual(scaled, n, t, 7, out), n) : scaled;
   });
 }
 

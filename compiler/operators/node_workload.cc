@@ -116,6 +116,22 @@ Result<Int8Constants> Int8ConstantsOf(const graph::Graph& g, const graph::Node& 
     if (!std::isfinite(m)) return no("a requantization multiplier is not finite");
     k.multipliers.push_back(m);
   }
+  if (n.inputs.size() > kFusedResidual) {
+    const int r = int(kFusedResidual);
+    if (!present(r) || activations) return no("a fused residual needs its value and constant weights");
+    TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* r_scale, parameter(r + 1, false));
+    TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* r_zero, parameter(r + 2, false));
+    TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* sum_scale, parameter(r + 3, false));
+    TUNEFARM_ASSIGN_OR_RETURN(const graph::ConstantData* sum_zero, parameter(r + 4, false));
+    if (!r_scale || !sum_scale) return no("a fused residual's scale is missing");
+    k.residual_value = n.inputs[kFusedResidual];
+    k.residual_signed = value(r).dtype == DataType::kInt8;
+    k.residual_scale = float(element(r_scale, 0));
+    k.residual_zero = int32_t(element(r_zero, 0));
+    k.sum_scale = float(element(sum_scale, 0));
+    k.sum_zero = int32_t(element(sum_zero, 0));
+    k.sum_signed = sum_zero && sum_zero->dtype == DataType::kInt8;
+  }
   return k;
 }
 

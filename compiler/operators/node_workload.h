@@ -21,6 +21,11 @@ struct IntegerOperands {
 };
 const IntegerOperands* IntegerOperandsOf(const std::string& op_type);  // null for any other operator
 
+// A residual add fused into an integer node (model/passes/qdq_to_integer.h): its inputs from
+// kFusedResidual on are the residual, its scale and zero point, and the sum's scale and zero point
+// (a QLinearAdd's), the node's output the sum; its own output parameters quantize the product first.
+inline constexpr size_t kFusedResidual = 9;
+
 // What an int8 task node's constants say (docs/quantization.md): the input's zero point, the
 // weights with their zero point subtracted, the int32 bias, and the requantization.
 struct Int8Constants {
@@ -38,6 +43,11 @@ struct Int8Constants {
   float y_scale = 1.0f;
   int32_t y_zero = 0;
   bool y_signed = false;
+  // A fused residual add (kFusedResidual): the residual value and its parameters, the sum's.
+  int residual_value = -1;
+  bool residual_signed = false, sum_signed = false;
+  float residual_scale = 1.0f, sum_scale = 1.0f;
+  int32_t residual_zero = 0, sum_zero = 0;
 };
 
 // The node's constants when it is an int8 task: its weights, zero points and scales constants (the

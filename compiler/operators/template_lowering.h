@@ -23,6 +23,15 @@ Status LowerInt8Task(LowerApi& cx, const graph::Node& n, const std::vector<compi
 // A requantized output clamped to the bounds of the activation the QDQ rewrite fused on an integer
 // node (graph.h's NodeEpilogue), or q itself (integer_ops.cc; the untuned kernels).
 ir::Tensor ClampToFusedActivation(const ir::Tensor& q, const graph::Node& n);
+// The untuned kernels' form of a fused residual add (node_workload.h, kFusedResidual): q (the
+// node's requantized product, its scale and zero point node inputs y_scale and y_scale + 1) plus
+// the residual, as QLinearAdd computes them, quantized in `out` with the sum's parameters; q itself
+// when the node has none (integer_ops.cc).
+ir::Tensor AddFusedResidual(const ir::Tensor& q, const graph::Node& n, const std::vector<ir::Tensor>& tensors,
+                            size_t y_scale, ir::Type out);
+// The type of an integer node's requantized product: its y zero point's (uint8 without one),
+// which is the output's unless a residual add is fused after it.
+ir::Type ProductType(LowerApi& cx, const graph::Node& n, size_t y_zero);
 
 // The plan's kernel for a tunable node, its arguments in def's order.
 void AddTemplateKernel(LowerApi& cx, const graph::Node& n, const LowerApi::Choice& choice, compiler::KernelDef def,

@@ -297,6 +297,12 @@ std::string Epilogue::ToString() const {
     add("input_zero_point(" + std::to_string(input_zero_point) + ")");
   }
   if (weight_zero_point != 0) add("weight_zero_point(" + std::to_string(weight_zero_point) + ")");
+  if (integer_residual.enabled) {
+    const IntegerResidual& r = integer_residual;
+    add("residual_sum(" + std::to_string(r.scale) + "," + std::to_string(r.residual_scale) + "," +
+        std::to_string(r.residual_zero_point) + "," + std::to_string(r.sum_scale) + "," +
+        std::to_string(r.sum_zero_point) + (r.residual_signed ? ",s8" : ",u8") + (r.sum_signed ? ",s8)" : ",u8)"));
+  }
   if (requantize.enabled) {
     add("requantize(" + std::to_string(requantize.zero_point) + "," + std::to_string(requantize.min) + "," +
         std::to_string(requantize.max) + (requantize.is_signed ? ",s8)" : ",u8)"));

@@ -1,6 +1,7 @@
 // The QDQ-to-integer rewrite (compiler/model/passes/qdq_to_integer.h) on small QDQ graphs built
 // here: a Q(act(Conv(DQ, DQ))) chain becomes one QLinearConv with the activation as its output
-// bounds and an int8 conv2d task; data movement between alike Q/DQ pairs runs on the integers;
+// bounds and an int8 conv2d task, a quantized residual add after it its epilogue; data movement
+// between alike Q/DQ pairs runs on the integers;
 // chains whose values feed anything else stay float. The rewritten model computes what the float
 // QDQ graph (opt level 0, no rewrite) computes, within one quantization step.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "common/onnx_builder.h"
 #include "common/run_artifact.h"
 #include "compiler/model/passes/pipeline.h"
+#include "compiler/operators/node_workload.h"
 #include "tunefarm/compiler/model.h"
 
 namespace tunefarm::compiler {
@@ -173,6 +175,43 @@ TEST(QdqToInteger, ChainsWhoseValuesFeedAnythingElseOrQuantizeOtherwiseStayFloat
   ASSERT_TRUE(rescaled.ok()) << rescaled.status().ToString();
   EXPECT_EQ(OpList(*rescaled), "QuantizeLinear QLinearConv DequantizeLinear MaxPool QuantizeLinear DequantizeLinear");
   ExpectMatchesTheFloatGraph(QdqModel("Relu", 0.1f, false), 0.1f);
+}
+
+// PyTorch's residual block: Q(relu(DQ(Q(conv)) + DQ(shortcut))). The add becomes a QLinearAdd and
+// then the conv's epilogue: one kernel from the uint8 input to the uint8 sum.
+TEST(QdqToInteger, AResidualAddAfterAQuantizedConvBecomesItsEpilogue) {
+  OnnxBuilder b(13);
+  b.Input("x", {1, 4, 6, 6});
+  std::vector<int32_t> w;
+  for (int i = 0; i < 4 * 4 * 9; ++i) w.push_back((i * 37) % 201 - 100);
+  b.Floats("x_scale", {}, {0.02f});
+  b.Bytes8("x_zero", {}, {128}, onnx::TensorProto::UINT8);
+  b.Bytes8("w", {4, 4, 3, 3}, w, onnx::TensorProto::INT8);
+  b.Floats("w_scale", {}, {0.004f});
+  b.Floats("c_scale", {}, {0.03f});
+  b.Bytes8("c_zero", {}, {120}, onnx::TensorProto::UINT8);
+  b.Floats("y_scale", {}, {kOutScale});
+  b.Bytes8("y_zero", {}, {0}, onnx::TensorProto::UINT8);
+  b.Node("QuantizeLinear", {"x", "x_scale", "x_zero"}, {"xq"});
+  b.Node("DequantizeLinear", {"xq", "x_scale", "x_zero"}, {"xf"});
+  b.Node("DequantizeLinear", {"w", "w_scale"}, {"wf"});
+  b.Node("Conv", {"xf", "wf"}, {"conv"}, {AttrInts("pads", {1, 1, 1, 1}), AttrInts("kernel_shape", {3, 3})});
+  b.Node("QuantizeLinear", {"conv", "c_scale", "c_zero"}, {"cq"});
+  b.Node("DequantizeLinear", {"cq", "c_scale", "c_zero"}, {"cf"});
+  b.Node("Add", {"cf", "xf"}, {"sum"});
+  b.Node("Relu", {"sum"}, {"act"});
+  b.Node("QuantizeLinear", {"act", "y_scale", "y_zero"}, {"yq"});
+  b.Node("DequantizeLinear", {"yq", "y_scale", "y_zero"}, {"y"});
+  b.Output("y");
+  auto g = Optimized(b.Bytes());
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(OpList(*g), "QuantizeLinear QLinearConv DequantizeLinear");
+  const graph::Node* conv = FindOp(*g, "QLinearConv");
+  ASSERT_NE(conv, nullptr);
+  ASSERT_EQ(conv->inputs.size(), compiler::kFusedResidual + 5);
+  EXPECT_EQ(g->values[size_t(conv->inputs[compiler::kFusedResidual])].name, "xq");  // the shortcut, as uint8
+  EXPECT_EQ(conv->epilogue.clip_min, 0.0f);  // the Relu after the add, at the sum's zero point
+  ExpectMatchesTheFloatGraph(b.Bytes(), kOutScale);
 }
 
 // Attention's product of two quantized activations becomes QLinearMatMul, an int8 batch_matmul task.

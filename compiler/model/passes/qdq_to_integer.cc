@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "compiler/graph/graph_util.h"
+#include "compiler/model/passes/remove_dead_nodes.h"
+#include "compiler/operators/node_workload.h"
 
 namespace tunefarm::graph {
 namespace {
@@ -284,11 +286,61 @@ std::vector<Node> Rewrite(Graph* g, size_t qi, const std::vector<int>& uses) {
   return Finished(std::move(n), bounds);
 }
 
+// A QLinearAdd of an int8 task's output (its only reader, quantized alike) and a residual of the
+// output's shape: the add becomes the task's epilogue (operators/node_workload.h, kFusedResidual),
+// the task taking the add's place (the residual may be computed after the task's own inputs).
+bool FuseResidual(Graph* g, size_t add_index, const std::vector<int>& uses) {
+  const Node& add = g->nodes[add_index];
+  if (add.op_type != "com.microsoft.QLinearAdd" || !add.guards.empty() || add.inputs.size() < 7) return false;
+  for (size_t operand : {size_t(0), size_t(3)}) {
+    const int value = add.inputs[operand], residual = add.inputs[3 - operand];
+    const Node* task = Producer(*g, value);
+    if (!task || uses[size_t(value)] != 1 || IsGraphOutput(*g, value) || !task->guards.empty() ||
+        task->epilogue.activation != FusedActivation::kNone || task->inputs.size() > compiler::kFusedResidual) {
+      continue;
+    }
+    const compiler::IntegerOperands* in = compiler::IntegerOperandsOf(task->op_type);
+    compiler::Workload w;
+    if (!in || in->y_scale < 0 || !compiler::NodeWorkload(*g, *task, &w) || w.is_batch_matmul()) continue;
+    // The add reads the task's output with the parameters the task wrote it with.
+    if (!SameConstant(*g, InputOr(add, operand + 1), InputOr(*task, size_t(in->y_scale))) ||
+        !SameConstant(*g, InputOr(add, operand + 2), InputOr(*task, size_t(in->y_zero)))) {
+      continue;
+    }
+    if (residual < 0 || g->values[size_t(residual)].shape != g->values[size_t(value)].shape ||
+        g->values[size_t(add.outputs[0])].shape != g->values[size_t(value)].shape) {
+      continue;
+    }
+    Node fused = *task;
+    fused.inputs.resize(compiler::kFusedResidual, -1);
+    fused.inputs.insert(fused.inputs.end(), {residual, add.inputs[4 - operand], InputOr(add, 5 - operand),
+                                             InputOr(add, 6), InputOr(add, 7)});
+    fused.outputs = add.outputs;
+    fused.epilogue = add.epilogue;
+    const size_t task_index = size_t(g->values[size_t(value)].producer);
+    ReplaceNode(g, add_index, {std::move(fused)});
+    ReplaceNode(g, task_index, {});
+    g->values[size_t(value)].producer = -1;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int QdqToInteger(Graph* g) {
   const std::vector<int> uses = CountUses(*g);
-  return RewriteNodes(g, [&uses](Graph* graph, size_t i) { return Rewrite(graph, i, uses); });
+  int rewritten = RewriteNodes(g, [&uses](Graph* graph, size_t i) { return Rewrite(graph, i, uses); });
+  // The float nodes the chains left read the integer values too: gone, each value's readers count.
+  RemoveDeadNodes(g);
+  const std::vector<int> live_uses = CountUses(*g);
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (FuseResidual(g, i, live_uses)) {
+      ++rewritten;
+      --i;  // the task before it is gone: the fused node stands one place earlier
+    }
+  }
+  return rewritten;
 }
 
 }  // namespace tunefarm::graph

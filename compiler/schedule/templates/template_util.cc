@@ -143,7 +143,11 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& 
     def->roles.push_back(BufferRole::kBias);
   }
   if (e.residual) {
-    a.residual = te::Placeholder("residual", std::move(out_shape));
+    const bool is_signed = e.integer_residual.residual_signed;
+    a.residual = te::Placeholder("residual", std::move(out_shape),
+                                 !int8 || !e.integer_residual.enabled ? ir::Type::Float(32)
+                                 : is_signed                          ? ir::Type::Int(8)
+                                                                      : ir::Type{ir::Type::kUInt, 8, 1});
     def->args.push_back(a.residual);
     def->roles.push_back(BufferRole::kResidual);
   }
@@ -171,14 +175,29 @@ bool HasEpilogue(const Epilogue& e) {
 
 namespace {
 
+ir::Type Type8(bool is_signed) { return is_signed ? ir::Type::Int(8) : ir::Type{ir::Type::kUInt, 8, 1}; }
+ir::Expr Clamp(const ir::Expr& v, float lo, float hi) { return ir::min(ir::max(v, ir::Expr(lo)), ir::Expr(hi)); }
+
 // clamp(round_half_to_even(float(acc) * scale) + zero_point, min, max) in uint8 or int8: ONNX
-// Runtime's requantization (a float multiplier per channel), the activation as the bounds.
-ir::Expr RequantizeValue(const ir::Expr& acc, const ir::Expr& scale, const Requantize& r) {
+// Runtime's requantization (a float multiplier per channel), the activation as the bounds; with a
+// fused residual add, the sum quantized as QLinearAdd quantizes it (Epilogue's IntegerResidual),
+// in the same float32 operations as the unfused kernels (compute::Dequantize, compute::Quantize).
+ir::Expr RequantizeValue(const ir::Expr& acc, const ir::Expr& scale, const Epilogue& e, const ir::Expr& residual) {
+  const Requantize& r = e.requantize;
   ir::Expr q = compute::ApplyUnary(ir::cast(ir::Type::Float(32), acc) * scale, {compute::UnaryKind::kRound});
   q = q + ir::Expr(float(r.zero_point));
   // Integral and within [min, max] after the clamp, so the conversion is exact.
-  q = ir::min(ir::max(q, ir::Expr(float(r.min))), ir::Expr(float(r.max)));
-  return ir::cast(r.is_signed ? ir::Type::Int(8) : ir::Type{ir::Type::kUInt, 8, 1}, q);
+  if (!e.integer_residual.enabled) return ir::cast(Type8(r.is_signed), Clamp(q, float(r.min), float(r.max)));
+  const IntegerResidual& s = e.integer_residual;
+  q = Clamp(q, r.is_signed ? -128.0f : 0.0f, r.is_signed ? 127.0f : 255.0f);  // q in its own type
+  const ir::Type i32 = ir::Type::Int(32), f32 = ir::Type::Float(32);
+  const ir::Expr first = (q - ir::Expr(float(r.zero_point))) * ir::Expr(s.scale);
+  const ir::Expr second =
+      ir::cast(f32, ir::cast(i32, residual) - ir::cast(i32, ir::Expr(int64_t(s.residual_zero_point)))) *
+      ir::Expr(s.residual_scale);
+  ir::Expr sum = compute::ApplyUnary((first + second) / ir::Expr(s.sum_scale), {compute::UnaryKind::kRound});
+  sum = sum + ir::Expr(float(s.sum_zero_point));
+  return ir::cast(Type8(s.sum_signed), Clamp(sum, float(r.min), float(r.max)));
 }
 
 }  // namespace
@@ -194,7 +213,7 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
     // An int32 accumulator: the bias, then the requantization (the activation is its bounds).
     ir::Expr v = te::Read(acc, i);
     if (e.bias) v = v + b;
-    return e.requantize.enabled ? RequantizeValue(v, te::Read(args.scale, bias_index(i)), e.requantize) : v;
+    return e.requantize.enabled ? RequantizeValue(v, te::Read(args.scale, bias_index(i)), e, r) : v;
   });
 }
 

@@ -137,6 +137,19 @@ struct Requantize {
   int32_t zero_point = 0, min = 0, max = 255;
 };
 
+// An int8 workload's fused residual add (ONNX Runtime's QLinearAdd of the requantized output q and
+// an 8-bit residual r, the residual argument in residual_signed's type): the kernel saturates q to
+// its type (Requantize's is_signed), then writes
+//   clamp(round_half_to_even(((q - zero_point) * scale + (r - residual_zero_point) * residual_scale)
+//         / sum_scale) + sum_zero_point, min, max)
+// in sum_signed's type, min and max Requantize's (the activation after the add).
+struct IntegerResidual {
+  bool enabled = false;
+  bool residual_signed = false, sum_signed = false;
+  float scale = 1.0f, residual_scale = 1.0f, sum_scale = 1.0f;
+  int32_t residual_zero_point = 0, sum_zero_point = 0;
+};
+
 struct Epilogue {
   bool bias = false;
   bool residual = false;
@@ -146,6 +159,7 @@ struct Epilogue {
   bool input_zero_point_argument = false;  // int8 workloads only
   int32_t weight_zero_point = 0;           // int8 batch_matmul only: its second operand's
   Requantize requantize{};                 // int8 workloads only
+  IntegerResidual integer_residual{};      // int8 workloads only (with residual set)
   std::string ToString() const;            // "bias+residual+relu", "none", "bias+requantize(128,128,255,u8)"
 };
 
