@@ -167,8 +167,8 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
       const std::vector<float> acc = testing::ReferenceOutput(float_specs[i], *float_info, as_float);
       auto fn = (*jit)->Lookup(spec.symbol);
       ASSERT_TRUE(fn.ok());
-      std::vector<void*> ptrs;
-      for (auto& r : raw) ptrs.push_back(r.data());
+      std::vector<void*> ptrs(raw.size());
+      for (size_t b = 0; b < raw.size(); ++b) ptrs[b] = raw[b].data();
       ASSERT_EQ((*fn)(ptrs.data()), 0);
       const KernelBufferInfo& out = info.buffers.back();
       const int scale_at = Find(info, "scale");

@@ -38,8 +38,8 @@ std::string QdqModel(const std::string& activation, float pool_scale, bool conv_
   OnnxBuilder b(13);
   b.Input("x", {1, 4, 6, 6});
   std::mt19937 rng(48);
-  std::vector<int32_t> w;
-  for (int i = 0; i < 8 * 4 * 9; ++i) w.push_back(int32_t(rng() % 255) - 127);
+  std::vector<int32_t> w(8 * 4 * 9);
+  for (int32_t& v : w) v = int32_t(rng() % 255) - 127;
   std::vector<float> w_scale, bias;
   for (int k = 0; k < 8; ++k) {
     w_scale.push_back(0.002f * float(k + 1));
@@ -182,8 +182,8 @@ TEST(QdqToInteger, ChainsWhoseValuesFeedAnythingElseOrQuantizeOtherwiseStayFloat
 TEST(QdqToInteger, AResidualAddAfterAQuantizedConvBecomesItsEpilogue) {
   OnnxBuilder b(13);
   b.Input("x", {1, 4, 6, 6});
-  std::vector<int32_t> w;
-  for (int i = 0; i < 4 * 4 * 9; ++i) w.push_back((i * 37) % 201 - 100);
+  std::vector<int32_t> w(4 * 4 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = int32_t(i * 37 % 201) - 100;
   b.Floats("x_scale", {}, {0.02f});
   b.Bytes8("x_zero", {}, {128}, onnx::TensorProto::UINT8);
   b.Bytes8("w", {4, 4, 3, 3}, w, onnx::TensorProto::INT8);
