@@ -332,7 +332,7 @@ int QdqToInteger(Graph* g) {
   const std::vector<int> uses = CountUses(*g);
   int rewritten = RewriteNodes(g, [&uses](Graph* graph, size_t i) { return Rewrite(graph, i, uses); });
   // The float nodes the chains left read the integer values too: gone, each value's readers count.
-  RemoveDeadNodes(g);
+  if (rewritten > 0) RemoveDeadNodes(g);
   const std::vector<int> live_uses = CountUses(*g);
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     if (FuseResidual(g, i, live_uses)) {
