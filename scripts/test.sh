@@ -28,6 +28,6 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNEFARM_W
   -DTUNEFARM_SANITIZE=ON -DTUNEFARM_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j "$JOBS"
 echo "== tunefarm: tests under ASan + UBSan"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$JOBS" -LE 'slow|qemu|packaging'
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan_suppressions.txt" \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir build-asan --output-on-failure -j "$JOBS" -LE 'slow|qemu|packaging'
 echo "== tunefarm: all tests passed"
