@@ -106,6 +106,7 @@ Result<std::string> BuildLibrary(ModelPlan* plan, const Target& target, const Ba
     ak.config_origin = k.config_origin;
     ak.run_if = k.run_if;
     ak.index_checks = k.index_checks;
+    ak.condition_checks = k.condition_checks;
     if (!sources.empty() && sources.back().func.form == passes::KernelForm::kThreadProgram) {  // never shared
       ak.grid = sources.back().func.launch.grid;
       ak.block = sources.back().func.launch.block;

@@ -3,6 +3,11 @@
 // each output from the branch the condition names. A constant condition keeps only the taken
 // branch (compiler/model/resolve_constant_ifs.h); at run time the CPU executor skips the kernels
 // of the branch not taken (ArtifactKernel::run_if) and this node's kernels select the other's.
+// A branch that cannot run at the compiled shapes (its shape inference fails under a condition read
+// at run time: Silero VAD's 8 kHz branch given 16 kHz frames) is cut by InferShapes: its inputs
+// here become -1 and the node says which and why (kCutBranchAttr, kCutReasonAttr). The outputs are
+// then the other branch's, and a run whose condition names the cut branch fails with the reason,
+// as ONNX Runtime's does, instead of computing it at shapes it cannot have.
 // Loop and Scan are not in the registry: their import is an error naming the node.
 #include "compiler/compute/ops.h"
 #include "compiler/operators/infer_context.h"
@@ -25,6 +30,9 @@ int TakenBranch(const NodeView& v) {
   return value ? 0 : 1;
 }
 
+// The cut branch (0 then, 1 else), or -1.
+int CutBranch(const Node& n) { return int(n.GetInt(kCutBranchAttr, -1)); }
+
 Status InferIf(InferContext& cx) {
   if (cx.num_inputs() < 1 || (cx.num_inputs() - 1) != 2 * cx.num_outputs()) {
     return cx.Fail("an If node takes the condition and each branch's outputs");
@@ -34,11 +42,12 @@ Status InferIf(InferContext& cx) {
                    " " + ShapeStr(cx.Shape(0)));
   }
   const size_t outputs = cx.num_outputs();
-  const int taken = TakenBranch(cx);
+  const int cut = CutBranch(cx.node());
+  const int taken = cut >= 0 ? 1 - cut : TakenBranch(cx);
   for (size_t k = 0; k < outputs; ++k) {
     const graph::Value& then_v = cx.In(1 + k);
     const graph::Value& else_v = cx.In(1 + outputs + k);
-    if (taken >= 0) {  // the other branch is never run (its shapes need not even be known)
+    if (taken >= 0) {  // the other branch is never run, or cut (its shapes need not even be known)
       const graph::Value& v = taken == 0 ? then_v : else_v;
       cx.SetOut(k, v.dtype, v.shape);
       continue;
@@ -55,12 +64,34 @@ Status InferIf(InferContext& cx) {
   return Status::OK();
 }
 
+// The outputs are views of the kept branch's; one kernel reads the condition and carries the check
+// that fails a run taking the cut branch.
+Status LowerIfWithCutBranch(LowerApi& cx, const Node& n, int cond, int cut) {
+  const std::string& cond_name = cx.V(n.inputs[0]).name;
+  cx.Emit(
+      "If.check", {cond}, [](const std::vector<ir::Tensor>& i) { return compute::Reshape(i[0], {}); },
+      ElementType::kBool, cond_name + ".checked");
+  TUNEFARM_RETURN_IF_ERROR(cx.FailRunWhen(n, n.inputs[0], cut == 0,
+                                          std::string("its ") + (cut == 0 ? "then" : "else") +
+                                              " branch cannot run at the input shapes the model was compiled for (" +
+                                              n.GetString(kCutReasonAttr, "") + ")"));
+  const size_t outputs = n.outputs.size();
+  for (size_t k = 0; k < outputs; ++k) {
+    if (n.outputs[k] < 0) continue;
+    TUNEFARM_ASSIGN_OR_RETURN(int kept, cx.Get(n.inputs[1 + (cut == 0 ? outputs : 0) + k], 0));
+    const graph::Value& out = cx.V(n.outputs[k]);
+    cx.Define(n.outputs[k], cx.View(kept, out.shape, out.name), 0);
+  }
+  return Status::OK();
+}
+
 Status LowerIf(LowerApi& cx, const Node& n) {
   const size_t outputs = n.outputs.size();
   TUNEFARM_ASSIGN_OR_RETURN(int cond_any_shape, cx.Get(n.inputs[0], 0));
   // A scalar view: ONNX allows any one-element condition ([1, 1, 1]), which must not broadcast
   // the outputs to its rank.
   const int cond = cx.View(cond_any_shape, {}, cx.V(n.inputs[0]).name + ".scalar");
+  if (const int cut = CutBranch(n); cut >= 0) return LowerIfWithCutBranch(cx, n, cond, cut);
   for (size_t k = 0; k < outputs; ++k) {
     if (n.outputs[k] < 0) continue;
     TUNEFARM_ASSIGN_OR_RETURN(int then_t, cx.Get(n.inputs[1 + k], 0));
@@ -87,7 +118,8 @@ std::vector<OperatorDef> ControlOperators() {
            LowerIf,
            "both branches compiled; a constant condition keeps the taken one; otherwise the condition is read at run "
            "time and only its branch runs (CPU; on CUDA both run and the outputs are selected); the branches' output "
-           "shapes must agree unless the condition is constant",
+           "shapes must agree unless the condition is constant; a branch that cannot run at the given shapes is cut, "
+           "and a run that takes it fails naming the shape error",
            false,
            1}};
 }

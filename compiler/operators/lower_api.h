@@ -75,6 +75,11 @@ class LowerApi {
   // checked when the node's shape was inferred.
   virtual Status EmitIndexed(const graph::Node& n, const std::vector<size_t>& inputs, const TensorFn& fn,
                              size_t index_input, std::vector<int64_t> extents) = 0;
+  // The kernel emitted last fails the run when the one-element bool `cond_value` is `when` and node
+  // n's If guards hold (runtime::ConditionCheck), with the error "<node n>: <why>"; the compile
+  // warns of it. What an If branch the compiled shapes cannot run lowers to. Needs a kernel emitted
+  // for n.
+  virtual Status FailRunWhen(const graph::Node& n, int cond_value, bool when, const std::string& why) = 0;
   // Apply history best across a node's implementations (the default first): the fastest recorded
   // one with its config, else the default with its fallback config (one warning per workload).
   struct Choice {

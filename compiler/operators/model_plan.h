@@ -34,6 +34,8 @@ struct PlannedKernel {
   std::vector<std::pair<int, bool>> run_if;
   // Runtime indices the executor checks before the kernel runs (LowerApi::EmitIndexed).
   std::vector<runtime::IndexCheck> index_checks;
+  // Conditions under which a run that reaches the kernel fails (LowerApi::FailRunWhen).
+  std::vector<runtime::ConditionCheck> condition_checks;
   // Untuned kernels: the compute definition over placeholders of args[0..n-2] (how the kernel can
   // be rebuilt with a producer inlined), and whether it is injective (no reduction).
   std::function<ir::Tensor(const std::vector<ir::Tensor>&)> definition;

@@ -98,6 +98,12 @@ std::vector<OperatorDef> RecurrentOperators();
 std::vector<OperatorDef> ControlOperators();
 std::vector<OperatorDef> IndexOperators();
 std::vector<OperatorDef> QuantizeOperators();
+
+// An If node one of whose branches cannot run at the compiled shapes: the attributes InferShapes
+// (compiler/model/passes/infer_shapes.cc) gives it, read by the If row (control_ops.cc): the cut
+// branch (0 then, 1 else) and the shape error that cut it.
+inline constexpr char kCutBranchAttr[] = "tunefarm.cut_branch";
+inline constexpr char kCutReasonAttr[] = "tunefarm.cut_reason";
 std::vector<OperatorDef> IntegerOperators();
 std::vector<OperatorDef> MicrosoftOperators();
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -162,6 +163,19 @@ Status CheckIndices(const IndexCheck& check, ElementType dtype, const void* data
   return Status::OK();
 }
 
+Status CheckConditions(const std::vector<ConditionCheck>& checks, const std::function<Result<bool>(int)>& read) {
+  for (const ConditionCheck& check : checks) {
+    bool all_hold = true;
+    for (const auto& [t, value] : check.fails_when) {
+      TUNEFARM_ASSIGN_OR_RETURN(bool holds, read(t));
+      all_hold = all_hold && holds == value;
+      if (!all_hold) break;
+    }
+    if (all_hold) return Status::InvalidArgument(check.message);
+  }
+  return Status::OK();
+}
+
 Status Artifact::Validate() const {
   const int nt = int(tensors.size());
   for (int i = 0; i < nt; ++i) {
@@ -221,11 +235,18 @@ Status Artifact::Validate() const {
         if (e < 0) return Corrupt("kernel '" + k.symbol + "' checks indices against a negative extent");
       }
     }
+    auto is_condition = [&](int t) {
+      return t >= 0 && t < nt && tensors[size_t(t)].dtype == ElementType::kBool &&
+             tensors[size_t(t)].num_elements() == 1;
+    };
     for (const auto& [t, value] : k.run_if) {
-      if (t < 0 || t >= nt || tensors[size_t(t)].dtype != ElementType::kBool ||
-          tensors[size_t(t)].num_elements() != 1) {
+      if (!is_condition(t))
         return Corrupt("kernel '" + k.symbol + "' runs on a condition that is not a one-element bool tensor");
-      }
+    }
+    for (const auto& check : k.condition_checks) {
+      bool valid = !check.fails_when.empty();
+      for (const auto& [t, value] : check.fails_when) valid = valid && is_condition(t);
+      if (!valid) return Corrupt("kernel '" + k.symbol + "' checks a condition that is not a one-element bool tensor");
     }
   }
   for (const auto* list : {&inputs, &outputs}) {
@@ -240,12 +261,15 @@ Status Artifact::Validate() const {
 
 std::string Artifact::MetadataJson() const {
   nlohmann::ordered_json j;
-  // Version 2 unless a tensor has an edge type or a kernel a guard: a runtime that predates them
-  // still loads every artifact it can run, and refuses by version the ones it would misread.
-  bool has_edge_types = false;
-  for (const auto& t : tensors) has_edge_types = has_edge_types || t.edge_dtype.has_value();
-  for (const auto& k : kernels) has_edge_types = has_edge_types || !k.run_if.empty();
-  j["format_version"] = has_edge_types ? kArtifactFormatVersion : 2;
+  // The oldest version that holds what this artifact has (kArtifactFormatVersion's note): a runtime
+  // that predates a field still loads every artifact it can run, and refuses by version the ones
+  // it would misread.
+  int version = 2;
+  for (const auto& t : tensors) version = std::max(version, t.edge_dtype ? 3 : 2);
+  for (const auto& k : kernels) {
+    version = std::max(version, !k.condition_checks.empty() ? 4 : !k.run_if.empty() ? 3 : 2);
+  }
+  j["format_version"] = version;
   j["target"] = target;
   if (!triple.empty()) {
     j["triple"] = triple;
@@ -285,6 +309,15 @@ std::string Artifact::MetadataJson() const {
         checks.push_back({{"tensor", c.tensor}, {"extents", c.extents}, {"node", c.node}});
       }
       e["index_checks"] = checks;
+    }
+    if (!k.condition_checks.empty()) {
+      nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+      for (const auto& c : k.condition_checks) {
+        nlohmann::ordered_json fails_when = nlohmann::ordered_json::array();
+        for (const auto& [t, value] : c.fails_when) fails_when.push_back({t, value});
+        checks.push_back({{"fails_when", fails_when}, {"message", c.message}});
+      }
+      e["condition_checks"] = checks;
     }
     if (!k.workload.empty()) {
       e["workload"] = k.workload;
@@ -428,6 +461,15 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
           check.extents = c.at("extents").get<std::vector<int64_t>>();
           check.node = c.value("node", "");
           k.index_checks.push_back(std::move(check));
+        }
+      }
+      if (e.contains("condition_checks")) {
+        for (const auto& c : e.at("condition_checks")) {
+          ConditionCheck check;
+          for (const auto& cond : c.at("fails_when"))
+            check.fails_when.push_back({cond.at(0).get<int>(), cond.at(1).get<bool>()});
+          check.message = c.at("message").get<std::string>();
+          k.condition_checks.push_back(std::move(check));
         }
       }
       if (e.contains("launch")) {

@@ -55,6 +55,13 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, cons
     e->use_graph_ = false;
     e->graph_fallback_ = "this CUDA driver has no graph entry points";
   }
+  for (const ArtifactKernel& k : e->artifact_.kernels) {
+    // A check reads a condition back between launches, which a replayed graph cannot.
+    if (e->use_graph_ && !k.condition_checks.empty()) {
+      e->use_graph_ = false;
+      e->graph_fallback_ = "kernel '" + k.symbol + "' checks a condition computed on the GPU between launches";
+    }
+  }
   const Artifact& a = e->artifact_;
   if (!a.kernels.empty()) {
     TUNEFARM_ASSIGN_OR_RETURN(e->module_, e->device_->LoadPtx(a.library, a.model.empty() ? "model" : a.model));
@@ -187,8 +194,19 @@ Status CudaExecutor::SetInput(const std::string& name, const void* data, size_t 
   return SetInput(index, data, bytes);
 }
 
+Status CudaExecutor::CheckConditionsOf(size_t k) {
+  const ArtifactKernel& kernel = artifact_.kernels[k];
+  if (kernel.condition_checks.empty()) return Status::OK();
+  return CheckConditions(kernel.condition_checks, [&](int t) -> Result<bool> {
+    uint8_t value = 0;
+    TUNEFARM_RETURN_IF_ERROR(device_->Download(&value, tensor_ptrs_[size_t(t)], 1, artifact_.tensors[size_t(t)].name));
+    return value != 0;
+  });
+}
+
 Status CudaExecutor::Enqueue() {
   for (size_t k = 0; k < kernels_.size(); ++k) {
+    TUNEFARM_RETURN_IF_ERROR(CheckConditionsOf(k));
     TUNEFARM_RETURN_IF_ERROR(device_->Launch(kernels_[k], dims_[k], kernel_args_[k]));
   }
   return Status::OK();
@@ -287,6 +305,7 @@ Status CudaExecutor::RunProfiled(std::vector<double>* kernel_ms) {
     }
   }
   for (size_t k = 0; k < kernels_.size(); ++k) {
+    TUNEFARM_RETURN_IF_ERROR(CheckConditionsOf(k));  // outside the timing
     TUNEFARM_ASSIGN_OR_RETURN(double ms, device_->TimeEnqueued(
                                              [&] {
                                                return profile_graphs_.empty()

@@ -239,19 +239,24 @@ bool Executor::Runs(size_t k) const {
   return true;
 }
 
-// The kernel's runtime indices, checked before it reads through them (IndexCheck).
-Status Executor::CheckIndicesOf(size_t k) const {
-  for (const auto& check : artifact_.kernels[k].index_checks) {
+// The kernel's runtime indices, checked before it reads through them (IndexCheck), and the
+// conditions under which the run cannot go on (ConditionCheck).
+Status Executor::CheckBeforeRunning(size_t k) const {
+  const ArtifactKernel& kernel = artifact_.kernels[k];
+  for (const auto& check : kernel.index_checks) {
     const ArtifactTensor& t = artifact_.tensors[size_t(check.tensor)];
     TUNEFARM_RETURN_IF_ERROR(CheckIndices(check, t.dtype, tensor_ptrs_[size_t(check.tensor)], t.num_elements()));
   }
-  return Status::OK();
+  if (kernel.condition_checks.empty()) return Status::OK();
+  return CheckConditions(kernel.condition_checks, [this](int t) -> Result<bool> {
+    return *static_cast<const uint8_t*>(tensor_ptrs_[size_t(t)]) != 0;
+  });
 }
 
 Status Executor::Run() {
   for (size_t k = 0; k < fns_.size(); ++k) {
     if (!Runs(k)) continue;
-    TUNEFARM_RETURN_IF_ERROR(CheckIndicesOf(k));
+    TUNEFARM_RETURN_IF_ERROR(CheckBeforeRunning(k));
     int32_t rc = fns_[k](kernel_args_[k].data());
     if (rc != 0) {
       return Status::Internal("kernel " + artifact_.kernels[k].symbol + " (" + artifact_.kernels[k].op +
@@ -266,7 +271,7 @@ Status Executor::RunProfiled(std::vector<double>* kernel_ms) {
   kernel_ms->resize(fns_.size(), 0.0);
   for (size_t k = 0; k < fns_.size(); ++k) {
     if (!Runs(k)) continue;
-    TUNEFARM_RETURN_IF_ERROR(CheckIndicesOf(k));
+    TUNEFARM_RETURN_IF_ERROR(CheckBeforeRunning(k));
     auto t0 = std::chrono::steady_clock::now();
     int32_t rc = fns_[k](kernel_args_[k].data());
     (*kernel_ms)[k] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -11,11 +11,18 @@ ArenaPlan PlanArena(const Artifact& a, size_t alignment) {
   auto align_up = [&](size_t n) { return (n + alignment - 1) / alignment * alignment; };
 
   std::vector<int64_t> first(nt, -1), last(nt, -1);
+  auto used_at = [&](int tensor, size_t k) {
+    size_t b = base(size_t(tensor));
+    if (first[b] < 0) first[b] = int64_t(k);
+    last[b] = int64_t(k);
+  };
   for (size_t k = 0; k < nk; ++k) {
-    for (int arg : a.kernels[k].args) {
-      size_t b = base(size_t(arg));
-      if (first[b] < 0) first[b] = int64_t(k);
-      last[b] = int64_t(k);
+    const ArtifactKernel& kernel = a.kernels[k];
+    for (int arg : kernel.args) used_at(arg, k);
+    // The executor reads these before the kernel runs: they must still hold their values.
+    for (const auto& [t, value] : kernel.run_if) used_at(t, k);
+    for (const auto& check : kernel.condition_checks) {
+      for (const auto& [t, value] : check.fails_when) used_at(t, k);
     }
   }
   for (int out : a.outputs) last[base(size_t(out))] = int64_t(nk);

@@ -57,8 +57,8 @@ std::vector<std::string> Seeds() {
   a.cpu = "x86-64";
   a.cpu_features = {"sse4.2"};
   a.model = "fuzz";
-  // An input with an edge type and a kernel under a condition: the seed is a version-3 file and the
-  // fuzzer reaches both checks.
+  // An input with an edge type, a kernel under a condition and a condition check: the seed is a
+  // version-4 file and the fuzzer reaches each check.
   a.tensors = {{"x",
                 runtime::ArtifactTensor::kInput,
                 runtime::ElementType::kFloat32,
@@ -69,8 +69,18 @@ std::vector<std::string> Seeds() {
                {"w", runtime::ArtifactTensor::kParam, runtime::ElementType::kFloat32, {4}, 0, -1, std::nullopt},
                {"y", runtime::ArtifactTensor::kOutput, runtime::ElementType::kFloat32, {1, 4}, 0, -1, std::nullopt},
                {"c", runtime::ArtifactTensor::kInput, runtime::ElementType::kBool, {1}, 0, -1, std::nullopt}};
-  a.kernels.push_back(
-      {"tf_k0", "add", {0, 1, 2}, "", -1, runtime::ConfigOrigin::kNone, {0, 0, 0}, {0, 0, 0}, 0, {{3, true}}, {}});
+  a.kernels.push_back({"tf_k0",
+                       "add",
+                       {0, 1, 2},
+                       "",
+                       -1,
+                       runtime::ConfigOrigin::kNone,
+                       {0, 0, 0},
+                       {0, 0, 0},
+                       0,
+                       {{3, true}},
+                       {},
+                       {{{{3, false}}, "node 'if' (If, opset 17): its else branch cannot run"}}});
   a.inputs = {0, 3};
   a.outputs = {2};
   a.params = std::string(16, '\1');

@@ -26,8 +26,11 @@ void LowerContext::FuseInjectiveChains() {
   for (const auto& t : tensors) {
     if (t.view_of >= 0) pinned.insert(t.view_of);
   }
-  for (const auto& k : kernels) {  // indices the executor checks stay buffers it can read
+  for (const auto& k : kernels) {  // indices and conditions the executor checks stay buffers it can read
     for (const auto& check : k.index_checks) pinned.insert(check.tensor);
+    for (const auto& check : k.condition_checks) {
+      for (const auto& [t, value] : check.fails_when) pinned.insert(t);
+    }
   }
   std::map<int, size_t> producer;  // tensor -> the fusible kernel computing it
   std::vector<bool> removed(kernels.size(), false);
@@ -70,6 +73,7 @@ void LowerContext::FuseInjectiveChains() {
       k.args = std::move(args);
       k.op = p.op + "+" + k.op;
       k.index_checks.insert(k.index_checks.end(), p.index_checks.begin(), p.index_checks.end());
+      k.condition_checks.insert(k.condition_checks.end(), p.condition_checks.begin(), p.condition_checks.end());
       removed[it->second] = true;
       producer.erase(it);
       changed = true;

@@ -236,7 +236,8 @@ Result<LowerContext::Choice> LowerContext::ChoosePerNode(const std::vector<compi
   }
   const compiler::Workload& w = *untuned;
   const std::string key = w.ImplementationKey();
-  if (warned_.insert(key).second && options_.warn) {
+  // Without a records source (--records none) the fallback is what was asked for: no warning.
+  if (options_.configs && warned_.insert(key).second && options_.warn) {
     options_.warn("warning: no tuning record for " + key + " on " + target_.ToString() + "; using the fallback config");
   }
   choice.workload = w;
@@ -321,6 +322,24 @@ Status LowerContext::EmitIndexed(const Node& n, const std::vector<size_t>& input
   check.extents = std::move(extents);
   check.node = g_.Describe(n);
   plan_.kernels.back().index_checks.push_back(std::move(check));
+  return Status::OK();
+}
+
+Status LowerContext::FailRunWhen(const Node& n, int cond_value, bool when, const std::string& why) {
+  if (plan_.kernels.empty()) return Fail(n, "has no kernel to check its condition before");
+  runtime::ConditionCheck check;
+  for (const graph::NodeGuard& guard : n.guards) {
+    TUNEFARM_ASSIGN_OR_RETURN(int t, Get(guard.cond, 0));
+    check.fails_when.push_back({t, guard.when});
+  }
+  TUNEFARM_ASSIGN_OR_RETURN(int t, Get(cond_value, 0));
+  check.fails_when.push_back({t, when});
+  check.message = g_.Describe(n) + ": " + why;
+  plan_.kernels.back().condition_checks.push_back(std::move(check));
+  if (options_.warn) {
+    options_.warn("warning: " + g_.Describe(n) + ": a run whose condition is " + (when ? "true" : "false") +
+                  " fails: " + why);
+  }
   return Status::OK();
 }
 

@@ -56,6 +56,7 @@ class LowerContext final : public operators::LowerApi {
   Status EmitPlain(const graph::Node& n, const std::vector<size_t>& inputs, const TensorFn& fn) override;
   Status EmitIndexed(const graph::Node& n, const std::vector<size_t>& inputs, const TensorFn& fn, size_t index_input,
                      std::vector<int64_t> extents) override;
+  Status FailRunWhen(const graph::Node& n, int cond_value, bool when, const std::string& why) override;
   Result<Choice> ChooseImplementation(const std::vector<compiler::Workload>& implementations) override;
   Status AddUnrolledSteps(const graph::Node& n, int64_t steps) override;
   void AddTunableKernel(compiler::PlannedKernel k) override;

@@ -33,9 +33,6 @@ int Compile(const CompileFlags& f) {
   options.opt_level = f.opt_level;
   options.input_shapes = f.input_shapes;
   options.configs = records->get();
-  // --records none asks for the fallback configs: no warning per workload (the summary line says
-  // "0 from records").
-  if (f.records == "none") options.warn = [](const std::string&) {};
   // Refused before the compile, not after it: -o /dev/null, a FIFO, a directory, a symlink.
   if (Status s = CheckWritableRegularPath(f.output); !s.ok()) {
     std::fprintf(stderr, "tunefarm compile: -o: %s\n", s.message().c_str());

@@ -31,7 +31,8 @@ struct CompileOptions {
   // Fixed shapes for graph inputs the model leaves symbolic (--input-shape NAME:DIMS).
   std::vector<InputShape> input_shapes;
   const ConfigSource* configs = nullptr;  // null: fallback configs only
-  // Receives each warning line (a workload without a record); default: stderr.
+  // Receives each warning line (a workload without a record, an If branch that cannot run at the
+  // given shapes); default: stderr.
   std::function<void(const std::string&)> warn;
   // Link through the target's gcc driver instead of binutils ld (see BuildOptions).
   bool toolchain_linker = false;

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -33,9 +34,10 @@
 namespace tunefarm::runtime {
 
 // 2: the "device" field and, for CUDA, PTX code with per-kernel launch dimensions. 3: inputs and
-// outputs with an `edge_dtype`, kernels with `run_if` (written only by artifacts that have one, so
-// older runtimes refuse exactly the files they would misread). Version-1 files (CPU only) still load.
-inline constexpr int kArtifactFormatVersion = 3;
+// outputs with an `edge_dtype`, kernels with `run_if`. 4: kernels with `condition_checks`. Each
+// version is written only by artifacts that need it, so older runtimes refuse exactly the files
+// they would misread. Version-1 files (CPU only) still load.
+inline constexpr int kArtifactFormatVersion = 4;
 
 // Element types, in NumPy's spelling. Kernels compute on the first six (the storage types); the
 // others exist only at a model's edges and are converted on the way in and out (element_convert.h).
@@ -85,6 +87,15 @@ struct IndexCheck {
   std::string node;  // "node 'emb' (Gather)"
 };
 
+// A run that reaches the kernel fails with `message` when every (tensor, value) of `fails_when`
+// holds, each tensor a one-element bool: an If branch the compiled shapes cannot run (the compiler
+// keeps the other branch; see compiler/operators/control_ops.cc) is an error when a run takes it,
+// as ONNX Runtime's is, never the other branch's numbers.
+struct ConditionCheck {
+  std::vector<std::pair<int, bool>> fails_when;
+  std::string message;
+};
+
 // Where a tunable kernel's config came from: the records database (apply-history-best), or the
 // template's fallback config. The artifact stores it as "records" or "fallback" (config_source).
 enum class ConfigOrigin { kNone, kRecords, kFallback };
@@ -104,11 +115,16 @@ struct ArtifactKernel {
   // the tensor a one-element bool; otherwise the executor skips it.
   std::vector<std::pair<int, bool>> run_if;
   std::vector<IndexCheck> index_checks;
+  std::vector<ConditionCheck> condition_checks;  // format version 4
 };
 
 // OK when every index of check.tensor, whose elements of type `dtype` are at `data`, lies in the
 // range the check states; else InvalidArgument naming the node, the position and the index.
 Status CheckIndices(const IndexCheck& check, ElementType dtype, const void* data, int64_t count);
+
+// OK unless, for one of `checks`, every condition read through `read` (a tensor index -> its
+// one-element bool) has its value; then InvalidArgument with that check's message.
+Status CheckConditions(const std::vector<ConditionCheck>& checks, const std::function<Result<bool>(int)>& read);
 
 struct Artifact {
   std::string target;

@@ -77,6 +77,8 @@ class CudaExecutor final : public GraphExecutor {
   CudaExecutor() = default;
   Status Plan();
   Status Enqueue();
+  // Kernel k's ConditionChecks, reading each condition back from the device.
+  Status CheckConditionsOf(size_t k);
   Status Execute();
 
   Artifact artifact_;

@@ -56,7 +56,7 @@ class Executor final : public GraphExecutor {
   Status Plan();
   void ConvertOutputs();
   bool Runs(size_t kernel) const;
-  Status CheckIndicesOf(size_t kernel) const;
+  Status CheckBeforeRunning(size_t kernel) const;
 
   Artifact artifact_;
   std::shared_ptr<void> library_file_;  // keeps the library's file open while it is loaded
