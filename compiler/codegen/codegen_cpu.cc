@@ -1,8 +1,10 @@
 #include "compiler/codegen/codegen_cpu.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "compiler/codegen/codegen_llvm_base.h"
+#include "compiler/ir/ir_operators.h"
 #include "compiler/ir/ir_visitor.h"
 #include "tunefarm/runtime/kernel_abi.h"
 
@@ -103,6 +105,64 @@ class CodeGenCPU final : public CodeGenLLVM {
   }
 
  private:
+  // Whether the target's CPU and feature string enable `feature` (LLVM's name), asked of the
+  // target's subtarget once.
+  bool Has(const char* feature) {
+    if (!subtarget_) {
+      std::string error;
+      const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target_.triple, error);
+      TUNEFARM_CHECK_MSG(t, ("no LLVM target for " + target_.triple + ": " + error).c_str());
+      subtarget_.reset(t->createMCSubtargetInfo(target_.triple, target_.cpu, target_.features));
+    }
+    return subtarget_->checkFeatures(std::string("+") + feature);
+  }
+
+  // dot4_u8s8 (ir_operators.h) on x86: vpdpbusd where the CPU has it; else vpmaddwd, which is exact
+  // here (a u8 and an s8 are int16 values and two of their products fit int32), then one add of
+  // neighbouring lanes. Other targets: the base class's widening arithmetic.
+  llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) override {
+    if (op->name != kDot4U8S8 || !llvm::Triple(target_.triple).isX86()) return nullptr;
+    const int lanes = op->type.lanes;
+    if (lanes == 16 && Has("avx512vnni")) {
+      return builder_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_512, {}, args);
+    }
+    if ((lanes == 8 || lanes == 4) && (Has("avxvnni") || (Has("avx512vnni") && Has("avx512vl")))) {
+      return builder_.CreateIntrinsic(
+          lanes == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256 : llvm::Intrinsic::x86_avx512_vpdpbusd_128, {}, args);
+    }
+    // int16 lanes per vpmaddwd: the widest the CPU has that splits the 4 * lanes there are into a
+    // power-of-two count of parts (other lane counts, such as a block of 3 or 12 channels, take
+    // the widening arithmetic).
+    auto power_of_two = [](int n) { return n > 0 && (n & (n - 1)) == 0; };
+    int width = Has("avx512bw") ? 32 : Has("avx2") ? 16 : 8;
+    while (width >= 8 && ((4 * lanes) % width != 0 || !power_of_two(4 * lanes / width))) width /= 2;
+    if (width < 8) return nullptr;
+    const llvm::Intrinsic::ID pmaddwd = width == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                                        : width == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                                      : llvm::Intrinsic::x86_sse2_pmadd_wd;
+    llvm::Value* a = WidenBytes(args[1], lanes, builder_.getInt16Ty(), false);
+    llvm::Value* b = WidenBytes(args[2], lanes, builder_.getInt16Ty(), true);
+    std::vector<llvm::Value*> pairs;  // width / 2 int32 lanes each
+    for (int first = 0; first < 4 * lanes; first += width) {
+      llvm::SmallVector<int, 32> part;
+      for (int i = 0; i < width; ++i) part.push_back(first + i);
+      pairs.push_back(builder_.CreateIntrinsic(
+          pmaddwd, {}, {builder_.CreateShuffleVector(a, part), builder_.CreateShuffleVector(b, part)}));
+    }
+    while (pairs.size() > 1) {  // concatenated, halves first
+      std::vector<llvm::Value*> joined;
+      for (size_t i = 0; i < pairs.size(); i += 2) {
+        const int n = int(llvm::cast<llvm::FixedVectorType>(pairs[i]->getType())->getNumElements());
+        llvm::SmallVector<int, 64> both;
+        for (int k = 0; k < 2 * n; ++k) both.push_back(k);
+        joined.push_back(builder_.CreateShuffleVector(pairs[i], pairs[i + 1], both));
+      }
+      pairs = std::move(joined);
+    }
+    llvm::Value* quads = builder_.CreateAdd(Strided(pairs[0], 2 * lanes, 0, 2), Strided(pairs[0], 2 * lanes, 1, 2));
+    return builder_.CreateAdd(args[0], quads);
+  }
+
   void SetFunctionAttributes(llvm::Function* fn) override {
     if (!target_.cpu.empty()) fn->addFnAttr("target-cpu", target_.cpu);
     if (!target_.features.empty()) fn->addFnAttr("target-features", target_.features);
@@ -207,6 +267,7 @@ class CodeGenCPU final : public CodeGenLLVM {
   }
 
   llvm::GlobalVariable* slot_;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget_;  // Has()'s, made on first use
   std::string kernel_name_;
   int parallel_count_ = 0;
 };

@@ -242,8 +242,10 @@ class CodeGenLLVM {
     if (llvm::Value* v = EmitTargetMath(op, args)) return v;
     llvm::Type* t = LLVMType(op->type);
     if (op->name == kReinterpret) return builder_.CreateBitCast(args[0], t);
+    if (op->name == kDot4U8S8) return EmitDot4Widening(args[0], args[1], args[2], op->type.lanes);
     if (op->name == "shift_left") return builder_.CreateShl(args[0], args[1]);
     if (op->name == "shift_right") return builder_.CreateLShr(args[0], args[1]);  // unsigned: logical
+    if (op->name == kBitwiseXor) return builder_.CreateXor(args[0], args[1]);
     static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {{"exp", llvm::Intrinsic::exp},
                                                                                      {"sqrt", llvm::Intrinsic::sqrt},
                                                                                      {"fabs", llvm::Intrinsic::fabs},
@@ -260,6 +262,29 @@ class CodeGenLLVM {
     }
     TUNEFARM_CHECK_MSG(false, ("unknown intrinsic " + op->name).c_str());
     return nullptr;
+  }
+  // The bytes of `lanes` int32 lanes as 4*lanes i8 lanes, widened to `wide` (zero- or sign-extended).
+  llvm::Value* WidenBytes(llvm::Value* v, int lanes, llvm::Type* wide, bool is_signed) {
+    llvm::Value* bytes =
+        builder_.CreateBitCast(v, llvm::FixedVectorType::get(builder_.getInt8Ty(), unsigned(4 * lanes)));
+    llvm::Type* to = llvm::FixedVectorType::get(wide, unsigned(4 * lanes));
+    return is_signed ? builder_.CreateSExt(bytes, to) : builder_.CreateZExt(bytes, to);
+  }
+  // Lanes first, first + step, ... of an n-lane vector (n / step of them).
+  llvm::Value* Strided(llvm::Value* v, int n, int first, int step) {
+    llvm::SmallVector<int, 64> mask;
+    for (int i = first; i < n; i += step) mask.push_back(i);
+    return builder_.CreateShuffleVector(v, mask);
+  }
+  // acc + the sum of each lane's four u8 x s8 products: the bytes widened to int32, multiplied,
+  // then lanes added in pairs twice (the form instruction selection turns into widening
+  // multiply-adds where the target has them).
+  llvm::Value* EmitDot4Widening(llvm::Value* acc, llvm::Value* a, llvm::Value* b, int lanes) {
+    llvm::Value* products = builder_.CreateMul(WidenBytes(a, lanes, i32_, false), WidenBytes(b, lanes, i32_, true));
+    llvm::Value* pairs = builder_.CreateAdd(Strided(products, 4 * lanes, 0, 2), Strided(products, 4 * lanes, 1, 2));
+    llvm::Value* quads = builder_.CreateAdd(Strided(pairs, 2 * lanes, 0, 2), Strided(pairs, 2 * lanes, 1, 2));
+    if (lanes == 1) quads = builder_.CreateExtractElement(quads, uint64_t(0));
+    return builder_.CreateAdd(acc, quads);
   }
   llvm::Value* Emit_(const Let* op) {
     vars_[op->var.get()] = Emit(op->value);

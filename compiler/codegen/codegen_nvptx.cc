@@ -13,6 +13,7 @@
 #include "compiler/codegen/llvm_init.h"
 #include "compiler/codegen/object_emitter.h"
 #include "compiler/ir/gpu_intrinsics.h"
+#include "compiler/ir/ir_operators.h"
 #include "compiler/ir/ir_visitor.h"
 #include "tunefarm/runtime/atomic_file.h"
 
@@ -119,6 +120,13 @@ class CodeGenNVPTX final : public codegen::CodeGenLLVM {
       llvm::Value* clamp = llvm::ConstantInt::get(i32_, 0x1f);
       return builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {},
                                       {members, args[0], lane_mask, clamp});
+    }
+    if (op->name == kDot4U8S8 && op->type.lanes == 1 && target_.arch.size() > 3 &&
+        std::atoi(target_.arch.c_str() + 3) >= 61) {
+      // dp4a (sm_61 on): LLVM has no NVVM intrinsic for it, so the one PTX instruction, inline.
+      auto* type = llvm::FunctionType::get(i32_, {i32_, i32_, i32_}, false);
+      auto* dp4a = llvm::InlineAsm::get(type, "dp4a.u32.s32 $0, $1, $2, $3;", "=r,r,r,r", /*hasSideEffects=*/false);
+      return builder_.CreateCall(type, dp4a, {args[1], args[2], args[0]});
     }
     // exp, log and tanh became arithmetic in lower_gpu_math; NVPTX has no lowering of llvm.exp/log.
     TUNEFARM_CHECK_MSG(op->name != "exp" && op->name != "log" && op->name != "tanh",

@@ -18,7 +18,10 @@
 
 namespace tunefarm::compiler {
 
-Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const Target& target) {
+namespace {
+
+Result<std::string> EmitFile(const std::vector<KernelSource>& kernels, const Target& target,
+                             llvm::CodeGenFileType file_type) {
   for (const KernelSource& k : kernels) {
     if (k.func.form != passes::KernelForm::kLoopNest) {
       return Status::InvalidArgument("kernel " + k.func.name + " is a GPU thread program: an object file holds host " +
@@ -32,11 +35,21 @@ Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const T
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen_pm;
   // The module was verified after IR generation; skip the verifier codegen would run again.
-  if (tm->addPassesToEmitFile(codegen_pm, os, nullptr, llvm::CodeGenFileType::ObjectFile, /*DisableVerify=*/true)) {
-    return Status::Internal("LLVM cannot emit object files for " + target.triple);
+  if (tm->addPassesToEmitFile(codegen_pm, os, nullptr, file_type, /*DisableVerify=*/true)) {
+    return Status::Internal("LLVM cannot emit code files for " + target.triple);
   }
   codegen_pm.run(*module);
   return std::string(buffer.begin(), buffer.end());
+}
+
+}  // namespace
+
+Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const Target& target) {
+  return EmitFile(kernels, target, llvm::CodeGenFileType::ObjectFile);
+}
+
+Result<std::string> EmitAssembly(const std::vector<KernelSource>& kernels, const Target& target) {
+  return EmitFile(kernels, target, llvm::CodeGenFileType::AssemblyFile);
 }
 
 namespace {

@@ -16,6 +16,8 @@ namespace tunefarm::compiler {
 
 // Generates, optimizes and assembles the kernels into one ELF object for target.
 Result<std::string> EmitObject(const std::vector<KernelSource>& kernels, const Target& target);
+// The same code as assembly text: which instructions a kernel's intrinsics became (tests).
+Result<std::string> EmitAssembly(const std::vector<KernelSource>& kernels, const Target& target);
 
 // Bounds on one tool's run. A tuner's candidate can be too large to assemble in any useful time
 // (ptxas on a reduction unrolled thousands of steps deep), and a tuner that stops must not wait

@@ -85,4 +85,13 @@ Expr reinterpret(Type t, Expr v) {
   return Call::Make(t, kReinterpret, {std::move(v)});
 }
 
+Expr dot4_u8s8(Expr acc, Expr a, Expr b) {
+  const Type t = acc.type();
+  TUNEFARM_CHECK_MSG(t.code == Type::kInt && t.bits == 32 && a.type() == t && b.type() == t,
+                     ("dot4_u8s8 on " + t.ToString() + ", " + a.type().ToString() + ", " + b.type().ToString() +
+                      ": all three must be int32 of one lane count")
+                         .c_str());
+  return Call::Make(t, kDot4U8S8, {std::move(acc), std::move(a), std::move(b)});
+}
+
 }  // namespace tunefarm::ir

@@ -29,6 +29,15 @@ Expr cast(Type t, Expr v);
 // The bits of v read as type t (same bit width and lanes): Call "reinterpret", a bitcast in codegen.
 inline constexpr const char* kReinterpret = "reinterpret";
 Expr reinterpret(Type t, Expr v);
+// The int8 dot product every instruction set has a form of, lane-wise on int32 lanes:
+//   dot4_u8s8(acc, a, b)[i] = acc[i] + sum_{j<4} u8(byte j of a[i]) * s8(byte j of b[i])
+// exact (no intermediate saturation; the int32 sum wraps). Codegen: vpdpbusd where the target has
+// AVX-512 VNNI or AVX-VNNI, vpmaddwd pairs on other x86, dp4a.u32.s32 on CUDA, widening
+// multiply-adds elsewhere. All three operands int32 of one lane count.
+inline constexpr const char* kDot4U8S8 = "dot4_u8s8";
+// a ^ b on integers of one type: Call "bitwise_xor".
+inline constexpr const char* kBitwiseXor = "bitwise_xor";
+Expr dot4_u8s8(Expr acc, Expr a, Expr b);
 inline Expr operator+(const Var& a, Expr b) { return AsExpr(a) + std::move(b); }
 inline Expr operator*(const Var& a, Expr b) { return AsExpr(a) * std::move(b); }
 

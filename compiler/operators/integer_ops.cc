@@ -21,6 +21,7 @@
 #include "compiler/operators/registry.h"
 #include "compiler/operators/template_lowering.h"
 #include "compiler/schedule/template_table.h"
+#include "compiler/schedule/templates/template_util.h"
 
 namespace tunefarm::operators {
 namespace {
@@ -298,6 +299,19 @@ Status EmitInt8BatchMatmul(LowerApi& cx, const Node& n, const compiler::IntegerO
   return Status::OK();
 }
 
+// -(zero point) * the sum of each output channel's weights (`weights` [channels, ...] as the node
+// holds them): what a dot-product kernel adds to its raw products (template_util.h).
+std::vector<int32_t> Compensation(const std::vector<int8_t>& weights, int64_t channels, int32_t zero_point) {
+  std::vector<int32_t> out(size_t(channels), 0);
+  const size_t per_channel = weights.size() / size_t(channels);
+  for (size_t c = 0; c < size_t(channels); ++c) {
+    int32_t sum = 0;
+    for (size_t e = 0; e < per_channel; ++e) sum += weights[c * per_channel + e];
+    out[c] = -zero_point * sum;
+  }
+  return out;
+}
+
 }  // namespace
 
 // A QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger or QGemm through the best of its
@@ -341,7 +355,10 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
     case compiler::WeightPacking::kNone:
       return cx.Fail(n, "template " + w.implementation + " computes no int8 weights");
   }
-  args.push_back(cx.AddParam(b.name + ".packed", ElementType::kInt8, def.args[1]->shape, packed.data(), packed.size()));
+  // int32 words of four int8 weights for the dot-product kernels (template_util.h), else int8.
+  const bool words = def.args[1]->dtype == ir::Type::Int(32);
+  args.push_back(cx.AddParam(b.name + ".packed", words ? ElementType::kInt32 : ElementType::kInt8, def.args[1]->shape,
+                             packed.data(), packed.size()));
   size_t at = 2;
   if (ep.bias) {
     const graph::Value& bias = cx.V(n.inputs[size_t(in.bias)]);
@@ -362,6 +379,11 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
     args.push_back(cx.T(zero).shape == std::vector<int64_t>{1}
                        ? zero
                        : cx.View(zero, {1}, cx.V(n.outputs[0]).name + ".input_zero_point"));
+  }
+  if (std::find(def.roles.begin(), def.roles.end(), compiler::BufferRole::kCompensation) != def.roles.end()) {
+    const std::vector<int32_t> compensation = Compensation(k.weights, b.shape[0], compiler::DotProductZeroPoint(w, ep));
+    args.push_back(cx.AddParam(cx.V(n.outputs[0]).name + ".compensation", ElementType::kInt32,
+                               def.args[def.args.size() - 2]->shape, compensation.data(), compensation.size() * 4));
   }
   // A dense layer over a product's leading dimensions writes [rows, N] into the node's [..., N].
   const int out = cx.NewTensor(cx.V(n.outputs[0]).name, ArtifactTensor::kIntermediate, cx.OutType(n),

@@ -38,23 +38,26 @@ void AddTemplateKernel(LowerApi& cx, const graph::Node& n, const LowerApi::Choic
                        const compiler::Epilogue& ep, std::vector<int> args);
 
 // Conv weights [K, C/groups, KH, KW] (`shape`) packed to the blocked layouts of conv2d_nchwc
-// ([K/oc_bn, Cg/ic_bn, KH, KW, ic_bn, oc_bn]) or, when depthwise, depthwise_conv2d_nchwc
-// ([K/oc_bn, KH, KW, oc_bn]); the blocks read from the template's data and output arguments.
+// ([K/oc_bn, Cg/ic_bn, KH, KW, ic_bn, oc_bn]; for int8 dot products, an int32 weight argument,
+// [K/oc_bn, Cg/ic_bn, KH, KW, ic_bn/4, oc_bn] words of four input channels' int8 values) or, when
+// depthwise, depthwise_conv2d_nchwc ([K/oc_bn, KH, KW, oc_bn]); the blocks read from the template's
+// data and output arguments.
 template <typename T>
 std::vector<T> PackConvWeights(const std::vector<T>& w, const std::vector<int64_t>& shape,
                                const compiler::KernelDef& def, bool depthwise) {
   const int64_t ic_bn = def.args[0]->shape.back(), oc_bn = def.args.back()->shape.back();
   const int64_t kh = shape[2], kw = shape[3], cg = shape[1];
-  std::vector<T> packed(size_t(def.args[1]->NumElements()));
+  const bool words = sizeof(T) == 1 && def.args[1]->dtype == ir::Type::Int(32);
+  std::vector<T> packed(size_t(def.args[1]->NumElements() * (words ? 4 : 1)));
   for (int64_t k = 0; k < shape[0]; ++k) {
     for (int64_t c = 0; c < cg; ++c) {
       for (int64_t h = 0; h < kh; ++h) {
         for (int64_t x = 0; x < kw; ++x) {
           const T v = w[size_t(((k * cg + c) * kh + h) * kw + x)];
-          const size_t at =
-              depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
-                        : size_t(((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn +
-                                 (c % ic_bn) * oc_bn + k % oc_bn);
+          const int64_t tile = ((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn;
+          const size_t at = depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
+                            : words   ? size_t(tile + ((c % ic_bn) / 4 * oc_bn + k % oc_bn) * 4 + c % 4)
+                                      : size_t(tile + (c % ic_bn) * oc_bn + k % oc_bn);
           packed[at] = v;
         }
       }

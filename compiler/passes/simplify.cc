@@ -102,8 +102,21 @@ class Simplifier : public IRMutator {
     return Rebuild(op, a, b, self);
   }
 
+  // x + dot4_u8s8(0, p, q) = dot4_u8s8(x, p, q) (either order): a reduction's update is then one
+  // dot-product instruction accumulating in place. Null when neither operand is such a call.
+  static Expr AccumulateDotProduct(const Expr& a, const Expr& b) {
+    for (const auto& [acc, term] : {std::pair<Expr, Expr>{a, b}, std::pair<Expr, Expr>{b, a}}) {
+      const Call* dot = term.as<Call>();
+      if (dot && dot->name == kDot4U8S8 && IsConstInt(dot->args[0], 0) && acc.type() == term.type()) {
+        return dot4_u8s8(acc, dot->args[1], dot->args[2]);
+      }
+    }
+    return Expr();
+  }
+
   Expr Visit_(const Add* op, const Expr& self) override {
     Expr a = Mutate(op->a), b = Mutate(op->b);
+    if (Expr dot = AccumulateDotProduct(a, b); dot.defined()) return dot;
     if (IsIntScalar(a)) return Canonical(a + b, self);
     if (a.type().is_float()) {
       // x + 0 = x: constant matrices (Winograd's transforms) unrolled leave zero terms.

@@ -18,6 +18,8 @@ const char* BufferRoleName(BufferRole role) {
       return "scale";
     case BufferRole::kZeroPoint:
       return "zero_point";
+    case BufferRole::kCompensation:
+      return "compensation";
     case BufferRole::kOutput:
       return "output";
   }

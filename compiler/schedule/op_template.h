@@ -20,8 +20,11 @@ namespace tunefarm::compiler {
 
 // What each kernel argument is for; the order of KernelDef::args is the C ABI order.
 // kScale: an int8 kernel's requantization multipliers, one per output channel (Epilogue's
-// Requantize); kZeroPoint: its input's zero point where it is computed at run time.
-enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kScale, kZeroPoint, kOutput };
+// Requantize); kZeroPoint: its input's zero point where it is computed at run time;
+// kCompensation: what an int8 kernel multiplying raw uint8 activations by int8 weights with the
+// dot-product instructions adds per output channel, -(input zero point) * the channel's weight sum
+// (Int8DotProducts, templates/template_util.h).
+enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kScale, kZeroPoint, kCompensation, kOutput };
 const char* BufferRoleName(BufferRole role);
 
 struct KernelDef {

@@ -34,7 +34,8 @@ bool IsArgDtype(const std::string& dtype) {
 }
 
 bool IsArgRole(const std::string& role) {
-  static const char* const kRoles[] = {"input", "weight", "bias", "residual", "slope", "scale", "zero_point", "output"};
+  static const char* const kRoles[] = {"input", "weight",     "bias",         "residual", "slope",
+                                       "scale", "zero_point", "compensation", "output"};
   return std::find(std::begin(kRoles), std::end(kRoles), role) != std::end(kRoles);
 }
 

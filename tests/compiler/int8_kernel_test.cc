@@ -125,6 +125,7 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
       // in [-16, 16], the bias.
       std::vector<std::vector<uint8_t>> raw(info.buffers.size());
       testing::Buffers as_float(float_info->buffers.size());
+      std::vector<int64_t> weight_sums;  // per output channel, for a dot-product kernel's compensation
       for (size_t b = 0; b < info.buffers.size(); ++b) {
         const KernelBufferInfo& buf = info.buffers[b];
         // A batched product's second operand (an "input" too): within 16 of its zero point, as
@@ -133,7 +134,8 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
         const size_t n = size_t(buf.num_elements());
         raw[b].assign(n * ElementBytes(buf.dtype), 0);
         const int fb = second_operand ? 1 : Find(*float_info, buf.role.c_str());
-        if (fb >= 0) as_float[size_t(fb)].assign(n, 0.0f);
+        // (A dot-product kernel's weight words hold four of the float kernel's weights each.)
+        if (fb >= 0) as_float[size_t(fb)].assign(size_t(float_info->buffers[size_t(fb)].num_elements()), 0.0f);
         for (size_t e = 0; e < n && buf.role != "output"; ++e) {
           float value = 0;
           if (second_operand) {
@@ -145,6 +147,21 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
             const int v = buf.dtype == "uint8" ? int(rng() % 256) : int(rng() % 256) - 128;
             raw[b][e] = uint8_t(v);
             value = float(v - spec.epilogue.input_zero_point);
+          } else if (buf.role == "weight" && buf.dtype == "int32") {
+            // A dot-product kernel's words of four input channels' weights: [..., icb/4, ocb] here,
+            // [..., icb, ocb] in the float kernel.
+            const std::vector<int64_t>& fs = float_info->buffers[size_t(fb)].shape;
+            const int64_t ocb = fs.back(), icb = fs[fs.size() - 2], per_chunk = fs[1] * fs[2] * fs[3] * icb * ocb;
+            const int64_t tile = int64_t(e) / (icb / 4 * ocb), word = int64_t(e) % (icb / 4 * ocb);
+            weight_sums.resize(size_t(fs[0] * ocb), 0);
+            for (int64_t j = 0; j < 4; ++j) {
+              const int v = int(rng() % 33) - 16;
+              raw[b][e * 4 + size_t(j)] = uint8_t(int8_t(v));
+              const int64_t at = tile * icb * ocb + (word / ocb * 4 + j) * ocb + word % ocb;
+              as_float[size_t(fb)][size_t(at)] = float(v);
+              weight_sums[size_t(at / per_chunk * ocb + at % ocb)] += v;
+            }
+            continue;
           } else if (buf.role == "weight") {
             const int v = int(rng() % 33) - 16;
             raw[b][e] = uint8_t(int8_t(v));
@@ -162,6 +179,14 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
             std::memcpy(&raw[b][e * 4], &v, 4);
           }
           if (fb >= 0) as_float[size_t(fb)][e] = value;
+        }
+      }
+      if (const int at = Find(info, "compensation"); at >= 0) {
+        const int32_t zero_point =
+            spec.workload.dtype == "int8" ? spec.epilogue.input_zero_point + 128 : spec.epilogue.input_zero_point;
+        for (size_t c = 0; c < weight_sums.size(); ++c) {
+          const int32_t v = -zero_point * int32_t(weight_sums[c]);
+          std::memcpy(&raw[size_t(at)][c * 4], &v, 4);
         }
       }
       const std::vector<float> acc = testing::ReferenceOutput(float_specs[i], *float_info, as_float);

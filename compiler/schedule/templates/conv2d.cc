@@ -9,6 +9,12 @@
 // loads are cheap and every FMA is independent, which is what keeps the
 // FMA units busy (bench/RESULTS.md measures 91-99% of the FMA peak). Groups are supported when the blocks divide the
 // per-group channel counts.
+//
+// Int8, with ic_bn a multiple of 4 and a constant input zero point: int8 dot products
+// (template_util.h's UsesInt8DotProducts): the kernel is [K/oc_bn, Cg/ic_bn, KH, KW, ic_bn/4, oc_bn]
+// int32 words of four int8 input channels, each broadcast input word and weight vector one
+// vpdpbusd (AVX-512 VNNI, AVX-VNNI) or vpmaddwd pair (AVX2) per four input channels.
+#include "compiler/ir/ir_operators.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/templates/template_util.h"
 
@@ -102,32 +108,41 @@ class Conv2dNCHWc final : public OpTemplate {
     const int64_t ic_chunks = c.in_channels / ic_bn, oc_chunks = c.out_channels / oc_bn;
     const int64_t icc_per_group = cg / ic_bn, occ_per_group = kg / oc_bn;
 
+    const bool dot = UsesInt8DotProducts(w, ep, ic_bn);
+    const int64_t icb_steps = dot ? ic_bn / 4 : ic_bn;  // words of four channels, or channels
+
     KernelDef def;
     Tensor data = te::Placeholder("data", {c.batch, ic_chunks, c.height, c.width, ic_bn}, DataTypeOf(w));
-    Tensor kernel =
-        te::Placeholder("kernel", {oc_chunks, icc_per_group, c.kernel_h, c.kernel_w, ic_bn, oc_bn}, WeightTypeOf(w));
+    Tensor kernel = te::Placeholder("kernel", {oc_chunks, icc_per_group, c.kernel_h, c.kernel_w, icb_steps, oc_bn},
+                                    dot ? ir::Type::Int(32) : WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
     EpilogueArgs epi = DeclareEpilogueArgs(ep, {oc_chunks, oc_bn}, {c.batch, oc_chunks, oh, ow, oc_bn}, &def, &w);
+    if (dot) epi.compensation = DeclareCompensation({oc_chunks, oc_bn}, &def);
     Tensor input = PadNCHWc(data, c, PadValueOf(w, ep, epi));
     const bool padded = input != data;
     auto ric = te::MakeIterVar("ic", icc_per_group, true);
     auto rkh = te::MakeIterVar("kh", c.kernel_h, true);
     auto rkw = te::MakeIterVar("kw", c.kernel_w, true);
-    auto ricb = te::MakeIterVar("icb", ic_bn, true);
-    Tensor conv = te::ComputeReduce("conv", {c.batch, oc_chunks, oh, ow, oc_bn}, te::ReduceKind::kSum,
-                                    {ric, rkh, rkw, ricb}, [&](const std::vector<Expr>& i) {
-                                      Expr ic_chunk = te::AxisExpr(ric);
-                                      if (c.groups > 1)
-                                        ic_chunk = (i[1] / Expr(occ_per_group)) * Expr(icc_per_group) + ic_chunk;
-                                      Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
-                                      Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
-                                      return MultiplyOperands(
-                                          w, ep, epi, te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}),
-                                          te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh),
-                                                            te::AxisExpr(rkw), te::AxisExpr(ricb), i[4]}));
-                                    });
-    const bool has_epilogue = HasEpilogue(ep);
+    auto ricb = te::MakeIterVar("icb", icb_steps, true);
+    Tensor conv = te::ComputeReduce(
+        "conv", {c.batch, oc_chunks, oh, ow, oc_bn}, te::ReduceKind::kSum, {ric, rkh, rkw, ricb},
+        [&](const std::vector<Expr>& i) {
+          Expr ic_chunk = te::AxisExpr(ric);
+          if (c.groups > 1) ic_chunk = (i[1] / Expr(occ_per_group)) * Expr(icc_per_group) + ic_chunk;
+          Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
+          Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
+          if (dot) {
+            return ir::dot4_u8s8(ir::IntImm::Make(ir::Type::Int(32), 0),
+                                 InputWord(input, {i[0], ic_chunk, ih, iw}, te::AxisExpr(ricb), w),
+                                 te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw),
+                                                   te::AxisExpr(ricb), i[4]}));
+          }
+          return MultiplyOperands(w, ep, epi, te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}),
+                                  te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw),
+                                                    te::AxisExpr(ricb), i[4]}));
+        });
+    const bool has_epilogue = HasEpilogue(ep) || dot;  // the compensation is an epilogue
     Tensor out = has_epilogue ? FusedEpilogue(conv, ep, epi,
                                               [](const std::vector<Expr>& i) {
                                                 return std::vector<Expr>{i[1], i[4]};

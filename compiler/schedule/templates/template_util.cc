@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/compute/ops.h"
+#include "compiler/ir/ir_operators.h"
 #include "compiler/te/tensor.h"
 
 namespace tunefarm::compiler {
@@ -169,6 +170,40 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& 
   return a;
 }
 
+bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block) {
+  return w.is_int8() && !w.is_batch_matmul() && !e.input_zero_point_argument && reduction_block % 4 == 0;
+}
+
+int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e) {
+  return w.dtype == "int8" ? e.input_zero_point + 128 : e.input_zero_point;
+}
+
+ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
+                   const Workload& w) {
+  const ir::Type i32 = ir::Type::Int(32), u8{ir::Type::kUInt, 8, 1};
+  ir::Expr packed;
+  for (int64_t j = 0; j < 4; ++j) {
+    std::vector<ir::Expr> index = prefix;
+    index.push_back(word * ir::Expr(int64_t(4)) + ir::Expr(j));
+    ir::Expr byte = te::Read(input, index);
+    if (byte.type() != u8) byte = ir::reinterpret(u8, byte);
+    // Byte j at bits 8j: disjoint bits, which LLVM reads as one 32-bit load.
+    ir::Expr lane = ir::cast(i32, byte);
+    if (j > 0) lane = ir::Call::Make(i32, "shift_left", {lane, ir::cast(i32, ir::Expr(8 * j))});
+    packed = j == 0 ? lane : packed + lane;
+  }
+  if (w.dtype != "int8") return packed;
+  // x + 128 in each byte: the top bits flipped.
+  return ir::Call::Make(i32, ir::kBitwiseXor, {packed, ir::cast(i32, ir::Expr(int64_t(int32_t(0x80808080u))))});
+}
+
+ir::Tensor DeclareCompensation(const std::vector<int64_t>& shape, KernelDef* def) {
+  ir::Tensor t = te::Placeholder("compensation", shape, ir::Type::Int(32));
+  def->args.push_back(t);
+  def->roles.push_back(BufferRole::kCompensation);
+  return t;
+}
+
 bool HasEpilogue(const Epilogue& e) {
   return e.bias || e.residual || e.activation != Activation::kNone || e.requantize.enabled;
 }
@@ -212,6 +247,7 @@ ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const Epilogu
     if (acc->dtype.is_float()) return ApplyEpilogue(te::Read(acc, i), e, b, r, s);
     // An int32 accumulator: the bias, then the requantization (the activation is its bounds).
     ir::Expr v = te::Read(acc, i);
+    if (args.compensation) v = v + te::Read(args.compensation, bias_index(i));
     if (e.bias) v = v + b;
     return e.requantize.enabled ? RequantizeValue(v, te::Read(args.scale, bias_index(i)), e, r) : v;
   });

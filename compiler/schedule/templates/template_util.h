@@ -76,6 +76,7 @@ Status CheckBatchMatmul(const Workload& w, const char* template_name, bool int8_
 // input's zero point as a one-element argument of the data's type where the epilogue says so.
 struct EpilogueArgs {
   ir::Tensor bias, residual, slope, scale, input_zero_point;
+  ir::Tensor compensation;  // DeclareCompensation's, when the kernel uses int8 dot products
 };
 EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& bias_shape,
                                  std::vector<int64_t> out_shape, KernelDef* def, const Workload* w = nullptr);
@@ -85,10 +86,28 @@ ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const EpilogueAr
                           const ir::Expr& weight);
 // What padding reads: 0, or an int8 workload's input zero point (which then contributes nothing).
 ir::Expr PadValueOf(const Workload& w, const Epilogue& e, const EpilogueArgs& args);
+
+// Int8 dot products (ir::dot4_u8s8: vpdpbusd, vpmaddwd, dp4a): how an int8 conv or dense template
+// multiplies when its reduction block holds whole groups of four and the input's zero point is a
+// constant. The kernel reads four consecutive input bytes along the reduction as one int32 word of
+// uint8 values (int8 activations x read as x + 128: their top bit flipped), the weights as int32
+// words of four int8 along the reduction (how the lowering packs them when the weight argument is
+// int32), and sums the raw products; the compensation argument, -(zero point) * the sum of the
+// channel's weights (the zero point + 128 for int8 activations), turns that sum into
+// (x - zero point) * w, exactly. Padding still reads the zero point.
+bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block);
+// The zero point the compensation is formed with: the input's, in uint8 terms.
+int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e);
+// The int32 word of input[prefix..., 4*word .. 4*word+3] (its last axis), as uint8 values.
+ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
+                   const Workload& w);
+// The compensation argument, one int32 per output channel in the bias's shape.
+ir::Tensor DeclareCompensation(const std::vector<int64_t>& shape, KernelDef* def);
 bool HasEpilogue(const Epilogue& e);
 // out[i] = epilogue(acc[i]); bias, slopes and scales read at bias_index(i). An int32 accumulator
-// gets its bias and then, when requantized, Requantize's rounding, zero point and bounds. `shape`: out's, when it is
-// only a part of acc's (the real rows of dense_pack's whole row tiles); empty: acc's.
+// gets its compensation (args.compensation, when declared), its bias and then, when requantized, Requantize's rounding,
+// zero point and bounds. `shape`: out's, when it is only a part of acc's (the real rows of dense_pack's whole row
+// tiles); empty: acc's.
 ir::Tensor FusedEpilogue(const ir::Tensor& acc, const Epilogue& e, const EpilogueArgs& args,
                          const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& bias_index,
                          const std::vector<int64_t>& shape = {});

@@ -1,0 +1,177 @@
+// dot4_u8s8 (compiler/ir/ir_operators.h), the int8 dot product the int8 templates tensorize: the
+// instruction each instruction set's code uses for it, read from the emitted assembly (vpdpbusd on
+// AVX-512 VNNI and AVX-VNNI, vpmaddwd on AVX2 and AVX-512 without VNNI, dp4a on CUDA), and its
+// values against a naive reference -- every byte pattern's extremes included (255 x -128, where a
+// saturating u8 x s8 multiply-add such as vpmaddubsw loses the sum) -- on each instruction set this
+// machine can run, and on CUDA by emulation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/codegen_nvptx.h"
+#include "compiler/codegen/object_emitter.h"
+#include "compiler/ir/ir_operators.h"
+#include "compiler/passes/lower.h"
+#include "compiler/te/schedule.h"
+#include "tunefarm/compiler/kernel.h"
+#include "tunefarm/runtime/cpu_features.h"
+
+namespace tunefarm::compiler {
+namespace {
+
+constexpr int64_t kN = 48 * 16;  // int32 lanes per run: whole vectors of 3, 12 and 16
+
+// out[i] = dot4_u8s8(acc[i], a[i], b[i]), `lanes` lanes at a time (1: scalar; GPU: one per thread).
+Result<passes::LoweredFunc> LowerDot4(const Target& target, int lanes) {
+  const ir::Type i32 = ir::Type::Int(32);
+  ir::Tensor acc = te::Placeholder("acc", {kN}, i32), a = te::Placeholder("a", {kN}, i32),
+             b = te::Placeholder("b", {kN}, i32);
+  ir::Tensor out = te::Compute("out", {kN}, [&](const std::vector<ir::Expr>& i) {
+    return ir::dot4_u8s8(te::Read(acc, {i[0]}), te::Read(a, {i[0]}), te::Read(b, {i[0]}));
+  });
+  te::Schedule schedule({out});
+  te::Stage& st = schedule[out];
+  const bool gpu = target.kind == TargetKind::kCuda;
+  auto [outer, inner] = st.split(st.axes[0], gpu ? 64 : lanes);
+  if (gpu) {
+    st.bind(outer, ir::ForKind::kGpuBlockX);
+    st.bind(inner, ir::ForKind::kGpuThreadX);
+  } else if (lanes > 1) {
+    st.vectorize(inner);
+  }
+  const passes::StepList steps = !gpu              ? passes::StepList::kCpu
+                                 : target.emulated ? passes::StepList::kGpuOnHost
+                                                   : passes::StepList::kGpu;
+  return passes::Lower(schedule, {acc, a, b, out}, "dot4", target, steps);
+}
+
+struct Operands {
+  std::vector<int32_t> acc, a, b;
+};
+Operands RandomOperands() {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> word;
+  Operands o;
+  for (int64_t i = 0; i < kN; ++i) {
+    o.acc.push_back(int32_t(word(rng)) >> 4);
+    o.a.push_back(int32_t(word(rng)));
+    o.b.push_back(int32_t(word(rng)));
+  }
+  // The extremes: 255 x -128 four times (a saturating int16 pair sum would clip it), 255 x 127.
+  o.a[0] = int32_t(0xffffffffu);
+  o.b[0] = int32_t(0x80808080u);
+  o.a[1] = int32_t(0xffffffffu);
+  o.b[1] = 0x7f7f7f7f;
+  return o;
+}
+
+int32_t Reference(int32_t acc, int32_t a, int32_t b) {
+  int64_t sum = acc;
+  for (int j = 0; j < 4; ++j) {
+    sum += int64_t(uint8_t(uint32_t(a) >> (8 * j))) * int64_t(int8_t(uint8_t(uint32_t(b) >> (8 * j))));
+  }
+  return int32_t(uint32_t(uint64_t(sum)));
+}
+
+void ExpectComputesTheReference(const passes::LoweredFunc& func, Target target, const std::string& what) {
+  target.is_host = true;  // the caller checked this CPU has the target's features
+  auto jit = JitCompile({KernelSource{func, "{}"}}, target);
+  ASSERT_TRUE(jit.ok()) << what << ": " << jit.status().ToString();
+  auto fn = (*jit)->Lookup("dot4");
+  ASSERT_TRUE(fn.ok()) << what;
+  Operands o = RandomOperands();
+  std::vector<int32_t> out(kN, 12345);
+  void* args[] = {o.acc.data(), o.a.data(), o.b.data(), out.data()};
+  ASSERT_EQ((*fn)(args), 0) << what;
+  for (int64_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(out[size_t(i)], Reference(o.acc[size_t(i)], o.a[size_t(i)], o.b[size_t(i)])) << what << " lane " << i;
+  }
+}
+
+bool HostRuns(const Target& target) {
+  const std::vector<std::string> host = runtime::HostCpuFeatures();
+  for (const std::string& f : RequiredCpuFeatures(target)) {
+    if (std::find(host.begin(), host.end(), f) == host.end()) return false;
+  }
+  return runtime::ArchOfTriple(target.triple) == runtime::HostArch();
+}
+
+struct X86Case {
+  const char* cpu;
+  int lanes;
+  const char* mnemonic;   // as the assembly spells it
+  const char* registers;  // the vector registers its line names
+};
+// The machine kinds tunefarm meets (Sapphire Rapids, Zen 4, Zen 3) and the other x86 forms.
+constexpr X86Case kX86Cases[] = {
+    {"sapphirerapids", 16, "\tvpdpbusd\t", "%zmm"},  // AVX-512 VNNI
+    {"znver4", 16, "\tvpdpbusd\t", "%zmm"},          // AVX-512 VNNI
+    {"znver4", 8, "\tvpdpbusd\t", "%ymm"},           // AVX-512 VNNI + VL at 256 bits
+    {"alderlake", 8, "{vex}\tvpdpbusd\t", "%ymm"},   // AVX-VNNI
+    {"znver3", 8, "\tvpmaddwd\t", "%ymm"},           // AVX2 alone
+    {"skylake-avx512", 16, "\tvpmaddwd\t", "%zmm"},  // AVX-512 BW without VNNI
+    {"nehalem", 4, "\tpmaddwd\t", "%xmm"},           // SSE only
+};
+
+// The assembly line holding `mnemonic`, or "".
+std::string LineWith(const std::string& assembly, const std::string& mnemonic) {
+  const size_t at = assembly.find(mnemonic);
+  if (at == std::string::npos) return "";
+  const size_t begin = assembly.rfind('\n', at) + 1, end = assembly.find('\n', at);
+  return assembly.substr(begin, end - begin);
+}
+
+TEST(Int8DotProduct, EachX86InstructionSetUsesItsInstructionAndComputesTheExactSum) {
+  for (const X86Case& c : kX86Cases) {
+    auto target = ParseTarget(std::string("llvm -mtriple=x86_64-linux-gnu -mcpu=") + c.cpu);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    const std::string what = std::string(c.cpu) + " x" + std::to_string(c.lanes);
+    auto func = LowerDot4(*target, c.lanes);
+    ASSERT_TRUE(func.ok()) << what << ": " << func.status().ToString();
+    auto assembly = EmitAssembly({KernelSource{*func, "{}"}}, *target);
+    ASSERT_TRUE(assembly.ok()) << what << ": " << assembly.status().ToString();
+    const std::string line = LineWith(*assembly, c.mnemonic);
+    EXPECT_NE(line.find(c.registers), std::string::npos)
+        << what << " lacks" << c.mnemonic << "on " << c.registers << ":\n"
+        << *assembly;
+    // Never the saturating u8 x s8 pair sum.
+    EXPECT_EQ(assembly->find("pmaddubsw"), std::string::npos) << what;
+    if (HostRuns(*target)) ExpectComputesTheReference(*func, *target, what);
+  }
+}
+
+TEST(Int8DotProduct, ScalarLanesAndOtherArchitecturesWidenExactly) {
+  ExpectComputesTheReference(*LowerDot4(HostTarget(), 1), HostTarget(), "host x1");
+  // Lane counts that are no power of two (blocks of 3 or 12 channels): widening arithmetic.
+  for (int lanes : {2, 3, 12, 16}) {
+    ExpectComputesTheReference(*LowerDot4(HostTarget(), lanes), HostTarget(), "host x" + std::to_string(lanes));
+  }
+  for (const char* text : {"rasp4b", "llvm -mtriple=armv7a-linux-gnueabihf -mcpu=cortex-a53 -mattr=+neon"}) {
+    auto target = ParseTarget(text);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    auto func = LowerDot4(*target, 4);
+    ASSERT_TRUE(func.ok()) << text << ": " << func.status().ToString();
+    auto assembly = EmitAssembly({KernelSource{*func, "{}"}}, *target);
+    ASSERT_TRUE(assembly.ok()) << text << ": " << assembly.status().ToString();
+    EXPECT_NE(assembly->find("mul"), std::string::npos) << text << ":\n" << *assembly;
+  }
+}
+
+TEST(Int8DotProduct, CudaUsesDp4aAndItsEmulationComputesTheExactSum) {
+  auto func = LowerDot4(*ParseTarget("cuda -arch=sm_80"), 1);
+  ASSERT_TRUE(func.ok()) << func.status().ToString();
+  auto ptx = EmitPtx({KernelSource{*func, "{}"}}, *ParseTarget("cuda -arch=sm_80"));
+  ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  EXPECT_NE(ptx->find("dp4a.u32.s32"), std::string::npos) << *ptx;
+  const Target emulated = *ParseTarget("cuda -arch=sm_80 -emulate=host");
+  auto on_host = LowerDot4(emulated, 1);
+  ASSERT_TRUE(on_host.ok()) << on_host.status().ToString();
+  ExpectComputesTheReference(*on_host, HostTarget(), "cuda emulated");
+}
+
+}  // namespace
+}  // namespace tunefarm::compiler
