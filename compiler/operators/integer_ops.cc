@@ -299,17 +299,18 @@ Status EmitInt8BatchMatmul(LowerApi& cx, const Node& n, const compiler::IntegerO
   return Status::OK();
 }
 
-// -(zero point) * the sum of each output channel's weights (`weights` [channels, ...] as the node
-// holds them): what a dot-product kernel adds to its raw products (template_util.h).
-std::vector<int32_t> Compensation(const std::vector<int8_t>& weights, int64_t channels, int32_t zero_point) {
-  std::vector<int32_t> out(size_t(channels), 0);
+// -(zero point) * the sum of each output channel's weights, `weights` as the node holds them:
+// [channels, ...] (a conv's, Gemm's with transB) or [..., channels] (MatMul's): what a dot-product
+// kernel adds to its raw products (template_util.h).
+std::vector<int32_t> Compensation(const std::vector<int8_t>& weights, int64_t channels, bool channels_first,
+                                  int32_t zero_point) {
+  std::vector<int32_t> sums(size_t(channels), 0);
   const size_t per_channel = weights.size() / size_t(channels);
-  for (size_t c = 0; c < size_t(channels); ++c) {
-    int32_t sum = 0;
-    for (size_t e = 0; e < per_channel; ++e) sum += weights[c * per_channel + e];
-    out[c] = -zero_point * sum;
+  for (size_t e = 0; e < weights.size(); ++e) {
+    sums[channels_first ? e / per_channel : e % size_t(channels)] += weights[e];
   }
-  return out;
+  for (int32_t& s : sums) s *= -zero_point;
+  return sums;
 }
 
 }  // namespace
@@ -349,7 +350,7 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
       break;
     case compiler::WeightPacking::kDense:
       packed = PackDenseWeights(k.weights, n.GetInt("transB", 0) != 0, w.dense.in_features, w.dense.out_features,
-                                def.args[1]->shape);
+                                def.args[1]->shape, def.args[1]->dtype == ir::Type::Int(32));
       break;
     case compiler::WeightPacking::kWinograd:
     case compiler::WeightPacking::kNone:
@@ -381,7 +382,9 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
                        : cx.View(zero, {1}, cx.V(n.outputs[0]).name + ".input_zero_point"));
   }
   if (std::find(def.roles.begin(), def.roles.end(), compiler::BufferRole::kCompensation) != def.roles.end()) {
-    const std::vector<int32_t> compensation = Compensation(k.weights, b.shape[0], compiler::DotProductZeroPoint(w, ep));
+    const bool channels_first = is_conv || n.GetInt("transB", 0) != 0;
+    const std::vector<int32_t> compensation = Compensation(k.weights, is_conv ? b.shape[0] : w.dense.out_features,
+                                                           channels_first, compiler::DotProductZeroPoint(w, ep));
     args.push_back(cx.AddParam(cx.V(n.outputs[0]).name + ".compensation", ElementType::kInt32,
                                def.args[def.args.size() - 2]->shape, compensation.data(), compensation.size() * 4));
   }

@@ -67,18 +67,22 @@ std::vector<T> PackConvWeights(const std::vector<T>& w, const std::vector<int64_
 }
 
 // A dense layer's weights, [in, out] as MatMul stores them or [out, in] when trans_b (Gemm's
-// transB), to `packed_shape`: dense_pack's [ceil(out/bn), in, bn] (zero-padded) or as stored [out, in].
+// transB), to `packed_shape`: dense_pack's [ceil(out/bn), in, bn] (zero-padded; with `words`, the
+// int8 dot products' [ceil(out/bn), in/4, bn] words of four k steps) or as stored [out, in].
 template <typename T>
 std::vector<T> PackDenseWeights(const std::vector<T>& w, bool trans_b, int64_t in, int64_t out,
-                                const std::vector<int64_t>& packed_shape) {
-  int64_t elements = 1;
+                                const std::vector<int64_t>& packed_shape, bool words = false) {
+  int64_t elements = words ? 4 : 1;
   for (int64_t d : packed_shape) elements *= d;
   std::vector<T> packed(size_t(elements), T(0));
   for (int64_t o = 0; o < out; ++o) {
     for (int64_t k = 0; k < in; ++k) {
       const T v = trans_b ? w[size_t(o * in + k)] : w[size_t(k * out + o)];
-      if (packed_shape.size() == 3) {
-        packed[size_t(((o / packed_shape[2]) * in + k) * packed_shape[2] + o % packed_shape[2])] = v;
+      const int64_t bn = packed_shape.size() == 3 ? packed_shape[2] : 1;
+      if (words) {
+        packed[size_t((((o / bn) * (in / 4) + k / 4) * bn + o % bn) * 4 + k % 4)] = v;
+      } else if (packed_shape.size() == 3) {
+        packed[size_t(((o / bn) * in + k) * bn + o % bn)] = v;
       } else {
         packed[size_t(o * in + k)] = v;
       }

@@ -86,7 +86,7 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
   auto target = ParseTarget(GetParam().second);
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   std::mt19937_64 rng(std::hash<std::string>()(tmpl) + 8);
-  int checked = 0, requantized = 0, residuals = 0, steps = 0;
+  int checked = 0, requantized = 0, residuals = 0, steps = 0, dot_products = 0;
   while (checked < kCasesPerTemplate) {
     std::vector<KernelSpec> specs, float_specs;
     for (int i = 0; i < kCasesPerModule; ++i) {
@@ -148,10 +148,12 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
             raw[b][e] = uint8_t(v);
             value = float(v - spec.epilogue.input_zero_point);
           } else if (buf.role == "weight" && buf.dtype == "int32") {
-            // A dot-product kernel's words of four input channels' weights: [..., icb/4, ocb] here,
-            // [..., icb, ocb] in the float kernel.
+            // A dot-product kernel's words of four reduction steps' weights: [chunks, ..., icb/4, ocb]
+            // here, [chunks, ..., icb, ocb] in the float kernel (conv2d_nchwc; dense_pack's icb is K).
             const std::vector<int64_t>& fs = float_info->buffers[size_t(fb)].shape;
-            const int64_t ocb = fs.back(), icb = fs[fs.size() - 2], per_chunk = fs[1] * fs[2] * fs[3] * icb * ocb;
+            const int64_t ocb = fs.back(), icb = fs[fs.size() - 2];
+            int64_t per_chunk = 1;
+            for (size_t d = 1; d < fs.size(); ++d) per_chunk *= fs[d];
             const int64_t tile = int64_t(e) / (icb / 4 * ocb), word = int64_t(e) % (icb / 4 * ocb);
             weight_sums.resize(size_t(fs[0] * ocb), 0);
             for (int64_t j = 0; j < 4; ++j) {
@@ -182,9 +184,11 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
         }
       }
       if (const int at = Find(info, "compensation"); at >= 0) {
+        ++dot_products;
         const int32_t zero_point =
             spec.workload.dtype == "int8" ? spec.epilogue.input_zero_point + 128 : spec.epilogue.input_zero_point;
-        for (size_t c = 0; c < weight_sums.size(); ++c) {
+        // (A dense layer's last chunk may be padded past the real output channels.)
+        for (size_t c = 0; c < std::min(weight_sums.size(), size_t(info.buffers[size_t(at)].num_elements())); ++c) {
           const int32_t v = -zero_point * int32_t(weight_sums[c]);
           std::memcpy(&raw[size_t(at)][c * 4], &v, 4);
         }
@@ -244,9 +248,14 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
     checked += int(specs.size());
   }
   std::printf(
-      "%s on %s: %d int8 cases, %d requantized, %d of them with a fused residual add (%d outputs one step "
-      "off)\n",
-      tmpl.c_str(), GetParam().second.c_str(), checked, requantized, residuals, steps);
+      "%s on %s: %d int8 cases, %d requantized, %d of them with a fused residual add, %d with int8 dot products "
+      "(%d outputs one step off)\n",
+      tmpl.c_str(), GetParam().second.c_str(), checked, requantized, residuals, dot_products, steps);
+  // The CPU conv and dense templates multiply with int8 dot products wherever the reduction block
+  // holds groups of four and the zero point is a constant: most cases.
+  if (tmpl == "conv2d_nchwc" || tmpl == "dense_pack") {
+    EXPECT_GE(dot_products, kCasesPerTemplate / 4);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuAndEmulatedCuda, Int8Templates,

@@ -7,10 +7,15 @@
 //   tile of n_bn rows (tile_n) shares each weight vector loaded: n_bn x o_bn accumulators, each
 //   weight vector read once per n_bn rows instead of once per row. A row count n_bn does not
 //   divide (ViT's 197 tokens) is computed over whole tiles, the rows past the end reading the last
-//   row again, and only the real rows are stored: no guard inside the k loop.
+//   row again, and only the real rows are stored: no guard inside the k loop. Int8 with K a multiple
+//   of 4 and a constant input zero point: int8 dot products (template_util.h), the weights
+//   [ceil(O/o_bn), K/4, o_bn] int32 words of four k steps, the k split counting words.
 // dense_nopack: weights as stored, [O, K]; vectorizes along k into a k_bn-wide partial sum per
 //   output (an rfactor written in the compute) and reduces the lanes at the end.
 //   data [N, K]   bias [O]   residual, out [N, O]
+#include <algorithm>
+
+#include "compiler/ir/ir_operators.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/templates/template_util.h"
 
@@ -79,29 +84,36 @@ class DensePack final : public OpTemplate {
     const int64_t rows = (d.batch + n_bn - 1) / n_bn * n_bn;  // whole row tiles
     const bool padded = rows != d.batch;
     const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
+    const bool dot = UsesInt8DotProducts(w, ep, d.in_features);
+    const int64_t k_steps = dot ? d.in_features / 4 : d.in_features;  // words of four k, or k
+    const int64_t k_unroll = dot ? std::max<int64_t>(1, k_bn / 4) : k_bn;
     KernelDef def;
-    Tensor weight = te::Placeholder("weight", {o_chunks, d.in_features, o_bn}, WeightTypeOf(w));
+    Tensor weight = te::Placeholder("weight", {o_chunks, k_steps, o_bn}, dot ? ir::Type::Int(32) : WeightTypeOf(w));
     auto declared = DeclareArgs(w, ep, &def, weight);
     const Tensor data = declared.first;
-    const EpilogueArgs epi = declared.second;
-    auto rk = te::MakeIterVar("k", d.in_features, true);
+    EpilogueArgs epi = declared.second;
+    if (dot) epi.compensation = DeclareCompensation({d.out_features}, &def);
+    auto rk = te::MakeIterVar("k", k_steps, true);
     Tensor dense =
         te::ComputeReduce("dense", {rows, d.out_features}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
           const Expr row = padded ? ir::min(i[0], Expr(d.batch - 1)) : i[0];
-          return MultiplyOperands(w, ep, epi, te::Read(data, {row, te::AxisExpr(rk)}),
-                                  te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)}));
+          const Expr w_at = te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
+          if (dot) {
+            return ir::dot4_u8s8(ir::IntImm::Make(ir::Type::Int(32), 0), InputWord(data, {row}, te::AxisExpr(rk), w),
+                                 w_at);
+          }
+          return MultiplyOperands(w, ep, epi, te::Read(data, {row, te::AxisExpr(rk)}), w_at);
         });
     // Padded: the real rows of the whole tiles are stored by the epilogue stage (an identity one
-    // when the layer has no epilogue).
-    Tensor out = padded            ? EpilogueStage(dense, ep, epi, d.batch)
-                 : HasEpilogue(ep) ? EpilogueStage(dense, ep, epi)
-                                   : dense;
+    // when the layer has no epilogue); the dot products' compensation is an epilogue too.
+    const bool has_epilogue = HasEpilogue(ep) || dot;
+    Tensor out = padded ? EpilogueStage(dense, ep, epi, d.batch) : has_epilogue ? EpilogueStage(dense, ep, epi) : dense;
     def.args.push_back(out);
     def.roles.push_back(BufferRole::kOutput);
 
     def.schedule = std::make_unique<te::Schedule>(std::vector<Tensor>{out});
     te::Schedule& s = *def.schedule;
-    Tensor acc = HasEpilogue(ep) || padded ? dense : s.cache_write(dense);
+    Tensor acc = has_epilogue || padded ? dense : s.cache_write(dense);
     te::Stage& o = s[out];
     auto [oo, oi] = o.split(o.axes[1], o_bn);
     if (cfg.Annotation("parallel") == "o") o.parallel(oo);
@@ -113,7 +125,7 @@ class DensePack final : public OpTemplate {
       o.reorder({oo, no, ni, oi});
       VectorizeByLanes(o, oi, o_bn, t.vector_lanes);
       c.compute_at(o, no);
-      auto [ko, ki] = c.split(c.reduce_axes[0], k_bn);
+      auto [ko, ki] = c.split(c.reduce_axes[0], k_unroll);
       c.reorder({ko, ki, c.axes[0], c.axes[1]});
       c.unroll(ki);
       c.unroll(c.axes[0]);
@@ -122,7 +134,7 @@ class DensePack final : public OpTemplate {
     }
     VectorizeByLanes(o, oi, o_bn, t.vector_lanes);
     c.compute_at(o, oo);
-    auto [ko, ki] = c.split(c.reduce_axes[0], k_bn);
+    auto [ko, ki] = c.split(c.reduce_axes[0], k_unroll);
     c.reorder({c.axes[0], ko, ki, c.axes[1]});
     c.unroll(ki);
     VectorizeByLanes(c, c.axes[1], o_bn, t.vector_lanes);
