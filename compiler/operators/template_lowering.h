@@ -55,9 +55,14 @@ std::vector<T> PackConvWeights(const std::vector<T>& w, const std::vector<int64_
         for (int64_t x = 0; x < kw; ++x) {
           const T v = w[size_t(((k * cg + c) * kh + h) * kw + x)];
           const int64_t tile = ((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn;
+          // Tap words: the chunk's (h, x, channel) taps flattened, four to a word.
+          const int64_t tap = (h * kw + x) * ic_bn + c % ic_bn, tap_words = (kh * kw * ic_bn + 3) / 4;
+          const int64_t chunk = (k / oc_bn) * (cg / ic_bn) + c / ic_bn;
           const size_t at = depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
-                            : words   ? size_t(tile + ((c % ic_bn) / 4 * oc_bn + k % oc_bn) * 4 + c % 4)
-                                      : size_t(tile + (c % ic_bn) * oc_bn + k % oc_bn);
+                            : words && def.args[1]->shape.size() == 4
+                                ? size_t(((chunk * tap_words + tap / 4) * oc_bn + k % oc_bn) * 4 + tap % 4)
+                            : words ? size_t(tile + ((c % ic_bn) / 4 * oc_bn + k % oc_bn) * 4 + c % 4)
+                                    : size_t(tile + (c % ic_bn) * oc_bn + k % oc_bn);
           packed[at] = v;
         }
       }

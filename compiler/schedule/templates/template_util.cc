@@ -180,12 +180,22 @@ int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e) {
 
 ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
                    const Workload& w) {
+  return InputWordOf(
+      input,
+      [&](int64_t j) {
+        std::vector<ir::Expr> index = prefix;
+        index.push_back(word * ir::Expr(int64_t(4)) + ir::Expr(j));
+        return index;
+      },
+      w);
+}
+
+ir::Expr InputWordOf(const ir::Tensor& input, const std::function<std::vector<ir::Expr>(int64_t)>& index_of,
+                     const Workload& w) {
   const ir::Type i32 = ir::Type::Int(32), u8{ir::Type::kUInt, 8, 1};
   ir::Expr packed;
   for (int64_t j = 0; j < 4; ++j) {
-    std::vector<ir::Expr> index = prefix;
-    index.push_back(word * ir::Expr(int64_t(4)) + ir::Expr(j));
-    ir::Expr byte = te::Read(input, index);
+    ir::Expr byte = te::Read(input, index_of(j));
     if (byte.type() != u8) byte = ir::reinterpret(u8, byte);
     // Byte j at bits 8j: disjoint bits, which LLVM reads as one 32-bit load.
     ir::Expr lane = ir::cast(i32, byte);

@@ -101,6 +101,9 @@ int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e);
 // The int32 word of input[prefix..., 4*word .. 4*word+3] (its last axis), as uint8 values.
 ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
                    const Workload& w);
+// The same of any four elements: byte j is input[index_of(j)].
+ir::Expr InputWordOf(const ir::Tensor& input, const std::function<std::vector<ir::Expr>(int64_t)>& index_of,
+                     const Workload& w);
 // The compensation argument, one int32 per output channel in the bias's shape.
 ir::Tensor DeclareCompensation(const std::vector<int64_t>& shape, KernelDef* def);
 bool HasEpilogue(const Epilogue& e);
