@@ -120,7 +120,8 @@ std::string HostFeatures() {
   return features;
 }
 
-// Fills vector_lanes; CreateTargetMachine rejects an unknown triple, CPU or feature by name.
+// Fills vector_lanes and int8_dot_products; CreateTargetMachine rejects an unknown triple, CPU or
+// feature by name.
 Status Validate(Target* t) {
   auto tm = CreateTargetMachine(t->triple, t->cpu, t->features);
   if (!tm.ok()) return tm.status();
@@ -128,6 +129,7 @@ Status Validate(Target* t) {
   llvm::Triple triple(t->triple);
   if (triple.isX86()) {
     t->vector_lanes = sti->checkFeatures("+avx512f") ? 16 : (sti->checkFeatures("+avx2") ? 8 : 4);
+    t->int8_dot_products = t->vector_lanes >= 8;  // AVX2 or AVX-512 (Target::int8_dot_products)
   } else {
     t->vector_lanes = 4;
   }

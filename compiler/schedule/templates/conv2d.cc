@@ -71,7 +71,7 @@ class Conv2dNCHWc final : public OpTemplate {
     // Int8 over fewer than 4 channels (an RGB image): the tap words read whole pixels, four
     // consecutive bytes of NCHW[cg]c, where plain NCHW would assemble each word from four loads
     // (ResNet-18's first conv: 0.60 ms against 2.3 ms at one thread, AVX-512 VNNI).
-    if (w.is_int8() && cg < 4) ic_bn = cg;
+    if (w.is_int8() && cg < 4 && t.int8_dot_products) ic_bn = cg;
     int64_t ow = c.out_width(), oh = c.out_height();
     int64_t budget = std::min<int64_t>(MaxAccumulators(t) / vectors, 32);
     int64_t reg_n = LargestDivisorAtMost(ow, budget);
@@ -81,7 +81,7 @@ class Conv2dNCHWc final : public OpTemplate {
     }
     // Narrow maps (7x7, 14x14): the row tile is too short to hide the FMA latency; add a row.
     int64_t oh_tile = (reg_n * 2 <= budget && oh >= 2) ? 2 : 1;
-    if (w.is_int8() && cg < 4 && kg % (4 * lanes) == 0) {
+    if (w.is_int8() && cg < 4 && t.int8_dot_products && kg % (4 * lanes) == 0) {
       // Tap words (the 7x7 taps of an RGB image, 37 words unrolled): each word feeds four
       // output-channel vectors, over a row tile of 2 (ResNet-18's first conv: the best of 64
       // trials, 0.43 ms against 1.6 ms for the float-like 2 x 14 tile).
@@ -123,9 +123,9 @@ class Conv2dNCHWc final : public OpTemplate {
     const int64_t ic_chunks = c.in_channels / ic_bn, oc_chunks = c.out_channels / oc_bn;
     const int64_t icc_per_group = cg / ic_bn, occ_per_group = kg / oc_bn;
 
-    const bool dot = UsesInt8DotProducts(w, ep, ic_bn);
+    const bool dot = UsesInt8DotProducts(w, ep, ic_bn, t);
     const int64_t icb_steps = dot ? ic_bn / 4 : ic_bn;  // words of four channels, or channels
-    const bool tap_words = !dot && UsesInt8DotProducts(w, ep, 4);
+    const bool tap_words = !dot && UsesInt8DotProducts(w, ep, 4, t);
     const int64_t taps = c.kernel_h * c.kernel_w * ic_bn, tap_steps = (taps + 3) / 4;
 
     KernelDef def;

@@ -84,7 +84,7 @@ class DensePack final : public OpTemplate {
     const int64_t rows = (d.batch + n_bn - 1) / n_bn * n_bn;  // whole row tiles
     const bool padded = rows != d.batch;
     const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
-    const bool dot = UsesInt8DotProducts(w, ep, d.in_features);
+    const bool dot = UsesInt8DotProducts(w, ep, d.in_features, t);
     const int64_t k_steps = dot ? d.in_features / 4 : d.in_features;  // words of four k, or k
     const int64_t k_unroll = dot ? std::max<int64_t>(1, k_bn / 4) : k_bn;
     KernelDef def;

@@ -170,8 +170,9 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& 
   return a;
 }
 
-bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block) {
-  return w.is_int8() && !w.is_batch_matmul() && !e.input_zero_point_argument && reduction_block % 4 == 0;
+bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block, const Target& t) {
+  return t.int8_dot_products && w.is_int8() && !w.is_batch_matmul() && !e.input_zero_point_argument &&
+         reduction_block % 4 == 0;
 }
 
 int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e) {

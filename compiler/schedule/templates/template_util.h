@@ -88,14 +88,14 @@ ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const EpilogueAr
 ir::Expr PadValueOf(const Workload& w, const Epilogue& e, const EpilogueArgs& args);
 
 // Int8 dot products (ir::dot4_u8s8: vpdpbusd, vpmaddwd, dp4a): how an int8 conv or dense template
-// multiplies when its reduction block holds whole groups of four and the input's zero point is a
-// constant. The kernel reads four consecutive input bytes along the reduction as one int32 word of
-// uint8 values (int8 activations x read as x + 128: their top bit flipped), the weights as int32
-// words of four int8 along the reduction (how the lowering packs them when the weight argument is
-// int32), and sums the raw products; the compensation argument, -(zero point) * the sum of the
+// multiplies when its reduction block holds whole groups of four, the input's zero point is a
+// constant and the target's int8 multiply-adds beat int32 vectors (Target::int8_dot_products). The kernel reads four
+// consecutive input bytes along the reduction as one int32 word of uint8 values (int8 activations x read as x + 128:
+// their top bit flipped), the weights as int32 words of four int8 along the reduction (how the lowering packs them when
+// the weight argument is int32), and sums the raw products; the compensation argument, -(zero point) * the sum of the
 // channel's weights (the zero point + 128 for int8 activations), turns that sum into
 // (x - zero point) * w, exactly. Padding still reads the zero point.
-bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block);
+bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block, const Target& t);
 // The zero point the compensation is formed with: the input's, in uint8 terms.
 int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e);
 // The int32 word of input[prefix..., 4*word .. 4*word+3] (its last axis), as uint8 values.

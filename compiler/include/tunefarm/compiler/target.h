@@ -59,6 +59,11 @@ struct Target {
 
   // float32 lanes of the widest vector the target computes with: 16 AVX-512, 8 AVX2, 4 NEON/SSE.
   int vector_lanes = 4;
+  // The int8 templates' dot-product form (schedule/templates/template_util.h's UsesInt8DotProducts)
+  // beats int32 vectors here: x86 with AVX2 or AVX-512, where ir::dot4_u8s8 is vpdpbusd (AVX-512
+  // VNNI, AVX-VNNI) or vpmaddwd (measured on int8 ResNet-18: bench/RESULTS.md). Elsewhere it is
+  // widening arithmetic, not measured against int32 vectors yet. Derived, like vector_lanes.
+  bool int8_dot_products = false;
   bool is_host = false;  // kernels can be JIT-compiled and run in this process
   // The features were detected on this machine (native/llvm without -mcpu/-mattr): the canonical
   // string then names only the CPU, not the detected feature list.
