@@ -118,9 +118,10 @@ TEST_F(Measurement, EveryRoleAFusedKernelHasIsMeasured) {
   EXPECT_EQ(bad.message, "argument 1 has unknown role 'gradient'");
 }
 
-// An int8 convolution (uint8 data, int8 weights, int32 bias, float scales, uint8 output) is
-// measured with its arguments in their own types; a type the farm does not know, or a check of an
-// integer output, is a bad request naming it.
+// An int8 convolution (uint8 data, int8 weights, int32 bias, float scales, uint8 output; with int8
+// dot products, int32 words of weights and an int32 compensation) is measured with its arguments in
+// their own types; a type the farm does not know, or a check of an integer output, is a bad request
+// naming it.
 TEST_F(Measurement, AnInt8KernelIsMeasuredWithItsArgumentTypes) {
   compiler::KernelSpec k;
   k.workload = compiler::Conv2dWorkload(1, 16, 10, 10, 16, 3, 3, 1, 1);
@@ -141,8 +142,12 @@ TEST_F(Measurement, AnInt8KernelIsMeasuredWithItsArgumentTypes) {
     spec.args.push_back(ArgSpec{b.shape, b.dtype, b.role});
     types.push_back(b.role + ":" + b.dtype);
   }
-  EXPECT_EQ(types,
-            (std::vector<std::string>{"input:uint8", "weight:int8", "bias:int32", "scale:float32", "output:uint8"}));
+  const std::vector<std::string> expected =
+      k.target.int8_dot_products
+          ? std::vector<std::string>{"input:uint8",   "weight:int32",       "bias:int32",
+                                     "scale:float32", "compensation:int32", "output:uint8"}
+          : std::vector<std::string>{"input:uint8", "weight:int8", "bias:int32", "scale:float32", "output:uint8"};
+  EXPECT_EQ(types, expected);
   MeasureOutcome ok = Run(ReadFile(so), spec);
   EXPECT_EQ(ok.kind, OutcomeKind::kOk) << ok.message;
   EXPECT_FALSE(ok.costs_ms.empty());
@@ -155,7 +160,8 @@ TEST_F(Measurement, AnInt8KernelIsMeasuredWithItsArgumentTypes) {
   checked.expected_outputs.assign(size_t(spec.args.back().num_elements()), 0.0f);
   MeasureOutcome integer_check = Run(ReadFile(so), checked);
   EXPECT_EQ(integer_check.kind, OutcomeKind::kBadRequest);
-  EXPECT_EQ(integer_check.message, "argument 4 is a uint8 output; only float32 outputs can be checked");
+  EXPECT_EQ(integer_check.message,
+            "argument " + std::to_string(types.size() - 1) + " is a uint8 output; only float32 outputs can be checked");
 }
 
 TEST_F(Measurement, CrashingHangingAndGreedyKernelsCostOneTrialEach) {
