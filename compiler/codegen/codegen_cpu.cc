@@ -117,12 +117,20 @@ class CodeGenCPU final : public CodeGenLLVM {
     return subtarget_->checkFeatures(std::string("+") + feature);
   }
 
-  // dot4_u8s8 (ir_operators.h) on x86: vpdpbusd where the CPU has it; else vpmaddwd, which is exact
-  // here (a u8 and an s8 are int16 values and two of their products fit int32), then one add of
-  // neighbouring lanes. Other targets: the base class's widening arithmetic.
+  // The int8 dot products (ir_operators.h) on x86: dot4_u8s8 is vpdpbusd where the CPU has it,
+  // else vpmaddwd on the bytes widened to int16 (exact: a u8 and an s8 are int16 values and two of
+  // their products fit int32) and one add of neighbouring lanes; dot2_i16 is vpmaddwd itself.
+  // Other targets, and lane counts no instruction fits: the base class's widening arithmetic.
   llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) override {
-    if (op->name != kDot4U8S8 || !llvm::Triple(target_.triple).isX86()) return nullptr;
+    if (!llvm::Triple(target_.triple).isX86()) return nullptr;
     const int lanes = op->type.lanes;
+    if (op->name == kDot2I16) {
+      llvm::Type* halves = llvm::FixedVectorType::get(builder_.getInt16Ty(), unsigned(2 * lanes));
+      llvm::Value* pairs =
+          Pmaddwd(builder_.CreateBitCast(args[1], halves), builder_.CreateBitCast(args[2], halves), 2 * lanes);
+      return pairs ? builder_.CreateAdd(args[0], pairs) : nullptr;
+    }
+    if (op->name != kDot4U8S8) return nullptr;
     if (lanes == 16 && Has("avx512vnni")) {
       return builder_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_512, {}, args);
     }
@@ -130,37 +138,42 @@ class CodeGenCPU final : public CodeGenLLVM {
       return builder_.CreateIntrinsic(
           lanes == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256 : llvm::Intrinsic::x86_avx512_vpdpbusd_128, {}, args);
     }
-    // int16 lanes per vpmaddwd: the widest the CPU has that splits the 4 * lanes there are into a
-    // power-of-two count of parts (other lane counts, such as a block of 3 or 12 channels, take
-    // the widening arithmetic).
-    auto power_of_two = [](int n) { return n > 0 && (n & (n - 1)) == 0; };
+    llvm::Value* pairs = Pmaddwd(WidenBytes(args[1], lanes, builder_.getInt16Ty(), false),
+                                 WidenBytes(args[2], lanes, builder_.getInt16Ty(), true), 4 * lanes);
+    if (!pairs) return nullptr;
+    llvm::Value* quads = builder_.CreateAdd(Strided(pairs, 2 * lanes, 0, 2), Strided(pairs, 2 * lanes, 1, 2));
+    return builder_.CreateAdd(args[0], quads);
+  }
+
+  // vpmaddwd over two n-lane int16 vectors: n / 2 int32 sums of neighbouring products, in parts of
+  // the widest int16 width the CPU has that splits n into a power-of-two count of them; null when
+  // none does (a block of 3 or 12 channels).
+  llvm::Value* Pmaddwd(llvm::Value* a, llvm::Value* b, int n) {
+    auto power_of_two = [](int k) { return k > 0 && (k & (k - 1)) == 0; };
     int width = Has("avx512bw") ? 32 : Has("avx2") ? 16 : 8;
-    while (width >= 8 && ((4 * lanes) % width != 0 || !power_of_two(4 * lanes / width))) width /= 2;
+    while (width >= 8 && (n % width != 0 || !power_of_two(n / width))) width /= 2;
     if (width < 8) return nullptr;
     const llvm::Intrinsic::ID pmaddwd = width == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
                                         : width == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
                                                       : llvm::Intrinsic::x86_sse2_pmadd_wd;
-    llvm::Value* a = WidenBytes(args[1], lanes, builder_.getInt16Ty(), false);
-    llvm::Value* b = WidenBytes(args[2], lanes, builder_.getInt16Ty(), true);
-    std::vector<llvm::Value*> pairs;  // width / 2 int32 lanes each
-    for (int first = 0; first < 4 * lanes; first += width) {
+    std::vector<llvm::Value*> parts;  // width / 2 int32 lanes each
+    for (int first = 0; first < n; first += width) {
       llvm::SmallVector<int, 32> part;
       for (int i = 0; i < width; ++i) part.push_back(first + i);
-      pairs.push_back(builder_.CreateIntrinsic(
+      parts.push_back(builder_.CreateIntrinsic(
           pmaddwd, {}, {builder_.CreateShuffleVector(a, part), builder_.CreateShuffleVector(b, part)}));
     }
-    while (pairs.size() > 1) {  // concatenated, halves first
+    while (parts.size() > 1) {  // concatenated, halves first
       std::vector<llvm::Value*> joined;
-      for (size_t i = 0; i < pairs.size(); i += 2) {
-        const int n = int(llvm::cast<llvm::FixedVectorType>(pairs[i]->getType())->getNumElements());
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        const int k = int(llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements());
         llvm::SmallVector<int, 64> both;
-        for (int k = 0; k < 2 * n; ++k) both.push_back(k);
-        joined.push_back(builder_.CreateShuffleVector(pairs[i], pairs[i + 1], both));
+        for (int j = 0; j < 2 * k; ++j) both.push_back(j);
+        joined.push_back(builder_.CreateShuffleVector(parts[i], parts[i + 1], both));
       }
-      pairs = std::move(joined);
+      parts = std::move(joined);
     }
-    llvm::Value* quads = builder_.CreateAdd(Strided(pairs[0], 2 * lanes, 0, 2), Strided(pairs[0], 2 * lanes, 1, 2));
-    return builder_.CreateAdd(args[0], quads);
+    return parts[0];
   }
 
   void SetFunctionAttributes(llvm::Function* fn) override {

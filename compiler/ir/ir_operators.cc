@@ -85,13 +85,25 @@ Expr reinterpret(Type t, Expr v) {
   return Call::Make(t, kReinterpret, {std::move(v)});
 }
 
-Expr dot4_u8s8(Expr acc, Expr a, Expr b) {
+namespace {
+Expr DotProduct(const char* name, Expr acc, Expr a, Expr b) {
   const Type t = acc.type();
   TUNEFARM_CHECK_MSG(t.code == Type::kInt && t.bits == 32 && a.type() == t && b.type() == t,
-                     ("dot4_u8s8 on " + t.ToString() + ", " + a.type().ToString() + ", " + b.type().ToString() +
-                      ": all three must be int32 of one lane count")
+                     (std::string(name) + " on " + t.ToString() + ", " + a.type().ToString() + ", " +
+                      b.type().ToString() + ": all three must be int32 of one lane count")
                          .c_str());
-  return Call::Make(t, kDot4U8S8, {std::move(acc), std::move(a), std::move(b)});
+  return Call::Make(t, name, {std::move(acc), std::move(a), std::move(b)});
+}
+}  // namespace
+
+Expr dot4_u8s8(Expr acc, Expr a, Expr b) { return DotProduct(kDot4U8S8, std::move(acc), std::move(a), std::move(b)); }
+Expr dot2_i16(Expr acc, Expr a, Expr b) { return DotProduct(kDot2I16, std::move(acc), std::move(a), std::move(b)); }
+Expr byte_pair(Expr lo, Expr hi) {
+  const Type u8{Type::kUInt, 8, lo.type().lanes};
+  TUNEFARM_CHECK_MSG(
+      lo.type() == u8 && hi.type() == u8,
+      ("byte_pair of " + lo.type().ToString() + ", " + hi.type().ToString() + ": both must be uint8").c_str());
+  return Call::Make(Type::Int(32).with_lanes(u8.lanes), kBytePair, {std::move(lo), std::move(hi)});
 }
 
 }  // namespace tunefarm::ir

@@ -38,6 +38,17 @@ inline constexpr const char* kDot4U8S8 = "dot4_u8s8";
 // a ^ b on integers of one type: Call "bitwise_xor".
 inline constexpr const char* kBitwiseXor = "bitwise_xor";
 Expr dot4_u8s8(Expr acc, Expr a, Expr b);
+// The int16 pair product x86 without VNNI has (vpmaddwd), lane-wise on int32 lanes:
+//   dot2_i16(acc, a, b)[i] = acc[i] + sum_{j<2} s16(half j of a[i]) * s16(half j of b[i])
+// the int32 sum wrapping. The int8 templates hold uint8 activations in a's halves and int8 weights
+// widened to int16 in b's, where no pair sum can saturate (vpmaddubsw's u8 x s8 pairs can). Codegen:
+// vpmaddwd on x86, widening multiply-adds elsewhere. All three operands int32 of one lane count.
+inline constexpr const char* kDot2I16 = "dot2_i16";
+Expr dot2_i16(Expr acc, Expr a, Expr b);
+// The int32 whose int16 halves are the uint8 values lo and hi (dot2_i16's input word): Call
+// "byte_pair".
+inline constexpr const char* kBytePair = "byte_pair";
+Expr byte_pair(Expr lo, Expr hi);
 inline Expr operator+(const Var& a, Expr b) { return AsExpr(a) + std::move(b); }
 inline Expr operator*(const Var& a, Expr b) { return AsExpr(a) * std::move(b); }
 

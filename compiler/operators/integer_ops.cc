@@ -350,14 +350,16 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
       break;
     case compiler::WeightPacking::kDense:
       packed = PackDenseWeights(k.weights, n.GetInt("transB", 0) != 0, w.dense.in_features, w.dense.out_features,
-                                def.args[1]->shape, def.args[1]->dtype == ir::Type::Int(32));
+                                def.args[1]->shape, def.weight_word);
       break;
     case compiler::WeightPacking::kWinograd:
     case compiler::WeightPacking::kNone:
       return cx.Fail(n, "template " + w.implementation + " computes no int8 weights");
   }
-  // int32 words of four int8 weights for the dot-product kernels (template_util.h), else int8.
-  const bool words = def.args[1]->dtype == ir::Type::Int(32);
+  // int32 words of four int8 or two int16 weights for the dot-product kernels (template_util.h),
+  // else int8.
+  const bool words = def.weight_word > 0;
+  if (def.weight_word == 2) packed = WidenToInt16(packed);
   args.push_back(cx.AddParam(b.name + ".packed", words ? ElementType::kInt32 : ElementType::kInt8, def.args[1]->shape,
                              packed.data(), packed.size()));
   size_t at = 2;

@@ -39,7 +39,8 @@ void AddTemplateKernel(LowerApi& cx, const graph::Node& n, const LowerApi::Choic
 
 // Conv weights [K, C/groups, KH, KW] (`shape`) packed to the blocked layouts of conv2d_nchwc
 // ([K/oc_bn, Cg/ic_bn, KH, KW, ic_bn, oc_bn]; for int8 dot products, an int32 weight argument,
-// [K/oc_bn, Cg/ic_bn, KH, KW, ic_bn/4, oc_bn] words of four input channels' int8 values) or, when
+// [K/oc_bn, Cg/ic_bn, KH, KW, ic_bn/n, oc_bn] words of n = def.weight_word input channels' values,
+// here one element each: WidenToInt16 makes the int16 halves of n = 2) or, when
 // depthwise, depthwise_conv2d_nchwc ([K/oc_bn, KH, KW, oc_bn]); the blocks read from the template's
 // data and output arguments.
 template <typename T>
@@ -47,21 +48,22 @@ std::vector<T> PackConvWeights(const std::vector<T>& w, const std::vector<int64_
                                const compiler::KernelDef& def, bool depthwise) {
   const int64_t ic_bn = def.args[0]->shape.back(), oc_bn = def.args.back()->shape.back();
   const int64_t kh = shape[2], kw = shape[3], cg = shape[1];
-  const bool words = sizeof(T) == 1 && def.args[1]->dtype == ir::Type::Int(32);
-  std::vector<T> packed(size_t(def.args[1]->NumElements() * (words ? 4 : 1)));
+  const bool words = def.weight_word > 0;
+  const int64_t n = words ? def.weight_word : 1;
+  std::vector<T> packed(size_t(def.args[1]->NumElements() * n));
   for (int64_t k = 0; k < shape[0]; ++k) {
     for (int64_t c = 0; c < cg; ++c) {
       for (int64_t h = 0; h < kh; ++h) {
         for (int64_t x = 0; x < kw; ++x) {
           const T v = w[size_t(((k * cg + c) * kh + h) * kw + x)];
           const int64_t tile = ((((k / oc_bn) * (cg / ic_bn) + c / ic_bn) * kh + h) * kw + x) * ic_bn * oc_bn;
-          // Tap words: the chunk's (h, x, channel) taps flattened, four to a word.
-          const int64_t tap = (h * kw + x) * ic_bn + c % ic_bn, tap_words = (kh * kw * ic_bn + 3) / 4;
+          // Tap words: the chunk's (h, x, channel) taps flattened, n to a word.
+          const int64_t tap = (h * kw + x) * ic_bn + c % ic_bn, tap_words = (kh * kw * ic_bn + n - 1) / n;
           const int64_t chunk = (k / oc_bn) * (cg / ic_bn) + c / ic_bn;
           const size_t at = depthwise ? size_t(((k / oc_bn * kh + h) * kw + x) * oc_bn + k % oc_bn)
                             : words && def.args[1]->shape.size() == 4
-                                ? size_t(((chunk * tap_words + tap / 4) * oc_bn + k % oc_bn) * 4 + tap % 4)
-                            : words ? size_t(tile + ((c % ic_bn) / 4 * oc_bn + k % oc_bn) * 4 + c % 4)
+                                ? size_t(((chunk * tap_words + tap / n) * oc_bn + k % oc_bn) * n + tap % n)
+                            : words ? size_t(tile + ((c % ic_bn) / n * oc_bn + k % oc_bn) * n + c % n)
                                     : size_t(tile + (c % ic_bn) * oc_bn + k % oc_bn);
           packed[at] = v;
         }
@@ -72,12 +74,14 @@ std::vector<T> PackConvWeights(const std::vector<T>& w, const std::vector<int64_
 }
 
 // A dense layer's weights, [in, out] as MatMul stores them or [out, in] when trans_b (Gemm's
-// transB), to `packed_shape`: dense_pack's [ceil(out/bn), in, bn] (zero-padded; with `words`, the
-// int8 dot products' [ceil(out/bn), in/4, bn] words of four k steps) or as stored [out, in].
+// transB), to `packed_shape`: dense_pack's [ceil(out/bn), in, bn] (zero-padded; with words of n
+// (KernelDef::weight_word), the int8 dot products' [ceil(out/bn), in/n, bn] words of n k steps, one
+// element each) or as stored [out, in].
 template <typename T>
 std::vector<T> PackDenseWeights(const std::vector<T>& w, bool trans_b, int64_t in, int64_t out,
-                                const std::vector<int64_t>& packed_shape, bool words = false) {
-  int64_t elements = words ? 4 : 1;
+                                const std::vector<int64_t>& packed_shape, int64_t n = 0) {
+  const bool words = n > 0;
+  int64_t elements = words ? n : 1;
   for (int64_t d : packed_shape) elements *= d;
   std::vector<T> packed(size_t(elements), T(0));
   for (int64_t o = 0; o < out; ++o) {
@@ -85,7 +89,7 @@ std::vector<T> PackDenseWeights(const std::vector<T>& w, bool trans_b, int64_t i
       const T v = trans_b ? w[size_t(o * in + k)] : w[size_t(k * out + o)];
       const int64_t bn = packed_shape.size() == 3 ? packed_shape[2] : 1;
       if (words) {
-        packed[size_t((((o / bn) * (in / 4) + k / 4) * bn + o % bn) * 4 + k % 4)] = v;
+        packed[size_t((((o / bn) * (in / n) + k / n) * bn + o % bn) * n + k % n)] = v;
       } else if (packed_shape.size() == 3) {
         packed[size_t(((o / bn) * in + k) * bn + o % bn)] = v;
       } else {
@@ -94,6 +98,17 @@ std::vector<T> PackDenseWeights(const std::vector<T>& w, bool trans_b, int64_t i
     }
   }
   return packed;
+}
+
+// Int8 values as the little-endian bytes of int16 values (a pair-word kernel's weights).
+inline std::vector<int8_t> WidenToInt16(const std::vector<int8_t>& v) {
+  std::vector<int8_t> bytes;
+  bytes.reserve(2 * v.size());
+  for (int8_t x : v) {
+    bytes.push_back(x);
+    bytes.push_back(x < 0 ? int8_t(-1) : int8_t(0));  // the sign extended
+  }
+  return bytes;
 }
 
 }  // namespace tunefarm::operators

@@ -37,6 +37,9 @@ struct KernelDef {
   // (WinogradWeightTransform, with the weights' last dimension as oc_block); 0 for the others,
   // whose weights are packed 3x3 (or larger) filters.
   int winograd_tile = 0;
+  // Int8 dot-product kernels (template_util.h's Int8FormOf): the weights per int32 word of their
+  // weight argument, 4 int8 bytes or 2 int16 halves; 0 for weights stored one per element.
+  int weight_word = 0;
 };
 
 class OpTemplate {

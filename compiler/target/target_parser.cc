@@ -120,7 +120,7 @@ std::string HostFeatures() {
   return features;
 }
 
-// Fills vector_lanes and int8_dot_products; CreateTargetMachine rejects an unknown triple, CPU or
+// Fills vector_lanes and int8_products; CreateTargetMachine rejects an unknown triple, CPU or
 // feature by name.
 Status Validate(Target* t) {
   auto tm = CreateTargetMachine(t->triple, t->cpu, t->features);
@@ -129,7 +129,12 @@ Status Validate(Target* t) {
   llvm::Triple triple(t->triple);
   if (triple.isX86()) {
     t->vector_lanes = sti->checkFeatures("+avx512f") ? 16 : (sti->checkFeatures("+avx2") ? 8 : 4);
-    t->int8_dot_products = t->vector_lanes >= 8;  // AVX2 or AVX-512 (Target::int8_dot_products)
+    // vpdpbusd at the kernels' width (AVX-512 VNNI; AVX-VNNI on 256-bit cores), else vpmaddwd from
+    // AVX2 up; SSE alone keeps int32 vectors.
+    const bool vnni = sti->checkFeatures(t->vector_lanes == 16 ? "+avx512vnni" : "+avxvnni");
+    t->int8_products = vnni                   ? Int8Products::kU8S8Quads
+                       : t->vector_lanes >= 8 ? Int8Products::kI16Pairs
+                                              : Int8Products::kInt32Vectors;
   } else {
     t->vector_lanes = 4;
   }

@@ -3,7 +3,8 @@
 // AVX-512 VNNI and AVX-VNNI, vpmaddwd on AVX2 and AVX-512 without VNNI, dp4a on CUDA), and its
 // values against a naive reference -- every byte pattern's extremes included (255 x -128, where a
 // saturating u8 x s8 multiply-add such as vpmaddubsw loses the sum) -- on each instruction set this
-// machine can run, and on CUDA by emulation.
+// machine can run, and on CUDA by emulation; likewise dot2_i16, the AVX2 kernels' int16 pair
+// product (vpmaddwd).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,13 +26,16 @@ namespace {
 
 constexpr int64_t kN = 48 * 16;  // int32 lanes per run: whole vectors of 3, 12 and 16
 
-// out[i] = dot4_u8s8(acc[i], a[i], b[i]), `lanes` lanes at a time (1: scalar; GPU: one per thread).
-Result<passes::LoweredFunc> LowerDot4(const Target& target, int lanes) {
+using DotOp = ir::Expr (*)(ir::Expr, ir::Expr, ir::Expr);
+
+// out[i] = op(acc[i], a[i], b[i]) (dot4_u8s8 unless said), `lanes` lanes at a time (1: scalar; GPU:
+// one per thread).
+Result<passes::LoweredFunc> LowerDot4(const Target& target, int lanes, DotOp op = ir::dot4_u8s8) {
   const ir::Type i32 = ir::Type::Int(32);
   ir::Tensor acc = te::Placeholder("acc", {kN}, i32), a = te::Placeholder("a", {kN}, i32),
              b = te::Placeholder("b", {kN}, i32);
   ir::Tensor out = te::Compute("out", {kN}, [&](const std::vector<ir::Expr>& i) {
-    return ir::dot4_u8s8(te::Read(acc, {i[0]}), te::Read(a, {i[0]}), te::Read(b, {i[0]}));
+    return op(te::Read(acc, {i[0]}), te::Read(a, {i[0]}), te::Read(b, {i[0]}));
   });
   te::Schedule schedule({out});
   te::Stage& st = schedule[out];
@@ -77,7 +81,17 @@ int32_t Reference(int32_t acc, int32_t a, int32_t b) {
   return int32_t(uint32_t(uint64_t(sum)));
 }
 
-void ExpectComputesTheReference(const passes::LoweredFunc& func, Target target, const std::string& what) {
+// dot2_i16's: acc + the two int16 halves' products.
+int32_t PairReference(int32_t acc, int32_t a, int32_t b) {
+  int64_t sum = acc;
+  for (int j = 0; j < 2; ++j) {
+    sum += int64_t(int16_t(uint16_t(uint32_t(a) >> (16 * j)))) * int64_t(int16_t(uint16_t(uint32_t(b) >> (16 * j))));
+  }
+  return int32_t(uint32_t(uint64_t(sum)));
+}
+
+void ExpectComputesTheReference(const passes::LoweredFunc& func, Target target, const std::string& what,
+                                int32_t (*reference)(int32_t, int32_t, int32_t) = Reference) {
   target.is_host = true;  // the caller checked this CPU has the target's features
   auto jit = JitCompile({KernelSource{func, "{}"}}, target);
   ASSERT_TRUE(jit.ok()) << what << ": " << jit.status().ToString();
@@ -88,7 +102,7 @@ void ExpectComputesTheReference(const passes::LoweredFunc& func, Target target, 
   void* args[] = {o.acc.data(), o.a.data(), o.b.data(), out.data()};
   ASSERT_EQ((*fn)(args), 0) << what;
   for (int64_t i = 0; i < kN; ++i) {
-    ASSERT_EQ(out[size_t(i)], Reference(o.acc[size_t(i)], o.a[size_t(i)], o.b[size_t(i)])) << what << " lane " << i;
+    ASSERT_EQ(out[size_t(i)], reference(o.acc[size_t(i)], o.a[size_t(i)], o.b[size_t(i)])) << what << " lane " << i;
   }
 }
 
@@ -159,6 +173,51 @@ TEST(Int8DotProduct, ScalarLanesAndOtherArchitecturesWidenExactly) {
     ASSERT_TRUE(assembly.ok()) << text << ": " << assembly.status().ToString();
     EXPECT_NE(assembly->find("mul"), std::string::npos) << text << ":\n" << *assembly;
   }
+}
+
+// dot2_i16, the AVX2 int8 kernels' product of int16 pairs: vpmaddwd at each width, exact over all
+// int16 values (random words, both halves' extremes among them), and widening arithmetic elsewhere.
+TEST(Int8DotProduct, PairsOfInt16AreVpmaddwdOnX86AndExactEverywhere) {
+  const struct {
+    const char* cpu;
+    int lanes;
+    const char* registers;
+  } kCases[] = {{"znver3", 8, "%ymm"}, {"skylake-avx512", 16, "%zmm"}, {"nehalem", 4, "%xmm"}};
+  for (const auto& c : kCases) {
+    auto target = ParseTarget(std::string("llvm -mtriple=x86_64-linux-gnu -mcpu=") + c.cpu);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    const std::string what = std::string(c.cpu) + " pairs x" + std::to_string(c.lanes);
+    auto func = LowerDot4(*target, c.lanes, ir::dot2_i16);
+    ASSERT_TRUE(func.ok()) << what << ": " << func.status().ToString();
+    auto assembly = EmitAssembly({KernelSource{*func, "{}"}}, *target);
+    ASSERT_TRUE(assembly.ok()) << what << ": " << assembly.status().ToString();
+    EXPECT_NE(LineWith(*assembly, "pmaddwd\t").find(c.registers), std::string::npos) << what << ":\n" << *assembly;
+    if (HostRuns(*target)) ExpectComputesTheReference(*func, *target, what, PairReference);
+  }
+  for (int lanes : {1, 3, 8}) {
+    ExpectComputesTheReference(*LowerDot4(HostTarget(), lanes, ir::dot2_i16), HostTarget(),
+                               "host pairs x" + std::to_string(lanes), PairReference);
+  }
+  auto rasp = LowerDot4(*ParseTarget("rasp4b"), 4, ir::dot2_i16);
+  ASSERT_TRUE(rasp.ok()) << rasp.status().ToString();
+  auto assembly = EmitAssembly({KernelSource{*rasp, "{}"}}, *ParseTarget("rasp4b"));
+  ASSERT_TRUE(assembly.ok()) << assembly.status().ToString();
+  EXPECT_NE(assembly->find("mul"), std::string::npos) << *assembly;
+}
+
+// Which form the int8 templates take on each x86 kind: vpdpbusd where VNNI is at the kernels'
+// width, vpmaddwd pairs from AVX2 up, int32 vectors below.
+TEST(Int8DotProduct, EachX86KindNamesItsInt8Form) {
+  const std::pair<const char*, Int8Products> kForms[] = {
+      {"sapphirerapids", Int8Products::kU8S8Quads}, {"znver4", Int8Products::kU8S8Quads},
+      {"alderlake", Int8Products::kU8S8Quads},      {"znver3", Int8Products::kI16Pairs},
+      {"skylake-avx512", Int8Products::kI16Pairs},  {"nehalem", Int8Products::kInt32Vectors}};
+  for (const auto& [cpu, form] : kForms) {
+    auto target = ParseTarget(std::string("llvm -mtriple=x86_64-linux-gnu -mcpu=") + cpu);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    EXPECT_EQ(int(target->int8_products), int(form)) << cpu;
+  }
+  EXPECT_EQ(int(ParseTarget("rasp4b")->int8_products), int(Int8Products::kInt32Vectors));
 }
 
 TEST(Int8DotProduct, CudaUsesDp4aAndItsEmulationComputesTheExactSum) {

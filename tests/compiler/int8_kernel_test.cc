@@ -152,37 +152,37 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
             raw[b][e] = uint8_t(v);
             value = float(v - spec.epilogue.input_zero_point);
           } else if (buf.role == "weight" && buf.dtype == "int32") {
-            // A dot-product kernel's words of four reduction steps' weights: [chunks, ..., icb/4, ocb]
-            // here, [chunks, ..., icb, ocb] in the float kernel (conv2d_nchwc; dense_pack's icb is K).
+            // A dot-product kernel's words of n reduction steps' weights (n = 4 int8 bytes, or 2
+            // int16 halves): [chunks, ..., icb/n, ocb] here, [chunks, ..., icb, ocb] in the float
+            // kernel (conv2d_nchwc; dense_pack's icb is K).
+            const int64_t words_of = target->int8_products == Int8Products::kU8S8Quads ? 4 : 2;
             const std::vector<int64_t>& fs = float_info->buffers[size_t(fb)].shape;
             const int64_t ocb = fs.back(), icb = fs[fs.size() - 2];
             int64_t per_chunk = 1;
             for (size_t d = 1; d < fs.size(); ++d) per_chunk *= fs[d];
             weight_sums.resize(size_t(fs[0] * ocb), 0);
+            auto put = [&](int64_t j, int v, int64_t at) {  // element j of word e, float weight `at`
+              raw[b][e * 4 + size_t(j * 4 / words_of)] = uint8_t(int8_t(v));
+              if (words_of == 2) raw[b][e * 4 + size_t(j * 2 + 1)] = v < 0 ? 0xff : 0;  // int16
+              as_float[size_t(fb)][size_t(at)] = float(v);
+              weight_sums[size_t(at / per_chunk * ocb + at % ocb)] += v;
+            };
             if (buf.shape.size() == 4) {
-              // conv2d_nchwc's tap words, [occ, icc, ceil(KH*KW*icb/4), ocb]: a chunk's (kh, kw, icb)
-              // taps flattened four to a word, the taps past the last of weight 0.
+              // conv2d_nchwc's tap words, [occ, icc, ceil(KH*KW*icb/n), ocb]: a chunk's (kh, kw, icb)
+              // taps flattened n to a word, the taps past the last of weight 0.
               const int64_t words = buf.shape[2], kh = fs[2], kw = fs[3], taps = kh * kw * icb;
               const int64_t chunk = int64_t(e) / (words * ocb), word = int64_t(e) / ocb % words, o = int64_t(e) % ocb;
-              for (int64_t j = 0; j < 4; ++j) {
-                const int64_t tap = word * 4 + j;
+              for (int64_t j = 0; j < words_of; ++j) {
+                const int64_t tap = word * words_of + j;
                 if (tap >= taps) continue;  // stays 0
-                const int v = int(rng() % 33) - 16;
-                raw[b][e * 4 + size_t(j)] = uint8_t(int8_t(v));
-                const int64_t at =
-                    ((chunk * kh + tap / (kw * icb)) * kw + tap / icb % kw) * icb * ocb + (tap % icb) * ocb + o;
-                as_float[size_t(fb)][size_t(at)] = float(v);
-                weight_sums[size_t(at / per_chunk * ocb + at % ocb)] += v;
+                put(j, int(rng() % 33) - 16,
+                    ((chunk * kh + tap / (kw * icb)) * kw + tap / icb % kw) * icb * ocb + (tap % icb) * ocb + o);
               }
               continue;
             }
-            const int64_t tile = int64_t(e) / (icb / 4 * ocb), word = int64_t(e) % (icb / 4 * ocb);
-            for (int64_t j = 0; j < 4; ++j) {
-              const int v = int(rng() % 33) - 16;
-              raw[b][e * 4 + size_t(j)] = uint8_t(int8_t(v));
-              const int64_t at = tile * icb * ocb + (word / ocb * 4 + j) * ocb + word % ocb;
-              as_float[size_t(fb)][size_t(at)] = float(v);
-              weight_sums[size_t(at / per_chunk * ocb + at % ocb)] += v;
+            const int64_t tile = int64_t(e) / (icb / words_of * ocb), word = int64_t(e) % (icb / words_of * ocb);
+            for (int64_t j = 0; j < words_of; ++j) {
+              put(j, int(rng() % 33) - 16, tile * icb * ocb + (word / ocb * words_of + j) * ocb + word % ocb);
             }
             continue;
           } else if (buf.role == "weight") {
@@ -274,7 +274,7 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
       tmpl.c_str(), GetParam().second.c_str(), checked, requantized, residuals, dot_products, steps);
   // The CPU conv and dense templates multiply with int8 dot products wherever the CPU has them, the
   // reduction block holds groups of four and the zero point is a constant: most cases.
-  if ((tmpl == "conv2d_nchwc" || tmpl == "dense_pack") && target->int8_dot_products) {
+  if ((tmpl == "conv2d_nchwc" || tmpl == "dense_pack") && target->int8_products != Int8Products::kInt32Vectors) {
     EXPECT_GE(dot_products, kCasesPerTemplate / 4);
   }
 }
@@ -283,12 +283,15 @@ INSTANTIATE_TEST_SUITE_P(CpuAndEmulatedCuda, Int8Templates,
                          ::testing::Values(std::make_pair("conv2d_nchwc", "llvm"),
                                            std::make_pair("depthwise_conv2d_nchwc", "llvm"),
                                            std::make_pair("dense_pack", "llvm"), std::make_pair("batch_matmul", "llvm"),
+                                           // AVX2 alone (Zen 3): vpmaddwd over int16 weight pairs
+                                           std::make_pair("conv2d_nchwc", "llvm -mcpu=znver3"),
+                                           std::make_pair("dense_pack", "llvm -mcpu=znver3"),
                                            std::make_pair("conv2d_nchw_cuda", "h100 -emulate=host"),
                                            std::make_pair("depthwise_conv2d_nchw_cuda", "h100 -emulate=host"),
                                            std::make_pair("dense_cuda", "h100 -emulate=host"),
                                            std::make_pair("batch_matmul_cuda", "h100 -emulate=host")),
                          [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& p) {
-                           return p.param.first;
+                           return p.param.first + (p.param.second.find("znver3") != std::string::npos ? "_avx2" : "");
                          });
 
 // The templates that have no int8 form refuse an int8 workload by name, and the table lists none of

@@ -5,8 +5,9 @@
 //
 // tests/data/quantized holds the small ones (a QOperator CNN, two dynamic transformer blocks, a
 // dynamic CNN, a QAT-style fake-quant CNN), so they run everywhere, also lowered for sm_90 and
-// emulated; TUNEFARM_QUANTIZED_DIR names the whole set (torchvision's ResNet-18 and MobileNetV2
-// quantized by PyTorch, tens of MB: tools/quantized_models/README.md), which runs when it is set.
+// emulated; every model also compiles for AVX2 alone where the host's int8 form is another; TUNEFARM_QUANTIZED_DIR
+// names the whole set (torchvision's ResNet-18 and MobileNetV2 quantized by PyTorch, tens of MB:
+// tools/quantized_models/README.md), which runs when it is set.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -66,6 +67,11 @@ void CheckModels(const std::string& root, bool also_gpu) {
   ASSERT_FALSE(models.empty()) << "no models under " << root;
   runtime::Executor::SetNumThreads(2);
   std::vector<std::pair<std::string, Target>> targets = {{"host", HostTarget()}};
+  // The AVX2 form (vpmaddwd pairs, Zen 3) where the host has another: every x86 kind runs it.
+  if (!HostTarget().is_arm()) {
+    const Target avx2 = *ParseTarget("llvm -mcpu=znver3");
+    if (HostTarget().int8_products != avx2.int8_products) targets.emplace_back("avx2", avx2);
+  }
   if (also_gpu) targets.emplace_back("sm_90 emulated", *ParseTarget("cuda -arch=sm_90 -emulate=host"));
   for (const std::string& model : models) {
     for (const auto& [what, target] : targets) {

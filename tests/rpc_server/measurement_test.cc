@@ -143,7 +143,7 @@ TEST_F(Measurement, AnInt8KernelIsMeasuredWithItsArgumentTypes) {
     types.push_back(b.role + ":" + b.dtype);
   }
   const std::vector<std::string> expected =
-      k.target.int8_dot_products
+      k.target.int8_products != compiler::Int8Products::kInt32Vectors
           ? std::vector<std::string>{"input:uint8",   "weight:int32",       "bias:int32",
                                      "scale:float32", "compensation:int32", "output:uint8"}
           : std::vector<std::string>{"input:uint8", "weight:int8", "bias:int32", "scale:float32", "output:uint8"};

@@ -10,13 +10,14 @@
 // FMA units busy (bench/RESULTS.md measures 91-99% of the FMA peak). Groups are supported when the blocks divide the
 // per-group channel counts.
 //
-// Int8, with ic_bn a multiple of 4 and a constant input zero point: int8 dot products
-// (template_util.h's UsesInt8DotProducts): the kernel is [K/oc_bn, Cg/ic_bn, KH, KW, ic_bn/4, oc_bn]
-// int32 words of four int8 input channels, each broadcast input word and weight vector one
-// vpdpbusd (AVX-512 VNNI, AVX-VNNI) or vpmaddwd pair (AVX2) per four input channels. A channel block
-// that is no multiple of 4 (an RGB image's 3 channels) takes the dot products over each chunk's
-// (kh, kw, icb) taps flattened instead: [K/oc_bn, Cg/ic_bn, ceil(KH*KW*ic_bn/4), oc_bn] words of four
-// taps, the last word's extra taps of weight 0 (their knobs reduce_order and unroll_kw unused).
+// Int8, with ic_bn a multiple of n (4 or 2) and a constant input zero point: int8 dot products
+// (template_util.h's Int8FormOf): the kernel is [K/oc_bn, Cg/ic_bn, KH, KW, ic_bn/n, oc_bn] int32
+// words of n input channels' weights, each broadcast input word and weight vector one vpdpbusd per
+// four input channels (AVX-512 VNNI, AVX-VNNI) or one vpmaddwd per two (AVX2, the weights int16). A
+// channel block that is no multiple of n (an RGB image's 3 channels) takes the dot products over
+// each chunk's (kh, kw, icb) taps flattened instead: [K/oc_bn, Cg/ic_bn, ceil(KH*KW*ic_bn/n), oc_bn]
+// words of n taps, the last word's extra taps of weight 0 (their knobs reduce_order and unroll_kw
+// unused).
 #include "compiler/ir/ir_operators.h"
 #include "compiler/schedule/op_template.h"
 #include "compiler/schedule/templates/template_util.h"
@@ -65,13 +66,14 @@ class Conv2dNCHWc final : public OpTemplate {
     // vector: a load per FMA), and the tile can still be two rows high. Blocks follow the channel
     // counts alone (FallbackChannelBlock), so in a model one conv's output is the next one's input
     // layout.
-    int64_t oc_bn = FallbackChannelBlock(kg, int(lanes));
+    int64_t oc_bn = FallbackChannelBlock(w, t, kg);
     int64_t vectors = oc_bn % lanes == 0 ? oc_bn / lanes : 1;
-    int64_t ic_bn = FallbackChannelBlock(cg, int(lanes));
+    int64_t ic_bn = FallbackChannelBlock(w, t, cg);
     // Int8 over fewer than 4 channels (an RGB image): the tap words read whole pixels, four
     // consecutive bytes of NCHW[cg]c, where plain NCHW would assemble each word from four loads
     // (ResNet-18's first conv: 0.60 ms against 2.3 ms at one thread, AVX-512 VNNI).
-    if (w.is_int8() && cg < 4 && t.int8_dot_products) ic_bn = cg;
+    const bool dot_target = t.int8_products != Int8Products::kInt32Vectors;
+    if (w.is_int8() && cg < 4 && dot_target) ic_bn = cg;
     int64_t ow = c.out_width(), oh = c.out_height();
     int64_t budget = std::min<int64_t>(MaxAccumulators(t) / vectors, 32);
     int64_t reg_n = LargestDivisorAtMost(ow, budget);
@@ -81,7 +83,7 @@ class Conv2dNCHWc final : public OpTemplate {
     }
     // Narrow maps (7x7, 14x14): the row tile is too short to hide the FMA latency; add a row.
     int64_t oh_tile = (reg_n * 2 <= budget && oh >= 2) ? 2 : 1;
-    if (w.is_int8() && cg < 4 && t.int8_dot_products && kg % (4 * lanes) == 0) {
+    if (w.is_int8() && cg < 4 && dot_target && kg % (4 * lanes) == 0) {
       // Tap words (the 7x7 taps of an RGB image, 37 words unrolled): each word feeds four
       // output-channel vectors, over a row tile of 2 (ResNet-18's first conv: the best of 64
       // trials, 0.43 ms against 1.6 ms for the float-like 2 x 14 tile).
@@ -123,10 +125,14 @@ class Conv2dNCHWc final : public OpTemplate {
     const int64_t ic_chunks = c.in_channels / ic_bn, oc_chunks = c.out_channels / oc_bn;
     const int64_t icc_per_group = cg / ic_bn, occ_per_group = kg / oc_bn;
 
-    const bool dot = UsesInt8DotProducts(w, ep, ic_bn, t);
-    const int64_t icb_steps = dot ? ic_bn / 4 : ic_bn;  // words of four channels, or channels
-    const bool tap_words = !dot && UsesInt8DotProducts(w, ep, 4, t);
-    const int64_t taps = c.kernel_h * c.kernel_w * ic_bn, tap_steps = (taps + 3) / 4;
+    // Words of `per_word` channels (dot), of as many taps (tap_words), or single channels.
+    const Int8Products form = Int8FormOf(w, ep, ic_bn, t);
+    const bool dot = form != Int8Products::kInt32Vectors;
+    const Int8Products tap_form = dot ? form : Int8FormOf(w, ep, ElementsPerWord(t.int8_products), t);
+    const bool tap_words = !dot && tap_form != Int8Products::kInt32Vectors;
+    const int64_t per_word = ElementsPerWord(dot ? form : tap_form);
+    const int64_t icb_steps = ic_bn / per_word;
+    const int64_t taps = c.kernel_h * c.kernel_w * ic_bn, tap_steps = (taps + per_word - 1) / per_word;
 
     KernelDef def;
     Tensor data = te::Placeholder("data", {c.batch, ic_chunks, c.height, c.width, ic_bn}, DataTypeOf(w));
@@ -136,6 +142,7 @@ class Conv2dNCHWc final : public OpTemplate {
                                     dot ? ir::Type::Int(32) : WeightTypeOf(w));
     def.args = {data, kernel};
     def.roles = {BufferRole::kInput, BufferRole::kWeight};
+    if (dot || tap_words) def.weight_word = int(per_word);
     EpilogueArgs epi = DeclareEpilogueArgs(ep, {oc_chunks, oc_bn}, {c.batch, oc_chunks, oh, ow, oc_bn}, &def, &w);
     if (dot || tap_words) epi.compensation = DeclareCompensation({oc_chunks, oc_bn}, &def);
     Tensor input = PadNCHWc(data, c, PadValueOf(w, ep, epi));
@@ -153,21 +160,20 @@ class Conv2dNCHWc final : public OpTemplate {
           if (c.groups > 1) ic_chunk = (i[1] / Expr(occ_per_group)) * Expr(icc_per_group) + ic_chunk;
           if (tap_words) {
             auto tap = [&](int64_t j) {
-              const Expr flat = ir::min(te::AxisExpr(rtap) * Expr(int64_t(4)) + Expr(j), Expr(taps - 1));
+              const Expr flat = ir::min(te::AxisExpr(rtap) * Expr(per_word) + Expr(j), Expr(taps - 1));
               const Expr kh = flat / Expr(c.kernel_w * ic_bn), kw = flat / Expr(ic_bn) % Expr(c.kernel_w);
               return std::vector<Expr>{i[0], ic_chunk, i[2] * Expr(c.stride_h) + kh * Expr(c.dilation_h),
                                        i[3] * Expr(c.stride_w) + kw * Expr(c.dilation_w), flat % Expr(ic_bn)};
             };
-            return ir::dot4_u8s8(ir::IntImm::Make(ir::Type::Int(32), 0), InputWordOf(input, tap, w),
-                                 te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rtap), i[4]}));
+            return DotProduct(tap_form, InputWordOf(input, tap, w, tap_form),
+                              te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rtap), i[4]}));
           }
           Expr ih = i[2] * Expr(c.stride_h) + te::AxisExpr(rkh) * Expr(c.dilation_h);
           Expr iw = i[3] * Expr(c.stride_w) + te::AxisExpr(rkw) * Expr(c.dilation_w);
           if (dot) {
-            return ir::dot4_u8s8(ir::IntImm::Make(ir::Type::Int(32), 0),
-                                 InputWord(input, {i[0], ic_chunk, ih, iw}, te::AxisExpr(ricb), w),
-                                 te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw),
-                                                   te::AxisExpr(ricb), i[4]}));
+            return DotProduct(form, InputWord(input, {i[0], ic_chunk, ih, iw}, te::AxisExpr(ricb), w, form),
+                              te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw),
+                                                te::AxisExpr(ricb), i[4]}));
           }
           return MultiplyOperands(w, ep, epi, te::Read(input, {i[0], ic_chunk, ih, iw, te::AxisExpr(ricb)}),
                                   te::Read(kernel, {i[1], te::AxisExpr(ric), te::AxisExpr(rkh), te::AxisExpr(rkw),
@@ -197,7 +203,7 @@ class Conv2dNCHWc final : public OpTemplate {
       // Every tap word's indices constant once unrolled (a first conv has 37 of them).
       auto aic = a.reduce_axes[0], atap = a.reduce_axes[1];
       a.reorder({an, aocc, aic, atap, aoh, aow, aocb});
-      if (tap_steps <= 64) a.unroll(atap);
+      if (taps <= 256) a.unroll(atap);  // a 7x7 RGB conv's 147 taps: 37 words of four, 74 pairs
       a.unroll(aoh);
       a.unroll(aow);
       VectorizeByLanes(a, aocb, oc_bn, t.vector_lanes);

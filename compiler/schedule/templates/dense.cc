@@ -8,8 +8,9 @@
 //   weight vector read once per n_bn rows instead of once per row. A row count n_bn does not
 //   divide (ViT's 197 tokens) is computed over whole tiles, the rows past the end reading the last
 //   row again, and only the real rows are stored: no guard inside the k loop. Int8 with K a multiple
-//   of 4 and a constant input zero point: int8 dot products (template_util.h), the weights
-//   [ceil(O/o_bn), K/4, o_bn] int32 words of four k steps, the k split counting words.
+//   of n (4 or 2) and a constant input zero point: int8 dot products (template_util.h), the weights
+//   [ceil(O/o_bn), K/n, o_bn] int32 words of n k steps (int8 bytes or int16 halves), the k unroll
+//   counting words.
 // dense_nopack: weights as stored, [O, K]; vectorizes along k into a k_bn-wide partial sum per
 //   output (an rfactor written in the compute) and reduces the lanes at the end.
 //   data [N, K]   bias [O]   residual, out [N, O]
@@ -84,23 +85,27 @@ class DensePack final : public OpTemplate {
     const int64_t rows = (d.batch + n_bn - 1) / n_bn * n_bn;  // whole row tiles
     const bool padded = rows != d.batch;
     const int64_t o_chunks = (d.out_features + o_bn - 1) / o_bn;
-    const bool dot = UsesInt8DotProducts(w, ep, d.in_features, t);
-    const int64_t k_steps = dot ? d.in_features / 4 : d.in_features;  // words of four k, or k
-    const int64_t k_unroll = dot ? std::max<int64_t>(1, k_bn / 4) : k_bn;
+    const Int8Products form = Int8FormOf(w, ep, d.in_features, t);
+    const bool dot = form != Int8Products::kInt32Vectors;
+    const int64_t per_word = ElementsPerWord(form);
+    const int64_t k_steps = d.in_features / per_word;  // words of per_word k steps
+    const int64_t k_unroll = std::max<int64_t>(1, k_bn / per_word);
     KernelDef def;
     Tensor weight = te::Placeholder("weight", {o_chunks, k_steps, o_bn}, dot ? ir::Type::Int(32) : WeightTypeOf(w));
     auto declared = DeclareArgs(w, ep, &def, weight);
     const Tensor data = declared.first;
     EpilogueArgs epi = declared.second;
-    if (dot) epi.compensation = DeclareCompensation({d.out_features}, &def);
+    if (dot) {
+      epi.compensation = DeclareCompensation({d.out_features}, &def);
+      def.weight_word = int(per_word);
+    }
     auto rk = te::MakeIterVar("k", k_steps, true);
     Tensor dense =
         te::ComputeReduce("dense", {rows, d.out_features}, te::ReduceKind::kSum, {rk}, [&](const std::vector<Expr>& i) {
           const Expr row = padded ? ir::min(i[0], Expr(d.batch - 1)) : i[0];
           const Expr w_at = te::Read(weight, {i[1] / Expr(o_bn), te::AxisExpr(rk), i[1] % Expr(o_bn)});
           if (dot) {
-            return ir::dot4_u8s8(ir::IntImm::Make(ir::Type::Int(32), 0), InputWord(data, {row}, te::AxisExpr(rk), w),
-                                 w_at);
+            return DotProduct(form, InputWord(data, {row}, te::AxisExpr(rk), w, form), w_at);
           }
           return MultiplyOperands(w, ep, epi, te::Read(data, {row, te::AxisExpr(rk)}), w_at);
         });

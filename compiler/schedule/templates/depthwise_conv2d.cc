@@ -55,7 +55,7 @@ class DepthwiseConv2dNCHWc final : public OpTemplate {
   Result<Config> Fallback(const Workload& w, const Target& t, const ConfigSpace& space) const override {
     const Conv2dParams& c = w.conv;
     int64_t lanes = t.vector_lanes;
-    int64_t c_bn = FallbackChannelBlock(c.in_channels, int(lanes));
+    int64_t c_bn = FallbackChannelBlock(w, t, c.in_channels);
     int64_t ow = c.out_width();
     // Up to 8 output columns per tile, as many as the register file holds at this block width.
     const int64_t vectors = (c_bn + lanes - 1) / lanes;

@@ -5,6 +5,7 @@
 #include "compiler/compute/ops.h"
 #include "compiler/ir/ir_operators.h"
 #include "compiler/te/tensor.h"
+#include "tunefarm/runtime/check.h"
 
 namespace tunefarm::compiler {
 
@@ -29,6 +30,12 @@ int64_t FallbackChannelBlock(int64_t channels, int lanes) {
     if (channels % d == 0) return d;
   }
   return below;
+}
+
+int64_t FallbackChannelBlock(const Workload& w, const Target& t, int64_t channels) {
+  const int64_t four_vectors = 4 * int64_t(t.vector_lanes);
+  if (w.is_int8() && t.int8_products == Int8Products::kI16Pairs && channels % four_vectors == 0) return four_vectors;
+  return FallbackChannelBlock(channels, t.vector_lanes);
 }
 
 std::vector<int64_t> RowTiles(int64_t n) {
@@ -170,9 +177,30 @@ EpilogueArgs DeclareEpilogueArgs(const Epilogue& e, const std::vector<int64_t>& 
   return a;
 }
 
-bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block, const Target& t) {
-  return t.int8_dot_products && w.is_int8() && !w.is_batch_matmul() && !e.input_zero_point_argument &&
-         reduction_block % 4 == 0;
+Int8Products Int8FormOf(const Workload& w, const Epilogue& e, int64_t reduction_block, const Target& t) {
+  const Int8Products form = t.int8_products;
+  const bool fits = w.is_int8() && !w.is_batch_matmul() && !e.input_zero_point_argument &&
+                    reduction_block % ElementsPerWord(form) == 0;
+  return fits ? form : Int8Products::kInt32Vectors;
+}
+
+int64_t ElementsPerWord(Int8Products form) {
+  switch (form) {
+    case Int8Products::kU8S8Quads:
+      return 4;
+    case Int8Products::kI16Pairs:
+      return 2;
+    case Int8Products::kInt32Vectors:
+      break;
+  }
+  return 1;
+}
+
+ir::Expr DotProduct(Int8Products form, const ir::Expr& input_word, const ir::Expr& weight_word) {
+  const ir::Expr zero = ir::IntImm::Make(ir::Type::Int(32), 0);
+  TUNEFARM_CHECK(form != Int8Products::kInt32Vectors);
+  return form == Int8Products::kU8S8Quads ? ir::dot4_u8s8(zero, input_word, weight_word)
+                                          : ir::dot2_i16(zero, input_word, weight_word);
 }
 
 int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e) {
@@ -180,32 +208,42 @@ int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e) {
 }
 
 ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
-                   const Workload& w) {
+                   const Workload& w, Int8Products form) {
+  const int64_t n = ElementsPerWord(form);
   return InputWordOf(
       input,
       [&](int64_t j) {
         std::vector<ir::Expr> index = prefix;
-        index.push_back(word * ir::Expr(int64_t(4)) + ir::Expr(j));
+        index.push_back(word * ir::Expr(n) + ir::Expr(j));
         return index;
       },
-      w);
+      w, form);
 }
 
 ir::Expr InputWordOf(const ir::Tensor& input, const std::function<std::vector<ir::Expr>(int64_t)>& index_of,
-                     const Workload& w) {
+                     const Workload& w, Int8Products form) {
   const ir::Type i32 = ir::Type::Int(32), u8{ir::Type::kUInt, 8, 1};
+  auto byte = [&](int64_t j) {
+    ir::Expr b = te::Read(input, index_of(j));
+    return b.type() == u8 ? b : ir::reinterpret(u8, b);
+  };
   ir::Expr packed;
-  for (int64_t j = 0; j < 4; ++j) {
-    ir::Expr byte = te::Read(input, index_of(j));
-    if (byte.type() != u8) byte = ir::reinterpret(u8, byte);
-    // Byte j at bits 8j: disjoint bits, which LLVM reads as one 32-bit load.
-    ir::Expr lane = ir::cast(i32, byte);
-    if (j > 0) lane = ir::Call::Make(i32, "shift_left", {lane, ir::cast(i32, ir::Expr(8 * j))});
-    packed = j == 0 ? lane : packed + lane;
+  uint32_t top_bits;  // each element's bit 7
+  if (form == Int8Products::kI16Pairs) {
+    packed = ir::byte_pair(byte(0), byte(1));
+    top_bits = 0x00800080u;
+  } else {
+    for (int64_t j = 0; j < 4; ++j) {
+      // Byte j at bits 8j: disjoint bits, which LLVM reads as one 32-bit load.
+      ir::Expr lane = ir::cast(i32, byte(j));
+      if (j > 0) lane = ir::Call::Make(i32, "shift_left", {lane, ir::cast(i32, ir::Expr(8 * j))});
+      packed = j == 0 ? lane : packed + lane;
+    }
+    top_bits = 0x80808080u;
   }
   if (w.dtype != "int8") return packed;
-  // x + 128 in each byte: the top bits flipped.
-  return ir::Call::Make(i32, ir::kBitwiseXor, {packed, ir::cast(i32, ir::Expr(int64_t(int32_t(0x80808080u))))});
+  // x + 128 in each element: its bit 7 flipped.
+  return ir::Call::Make(i32, ir::kBitwiseXor, {packed, ir::cast(i32, ir::Expr(int64_t(int32_t(top_bits))))});
 }
 
 ir::Tensor DeclareCompensation(const std::vector<int64_t>& shape, KernelDef* def) {

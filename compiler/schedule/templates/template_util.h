@@ -24,6 +24,11 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t limit);
 // count alone, so the conv (or depthwise conv) that writes a tensor and every one that reads it
 // agree on its layout and a model needs no layout change between them.
 int64_t FallbackChannelBlock(int64_t channels, int lanes);
+// The same for a workload on a target: an int8 one where the products are vpmaddwd pairs (AVX2)
+// takes four vectors of channels where they divide the count, so each broadcast input pair (four
+// instructions to form) feeds four multiply-adds; int8 ResNet-18 ran in 28.8 ms against 35.0 ms
+// with two (one thread, AVX2 code on a Zen 5). Still the count's alone, so layers chain.
+int64_t FallbackChannelBlock(const Workload& w, const Target& t, int64_t channels);
 
 // The register tiles of the matrix-product templates (dense_pack, batch_matmul): row tiles 1, 2,
 // 4, 6 and 8 not above n, and column tiles of whole vectors up to four (8 and 4 below the
@@ -87,23 +92,30 @@ ir::Expr MultiplyOperands(const Workload& w, const Epilogue& e, const EpilogueAr
 // What padding reads: 0, or an int8 workload's input zero point (which then contributes nothing).
 ir::Expr PadValueOf(const Workload& w, const Epilogue& e, const EpilogueArgs& args);
 
-// Int8 dot products (ir::dot4_u8s8: vpdpbusd, vpmaddwd, dp4a): how an int8 conv or dense template
-// multiplies when its reduction block holds whole groups of four, the input's zero point is a
-// constant and the target's int8 multiply-adds beat int32 vectors (Target::int8_dot_products). The kernel reads four
-// consecutive input bytes along the reduction as one int32 word of uint8 values (int8 activations x read as x + 128:
-// their top bit flipped), the weights as int32 words of four int8 along the reduction (how the lowering packs them when
-// the weight argument is int32), and sums the raw products; the compensation argument, -(zero point) * the sum of the
-// channel's weights (the zero point + 128 for int8 activations), turns that sum into
-// (x - zero point) * w, exactly. Padding still reads the zero point.
-bool UsesInt8DotProducts(const Workload& w, const Epilogue& e, int64_t reduction_block, const Target& t);
+// Int8 dot products: how an int8 conv or dense template multiplies when the target's int8
+// multiply-adds beat int32 vectors (Target::int8_products), its reduction block holds whole words
+// and the input's zero point is a constant. The kernel reads consecutive input bytes along the
+// reduction as one int32 word of uint8 values (int8 activations x read as x + 128: their top bit
+// flipped) -- four bytes (kU8S8Quads, ir::dot4_u8s8) or two in the low bytes of its int16 halves
+// (kI16Pairs, ir::dot2_i16) -- and the weights as int32 words of as many int8 or int16 values along
+// the reduction (how the lowering packs them: KernelDef::weight_word), and sums the raw products.
+// The compensation argument, -(zero point) * the sum of the channel's weights (the zero point + 128
+// for int8 activations), turns that sum into (x - zero point) * w, exactly. Padding still reads the
+// zero point. kInt32Vectors: the multiply of MultiplyOperands.
+Int8Products Int8FormOf(const Workload& w, const Epilogue& e, int64_t reduction_block, const Target& t);
+// Reduction elements per int32 word of a form: 4, 2, or 1 (kInt32Vectors).
+int64_t ElementsPerWord(Int8Products form);
+// The form's product of an input word and a weight word, accumulated from 0.
+ir::Expr DotProduct(Int8Products form, const ir::Expr& input_word, const ir::Expr& weight_word);
 // The zero point the compensation is formed with: the input's, in uint8 terms.
 int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e);
-// The int32 word of input[prefix..., 4*word .. 4*word+3] (its last axis), as uint8 values.
+// The int32 word of input[prefix..., n*word .. n*word+n-1] (its last axis; n the form's
+// ElementsPerWord), as uint8 values.
 ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
-                   const Workload& w);
-// The same of any four elements: byte j is input[index_of(j)].
+                   const Workload& w, Int8Products form);
+// The same of any n elements: element j is input[index_of(j)].
 ir::Expr InputWordOf(const ir::Tensor& input, const std::function<std::vector<ir::Expr>(int64_t)>& index_of,
-                     const Workload& w);
+                     const Workload& w, Int8Products form);
 // The compensation argument, one int32 per output channel in the bias's shape.
 ir::Tensor DeclareCompensation(const std::vector<int64_t>& shape, KernelDef* def);
 bool HasEpilogue(const Epilogue& e);

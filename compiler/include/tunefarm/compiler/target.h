@@ -43,6 +43,17 @@ struct GpuLimits {
   int sm_count = 0;  // 0: unknown (a bare -arch)
 };
 
+// The int8 multiply-adds a target's int8 templates are written for.
+enum class Int8Products {
+  kInt32Vectors,  // bytes widened to int32 lanes, one multiply-add per product (Arm, SSE)
+  // ir::dot4_u8s8: four uint8 x int8 products per int32 lane in one instruction (vpdpbusd: AVX-512
+  // VNNI, AVX-VNNI)
+  kU8S8Quads,
+  // ir::dot2_i16: two int16 products per int32 lane (vpmaddwd: AVX2 and AVX-512 without VNNI), the
+  // weights stored as int16, so no pair sum saturates as vpmaddubsw's does
+  kI16Pairs,
+};
+
 struct Target {
   TargetKind kind = TargetKind::kLlvm;
   std::string triple;    // normalized LLVM triple, e.g. aarch64-unknown-linux-gnu
@@ -59,11 +70,9 @@ struct Target {
 
   // float32 lanes of the widest vector the target computes with: 16 AVX-512, 8 AVX2, 4 NEON/SSE.
   int vector_lanes = 4;
-  // The int8 templates' dot-product form (schedule/templates/template_util.h's UsesInt8DotProducts)
-  // beats int32 vectors here: x86 with AVX2 or AVX-512, where ir::dot4_u8s8 is vpdpbusd (AVX-512
-  // VNNI, AVX-VNNI) or vpmaddwd (measured on int8 ResNet-18: bench/RESULTS.md). Elsewhere it is
-  // widening arithmetic, not measured against int32 vectors yet. Derived, like vector_lanes.
-  bool int8_dot_products = false;
+  // How the int8 conv and dense templates multiply (schedule/templates/template_util.h),
+  // chosen where each was measured to beat int32 vectors (bench/RESULTS.md). Derived, like vector_lanes.
+  Int8Products int8_products = Int8Products::kInt32Vectors;
   bool is_host = false;  // kernels can be JIT-compiled and run in this process
   // The features were detected on this machine (native/llvm without -mcpu/-mattr): the canonical
   // string then names only the CPU, not the detected feature list.
