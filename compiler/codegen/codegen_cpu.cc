@@ -117,12 +117,15 @@ class CodeGenCPU final : public CodeGenLLVM {
     return subtarget_->checkFeatures(std::string("+") + feature);
   }
 
-  // The int8 dot products (ir_operators.h) on x86: dot4_u8s8 is vpdpbusd where the CPU has it,
+  // The int8 dot products (ir_operators.h): dot4_s8s8 on aarch64 (EmitAArch64Dot4); on x86,
+  // dot4_u8s8 is vpdpbusd where the CPU has it,
   // else vpmaddwd on the bytes widened to int16 (exact: a u8 and an s8 are int16 values and two of
   // their products fit int32) and one add of neighbouring lanes; dot2_i16 is vpmaddwd itself.
   // Other targets, and lane counts no instruction fits: the base class's widening arithmetic.
   llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) override {
-    if (!llvm::Triple(target_.triple).isX86()) return nullptr;
+    const llvm::Triple triple(target_.triple);
+    if (triple.isAArch64() && op->name == kDot4S8S8) return EmitAArch64Dot4(args, op->type.lanes);
+    if (!triple.isX86()) return nullptr;
     const int lanes = op->type.lanes;
     if (op->name == kDot2I16) {
       llvm::Type* halves = llvm::FixedVectorType::get(builder_.getInt16Ty(), unsigned(2 * lanes));
@@ -163,7 +166,46 @@ class CodeGenCPU final : public CodeGenLLVM {
       parts.push_back(builder_.CreateIntrinsic(
           pmaddwd, {}, {builder_.CreateShuffleVector(a, part), builder_.CreateShuffleVector(b, part)}));
     }
-    while (parts.size() > 1) {  // concatenated, halves first
+    return Concatenate(std::move(parts));
+  }
+
+  // dot4_s8s8 on aarch64, four int32 lanes at a time: sdot with the dot-product extension; else
+  // smull of each half's bytes (eight int16 products, exact: |-128 x -128| fits), saddlp
+  // (neighbouring products summed into int32) and addp (each lane's two pairs). Lane counts other
+  // than a power-of-two count of fours: null (the base class's widening arithmetic).
+  llvm::Value* EmitAArch64Dot4(const std::vector<llvm::Value*>& args, int lanes) {
+    if (lanes % 4 != 0 || ((lanes / 4) & (lanes / 4 - 1)) != 0) return nullptr;
+    llvm::Type* i8x16 = llvm::FixedVectorType::get(builder_.getInt8Ty(), 16);
+    llvm::Type* i16x8 = llvm::FixedVectorType::get(builder_.getInt16Ty(), 8);
+    llvm::Type* i32x4 = llvm::FixedVectorType::get(i32_, 4);
+    const bool sdot = Has("dotprod");
+    std::vector<llvm::Value*> parts;
+    for (int first = 0; first < lanes; first += 4) {
+      const llvm::SmallVector<int, 4> four = {first, first + 1, first + 2, first + 3};
+      auto part = [&](llvm::Value* v) { return lanes == 4 ? v : builder_.CreateShuffleVector(v, four); };
+      llvm::Value* acc = part(args[0]);
+      llvm::Value* a = builder_.CreateBitCast(part(args[1]), i8x16);
+      llvm::Value* b = builder_.CreateBitCast(part(args[2]), i8x16);
+      if (sdot) {
+        parts.push_back(builder_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {i32x4, i8x16}, {acc, a, b}));
+        continue;
+      }
+      auto pairs = [&](int half) {  // saddlp(smull(a's half, b's half))
+        llvm::SmallVector<int, 8> bytes;
+        for (int i = 0; i < 8; ++i) bytes.push_back(8 * half + i);
+        llvm::Value* products = builder_.CreateMul(builder_.CreateSExt(builder_.CreateShuffleVector(a, bytes), i16x8),
+                                                   builder_.CreateSExt(builder_.CreateShuffleVector(b, bytes), i16x8));
+        return builder_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_saddlp, {i32x4, i16x8}, {products});
+      };
+      llvm::Value* quads = builder_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_addp, {i32x4}, {pairs(0), pairs(1)});
+      parts.push_back(builder_.CreateAdd(acc, quads));
+    }
+    return Concatenate(std::move(parts));
+  }
+
+  // Equal-width vectors joined in order (a power-of-two count of them).
+  llvm::Value* Concatenate(std::vector<llvm::Value*> parts) {
+    while (parts.size() > 1) {  // neighbours joined, halves first
       std::vector<llvm::Value*> joined;
       for (size_t i = 0; i < parts.size(); i += 2) {
         const int k = int(llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements());

@@ -242,7 +242,8 @@ class CodeGenLLVM {
     if (llvm::Value* v = EmitTargetMath(op, args)) return v;
     llvm::Type* t = LLVMType(op->type);
     if (op->name == kReinterpret) return builder_.CreateBitCast(args[0], t);
-    if (op->name == kDot4U8S8) return EmitDot4Widening(args[0], args[1], args[2], op->type.lanes);
+    if (op->name == kDot4U8S8) return EmitDot4Widening(args[0], args[1], args[2], op->type.lanes, false);
+    if (op->name == kDot4S8S8) return EmitDot4Widening(args[0], args[1], args[2], op->type.lanes, true);
     if (op->name == kDot2I16) return EmitDot2Widening(args[0], args[1], args[2], op->type.lanes);
     if (op->name == kBytePair) return EmitBytePair(op, args);
     if (op->name == "shift_left") return builder_.CreateShl(args[0], args[1]);
@@ -278,11 +279,11 @@ class CodeGenLLVM {
     for (int i = first; i < n; i += step) mask.push_back(i);
     return builder_.CreateShuffleVector(v, mask);
   }
-  // acc + the sum of each lane's four u8 x s8 products: the bytes widened to int32, multiplied,
-  // then lanes added in pairs twice (the form instruction selection turns into widening
+  // acc + the sum of each lane's four u8 (a_signed: s8) x s8 products: the bytes widened to int32,
+  // multiplied, then lanes added in pairs twice (the form instruction selection turns into widening
   // multiply-adds where the target has them).
-  llvm::Value* EmitDot4Widening(llvm::Value* acc, llvm::Value* a, llvm::Value* b, int lanes) {
-    llvm::Value* products = builder_.CreateMul(WidenBytes(a, lanes, i32_, false), WidenBytes(b, lanes, i32_, true));
+  llvm::Value* EmitDot4Widening(llvm::Value* acc, llvm::Value* a, llvm::Value* b, int lanes, bool a_signed) {
+    llvm::Value* products = builder_.CreateMul(WidenBytes(a, lanes, i32_, a_signed), WidenBytes(b, lanes, i32_, true));
     llvm::Value* pairs = builder_.CreateAdd(Strided(products, 4 * lanes, 0, 2), Strided(products, 4 * lanes, 1, 2));
     llvm::Value* quads = builder_.CreateAdd(Strided(pairs, 2 * lanes, 0, 2), Strided(pairs, 2 * lanes, 1, 2));
     if (lanes == 1) quads = builder_.CreateExtractElement(quads, uint64_t(0));

@@ -15,6 +15,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>

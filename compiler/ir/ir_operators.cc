@@ -97,6 +97,7 @@ Expr DotProduct(const char* name, Expr acc, Expr a, Expr b) {
 }  // namespace
 
 Expr dot4_u8s8(Expr acc, Expr a, Expr b) { return DotProduct(kDot4U8S8, std::move(acc), std::move(a), std::move(b)); }
+Expr dot4_s8s8(Expr acc, Expr a, Expr b) { return DotProduct(kDot4S8S8, std::move(acc), std::move(a), std::move(b)); }
 Expr dot2_i16(Expr acc, Expr a, Expr b) { return DotProduct(kDot2I16, std::move(acc), std::move(a), std::move(b)); }
 Expr byte_pair(Expr lo, Expr hi) {
   const Type u8{Type::kUInt, 8, lo.type().lanes};

@@ -43,6 +43,10 @@ Expr dot4_u8s8(Expr acc, Expr a, Expr b);
 // the int32 sum wrapping. The int8 templates hold uint8 activations in a's halves and int8 weights
 // widened to int16 in b's, where no pair sum can saturate (vpmaddubsw's u8 x s8 pairs can). Codegen:
 // vpmaddwd on x86, widening multiply-adds elsewhere. All three operands int32 of one lane count.
+inline constexpr const char* kDot4S8S8 = "dot4_s8s8";
+// dot4_u8s8 with both operands' bytes signed (sdot on aarch64 with the dot-product extension,
+// smull/saddlp widening multiply-adds on other aarch64, widening arithmetic elsewhere).
+Expr dot4_s8s8(Expr acc, Expr a, Expr b);
 inline constexpr const char* kDot2I16 = "dot2_i16";
 Expr dot2_i16(Expr acc, Expr a, Expr b);
 // The int32 whose int16 halves are the uint8 values lo and hi (dot2_i16's input word): Call

@@ -385,8 +385,9 @@ Status LowerInt8Task(LowerApi& cx, const Node& n, const std::vector<compiler::Wo
   }
   if (std::find(def.roles.begin(), def.roles.end(), compiler::BufferRole::kCompensation) != def.roles.end()) {
     const bool channels_first = is_conv || n.GetInt("transB", 0) != 0;
-    const std::vector<int32_t> compensation = Compensation(k.weights, is_conv ? b.shape[0] : w.dense.out_features,
-                                                           channels_first, compiler::DotProductZeroPoint(w, ep));
+    const std::vector<int32_t> compensation =
+        Compensation(k.weights, is_conv ? b.shape[0] : w.dense.out_features, channels_first,
+                     compiler::DotProductZeroPoint(w, ep, cx.target().int8_products));
     args.push_back(cx.AddParam(cx.V(n.outputs[0]).name + ".compensation", ElementType::kInt32,
                                def.args[def.args.size() - 2]->shape, compensation.data(), compensation.size() * 4));
   }

@@ -102,13 +102,14 @@ class Simplifier : public IRMutator {
     return Rebuild(op, a, b, self);
   }
 
-  // x + dot(0, p, q) = dot(x, p, q) for dot4_u8s8 and dot2_i16 (either order): a reduction's update is then one
-  // dot-product instruction accumulating in place. Null when neither operand is such a call.
+  // x + dot(0, p, q) = dot(x, p, q) for dot4_u8s8, dot4_s8s8 and dot2_i16 (either order): a reduction's update is then
+  // one dot-product instruction accumulating in place. Null when neither operand is such a call.
   static Expr AccumulateDotProduct(const Expr& a, const Expr& b) {
     for (const auto& [acc, term] : {std::pair<Expr, Expr>{a, b}, std::pair<Expr, Expr>{b, a}}) {
       const Call* dot = term.as<Call>();
       if (!dot || !IsConstInt(dot->args[0], 0) || acc.type() != term.type()) continue;
       if (dot->name == kDot4U8S8) return dot4_u8s8(acc, dot->args[1], dot->args[2]);
+      if (dot->name == kDot4S8S8) return dot4_s8s8(acc, dot->args[1], dot->args[2]);
       if (dot->name == kDot2I16) return dot2_i16(acc, dot->args[1], dot->args[2]);
     }
     return Expr();

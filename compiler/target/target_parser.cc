@@ -22,6 +22,7 @@ struct Tag {
 
 constexpr Tag kTags[] = {
     {"rasp4b", "aarch64-unknown-linux-gnu", "cortex-a72", "+neon", "arm_cpu,cpu"},
+    {"rasp5", "aarch64-unknown-linux-gnu", "cortex-a76", "+neon,+dotprod", "arm_cpu,cpu"},
     {"rasp3b", "armv7-unknown-linux-gnueabihf", "cortex-a53", "+neon", "arm_cpu,cpu"},
     {"x86-avx2", "x86_64-unknown-linux-gnu", "haswell", "", "cpu"},
     {"x86-avx512", "x86_64-unknown-linux-gnu", "skylake-avx512", "", "cpu"},
@@ -137,6 +138,8 @@ Status Validate(Target* t) {
                                               : Int8Products::kInt32Vectors;
   } else {
     t->vector_lanes = 4;
+    // sdot where the CPU has it, widening multiply-adds on other aarch64 (ARMv7: int32 vectors)
+    if (triple.isAArch64()) t->int8_products = Int8Products::kS8S8Quads;
   }
   return Status::OK();
 }
@@ -190,8 +193,8 @@ Result<Target> ParseTarget(std::string_view text) {
     auto tag = std::find_if(std::begin(kTags), std::end(kTags), [&](const Tag& g) { return head == g.name; });
     if (tag == std::end(kTags)) {
       return Status::InvalidArgument("unknown target kind '" + head + "' in target " + quoted +
-                                     "; expected llvm, cuda or a tag (native, rasp4b, rasp3b, x86-avx2, x86-avx512, "
-                                     "h100, h200, a100, a10, l4, t4, rtx3090, rtx4090)");
+                                     "; expected llvm, cuda or a tag (native, rasp5, rasp4b, rasp3b, x86-avx2, "
+                                     "x86-avx512, h100, h200, a100, a10, l4, t4, rtx3090, rtx4090)");
     }
     t.kind = TargetKind::kLlvm;
     t.triple = tag->triple;

@@ -1,12 +1,14 @@
 // The deployment path on an emulated Raspberry Pi: resnet-18 compiled for rasp4b (aarch64 NEON,
 // cross-linked with the Debian toolchain) runs under qemu-aarch64 in the cross-built runtime
-// (tunefarm-run, no LLVM) and matches the x86 build's output. Skips cleanly without qemu or the
-// cross-built runtime (scripts/setup.sh installs both).
+// (tunefarm-run, no LLVM) and matches the x86 build's output; so do the int8 models of
+// tests/data/quantized compiled for rasp5 and rasp4b, byte for byte. A missing qemu or cross-built
+// runtime is a missing fixture (scripts/setup.sh installs both).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -69,6 +71,49 @@ TEST(CrossModel, ResNet18ArtifactForRasp4bMatchesX86UnderQemu) {
   }
   std::printf("rasp4b artifact under qemu vs x86: max rel error %.3g\n", diff / mag);
   EXPECT_LE(diff / mag, 1e-4);
+  system(("rm -rf " + dir).c_str());
+}
+
+// The int8 kernels of the Arm boards -- sdot on the Raspberry Pi 5 (rasp5), smull / saddlp widening
+// multiply-adds on the Raspberry Pi 4 (rasp4b) -- run under qemu-aarch64 in the cross-built runtime
+// and give the host's output byte for byte: integer arithmetic, exact on every instruction set.
+TEST(CrossModel, Int8ModelsForRasp5AndRasp4bEqualTheHostUnderQemu) {
+  const std::string runner = TUNEFARM_RUN_AARCH64;
+  if (!Exists(runner)) TUNEFARM_MISSING_FIXTURE("cross-built tunefarm-run missing: " << runner);
+  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("qemu-aarch64 not installed");
+  const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
+  const std::string dir = ::testing::TempDir() + "tunefarm_cross_int8_" + std::to_string(getpid()) + "/";
+  ASSERT_EQ(system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  CompileOptions options;
+  options.warn = [](const std::string&) {};
+  for (const char* model : {"qoperator_cnn", "qoperator_contrib"}) {
+    const std::string model_dir = std::string(src) + "/tests/data/quantized/" + model;
+    auto input = runtime::ReadNpy(model_dir + "/input.npy");
+    ASSERT_TRUE(input.ok()) << input.status().ToString();
+    auto host = CompileModel(model_dir + "/model.onnx", HostTarget(), options);
+    ASSERT_TRUE(host.ok()) << model << ": " << host.status().ToString();
+    auto ex = runtime::Executor::Load(std::move(*host));
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    ASSERT_TRUE((*ex)->SetInput(0, input->data.data(), input->data.size()).ok());
+    ASSERT_TRUE((*ex)->Run().ok());
+    const auto* expected = static_cast<const char*>((*ex)->Output(0));
+    for (const char* board : {"rasp5", "rasp4b"}) {
+      const std::string what = std::string(model) + " on " + board;
+      auto arm = CompileModel(model_dir + "/model.onnx", *ParseTarget(board), options);
+      ASSERT_TRUE(arm.ok()) << what << ": " << arm.status().ToString();
+      const std::string base = dir + model + "_" + board;
+      ASSERT_TRUE(arm->WriteFile(base + ".tfa").ok());
+      const std::string cmd = "timeout 600 qemu-aarch64 -L /usr/aarch64-linux-gnu " + runner + " " + base +
+                              ".tfa --input x=" + model_dir + "/input.npy --output " + base + ".npy --repeat 0 > " +
+                              base + ".log 2>&1";
+      ASSERT_EQ(system(cmd.c_str()), 0) << cmd;
+      auto out = runtime::ReadNpy(base + ".npy");
+      ASSERT_TRUE(out.ok()) << what << ": " << out.status().ToString();
+      ASSERT_EQ(int64_t(out->data.size()), (*ex)->outputs()[0].bytes()) << what;
+      EXPECT_EQ(std::memcmp(out->data.data(), expected, out->data.size()), 0) << what << " differs from the host";
+    }
+  }
   system(("rm -rf " + dir).c_str());
 }
 

@@ -81,6 +81,15 @@ int32_t Reference(int32_t acc, int32_t a, int32_t b) {
   return int32_t(uint32_t(uint64_t(sum)));
 }
 
+// dot4_s8s8's: both operands' bytes signed.
+int32_t SignedReference(int32_t acc, int32_t a, int32_t b) {
+  int64_t sum = acc;
+  for (int j = 0; j < 4; ++j) {
+    sum += int64_t(int8_t(uint8_t(uint32_t(a) >> (8 * j)))) * int64_t(int8_t(uint8_t(uint32_t(b) >> (8 * j))));
+  }
+  return int32_t(uint32_t(uint64_t(sum)));
+}
+
 // dot2_i16's: acc + the two int16 halves' products.
 int32_t PairReference(int32_t acc, int32_t a, int32_t b) {
   int64_t sum = acc;
@@ -217,7 +226,36 @@ TEST(Int8DotProduct, EachX86KindNamesItsInt8Form) {
     ASSERT_TRUE(target.ok()) << target.status().ToString();
     EXPECT_EQ(int(target->int8_products), int(form)) << cpu;
   }
-  EXPECT_EQ(int(ParseTarget("rasp4b")->int8_products), int(Int8Products::kInt32Vectors));
+  EXPECT_EQ(int(ParseTarget("rasp5")->int8_products), int(Int8Products::kS8S8Quads));
+  EXPECT_EQ(int(ParseTarget("rasp4b")->int8_products), int(Int8Products::kS8S8Quads));
+  EXPECT_EQ(int(ParseTarget("rasp3b")->int8_products), int(Int8Products::kInt32Vectors));
+}
+
+// dot4_s8s8, the aarch64 int8 kernels' product: sdot on the Raspberry Pi 5 (Cortex-A76, +dotprod),
+// smull / saddlp / addp widening multiply-adds on the Raspberry Pi 4 (Cortex-A72), read from the
+// assembly; exact on this machine in its widening form (the cross tests run the Arm code under qemu).
+TEST(Int8DotProduct, Aarch64UsesSdotWithTheDotProductExtensionAndWideningMultiplyAddsWithout) {
+  for (int lanes : {4, 8, 16}) {
+    for (const char* board : {"rasp5", "rasp4b"}) {
+      const std::string what = std::string(board) + " x" + std::to_string(lanes);
+      auto func = LowerDot4(*ParseTarget(board), lanes, ir::dot4_s8s8);
+      ASSERT_TRUE(func.ok()) << what << ": " << func.status().ToString();
+      auto assembly = EmitAssembly({KernelSource{*func, "{}"}}, *ParseTarget(board));
+      ASSERT_TRUE(assembly.ok()) << what << ": " << assembly.status().ToString();
+      if (std::string(board) == "rasp5") {
+        EXPECT_NE(LineWith(*assembly, "\tsdot\t").find(".16b"), std::string::npos) << what << ":\n" << *assembly;
+      } else {
+        EXPECT_EQ(assembly->find("sdot"), std::string::npos) << what;
+        for (const char* mnemonic : {"\tsmull", "\tsaddlp\t", "\taddp\t"}) {
+          EXPECT_NE(assembly->find(mnemonic), std::string::npos) << what << " lacks " << mnemonic << ":\n" << *assembly;
+        }
+      }
+    }
+  }
+  for (int lanes : {1, 3, 4, 16}) {
+    ExpectComputesTheReference(*LowerDot4(HostTarget(), lanes, ir::dot4_s8s8), HostTarget(),
+                               "host signed x" + std::to_string(lanes), SignedReference);
+  }
 }
 
 TEST(Int8DotProduct, CudaUsesDp4aAndItsEmulationComputesTheExactSum) {

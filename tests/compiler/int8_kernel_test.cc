@@ -155,7 +155,7 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
             // A dot-product kernel's words of n reduction steps' weights (n = 4 int8 bytes, or 2
             // int16 halves): [chunks, ..., icb/n, ocb] here, [chunks, ..., icb, ocb] in the float
             // kernel (conv2d_nchwc; dense_pack's icb is K).
-            const int64_t words_of = target->int8_products == Int8Products::kU8S8Quads ? 4 : 2;
+            const int64_t words_of = target->int8_products == Int8Products::kI16Pairs ? 2 : 4;
             const std::vector<int64_t>& fs = float_info->buffers[size_t(fb)].shape;
             const int64_t ocb = fs.back(), icb = fs[fs.size() - 2];
             int64_t per_chunk = 1;
@@ -206,8 +206,12 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
       }
       if (const int at = Find(info, "compensation"); at >= 0) {
         ++dot_products;
-        const int32_t zero_point =
-            spec.workload.dtype == "int8" ? spec.epilogue.input_zero_point + 128 : spec.epilogue.input_zero_point;
+        // The zero point as the kernel reads the input: uint8 (int8 x as x + 128), or int8 for sdot's
+        // form (uint8 x as x - 128).
+        const bool reads_signed = target->int8_products == Int8Products::kS8S8Quads;
+        const int32_t zero_point = spec.epilogue.input_zero_point + ((spec.workload.dtype == "int8") == reads_signed ? 0
+                                                                     : reads_signed ? -128
+                                                                                    : 128);
         // (A dense layer's last chunk may be padded past the real output channels.)
         for (size_t c = 0; c < std::min(weight_sums.size(), size_t(info.buffers[size_t(at)].num_elements())); ++c) {
           const int32_t v = -zero_point * int32_t(weight_sums[c]);

@@ -4,10 +4,10 @@ namespace tunefarm::cli {
 
 CLI::Option* AddTargetFlag(CLI::App& app, std::string* out) {
   return app
-      .add_option(
-          "--target", *out,
-          "what to compile for: native (default), a board (rasp4b, rasp3b), a GPU (h100, h200, cuda -arch=sm_90) or "
-          "an LLVM target (llvm -mtriple=... -mcpu=...)")
+      .add_option("--target", *out,
+                  "what to compile for: native (default), a board (rasp5, rasp4b, rasp3b), a GPU (h100, h200, cuda "
+                  "-arch=sm_90) or "
+                  "an LLVM target (llvm -mtriple=... -mcpu=...)")
       ->type_name("T");
 }
 

@@ -187,6 +187,7 @@ Int8Products Int8FormOf(const Workload& w, const Epilogue& e, int64_t reduction_
 int64_t ElementsPerWord(Int8Products form) {
   switch (form) {
     case Int8Products::kU8S8Quads:
+    case Int8Products::kS8S8Quads:
       return 4;
     case Int8Products::kI16Pairs:
       return 2;
@@ -198,13 +199,29 @@ int64_t ElementsPerWord(Int8Products form) {
 
 ir::Expr DotProduct(Int8Products form, const ir::Expr& input_word, const ir::Expr& weight_word) {
   const ir::Expr zero = ir::IntImm::Make(ir::Type::Int(32), 0);
-  TUNEFARM_CHECK(form != Int8Products::kInt32Vectors);
-  return form == Int8Products::kU8S8Quads ? ir::dot4_u8s8(zero, input_word, weight_word)
-                                          : ir::dot2_i16(zero, input_word, weight_word);
+  switch (form) {
+    case Int8Products::kU8S8Quads:
+      return ir::dot4_u8s8(zero, input_word, weight_word);
+    case Int8Products::kS8S8Quads:
+      return ir::dot4_s8s8(zero, input_word, weight_word);
+    case Int8Products::kI16Pairs:
+      return ir::dot2_i16(zero, input_word, weight_word);
+    case Int8Products::kInt32Vectors:
+      break;
+  }
+  TUNEFARM_CHECK_MSG(false, "int32 vectors have no dot product");
+  return ir::Expr();
 }
 
-int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e) {
-  return w.dtype == "int8" ? e.input_zero_point + 128 : e.input_zero_point;
+namespace {
+// Whether the form multiplies int8 activations (else uint8).
+bool SignedActivations(Int8Products form) { return form == Int8Products::kS8S8Quads; }
+}  // namespace
+
+int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e, Int8Products form) {
+  const bool is_signed = w.dtype == "int8";
+  if (is_signed == SignedActivations(form)) return e.input_zero_point;
+  return is_signed ? e.input_zero_point + 128 : e.input_zero_point - 128;
 }
 
 ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
@@ -241,8 +258,8 @@ ir::Expr InputWordOf(const ir::Tensor& input, const std::function<std::vector<ir
     }
     top_bits = 0x80808080u;
   }
-  if (w.dtype != "int8") return packed;
-  // x + 128 in each element: its bit 7 flipped.
+  if ((w.dtype == "int8") == SignedActivations(form)) return packed;
+  // x + 128 (int8 read as uint8) or x - 128 (uint8 as int8) in each element: its bit 7 flipped.
   return ir::Call::Make(i32, ir::kBitwiseXor, {packed, ir::cast(i32, ir::Expr(int64_t(int32_t(top_bits))))});
 }
 

@@ -95,22 +95,24 @@ ir::Expr PadValueOf(const Workload& w, const Epilogue& e, const EpilogueArgs& ar
 // Int8 dot products: how an int8 conv or dense template multiplies when the target's int8
 // multiply-adds beat int32 vectors (Target::int8_products), its reduction block holds whole words
 // and the input's zero point is a constant. The kernel reads consecutive input bytes along the
-// reduction as one int32 word of uint8 values (int8 activations x read as x + 128: their top bit
-// flipped) -- four bytes (kU8S8Quads, ir::dot4_u8s8) or two in the low bytes of its int16 halves
-// (kI16Pairs, ir::dot2_i16) -- and the weights as int32 words of as many int8 or int16 values along
-// the reduction (how the lowering packs them: KernelDef::weight_word), and sums the raw products.
-// The compensation argument, -(zero point) * the sum of the channel's weights (the zero point + 128
-// for int8 activations), turns that sum into (x - zero point) * w, exactly. Padding still reads the
+// reduction as one int32 word -- four bytes (kU8S8Quads, ir::dot4_u8s8; kS8S8Quads, ir::dot4_s8s8)
+// or two in the low bytes of its int16 halves (kI16Pairs, ir::dot2_i16) -- of the signedness the
+// form multiplies (uint8, int8 for kS8S8Quads: an activation of the other kind is read as x + 128 or
+// x - 128, its bit 7 flipped), the weights as int32 words of as many int8 or int16 values along the
+// reduction (how the lowering packs them: KernelDef::weight_word), and sums the raw products. The
+// compensation argument, -(the zero point read the same way) * the sum of the channel's weights
+// (DotProductZeroPoint), turns that sum into (x - zero point) * w, exactly. Padding still reads the
 // zero point. kInt32Vectors: the multiply of MultiplyOperands.
 Int8Products Int8FormOf(const Workload& w, const Epilogue& e, int64_t reduction_block, const Target& t);
 // Reduction elements per int32 word of a form: 4, 2, or 1 (kInt32Vectors).
 int64_t ElementsPerWord(Int8Products form);
 // The form's product of an input word and a weight word, accumulated from 0.
 ir::Expr DotProduct(Int8Products form, const ir::Expr& input_word, const ir::Expr& weight_word);
-// The zero point the compensation is formed with: the input's, in uint8 terms.
-int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e);
+// The zero point the compensation is formed with: the input's, in the form's terms (uint8, or int8
+// for kS8S8Quads).
+int32_t DotProductZeroPoint(const Workload& w, const Epilogue& e, Int8Products form);
 // The int32 word of input[prefix..., n*word .. n*word+n-1] (its last axis; n the form's
-// ElementsPerWord), as uint8 values.
+// ElementsPerWord), as the form's values.
 ir::Expr InputWord(const ir::Tensor& input, const std::vector<ir::Expr>& prefix, const ir::Expr& word,
                    const Workload& w, Int8Products form);
 // The same of any n elements: element j is input[index_of(j)].

@@ -45,13 +45,16 @@ struct GpuLimits {
 
 // The int8 multiply-adds a target's int8 templates are written for.
 enum class Int8Products {
-  kInt32Vectors,  // bytes widened to int32 lanes, one multiply-add per product (Arm, SSE)
+  kInt32Vectors,  // bytes widened to int32 lanes, one multiply-add per product (ARMv7, SSE)
   // ir::dot4_u8s8: four uint8 x int8 products per int32 lane in one instruction (vpdpbusd: AVX-512
   // VNNI, AVX-VNNI)
   kU8S8Quads,
   // ir::dot2_i16: two int16 products per int32 lane (vpmaddwd: AVX2 and AVX-512 without VNNI), the
   // weights stored as int16, so no pair sum saturates as vpmaddubsw's does
   kI16Pairs,
+  // ir::dot4_s8s8: four int8 x int8 products per int32 lane (aarch64: sdot with the dot-product
+  // extension, Cortex-A76 and Raspberry Pi 5; smull and saddlp widening multiply-adds without it)
+  kS8S8Quads,
 };
 
 struct Target {
