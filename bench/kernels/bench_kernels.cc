@@ -3,6 +3,13 @@
 // microbenchmark.
 //
 //   bench_kernels [--threads N] [--k K] [--json PATH] [--filter SUBSTRING] [--seed S] [--records DB]
+//                 [--dtype uint8]
+//
+// With --dtype uint8, the int8 set (workloads.h's Int8BenchWorkloads: ResNet-50's, ResNet-18's and
+// MobileNetV2's convolutions, BERT-base's projections) as ONNX Runtime's int8 models compute them
+// (uint8 activations with a zero point, int8 weights, an int32 bias, requantized to uint8) against
+// oneDNN's int8 primitives, the percentage against the int8 peak of the kernels' instruction
+// (fma_peak.h), and ResNet-50's convolutions summed by their counts.
 //
 // With --records, the second column is the tuned kernel instead: the three fastest configs the
 // records database holds for each workload on this target are re-timed and the best kept (what
@@ -48,7 +55,18 @@ struct Options {
   std::string records;
   std::string implementation;        // another template for the workloads it applies to
   std::vector<std::string> configs;  // configs (as JSON) to time instead of random ones
+  std::string dtype = "float32";     // or uint8: the int8 set
 };
+
+// The epilogue of an int8 benchmark kernel: ONNX Runtime's QLinearConv with a bias, an input zero
+// point of 128 and the output requantized to uint8.
+compiler::Epilogue Int8Epilogue() {
+  compiler::Epilogue e;
+  e.bias = true;
+  e.input_zero_point = 128;
+  e.requantize.enabled = true;
+  return e;
+}
 
 // The fastest distinct successful configs of a workload on the target in the records database.
 std::vector<int64_t> TopRecordedConfigs(tuner::TrialLog& db, const compiler::Workload& w,
@@ -118,7 +136,19 @@ int Run(const Options& opt) {
     std::fprintf(stderr, "bench_kernels: cannot create a temp directory\n");
     return 1;
   }
+  const bool int8 = opt.dtype == "uint8";
   double peak = MeasureFmaPeakGflops(opt.threads);
+  const char* peak_name = "FMA peak";
+  if (int8) {
+    const Int8Peak p = MeasureInt8Peak(opt.threads, target.int8_products, target.vector_lanes);
+    if (p.gops <= 0) {
+      std::fprintf(stderr, "bench_kernels: no int8 peak loop for %s's int8 form\n", target.cpu.c_str());
+      return 1;
+    }
+    std::printf("bench_kernels: fp32 FMA peak %.1f GFLOP/s; int8 peak (%s) %.1f GOP/s\n", peak, p.instruction, p.gops);
+    peak = p.gops;
+    peak_name = "int8 peak";
+  }
   std::unique_ptr<tuner::RecordsDb> records;
   if (!opt.records.empty()) {
     auto db = tuner::RecordsDb::Open(opt.records, tuner::RecordsDb::Mode::kMustExist);
@@ -129,24 +159,27 @@ int Run(const Options& opt) {
     records = std::move(*db);
   }
   if (records) {
-    std::printf("bench_kernels: target %s, %d thread(s), tuned configs from %s, FMA peak %.1f GFLOP/s\n",
-                target.cpu.c_str(), opt.threads, opt.records.c_str(), peak);
+    std::printf("bench_kernels: target %s, %d thread(s), tuned configs from %s, %s %.1f G/s\n", target.cpu.c_str(),
+                opt.threads, opt.records.c_str(), peak_name, peak);
   } else {
-    std::printf("bench_kernels: target %s, %d thread(s), K=%d random configs, FMA peak %.1f GFLOP/s\n",
-                target.cpu.c_str(), opt.threads, opt.k, peak);
+    std::printf("bench_kernels: target %s, %d thread(s), K=%d random configs, %s %.1f G/s\n", target.cpu.c_str(),
+                opt.threads, opt.k, peak_name, peak);
   }
-  std::printf("%-28s %9s %10s %10s %10s %8s %8s %7s\n", "workload", "MFLOP", "fallback",
+  std::printf("%-28s %9s %10s %10s %10s %8s %8s %7s\n", "workload", int8 ? "MOP" : "MFLOP", "fallback",
               records ? "tuned" : "best-rand", "oneDNN", "fb/dnn", records ? "tun/dnn" : "best/dnn", "%peak");
 
   std::mt19937_64 rng(opt.seed);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   std::vector<double> build_times;
   double sum_flops = 0, sum_fb = 0, sum_best = 0, sum_dnn = 0;
+  // ResNet-50's convolutions, each shape's time times its count (the int8 set).
+  double r50_flops = 0, r50_fb = 0, r50_best = 0, r50_dnn = 0;
+  int r50_convs = 0;
   int serial = 0;
   TimingOptions quick{3, 5.0}, careful{5, 20.0};
-  for (const BenchWorkload& bw : BenchWorkloads()) {
+  for (const BenchWorkload& bw : int8 ? Int8BenchWorkloads() : BenchWorkloads()) {
     if (!opt.filter.empty() && bw.label.find(opt.filter) == std::string::npos) continue;
-    KernelSpec spec{bw.workload, {}, target, -1, "bench_kernel"};
+    KernelSpec spec{bw.workload, int8 ? Int8Epilogue() : compiler::Epilogue{}, target, -1, "bench_kernel"};
     if (!opt.implementation.empty()) {
       // Another implementation of the same operator: only where its template takes the workload.
       spec.workload.implementation = opt.implementation;
@@ -202,7 +235,7 @@ int Run(const Options& opt) {
       std::sort(finalists.begin(), finalists.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       if (finalists.size() > kFinalists) finalists.pop_back();
     }
-    auto dnn = OneDnnPrimitive::Create(bw.workload);
+    auto dnn = int8 ? OneDnnPrimitive::CreateInt8(bw.workload) : OneDnnPrimitive::Create(bw.workload);
     // Interleave them in rounds so drifting machine load hits all alike; keep each one's best.
     double t_fb = 1e30, t_best = 1e30, t_dnn = 1e30;
     Candidate* fb = fallback->get();
@@ -225,6 +258,13 @@ int Run(const Options& opt) {
     std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", bw.label.c_str(), flops / 1e6, g_fb, g_best,
                 g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * std::max(g_fb, g_best) / peak);
     std::fflush(stdout);
+    if (bw.resnet50_count > 0) {
+      r50_flops += bw.resnet50_count * flops;
+      r50_fb += bw.resnet50_count * t_fb;
+      r50_best += bw.resnet50_count * t_best;
+      r50_dnn += bw.resnet50_count * t_dnn;
+      r50_convs += bw.resnet50_count;
+    }
     if (bw.in_resnet18_conv_sum) {
       sum_flops += flops;
       sum_fb += t_fb;
@@ -249,6 +289,14 @@ int Run(const Options& opt) {
                 g_fb, g_best, g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * g_best / peak);
     std::printf("resnet18 conv sum time: fallback %.3f ms, %s %.3f ms, oneDNN %.3f ms\n", sum_fb * 1e3,
                 records ? "tuned" : ("best-of-" + std::to_string(opt.k)).c_str(), sum_best * 1e3, sum_dnn * 1e3);
+  }
+  if (r50_flops > 0) {
+    double g_fb = r50_flops / r50_fb / 1e9, g_best = r50_flops / r50_best / 1e9, g_dnn = r50_flops / r50_dnn / 1e9;
+    const std::string label = "resnet50 conv sum (" + std::to_string(r50_convs) + ")";
+    std::printf("%-28s %9.1f %10.1f %10.1f %10.1f %8.2f %8.2f %6.1f%%\n", label.c_str(), r50_flops / 1e6, g_fb, g_best,
+                g_dnn, g_fb / g_dnn, g_best / g_dnn, 100.0 * g_best / peak);
+    std::printf("resnet50 conv sum time: fallback %.3f ms, %s %.3f ms, oneDNN %.3f ms\n", r50_fb * 1e3,
+                records ? "tuned" : ("best-of-" + std::to_string(opt.k)).c_str(), r50_best * 1e3, r50_dnn * 1e3);
   }
   std::printf("codegen+link per candidate: median %.1f ms, over %zu candidates\n", Median(build_times),
               build_times.size());
@@ -283,6 +331,10 @@ int main(int argc, char** argv) {
                  "time this implementation of the workloads it applies to (conv2d_nchwc_winograd: the 3x3 stride-1 "
                  "convolutions); GFLOP/s stay direct-convolution FLOPs per second")
       ->type_name("NAME");
+  app.add_option("--dtype", opt.dtype,
+                 "float32 (default) or uint8: the int8 set against oneDNN's int8 primitives and the int8 peak")
+      ->check(CLI::IsMember({"float32", "uint8"}))
+      ->type_name("TYPE");
   app.add_option("--config", opt.configs,
                  "time this config (its JSON, as --json writes it) instead of random ones; repeatable")
       ->type_name("JSON");

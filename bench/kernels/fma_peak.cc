@@ -40,7 +40,79 @@ __attribute__((target("avx2,fma"))) float Avx2Chains(long iters) {
   return out[0];
 }
 
+// 16 chains of vpdpbusd (64 u8 x s8 multiply-adds each on 512 bits), the accumulators' sum kept
+// so the loop is not dead.
+__attribute__((target("avx512f,avx512vnni"))) int Vnni512Chains(long iters) {
+  __m512i acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i a = _mm512_set1_epi32(0x01020304), b = _mm512_set1_epi32(0x01ff01ff);
+  for (long it = 0; it < iters; ++it) {
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+  }
+  __m512i s = acc[0];
+  for (int i = 1; i < 16; ++i) s = _mm512_add_epi32(s, acc[i]);
+  return _mm512_reduce_add_epi32(s);
+}
+
+__attribute__((target("avx2,avxvnni"))) int VnniAvx256Chains(long iters) {
+  __m256i acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_epi32(i);
+  const __m256i a = _mm256_set1_epi32(0x01020304), b = _mm256_set1_epi32(0x01ff01ff);
+  for (long it = 0; it < iters; ++it) {
+    for (int i = 0; i < 16; ++i) acc[i] = _mm256_dpbusd_avx_epi32(acc[i], a, b);
+  }
+  __m256i s = acc[0];
+  for (int i = 1; i < 16; ++i) s = _mm256_add_epi32(s, acc[i]);
+  return _mm256_extract_epi32(s, 0);
+}
+
+// vpmaddwd then vpaddd (16 int16 multiply-adds per pair on 256 bits): the AVX2 kernels' inner step.
+__attribute__((target("avx2"))) int PairChains(long iters) {
+  __m256i acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_epi32(i);
+  __m256i a = _mm256_set1_epi32(0x00030004), b = _mm256_set1_epi32(0xfff90005);
+  for (long it = 0; it < iters; ++it) {
+    for (int i = 0; i < 16; ++i) acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(a, b));
+    // An opaque step so the products are not hoisted out of the loop.
+    __asm__ volatile("" : "+x"(a), "+x"(b));
+  }
+  __m256i s = acc[0];
+  for (int i = 1; i < 16; ++i) s = _mm256_add_epi32(s, acc[i]);
+  return _mm256_extract_epi32(s, 0);
+}
+
+// Best of 3 rounds of `threads` threads each running chains(iters); the multiply-adds per call of
+// chains per iteration given.
+template <typename Chains>
+double BestGops(int threads, Chains chains, double multiply_adds_per_iteration) {
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::thread> pool;
+    std::vector<int> sink(static_cast<size_t>(threads), 0);
+    auto start = std::chrono::steady_clock::now();
+    for (int t = 0; t < threads; ++t) pool.emplace_back([&sink, &chains, t] { sink[size_t(t)] = chains(kIterations); });
+    for (auto& th : pool) th.join();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, 2.0 * multiply_adds_per_iteration * double(kIterations) * threads / s / 1e9);
+  }
+  return best;
+}
+
 }  // namespace
+
+Int8Peak MeasureInt8Peak(int threads, compiler::Int8Products form, int vector_lanes) {
+  using compiler::Int8Products;
+  if (form == Int8Products::kU8S8Quads && vector_lanes == 16 && __builtin_cpu_supports("avx512vnni")) {
+    return {BestGops(threads, Vnni512Chains, 16.0 * 64), "vpdpbusd zmm"};
+  }
+  if (form == Int8Products::kU8S8Quads && __builtin_cpu_supports("avxvnni")) {
+    return {BestGops(threads, VnniAvx256Chains, 16.0 * 32), "vpdpbusd ymm (AVX-VNNI)"};
+  }
+  if (form == Int8Products::kI16Pairs && __builtin_cpu_supports("avx2")) {
+    return {BestGops(threads, PairChains, 16.0 * 16), "vpmaddwd+vpaddd ymm"};
+  }
+  return {};
+}
 
 double MeasureFmaPeakGflops(int threads) {
   bool avx512 = __builtin_cpu_supports("avx512f");

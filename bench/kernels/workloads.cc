@@ -53,4 +53,34 @@ std::vector<BenchWorkload> BenchWorkloads() {
   return w;
 }
 
+std::vector<BenchWorkload> Int8BenchWorkloads() {
+  std::vector<BenchWorkload> w;
+  // torchvision's ResNet-50 (v1.5: the stride on the 3x3): in channels, size, out channels, kernel,
+  // stride, padding, and the count of convolutions of that shape.
+  const int64_t resnet50[][7] = {{3, 224, 64, 7, 2, 3, 1},    {64, 56, 64, 1, 1, 0, 1},    {64, 56, 64, 3, 1, 1, 3},
+                                 {64, 56, 256, 1, 1, 0, 4},   {256, 56, 64, 1, 1, 0, 2},   {256, 56, 128, 1, 1, 0, 1},
+                                 {128, 56, 128, 3, 2, 1, 1},  {128, 28, 512, 1, 1, 0, 4},  {256, 56, 512, 1, 2, 0, 1},
+                                 {512, 28, 128, 1, 1, 0, 3},  {128, 28, 128, 3, 1, 1, 3},  {512, 28, 256, 1, 1, 0, 1},
+                                 {256, 28, 256, 3, 2, 1, 1},  {256, 14, 1024, 1, 1, 0, 6}, {512, 28, 1024, 1, 2, 0, 1},
+                                 {1024, 14, 256, 1, 1, 0, 5}, {256, 14, 256, 3, 1, 1, 5},  {1024, 14, 512, 1, 1, 0, 1},
+                                 {512, 14, 512, 3, 2, 1, 1},  {512, 7, 2048, 1, 1, 0, 3},  {1024, 14, 2048, 1, 2, 0, 1},
+                                 {2048, 7, 512, 1, 1, 0, 2},  {512, 7, 512, 3, 1, 1, 2}};
+  for (const auto& r : resnet50) {
+    BenchWorkload b{"resnet50." + std::to_string(r[0]) + "_" + std::to_string(r[2]) + "k" + std::to_string(r[3]) + "s" +
+                        std::to_string(r[4]) + "@" + std::to_string(r[1]),
+                    Conv2dWorkload(1, r[0], r[1], r[1], r[2], r[3], r[3], r[4], r[5]), false, int(r[6])};
+    w.push_back(std::move(b));
+  }
+  w.push_back({"resnet50.fc", compiler::DenseWorkload(1, 2048, 1000), false});
+  for (const BenchWorkload& b : BenchWorkloads()) {
+    // ResNet-18, MobileNetV2 and BERT-base's projections; the batched products have no int8
+    // dot-product form yet, nor ViT a quantized model here.
+    const bool wanted = b.label.rfind("resnet18.", 0) == 0 || b.label.rfind("mobilenet_v2.", 0) == 0 ||
+                        (b.label.rfind("bert_base.", 0) == 0 && b.workload.is_dense());
+    if (wanted) w.push_back(b);
+  }
+  for (BenchWorkload& b : w) b.workload.dtype = "uint8";
+  return w;
+}
+
 }  // namespace tunefarm::bench

@@ -6,6 +6,10 @@ by export_torchvision.py: ../shared has no resnet50.onnx). Writes bench/results/
 Markdown table.
 
     bench/models/bench_models.py [--rounds 5] [--repeat 20] [--build build] [--families DIR] [--models a,b]
+    bench/models/bench_models.py --int8 DIR [--target T] [--records DB] [--models a,b]
+
+--int8 DIR times the int8 models of tools/quantized_models (ResNet-18, MobileNetV2, ResNet-50) in
+tunefarm and ONNX Runtime, with tunefarm's fp32 form of each network, and writes models_int8.json.
 
 --families DIR adds the model families of issue 31 (segmentation, U-Net, super-resolution, recurrent)
 from tools/model_families/export_families.py's output, each at opset 17 with the input shape of its
@@ -74,6 +78,76 @@ def have_torch():
     return subprocess.run([TORCH_PYTHON, "-c", "import torch, torchvision"], capture_output=True).returncode == 0
 
 
+# The int8 models of tools/quantized_models/export_quantized.py and tunefarm's fp32 zoo model of the
+# same network.
+INT8_MODELS = {"resnet18": "resnet-18", "mobilenet_v2": "mobilenet-v2", "resnet50": "resnet-50"}
+
+
+def int8_main(args):
+    """--int8 DIR: each int8 model (DIR/<model>_ptq_qnnpack/model.onnx) run by tunefarm (no records,
+    or --records), by ONNX Runtime, and tunefarm's fp32 form of the network, in rotating order per
+    round, at 1 and 2 threads. Prints tunefarm int8 over ONNX Runtime int8 and over tunefarm fp32."""
+    cli = os.path.join(args.build, "bin", "tunefarm")
+    work = os.path.join(args.build, "bench-models-int8")
+    os.makedirs(work, exist_ok=True)
+    if not have_ort():
+        sys.exit("bench_models --int8: onnxruntime-node is not installed (npm)")
+    target = ["--target", args.target] if args.target else []
+    onnx, artifacts = {}, {}
+    for m, zoo in INT8_MODELS.items():
+        path = os.path.join(args.int8, m + "_ptq_qnnpack", "model.onnx")
+        if args.models and m not in args.models.split(","):
+            continue
+        if not os.path.exists(path):
+            print(f"bench_models --int8: {path} missing (tools/quantized_models/README.md); skipped", file=sys.stderr)
+            continue
+        onnx[m] = path
+        artifacts[m + ".int8"] = os.path.join(work, m + ".int8.tfa")
+        artifacts[m + ".fp32"] = os.path.join(work, m + ".fp32.tfa")
+        subprocess.run([cli, "compile", path, "--records", args.records or "none", "-o", artifacts[m + ".int8"]]
+                       + target, check=True, capture_output=True)
+        subprocess.run([cli, "compile", zoo, "--records", "none", "-o", artifacts[m + ".fp32"]] + target,
+                       check=True, capture_output=True)
+    if not onnx:
+        sys.exit("bench_models --int8: no int8 model found under " + args.int8)
+
+    def tunefarm(kind):
+        return lambda m, t: run_json([cli, "run", artifacts[m + kind], "--threads", str(t), "--repeat",
+                                      str(args.repeat), "--json"])
+    runners = {"tunefarm int8": tunefarm(".int8"),
+               "onnxruntime int8": lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), onnx[m], str(t),
+                                                          str(args.repeat)]),
+               "tunefarm fp32": tunefarm(".fp32")}
+    names = list(runners)
+    samples = {}
+    for r in range(args.rounds):
+        for m in onnx:
+            for t in (1, 2):
+                for name in names[r % len(names):] + names[:r % len(names)]:
+                    samples.setdefault((m, t, name), []).append(runners[name](m, t))
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    result = {"rounds": args.rounds, "repeat": args.repeat, "target": args.target or "native",
+              "records": args.records, "latency": []}
+    for (m, t, name), runs in sorted(samples.items()):
+        result["latency"].append({"model": m, "threads": t, "runtime": name,
+                                  "median_ms": statistics.median(x["median_ms"] for x in runs),
+                                  "min_ms": min(x["min_ms"] for x in runs)})
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(result, f, indent=1)
+    print("| model | threads | " + " | ".join(f"{n} median / min (ms)" for n in names) +
+          " | int8 over ORT int8 | int8 over fp32 |")
+    print("|---|---|" + "---|" * (len(names) + 2))
+    for m in onnx:
+        for t in (1, 2):
+            row = {e["runtime"]: e for e in result["latency"] if e["model"] == m and e["threads"] == t}
+            cells = [f"{row[n]['median_ms']:.2f} / {row[n]['min_ms']:.2f}" for n in names]
+            mine = row["tunefarm int8"]["median_ms"]
+            over_ort = row["onnxruntime int8"]["median_ms"] / mine
+            over_fp32 = row["tunefarm fp32"]["median_ms"] / mine
+            print(f"| {m} | {t} | " + " | ".join(cells) + f" | {over_ort:.2f}x | {over_fp32:.2f}x |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -84,7 +158,15 @@ def main():
     ap.add_argument("--models", help="comma-separated: bench only these models")
     ap.add_argument("--records", help="also run each model compiled with this records database (tuned), and check "
                     "its output against the PyTorch reference")
+    ap.add_argument("--int8", metavar="DIR", help="the int8 models of tools/quantized_models (resnet18, mobilenet_v2, "
+                    "resnet50 _ptq_qnnpack) against ONNX Runtime's int8 and tunefarm's fp32 instead")
+    ap.add_argument("--target", help="with --int8: compile for this target (\"llvm -mcpu=znver3\": AVX2 alone)")
     args = ap.parse_args()
+    if args.int8:
+        if args.json == os.path.join(ROOT, "bench", "results", "models.json"):
+            args.json = os.path.join(ROOT, "bench", "results", "models_int8.json")
+        int8_main(args)
+        return
     cli = os.path.join(args.build, "bin", "tunefarm")
     work = os.path.join(args.build, "bench-models")
     os.makedirs(work, exist_ok=True)

@@ -125,6 +125,7 @@ class CodeGenCPU final : public CodeGenLLVM {
   llvm::Value* EmitTargetMath(const Call* op, const std::vector<llvm::Value*>& args) override {
     const llvm::Triple triple(target_.triple);
     if (triple.isAArch64() && op->name == kDot4S8S8) return EmitAArch64Dot4(args, op->type.lanes);
+    if (triple.isARM() && op->name == "roundeven") return EmitRoundEvenByFloor(args[0]);
     if (!triple.isX86()) return nullptr;
     const int lanes = op->type.lanes;
     if (op->name == kDot2I16) {
@@ -146,6 +147,21 @@ class CodeGenCPU final : public CodeGenLLVM {
     if (!pairs) return nullptr;
     llvm::Value* quads = builder_.CreateAdd(Strided(pairs, 2 * lanes, 0, 2), Strided(pairs, 2 * lanes, 1, 2));
     return builder_.CreateAdd(args[0], quads);
+  }
+
+  // Round half to even from floor, for 32-bit ARM, whose backend cannot select llvm.roundeven on
+  // NEON vectors: floor(x + 0.5), one less on an odd tie; from 2^23 on every float is an integer
+  // already (and x + 0.5 would round).
+  llvm::Value* EmitRoundEvenByFloor(llvm::Value* x) {
+    llvm::Type* t = x->getType();
+    auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+    auto floor = [&](llvm::Value* v) { return builder_.CreateIntrinsic(llvm::Intrinsic::floor, {t}, {v}); };
+    llvm::Value* r = floor(builder_.CreateFAdd(x, c(0.5)));
+    llvm::Value* tie = builder_.CreateFCmpOEQ(builder_.CreateFSub(r, x), c(0.5));
+    llvm::Value* odd = builder_.CreateFCmpUNE(builder_.CreateFMul(floor(builder_.CreateFMul(r, c(0.5))), c(2.0)), r);
+    llvm::Value* nearest = builder_.CreateSelect(builder_.CreateAnd(tie, odd), builder_.CreateFSub(r, c(1.0)), r);
+    llvm::Value* big = builder_.CreateFCmpOGE(builder_.CreateIntrinsic(llvm::Intrinsic::fabs, {t}, {x}), c(8388608.0));
+    return builder_.CreateSelect(big, x, nearest);
   }
 
   // vpmaddwd over two n-lane int16 vectors: n / 2 int32 sums of neighbouring products, in parts of

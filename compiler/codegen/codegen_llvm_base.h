@@ -249,11 +249,9 @@ class CodeGenLLVM {
     if (op->name == "shift_left") return builder_.CreateShl(args[0], args[1]);
     if (op->name == "shift_right") return builder_.CreateLShr(args[0], args[1]);  // unsigned: logical
     if (op->name == kBitwiseXor) return builder_.CreateXor(args[0], args[1]);
-    static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {{"exp", llvm::Intrinsic::exp},
-                                                                                     {"sqrt", llvm::Intrinsic::sqrt},
-                                                                                     {"fabs", llvm::Intrinsic::fabs},
-                                                                                     {"log", llvm::Intrinsic::log},
-                                                                                     {"floor", llvm::Intrinsic::floor}};
+    static const std::unordered_map<std::string, llvm::Intrinsic::ID> kIntrinsics = {
+        {"exp", llvm::Intrinsic::exp}, {"sqrt", llvm::Intrinsic::sqrt},   {"fabs", llvm::Intrinsic::fabs},
+        {"log", llvm::Intrinsic::log}, {"floor", llvm::Intrinsic::floor}, {"roundeven", llvm::Intrinsic::roundeven}};
     auto it = kIntrinsics.find(op->name);
     if (it != kIntrinsics.end()) return builder_.CreateIntrinsic(it->second, {t}, args);
     if (op->name == "tanh") {

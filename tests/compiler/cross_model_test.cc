@@ -1,7 +1,7 @@
 // The deployment path on an emulated Raspberry Pi: resnet-18 compiled for rasp4b (aarch64 NEON,
 // cross-linked with the Debian toolchain) runs under qemu-aarch64 in the cross-built runtime
 // (tunefarm-run, no LLVM) and matches the x86 build's output; so do the int8 models of
-// tests/data/quantized compiled for rasp5 and rasp4b, byte for byte. A missing qemu or cross-built
+// tests/data/quantized compiled for rasp5, rasp4b and rasp3b, byte for byte. A missing qemu or cross-built
 // runtime is a missing fixture (scripts/setup.sh installs both).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -75,12 +75,25 @@ TEST(CrossModel, ResNet18ArtifactForRasp4bMatchesX86UnderQemu) {
 }
 
 // The int8 kernels of the Arm boards -- sdot on the Raspberry Pi 5 (rasp5), smull / saddlp widening
-// multiply-adds on the Raspberry Pi 4 (rasp4b) -- run under qemu-aarch64 in the cross-built runtime
-// and give the host's output byte for byte: integer arithmetic, exact on every instruction set.
-TEST(CrossModel, Int8ModelsForRasp5AndRasp4bEqualTheHostUnderQemu) {
-  const std::string runner = TUNEFARM_RUN_AARCH64;
-  if (!Exists(runner)) TUNEFARM_MISSING_FIXTURE("cross-built tunefarm-run missing: " << runner);
-  if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0) TUNEFARM_MISSING_FIXTURE("qemu-aarch64 not installed");
+// multiply-adds on the Raspberry Pi 4 (rasp4b), int32 vectors and a floor-based round on the armv7
+// Raspberry Pi 3 (rasp3b) -- run under qemu in the cross-built runtime and give the host's output
+// byte for byte: integer arithmetic, exact on every instruction set.
+TEST(CrossModel, Int8ModelsForTheArmBoardsEqualTheHostUnderQemu) {
+  struct Board {
+    const char* tag;
+    const char* qemu;
+    const char* sysroot;
+    std::string runner;
+  };
+  const Board boards[] = {{"rasp5", "qemu-aarch64", "/usr/aarch64-linux-gnu", TUNEFARM_RUN_AARCH64},
+                          {"rasp4b", "qemu-aarch64", "/usr/aarch64-linux-gnu", TUNEFARM_RUN_AARCH64},
+                          {"rasp3b", "qemu-arm", "/usr/arm-linux-gnueabihf", TUNEFARM_RUN_ARMHF}};
+  for (const Board& board : boards) {
+    if (!Exists(board.runner)) TUNEFARM_MISSING_FIXTURE("cross-built tunefarm-run missing: " << board.runner);
+    if (system((std::string(board.qemu) + " --version > /dev/null 2>&1").c_str()) != 0) {
+      TUNEFARM_MISSING_FIXTURE(board.qemu << " not installed");
+    }
+  }
   const char* src = std::getenv("TUNEFARM_SOURCE_DIR");
   ASSERT_NE(src, nullptr) << "TUNEFARM_SOURCE_DIR is set by CTest";
   const std::string dir = ::testing::TempDir() + "tunefarm_cross_int8_" + std::to_string(getpid()) + "/";
@@ -98,15 +111,15 @@ TEST(CrossModel, Int8ModelsForRasp5AndRasp4bEqualTheHostUnderQemu) {
     ASSERT_TRUE((*ex)->SetInput(0, input->data.data(), input->data.size()).ok());
     ASSERT_TRUE((*ex)->Run().ok());
     const auto* expected = static_cast<const char*>((*ex)->Output(0));
-    for (const char* board : {"rasp5", "rasp4b"}) {
-      const std::string what = std::string(model) + " on " + board;
-      auto arm = CompileModel(model_dir + "/model.onnx", *ParseTarget(board), options);
+    for (const Board& board : boards) {
+      const std::string what = std::string(model) + " on " + board.tag;
+      auto arm = CompileModel(model_dir + "/model.onnx", *ParseTarget(board.tag), options);
       ASSERT_TRUE(arm.ok()) << what << ": " << arm.status().ToString();
-      const std::string base = dir + model + "_" + board;
+      const std::string base = dir + model + "_" + board.tag;
       ASSERT_TRUE(arm->WriteFile(base + ".tfa").ok());
-      const std::string cmd = "timeout 600 qemu-aarch64 -L /usr/aarch64-linux-gnu " + runner + " " + base +
-                              ".tfa --input x=" + model_dir + "/input.npy --output " + base + ".npy --repeat 0 > " +
-                              base + ".log 2>&1";
+      const std::string cmd = "timeout 600 " + std::string(board.qemu) + " -L " + board.sysroot + " " + board.runner +
+                              " " + base + ".tfa --input x=" + model_dir + "/input.npy --output " + base +
+                              ".npy --repeat 0 > " + base + ".log 2>&1";
       ASSERT_EQ(system(cmd.c_str()), 0) << cmd;
       auto out = runtime::ReadNpy(base + ".npy");
       ASSERT_TRUE(out.ok()) << what << ": " << out.status().ToString();
