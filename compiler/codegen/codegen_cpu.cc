@@ -135,12 +135,21 @@ class CodeGenCPU final : public CodeGenLLVM {
       return pairs ? builder_.CreateAdd(args[0], pairs) : nullptr;
     }
     if (op->name != kDot4U8S8) return nullptr;
-    if (lanes == 16 && Has("avx512vnni")) {
-      return builder_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_512, {}, args);
-    }
-    if ((lanes == 8 || lanes == 4) && (Has("avxvnni") || (Has("avx512vnni") && Has("avx512vl")))) {
-      return builder_.CreateIntrinsic(
-          lanes == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256 : llvm::Intrinsic::x86_avx512_vpdpbusd_128, {}, args);
+    // vpdpbusd in parts of 16, 8 and 4 lanes (a block of 12 channels: 8 + 4), as the CPU has them.
+    std::vector<int> widths;
+    if (Has("avx512vnni")) widths.push_back(16);
+    if (Has("avxvnni") || (Has("avx512vnni") && Has("avx512vl"))) widths.insert(widths.end(), {8, 4});
+    const std::vector<std::pair<int, int>> parts = Cover(lanes, widths);
+    if (!parts.empty()) {
+      std::vector<llvm::Value*> sums;
+      for (const auto& [first, n] : parts) {
+        const llvm::Intrinsic::ID id = n == 16  ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                                       : n == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                                : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+        sums.push_back(builder_.CreateIntrinsic(
+            id, {}, {Lanes(args[0], first, n), Lanes(args[1], first, n), Lanes(args[2], first, n)}));
+      }
+      return Join(sums);
     }
     llvm::Value* pairs = Pmaddwd(WidenBytes(args[1], lanes, builder_.getInt16Ty(), false),
                                  WidenBytes(args[2], lanes, builder_.getInt16Ty(), true), 4 * lanes);
@@ -165,40 +174,74 @@ class CodeGenCPU final : public CodeGenLLVM {
   }
 
   // vpmaddwd over two n-lane int16 vectors: n / 2 int32 sums of neighbouring products, in parts of
-  // the widest int16 width the CPU has that splits n into a power-of-two count of them; null when
-  // none does (a block of 3 or 12 channels).
+  // the int16 widths the CPU has (32, 16, 8); null when they do not cover n (a block of 3 channels).
   llvm::Value* Pmaddwd(llvm::Value* a, llvm::Value* b, int n) {
-    auto power_of_two = [](int k) { return k > 0 && (k & (k - 1)) == 0; };
-    int width = Has("avx512bw") ? 32 : Has("avx2") ? 16 : 8;
-    while (width >= 8 && (n % width != 0 || !power_of_two(n / width))) width /= 2;
-    if (width < 8) return nullptr;
-    const llvm::Intrinsic::ID pmaddwd = width == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
-                                        : width == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
-                                                      : llvm::Intrinsic::x86_sse2_pmadd_wd;
-    std::vector<llvm::Value*> parts;  // width / 2 int32 lanes each
-    for (int first = 0; first < n; first += width) {
-      llvm::SmallVector<int, 32> part;
-      for (int i = 0; i < width; ++i) part.push_back(first + i);
-      parts.push_back(builder_.CreateIntrinsic(
-          pmaddwd, {}, {builder_.CreateShuffleVector(a, part), builder_.CreateShuffleVector(b, part)}));
+    std::vector<int> widths;
+    if (Has("avx512bw")) widths.push_back(32);
+    if (Has("avx2")) widths.push_back(16);
+    widths.push_back(8);
+    const std::vector<std::pair<int, int>> parts = Cover(n, widths);
+    if (parts.empty()) return nullptr;
+    std::vector<llvm::Value*> sums;  // n / 2 int32 lanes each
+    for (const auto& [first, width] : parts) {
+      const llvm::Intrinsic::ID pmaddwd = width == 32   ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                                          : width == 16 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                                        : llvm::Intrinsic::x86_sse2_pmadd_wd;
+      sums.push_back(builder_.CreateIntrinsic(pmaddwd, {}, {Lanes(a, first, width), Lanes(b, first, width)}));
     }
-    return Concatenate(std::move(parts));
+    return Join(sums);
+  }
+
+  // The parts (first lane, lane count) of `n` lanes in the given widths, widest first while it fits
+  // (each width a multiple of the next, so every part starts at a multiple of its own width); empty
+  // when the widths cannot cover n exactly.
+  static std::vector<std::pair<int, int>> Cover(int n, const std::vector<int>& widths) {
+    std::vector<std::pair<int, int>> parts;
+    int first = 0;
+    for (int w : widths) {
+      for (; n - first >= w; first += w) parts.emplace_back(first, w);
+    }
+    return first == n ? parts : std::vector<std::pair<int, int>>{};
+  }
+
+  // Lanes [first, first + n) of vector v (v itself when that is all of it).
+  llvm::Value* Lanes(llvm::Value* v, int first, int n) {
+    const int all = int(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
+    if (first == 0 && n == all) return v;
+    llvm::SmallVector<int, 64> mask;
+    for (int i = 0; i < n; ++i) mask.push_back(first + i);
+    return builder_.CreateShuffleVector(v, mask);
+  }
+
+  // Vectors of one element type joined in order (each at a multiple of its own length: Cover's parts).
+  llvm::Value* Join(const std::vector<llvm::Value*>& parts) {
+    if (parts.size() == 1) return parts[0];
+    auto* first = llvm::cast<llvm::FixedVectorType>(parts[0]->getType());
+    int total = 0;
+    for (llvm::Value* p : parts) total += int(llvm::cast<llvm::FixedVectorType>(p->getType())->getNumElements());
+    llvm::Type* whole = llvm::FixedVectorType::get(first->getElementType(), unsigned(total));
+    llvm::Value* out = llvm::PoisonValue::get(whole);
+    int at = 0;
+    for (llvm::Value* p : parts) {
+      out = builder_.CreateInsertVector(whole, out, p, builder_.getInt64(uint64_t(at)));
+      at += int(llvm::cast<llvm::FixedVectorType>(p->getType())->getNumElements());
+    }
+    return out;
   }
 
   // dot4_s8s8 on aarch64, four int32 lanes at a time: sdot with the dot-product extension; else
   // smull of each half's bytes (eight int16 products, exact: |-128 x -128| fits), saddlp
   // (neighbouring products summed into int32) and addp (each lane's two pairs). Lane counts other
-  // than a power-of-two count of fours: null (the base class's widening arithmetic).
+  // than multiples of four: null (the base class's widening arithmetic).
   llvm::Value* EmitAArch64Dot4(const std::vector<llvm::Value*>& args, int lanes) {
-    if (lanes % 4 != 0 || ((lanes / 4) & (lanes / 4 - 1)) != 0) return nullptr;
+    if (lanes % 4 != 0) return nullptr;
     llvm::Type* i8x16 = llvm::FixedVectorType::get(builder_.getInt8Ty(), 16);
     llvm::Type* i16x8 = llvm::FixedVectorType::get(builder_.getInt16Ty(), 8);
     llvm::Type* i32x4 = llvm::FixedVectorType::get(i32_, 4);
     const bool sdot = Has("dotprod");
     std::vector<llvm::Value*> parts;
     for (int first = 0; first < lanes; first += 4) {
-      const llvm::SmallVector<int, 4> four = {first, first + 1, first + 2, first + 3};
-      auto part = [&](llvm::Value* v) { return lanes == 4 ? v : builder_.CreateShuffleVector(v, four); };
+      auto part = [&](llvm::Value* v) { return Lanes(v, first, 4); };
       llvm::Value* acc = part(args[0]);
       llvm::Value* a = builder_.CreateBitCast(part(args[1]), i8x16);
       llvm::Value* b = builder_.CreateBitCast(part(args[2]), i8x16);
@@ -216,22 +259,7 @@ class CodeGenCPU final : public CodeGenLLVM {
       llvm::Value* quads = builder_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_addp, {i32x4}, {pairs(0), pairs(1)});
       parts.push_back(builder_.CreateAdd(acc, quads));
     }
-    return Concatenate(std::move(parts));
-  }
-
-  // Equal-width vectors joined in order (a power-of-two count of them).
-  llvm::Value* Concatenate(std::vector<llvm::Value*> parts) {
-    while (parts.size() > 1) {  // neighbours joined, halves first
-      std::vector<llvm::Value*> joined;
-      for (size_t i = 0; i < parts.size(); i += 2) {
-        const int k = int(llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements());
-        llvm::SmallVector<int, 64> both;
-        for (int j = 0; j < 2 * k; ++j) both.push_back(j);
-        joined.push_back(builder_.CreateShuffleVector(parts[i], parts[i + 1], both));
-      }
-      parts = std::move(joined);
-    }
-    return parts[0];
+    return Join(parts);
   }
 
   void SetFunctionAttributes(llvm::Function* fn) override {

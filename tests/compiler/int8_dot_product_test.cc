@@ -167,6 +167,39 @@ TEST(Int8DotProduct, EachX86InstructionSetUsesItsInstructionAndComputesTheExactS
   }
 }
 
+// A lane count no single register holds (a block of 12 or 24 channels) takes the instruction in
+// parts: vpdpbusd on 8 + 4 lanes, vpmaddwd on 16 + 8 int16 halves.
+TEST(Int8DotProduct, LaneCountsBetweenRegisterWidthsTakeTheInstructionInParts) {
+  const struct {
+    const char* cpu;
+    int lanes;
+    DotOp op;
+    const char* mnemonic;
+    std::vector<const char*> registers;
+    int32_t (*reference)(int32_t, int32_t, int32_t);
+  } kCases[] = {{"znver4", 12, ir::dot4_u8s8, "vpdpbusd\t", {"%ymm", "%xmm"}, Reference},
+                {"znver4", 24, ir::dot4_u8s8, "vpdpbusd\t", {"%zmm", "%ymm"}, Reference},
+                {"znver3", 12, ir::dot2_i16, "vpmaddwd\t", {"%ymm", "%xmm"}, PairReference}};
+  for (const auto& c : kCases) {
+    auto target = ParseTarget(std::string("llvm -mtriple=x86_64-linux-gnu -mcpu=") + c.cpu);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    const std::string what = std::string(c.cpu) + " x" + std::to_string(c.lanes);
+    auto func = LowerDot4(*target, c.lanes, c.op);
+    ASSERT_TRUE(func.ok()) << what << ": " << func.status().ToString();
+    auto assembly = EmitAssembly({KernelSource{*func, "{}"}}, *target);
+    ASSERT_TRUE(assembly.ok()) << what << ": " << assembly.status().ToString();
+    for (const char* reg : c.registers) {
+      bool found = false;
+      for (size_t at = assembly->find(c.mnemonic); at != std::string::npos && !found;
+           at = assembly->find(c.mnemonic, at + 1)) {
+        found = assembly->substr(at, assembly->find('\n', at) - at).find(reg) != std::string::npos;
+      }
+      EXPECT_TRUE(found) << what << " lacks " << c.mnemonic << "on " << reg << ":\n" << *assembly;
+    }
+    if (HostRuns(*target)) ExpectComputesTheReference(*func, *target, what, c.reference);
+  }
+}
+
 TEST(Int8DotProduct, ScalarLanesAndOtherArchitecturesWidenExactly) {
   ExpectComputesTheReference(*LowerDot4(HostTarget(), 1), HostTarget(), "host x1");
   // Lane counts that are no power of two (blocks of 3 or 12 channels): widening arithmetic.
