@@ -81,16 +81,18 @@ __attribute__((target("avx2"))) int PairChains(long iters) {
   return _mm256_extract_epi32(s, 0);
 }
 
-// Best of 3 rounds of `threads` threads each running chains(iters); the multiply-adds per call of
-// chains per iteration given.
+// Best of 3 rounds of `threads` threads each running chains(iters), in G operations per second (two
+// per multiply-add); multiply_adds_per_iteration: those of one iteration of chains' loop.
 template <typename Chains>
 double BestGops(int threads, Chains chains, double multiply_adds_per_iteration) {
   double best = 0;
   for (int round = 0; round < 3; ++round) {
     std::vector<std::thread> pool;
-    std::vector<int> sink(static_cast<size_t>(threads), 0);
+    std::vector<double> sink(static_cast<size_t>(threads), 0.0);
     auto start = std::chrono::steady_clock::now();
-    for (int t = 0; t < threads; ++t) pool.emplace_back([&sink, &chains, t] { sink[size_t(t)] = chains(kIterations); });
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&sink, &chains, t] { sink[size_t(t)] = double(chains(kIterations)); });
+    }
     for (auto& th : pool) th.join();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::max(best, 2.0 * multiply_adds_per_iteration * double(kIterations) * threads / s / 1e9);
@@ -115,23 +117,8 @@ Int8Peak MeasureInt8Peak(int threads, compiler::Int8Products form, int vector_la
 }
 
 double MeasureFmaPeakGflops(int threads) {
-  bool avx512 = __builtin_cpu_supports("avx512f");
-  int lanes = avx512 ? 16 : 8;
-  double best = 0;
-  for (int round = 0; round < 3; ++round) {
-    std::vector<std::thread> pool;
-    std::vector<float> sink(static_cast<size_t>(threads), 0.0f);
-    auto start = std::chrono::steady_clock::now();
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back(
-          [&sink, avx512, t] { sink[size_t(t)] = avx512 ? Avx512Chains(kIterations) : Avx2Chains(kIterations); });
-    }
-    for (auto& th : pool) th.join();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double flops = 2.0 * 16 * lanes * double(kIterations) * threads;
-    best = std::max(best, flops / s / 1e9);
-  }
-  return best;
+  if (__builtin_cpu_supports("avx512f")) return BestGops(threads, Avx512Chains, 16.0 * 16);
+  return BestGops(threads, Avx2Chains, 16.0 * 8);
 }
 
 }  // namespace tunefarm::bench

@@ -40,23 +40,36 @@ class Primitive final : public OneDnnPrimitive {
     stream_.wait();
   }
 
-  void InitConv(const compiler::Conv2dParams& c) {
+  // The fp32 conv, or its int8 form (u8 x s8 with an int32 bias, requantized to u8).
+  void InitConv(const compiler::Conv2dParams& c, bool int8) {
     const int64_t g = c.groups;
     dnnl::memory::dims src = {c.batch, c.in_channels, c.height, c.width};
     dnnl::memory::dims wei = g == 1
                                  ? dnnl::memory::dims{c.out_channels, c.in_channels, c.kernel_h, c.kernel_w}
                                  : dnnl::memory::dims{g, c.out_channels / g, c.in_channels / g, c.kernel_h, c.kernel_w};
     dnnl::memory::dims dst = {c.batch, c.out_channels, c.out_height(), c.out_width()};
-    dnnl::memory::desc src_md(src, dt::f32, tag::any), wei_md(wei, dt::f32, tag::any), dst_md(dst, dt::f32, tag::any);
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                         src_md, wei_md, dst_md, {c.stride_h, c.stride_w},
-                                         {c.dilation_h - 1, c.dilation_w - 1}, {c.pad_top, c.pad_left},
-                                         {c.pad_bottom, c.pad_right});
-    dnnl::convolution_forward::primitive_desc pd(desc, engine_);
+    const dt data = int8 ? dt::u8 : dt::f32;
+    dnnl::memory::desc src_md(src, data, tag::any), wei_md(wei, int8 ? dt::s8 : dt::f32, tag::any),
+        dst_md(dst, data, tag::any);
+    const dnnl::memory::dims strides = {c.stride_h, c.stride_w}, dilation = {c.dilation_h - 1, c.dilation_w - 1};
+    const dnnl::memory::dims pad_l = {c.pad_top, c.pad_left}, pad_r = {c.pad_bottom, c.pad_right};
+    const auto inference = dnnl::prop_kind::forward_inference;
+    const auto direct = dnnl::algorithm::convolution_direct;
+    if (!int8) {
+      dnnl::convolution_forward::desc desc(inference, direct, src_md, wei_md, dst_md, strides, dilation, pad_l, pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, engine_);
+      prim_ = dnnl::convolution_forward(pd);
+      args_ = {{DNNL_ARG_SRC, Filled(pd.src_desc(), engine_)},
+               {DNNL_ARG_WEIGHTS, Filled(pd.weights_desc(), engine_)},
+               {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
+      return;
+    }
+    dnnl::memory::desc bias_md({c.out_channels}, dt::s32, tag::x);
+    dnnl::convolution_forward::desc desc(inference, direct, src_md, wei_md, bias_md, dst_md, strides, dilation, pad_l,
+                                         pad_r);
+    dnnl::convolution_forward::primitive_desc pd(desc, Int8Attributes(), engine_);
     prim_ = dnnl::convolution_forward(pd);
-    args_ = {{DNNL_ARG_SRC, Filled(pd.src_desc(), engine_)},
-             {DNNL_ARG_WEIGHTS, Filled(pd.weights_desc(), engine_)},
-             {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
+    SetInt8Args(pd);
   }
 
   void InitDense(const compiler::DenseParams& d) {
@@ -71,27 +84,6 @@ class Primitive final : public OneDnnPrimitive {
              {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
   }
 
-  void InitInt8Conv(const compiler::Conv2dParams& c) {
-    const int64_t g = c.groups;
-    dnnl::memory::dims src = {c.batch, c.in_channels, c.height, c.width};
-    dnnl::memory::dims wei = g == 1
-                                 ? dnnl::memory::dims{c.out_channels, c.in_channels, c.kernel_h, c.kernel_w}
-                                 : dnnl::memory::dims{g, c.out_channels / g, c.in_channels / g, c.kernel_h, c.kernel_w};
-    dnnl::memory::dims dst = {c.batch, c.out_channels, c.out_height(), c.out_width()};
-    dnnl::memory::desc src_md(src, dt::u8, tag::any), wei_md(wei, dt::s8, tag::any), dst_md(dst, dt::u8, tag::any);
-    dnnl::memory::desc bias_md({c.out_channels}, dt::s32, tag::x);
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                         src_md, wei_md, bias_md, dst_md, {c.stride_h, c.stride_w},
-                                         {c.dilation_h - 1, c.dilation_w - 1}, {c.pad_top, c.pad_left},
-                                         {c.pad_bottom, c.pad_right});
-    dnnl::convolution_forward::primitive_desc pd(desc, Int8Attributes(), engine_);
-    prim_ = dnnl::convolution_forward(pd);
-    args_ = {{DNNL_ARG_SRC, FilledBytes(pd.src_desc(), engine_)},
-             {DNNL_ARG_WEIGHTS, FilledBytes(pd.weights_desc(), engine_)},
-             {DNNL_ARG_BIAS, FilledBytes(pd.bias_desc(), engine_)},
-             {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), engine_)}};
-  }
-
   void InitInt8Dense(const compiler::DenseParams& d) {
     dnnl::memory::desc src_md({d.batch, d.in_features}, dt::u8, tag::any);
     dnnl::memory::desc wei_md({d.out_features, d.in_features}, dt::s8, tag::any);
@@ -100,6 +92,12 @@ class Primitive final : public OneDnnPrimitive {
     dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, wei_md, bias_md, dst_md);
     dnnl::inner_product_forward::primitive_desc pd(desc, Int8Attributes(), engine_);
     prim_ = dnnl::inner_product_forward(pd);
+    SetInt8Args(pd);
+  }
+
+  // An int8 primitive's arguments: random bytes in, the output allocated.
+  template <typename PrimitiveDesc>
+  void SetInt8Args(const PrimitiveDesc& pd) {
     args_ = {{DNNL_ARG_SRC, FilledBytes(pd.src_desc(), engine_)},
              {DNNL_ARG_WEIGHTS, FilledBytes(pd.weights_desc(), engine_)},
              {DNNL_ARG_BIAS, FilledBytes(pd.bias_desc(), engine_)},
@@ -142,7 +140,7 @@ std::unique_ptr<OneDnnPrimitive> OneDnnPrimitive::Create(const compiler::Workloa
   } else if (w.is_batch_matmul()) {
     p->InitBatchMatmul(w.batch_matmul);
   } else {
-    p->InitConv(w.conv);
+    p->InitConv(w.conv, /*int8=*/false);
   }
   return p;
 }
@@ -152,7 +150,7 @@ std::unique_ptr<OneDnnPrimitive> OneDnnPrimitive::CreateInt8(const compiler::Wor
   if (w.is_dense()) {
     p->InitInt8Dense(w.dense);
   } else {
-    p->InitInt8Conv(w.conv);
+    p->InitConv(w.conv, /*int8=*/true);
   }
   return p;
 }
