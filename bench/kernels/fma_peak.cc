@@ -6,19 +6,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "tunefarm/runtime/cpu_features.h"
 
 namespace tunefarm::bench {
 namespace {
 
-constexpr long kIterations = 20'000'000;
+constexpr int64_t kIterations = 20'000'000;
 
-__attribute__((target("avx512f"))) float Avx512Chains(long iters) {
+__attribute__((target("avx512f"))) float Avx512Chains(int64_t iters) {
   __m512 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(float(i));
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (long it = 0; it < iters; ++it) {
+  for (int64_t it = 0; it < iters; ++it) {
     for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
   }
   __m512 s = acc[0];
@@ -26,11 +30,11 @@ __attribute__((target("avx512f"))) float Avx512Chains(long iters) {
   return _mm512_reduce_add_ps(s);
 }
 
-__attribute__((target("avx2,fma"))) float Avx2Chains(long iters) {
+__attribute__((target("avx2,fma"))) float Avx2Chains(int64_t iters) {
   __m256 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_ps(float(i));
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (long it = 0; it < iters; ++it) {
+  for (int64_t it = 0; it < iters; ++it) {
     for (int i = 0; i < 16; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
   }
   __m256 s = acc[0];
@@ -42,11 +46,11 @@ __attribute__((target("avx2,fma"))) float Avx2Chains(long iters) {
 
 // 16 chains of vpdpbusd (64 u8 x s8 multiply-adds each on 512 bits), the accumulators' sum kept
 // so the loop is not dead.
-__attribute__((target("avx512f,avx512vnni"))) int Vnni512Chains(long iters) {
+__attribute__((target("avx512f,avx512vnni"))) int Vnni512Chains(int64_t iters) {
   __m512i acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_epi32(i);
   const __m512i a = _mm512_set1_epi32(0x01020304), b = _mm512_set1_epi32(0x01ff01ff);
-  for (long it = 0; it < iters; ++it) {
+  for (int64_t it = 0; it < iters; ++it) {
     for (int i = 0; i < 16; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
   }
   __m512i s = acc[0];
@@ -54,11 +58,11 @@ __attribute__((target("avx512f,avx512vnni"))) int Vnni512Chains(long iters) {
   return _mm512_reduce_add_epi32(s);
 }
 
-__attribute__((target("avx2,avxvnni"))) int VnniAvx256Chains(long iters) {
+__attribute__((target("avx2,avxvnni"))) int VnniAvx256Chains(int64_t iters) {
   __m256i acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_epi32(i);
   const __m256i a = _mm256_set1_epi32(0x01020304), b = _mm256_set1_epi32(0x01ff01ff);
-  for (long it = 0; it < iters; ++it) {
+  for (int64_t it = 0; it < iters; ++it) {
     for (int i = 0; i < 16; ++i) acc[i] = _mm256_dpbusd_avx_epi32(acc[i], a, b);
   }
   __m256i s = acc[0];
@@ -67,11 +71,11 @@ __attribute__((target("avx2,avxvnni"))) int VnniAvx256Chains(long iters) {
 }
 
 // vpmaddwd then vpaddd (16 int16 multiply-adds per pair on 256 bits): the AVX2 kernels' inner step.
-__attribute__((target("avx2"))) int PairChains(long iters) {
+__attribute__((target("avx2"))) int PairChains(int64_t iters) {
   __m256i acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_epi32(i);
   __m256i a = _mm256_set1_epi32(0x00030004), b = _mm256_set1_epi32(0xfff90005);
-  for (long it = 0; it < iters; ++it) {
+  for (int64_t it = 0; it < iters; ++it) {
     for (int i = 0; i < 16; ++i) acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(a, b));
     // An opaque step so the products are not hoisted out of the loop.
     __asm__ volatile("" : "+x"(a), "+x"(b));
@@ -88,6 +92,7 @@ double BestGops(int threads, Chains chains, double multiply_adds_per_iteration) 
   double best = 0;
   for (int round = 0; round < 3; ++round) {
     std::vector<std::thread> pool;
+    pool.reserve(size_t(threads));
     std::vector<double> sink(static_cast<size_t>(threads), 0.0);
     auto start = std::chrono::steady_clock::now();
     for (int t = 0; t < threads; ++t) {
@@ -104,13 +109,15 @@ double BestGops(int threads, Chains chains, double multiply_adds_per_iteration) 
 
 Int8Peak MeasureInt8Peak(int threads, compiler::Int8Products form, int vector_lanes) {
   using compiler::Int8Products;
-  if (form == Int8Products::kU8S8Quads && vector_lanes == 16 && __builtin_cpu_supports("avx512vnni")) {
+  const std::vector<std::string> features = runtime::HostCpuFeatures();  // LLVM's names, as the targets use
+  auto has = [&](const char* f) { return std::find(features.begin(), features.end(), f) != features.end(); };
+  if (form == Int8Products::kU8S8Quads && vector_lanes == 16 && has("avx512vnni")) {
     return {BestGops(threads, Vnni512Chains, 16.0 * 64), "vpdpbusd zmm"};
   }
-  if (form == Int8Products::kU8S8Quads && __builtin_cpu_supports("avxvnni")) {
+  if (form == Int8Products::kU8S8Quads && has("avxvnni")) {
     return {BestGops(threads, VnniAvx256Chains, 16.0 * 32), "vpdpbusd ymm (AVX-VNNI)"};
   }
-  if (form == Int8Products::kI16Pairs && __builtin_cpu_supports("avx2")) {
+  if (form == Int8Products::kI16Pairs && has("avx2")) {
     return {BestGops(threads, PairChains, 16.0 * 16), "vpmaddwd+vpaddd ymm"};
   }
   return {};
