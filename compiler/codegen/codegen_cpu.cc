@@ -126,6 +126,7 @@ class CodeGenCPU final : public CodeGenLLVM {
     const llvm::Triple triple(target_.triple);
     if (triple.isAArch64() && op->name == kDot4S8S8) return EmitAArch64Dot4(args, op->type.lanes);
     if (triple.isARM() && op->name == "roundeven") return EmitRoundEvenByFloor(args[0]);
+    if (op->name == kRoundToInt32) return EmitRoundToInt32(args[0], op->type.lanes);
     if (!triple.isX86()) return nullptr;
     const int lanes = op->type.lanes;
     if (op->name == kDot2I16) {
@@ -156,6 +157,47 @@ class CodeGenCPU final : public CodeGenLLVM {
     if (!pairs) return nullptr;
     llvm::Value* quads = builder_.CreateAdd(Strided(pairs, 2 * lanes, 0, 2), Strided(pairs, 2 * lanes, 1, 2));
     return builder_.CreateAdd(args[0], quads);
+  }
+
+  // round_to_int32: the conversion that rounds half to even itself, in parts of the widths the CPU
+  // has. x86's vcvtps2dq rounds as MXCSR says, half to even unless the process changed it (ONNX
+  // Runtime's MLAS assumes the same); AVX-512's form names round-to-nearest-even in the instruction.
+  // Null (the base class's roundeven and truncating conversion) where no width covers the lanes.
+  llvm::Value* EmitRoundToInt32(llvm::Value* x, int lanes) {
+    const llvm::Triple triple(target_.triple);
+    if (triple.isARM()) {
+      llvm::Type* ints = i32_;
+      if (lanes > 1) ints = llvm::FixedVectorType::get(i32_, unsigned(lanes));
+      return builder_.CreateFPToSI(EmitRoundEvenByFloor(x), ints);
+    }
+    std::vector<int> widths;
+    if (triple.isAArch64()) widths.push_back(4);
+    if (triple.isX86()) {
+      if (Has("avx512f")) widths.push_back(16);
+      if (Has("avx")) widths.push_back(8);
+      widths.push_back(4);
+    }
+    const std::vector<std::pair<int, int>> parts =
+        lanes > 1 ? Cover(lanes, widths) : std::vector<std::pair<int, int>>{};
+    if (parts.empty()) return nullptr;
+    std::vector<llvm::Value*> converted;
+    for (const auto& [first, n] : parts) {
+      llvm::Value* part = Lanes(x, first, n);
+      llvm::Type* ints = llvm::FixedVectorType::get(i32_, unsigned(n));
+      if (triple.isAArch64()) {
+        converted.push_back(
+            builder_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_fcvtns, {ints, part->getType()}, {part}));
+      } else if (n == 16) {
+        constexpr int kRoundToNearestEven = 8;  // _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC
+        converted.push_back(builder_.CreateIntrinsic(
+            llvm::Intrinsic::x86_avx512_mask_cvtps2dq_512, {},
+            {part, llvm::UndefValue::get(ints), builder_.getInt16(0xffff), builder_.getInt32(kRoundToNearestEven)}));
+      } else {
+        converted.push_back(builder_.CreateIntrinsic(
+            n == 8 ? llvm::Intrinsic::x86_avx_cvt_ps2dq_256 : llvm::Intrinsic::x86_sse2_cvtps2dq, {}, {part}));
+      }
+    }
+    return Join(converted);
   }
 
   // Round half to even from floor, for 32-bit ARM, whose backend cannot select llvm.roundeven on

@@ -246,6 +246,10 @@ class CodeGenLLVM {
     if (op->name == kDot4S8S8) return EmitDot4Widening(args[0], args[1], args[2], op->type.lanes, true);
     if (op->name == kDot2I16) return EmitDot2Widening(args[0], args[1], args[2], op->type.lanes);
     if (op->name == kBytePair) return EmitBytePair(op, args);
+    if (op->name == kRoundToInt32) {
+      llvm::Value* rounded = builder_.CreateIntrinsic(llvm::Intrinsic::roundeven, {args[0]->getType()}, args);
+      return builder_.CreateFPToSI(rounded, t);
+    }
     if (op->name == "shift_left") return builder_.CreateShl(args[0], args[1]);
     if (op->name == "shift_right") return builder_.CreateLShr(args[0], args[1]);  // unsigned: logical
     if (op->name == kBitwiseXor) return builder_.CreateXor(args[0], args[1]);

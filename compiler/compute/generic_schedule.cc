@@ -14,6 +14,13 @@
 namespace tunefarm::compute {
 namespace {
 
+// A register holds target.vector_lanes 32-bit elements and more narrower ones: a uint8 stage
+// (MaxPool, a layout change of int8 activations) runs 64 lanes at a time on AVX-512, not 16.
+int StageLanes(const te::Stage& s, const compiler::Target& target) {
+  const ir::Type t = s.tensor->dtype;
+  return t.bits >= 8 && t.bits < 32 ? target.vector_lanes * (32 / t.bits) : target.vector_lanes;
+}
+
 int64_t VectorWidth(int64_t extent, int lanes) {
   for (int64_t v = lanes; v >= 4; v /= 2) {
     if (extent % v == 0) return v;
@@ -31,11 +38,12 @@ te::IterVar ScheduleStage(te::Stage& s, const compiler::Target& target, bool att
 
   std::vector<te::IterVar> outer(s.axes.begin(), s.axes.end() - 1);
   const te::IterVar last = s.axes.back();
-  int64_t width = VectorWidth(last->extent, target.vector_lanes);
+  const int lanes = StageLanes(s, target);
+  int64_t width = VectorWidth(last->extent, lanes);
   // An extent no vector width divides (ViT's 197 tokens) still runs in full vectors: the split's
   // guard is peeled into a scalar tail (PartitionLoops), so only the last extent % lanes elements
   // are scalar; a scalar row would compute exp and divisions one lane at a time.
-  if (width == 0 && last->extent > 2 * int64_t(target.vector_lanes)) width = target.vector_lanes;
+  if (width == 0 && last->extent > 2 * int64_t(lanes)) width = lanes;
   std::vector<te::IterVar> order = outer;
   te::IterVar vector_axis;
   if (width > 0) {

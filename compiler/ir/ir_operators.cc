@@ -99,6 +99,12 @@ Expr DotProduct(const char* name, Expr acc, Expr a, Expr b) {
 Expr dot4_u8s8(Expr acc, Expr a, Expr b) { return DotProduct(kDot4U8S8, std::move(acc), std::move(a), std::move(b)); }
 Expr dot4_s8s8(Expr acc, Expr a, Expr b) { return DotProduct(kDot4S8S8, std::move(acc), std::move(a), std::move(b)); }
 Expr dot2_i16(Expr acc, Expr a, Expr b) { return DotProduct(kDot2I16, std::move(acc), std::move(a), std::move(b)); }
+Expr round_to_int32(Expr x) {
+  TUNEFARM_CHECK_MSG(x.type().code == Type::kFloat && x.type().bits == 32,
+                     ("round_to_int32 of " + x.type().ToString() + ": must be float32").c_str());
+  const Type ints = Type::Int(32).with_lanes(x.type().lanes);
+  return Call::Make(ints, kRoundToInt32, {std::move(x)});
+}
 Expr byte_pair(Expr lo, Expr hi) {
   const Type u8{Type::kUInt, 8, lo.type().lanes};
   TUNEFARM_CHECK_MSG(

@@ -53,6 +53,11 @@ Expr dot2_i16(Expr acc, Expr a, Expr b);
 // "byte_pair".
 inline constexpr const char* kBytePair = "byte_pair";
 Expr byte_pair(Expr lo, Expr hi);
+// float32 to int32 rounding half to even, lane-wise: cast(int32, roundeven(x)) in one instruction
+// where the target has one (vcvtps2dq on x86, fcvtns on aarch64). x must lie within int32's range
+// (the requantizing epilogues clamp it first). Call "round_to_int32".
+inline constexpr const char* kRoundToInt32 = "round_to_int32";
+Expr round_to_int32(Expr x);
 inline Expr operator+(const Var& a, Expr b) { return AsExpr(a) + std::move(b); }
 inline Expr operator*(const Var& a, Expr b) { return AsExpr(a) * std::move(b); }
 

@@ -142,13 +142,26 @@ Status InferQLinearGlobalAveragePool(InferContext& cx) {
   return Status::OK();
 }
 
+// Channels first at rank 4, the pool reads X in the layout its producer left it (NCHW[b]c: the
+// same two spatial axes) and writes [N, C/b, 1, 1, b], so the end of a ResNet changes the layout
+// of C values rather than of C x H x W.
 Status LowerQLinearGlobalAveragePool(LowerApi& cx, const Node& n) {
-  const std::vector<int64_t> axes = SpatialAxes(n, cx.V(n.inputs[0]).shape.size());
+  const size_t rank = cx.V(n.inputs[0]).shape.size();
+  const std::vector<int64_t> axes = SpatialAxes(n, rank);
   const KernelInputs k(n);
   const ir::Type out = ToIRType(cx.OutType(n));
-  return cx.EmitPlain(n, k.inputs(), [=](const std::vector<ir::Tensor>& t) {
+  const TensorFn fn = [=](const std::vector<ir::Tensor>& t) {
     return QuantizedOutput(k, t, 3, compute::GlobalAveragePool(DequantizedInput(k, t, 0), axes), out);
-  });
+  };
+  const int64_t block = rank == 4 && n.GetInt("channels_last", 0) == 0 ? cx.Preferred(n.inputs[0]) : 0;
+  if (block == 0) return cx.EmitPlain(n, k.inputs(), fn);
+  std::vector<int> tensors;
+  for (size_t i : k.inputs()) {
+    TUNEFARM_ASSIGN_OR_RETURN(int t, cx.Get(n.inputs[i], i == 0 ? block : 0));
+    tensors.push_back(t);
+  }
+  cx.Define(n.outputs[0], cx.Emit(n.op_type, tensors, fn, cx.OutType(n), cx.V(n.outputs[0]).name), block);
+  return Status::OK();
 }
 
 // --- QLinearAveragePool: (X, x_scale, x_zp, y_scale, y_zp), AveragePool's attributes --------------

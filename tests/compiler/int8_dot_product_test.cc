@@ -4,10 +4,11 @@
 // values against a naive reference -- every byte pattern's extremes included (255 x -128, where a
 // saturating u8 x s8 multiply-add such as vpmaddubsw loses the sum) -- on each instruction set this
 // machine can run, and on CUDA by emulation; likewise dot2_i16, the AVX2 kernels' int16 pair
-// product (vpmaddwd).
+// product (vpmaddwd); and round_to_int32, the requantizing epilogues' rounding conversion.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -301,6 +302,83 @@ TEST(Int8DotProduct, CudaUsesDp4aAndItsEmulationComputesTheExactSum) {
   auto on_host = LowerDot4(emulated, 1);
   ASSERT_TRUE(on_host.ok()) << on_host.status().ToString();
   ExpectComputesTheReference(*on_host, HostTarget(), "cuda emulated");
+}
+
+// out[i] = round_to_int32(x[i]), `lanes` at a time, over values that test the rounding: every tie
+// from -4.5 to 4.5 (half to even: 2.5 -> 2, -1.5 -> -2), int32's reach near 2^30, fractions.
+std::vector<float> RoundingInputs() {
+  std::vector<float> x;
+  for (int k = -9; k <= 9; k += 2) x.push_back(float(k) * 0.5f);
+  for (float v : {0.49999997f, -0.49999997f, 1073741824.0f, -1073741824.0f, 8388607.5f, -8388608.5f, 0.0f, -0.0f}) {
+    x.push_back(v);
+  }
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> any(-70000.0f, 70000.0f);
+  while (x.size() < size_t(kN)) x.push_back(any(rng));
+  return x;
+}
+
+Result<passes::LoweredFunc> LowerRoundToInt32(const Target& target, int lanes) {
+  ir::Tensor x = te::Placeholder("x", {kN}, ir::Type::Float(32));
+  ir::Tensor out =
+      te::Compute("out", {kN}, [&](const std::vector<ir::Expr>& i) { return ir::round_to_int32(te::Read(x, {i[0]})); });
+  te::Schedule schedule({out});
+  te::Stage& st = schedule[out];
+  auto [outer, inner] = st.split(st.axes[0], lanes);
+  if (lanes > 1) st.vectorize(inner);
+  return passes::Lower(schedule, {x, out}, "round", target, passes::StepList::kCpu);
+}
+
+void ExpectRoundsHalfToEven(const passes::LoweredFunc& func, Target target, const std::string& what) {
+  target.is_host = true;
+  auto jit = JitCompile({KernelSource{func, "{}"}}, target);
+  ASSERT_TRUE(jit.ok()) << what << ": " << jit.status().ToString();
+  auto fn = (*jit)->Lookup("round");
+  ASSERT_TRUE(fn.ok()) << what;
+  std::vector<float> x = RoundingInputs();
+  std::vector<int32_t> out(kN, 12345);
+  void* args[] = {x.data(), out.data()};
+  ASSERT_EQ((*fn)(args), 0) << what;
+  for (int64_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(out[size_t(i)], int32_t(std::nearbyint(x[size_t(i)]))) << what << " x = " << x[size_t(i)];
+  }
+}
+
+// One conversion that rounds (vcvtps2dq, AVX-512's naming round-to-nearest-even itself; fcvtns on
+// aarch64) rather than a rounding and a truncating conversion; the same values at every width.
+TEST(RoundToInt32, IsOneRoundingConversionAndRoundsHalfToEven) {
+  const struct {
+    const char* target;
+    int lanes;
+    const char* mnemonic;
+    const char* operand;  // a part of the instruction's line
+  } kCases[] = {{"llvm -mtriple=x86_64-linux-gnu -mcpu=znver4", 16, "\tvcvtps2dq\t", "{rn-sae}"},
+                {"llvm -mtriple=x86_64-linux-gnu -mcpu=znver4", 12, "\tvcvtps2dq\t", "%ymm"},  // 8 + 4
+                {"llvm -mtriple=x86_64-linux-gnu -mcpu=znver3", 8, "\tvcvtps2dq\t", "%ymm"},
+                {"llvm -mtriple=x86_64-linux-gnu -mcpu=nehalem", 4, "\tcvtps2dq\t", "%xmm"},
+                {"rasp5", 4, "\tfcvtns\t", ".4s"},
+                {"rasp4b", 8, "\tfcvtns\t", ".4s"}};
+  for (const auto& c : kCases) {
+    auto target = ParseTarget(c.target);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    const std::string what = std::string(c.target) + " x" + std::to_string(c.lanes);
+    auto func = LowerRoundToInt32(*target, c.lanes);
+    ASSERT_TRUE(func.ok()) << what << ": " << func.status().ToString();
+    auto assembly = EmitAssembly({KernelSource{*func, "{}"}}, *target);
+    ASSERT_TRUE(assembly.ok()) << what << ": " << assembly.status().ToString();
+    EXPECT_NE(LineWith(*assembly, c.mnemonic).find(c.operand), std::string::npos)
+        << what << " lacks" << c.mnemonic << "with " << c.operand << ":\n"
+        << *assembly;
+    EXPECT_EQ(assembly->find("vrndscaleps"), std::string::npos) << what;
+    if (HostRuns(*target)) ExpectRoundsHalfToEven(*func, *target, what);
+  }
+  // 32-bit ARM rounds from floor (its backend has no vector roundeven); the host at odd widths.
+  auto armv7 = LowerRoundToInt32(*ParseTarget("rasp3b"), 4);
+  ASSERT_TRUE(armv7.ok()) << armv7.status().ToString();
+  EXPECT_TRUE(EmitAssembly({KernelSource{*armv7, "{}"}}, *ParseTarget("rasp3b")).ok());
+  for (int lanes : {1, 3, 12, 16}) {
+    ExpectRoundsHalfToEven(*LowerRoundToInt32(HostTarget(), lanes), HostTarget(), "host x" + std::to_string(lanes));
+  }
 }
 
 }  // namespace

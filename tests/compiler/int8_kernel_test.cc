@@ -237,14 +237,14 @@ TEST_P(Int8Templates, RandomCasesEqualTheReferenceExactly) {
           std::memcpy(&scale, &raw[size_t(scale_at)][ChannelOf(out, e) * 4], 4);
           float q = std::nearbyint(float(int32_t(expected)) * scale) + float(r.zero_point);
           if (fused.enabled) {
-            // QLinearAdd's arithmetic: the product saturated to its type, both dequantized, summed,
-            // quantized with the sum's parameters.
+            // QLinearAdd's arithmetic: the product saturated to its type, each operand scaled by its
+            // scale over the sum's, summed, rounded, offset by the sum's zero point.
             q = std::min(std::max(q, r.is_signed ? -128.0f : 0.0f), r.is_signed ? 127.0f : 255.0f);
             const uint8_t byte = raw[size_t(residual_at)][size_t(e)];
             const int residual = fused.residual_signed ? int(int8_t(byte)) : int(byte);
-            const float sum = (q - float(r.zero_point)) * fused.scale +
-                              float(residual - fused.residual_zero_point) * fused.residual_scale;
-            q = std::nearbyint(sum / fused.sum_scale) + float(fused.sum_zero_point);
+            const float sum = (q - float(r.zero_point)) * (fused.scale / fused.sum_scale) +
+                              float(residual - fused.residual_zero_point) * (fused.residual_scale / fused.sum_scale);
+            q = std::nearbyint(sum) + float(fused.sum_zero_point);
           }
           expected = int64_t(std::min(std::max(q, float(r.min)), float(r.max)));
           const bool out_signed = fused.enabled ? fused.sum_signed : r.is_signed;
