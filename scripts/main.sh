@@ -38,8 +38,9 @@ while [ $# -gt 0 ]; do
 done
 case "$MINUTES" in ''|*[!0-9.]*) echo "main.sh: --minutes takes a number" >&2; exit 2 ;; esac
 case "$TARGET" in
-  native) KEY=x86-local; SERVER_FLAGS=(--threads "$THREADS"); TUNE_FLAGS=(--threads "$THREADS"); RUN_FLAGS=(--threads "$THREADS") ;;
-  cuda) KEY=cuda-local; SERVER_FLAGS=(--device cuda); TUNE_FLAGS=(); RUN_FLAGS=(--device cuda) ;;
+  native) KEY=x86-local; SERVER_FLAGS=(--threads "$THREADS"); TUNE_FLAGS=(--threads "$THREADS")
+    COMPILE_FLAGS=(--threads "$THREADS"); RUN_FLAGS=(--threads "$THREADS") ;;
+  cuda) KEY=cuda-local; SERVER_FLAGS=(--device cuda); TUNE_FLAGS=(); COMPILE_FLAGS=(); RUN_FLAGS=(--device cuda) ;;
   *) echo "main.sh: --target takes native or cuda, got '$TARGET'" >&2; exit 2 ;;
 esac
 SECONDS_BUDGET=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
@@ -107,8 +108,8 @@ echo "== tune $MODEL for ${MINUTES} min through the farm (records: $DB)"
 
 echo "== compile untuned and tuned"
 # Each summary names the implementation of every tunable node (direct or Winograd convolution, ...).
-"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records none -o "$WORKDIR/untuned.tfa" | tee "$WORKDIR/untuned.compile.txt"
-"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records "$DB" -o "$WORKDIR/tuned.tfa" | tee "$WORKDIR/tuned.compile.txt"
+"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records none "${COMPILE_FLAGS[@]}" -o "$WORKDIR/untuned.tfa" | tee "$WORKDIR/untuned.compile.txt"
+"$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records "$DB" "${COMPILE_FLAGS[@]}" -o "$WORKDIR/tuned.tfa" | tee "$WORKDIR/tuned.compile.txt"
 
 echo "== run (interleaved, 3 rounds of 20 runs each, ${RUN_FLAGS[*]})"
 best_untuned=1e30

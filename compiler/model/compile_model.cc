@@ -156,6 +156,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   artifact.library = std::move(library);
   artifact.model = model_name;
   artifact.opt_level = options.opt_level;
+  artifact.threads = options.threads;
   stats.kernels = int(artifact.kernels.size());
   stats.tunable_kernels = plan->tunable_kernels;
   stats.from_records = plan->from_records;

@@ -38,6 +38,7 @@ constexpr size_t kHeaderCrcAt = 8 + 4 + kSections * kSectionEntryBytes;
 constexpr size_t kHeaderBytes = kHeaderCrcAt + 4;
 // A sanity bound on any one section: larger is corruption, not a model.
 constexpr uint64_t kMaxSection = uint64_t(1) << 36;
+constexpr int kMaxArtifactThreads = 1024;  // as `run --threads` allows
 
 const char* KindName(ArtifactTensor::Kind k) {
   switch (k) {
@@ -177,6 +178,10 @@ Status CheckConditions(const std::vector<ConditionCheck>& checks, const std::fun
 }
 
 Status Artifact::Validate() const {
+  if (threads < 0 || threads > kMaxArtifactThreads) {
+    return Corrupt("its thread count " + std::to_string(threads) + " is outside [0, " +
+                   std::to_string(kMaxArtifactThreads) + "]");
+  }
   const int nt = int(tensors.size());
   for (int i = 0; i < nt; ++i) {
     const ArtifactTensor& t = tensors[size_t(i)];
@@ -279,6 +284,7 @@ std::string Artifact::MetadataJson() const {
   j["device"] = device;
   j["model"] = model;
   j["opt_level"] = opt_level;
+  if (threads > 0) j["threads"] = threads;
   nlohmann::ordered_json ts = nlohmann::ordered_json::array();
   for (const auto& t : tensors) {
     nlohmann::ordered_json e;
@@ -412,6 +418,7 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
     a.device = j.value("device", "cpu");  // version 1: CPU only
     a.model = j.value("model", "");
     a.opt_level = j.value("opt_level", 3);
+    a.threads = j.value("threads", 0);
     for (const auto& e : j.at("tensors")) {
       ArtifactTensor t;
       t.name = e.at("name").get<std::string>();

@@ -49,7 +49,8 @@ void AddRunToolFlags(CLI::App& app, RunToolOptions* o) {
   app.add_option("--output", o->output, "write output 0 there (output k > 0 to PATH with _k before .npy)")
       ->type_name("FILE.npy");
   AddIntFlag(app, "--repeat", &o->repeat, 0, 1000000, "timed runs after the first; 0 runs once untimed (default 10)");
-  AddIntFlag(app, "--threads", &o->threads, 1, 1024, "threads the kernels run on (default 1)");
+  AddIntFlag(app, "--threads", &o->threads, 1, 1024,
+             "threads the kernels run on (default: the count the artifact was compiled for, else 1)");
   AddCheckedFlag(
       app, "--device",
       [o](const std::string& v) -> Status {
@@ -262,12 +263,27 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
 
 }  // namespace
 
-int RunTool(const RunToolOptions& o) {
+int RunTool(const RunToolOptions& options) {
+  RunToolOptions o = options;
   auto device = ParseDevice(o.device);
   if (!device.ok()) return Fail(o, device.status().message());
-  if (device->kind == Device::Kind::kCpu) Executor::SetNumThreads(o.threads);
   auto loaded = LoadExecutorFile(o.artifact, *device);
   if (!loaded.ok()) return Fail(o, loaded.status().message());
+  // The artifact's tuned configs were measured at the thread count it was compiled for: that is the
+  // default, and another one is allowed but said once (a config tuned for one core can lose on two).
+  const int compiled_for = (*loaded)->artifact().threads;
+  if (device->kind == Device::Kind::kCpu) {
+    if (o.threads == 0) {
+      o.threads = compiled_for > 0 ? compiled_for : 1;
+    } else if (compiled_for > 0 && o.threads != compiled_for) {
+      std::fprintf(stderr,
+                   "warning: %s was compiled for %d thread%s (its tuned configs were measured at that count); "
+                   "running on %d (compile --threads %d for records measured at %d)\n",
+                   o.artifact.c_str(), compiled_for, compiled_for == 1 ? "" : "s", o.threads, o.threads, o.threads);
+    }
+    Executor::SetNumThreads(o.threads);
+  }
+  if (o.threads == 0) o.threads = 1;  // a GPU artifact: the host side's one thread
   return RunLoaded(**loaded, o);
 }
 

@@ -637,6 +637,55 @@ TEST_F(TuneFlow, ACorruptFastestRecordGivesWayToTheNextValidOne) {
       << resumed.output;
 }
 
+// Records per thread count (issue 50): a config tuned for one core can lose on two. A compile for 2
+// threads applies no 1-thread record and says so per workload; the artifact keeps its thread count,
+// `run` defaults to it and warns once at another; a tune at 2 threads measures the task afresh (it
+// does not resume the 1-thread trials) and the same database then serves both counts.
+TEST_F(TuneFlow, RecordsApplyOnlyAtTheThreadCountTheyWereMeasuredAt) {
+  const std::string db = dir_ + "/threads.db", one = dir_ + "/one.tfa", two = dir_ + "/two.tfa";
+  auto tune1 = RunCommand(Cli("tune " + model_ + " --trials 3 --threads 1 --records " + db));
+  ASSERT_EQ(tune1.code, 0) << tune1.output;
+  EXPECT_NE(tune1.output.find("measured at 1 thread (compile with:"), std::string::npos) << tune1.output;
+  EXPECT_NE(tune1.output.find("--threads 1 -o OUT"), std::string::npos) << tune1.output;
+  const size_t tuned_at_one = Count(db).trials;
+
+  auto c2 = RunCommand(Cli("compile " + model_ + " --records " + db + " --threads 2 -o " + two));
+  ASSERT_EQ(c2.code, 0) << c2.output;
+  EXPECT_NE(c2.output.find("records measured at 1 thread, none at 2 threads (tune with --threads 2); its fallback "
+                           "config is used"),
+            std::string::npos)
+      << c2.output;
+  EXPECT_NE(c2.output.find("at opt level 3, 2 threads:"), std::string::npos) << c2.output;
+  EXPECT_NE(c2.output.find(", 0 from records)"), std::string::npos) << c2.output;
+  auto c1 = RunCommand(Cli("compile " + model_ + " --records " + db + " --threads 1 -o " + one));
+  ASSERT_EQ(c1.code, 0) << c1.output;
+  EXPECT_EQ(c1.output.find("none at"), std::string::npos) << c1.output;
+  EXPECT_EQ(c1.output.find(", 0 from records)"), std::string::npos) << c1.output;
+
+  auto artifact = runtime::Artifact::ReadFile(two);
+  ASSERT_TRUE(artifact.ok()) << artifact.status().ToString();
+  EXPECT_EQ(artifact->threads, 2);
+  auto run_default = RunCommand(Cli("run " + two + " --repeat 1"));
+  ASSERT_EQ(run_default.code, 0) << run_default.output;
+  EXPECT_NE(run_default.output.find(", 2 threads,"), std::string::npos) << run_default.output;
+  EXPECT_EQ(run_default.output.find("warning"), std::string::npos) << run_default.output;
+  auto run_other = RunCommand(Cli("run " + two + " --repeat 1 --threads 1"));
+  ASSERT_EQ(run_other.code, 0) << run_other.output;
+  EXPECT_NE(run_other.output.find("warning: " + two +
+                                  " was compiled for 2 threads (its tuned configs were measured at that count); "
+                                  "running on 1 (compile --threads 1 for records measured at 1)"),
+            std::string::npos)
+      << run_other.output;
+
+  auto tune2 = RunCommand(Cli("tune " + model_ + " --trials 3 --threads 2 --records " + db));
+  ASSERT_EQ(tune2.code, 0) << tune2.output;
+  EXPECT_EQ(Count(db).trials, 2 * tuned_at_one) << tune2.output;  // 3 more per task, none resumed
+  auto again = RunCommand(Cli("compile " + model_ + " --records " + db + " --threads 2 -o " + two));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_EQ(again.output.find("none at"), std::string::npos) << again.output;
+  EXPECT_EQ(again.output.find(", 0 from records)"), std::string::npos) << again.output;
+}
+
 TEST_F(TuneFlow, DaemonJobsShareTheRunnerFairly) {
   const std::string other = dir_ + "/other.onnx";
   ASSERT_TRUE(tunefarm::testing::WriteSmallCnnOnnx(other, 24, 48));  // no workload in common with model_

@@ -9,7 +9,7 @@
 
 namespace tunefarm::cli {
 
-Result<std::unique_ptr<compiler::ConfigSource>> OpenRecordsForCompile(const std::string& flag) {
+Result<std::unique_ptr<compiler::ConfigSource>> OpenRecordsForCompile(const std::string& flag, int threads) {
   if (flag == "none") return std::unique_ptr<compiler::ConfigSource>();
   std::string path = flag;
   if (path.empty()) {
@@ -19,7 +19,7 @@ Result<std::unique_ptr<compiler::ConfigSource>> OpenRecordsForCompile(const std:
     std::fprintf(stderr, "using records database %s (--records none to compile without it)\n", path.c_str());
   }
   TUNEFARM_ASSIGN_OR_RETURN(auto db, tuner::RecordsDb::Open(path, tuner::RecordsDb::Mode::kReadOnly));
-  return std::unique_ptr<compiler::ConfigSource>(new tuner::RecordsConfigSource(std::move(db)));
+  return std::unique_ptr<compiler::ConfigSource>(new tuner::RecordsConfigSource(std::move(db), threads));
 }
 
 }  // namespace tunefarm::cli

@@ -12,8 +12,8 @@ namespace tunefarm::cli {
 
 inline constexpr const char* kDefaultRecordsDb = "./tunefarm.db";
 
-// Null when compiling with fallback configs only.
-Result<std::unique_ptr<compiler::ConfigSource>> OpenRecordsForCompile(const std::string& flag);
+// Null when compiling with fallback configs only. Offers the records measured at `threads` (0: any).
+Result<std::unique_ptr<compiler::ConfigSource>> OpenRecordsForCompile(const std::string& flag, int threads);
 
 }  // namespace tunefarm::cli
 

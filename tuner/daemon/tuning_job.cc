@@ -1,6 +1,8 @@
 #include "tunefarm/tuner/tuning_job.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -75,7 +77,12 @@ void PutNonZero(Json& j, const char* name, const T& value) {
 TuningJobSpec WithDefaults(TuningJobSpec spec) {
   if (spec.target.empty()) spec.target = "native";
   if (spec.trials_per_task == 0 && spec.total_trials == 0) spec.trials_per_task = 64;
-  if (spec.threads == 0) spec.threads = 1;
+  // Unstated threads: this machine's cores when it measures a native target itself (as `tunefarm
+  // tune` and `compile` default: records are per thread count), else 1 (a farm device's count is
+  // the user's to state).
+  const unsigned cores = std::thread::hardware_concurrency();
+  const bool here = spec.tracker.empty() && spec.target == "native";
+  if (spec.threads == 0) spec.threads = here && cores > 0 ? int(std::min(cores, 1024u)) : 1;
   return spec;
 }
 

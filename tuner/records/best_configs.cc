@@ -1,5 +1,6 @@
 // RecordsDb as BestConfigs: apply-history-best's queries. A task's fastest usable trial is looked
-// for on the same target string, then the same device model, then a shared target key.
+// for on the same target string, then the same device model, then a shared target key; at the
+// thread count asked for, when one is.
 #include <set>
 #include <string>
 
@@ -20,7 +21,9 @@ Result<std::optional<TrialRecord>> RecordsDb::Best(const std::string& workload_k
 Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_key, const std::string& implementation,
                                                    const TargetMatch& target, int limit,
                                                    std::vector<std::string>* matched_on) {
-  const std::string order = std::string(" AND ") + kUsableTrial + " ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
+  const std::string order = std::string(" AND ") + kUsableTrial +
+                            " AND (CAST(?5 AS INTEGER) = 0 OR t.threads = CAST(?5 AS INTEGER))"
+                            " ORDER BY t.mean_ms ASC, t.id ASC LIMIT ?3";
   struct Match {
     const char* name;
     std::string where;
@@ -42,7 +45,8 @@ Result<std::vector<TrialRecord>> RecordsDb::Ranked(const std::string& workload_k
     q->Bind(1, StoredKey(workload_key, implementation))
         .Bind(2, step.arg)
         .Bind(3, int64_t(limit))
-        .Bind(4, implementation);
+        .Bind(4, implementation)
+        .Bind(5, int64_t(target.threads));
     Status status;
     while (int(out.size()) < limit && Step(*q, &status)) {
       TrialRecord t = ReadTrial(*q);
@@ -66,6 +70,20 @@ Result<int64_t> RecordsDb::CountUnusable(const std::string& workload_key, const 
   auto row = q->Next();
   if (!row.ok()) return Error("cannot count unusable trials", row.status());
   return q->Int(0);
+}
+
+Result<std::vector<int>> RecordsDb::RecordedThreadCounts(const std::string& workload_key,
+                                                         const std::string& implementation, const std::string& target) {
+  auto q = conn_->Query(std::string("SELECT DISTINCT t.threads FROM trials t JOIN workloads w ON w.id = t.workload_id"
+                                    " JOIN targets g ON g.id = t.target_id WHERE w.key = ?1 AND g.target = ?2"
+                                    " AND w.template = ?3 AND ") +
+                        kUsableTrial + " ORDER BY t.threads");
+  q->Bind(1, StoredKey(workload_key, implementation)).Bind(2, target).Bind(3, implementation);
+  std::vector<int> counts;
+  Status status;
+  while (Step(*q, &status)) counts.push_back(int(q->Int(0)));
+  if (!status.ok()) return Error("cannot list the thread counts of the trials", status);
+  return counts;
 }
 
 }  // namespace tunefarm::tuner

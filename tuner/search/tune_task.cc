@@ -240,20 +240,26 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   // request the server refused) is measured again when the conditions say so: the earlier runs had
   // no success at all on this target (a broken setup fails everything), the thread count changed,
   // or it is the fallback (the summary's baseline is never hidden by one bad run).
+  // Records are per thread count: trials measured at another count are another tuning of the task
+  // (a config tuned for one core can lose on two), neither resumed nor counted here.
+  auto here = [&](const TrialRecord& t) { return t.target == s.target_string && t.threads == options.threads; };
   bool any_ok = false;
-  for (const auto& t : previous) any_ok = any_ok || (t.target == s.target_string && t.ok());
+  for (const auto& t : previous) any_ok = any_ok || (here(t) && t.ok());
   auto retried = [&](const TrialRecord& t) {
     const std::optional<TrialStatus> kind = t.status_kind();
     const bool machine_kind = kind && MayBeTheMachines(*kind);
-    return machine_kind && (!any_ok || t.threads != options.threads || t.config_index == s.fallback);
+    return machine_kind && (!any_ok || t.config_index == s.fallback);
   };
   for (const auto& t : previous) {
-    if (t.target == s.target_string && s.Refused(t)) {
+    if (here(t) && s.Refused(t)) {
       ++summary.skipped_records;
       continue;
     }
-    if (t.target == s.target_string && retried(t)) s.retry[t.config_index] = t.id;  // ids ascend: the latest
-    if (t.target != s.target_string || measured.count(t.config_index) || retried(t)) continue;
+    // A claim is per config, not per thread count: one measured at another count is claimed again
+    // through the trial that holds it, like a retry (ids ascend: the latest holds it).
+    const bool other_threads = t.target == s.target_string && t.threads != options.threads;
+    if ((here(t) && retried(t)) || other_threads) s.retry[t.config_index] = t.id;
+    if (!here(t) || measured.count(t.config_index) || retried(t)) continue;
     measured.insert(t.config_index);
     double g = t.ok() ? Gflops(s.flops, t.mean_ms) : 0.0;
     seen.push_back(t.config_index);

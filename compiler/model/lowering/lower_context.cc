@@ -178,8 +178,20 @@ Result<std::optional<compiler::BestConfig>> LowerContext::Recorded(const compile
   int outside = 0;
   TUNEFARM_ASSIGN_OR_RETURN(auto valid, ValidRecords(*options_.configs, w, target_, kRecordsConsidered, &outside));
   WarnSkippedRecords(w, outside);
-  if (valid.empty()) return std::optional<compiler::BestConfig>();
+  if (valid.empty()) {
+    WarnRecordsElsewhere(w);
+    return std::optional<compiler::BestConfig>();
+  }
   return std::optional<compiler::BestConfig>(valid.front());
+}
+
+// A workload tuned, but not for this compile (records at another thread count): said once per
+// workload, since the fallback it gets may be slower than what the user expects.
+void LowerContext::WarnRecordsElsewhere(const compiler::Workload& w) {
+  const std::string key = w.ImplementationKey();
+  if (!options_.warn || !warned_elsewhere_.insert(key).second) return;
+  auto why = options_.configs->WhyNoneApply(w, target_);
+  if (why.ok() && !why->empty()) options_.warn("note: " + key + ": " + *why + "; its fallback config is used");
 }
 
 void LowerContext::WarnSkippedRecords(const compiler::Workload& w, int outside_space) {

@@ -87,6 +87,7 @@ class LowerContext final : public operators::LowerApi {
   // Once per workload: how many of its records were skipped, and why (issue 30: records are
   // validated on read as on import, and what is refused is counted, never applied).
   void WarnSkippedRecords(const compiler::Workload& w, int outside_space);
+  void WarnRecordsElsewhere(const compiler::Workload& w);
 
   const graph::Graph& g_;
   const compiler::Target& target_;
@@ -95,7 +96,7 @@ class LowerContext final : public operators::LowerApi {
   std::vector<ValueState> values_;
   compiler::ModelPlan plan_;
   std::set<std::string> warned_;
-  std::set<std::string> warned_skips_;
+  std::set<std::string> warned_skips_, warned_elsewhere_;
   Status emit_error_;      // the first kernel whose type did not match its output (see Emit)
   int current_node_ = -1;  // the node Run is lowering
   LayoutFlow* flow_ = nullptr;

@@ -14,7 +14,7 @@ namespace {
 
 struct CompileFlags {
   std::string model, target = "native", records, output;
-  int opt_level = 3;
+  int opt_level = 3, threads = 0;
   std::vector<compiler::InputShape> input_shapes;
 };
 
@@ -24,7 +24,8 @@ int Compile(const CompileFlags& f) {
     std::fprintf(stderr, "tunefarm compile: %s\n", target.status().message().c_str());
     return 1;
   }
-  auto records = OpenRecordsForCompile(f.records);
+  const int threads = f.threads > 0 ? f.threads : DefaultThreads(f.target == "native");
+  auto records = OpenRecordsForCompile(f.records, threads);
   if (!records.ok()) {
     std::fprintf(stderr, "tunefarm compile: %s\n", records.status().message().c_str());
     return 1;
@@ -33,6 +34,7 @@ int Compile(const CompileFlags& f) {
   options.opt_level = f.opt_level;
   options.input_shapes = f.input_shapes;
   options.configs = records->get();
+  options.threads = threads;
   // Refused before the compile, not after it: -o /dev/null, a FIFO, a directory, a symlink.
   if (Status s = CheckWritableRegularPath(f.output); !s.ok()) {
     std::fprintf(stderr, "tunefarm compile: -o: %s\n", s.message().c_str());
@@ -49,9 +51,10 @@ int Compile(const CompileFlags& f) {
     std::fprintf(stderr, "tunefarm compile: %s\n", s.message().c_str());
     return 1;
   }
-  std::printf("compiled %s for %s at opt level %d: %d kernels (%d tunable, %d from records) in %.2f s -> %s\n",
-              f.model.c_str(), target->ToString().c_str(), options.opt_level, stats.kernels, stats.tunable_kernels,
-              stats.from_records, stats.total_ms / 1000.0, f.output.c_str());
+  std::printf(
+      "compiled %s for %s at opt level %d, %d thread%s: %d kernels (%d tunable, %d from records) in %.2f s -> %s\n",
+      f.model.c_str(), target->ToString().c_str(), options.opt_level, threads, threads == 1 ? "" : "s", stats.kernels,
+      stats.tunable_kernels, stats.from_records, stats.total_ms / 1000.0, f.output.c_str());
   // Which implementation each tunable node runs: Winograd or direct convolution is chosen per
   // node, by the records or (untuned) by the estimate of each implementation's fallback.
   std::map<std::string, int> per_implementation;
@@ -93,6 +96,8 @@ Action DeclareCompile(CLI::App& app) {
       app, &f->records,
       "apply the best records of this database (default ./tunefarm.db when it exists; none: fallback configs only)");
   AddOptLevelFlag(app, &f->opt_level);
+  AddThreadsFlag(app, &f->threads,
+                 "the thread count to compile for: records measured at it are applied, and `run` defaults to it");
   AddInputShapeFlag(app, &f->input_shapes);
   return [f] { return Compile(*f); };
 }

@@ -86,7 +86,7 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
 struct TuneFlags {
   std::string model, target = "native", tuner = "xgb", scheduler = "gradient", records = kDefaultRecordsDb,
                      layouts = "model";
-  int trials = 64, total_trials = 0, threads = 1, early_stopping = 0, seed = 0, time_limit = 0;
+  int trials = 64, total_trials = 0, threads = 0, early_stopping = 0, seed = 0, time_limit = 0;
   bool no_transfer = false, local = false;
   std::string tracker, key, daemon;
   FarmClientFlags farm;
@@ -282,8 +282,11 @@ int Tune(const TuneFlags& f) {
     std::printf("stopped at the time limit (%d s); run again to go on (every finished trial is in %s)\n", f.time_limit,
                 shown.c_str());
   }
-  std::printf("records: %s (compile with: tunefarm compile %s --target \"%s\" --records %s -o OUT)\n", shown.c_str(),
-              f.model.c_str(), plan->target.ToString().c_str(), shown.c_str());
+  std::printf(
+      "records: %s, measured at %d thread%s (compile with: tunefarm compile %s --target \"%s\" --records %s "
+      "--threads %d -o OUT)\n",
+      shown.c_str(), f.threads, f.threads == 1 ? "" : "s", f.model.c_str(), plan->target.ToString().c_str(),
+      shown.c_str(), f.threads);
   std::fflush(stdout);
   if (end.state == tuner::JobState::kCancelled) return 130;
   if (end.state != tuner::JobState::kFailed) return 0;
@@ -327,14 +330,19 @@ Action DeclareTune(CLI::App& app) {
   auto* key = app.add_option("--key", f->key, "the device key to lease on --tracker (e.g. rasp4b, h200)");
   tracker->needs(key)->excludes(local);
   key->needs(tracker);
-  AddIntFlag(app, "--threads", &f->threads, 1, 1024, "threads each measurement runs on (default 1)");
+  AddThreadsFlag(app, &f->threads, "threads each measurement runs on; records are kept per thread count");
   AddFarmClientFlags(app, &f->farm, /*tls=*/true);
   app.add_option("--daemon", f->daemon, "submit the job to this tuner-daemon, which owns the records, and follow it")
       ->type_name("HOST:PORT")
       ->excludes(records)
       ->excludes(local)
       ->excludes(time_limit);
-  return [f] { return Tune(*f); };
+  return [f] {
+    // Measured here for this machine: on its cores, as `compile` and `run` default to.
+    // A daemon resolves 0 itself, for the machine it measures on.
+    if (f->threads == 0 && f->daemon.empty()) f->threads = DefaultThreads(f->tracker.empty() && f->target == "native");
+    return Tune(*f);
+  };
 }
 
 }  // namespace tunefarm::cli

@@ -31,6 +31,9 @@ struct CompileOptions {
   // Fixed shapes for graph inputs the model leaves symbolic (--input-shape NAME:DIMS).
   std::vector<InputShape> input_shapes;
   const ConfigSource* configs = nullptr;  // null: fallback configs only
+  // The thread count the artifact is for (Artifact::threads, `run`'s default): configs should hold
+  // records measured at it (tuner::RecordsConfigSource filters by it). 0: not stated.
+  int threads = 0;
   // Receives each warning line (a workload without a record, an If branch that cannot run at the
   // given shapes); default: stderr.
   std::function<void(const std::string&)> warn;

@@ -37,6 +37,11 @@ class ConfigSource {
   // because their time is not a finite positive number (a hand-edited or hostile record): the
   // compiler reports the count and applies none of them. The default source has none.
   virtual Result<int64_t> UnusableCount(const Workload& /*w*/, const Target& /*target*/) const { return int64_t(0); }
+  // Why the source offers no record of w though it holds usable trials of it ("measured at 1
+  // thread, none at 2": records are per thread count), for the compiler's warning; "" otherwise.
+  virtual Result<std::string> WhyNoneApply(const Workload& /*w*/, const Target& /*target*/) const {
+    return std::string();
+  }
   // For messages: "records database ./tunefarm.db".
   virtual std::string Describe() const = 0;
 };

@@ -133,6 +133,9 @@ struct Artifact {
   std::vector<std::string> cpu_features;  // ... the features it needs that a runtime can detect
   std::string model;
   int opt_level = 3;
+  // The thread count it was compiled for: its tuned configs are records measured at that many
+  // threads, and `run` uses it unless told otherwise. 0: not stated (artifacts from before).
+  int threads = 0;
   std::vector<ArtifactTensor> tensors;
   std::vector<ArtifactKernel> kernels;
   std::vector<int> inputs, outputs;  // tensor indices, in the model's order

@@ -94,6 +94,8 @@ class RecordsDb final : public TrialLog,
                                           std::vector<std::string>* matched_on) override;
   Result<int64_t> CountUnusable(const std::string& workload_key, const std::string& implementation,
                                 const std::string& target) override;
+  Result<std::vector<int>> RecordedThreadCounts(const std::string& workload_key, const std::string& implementation,
+                                                const std::string& target) override;
 
   // RecordsQueries
   Result<int64_t> CountTrials() override;

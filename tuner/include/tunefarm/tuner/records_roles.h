@@ -112,6 +112,11 @@ class BestConfigs : public virtual RecordsRole {
   // them, and readers report this count instead.
   virtual Result<int64_t> CountUnusable(const std::string& workload_key, const std::string& implementation,
                                         const std::string& target) = 0;
+  // The thread counts the usable trials of workload_key by `implementation` on exactly `target` were
+  // measured at, ascending: what a compile for another thread count is told it could use.
+  virtual Result<std::vector<int>> RecordedThreadCounts(const std::string& workload_key,
+                                                        const std::string& implementation,
+                                                        const std::string& target) = 0;
 };
 
 // The dashboard's read side (docs/dashboard.md): aggregates, and trial streams read by id, so a

@@ -128,6 +128,9 @@ StoredTaskName ParseStoredTaskName(const std::string& name);
 struct TargetMatch {
   std::string target, model;
   std::vector<std::string> keys;
+  // > 0: only trials measured on this many threads (a config tuned for one core can lose on two:
+  // records are per thread count); 0: any.
+  int threads = 0;
 };
 
 }  // namespace tunefarm::tuner

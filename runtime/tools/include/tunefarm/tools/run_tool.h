@@ -16,9 +16,9 @@ namespace tunefarm::runtime {
 struct RunToolOptions {
   std::string artifact;
   std::vector<std::pair<std::string, std::string>> inputs;  // NAME=FILE.npy
-  std::string output;  // .npy path for output 0; outputs k > 0 go to PATH with _k before .npy
-  int repeat = 10;     // timed runs after the first; 0: run once, no timing
-  int threads = 1;
+  std::string output;          // .npy path for output 0; outputs k > 0 go to PATH with _k before .npy
+  int repeat = 10;             // timed runs after the first; 0: run once, no timing
+  int threads = 0;             // 0: the thread count the artifact was compiled for (else 1)
   std::string device = "cpu";  // "cpu" or "cuda[:N]" (a device "cuda" artifact on GPU N, default 0)
   bool json = false;
   bool profile = false;                  // per-kernel time table
