@@ -31,6 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MODELS = os.path.join(ROOT, "..", "shared", "models")
+THREADS = (1, 2)  # the thread counts every model runs at; tuned artifacts are compiled per count
 
 
 def run_json(cmd):
@@ -102,19 +103,21 @@ def int8_main(args):
             print(f"bench_models --int8: {path} missing (tools/quantized_models/README.md); skipped", file=sys.stderr)
             continue
         onnx[m] = path
-        artifacts[m + ".int8"] = os.path.join(work, m + ".int8.tfa")
         artifacts[m + ".fp32"] = os.path.join(work, m + ".fp32.tfa")
-        subprocess.run([cli, "compile", path, "--records", args.records or "none", "-o", artifacts[m + ".int8"]]
-                       + target, check=True, capture_output=True)
+        # Records are per thread count: one int8 artifact per count, with the records measured at it.
+        for t in THREADS:
+            artifacts[m + ".int8." + str(t)] = os.path.join(work, f"{m}.int8.{t}.tfa")
+            subprocess.run([cli, "compile", path, "--records", args.records or "none", "--threads", str(t), "-o",
+                            artifacts[m + ".int8." + str(t)]] + target, check=True, capture_output=True)
         subprocess.run([cli, "compile", zoo, "--records", "none", "-o", artifacts[m + ".fp32"]] + target,
                        check=True, capture_output=True)
     if not onnx:
         sys.exit("bench_models --int8: no int8 model found under " + args.int8)
 
-    def tunefarm(kind):
-        return lambda m, t: run_json([cli, "run", artifacts[m + kind], "--threads", str(t), "--repeat",
-                                      str(args.repeat), "--json"])
-    runners = {"tunefarm int8": tunefarm(".int8"),
+    def tunefarm(kind, per_thread_count=False):
+        return lambda m, t: run_json([cli, "run", artifacts[m + kind + ("." + str(t) if per_thread_count else "")],
+                                      "--threads", str(t), "--repeat", str(args.repeat), "--json"])
+    runners = {"tunefarm int8": tunefarm(".int8", True),
                "onnxruntime int8": lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), onnx[m], str(t),
                                                           str(args.repeat)]),
                "tunefarm fp32": tunefarm(".fp32")}
@@ -122,7 +125,7 @@ def int8_main(args):
     samples = {}
     for r in range(args.rounds):
         for m in onnx:
-            for t in (1, 2):
+            for t in THREADS:
                 for name in names[r % len(names):] + names[:r % len(names)]:
                     samples.setdefault((m, t, name), []).append(runners[name](m, t))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
@@ -139,7 +142,7 @@ def int8_main(args):
           " | int8 over ORT int8 | int8 over fp32 |")
     print("|---|---|" + "---|" * (len(names) + 2))
     for m in onnx:
-        for t in (1, 2):
+        for t in THREADS:
             row = {e["runtime"]: e for e in result["latency"] if e["model"] == m and e["threads"] == t}
             cells = [f"{row[n]['median_ms']:.2f} / {row[n]['min_ms']:.2f}" for n in names]
             mine = row["tunefarm int8"]["median_ms"]
@@ -203,10 +206,14 @@ def main():
     accuracy = {}
     if args.records:
         for m in models:
-            artifacts[m + ".tuned"] = os.path.join(work, m + ".tuned.tfa")
-            p = subprocess.run([cli, "compile", onnx[m], "--records", args.records, "-o",
-                                artifacts[m + ".tuned"]], check=True, capture_output=True, text=True)
-            print(p.stdout.strip().splitlines()[1], file=sys.stderr)  # the implementations line
+            # Records are per thread count: one tuned artifact per count, with the records measured at
+            # it (a count without any compiles with fallback configs, and compile says so per workload).
+            for t in THREADS:
+                artifacts[m + ".tuned." + str(t)] = os.path.join(work, f"{m}.tuned.{t}.tfa")
+                p = subprocess.run([cli, "compile", onnx[m], "--records", args.records, "--threads", str(t), "-o",
+                                    artifacts[m + ".tuned." + str(t)]], check=True, capture_output=True, text=True)
+                print(f"{t} thread(s): " + p.stdout.strip().splitlines()[1], file=sys.stderr)  # implementations
+            artifacts[m + ".tuned"] = artifacts[m + ".tuned." + str(THREADS[0])]
             # The PyTorch reference: ../shared's (input "data") or the family export's (input "input").
             family_dir = os.path.dirname(onnx[m]) if m in shapes else None
             x_path = os.path.join(family_dir, "input.npy") if family_dir else os.path.join(MODELS, m + "_input.npy")
@@ -230,8 +237,8 @@ def main():
 
     runners = {"tunefarm": lambda m, t: run_json([cli, "run", artifacts[m], "--threads", str(t), "--repeat", str(args.repeat), "--json"])}
     if args.records:
-        runners["tunefarm-tuned"] = lambda m, t: run_json([cli, "run", artifacts[m + ".tuned"], "--threads", str(t), "--repeat",
-                                                           str(args.repeat), "--json"])
+        runners["tunefarm-tuned"] = lambda m, t: run_json([cli, "run", artifacts[m + ".tuned." + str(t)], "--threads",
+                                                           str(t), "--repeat", str(args.repeat), "--json"])
     if ort:
         runners["onnxruntime"] = lambda m, t: run_json(["node", os.path.join(HERE, "ort_bench.js"), onnx[m],
                                                         str(t), str(args.repeat), shapes.get(m, "1x3x224x224")])
@@ -241,7 +248,7 @@ def main():
     samples = {}
     for r in range(args.rounds):
         for m in models:
-            for t in (1, 2):
+            for t in THREADS:
                 order = names[r % len(names):] + names[:r % len(names)]
                 for name in order:
                     res = runners[name](m, t)
@@ -283,7 +290,7 @@ def main():
           (" ORT / tuned |" if ort and tuned else ""))
     print("|---|---|" + "---|" * len(names) + ("---|" if ort else "") + ("---|" if ort and tuned else ""))
     for m in models:
-        for t in (1, 2):
+        for t in THREADS:
             row = {e["runtime"]: e for e in result["latency"] if e["model"] == m and e["threads"] == t}
             cells = [f"{row[n]['median_ms']:.2f} / {row[n]['min_ms']:.2f}" for n in names]
             ratio = f" | {row['tunefarm']['median_ms'] / row['onnxruntime']['median_ms']:.2f}x" if ort else ""

@@ -270,12 +270,16 @@ int RunTool(const RunToolOptions& options) {
   auto loaded = LoadExecutorFile(o.artifact, *device);
   if (!loaded.ok()) return Fail(o, loaded.status().message());
   // The artifact's tuned configs were measured at the thread count it was compiled for: that is the
-  // default, and another one is allowed but said once (a config tuned for one core can lose on two).
-  const int compiled_for = (*loaded)->artifact().threads;
+  // default, and another one is allowed but said once when it has tuned kernels (a config tuned for
+  // one core can lose on two).
+  const Artifact& artifact = (*loaded)->artifact();
+  const int compiled_for = artifact.threads;
+  const bool tuned = std::any_of(artifact.kernels.begin(), artifact.kernels.end(),
+                                 [](const ArtifactKernel& k) { return k.config_origin == ConfigOrigin::kRecords; });
   if (device->kind == Device::Kind::kCpu) {
     if (o.threads == 0) {
       o.threads = compiled_for > 0 ? compiled_for : 1;
-    } else if (compiled_for > 0 && o.threads != compiled_for) {
+    } else if (tuned && compiled_for > 0 && o.threads != compiled_for) {
       std::fprintf(stderr,
                    "warning: %s was compiled for %d thread%s (its tuned configs were measured at that count); "
                    "running on %d (compile --threads %d for records measured at %d)\n",

@@ -69,7 +69,8 @@ class CompileRunCli : public ::testing::Test {
   }
   // Compiles squeezenet-1.1 with `records`: every one of `tasks` is applied, none skipped.
   void ExpectAllApplied(const std::string& records, const std::vector<std::string>& tasks, const std::string& when) {
-    CliRun c = Tunefarm("compile squeezenet-1.1 --records " + records + " -o " + dir_ + "sq.tfa");
+    // At 1 thread, where these records were measured (records are per thread count).
+    CliRun c = Tunefarm("compile squeezenet-1.1 --threads 1 --records " + records + " -o " + dir_ + "sq.tfa");
     ASSERT_EQ(c.code, 0) << when << "\n" << c.output;
     EXPECT_EQ(c.output.find("skipped"), std::string::npos) << when << "\n" << c.output;
     for (const std::string& task : tasks) {
@@ -277,7 +278,8 @@ TEST_F(CompileRunCli, ApplyHistoryBestUsesTheRecordAndWarnsForTheRest) {
   EXPECT_NE(again.output.find("imported 1 trials"), std::string::npos) << "no uid: a new trial each time\n"
                                                                        << again.output;
 
-  CliRun c = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "t.db -o " + dir_ + "sq.tfa");
+  // An imported line without "threads" was measured at 1 thread, so the compile is for 1.
+  CliRun c = Tunefarm("compile squeezenet-1.1 --threads 1 --records " + dir_ + "t.db -o " + dir_ + "sq.tfa");
   ASSERT_EQ(c.code, 0) << c.output;
   EXPECT_EQ(c.output.find("no tuning record for " + w.ImplementationKey() + " "), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("from records"), std::string::npos);

@@ -152,23 +152,25 @@ int Records(const RecordsFlags& f) {
       for (const auto& t : *trials) std::printf("%s\n", t.ToJson().c_str());
       return 0;
     }
-    std::printf("%6s  %-9s %10s %10s  %-8s %s\n", "id", "status", "mean ms", "GFLOPS", "config", "workload / target");
+    std::printf("%6s  %-9s %10s %10s %7s  %-8s %s\n", "id", "status", "mean ms", "GFLOPS", "threads", "config",
+                "workload / target");
     for (const auto& t : *trials) {
       const double gflops = t.gflops();
-      std::printf("%6lld  %-9.9s %10.4f %10.2f  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id), t.status.c_str(),
-                  t.mean_ms, gflops, static_cast<long long>(t.config_index),
+      std::printf("%6lld  %-9.9s %10.4f %10.2f %7d  %-8lld %s / %s%s%s\n", static_cast<long long>(t.id),
+                  t.status.c_str(), t.mean_ms, gflops, t.threads, static_cast<long long>(t.config_index),
                   compiler::TaskName(t.template_name, t.workload_key).c_str(), t.target.c_str(),
                   t.error_message.empty() ? "" : "  ", t.error_message.c_str());
     }
     return 0;
   }
-  // best and stats group by (implementation, workload, target).
+  // best and stats group by (implementation, workload, target, thread count): records are per
+  // thread count, as compile applies them.
   struct Group {
     int64_t trials = 0, ok = 0;
     std::map<std::string, int64_t> errors;
     const tuner::TrialRecord* best = nullptr;
   };
-  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  std::map<std::tuple<std::string, std::string, std::string, int>, Group> groups;
   std::string target_filter;
   if (!f.target.empty()) {
     auto t = compiler::ParseTarget(f.target);
@@ -177,7 +179,7 @@ int Records(const RecordsFlags& f) {
   }
   for (const auto& t : *trials) {
     if (!target_filter.empty() && t.target != target_filter) continue;
-    Group& g = groups[{t.template_name, t.workload_key, t.target}];
+    Group& g = groups[{t.template_name, t.workload_key, t.target, t.threads}];
     ++g.trials;
     if (t.ok()) {
       ++g.ok;
@@ -198,6 +200,7 @@ int Records(const RecordsFlags& f) {
     e["template"] = std::get<0>(key);
     e["workload"] = std::get<1>(key);
     e["target"] = std::get<2>(key);
+    e["threads"] = std::get<3>(key);
     e["trials"] = g.trials;
     e["ok"] = g.ok;
     if (g.best) {
@@ -213,9 +216,11 @@ int Records(const RecordsFlags& f) {
     return 0;
   }
   for (const auto& e : out) {
-    std::printf("%s:%s on %s: %lld trials, %lld ok", e["template"].get<std::string>().c_str(),
-                e["workload"].get<std::string>().c_str(), e["target"].get<std::string>().c_str(),
-                static_cast<long long>(e["trials"].get<int64_t>()), static_cast<long long>(e["ok"].get<int64_t>()));
+    const int threads = e["threads"].get<int>();
+    std::printf("%s:%s on %s at %d thread%s: %lld trials, %lld ok", e["template"].get<std::string>().c_str(),
+                e["workload"].get<std::string>().c_str(), e["target"].get<std::string>().c_str(), threads,
+                threads == 1 ? "" : "s", static_cast<long long>(e["trials"].get<int64_t>()),
+                static_cast<long long>(e["ok"].get<int64_t>()));
     if (e.contains("best_mean_ms")) {
       std::printf(", best config %lld: %.4f ms (%.2f GFLOPS)",
                   static_cast<long long>(e["best_config_index"].get<int64_t>()), e["best_mean_ms"].get<double>(),
