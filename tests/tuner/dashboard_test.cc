@@ -194,6 +194,7 @@ TEST_F(DashboardApi, TrialStreamAnswersOnlyWhatIsNew) {
   const int64_t last = all["last_id"];
   EXPECT_EQ(all["trials"]["status"][8], "compile_error");
   EXPECT_TRUE(all["trials"]["mean_ms"][8].is_null());
+  EXPECT_EQ(all["trials"]["threads"][0], 1);  // the count each trial was measured on
 
   const Json none = GetJson(address_, "/api/trials?after=" + std::to_string(last));
   EXPECT_EQ(none["count"], 0);

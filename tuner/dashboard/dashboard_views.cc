@@ -346,7 +346,8 @@ Result<Json> TrialsView(RecordsQueries& db, int64_t workload_id, int64_t after, 
   more = more || cut;
   Json id = Json::array(), workload = Json::array(), target = Json::array(), job = Json::array(),
        config_index = Json::array(), config = Json::array(), status = Json::array(), device = Json::array(),
-       time_ms = Json::array(), mean_ms = Json::array(), gflops = Json::array(), build_ms = Json::array();
+       time_ms = Json::array(), mean_ms = Json::array(), gflops = Json::array(), build_ms = Json::array(),
+       threads = Json::array();
   for (const auto& p : trials) {
     id.push_back(p.id);
     workload.push_back(p.workload_id);
@@ -360,6 +361,7 @@ Result<Json> TrialsView(RecordsQueries& db, int64_t workload_id, int64_t after, 
     mean_ms.push_back(NullIfZero(p.mean_ms));
     gflops.push_back(Gflops(flops_of[p.workload_id], p.mean_ms));
     build_ms.push_back(p.build_ms);
+    threads.push_back(p.threads);
   }
   // The next `after`: past everything read, and past the trials of other workloads up to the newest
   // id seen before reading (trials committed since have larger ids).
@@ -381,7 +383,8 @@ Result<Json> TrialsView(RecordsQueries& db, int64_t workload_id, int64_t after, 
                 {"time_ms", time_ms},
                 {"mean_ms", mean_ms},
                 {"gflops", gflops},
-                {"build_ms", build_ms}}}};
+                {"build_ms", build_ms},
+                {"threads", threads}}}};
 }
 
 Result<Json> CompareView(const std::vector<RecordsQueries*>& dbs, const std::string& workload_key) {

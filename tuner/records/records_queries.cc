@@ -49,7 +49,7 @@ const std::array<Column<TaskStats>, 13> kTaskStatsColumns = {{
     {"MAX(t.created_at)", &TaskStats::last_at},
 }};
 
-const std::array<Column<TrialPoint>, 11> kTrialPointColumns = {{
+const std::array<Column<TrialPoint>, 12> kTrialPointColumns = {{
     {"t.id", &TrialPoint::id},
     {"t.workload_id", &TrialPoint::workload_id},
     {"t.target_id", &TrialPoint::target_id},
@@ -61,6 +61,7 @@ const std::array<Column<TrialPoint>, 11> kTrialPointColumns = {{
     {"t.created_at", &TrialPoint::created_at},
     {"COALESCE(t.mean_ms, 0)", &TrialPoint::mean_ms},
     {"t.build_ms", &TrialPoint::build_ms},
+    {"t.threads", &TrialPoint::threads},
 }};
 
 // Failed trials grouped by outcome, message and device.

@@ -4,7 +4,23 @@
 // parses a workload key or computes a speed.
 
 // The /api/trials columns the Task view keeps.
-export const TRIAL_COLUMNS = ['id', 'target', 'job', 'config', 'status', 'device', 'time_ms', 'mean_ms', 'gflops'];
+export const TRIAL_COLUMNS = [
+  'id',
+  'target',
+  'job',
+  'config',
+  'status',
+  'device',
+  'threads',
+  'time_ms',
+  'mean_ms',
+  'gflops',
+];
+
+// "1 thread", "2 threads": records are per thread count, so the page says which.
+export function threadsLabel(n) {
+  return n + (n === 1 ? ' thread' : ' threads');
+}
 
 // An empty column store for appendTrials.
 export function emptyTrials() {
@@ -26,8 +42,8 @@ export function appendTrials(store, seen, answer) {
   return fresh.length;
 }
 
-// The best-so-far lines of a task: one per (target, device, job), that is per tuner run on each
-// device and target, in the order they first appear. `targetNames` maps target_id to its name (the
+// The best-so-far lines of a task: one per (target, device, thread count, job), that is per tuner
+// run on each device and target, in the order they first appear. `targetNames` maps target_id to its name (the
 // Task answer's `targets`). Each line has `byTrial` points [trial number within the line, best
 // GFLOP/s so far] and `byTime` points [time_ms, best GFLOP/s so far]; failed trials (0 GFLOP/s)
 // count as trials but never raise the best.
@@ -36,7 +52,11 @@ export function bestSoFarLines(trials, targetNames) {
   for (let i = 0; i < trials.id.length; i++) {
     const target = targetNames.get(trials.target[i]) ?? 'target ' + trials.target[i];
     const name =
-      target + (trials.device[i] ? ' @ ' + trials.device[i] : '') + (trials.job[i] ? ' job #' + trials.job[i] : '');
+      target +
+      (trials.device[i] ? ' @ ' + trials.device[i] : '') +
+      ', ' +
+      threadsLabel(trials.threads[i]) +
+      (trials.job[i] ? ' job #' + trials.job[i] : '');
     let line = lines.get(name);
     if (!line) {
       line = { name, best: 0, byTrial: [], byTime: [] };
@@ -122,6 +142,7 @@ export function latestTrials(trials, count) {
     mean_ms: trials.mean_ms[i],
     gflops: trials.gflops[i],
     device: trials.device[i],
+    threads: trials.threads[i],
     config: compactJson(trials.config[i]),
   }));
 }

@@ -40,13 +40,17 @@ function trialsAnswer(rows, { after = 0, more = false } = {}) {
     'mean_ms',
     'gflops',
     'build_ms',
+    'threads',
   ];
   const trials = Object.fromEntries(columns.map((c) => [c, rows.map((r) => r[c])]));
   const lastId = rows.length ? rows[rows.length - 1].id : after;
   return { after, last_id: lastId, more, count: rows.length, trials };
 }
 
-function trial(id, { target = 1, job = 1, status = 'ok', device = 'x86-test', gflops = 0, ms = null, tile = 1 } = {}) {
+function trial(
+  id,
+  { target = 1, job = 1, status = 'ok', device = 'x86-test', gflops = 0, ms = null, tile = 1, threads = 1 } = {},
+) {
   return {
     id,
     workload: 3,
@@ -60,6 +64,7 @@ function trial(id, { target = 1, job = 1, status = 'ok', device = 'x86-test', gf
     mean_ms: ms,
     gflops,
     build_ms: 40,
+    threads,
   };
 }
 
@@ -105,11 +110,19 @@ describe('appendTrials', () => {
 describe('bestSoFarLines', () => {
   const targets = new Map([[1, 'llvm -mcpu=znver4']]);
 
+  it('draws another line for another thread count (records are per thread count)', () => {
+    const lines = bestSoFarLines(storeOf([trial(1, { gflops: 10 }), trial(2, { gflops: 20, threads: 2 })]), targets);
+    assert.deepEqual(
+      lines.map((l) => l.name),
+      ['llvm -mcpu=znver4 @ x86-test, 1 thread job #1', 'llvm -mcpu=znver4 @ x86-test, 2 threads job #1'],
+    );
+  });
+
   it('draws one line per target, device and job, never falling', () => {
     const lines = bestSoFarLines(storeOf(SIX), targets);
     assert.deepEqual(
       lines.map((l) => l.name),
-      ['llvm -mcpu=znver4 @ x86-test job #1', 'llvm -mcpu=znver4 @ x86-test job #2'],
+      ['llvm -mcpu=znver4 @ x86-test, 1 thread job #1', 'llvm -mcpu=znver4 @ x86-test, 1 thread job #2'],
     );
     // The compile error counts as a trial and keeps the best.
     assert.deepEqual(lines[0].byTrial, [
@@ -130,7 +143,7 @@ describe('bestSoFarLines', () => {
 
   it('names a target it was not told about by its id, and leaves out an empty device and job 0', () => {
     const lines = bestSoFarLines(storeOf([trial(1, { target: 9, job: 0, device: '', gflops: 1, ms: 1 })]), targets);
-    assert.equal(lines[0].name, 'target 9');
+    assert.equal(lines[0].name, 'target 9, 1 thread');
   });
 });
 
@@ -215,6 +228,7 @@ describe('latestTrials', () => {
       mean_ms: 0.15,
       gflops: 40,
       device: 'x86-test',
+      threads: 1,
       config: '{"index":6,"knobs":{"tile":8,"unroll":0}}',
     });
     assert.equal(latestTrials(store, 50).length, 6);

@@ -103,6 +103,7 @@ struct TrialPoint {
   int64_t id = 0, workload_id = 0, target_id = 0, config_index = -1, job_id = 0;
   std::string config_json, status, device_key, created_at;
   double mean_ms = 0, build_ms = 0;  // mean_ms 0 unless ok
+  int threads = 1;                   // measured on this many threads (records are per thread count)
 };
 
 // Failed trials grouped by outcome, message and device.

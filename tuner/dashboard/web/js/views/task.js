@@ -67,7 +67,15 @@ function errorsTable() {
 function latestTable() {
   return new Table({
     id: 'latest-trials',
-    columns: [['trial', 'num'], ['outcome'], ['ms', 'num'], ['GFLOP/s', 'num'], ['device'], ['config']],
+    columns: [
+      ['trial', 'num'],
+      ['outcome'],
+      ['ms', 'num'],
+      ['GFLOP/s', 'num'],
+      ['device'],
+      ['threads', 'num'],
+      ['config'],
+    ],
     rowKey: (t) => t.id,
     rowAttrs: (t) => ({ 'data-trial': t.id }),
     cells: (t) => [
@@ -76,6 +84,7 @@ function latestTable() {
       numCell(t.mean_ms, fmt.ms(t.mean_ms)),
       numCell(t.gflops, fmt.num(t.gflops, 2)),
       h('td', {}, t.device),
+      numCell(t.threads, String(t.threads)),
       h('td', { class: 'mono' }, t.config),
     ],
     empty: 'No trials yet.',
