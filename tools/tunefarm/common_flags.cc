@@ -1,7 +1,5 @@
 #include "tools/tunefarm/common_flags.h"
 
-#include <thread>
-
 namespace tunefarm::cli {
 
 CLI::Option* AddTargetFlag(CLI::App& app, std::string* out) {
@@ -20,11 +18,6 @@ CLI::Option* AddOptLevelFlag(CLI::App& app, int* out) {
 CLI::Option* AddThreadsFlag(CLI::App& app, int* out, const std::string& what) {
   return AddIntFlag(app, "--threads", out, 1, 1024,
                     what + " (default: this machine's cores for native, measured here; else 1)");
-}
-
-int DefaultThreads(bool runs_here) {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return runs_here && cores > 0 ? int(std::min(cores, 1024u)) : 1;
 }
 
 CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& help) {

@@ -22,11 +22,8 @@ CLI::Option* AddRecordsFlag(CLI::App& app, std::string* out, const std::string& 
 CLI::Option* AddJsonFlag(CLI::App& app, bool* out);
 // --threads N for tune and compile: the thread count records are measured at and applied for
 // (a config tuned for one core can lose on two). *out stays 0 when the flag is absent: the command
-// then takes DefaultThreads.
+// then takes tuner::DefaultThreads.
 CLI::Option* AddThreadsFlag(CLI::App& app, int* out, const std::string& what);
-// This machine's cores for a target this machine runs (`native`, measured here), as the artifact's
-// `run` then uses them; 1 for a board or a farm device, whose count the user states.
-int DefaultThreads(bool runs_here);
 // --input-shape NAME:DIMS, repeatable (compiler::ParseInputShape checks each as it is parsed).
 CLI::Option* AddInputShapeFlag(CLI::App& app, std::vector<compiler::InputShape>* out);
 

@@ -77,13 +77,13 @@ void PutNonZero(Json& j, const char* name, const T& value) {
 TuningJobSpec WithDefaults(TuningJobSpec spec) {
   if (spec.target.empty()) spec.target = "native";
   if (spec.trials_per_task == 0 && spec.total_trials == 0) spec.trials_per_task = 64;
-  // Unstated threads: this machine's cores when it measures a native target itself (as `tunefarm
-  // tune` and `compile` default: records are per thread count), else 1 (a farm device's count is
-  // the user's to state).
-  const unsigned cores = std::thread::hardware_concurrency();
-  const bool here = spec.tracker.empty() && spec.target == "native";
-  if (spec.threads == 0) spec.threads = here && cores > 0 ? int(std::min(cores, 1024u)) : 1;
+  if (spec.threads == 0) spec.threads = DefaultThreads(spec.tracker.empty() && spec.target == "native");
   return spec;
+}
+
+int DefaultThreads(bool measured_here) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return measured_here && cores > 0 ? int(std::min(cores, 1024u)) : 1;
 }
 
 std::string StoredSpecJson(const TuningJobSpec& spec) {

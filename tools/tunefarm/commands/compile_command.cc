@@ -1,4 +1,4 @@
-// tunefarm compile MODEL --target T [--records DB|none] [--opt-level N] -o OUT
+// tunefarm compile MODEL --target T [--records DB|none] [--opt-level N] [--threads N] -o OUT
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -8,6 +8,7 @@
 #include "tools/tunefarm/records_option.h"
 #include "tunefarm/compiler/compile.h"
 #include "tunefarm/runtime/atomic_file.h"
+#include "tunefarm/tuner/tuning_job.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -24,7 +25,7 @@ int Compile(const CompileFlags& f) {
     std::fprintf(stderr, "tunefarm compile: %s\n", target.status().message().c_str());
     return 1;
   }
-  const int threads = f.threads > 0 ? f.threads : DefaultThreads(f.target == "native");
+  const int threads = f.threads > 0 ? f.threads : tuner::DefaultThreads(f.target == "native");
   auto records = OpenRecordsForCompile(f.records, threads);
   if (!records.ok()) {
     std::fprintf(stderr, "tunefarm compile: %s\n", records.status().message().c_str());

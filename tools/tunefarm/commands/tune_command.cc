@@ -340,7 +340,8 @@ Action DeclareTune(CLI::App& app) {
   return [f] {
     // Measured here for this machine: on its cores, as `compile` and `run` default to.
     // A daemon resolves 0 itself, for the machine it measures on.
-    if (f->threads == 0 && f->daemon.empty()) f->threads = DefaultThreads(f->tracker.empty() && f->target == "native");
+    if (f->threads == 0 && f->daemon.empty())
+      f->threads = tuner::DefaultThreads(f->tracker.empty() && f->target == "native");
     return Tune(*f);
   };
 }

@@ -46,6 +46,10 @@ struct TuningJobSpec {
 
 // The defaults filled in: target native, trials_per_task 64 without a global budget, threads 1.
 TuningJobSpec WithDefaults(TuningJobSpec spec);
+// The thread count tuning and compiling default to (records are per thread count): this machine's
+// cores when it measures a native target itself, as the artifact's `run` then uses them; 1 for a
+// board or a farm device, whose count the user states.
+int DefaultThreads(bool measured_here);
 
 // One task of a job: its implementation and target-neutral workload key
 // (Workload::ImplementationKey), its trials so far and its speeds.
