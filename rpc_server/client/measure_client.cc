@@ -40,6 +40,19 @@ v1::MeasureRequest ToRequest(const std::vector<MeasureInput>& batch) {
 
 }  // namespace
 
+bool MeasureClient::ServerOnThisMachine() const {
+  if (server_address_.empty()) return true;
+  std::string host = server_address_;
+  if (host.rfind("ipv4:", 0) == 0) host = host.substr(5);
+  if (host.rfind("ipv6:", 0) == 0) host = host.substr(5);
+  if (!host.empty() && host[0] == '[') {
+    host = host.substr(1, host.find(']') == std::string::npos ? std::string::npos : host.find(']') - 1);
+  } else if (host.find(':') == host.rfind(':')) {  // HOST:PORT, not a bare IPv6 address
+    host = host.substr(0, host.find(':'));
+  }
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 // A held lease: the open RequestLease stream (closing it releases the server) watched by a reader
 // thread, and a renewer thread. Either marks the lease lost and cancels the call in flight.
 class MeasureClient::Lease {
@@ -281,6 +294,7 @@ Result<std::vector<MeasureOutcome>> MeasureClient::Measure(const std::vector<Mea
     if (s.ok() && resp.results_size() == int(batch.size())) {
       server_id_ = lease_->grant().server_id();
       lease_id_ = lease_->grant().lease_id();
+      server_address_ = lease_->grant().server_address();
       std::vector<MeasureOutcome> out;
       for (const auto& r : resp.results()) {
         Result<MeasureOutcome> o = OutcomeFromResult(r);

@@ -70,7 +70,7 @@ MeasureOutcome MeasureCudaInProcess(const std::string& ptx_path, const MeasureSp
     if (FILE* f = std::fopen(loaded_marker.c_str(), "w")) std::fclose(f);
   }
 
-  std::mt19937_64 rng(spec.seed);
+  ArgumentStream rng(spec.seed);
   std::vector<std::vector<float>> host;
   std::vector<CudaBuffer> buffers;
   std::vector<CudaDevicePtr> args;

@@ -18,6 +18,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Untimed calls after the checked one when no minimum round length asks for a sizing round: until
+// kWarmUpMs of kernel time, at least kMinWarmUpCalls and at most kMaxWarmUpCalls.
+constexpr int kMinWarmUpCalls = 2, kMaxWarmUpCalls = 10;
+constexpr double kWarmUpMs = 10;
+
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 struct FreeDeleter {
@@ -71,7 +76,7 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
   }
   std::vector<std::unique_ptr<float, FreeDeleter>> buffers;
   std::vector<void*> args;
-  std::mt19937_64 rng(spec.seed);
+  ArgumentStream rng(spec.seed);
   for (const ArgSpec& a : spec.args) {
     const size_t n = size_t(a.num_elements());
     void* p = nullptr;
@@ -123,8 +128,22 @@ MeasureOutcome MeasureInProcess(const std::string& library_path, const MeasureSp
     return total;
   };
   int number = t.number;
-  // Grow `number` until one round lasts min_repeat_ms (TVM's rule, with a margin).
-  for (double ms = round(number); ms < t.min_repeat_ms && number < 1000000;) {
+  // Grow `number` until one round lasts min_repeat_ms (TVM's rule, with a margin). Without a
+  // minimum there is nothing to size, but the calls still warm up what the timed rounds run on: the
+  // core's clock (the child has just started) and a kernel's heap workspace (the allocator settles
+  // after the first free). Fewer than 10 warm calls read resnet-18's kernels 8% slower on median
+  // than its steady state; as much time as 10 calls of a 1 ms kernel does it without paying 10
+  // calls of a 5 ms one (bench/RESULTS.md, issue 50).
+  double ms = 0;
+  if (t.min_repeat_ms > 0) {
+    ms = round(number);
+  } else {
+    double warm_ms = 0;
+    for (int calls = 0; calls < kMaxWarmUpCalls && (calls < kMinWarmUpCalls || warm_ms < kWarmUpMs); ++calls) {
+      warm_ms += round(1);
+    }
+  }
+  while (ms < t.min_repeat_ms && number < 1000000) {
     number = int(std::min<double>(
         1000000, std::max(number * 2.0, std::ceil(number * t.min_repeat_ms * 1.1 / std::max(ms, 1e-3)))));
     ms = round(number);

@@ -126,7 +126,7 @@ MeasureSpec CheckedSpec(const compiler::KernelSpec& spec, const compiler::Kernel
     m.gpu.block[d] = info.block[d];
   }
   m.seed = seed;
-  std::mt19937_64 rng(m.seed);
+  ArgumentStream rng(m.seed);
   testing::Buffers args;
   for (const ArgSpec& a : m.args) {
     args.emplace_back(size_t(a.num_elements()));

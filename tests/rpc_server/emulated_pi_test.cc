@@ -14,6 +14,7 @@
 #include "common/local_farm.h"
 #include "common/process.h"
 #include "common/test_files.h"
+#include "rpc_server/measure/arguments.h"
 #include "tunefarm/compiler/kernel.h"
 #include "tunefarm/rpc_server/measure_client.h"
 
@@ -77,15 +78,12 @@ TEST(EmulatedPi, Rasp4bServerUnderQemuMeasuresAndVerifiesARasp4bKernel) {
   ASSERT_TRUE(jit.ok()) << jit.status().ToString();
   auto fn = (*jit)->Lookup("dense");
   ASSERT_TRUE(fn.ok());
-  std::mt19937_64 rng(in.spec.seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  ArgumentStream stream(in.spec.seed);
   std::vector<std::vector<float>> buffers;
   std::vector<void*> args;
   for (const auto& a : in.spec.args) {
     buffers.emplace_back(size_t(a.num_elements()), 0.0f);
-    if (a.role != "output") {
-      for (float& v : buffers.back()) v = dist(rng);
-    }
+    SeedArgument(a, buffers.back().data(), stream);
   }
   for (auto& b : buffers) args.push_back(b.data());
   ASSERT_EQ((*fn)(args.data()), 0);

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -191,24 +192,83 @@ TEST(BuildPool, HandsBuildsBackAsTheyFinishAndLetsAStragglerRunOn) {
   BuildPool pool(3);
   pool.Submit(build(1, 600));
   pool.Submit(build(2, 10));
-  pool.Submit(build(3, 20));
-  Built b;
-  ASSERT_TRUE(pool.Next(&b));
-  EXPECT_EQ(b.config, 2);
-  ASSERT_TRUE(pool.Next(&b));
-  EXPECT_EQ(b.config, 3);
-  EXPECT_FALSE(pool.Next(&b, 50)) << "the 600 ms build cannot have finished";
+  pool.Submit(build(3, 200));
+  std::vector<Built> ready;
+  ASSERT_TRUE(pool.TakeToMeasure(&ready));
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].config, 2);
+  pool.DoneMeasuring();
+  ASSERT_TRUE(pool.TakeToMeasure(&ready));
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].config, 3);
+  pool.DoneMeasuring();
+  EXPECT_FALSE(pool.TakeToMeasure(&ready, 50)) << "the 600 ms build cannot have finished";
   EXPECT_EQ(pool.running(), 1);
   EXPECT_EQ(pool.queued(), 0);
-  ASSERT_TRUE(pool.Next(&b));
-  EXPECT_EQ(b.config, 1);
-  EXPECT_FALSE(pool.Next(&b)) << "nothing queued, running or finished";
-  EXPECT_TRUE(pool.TakeFinished().empty());
+  ASSERT_TRUE(pool.TakeToMeasure(&ready));
+  EXPECT_EQ(ready[0].config, 1);
+  pool.DoneMeasuring();
+  EXPECT_FALSE(pool.TakeToMeasure(&ready, 50)) << "nothing queued, running or finished";
   {
     BuildPool busy(1);
     busy.Submit(build(4, 100));
     busy.Submit(build(5, 100));  // queued behind the first: dropped by the destructor
   }                              // returns once build 4 is done, without crashing on the queued one
+}
+
+// Measuring on this machine's cores (exclusive): everything submitted builds before a measurement
+// starts, and no build runs during one; not exclusive, a finished build is measured at once while
+// the others go on.
+TEST(BuildPool, ExclusiveMeasurementsRunWithNoBuildBesideThem) {
+  std::atomic<int> running{0}, most_while_measuring{0};
+  std::atomic<bool> measuring{false};
+  auto build = [&](int64_t config, int ms) {
+    return [&, config, ms] {
+      ++running;
+      const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+      do {
+        if (measuring) most_while_measuring = std::max(most_while_measuring.load(), running.load());
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      } while (std::chrono::steady_clock::now() < end);
+      --running;
+      Built b;
+      b.config = config;
+      return b;
+    };
+  };
+  {
+    BuildPool pool(2);
+    pool.SetExclusiveMeasurements(true);
+    for (int64_t c = 1; c <= 4; ++c) pool.Submit(build(c, 40 * int(c)));
+    std::vector<Built> ready;
+    ASSERT_TRUE(pool.TakeToMeasure(&ready));
+    EXPECT_EQ(ready.size(), 4u) << "an exclusive measurement waits for the whole batch";
+    measuring = true;
+    pool.Submit(build(5, 20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(most_while_measuring.load(), 0) << "a build ran during an exclusive measurement";
+    EXPECT_EQ(pool.queued(), 1);
+    measuring = false;
+    pool.DoneMeasuring();
+    ASSERT_TRUE(pool.TakeToMeasure(&ready, 5000));
+    EXPECT_EQ(ready.size(), 1u);
+    pool.DoneMeasuring();
+    EXPECT_FALSE(pool.TakeToMeasure(&ready, 50)) << "nothing left to measure";
+  }
+  {
+    BuildPool pool(2);
+    pool.Submit(build(1, 20));
+    pool.Submit(build(2, 400));
+    std::vector<Built> ready;
+    ASSERT_TRUE(pool.TakeToMeasure(&ready));
+    ASSERT_EQ(ready.size(), 1u);
+    EXPECT_EQ(ready[0].config, 1) << "measured while the slow build goes on";
+    EXPECT_EQ(pool.running(), 1);
+    pool.DoneMeasuring();
+    ASSERT_TRUE(pool.TakeToMeasure(&ready, 5000));
+    EXPECT_EQ(ready[0].config, 2);
+    pool.DoneMeasuring();
+  }
 }
 
 // A candidate whose ptxas runs past the build timeout is a compile_error naming the limit, and a
@@ -254,7 +314,7 @@ TEST(BuildOne, APtxasPastTheBuildTimeoutIsACompileErrorAndAStoppedPoolKillsIt) {
 }
 
 // A CUDA task tuned with more build jobs than this machine has cores: builds finish out of order
-// and a slow one may be carried to the next batch (TaskTuner::MeasureClaimed). Whatever the order,
+// while the pipeline goes on with the next batch (tuning_pipeline.h). Whatever the order,
 // every config is recorded exactly once, the budget is met exactly, and no claim is left behind.
 TEST(Tune, CudaCandidatesCarriedAcrossBatchesAreEachRecordedOnce) {
   const std::string dir = ::testing::TempDir() + "tunefarm_tune_carry_" + std::to_string(getpid());

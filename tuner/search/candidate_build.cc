@@ -58,6 +58,11 @@ BuildPool::BuildPool(int jobs) {
 }
 
 BuildPool::~BuildPool() {
+  Stop();
+  for (auto& t : threads_) t.join();
+}
+
+void BuildPool::Stop() {
   {
     MutexLock lock(&mu_);
     stopping_ = true;
@@ -65,7 +70,45 @@ BuildPool::~BuildPool() {
   }
   cancel_ = true;
   work_cv_.SignalAll();
-  for (auto& t : threads_) t.join();
+  done_cv_.SignalAll();
+}
+
+bool BuildPool::MeasurableLocked() const {
+  if (finished_.empty()) return false;
+  return !exclusive_ || (queue_.empty() && running_ == 0);
+}
+
+void BuildPool::SetExclusiveMeasurements(bool exclusive) {
+  {
+    MutexLock lock(&mu_);
+    exclusive_ = exclusive;
+  }
+  work_cv_.SignalAll();
+}
+
+bool BuildPool::TakeToMeasure(std::vector<Built>* out, double wait_ms) {
+  MutexLock lock(&mu_);
+  const auto deadline = Clock::now() + std::chrono::duration<double, std::milli>(std::max(0.0, wait_ms));
+  while (!stopping_ && !MeasurableLocked()) {
+    if (wait_ms < 0) {
+      done_cv_.Wait(&mu_);
+    } else if (!done_cv_.WaitUntil(&mu_, deadline)) {
+      break;
+    }
+  }
+  if (stopping_ || !MeasurableLocked()) return false;
+  out->assign(std::make_move_iterator(finished_.begin()), std::make_move_iterator(finished_.end()));
+  finished_.clear();
+  measuring_ = true;
+  return true;
+}
+
+void BuildPool::DoneMeasuring() {
+  {
+    MutexLock lock(&mu_);
+    measuring_ = false;
+  }
+  work_cv_.SignalAll();
 }
 
 void BuildPool::Submit(std::function<Built()> build) {
@@ -79,7 +122,7 @@ void BuildPool::Submit(std::function<Built()> build) {
 void BuildPool::Work() {
   MutexLock lock(&mu_);
   for (;;) {
-    while (!stopping_ && queue_.empty()) work_cv_.Wait(&mu_);
+    while (!stopping_ && (queue_.empty() || (exclusive_ && measuring_))) work_cv_.Wait(&mu_);
     if (stopping_) return;
     std::function<Built()> build = std::move(queue_.front());
     queue_.pop_front();
@@ -91,28 +134,6 @@ void BuildPool::Work() {
     finished_.push_back(std::move(b));
     done_cv_.SignalAll();
   }
-}
-
-bool BuildPool::Next(Built* out, double wait_ms) {
-  MutexLock lock(&mu_);
-  if (wait_ms < 0) {
-    while (!ReadyLocked()) done_cv_.Wait(&mu_);
-  } else {
-    const auto deadline = Clock::now() + std::chrono::duration<double, std::milli>(wait_ms);
-    while (!ReadyLocked() && done_cv_.WaitUntil(&mu_, deadline)) {
-    }
-  }
-  if (finished_.empty()) return false;
-  *out = std::move(finished_.front());
-  finished_.pop_front();
-  return true;
-}
-
-std::vector<Built> BuildPool::TakeFinished() {
-  MutexLock lock(&mu_);
-  std::vector<Built> out(std::make_move_iterator(finished_.begin()), std::make_move_iterator(finished_.end()));
-  finished_.clear();
-  return out;
 }
 
 int BuildPool::queued() const {

@@ -6,7 +6,10 @@
 // ResNet-18 3x3 conv candidate for CUDA builds in 0.15-0.3 s, but one whose reduction is unrolled
 // hundreds of steps deep (auto_unroll_max_step 512, 1500) spends 1.5-5 s in ptxas; a batch that waits for its slowest
 // build leaves every other core idle meanwhile. The pool lets the tuner measure candidates as they come and carry a
-// straggler to its next batch while the other cores build that batch (TaskTuner::MeasureClaimed).
+// straggler on while the other cores build what comes next (tuning_pipeline.h).
+//
+// Measured on this machine's own cores, a CPU kernel must not be timed beside a build: the pool then
+// builds only between measurements (SetExclusiveMeasurements).
 #pragma once
 
 #include <atomic>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "tunefarm/compiler/kernel.h"
+#include "tunefarm/rpc_server/measure_client.h"
 #include "tunefarm/runtime/mutex.h"
 #include "tunefarm/runtime/trial_status.h"
 
@@ -33,6 +37,8 @@ struct Built {
   compiler::KernelInfo info;
   double build_ms = 0;
   compiler::BuildOptions::Times phases;
+  int owner = 0;                   // which task's candidate (TuningPipeline::Submit)
+  rpc_server::MeasureInput input;  // what the measurer is sent, when the library was built
 };
 
 // Bounds on one candidate's external tool (ptxas, ld): timeout_ms > 0 kills it past that, and
@@ -49,8 +55,8 @@ struct BuildLimits {
 Built BuildOne(const compiler::Workload& w, const compiler::Target& t, int64_t config, const std::string& tmp,
                const BuildLimits& limits = {});
 
-// A fixed number of build threads. Submit() queues a build; Next() returns finished ones in the
-// order they finish. Thread-safe for one consumer. The destructor drops what is queued, sets
+// A fixed number of build threads. Submit() queues a build; TakeToMeasure() hands finished ones
+// back in the order they finish. Thread-safe for one consumer. The destructor drops what is queued, sets
 // cancel() (a build's tool is killed within 50 ms) and waits for the builds running, whose LLVM
 // code generation cannot be interrupted (under a second per candidate).
 class BuildPool {
@@ -61,11 +67,21 @@ class BuildPool {
   BuildPool& operator=(const BuildPool&) = delete;
 
   void Submit(std::function<Built()> build) EXCLUDES(mu_);
-  // Waits for a finished build (at most wait_ms when >= 0); false when nothing is queued,
-  // running or finished, or none finished within wait_ms.
-  bool Next(Built* out, double wait_ms = -1) EXCLUDES(mu_);
-  // Every finished build, without waiting.
-  std::vector<Built> TakeFinished() EXCLUDES(mu_);
+
+  // Measurements on this machine's cores (exclusive): no build runs during a measurement, and
+  // everything submitted is built before the next one starts. Timed beside a build on the other
+  // core of a 2-core machine, resnet-18's conv kernels read 12% slower on median and up to 2.5x on
+  // some (bench/RESULTS.md, issue 50), and the search then chose worse configs. Not exclusive (the
+  // default): builds run while candidates are measured on a GPU or another machine.
+  void SetExclusiveMeasurements(bool exclusive) EXCLUDES(mu_);
+  // Waits (at most wait_ms when >= 0) until finished builds may be measured (exclusive: the pool
+  // idle), then takes every finished one and counts a measurement as running until
+  // DoneMeasuring(). False, taking nothing, when the wait ran out or the pool stopped.
+  bool TakeToMeasure(std::vector<Built>* out, double wait_ms = -1) EXCLUDES(mu_);
+  void DoneMeasuring() EXCLUDES(mu_);
+  // Drops what is queued, kills the external tools of running builds (cancel()) and wakes every
+  // waiter; the destructor waits for the running builds.
+  void Stop() EXCLUDES(mu_);
   int queued() const EXCLUDES(mu_);
   int running() const EXCLUDES(mu_);
   int jobs() const { return int(threads_.size()); }
@@ -74,8 +90,7 @@ class BuildPool {
 
  private:
   void Work() EXCLUDES(mu_);
-  // Next() may return: a build finished, or none is left to finish.
-  bool ReadyLocked() const REQUIRES(mu_) { return !finished_.empty() || (queue_.empty() && running_ == 0); }
+  bool MeasurableLocked() const REQUIRES(mu_);
 
   mutable Mutex mu_;
   CondVar work_cv_, done_cv_;
@@ -83,6 +98,8 @@ class BuildPool {
   std::deque<Built> finished_ GUARDED_BY(mu_);
   int running_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
+  bool exclusive_ GUARDED_BY(mu_) = false;
+  bool measuring_ GUARDED_BY(mu_) = false;
   std::atomic<bool> cancel_{false};
   std::vector<std::thread> threads_;
 };

@@ -15,6 +15,7 @@
 #include "tunefarm/tuner/features.h"
 #include "tunefarm/tuner/tuner.h"
 #include "tuner/search/candidate_build.h"
+#include "tuner/search/tuning_pipeline.h"
 
 namespace tunefarm::tuner {
 namespace {
@@ -99,17 +100,17 @@ struct TaskTuner::State {
   std::set<int64_t> measured;
   NewTrials trials_seen;             // this task's trials, any tuner's, taken in
   std::map<int64_t, int64_t> retry;  // config -> the id of its failed trial that is measured again
-  // Candidate builds (candidate_build.h), started on the first batch, and the configs submitted to
-  // them and not yet recorded (claimed by this tuner; a GPU batch can carry a straggler).
-  std::unique_ptr<BuildPool> pool;
+  // Configs proposed (claimed by this tuner) and not yet recorded, and results recorded and not
+  // yet learned from (the cost model refits once per batch's worth, or before proposing).
   std::set<int64_t> in_flight;
+  std::vector<int64_t> unlearned;
+  std::vector<double> unlearned_gflops;
 };
 
 TaskTuner::TaskTuner(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 TaskTuner::~TaskTuner() {
   if (!state_) return;
-  state_->pool.reset();  // its builds read the state
   if (!state_->in_flight.empty()) {
     // Built or building, never measured: another tuner, or this one's next run, measures them.
     std::vector<int64_t> unrecorded(state_->in_flight.begin(), state_->in_flight.end());
@@ -218,6 +219,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const compiler::Workload& w
   summary.workload = workload;
   summary.transfer_rows = transfer_rows;
   tuner->budget_ = options.trials;
+  summary.build_jobs = options.build_jobs;
 
   s.holder = ClaimHolder();
   // Alive for as long as this connection is open; claims of tuners that died are released.
@@ -320,15 +322,33 @@ Status TaskTuner::TakeInOthersTrials() {
   return Status::OK();
 }
 
-Result<int> TaskTuner::RunBatch(int n) {
+int TaskTuner::in_flight() const { return int(state_->in_flight.size()); }
+
+bool TaskTuner::StopsHere() const {
+  const TuneOptions& options = state_->options;
+  return done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping);
+}
+
+bool TaskTuner::saturated() const { return finished_ || exhausted_ || done_ + in_flight() >= budget_; }
+
+void TaskTuner::Learn() {
+  State& s = *state_;
+  if (s.unlearned.empty()) return;
+  const auto t_search = Clock::now();
+  s.search->Update(s.unlearned, s.unlearned_gflops);  // refits the cost model
+  summary_.search_s += MsSince(t_search) / 1e3;
+  s.unlearned.clear();
+  s.unlearned_gflops.clear();
+}
+
+Result<std::vector<int64_t>> TaskTuner::Propose(int n) {
   State& s = *state_;
   const TuneOptions& options = s.options;
   TUNEFARM_RETURN_IF_ERROR(TakeInOthersTrials());
-  if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
-  if (finished_) return 0;
-  // Candidates carried from the last batch (still building then) count toward this one.
-  const int carried = int(s.in_flight.size());
-  n = std::min(n > 0 ? n : options.batch, budget_ - done_ - carried);
+  if (StopsHere()) finished_ = true;
+  if (saturated()) return std::vector<int64_t>{};
+  Learn();
+  n = std::min(n > 0 ? n : options.batch, budget_ - done_ - in_flight());
   std::vector<int64_t> proposed;
   if (n > 0 && s.need_fallback) {  // measured first: the baseline of the summary's speedup
     proposed.push_back(s.fallback);
@@ -341,148 +361,108 @@ Result<int> TaskTuner::RunBatch(int n) {
     for (int64_t c : s.search->NextBatch(n)) proposed.push_back(c);
     summary_.search_s += MsSince(t_search) / 1e3;
   }
-  if (proposed.empty() && carried == 0) {  // the space is exhausted
-    finished_ = true;
-    return 0;
+  if (proposed.empty()) {  // the space is exhausted
+    exhausted_ = true;
+    if (in_flight() == 0) finished_ = true;
+    return proposed;
   }
   // Another tuner holds the claims it refused; their trials arrive through TakeInOthersTrials.
-  std::vector<int64_t> configs;
-  if (!proposed.empty()) {
-    TUNEFARM_ASSIGN_OR_RETURN(configs, s.db->Claim(s.task, proposed, s.holder, options.claim_ttl_ms, s.retry));
-  }
-  if (configs.empty() && carried == 0) return 0;
-  auto result = MeasureClaimed(configs);
-  if (!result.ok()) {
-    // Give back what was not recorded: another tuner, or this one's next run, measures them.
-    s.pool.reset();  // builds still running would come back for configs no longer claimed
-    std::vector<int64_t> unrecorded(s.in_flight.begin(), s.in_flight.end());
-    (void)s.db->ReleaseClaims(s.task, unrecorded, s.holder);
-    s.in_flight.clear();
-  }
-  return result;
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> configs,
+                            s.db->Claim(s.task, proposed, s.holder, options.claim_ttl_ms, s.retry));
+  s.in_flight.insert(configs.begin(), configs.end());
+  return configs;
 }
 
-Result<int> TaskTuner::MeasureClaimed(const std::vector<int64_t>& configs) {
-  State& s = *state_;
-  const TuneOptions& options = s.options;
-  if (!s.pool) s.pool = std::make_unique<BuildPool>(options.build_jobs);
-  summary_.build_jobs = s.pool->jobs();
-  for (int64_t c : configs) {
-    s.in_flight.insert(c);
-    const BuildLimits limits{options.build_timeout_s * 1e3, s.pool->cancel()};
-    s.pool->Submit([&s, c, limits] { return BuildOne(s.workload, s.target, c, s.options.tmp_root, limits); });
-  }
-  std::vector<int64_t> recorded;
-  std::vector<double> gflops;
-  last_batch_best_ = 0;
-  if (!compiler::MeasuresWhileBuilding(s.target)) {
-    // CPU kernels are timed on this machine's cores (or a server's, often this machine too):
-    // every build finishes before the first measurement, so no build competes with the timing.
-    auto t_build = Clock::now();
-    std::vector<Built> built;
-    for (Built b; s.pool->Next(&b);) built.push_back(std::move(b));
-    summary_.build_s += MsSince(t_build) / 1e3;
-    TUNEFARM_RETURN_IF_ERROR(MeasureAndRecord(built, &recorded, &gflops));
-  } else {
-    // A GPU times its kernels apart from the cores that build: candidates are measured as they
-    // come, while the rest build. A straggler (a fully unrolled candidate can spend seconds in
-    // ptxas, ten times the others) is not waited for once the rest of the batch is measured:
-    // it stays in the pool and is measured with the next batch, whose builds meanwhile use the
-    // other cores (candidate_build.h).
-    std::vector<double> build_ms;
-    for (;;) {
-      std::vector<Built> ready = s.pool->TakeFinished();
-      if (ready.empty() && options.stop && options.stop->load()) {
-        // Stopping (Ctrl-C, --time-limit): what is measured is recorded; the builds still running
-        // are cancelled and their claims released (~TaskTuner), not waited for.
-        summary_.carried += int(s.in_flight.size());
-        break;
-      }
-      if (ready.empty()) {
-        double wait_ms = -1;  // until one finishes
-        if (s.pool->queued() == 0 && !build_ms.empty() && s.pool->jobs() > 2) {
-          std::vector<double> sorted = build_ms;
-          std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(sorted.size() / 2), sorted.end());
-          wait_ms = std::max(250.0, 2 * sorted[sorted.size() / 2]);
-        }
-        auto t_build = Clock::now();
-        Built b;
-        const bool got = s.pool->Next(&b, wait_ms);
-        summary_.build_s += MsSince(t_build) / 1e3;
-        if (!got) {  // nothing left, or only stragglers: carried to the next batch
-          summary_.carried += int(s.in_flight.size());
-          break;
-        }
-        ready.push_back(std::move(b));
-        for (Built& more : s.pool->TakeFinished()) ready.push_back(std::move(more));
-      }
-      for (const Built& b : ready) build_ms.push_back(b.build_ms);
-      TUNEFARM_RETURN_IF_ERROR(MeasureAndRecord(ready, &recorded, &gflops));
+namespace {
+
+// What the measurer is sent for a built candidate.
+rpc_server::MeasureInput MeasureInputOf(const Built& b, const compiler::Target& target, const TuneOptions& options) {
+  rpc_server::MeasureInput in;
+  in.library = b.library;
+  in.cubin = b.cubin;
+  if (!in.cubin.empty()) in.cubin_arch = target.arch;
+  in.spec.symbol = "candidate";
+  for (const auto& arg : b.info.buffers) in.spec.args.push_back(rpc_server::ArgSpec{arg.shape, arg.dtype, arg.role});
+  in.spec.timing = options.timing;
+  // In a model each layer's weights come from memory (the model's weights exceed the caches), not
+  // from the cache a kernel timed alone warms: timed hot, kernels with large weights (Winograd's
+  // transformed ones above all) rank up to 2x too fast and apply-history-best picks them wrongly
+  // (bench/RESULTS.md, issue 16). So a model's CPU kernels are timed with every argument but the
+  // input flushed before each call, as TVM's enable_cpu_cache_flush.
+  if (options.cold_cache && !b.info.gpu) in.spec.timing.flush_cache = true;
+  in.spec.seed = uint64_t(b.config);
+  if (b.info.gpu) {
+    // GPU kernels run in microseconds: rounds of about 5 ms of back-to-back launches between two
+    // CUDA events (hundreds of launches of a 10-20 us kernel) keep the spread low at a thirtieth
+    // of TVM's 450 ms per config, so a farm's GPU measures 20-40 candidates a second.
+    if (in.spec.timing.min_repeat_ms == 0) in.spec.timing.min_repeat_ms = kGpuMinRepeatMs;
+    in.spec.gpu.enabled = true;
+    for (int d = 0; d < 3; ++d) {
+      in.spec.gpu.grid[d] = b.info.grid[d];
+      in.spec.gpu.block[d] = b.info.block[d];
     }
   }
-  const auto t_search = Clock::now();
-  s.search->Update(recorded, gflops);  // refits the cost model
-  summary_.search_s += MsSince(t_search) / 1e3;
-  if (done_ >= budget_ || (options.early_stopping > 0 && since_best_ >= options.early_stopping)) finished_ = true;
-  return int(recorded.size());
+  return in;
 }
 
-Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_t>* recorded,
-                                   std::vector<double>* recorded_gflops) {
+}  // namespace
+
+std::function<Built()> TaskTuner::BuildJob(int64_t config, const std::atomic<bool>* cancel) const {
+  // The state outlives the job: a tuner outlives the pipelines that build its candidates.
+  const State* s = state_.get();
+  return [s, config, cancel] {
+    const BuildLimits limits{s->options.build_timeout_s * 1e3, cancel};
+    Built b = BuildOne(s->workload, s->target, config, s->options.tmp_root, limits);
+    if (!b.library.empty()) b.input = MeasureInputOf(b, s->target, s->options);
+    return b;
+  };
+}
+
+Result<int> TaskTuner::RunBatch(int n) {
+  State& s = *state_;
+  TUNEFARM_ASSIGN_OR_RETURN(std::vector<int64_t> configs, Propose(n));
+  if (configs.empty()) return 0;
+  TuningPipeline pipeline(*s.measurer, s.options.build_jobs, compiler::MeasuresWhileBuilding(s.target));
+  for (int64_t c : configs) pipeline.Submit(0, BuildJob(c, pipeline.cancel()));
+  int recorded = 0;
+  while (pipeline.pending() > 0) {
+    if (s.options.stop && s.options.stop->load()) {
+      // Stopping (Ctrl-C, --time-limit): what is measured is recorded; the builds still running are
+      // cancelled and their claims released (~TaskTuner).
+      std::vector<FinishedCandidate> last = pipeline.Stop();
+      TUNEFARM_RETURN_IF_ERROR(Record(last));
+      recorded += int(last.size());
+      break;
+    }
+    auto finished = pipeline.Wait(100);
+    if (!finished.ok()) {
+      // Give back what was not recorded: another tuner, or this one's next run, measures them.
+      pipeline.Stop();
+      std::vector<int64_t> unrecorded(s.in_flight.begin(), s.in_flight.end());
+      (void)s.db->ReleaseClaims(s.task, unrecorded, s.holder);
+      s.in_flight.clear();
+      return finished.status();
+    }
+    TUNEFARM_RETURN_IF_ERROR(Record(*finished));
+    recorded += int(finished->size());
+  }
+  Learn();
+  return recorded;
+}
+
+Status TaskTuner::Record(std::vector<FinishedCandidate>& finished) {
   State& s = *state_;
   const TuneOptions& options = s.options;
-  for (const Built& b : built) {
+  auto t_record = Clock::now();
+  last_batch_best_ = 0;
+  for (FinishedCandidate& f : finished) {
+    const Built& b = f.built;
     summary_.built += 1;
     summary_.build_lower_s += b.phases.lower_ms / 1e3;
     summary_.build_codegen_s += b.phases.codegen_ms / 1e3;
     summary_.build_tool_s += b.phases.tool_ms / 1e3;
-  }
-  std::vector<rpc_server::MeasureInput> inputs;
-  std::vector<size_t> input_of(built.size(), SIZE_MAX);
-  for (size_t i = 0; i < built.size(); ++i) {
-    if (built[i].library.empty()) continue;
-    rpc_server::MeasureInput in;
-    in.library = built[i].library;
-    in.cubin = built[i].cubin;
-    if (!in.cubin.empty()) in.cubin_arch = s.target.arch;
-    in.spec.symbol = "candidate";
-    for (const auto& b : built[i].info.buffers) in.spec.args.push_back(rpc_server::ArgSpec{b.shape, b.dtype, b.role});
-    in.spec.timing = options.timing;
-    // In a model each layer's weights come from memory (the model's weights exceed the caches), not
-    // from the cache a kernel timed alone warms: timed hot, kernels with large weights (Winograd's
-    // transformed ones above all) rank up to 2x too fast and apply-history-best picks them wrongly
-    // (bench/RESULTS.md, issue 16). So a model's CPU kernels are timed with every argument but the
-    // input flushed before each call, as TVM's enable_cpu_cache_flush.
-    if (options.cold_cache && !built[i].info.gpu) in.spec.timing.flush_cache = true;
-    in.spec.seed = uint64_t(built[i].config);
-    if (built[i].info.gpu) {
-      // GPU kernels run in microseconds: rounds of about 5 ms of back-to-back launches between two
-      // CUDA events (hundreds of launches of a 10-20 us kernel) keep the spread low at a thirtieth
-      // of TVM's 450 ms per config, so a farm's GPU measures 20-40 candidates a second.
-      if (in.spec.timing.min_repeat_ms == 0) in.spec.timing.min_repeat_ms = kGpuMinRepeatMs;
-      in.spec.gpu.enabled = true;
-      for (int d = 0; d < 3; ++d) {
-        in.spec.gpu.grid[d] = built[i].info.grid[d];
-        in.spec.gpu.block[d] = built[i].info.block[d];
-      }
-    }
-    input_of[i] = inputs.size();
-    inputs.push_back(std::move(in));
-  }
-  std::vector<rpc_server::MeasureOutcome> outcomes;
-  auto t_measure = Clock::now();
-  if (!inputs.empty()) {
-    TUNEFARM_ASSIGN_OR_RETURN(outcomes, s.measurer->Measure(inputs));
-  }
-  summary_.measure_s += MsSince(t_measure) / 1e3;
-  for (const rpc_server::MeasureOutcome& o : outcomes) {
-    summary_.load_s += o.load_ms / 1e3;
-    summary_.run_s += o.run_ms / 1e3;
-  }
-  summary_.measured += int(outcomes.size());
-  auto t_record = Clock::now();
-  std::vector<double> gflops(built.size(), 0.0);
-  for (size_t i = 0; i < built.size(); ++i) {
+    summary_.measure_s += f.measure_ms / 1e3;
+    summary_.build_s += f.waited_ms / 1e3;
     TrialRecord t;
     t.workload_key = s.workload.Key();
     t.template_name = s.workload.implementation;
@@ -490,18 +470,22 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
     t.target = s.target_string;
     t.target_model = s.target.model;
     t.target_keys = s.target_keys;
-    t.config_index = built[i].config;
-    auto cfg = s.space.Get(built[i].config);
+    t.config_index = b.config;
+    auto cfg = s.space.Get(b.config);
     t.config_json = cfg.ok() ? cfg->ToJson() : "";
     t.threads = options.threads;
     t.device_key = s.measurer->device_key();
-    t.build_ms = built[i].build_ms;
+    t.build_ms = b.build_ms;
     t.job_id = options.job_id;
-    if (built[i].library.empty()) {
-      t.set_status(built[i].status);
-      t.error_message = built[i].message;
+    double gflops = 0;
+    if (b.library.empty()) {
+      t.set_status(b.status);
+      t.error_message = b.message;
     } else {
-      const auto& o = outcomes[input_of[i]];
+      const rpc_server::MeasureOutcome& o = f.outcome;
+      summary_.measured += 1;
+      summary_.load_s += o.load_ms / 1e3;
+      summary_.run_s += o.run_ms / 1e3;
       t.set_status(o.kind);
       t.error_message = o.message;
       t.costs_ms = o.costs_ms;
@@ -510,44 +494,34 @@ Status TaskTuner::MeasureAndRecord(std::vector<Built>& built, std::vector<int64_
         double mean = 0;
         for (double c : o.costs_ms) mean += c;
         t.mean_ms = mean / double(o.costs_ms.size());
-        gflops[i] = Gflops(s.flops, t.mean_ms);
+        gflops = Gflops(s.flops, t.mean_ms);
       }
     }
     TUNEFARM_RETURN_IF_ERROR(s.db->AddTrial(&t, s.holder));  // committed as it completes
     s.trials_seen.First(t.id);
     s.measured.insert(t.config_index);
+    s.in_flight.erase(b.config);
+    s.unlearned.push_back(b.config);
+    s.unlearned_gflops.push_back(gflops);
     if (!t.ok()) ++summary_.errors[t.status];
-    if (built[i].config == s.fallback) summary_.fallback_gflops = gflops[i];
-    last_batch_best_ = std::max(last_batch_best_, gflops[i]);
+    if (b.config == s.fallback) summary_.fallback_gflops = gflops;
+    last_batch_best_ = std::max(last_batch_best_, gflops);
     ++summary_.trials;
     ++done_;
-    if (gflops[i] > summary_.best_gflops) {
-      summary_.best_gflops = gflops[i];
-      summary_.best_config = built[i].config;
+    if (gflops > summary_.best_gflops) {
+      summary_.best_gflops = gflops;
+      summary_.best_config = b.config;
       since_best_ = 0;
     } else {
       ++since_best_;
     }
   }
   summary_.record_s += MsSince(t_record) / 1e3;
-  for (size_t i = 0; i < built.size(); ++i) {
-    s.in_flight.erase(built[i].config);
-    recorded->push_back(built[i].config);
-    recorded_gflops->push_back(gflops[i]);
-  }
+  // The cost model refits once a batch's worth has arrived, or when nothing of this task is in
+  // flight (its batch is complete): as often as a batch-synchronous search refits it.
+  if (int(s.unlearned.size()) >= options.batch || s.in_flight.empty()) Learn();
+  if (StopsHere() || (exhausted_ && s.in_flight.empty())) finished_ = true;
   return Status::OK();
-}
-
-Result<TaskSummary> TuneTask(const compiler::Workload& workload, const compiler::Target& target,
-                             const TuneOptions& options, Measurer& measurer, TrialLog& db, int task_index,
-                             int task_count, const std::function<void(const TaskProgress&)>& progress) {
-  TUNEFARM_ASSIGN_OR_RETURN(auto tuner,
-                            TaskTuner::Create(workload, target, options, measurer, db, task_index, task_count));
-  while (!tuner->finished() && !(options.stop && options.stop->load())) {
-    TUNEFARM_ASSIGN_OR_RETURN(int n, tuner->RunBatch());
-    if (n > 0 && progress) progress(tuner->progress());
-  }
-  return tuner->summary();
 }
 
 }  // namespace tunefarm::tuner

@@ -36,7 +36,7 @@ std::string TmpRoot() {
   return tmp && *tmp ? tmp : "/tmp";
 }
 
-void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
+void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries, double wall_s) {
   std::printf("\n%-6s %-8s %8s %10s %10s %8s  %s\n", "task", "trials", "resumed", "best", "fallback", "speedup",
               "errors / workload");
   for (size_t i = 0; i < summaries.size(); ++i) {
@@ -47,30 +47,30 @@ void PrintSummaryTable(const std::vector<tuner::TaskSummary>& summaries) {
                 s.fallback_gflops, s.fallback_gflops > 0 ? s.best_gflops / s.fallback_gflops : 0.0, errors.c_str(),
                 s.workload.ImplementationKey().c_str());
   }
-  // Where this run's time went, over every task: what to speed up when the farm is slow.
+  // Where this run's time went, over every task: what to speed up when the farm is slow. Builds,
+  // measurements and the search overlap (tuner/search/tuning_pipeline.h): the measurer's time
+  // splits into measuring and waiting for a built candidate; the builders' into work and idle.
   tuner::TaskSummary all;
   for (const auto& s : summaries) {
     all.search_s += s.search_s, all.build_s += s.build_s, all.measure_s += s.measure_s, all.record_s += s.record_s;
     all.load_s += s.load_s, all.run_s += s.run_s, all.measured += s.measured;
     all.build_lower_s += s.build_lower_s, all.build_codegen_s += s.build_codegen_s, all.build_tool_s += s.build_tool_s;
-    all.built += s.built, all.build_jobs = std::max(all.build_jobs, s.build_jobs), all.carried += s.carried;
+    all.built += s.built, all.build_jobs = std::max(all.build_jobs, s.build_jobs);
   }
-  const double total_s = all.search_s + all.build_s + all.measure_s + all.record_s;
-  if (all.measured > 0 && total_s > 0) {
+  if (all.measured > 0 && wall_s > 0) {
     std::printf(
-        "\ntime: %.1f s for %d measurements (%.1f per second): search %.1f s, build %.1f s, measure %.1f s "
-        "(loading kernels %.1f s, timing %.1f s, transport %.1f s), records %.1f s\n",
-        total_s, all.measured, all.measured / total_s, all.search_s, all.build_s, all.measure_s, all.load_s,
-        all.run_s - all.load_s, std::max(0.0, all.measure_s - all.run_s), all.record_s);
-    // Per candidate, and the work summed over the jobs against the time the tuner waited for
-    // builds (on a GPU target, builds overlap the measurements: the wait is what they did not hide).
+        "\ntime: %.1f s for %d measurements (%.1f per second); measurer: measuring %.1f s (loading kernels %.1f s, "
+        "timing %.1f s, transport %.1f s), waiting for builds %.1f s; tuner: search %.1f s, records %.1f s\n",
+        wall_s, all.measured, all.measured / wall_s, all.measure_s, all.load_s, all.run_s - all.load_s,
+        std::max(0.0, all.measure_s - all.run_s), all.build_s, all.search_s, all.record_s);
     if (all.built > 0) {
       const double per = 1e3 / all.built;
+      const double work_s = all.build_lower_s + all.build_codegen_s + all.build_tool_s;
       std::printf(
           "build: %d candidates on %d jobs, per candidate: lowering %.0f ms, code generation %.0f ms, "
-          "assembler/linker %.0f ms; %.1f s of work, %.1f s waited for; %d carried to a later batch\n",
-          all.built, all.build_jobs, all.build_lower_s * per, all.build_codegen_s * per, all.build_tool_s * per,
-          all.build_lower_s + all.build_codegen_s + all.build_tool_s, all.build_s, all.carried);
+          "assembler/linker %.0f ms; %.1f s of work, %.1f of the %d jobs busy on average\n",
+          all.built, all.build_jobs, all.build_lower_s * per, all.build_codegen_s * per, all.build_tool_s * per, work_s,
+          work_s / wall_s, all.build_jobs);
     }
   }
   for (size_t i = 0; i < summaries.size(); ++i) {
@@ -272,9 +272,11 @@ int Tune(const TuneFlags& f) {
     return time_limit.reached() ? tuner::StopCause::kTimeLimit : tuner::StopCause::kCancelled;
   };
   context.update = [&](const auto& change, const tuner::TaskProgress* p) { reporter.Update(change, p); };
+  const auto started = std::chrono::steady_clock::now();
   const tuner::TuningRunEnd end = tuner::RunTuningJob(*plan, context);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   reporter.EndLine();
-  if (!end.summaries.empty()) PrintSummaryTable(end.summaries);
+  if (!end.summaries.empty()) PrintSummaryTable(end.summaries, wall_s);
   if (end.state == tuner::JobState::kCancelled) {
     std::printf("stopped by Ctrl-C; run the same command again to resume (every finished trial is in %s)\n",
                 shown.c_str());

@@ -63,6 +63,9 @@ class MeasureClient {
   const std::string& server_id() const { return server_id_; }
   const std::string& lease_id() const { return lease_id_; }
   int attempts_last_batch() const { return attempts_; }
+  // Whether the server leased last listens on a loopback address, so it times kernels on this
+  // machine's cores; true before any lease (the tuner then assumes the worst).
+  bool ServerOnThisMachine() const;
   // Gives the lease back (explicitly, then closes the stream).
   void Release();
 
@@ -76,7 +79,7 @@ class MeasureClient {
   MeasureClientOptions options_;
   std::unique_ptr<Lease> lease_;
   std::set<std::string> failed_servers_;
-  std::string server_id_, lease_id_;
+  std::string server_id_, lease_id_, server_address_;
   int attempts_ = 0;
   bool leased_before_ = false;
 };

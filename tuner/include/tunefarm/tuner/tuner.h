@@ -31,6 +31,9 @@ class Measurer {
   virtual Result<std::vector<rpc_server::MeasureOutcome>> Measure(
       const std::vector<rpc_server::MeasureInput>& batch) = 0;
   virtual std::string device_key() const = 0;
+  // Whether the kernels are timed on this machine's cores, so builds must leave them free
+  // (TuningPipeline). A farm server counts as this machine when reached over loopback.
+  virtual bool SharesThisMachine() const = 0;
 };
 
 // In an isolated child on this machine (tunefarm-measure-child), with rpc_server's protocol.
@@ -41,6 +44,7 @@ class LocalMeasurer final : public Measurer {
       : child_(std::move(child_binary)), tmp_(std::move(tmp_root)), threads_(threads), memory_(memory_limit_bytes) {}
   Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) override;
   std::string device_key() const override { return "local"; }
+  bool SharesThisMachine() const override { return true; }
 
  private:
   std::string child_, tmp_;
@@ -58,6 +62,7 @@ class FarmMeasurer final : public Measurer {
     return client_.Measure(batch, 600000);
   }
   std::string device_key() const override { return key_; }
+  bool SharesThisMachine() const override { return client_.ServerOnThisMachine(); }
 
  private:
   std::string key_;
@@ -72,6 +77,7 @@ class FairMeasurer final : public Measurer {
   Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) override
       EXCLUDES(mu_);
   std::string device_key() const override { return inner_->device_key(); }
+  bool SharesThisMachine() const override { return inner_->SharesThisMachine(); }
 
  private:
   // Not under mu_: its Measure runs outside the lock, one ticket holder at a time.
@@ -142,15 +148,15 @@ struct TaskSummary {
   // tunefarm never writes, an 'ok' time that is not finite and positive): they neither count as
   // measured nor steer the search.
   int skipped_records = 0;
-  // Where the time went (this run): proposing configs (model fits, annealing, features),
-  // building candidates (wall clock of the parallel builds), measuring, recording.
+  // Where the time went (this run). Builds, measurements and the search overlap (tuning_pipeline.h):
+  // the measurer's time measuring (measure_s) and waiting for a built candidate (build_s), and the
+  // tuner's proposing configs (search_s: model fits, annealing, features) and recording them.
   double search_s = 0, build_s = 0, measure_s = 0, record_s = 0;
   // Of build_s, summed over the candidates (so over the parallel build jobs too): lowering, LLVM's
   // code generation, the external tool (ptxas for CUDA, ld for CPUs). Their sum over build_s
   // against build_jobs says whether the jobs ran in parallel.
   double build_lower_s = 0, build_codegen_s = 0, build_tool_s = 0;
   int built = 0, build_jobs = 1;
-  int carried = 0;  // GPU batches: candidates still building when the rest were measured
   // Of measure_s, as the measuring children report it: loading kernels (GPU: the driver's JIT of
   // PTX) and the whole of each measurement (load, warm-up, timed rounds); the rest of measure_s
   // is transport and process overhead. `measured`: kernels sent to the measurer.
@@ -158,21 +164,37 @@ struct TaskSummary {
   int measured = 0;
 };
 
-// One task's tuning state: resumes from the database on Create, then measures batch by batch.
-// The scheduler (TuneTasks) interleaves several; TuneTask runs one to its budget.
-struct Built;  // a built candidate (tuner/search/candidate_build.h)
+// One task's tuning state: resumes from the database on Create, then proposes, builds, measures
+// and records candidates. The scheduler (TuneTasks) interleaves several through one pipeline
+// (Propose / BuildJob / Record); RunBatch runs one batch on its own.
+struct Built;              // a built candidate (tuner/search/candidate_build.h)
+struct FinishedCandidate;  // built and measured (tuner/search/tuning_pipeline.h)
 
 class TaskTuner {
  public:
   static Result<std::unique_ptr<TaskTuner>> Create(const compiler::Workload& workload, const compiler::Target& target,
                                                    const TuneOptions& options, Measurer& measurer, TrialLog& db,
                                                    int task_index, int task_count);
-  ~TaskTuner();
+  ~TaskTuner();  // releases the claims of candidates proposed and never recorded
   // Builds, measures and records one batch of at most n trials (n <= 0: options.batch), never
   // past the budget; only configs it claims (TrialLog::Claim), after taking in what other tuners
   // sharing the database measured since. Returns the trials this tuner measured (0 when
   // finished(), or when other tuners held every proposed config).
   Result<int> RunBatch(int n = 0);
+
+  // Pipelined use. Propose claims up to n configs (never past the budget with those in flight),
+  // after taking in other tuners' trials and learning from results not yet learned from; none when
+  // the space is exhausted or other tuners hold every one proposed. Each is built by BuildJob(c),
+  // (its external tools killed once `cancel` is set), and its result handed to Record, which commits
+  // the trials and counts them.
+  Result<std::vector<int64_t>> Propose(int n);
+  std::function<Built()> BuildJob(int64_t config, const std::atomic<bool>* cancel) const;
+  Status Record(std::vector<FinishedCandidate>& finished);
+  // Proposed, not yet recorded.
+  int in_flight() const;
+  // Nothing more to propose now: finished(), the space exhausted, or the budget in flight.
+  bool saturated() const;
+
   // Budget reached, early stopping hit, or the space exhausted.
   bool finished() const { return finished_; }
   int done() const { return done_; }  // trials of the task in the database, any tuner's
@@ -187,16 +209,13 @@ class TaskTuner {
   // Trials of the task other tuners sharing the database recorded since the last look: they
   // count toward the budget and teach the cost model, as resumed ones do.
   Status TakeInOthersTrials();
-  // Builds, measures and records configs this tuner holds the claims of, with the candidates an
-  // earlier batch carried.
-  Result<int> MeasureClaimed(const std::vector<int64_t>& configs);
-  // Measures built candidates and records their trials; appends the configs and GFLOP/s recorded.
-  Status MeasureAndRecord(std::vector<Built>& built, std::vector<int64_t>* recorded,
-                          std::vector<double>* recorded_gflops);
+  // Refits the search on what Record committed since the last refit.
+  void Learn();
+  bool StopsHere() const;
   std::unique_ptr<State> state_;
   TaskSummary summary_;
   int done_ = 0, budget_ = 0, since_best_ = 0;
-  bool finished_ = false;
+  bool finished_ = false, exhausted_ = false;
   double last_batch_best_ = 0;
 };
 
