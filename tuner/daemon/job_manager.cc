@@ -293,11 +293,11 @@ Result<TuningJob> JobManager::Cancel(int64_t id, bool* already_ended) {
   if (!IsFinal(job.state.state)) {
     job.cancel_requested = true;
     job.stop = true;
-    // Final and stored at once: a daemon killed before the batch in flight ends must not resume
+    // Final and stored at once: a daemon killed before the measurement in flight ends must not resume
     // the job when it starts again.
     job.state.state = JobState::kCancelled;
     job.state.message = "cancelled";
-    job.line = "cancelled; the batch in flight finishes";
+    job.line = "cancelled; the measurement in flight finishes";
     Persist(job);
   }
   return job.state;

@@ -11,7 +11,7 @@
 // memory: each reserves an estimate (EstimateJobBytes) out of job_memory_bytes before it imports
 // its model, keeps a smaller one while it tunes, and a job whose estimate exceeds the whole budget
 // is refused at submit, as is a job past 256 unfinished ones (each waits on a thread of its own).
-// Cancel stops a job after its batch in flight. Destruction stops every job the same way and leaves
+// Cancel stops a job once its measurement in flight is done. Destruction stops every job the same way and leaves
 // them `running` in the database (to be resumed), never `cancelled`. A job whose import or first
 // trials the daemon did not survive twice (a crash, SIGKILL) is failed at the next start, not
 // resumed (TuningJob::interrupted_runs).

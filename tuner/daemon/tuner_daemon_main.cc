@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     dashboard.reset();
   };
-  // Every job stops after its batch in flight; a job stuck longer than this (a hostile model in
+  // Every job stops once its measurement in flight is done; a job stuck longer than this (a hostile model in
   // task extraction) must not keep the daemon alive: its trials are committed one by one, and
   // unfinished jobs resume at the next start.
   daemon.stopped = [&] {

@@ -61,6 +61,7 @@ Result<std::vector<rpc_server::MeasureOutcome>> FairMeasurer::Measure(
   while (serving_ != ticket) turn_.Wait(&mu_);
   lock.Unlock();
   auto result = inner_->Measure(batch);
+  shares_this_machine_ = inner_->SharesThisMachine();
   lock.Lock();
   ++serving_;
   turn_.SignalAll();

@@ -1,6 +1,6 @@
 // tunefarm jobs list|watch|cancel --daemon HOST:PORT [JOB_ID] [--token-file PATH] [--json]
 // The tuner-daemon's jobs from the command line: list them (state, trials, model, target), follow
-// one's progress until it ends, or cancel one (it stops after its batch in flight).
+// one's progress until it ends, or cancel one (it stops once its measurement in flight is done).
 #include <google/protobuf/util/json_util.h>
 
 #include <cstdint>
@@ -79,7 +79,7 @@ int Jobs(const JobsFlags& f) {
                   std::string(tuner::NameOf(resp.job().state())).c_str());
       return 0;
     }
-    std::printf("job %lld: cancelling (it stops after the batch in flight)\n", (long long)id);
+    std::printf("job %lld: cancelling (it stops once the measurement in flight is done)\n", (long long)id);
     return 0;
   }
   v1::TuningJob job;
@@ -97,7 +97,7 @@ Action DeclareJobs(CLI::App& app) {
   for (auto& [name, sub] : AddActions(app,
                                       {{"list", "every job: state, trials, tuner, model, target"},
                                        {"watch", "follow a job's progress until it ends (exit 0 when it is done)"},
-                                       {"cancel", "cancel a job: it stops after its batch in flight"}},
+                                       {"cancel", "cancel a job: it stops once its measurement in flight is done"}},
                                       &f->action)) {
     if (name != "list")
       AddIntFlag(*sub, "JOB_ID", &f->id, 1, INT64_MAX, "the job's id (tunefarm jobs list)")->required();

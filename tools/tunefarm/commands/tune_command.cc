@@ -1,7 +1,8 @@
 // tunefarm tune MODEL [--target T] [--trials N | --total-trials N [--scheduler S]] ... (DeclareTune
 // below declares every flag; `tunefarm tune --help` lists them).
 // Tunes every task of the model, committing each trial to the records database as it completes;
-// the same command again resumes without re-measuring. Ctrl-C stops after the batch in flight.
+// the same command again resumes without re-measuring. Ctrl-C stops once the measurement in flight is
+// done (what it measured is recorded).
 // With --daemon the job goes to a tuner-daemon (tune_daemon_client.cc) and its progress streams back.
 #include <unistd.h>
 

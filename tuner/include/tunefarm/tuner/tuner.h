@@ -73,15 +73,19 @@ class FarmMeasurer final : public Measurer {
 // the order they arrive (a ticket queue), so jobs alternate instead of one starving the others.
 class FairMeasurer final : public Measurer {
  public:
-  explicit FairMeasurer(std::unique_ptr<Measurer> inner) : inner_(std::move(inner)) {}
+  explicit FairMeasurer(std::unique_ptr<Measurer> inner)
+      : inner_(std::move(inner)), shares_this_machine_(inner_->SharesThisMachine()) {}
   Result<std::vector<rpc_server::MeasureOutcome>> Measure(const std::vector<rpc_server::MeasureInput>& batch) override
       EXCLUDES(mu_);
   std::string device_key() const override { return inner_->device_key(); }
-  bool SharesThisMachine() const override { return inner_->SharesThisMachine(); }
+  // As the inner measurer said after the last batch (asking it while another job's batch runs
+  // would race with that batch).
+  bool SharesThisMachine() const override { return shares_this_machine_.load(); }
 
  private:
   // Not under mu_: its Measure runs outside the lock, one ticket holder at a time.
   std::unique_ptr<Measurer> inner_;
+  std::atomic<bool> shares_this_machine_;
   Mutex mu_;
   CondVar turn_;
   uint64_t next_ticket_ GUARDED_BY(mu_) = 0;

@@ -75,7 +75,7 @@ struct TuningRunContext {
   int64_t job_id = 0;  // the run's row in the jobs table; every trial carries it
   int build_jobs = DefaultBuildJobs();
   std::string tmp_root = "/tmp";
-  const std::atomic<bool>* stop = nullptr;  // set: the batch in flight finishes, then the run ends
+  const std::atomic<bool>* stop = nullptr;  // set: the measurement in flight finishes, then the run ends
   std::function<StopCause()> stop_cause;    // required with stop
   // Applies a change to the run's job and keeps it (under the owner's lock; a persist). `progress`
   // is the search's step that caused it, or null (the tasks at the start, the summaries, the end).
