@@ -62,7 +62,6 @@ class TuningPipeline {
   // Cancels the builds, lets a measurement in progress finish, and returns what it measured.
   std::vector<FinishedCandidate> Stop() EXCLUDES(mu_);
   const std::atomic<bool>* cancel() const { return pool_.cancel(); }
-  int build_jobs() const { return pool_.jobs(); }
 
  private:
   void MeasureLoop() EXCLUDES(mu_);
