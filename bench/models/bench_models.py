@@ -7,9 +7,15 @@ Markdown table.
 
     bench/models/bench_models.py [--rounds 5] [--repeat 20] [--build build] [--families DIR] [--models a,b]
     bench/models/bench_models.py --int8 DIR [--target T] [--records DB] [--models a,b]
+    bench/models/bench_models.py --sizes 1,4,8 [--records DB] [--threads 1]
 
 --int8 DIR times the int8 models of tools/quantized_models (ResNet-18, MobileNetV2, ResNet-50) in
 tunefarm and ONNX Runtime, with tunefarm's fp32 form of each network, and writes models_int8.json.
+
+--sizes S1,S2,... times one artifact compiled over a range of batches (ResNet-50 exported with a dynamic
+batch, --input-shape data:1..MAXx3x224x224; docs/dynamic_shapes.md) at each size, against a compile fixed
+at that size and ONNX Runtime on the same dynamic model, and checks each output against the fixed
+compile's; writes models_sizes.json.
 
 --families DIR adds the model families of issue 31 (segmentation, U-Net, super-resolution, recurrent)
 from tools/model_families/export_families.py's output, each at opset 17 with the input shape of its
@@ -151,6 +157,84 @@ def int8_main(args):
             print(f"| {m} | {t} | " + " | ".join(cells) + f" | {over_ort:.2f}x | {over_fp32:.2f}x |")
 
 
+def write_npy_f32(path, shape, values):
+    """A little-endian float32 .npy file (no numpy needed)."""
+    import struct
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(f"{d}, " for d in shape)
+    header += " " * (63 - (len(header) + 10) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(struct.pack(f"<{len(values)}f", *values))
+
+
+def sizes_main(args):
+    """--sizes: one range artifact against per-size fixed compiles and ONNX Runtime (see the docstring)."""
+    if not have_torch():
+        sys.exit("bench_models --sizes: needs PyTorch and torchvision to export ResNet-50 with a dynamic batch")
+    cli = os.path.join(args.build, "bin", "tunefarm")
+    work = os.path.join(args.build, "bench-models-sizes")
+    os.makedirs(work, exist_ok=True)
+    onnx = os.path.join(work, "resnet50_dynamic.onnx")
+    if not os.path.exists(onnx):
+        subprocess.run([TORCH_PYTHON, os.path.join(HERE, "export_torchvision.py"), "resnet50", onnx, "--dynamic-batch"],
+                       check=True, capture_output=True)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    records = ["--records", args.records or "none", "--threads", str(args.threads)]
+    artifacts = {"range": os.path.join(work, f"range_1_{max(sizes)}.tfa")}
+    subprocess.run([cli, "compile", onnx, "--input-shape", f"data:1..{max(sizes)}x3x224x224", "-o", artifacts["range"]]
+                   + records, check=True, capture_output=True)
+    inputs = {}
+    for n in sizes:
+        artifacts[n] = os.path.join(work, f"fixed_{n}.tfa")
+        subprocess.run([cli, "compile", onnx, "--input-shape", f"data:{n}x3x224x224", "-o", artifacts[n]] + records,
+                       check=True, capture_output=True)
+        inputs[n] = os.path.join(work, f"input_{n}.npy")
+        write_npy_f32(inputs[n], [n, 3, 224, 224], [((i * 2654435761) % 1000) / 1000 for i in range(n * 3 * 224 * 224)])
+    # Every size's output from the range artifact against the fixed compile's.
+    accuracy = {}
+    for n in sizes:
+        outs = []
+        for a in (artifacts["range"], artifacts[n]):
+            out = os.path.join(work, f"out_{n}_{len(outs)}.npy")
+            subprocess.run([cli, "run", a, "--input", "data=" + inputs[n], "--output", out, "--threads",
+                            str(args.threads), "--repeat", "0"], check=True, capture_output=True)
+            outs.append(read_npy_f32(out))
+        accuracy[n] = max(abs(a - b) for a, b in zip(*outs)) / max(abs(b) for b in outs[1])
+    runners = {"range": lambda n: run_json([cli, "run", artifacts["range"], "--input", "data=" + inputs[n], "--threads",
+                                            str(args.threads), "--repeat", str(args.repeat), "--json"]),
+               "fixed": lambda n: run_json([cli, "run", artifacts[n], "--input", "data=" + inputs[n], "--threads",
+                                            str(args.threads), "--repeat", str(args.repeat), "--json"])}
+    if have_ort():
+        runners["onnxruntime"] = lambda n: run_json(["node", os.path.join(HERE, "ort_bench.js"), onnx, str(args.threads),
+                                                     str(args.repeat), f"{n}x3x224x224"])
+    names = list(runners)
+    samples = {}
+    for r in range(args.rounds):
+        for n in sizes:
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                samples.setdefault((n, name), []).append(runners[name](n))
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    memory = {str(k): run_json([cli, "run", a, "--repeat", "0", "--json"])["peak_bytes"] for k, a in artifacts.items()}
+    result = {"model": "resnet50 (dynamic batch)", "threads": args.threads, "records": args.records, "rounds": args.rounds,
+              "repeat": args.repeat, "accuracy": accuracy, "peak_bytes": memory, "latency": []}
+    for (n, name), runs in sorted(samples.items()):
+        result["latency"].append({"size": n, "runtime": name, "median_ms": min(x["median_ms"] for x in runs)})
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"ResNet-50, dynamic batch, {args.threads} thread(s); best median of {args.rounds} rounds of {args.repeat} runs")
+    print("| batch | " + " | ".join(f"{n} (ms)" for n in names) + " | range / fixed |" +
+          (" ORT / range |" if "onnxruntime" in names else "") + " max rel. error vs fixed |")
+    print("|---|" + "---|" * (len(names) + 2 + ("onnxruntime" in names)))
+    for n in sizes:
+        row = {e["runtime"]: e["median_ms"] for e in result["latency"] if e["size"] == n}
+        cells = " | ".join(f"{row[name]:.2f}" for name in names)
+        ort = f" {row['onnxruntime'] / row['range']:.2f}x |" if "onnxruntime" in names else ""
+        print(f"| {n} | {cells} | {row['range'] / row['fixed']:.3f} |{ort} {accuracy[n]:.1e} |")
+    print(f"peak memory: range {memory['range'] / 2**20:.1f} MiB, fixed at {max(sizes)} "
+          f"{memory[str(max(sizes))] / 2**20:.1f} MiB")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -164,11 +248,19 @@ def main():
     ap.add_argument("--int8", metavar="DIR", help="the int8 models of tools/quantized_models (resnet18, mobilenet_v2, "
                     "resnet50 _ptq_qnnpack) against ONNX Runtime's int8 and tunefarm's fp32 instead")
     ap.add_argument("--target", help="with --int8: compile for this target (\"llvm -mcpu=znver3\": AVX2 alone)")
+    ap.add_argument("--sizes", help="one ResNet-50 artifact over a range of batches against per-size compiles and "
+                    "ONNX Runtime at these batches (1,4,8)")
+    ap.add_argument("--threads", type=int, default=1, help="with --sizes: the thread count")
     args = ap.parse_args()
     if args.int8:
         if args.json == os.path.join(ROOT, "bench", "results", "models.json"):
             args.json = os.path.join(ROOT, "bench", "results", "models_int8.json")
         int8_main(args)
+        return
+    if args.sizes:
+        if args.json == os.path.join(ROOT, "bench", "results", "models.json"):
+            args.json = os.path.join(ROOT, "bench", "results", "models_sizes.json")
+        sizes_main(args)
         return
     cli = os.path.join(args.build, "bin", "tunefarm")
     work = os.path.join(args.build, "bench-models")

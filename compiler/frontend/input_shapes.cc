@@ -1,6 +1,7 @@
 #include "compiler/frontend/input_shapes.h"
 
 #include <charconv>
+#include <optional>
 #include <set>
 
 namespace tunefarm {
@@ -8,9 +9,25 @@ namespace compiler {
 
 std::string InputShape::ToString() const {
   std::string s = name + ":";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    s += (i ? "x" : "") + (is_range(i) ? std::to_string(min_dims[i]) + ".." : std::string()) + std::to_string(dims[i]);
+  }
   return s;
 }
+
+namespace {
+
+// One size of --input-shape: a positive integer below 2^31, or nullopt.
+std::optional<int64_t> ParseSize(std::string_view part) {
+  int64_t d = 0;
+  const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), d);
+  if (part.empty() || ec != std::errc() || end != part.data() + part.size() || d <= 0 || d >= (int64_t(1) << 31)) {
+    return std::nullopt;
+  }
+  return d;
+}
+
+}  // namespace
 
 Result<InputShape> ParseInputShape(std::string_view text) {
   const std::string quoted = "--input-shape '" + std::string(text) + "'";
@@ -21,19 +38,30 @@ Result<InputShape> ParseInputShape(std::string_view text) {
   InputShape shape;
   shape.name = std::string(text.substr(0, colon));
   std::string_view dims = text.substr(colon + 1);
+  std::vector<int64_t> mins;
+  bool any_range = false;
   while (true) {
     const size_t x = dims.find('x');
     const std::string_view part = dims.substr(0, x);
-    int64_t d = 0;
-    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), d);
-    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || d <= 0 || d >= (int64_t(1) << 31)) {
+    const size_t dots = part.find("..");
+    const std::optional<int64_t> hi = ParseSize(dots == std::string_view::npos ? part : part.substr(dots + 2));
+    const std::optional<int64_t> lo = dots == std::string_view::npos ? hi : ParseSize(part.substr(0, dots));
+    if (!lo || !hi) {
       return Status::InvalidArgument(quoted + ": dimension '" + std::string(part) +
-                                     "' is not a positive integer below 2^31 (dimensions are separated by 'x')");
+                                     "' is not a positive integer below 2^31 nor a range LO..HI of them "
+                                     "(dimensions are separated by 'x')");
     }
-    shape.dims.push_back(d);
+    if (dots != std::string_view::npos && *lo >= *hi) {
+      return Status::InvalidArgument(quoted + ": the range '" + std::string(part) +
+                                     "' is empty or one size; a range is LO..HI with LO < HI");
+    }
+    any_range = any_range || *lo < *hi;
+    shape.dims.push_back(*hi);
+    mins.push_back(*lo);
     if (x == std::string_view::npos) break;
     dims = dims.substr(x + 1);
   }
+  if (any_range) shape.min_dims = std::move(mins);
   return shape;
 }
 
@@ -69,6 +97,32 @@ std::string SymbolicInputMessage(const graph::Value& v) {
          "; fix them with --input-shape " + example + " (each ? a size)";
 }
 
+// The ranges of one --input-shape join the graph's symbolic dimension: dimension 0 only, one range
+// for every input that has one (what the compiler keeps symbolic today).
+Status AddRanges(graph::Graph* g, const compiler::InputShape& shape, int input) {
+  const std::string flag = "--input-shape " + shape.ToString();
+  for (size_t d = 0; d < shape.dims.size(); ++d) {
+    if (!shape.is_range(d)) continue;
+    if (d != 0) {
+      return Status::InvalidArgument(flag + ": a range on dimension " + std::to_string(d) + " of input '" + shape.name +
+                                     "'; only dimension 0 can be kept symbolic so far (give the others one size)");
+    }
+    const graph::Value& v = g->values[size_t(input)];
+    if (!g->symbolic_dim) {
+      const bool named = !v.dim_params.empty() && !v.dim_params[0].empty();
+      g->symbolic_dim =
+          graph::SymbolicDim{named ? v.dim_params[0] : shape.name + ".0", shape.min_dims[0], shape.dims[0], {}};
+    } else if (g->symbolic_dim->min != shape.min_dims[0] || g->symbolic_dim->max != shape.dims[0]) {
+      return Status::InvalidArgument(
+          flag + ": its range differs from another input's (" + std::to_string(g->symbolic_dim->min) + ".." +
+          std::to_string(g->symbolic_dim->max) +
+          "); the inputs given ranges share one symbolic dimension, so give them the same one");
+    }
+    g->symbolic_dim->inputs.push_back(input);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ApplyInputShapes(graph::Graph* g, const std::vector<compiler::InputShape>& shapes) {
@@ -101,6 +155,7 @@ Status ApplyInputShapes(graph::Graph* g, const std::vector<compiler::InputShape>
                                        DimsText(*input) + ", not " + std::to_string(shape.dims[d]));
       }
     }
+    TUNEFARM_RETURN_IF_ERROR(AddRanges(g, shape, int(input - g->values.data())));
     input->shape = shape.dims;
     input->shape_known = true;
   }

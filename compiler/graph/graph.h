@@ -104,6 +104,15 @@ struct Node {
   bool Has(const std::string& name) const { return attrs.count(name) > 0; }
 };
 
+// A dimension kept symbolic within [min, max] (--input-shape NAME:1..8x...): the graph's shapes hold
+// max, and the compiled artifact runs any size in the range (docs/dynamic_shapes.md). `inputs` are
+// the graph inputs whose dimension 0 it is.
+struct SymbolicDim {
+  std::string name;  // the model's dim_param for it, else "<input>.0"
+  int64_t min = 0, max = 0;
+  std::vector<int> inputs;  // value indices
+};
+
 class Graph {
  public:
   std::vector<Value> values;
@@ -111,6 +120,7 @@ class Graph {
   std::vector<int> inputs;  // runtime inputs (not constants)
   std::vector<int> outputs;
   int64_t opset = 0;  // of the default ONNX domain; 0 when built in code
+  std::optional<SymbolicDim> symbolic_dim;
 
   int AddValue(Value v);
   int AddConstant(const std::string& name, ConstantData data);

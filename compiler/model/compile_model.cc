@@ -4,14 +4,17 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "compiler/backend/backend.h"
 #include "compiler/codegen/codegen_llvm.h"
 #include "compiler/frontend/zoo.h"
 #include "compiler/ir/ir_equality.h"
+#include "compiler/model/check_size_independent.h"
 #include "compiler/model/compile_graph.h"
 #include "compiler/model/lower_graph.h"
+#include "compiler/model/lowering/follow_symbolic_dim.h"
 #include "compiler/model/passes/pipeline.h"
 #include "compiler/passes/lower.h"
 #include "tunefarm/runtime/executor.h"
@@ -136,7 +139,24 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
   auto start = std::chrono::steady_clock::now();
   OptimizeOptions optimize;
   optimize.evaluate_constants = HostConstantEvaluator();
+  std::optional<graph::Graph> unoptimized;
+  if (g.symbolic_dim) {
+    if (backend.lowering_steps() != passes::StepList::kCpu) {
+      return Status::Unimplemented(model_name + ": '" + g.symbolic_dim->name + "' is kept symbolic (a range in " +
+                                   "--input-shape), which CPU targets support so far; compile for " +
+                                   target.ToString() + " with one size");
+    }
+    unoptimized = g;
+  }
   TUNEFARM_RETURN_IF_ERROR(Optimize(&g, options.opt_level, target, optimize).WithContext(model_name));
+  if (unoptimized) {
+    // Fixed shapes fold what the model computes from the size: optimize at other sizes and compare.
+    for (int64_t size : ProbeSizes(*g.symbolic_dim)) {
+      graph::Graph at_size = WithSize(*unoptimized, size);
+      TUNEFARM_RETURN_IF_ERROR(Optimize(&at_size, options.opt_level, target, optimize).WithContext(model_name));
+      TUNEFARM_RETURN_IF_ERROR(CheckSizeIndependent(g, at_size, size).WithContext(model_name));
+    }
+  }
   stats.optimize_ms = MsSince(start);
 
   LowerGraphOptions lower;
@@ -147,6 +167,7 @@ Result<runtime::Artifact> CompileGraph(graph::Graph g, const std::string& model_
       options.warn ? options.warn : [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto plan = LowerGraph(g, target, lower);
   if (!plan.ok()) return plan.status().WithContext(model_name);
+  TUNEFARM_RETURN_IF_ERROR(lowering::FollowSymbolicDim(&*plan).WithContext(model_name));
   for (const PlannedKernel& k : plan->kernels) {
     if (k.workload) stats.tunable_nodes.push_back({k.node, k.workload->implementation, k.config_origin});
   }

@@ -24,7 +24,7 @@ struct PlannedKernel {
   // Tunable kernels only: the workload and the implementation chosen (the artifact stores its task
   // name, Workload::ImplementationKey()).
   std::optional<Workload> workload;
-  std::string node;  // the graph node it computes (tunable kernels)
+  std::string node;  // the graph node it computes (or is part of)
   // Every implementation of the node's workload the compiler looked up (schedule/template_table.h),
   // the chosen one first: what task extraction lists.
   std::vector<Workload> candidate_workloads;

@@ -84,8 +84,11 @@ class StageLowering {
  public:
   explicit StageLowering(const Schedule& sch) : sch_(sch) {}
 
-  // The nest that computes `region` of stage s (attached stages of s are emitted inside).
-  Stmt MakeNest(const Stage& s, const Region& region) {
+  // The nest that computes `region` of stage s (attached stages of s are emitted inside). A root
+  // stage that follows a symbolic size (te::LeadingExtent) computes its axis `rows_axis` only below
+  // `rows`, a run-time value at most that axis's extent: the loops derived from the axis get
+  // run-time extents where whole tiles can be skipped, and one guard keeps the rest exact.
+  Stmt MakeNest(const Stage& s, const Region& region, const Expr& rows = Expr(), size_t rows_axis = 0) {
     std::unordered_map<const IterVarNode*, int64_t> ext;
     for (size_t d = 0; d < s.axes.size(); ++d) ext[s.axes[d].get()] = region.extents[d];
     for (const auto& r : s.reduce_axes) ext[r.get()] = r->extent;
@@ -97,6 +100,22 @@ class StageLowering {
         ext[rel.outer.get()] = (p + inner - 1) / inner;
       } else {
         ext[rel.fused.get()] = ext.at(rel.outer.get()) * ext.at(rel.inner.get());
+      }
+    }
+
+    // Run-time extents: the following axis's, the outer loop of a split of it (whole tiles), a fusion
+    // whose outer loop has one. Inner loops keep their static extents (register tiles, vectors).
+    std::unordered_map<const IterVarNode*, Expr> runtime_ext;
+    if (rows.defined()) runtime_ext[s.axes[rows_axis].get()] = rows;
+    for (const auto& rel : s.relations) {
+      if (rel.kind == IterVarRelation::kSplit) {
+        auto p = runtime_ext.find(rel.parent.get());
+        const int64_t in = ext.at(rel.inner.get());
+        if (p != runtime_ext.end() && ext.at(rel.outer.get()) > 1) {
+          runtime_ext[rel.outer.get()] = (p->second + Expr(in - 1)) / Expr(in);
+        }
+      } else if (runtime_ext.count(rel.outer.get()) && !runtime_ext.count(rel.inner.get())) {
+        runtime_ext[rel.fused.get()] = runtime_ext.at(rel.outer.get()) * Expr(ext.at(rel.inner.get()));
       }
     }
 
@@ -118,6 +137,8 @@ class StageLowering {
         val[it->inner.get()] = f % Expr(in);
       }
     }
+
+    if (rows.defined()) guards.push_back(val.at(s.axes[rows_axis].get()) < rows);
 
     ir::VarMap subst;
     std::vector<Expr> indices;
@@ -231,7 +252,9 @@ class StageLowering {
     auto make_for = [&](const IterVar& leaf, Stmt stmt) {
       auto ann = s.annotations.find(leaf.get());
       ir::ForKind kind = ann == s.annotations.end() ? ir::ForKind::kSerial : ann->second;
-      return ir::For::Make(leaf->var, Expr(0), Expr(ext.at(leaf.get())), kind, std::move(stmt));
+      auto runtime = runtime_ext.find(leaf.get());
+      Expr extent = runtime == runtime_ext.end() ? Expr(ext.at(leaf.get())) : runtime->second;
+      return ir::For::Make(leaf->var, Expr(0), extent, kind, std::move(stmt));
     };
 
     // The reduction's init nest: the data-parallel leaves inside the first reduce loop.
@@ -260,17 +283,33 @@ class StageLowering {
     for (const auto& st : sch_.stages()) {
       if (st->attach == AttachKind::kRoot && !st->inlined) roots.push_back(st.get());
     }
+    const std::optional<te::LeadingExtent>& leading = sch_.leading_extent();
+    const ir::Var size = ir::MakeVar(leading ? leading->size->name : "size");
     Stmt program;
     for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
       const Stage* s = *it;
       Region full = FullRegion(s->tensor);
       in_gpu_kernel_ = false;
       for (const auto& [iv, kind] : s->annotations) in_gpu_kernel_ = in_gpu_kernel_ || ir::IsGpuLoop(kind);
-      Stmt nest = MakeNest(*s, full);
+      Expr rows;
+      size_t rows_axis = 0;
+      if (leading) {
+        auto follow = leading->follows.find(s->tensor.get());
+        if (follow != leading->follows.end()) {
+          rows = Expr(follow->second.scale) * ir::AsExpr(size);
+          rows_axis = size_t(follow->second.axis);
+        }
+      }
+      Stmt nest = MakeNest(*s, full, rows, rows_axis);
       program = program.defined() ? ir::Block::Make({nest, program}) : nest;
       if (!IsOutput(s->tensor)) {
         program = ir::ProducerRealize::Make(s->tensor, full.mins, full.extents, program, s->scope);
       }
+    }
+    if (leading) {
+      // Clamped to the range: a size tensor written wrong can never make a loop leave the storage.
+      Expr given = te::Read(leading->size, {Expr(0)});
+      program = ir::LetStmt::Make(size, ir::max(ir::min(given, Expr(leading->max)), Expr(leading->min)), program);
     }
     return program;
   }

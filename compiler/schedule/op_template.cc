@@ -22,6 +22,8 @@ const char* BufferRoleName(BufferRole role) {
       return "compensation";
     case BufferRole::kOutput:
       return "output";
+    case BufferRole::kSize:
+      return "size";
   }
   return "?";
 }

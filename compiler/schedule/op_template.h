@@ -23,8 +23,9 @@ namespace tunefarm::compiler {
 // Requantize); kZeroPoint: its input's zero point where it is computed at run time;
 // kCompensation: what an int8 kernel multiplying raw uint8 activations by int8 weights with the
 // dot-product instructions adds per output channel, -(input zero point) * the channel's weight sum
-// (Int8DotProducts, templates/template_util.h).
-enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kScale, kZeroPoint, kCompensation, kOutput };
+// (Int8DotProducts, templates/template_util.h). kSize: the one-element int64 a kernel over a symbolic
+// size reads it from, appended last (te::LeadingExtent).
+enum class BufferRole { kInput, kWeight, kBias, kResidual, kSlope, kScale, kZeroPoint, kCompensation, kOutput, kSize };
 const char* BufferRoleName(BufferRole role);
 
 struct KernelDef {

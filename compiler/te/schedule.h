@@ -30,6 +30,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -87,6 +88,23 @@ struct Stage {
   size_t LeafIndex(const IterVar& iv) const;  // checks that iv is a leaf
 };
 
+// A kernel over tensors whose dimension 0 follows a symbolic size (one artifact for a range of
+// sizes, docs/dynamic_shapes.md): the size is read from `size` (a one-element int64 argument of the
+// kernel), clamped to [min, max], and every root stage in `follows` computes its following axis only
+// up to scale x the size (passes::ScheduleOps). Shapes, tiles and storage stay those of the maximum.
+// Arguments follow through axis 0; a stage inside the kernel may follow through any axis (Winograd's
+// transformed input keeps the batch third). te::InferLeadingExtent (leading_extent.h) finds the
+// stages and proves them independent along that axis.
+struct LeadingExtent {
+  struct Follow {
+    int axis = 0;
+    int64_t scale = 1;
+  };
+  Tensor size;
+  int64_t min = 0, max = 0;
+  std::map<const ir::TensorNode*, Follow> follows;  // arguments and stages that follow the size
+};
+
 class Schedule {
  public:
   // Stages for every compute tensor reachable from outputs, producers first.
@@ -106,7 +124,11 @@ class Schedule {
   // Substitutes t's definition (not a reduction) into every stage that reads it.
   void compute_inline(const Tensor& t);
 
+  void set_leading_extent(LeadingExtent e) { leading_extent_ = std::move(e); }
+  const std::optional<LeadingExtent>& leading_extent() const { return leading_extent_; }
+
  private:
+  std::optional<LeadingExtent> leading_extent_;
   std::vector<Tensor> outputs_;
   std::vector<std::unique_ptr<Stage>> stages_;
 };

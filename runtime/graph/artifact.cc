@@ -259,9 +259,48 @@ Status Artifact::Validate() const {
       if (a < 0 || a >= nt) return Corrupt("an input or output refers to tensor " + std::to_string(a));
     }
   }
+  TUNEFARM_RETURN_IF_ERROR(ValidateSymbolicDim());
   if (library.empty() && !kernels.empty())
     return Corrupt(device_kind() == Device::Kind::kCuda ? "no PTX module" : "no kernel library");
   return Status::OK();
+}
+
+// The symbolic dimension and the tensors that follow it: everything the executor relies on to size
+// a run (a scaled tensor's dimension 0 is its scale times the maximum, and a view keeps its base's
+// rows: the same bytes per unit of the size).
+Status Artifact::ValidateSymbolicDim() const {
+  const int nt = int(tensors.size());
+  for (const ArtifactTensor& t : tensors) {
+    if (t.leading_scale < 0 || (t.leading_scale > 0 && !symbolic_dim)) {
+      return Corrupt("tensor '" + t.name + "' has a leading scale (" + std::to_string(t.leading_scale) +
+                     ") but the artifact no symbolic dimension");
+    }
+    if (t.leading_scale == 0) continue;
+    if (t.kind == ArtifactTensor::kParam || t.shape.empty() || t.shape[0] != t.leading_scale * symbolic_dim->max) {
+      return Corrupt("tensor '" + t.name + "' follows the symbolic dimension with scale " +
+                     std::to_string(t.leading_scale) + " but its kind or shape cannot");
+    }
+    if (t.view_of >= 0) {
+      const ArtifactTensor& base = tensors[size_t(t.view_of)];
+      if (base.leading_scale == 0)
+        return Corrupt("tensor '" + t.name + "' follows the symbolic dimension, its base not");
+    }
+  }
+  if (!symbolic_dim) return Status::OK();
+  const SymbolicDim& d = *symbolic_dim;
+  if (d.min < 1 || d.max <= d.min || d.max > (int64_t(1) << 31)) {
+    return Corrupt("its symbolic dimension '" + d.name + "' has an invalid range [" + std::to_string(d.min) + ", " +
+                   std::to_string(d.max) + "]");
+  }
+  if (d.tensor < 0 || d.tensor >= nt || tensors[size_t(d.tensor)].kind != ArtifactTensor::kIntermediate ||
+      tensors[size_t(d.tensor)].dtype != ElementType::kInt64 || tensors[size_t(d.tensor)].num_elements() != 1 ||
+      tensors[size_t(d.tensor)].view_of >= 0) {
+    return Corrupt("its symbolic dimension '" + d.name + "' has no valid size tensor");
+  }
+  for (int i : inputs) {
+    if (i >= 0 && i < nt && tensors[size_t(i)].leading_scale > 0) return Status::OK();
+  }
+  return Corrupt("its symbolic dimension '" + d.name + "' is followed by no input");
 }
 
 std::string Artifact::MetadataJson() const {
@@ -274,6 +313,7 @@ std::string Artifact::MetadataJson() const {
   for (const auto& k : kernels) {
     version = std::max(version, !k.condition_checks.empty() ? 4 : !k.run_if.empty() ? 3 : 2);
   }
+  if (symbolic_dim) version = std::max(version, 5);
   j["format_version"] = version;
   j["target"] = target;
   if (!triple.empty()) {
@@ -285,6 +325,12 @@ std::string Artifact::MetadataJson() const {
   j["model"] = model;
   j["opt_level"] = opt_level;
   if (threads > 0) j["threads"] = threads;
+  if (symbolic_dim) {
+    j["symbolic_dim"] = {{"name", symbolic_dim->name},
+                         {"min", symbolic_dim->min},
+                         {"max", symbolic_dim->max},
+                         {"tensor", symbolic_dim->tensor}};
+  }
   nlohmann::ordered_json ts = nlohmann::ordered_json::array();
   for (const auto& t : tensors) {
     nlohmann::ordered_json e;
@@ -295,6 +341,7 @@ std::string Artifact::MetadataJson() const {
     e["shape"] = t.shape;
     if (t.kind == ArtifactTensor::kParam) e["offset"] = t.param_offset;
     if (t.view_of >= 0) e["view_of"] = t.view_of;
+    if (t.leading_scale > 0) e["leading_scale"] = t.leading_scale;
     ts.push_back(e);
   }
   j["tensors"] = ts;
@@ -419,6 +466,11 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
     a.model = j.value("model", "");
     a.opt_level = j.value("opt_level", 3);
     a.threads = j.value("threads", 0);
+    if (j.contains("symbolic_dim")) {
+      const auto& d = j.at("symbolic_dim");
+      a.symbolic_dim = SymbolicDim{d.at("name").get<std::string>(), d.at("min").get<int64_t>(),
+                                   d.at("max").get<int64_t>(), d.at("tensor").get<int>()};
+    }
     for (const auto& e : j.at("tensors")) {
       ArtifactTensor t;
       t.name = e.at("name").get<std::string>();
@@ -445,6 +497,7 @@ Result<Artifact> Artifact::Parse(const std::string& bytes) {
       t.shape = e.at("shape").get<std::vector<int64_t>>();
       t.param_offset = e.value("offset", int64_t(0));
       t.view_of = e.value("view_of", -1);
+      t.leading_scale = e.value("leading_scale", int64_t(0));
       a.tensors.push_back(std::move(t));
     }
     for (const auto& e : j.at("kernels")) {

@@ -40,6 +40,10 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::Load(Artifact artifact, cons
         "the artifact holds " + artifact.device + " code for " + artifact.target +
         ", not CUDA kernels: compile the model with --target cuda (or a GPU tag such as h100)");
   }
+  if (artifact.symbolic_dim) {
+    return Status::Unimplemented("the artifact keeps '" + artifact.symbolic_dim->name +
+                                 "' symbolic; the CUDA executor runs fixed shapes only");
+  }
   std::unique_ptr<CudaExecutor> e(new CudaExecutor());
   e->artifact_ = std::move(artifact);
   e->use_graph_ = options.use_graph;

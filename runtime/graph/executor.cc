@@ -174,16 +174,27 @@ Status Executor::Plan() {
   for (size_t t = 0; t < nt; ++t) {
     if (a.tensors[t].view_of >= 0) tensor_ptrs_[t] = tensor_ptrs_[base(t)];
   }
+  if (a.symbolic_dim) {
+    // Its own storage, never shared in the arena: it is written before the first kernel runs.
+    size_buffer_.reset(AllocAligned(sizeof(int64_t)));
+    if (!size_buffer_) return Status::Internal("out of memory");
+    size_ = a.symbolic_dim->max;
+    std::memcpy(size_buffer_.get(), &size_, sizeof(size_));
+    tensor_ptrs_[size_t(a.symbolic_dim->tensor)] = size_buffer_.get();
+  }
   for (const auto& k : a.kernels) {
     std::vector<void*> args;
     for (int arg : k.args) args.push_back(tensor_ptrs_[size_t(arg)]);
     kernel_args_.push_back(std::move(args));
   }
-  for (int i : a.inputs)
-    input_info_.push_back({a.tensors[size_t(i)].name, a.tensors[size_t(i)].caller_dtype(), a.tensors[size_t(i)].shape});
+  for (int i : a.inputs) {
+    const ArtifactTensor& tensor = a.tensors[size_t(i)];
+    input_info_.push_back({tensor.name, tensor.caller_dtype(), tensor.shape, tensor.leading_scale});
+    input_sizes_.push_back(size_);
+  }
   for (int o : a.outputs) {
     const ArtifactTensor& tensor = a.tensors[size_t(o)];
-    output_info_.push_back({tensor.name, tensor.caller_dtype(), tensor.shape});
+    output_info_.push_back({tensor.name, tensor.caller_dtype(), tensor.shape, tensor.leading_scale});
     // An output with an edge type is converted after each run into a buffer of its own.
     edge_outputs_.emplace_back(tensor.edge_dtype ? AllocAligned(size_t(output_info_.back().bytes())) : nullptr);
     if (tensor.edge_dtype && !edge_outputs_.back())
@@ -210,16 +221,65 @@ Status Executor::SetInput(size_t index, const void* data, size_t bytes) {
   if (index >= input_info_.size())
     return Status::InvalidArgument("input index " + std::to_string(index) + " out of range");
   const TensorInfo& info = input_info_[index];
-  if (int64_t(bytes) != info.bytes()) {
+  const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.inputs[index])];
+  int64_t elements = tensor.num_elements();
+  if (tensor.leading_scale > 0) {
+    // Any size in the range: the byte count says which, in units of the rows one step of the size adds.
+    const SymbolicDim& dim = *artifact_.symbolic_dim;
+    const int64_t unit = info.bytes() / dim.max;
+    const std::string range = "[" + std::to_string(dim.min) + ", " + std::to_string(dim.max) + "]";
+    if (unit == 0 || int64_t(bytes) % unit != 0) {
+      return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(unit) +
+                                     " bytes for each unit of '" + dim.name + "' (its dimension 0 is " +
+                                     std::to_string(tensor.leading_scale) + " x '" + dim.name + "', in " + range +
+                                     "), got " + std::to_string(bytes));
+    }
+    const int64_t size = int64_t(bytes) / unit;
+    if (size < dim.min || size > dim.max) {
+      return Status::InvalidArgument("input '" + info.name + "': '" + dim.name + "' (its dimension 0" +
+                                     (tensor.leading_scale > 1 ? " / " + std::to_string(tensor.leading_scale) : "") +
+                                     ") is " + std::to_string(size) + ", outside the artifact's range " + range);
+    }
+    input_sizes_[index] = size;
+    elements = elements / dim.max * size;
+  } else if (int64_t(bytes) != info.bytes()) {
     return Status::InvalidArgument("input '" + info.name + "' takes " + std::to_string(info.bytes()) + " bytes, got " +
                                    std::to_string(bytes));
   }
-  const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.inputs[index])];
   void* storage = tensor_ptrs_[size_t(artifact_.inputs[index])];
   if (tensor.edge_dtype)
-    return ConvertToStorage(*tensor.edge_dtype, data, storage, tensor.num_elements(), "input '" + info.name + "'");
+    return ConvertToStorage(*tensor.edge_dtype, data, storage, elements, "input '" + info.name + "'");
   std::memcpy(storage, data, bytes);
   return Status::OK();
+}
+
+Status Executor::BeginRun() {
+  if (!artifact_.symbolic_dim) return Status::OK();
+  const SymbolicDim& dim = *artifact_.symbolic_dim;
+  int64_t size = -1;
+  size_t first = 0;
+  for (size_t i = 0; i < input_info_.size(); ++i) {
+    if (input_info_[i].leading_scale == 0) continue;
+    if (size < 0) {
+      size = input_sizes_[i];
+      first = i;
+    } else if (input_sizes_[i] != size) {
+      return Status::InvalidArgument("inputs '" + input_info_[first].name + "' and '" + input_info_[i].name +
+                                     "' disagree on '" + dim.name + "': " + std::to_string(size) + " and " +
+                                     std::to_string(input_sizes_[i]));
+    }
+  }
+  size_ = size;
+  std::memcpy(size_buffer_.get(), &size_, sizeof(size_));
+  for (TensorInfo& out : output_info_) {
+    if (out.leading_scale > 0) out.shape[0] = out.leading_scale * size_;
+  }
+  return Status::OK();
+}
+
+int64_t Executor::RunElements(const ArtifactTensor& tensor) const {
+  if (tensor.leading_scale == 0) return tensor.num_elements();
+  return tensor.num_elements() / artifact_.symbolic_dim->max * size_;
 }
 
 void Executor::ConvertOutputs() {
@@ -227,7 +287,7 @@ void Executor::ConvertOutputs() {
     if (!edge_outputs_[o]) continue;
     const ArtifactTensor& tensor = artifact_.tensors[size_t(artifact_.outputs[o])];
     ConvertFromStorage(*tensor.edge_dtype, tensor_ptrs_[size_t(artifact_.outputs[o])], edge_outputs_[o].get(),
-                       tensor.num_elements());
+                       RunElements(tensor));
   }
 }
 
@@ -245,7 +305,7 @@ Status Executor::CheckBeforeRunning(size_t k) const {
   const ArtifactKernel& kernel = artifact_.kernels[k];
   for (const auto& check : kernel.index_checks) {
     const ArtifactTensor& t = artifact_.tensors[size_t(check.tensor)];
-    TUNEFARM_RETURN_IF_ERROR(CheckIndices(check, t.dtype, tensor_ptrs_[size_t(check.tensor)], t.num_elements()));
+    TUNEFARM_RETURN_IF_ERROR(CheckIndices(check, t.dtype, tensor_ptrs_[size_t(check.tensor)], RunElements(t)));
   }
   if (kernel.condition_checks.empty()) return Status::OK();
   return CheckConditions(kernel.condition_checks, [this](int t) -> Result<bool> {
@@ -254,6 +314,7 @@ Status Executor::CheckBeforeRunning(size_t k) const {
 }
 
 Status Executor::Run() {
+  TUNEFARM_RETURN_IF_ERROR(BeginRun());
   for (size_t k = 0; k < fns_.size(); ++k) {
     if (!Runs(k)) continue;
     TUNEFARM_RETURN_IF_ERROR(CheckBeforeRunning(k));
@@ -269,6 +330,7 @@ Status Executor::Run() {
 
 Status Executor::RunProfiled(std::vector<double>* kernel_ms) {
   kernel_ms->resize(fns_.size(), 0.0);
+  TUNEFARM_RETURN_IF_ERROR(BeginRun());
   for (size_t k = 0; k < fns_.size(); ++k) {
     if (!Runs(k)) continue;
     TUNEFARM_RETURN_IF_ERROR(CheckBeforeRunning(k));

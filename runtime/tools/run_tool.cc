@@ -66,6 +66,24 @@ void AddRunToolFlags(CLI::App& app, RunToolOptions* o) {
 
 namespace {
 
+// The shapes an input takes: its own, with dimension 0 as a range where it follows the artifact's
+// symbolic dimension ("[1..8, 3, 224, 224]", "[12*(1..8), 64]").
+std::string AcceptedShapeStr(const TensorInfo& info, const Artifact& a) {
+  if (info.leading_scale == 0 || !a.symbolic_dim) return ShapeStr(info.shape);
+  const std::string range = std::to_string(a.symbolic_dim->min) + ".." + std::to_string(a.symbolic_dim->max);
+  std::string s = "[" + (info.leading_scale == 1 ? range : std::to_string(info.leading_scale) + "*(" + range + ")");
+  for (size_t d = 1; d < info.shape.size(); ++d) s += ", " + std::to_string(info.shape[d]);
+  return s + "]";
+}
+
+bool AcceptsShape(const TensorInfo& info, const Artifact& a, const std::vector<int64_t>& shape) {
+  if (info.leading_scale == 0 || !a.symbolic_dim) return shape == info.shape;
+  if (shape.size() != info.shape.size() || shape.empty() || shape[0] % info.leading_scale != 0) return false;
+  const int64_t size = shape[0] / info.leading_scale;
+  if (size < a.symbolic_dim->min || size > a.symbolic_dim->max) return false;
+  return std::equal(shape.begin() + 1, shape.end(), info.shape.begin() + 1);
+}
+
 // The run itself, on whatever executor the device got.
 int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
   const std::string where = ex.Description();
@@ -85,9 +103,10 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
     auto array = ReadNpy(path);
     if (!array.ok()) return Fail(o, array.status().message());
     const TensorInfo& info = ex.inputs()[index];
-    if (array->shape != info.shape || array->dtype != info.dtype) {
-      return Fail(o, "input '" + name + "' expects " + ElementTypeName(info.dtype) + " " + ShapeStr(info.shape) + ", " +
-                         path + " holds " + ElementTypeName(array->dtype) + " " + ShapeStr(array->shape));
+    if (!AcceptsShape(info, ex.artifact(), array->shape) || array->dtype != info.dtype) {
+      return Fail(o, "input '" + name + "' expects " + ElementTypeName(info.dtype) + " " +
+                         AcceptedShapeStr(info, ex.artifact()) + ", " + path + " holds " +
+                         ElementTypeName(array->dtype) + " " + ShapeStr(array->shape));
     }
     Status s = ex.SetInput(index, array->data.data(), array->data.size());
     if (!s.ok()) return Fail(o, s.message());
@@ -229,6 +248,9 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
       }
       j["kernels"] = ks;
     }
+    if (const auto& dim = ex.artifact().symbolic_dim) {
+      j["symbolic_dim"] = {{"name", dim->name}, {"min", dim->min}, {"max", dim->max}};
+    }
     j["peak_bytes"] = ex.peak_bytes();
     j["param_bytes"] = ex.param_bytes();
     if (!top.empty()) {
@@ -243,6 +265,14 @@ int RunLoaded(GraphExecutor& ex, const RunToolOptions& o) {
               o.artifact.c_str(), ex.artifact().target.c_str(), ex.artifact().kernels.size(), where.c_str(),
               double(ex.arena_bytes()) / (1 << 20), double(ex.peak_bytes()) / (1 << 20),
               double(ex.param_bytes()) / (1 << 20));
+  if (const auto& dim = ex.artifact().symbolic_dim) {
+    std::string outputs;
+    for (const TensorInfo& out : ex.outputs())
+      outputs += (outputs.empty() ? "" : ", ") + out.name + " " + ShapeStr(out.shape);
+    std::printf("'%s' is symbolic in [%lld, %lld] (memory planned for %lld); this run's outputs: %s\n",
+                dim->name.c_str(), static_cast<long long>(dim->min), static_cast<long long>(dim->max),
+                static_cast<long long>(dim->max), outputs.c_str());
+  }
   if (o.repeat > 0) {
     std::printf("Execution time summary (%d runs):\n", o.repeat);
     std::printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)\n");

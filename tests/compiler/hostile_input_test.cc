@@ -228,17 +228,17 @@ TEST_F(HostileInput, SymbolicInputsAreFixedWithInputShape) {
            {"images", "--input-shape 'images': expected NAME:DIMS, such as data:1x3x224x224"},
            {":1x3", "--input-shape ':1x3': expected NAME:DIMS, such as data:1x3x224x224"},
            {"images:1x0x3",
-            "--input-shape 'images:1x0x3': dimension '0' is not a positive integer below 2^31 "
-            "(dimensions are separated by 'x')"},
+            "--input-shape 'images:1x0x3': dimension '0' is not a positive integer below 2^31 nor "
+            "a range LO..HI of them (dimensions are separated by 'x')"},
            {"images:1x-3",
-            "--input-shape 'images:1x-3': dimension '-3' is not a positive integer below 2^31 "
-            "(dimensions are separated by 'x')"},
+            "--input-shape 'images:1x-3': dimension '-3' is not a positive integer below 2^31 nor "
+            "a range LO..HI of them (dimensions are separated by 'x')"},
            {"images:1x3x",
-            "--input-shape 'images:1x3x': dimension '' is not a positive integer below 2^31 "
-            "(dimensions are separated by 'x')"},
+            "--input-shape 'images:1x3x': dimension '' is not a positive integer below 2^31 nor "
+            "a range LO..HI of them (dimensions are separated by 'x')"},
            {"images:1x99999999999",
             "--input-shape 'images:1x99999999999': dimension '99999999999' is not a positive "
-            "integer below 2^31 (dimensions are separated by 'x')"}}) {
+            "integer below 2^31 nor a range LO..HI of them (dimensions are separated by 'x')"}}) {
     auto parsed = ParseInputShape(text);
     ASSERT_FALSE(parsed.ok()) << text;
     EXPECT_EQ(parsed.status().message(), message);

@@ -36,7 +36,9 @@ CLI::Option* AddInputShapeFlag(CLI::App& app, std::vector<compiler::InputShape>*
         out->push_back(std::move(shape));
         return Status::OK();
       },
-      "fix a graph input's shape (repeatable), for models whose inputs are symbolic: data:1x3x224x224", "NAME:DIMS");
+      "fix a graph input's shape (repeatable), for models whose inputs are symbolic: data:1x3x224x224; a range "
+      "keeps dimension 0 symbolic, one artifact for every size: data:1..8x3x224x224",
+      "NAME:DIMS");
 }
 
 std::vector<std::pair<std::string, CLI::App*>> AddActions(

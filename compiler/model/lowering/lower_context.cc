@@ -267,6 +267,14 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     Define(in, t, 0);
     plan_.artifact.inputs.push_back(values_[size_t(in)].by_block[0]);
   }
+  if (g_.symbolic_dim) {
+    // The graph is built at the range's maximum; the kernels read the run's size from this tensor
+    // (model/lowering/follow_symbolic_dim.h gives them the rest).
+    const graph::SymbolicDim& dim = *g_.symbolic_dim;
+    for (int in : dim.inputs) plan_.artifact.tensors[size_t(values_[size_t(in)].by_block[0])].leading_scale = 1;
+    const int size = NewTensor(dim.name + ".size", ArtifactTensor::kIntermediate, ElementType::kInt64, {1});
+    plan_.artifact.symbolic_dim = runtime::SymbolicDim{dim.name, dim.min, dim.max, size};
+  }
   for (const Node& n : g_.nodes) {
     current_node_ = int(&n - g_.nodes.data());
     bool all_constant = !n.outputs.empty();
@@ -278,6 +286,9 @@ Result<compiler::ModelPlan> LowerContext::Run() {
     const size_t first_kernel = plan_.kernels.size();
     TUNEFARM_RETURN_IF_ERROR(def->lower(*this, n));
     if (!emit_error_.ok()) return Status(emit_error_.code(), g_.Describe(n) + ": " + emit_error_.message());
+    for (size_t k = first_kernel; k < plan_.kernels.size(); ++k) {
+      if (plan_.kernels[k].node.empty()) plan_.kernels[k].node = n.name;
+    }
     // Where both branches of a runtime If run (backend.h), the If's kernels select.
     if (!n.guards.empty() && !backend_.RunsBothIfBranches()) TUNEFARM_RETURN_IF_ERROR(GuardKernels(n, first_kernel));
   }

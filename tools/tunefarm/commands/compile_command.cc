@@ -65,6 +65,13 @@ int Compile(const CompileFlags& f) {
   for (const auto& [name, count] : per_implementation)
     counts += (counts.empty() ? "" : ", ") + std::to_string(count) + " " + name;
   std::printf("implementations: %s\n", counts.c_str());
+  if (const auto& dim = artifact->symbolic_dim) {
+    std::printf(
+        "symbolic: '%s' in [%lld, %lld], one artifact for every size; memory planned for %lld "
+        "(docs/dynamic_shapes.md)\n",
+        dim->name.c_str(), static_cast<long long>(dim->min), static_cast<long long>(dim->max),
+        static_cast<long long>(dim->max));
+  }
   if (stats.layouts.ran) {
     // Estimates: the records' kernel times plus layout changes priced by their bytes.
     const auto& l = stats.layouts;

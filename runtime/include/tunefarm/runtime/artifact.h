@@ -34,10 +34,11 @@
 namespace tunefarm::runtime {
 
 // 2: the "device" field and, for CUDA, PTX code with per-kernel launch dimensions. 3: inputs and
-// outputs with an `edge_dtype`, kernels with `run_if`. 4: kernels with `condition_checks`. Each
+// outputs with an `edge_dtype`, kernels with `run_if`. 4: kernels with `condition_checks`. 5: a
+// `symbolic_dim` and tensors with a `leading_scale` (one artifact for a range of sizes). Each
 // version is written only by artifacts that need it, so older runtimes refuse exactly the files
 // they would misread. Version-1 files (CPU only) still load.
-inline constexpr int kArtifactFormatVersion = 4;
+inline constexpr int kArtifactFormatVersion = 5;
 
 // Element types, in NumPy's spelling. Kernels compute on the first six (the storage types); the
 // others exist only at a model's edges and are converted on the way in and out (element_convert.h).
@@ -71,8 +72,12 @@ struct ArtifactTensor {
   // Inputs and outputs only: the type callers give and get when it is not a storage type (a
   // float16 input is stored as float32, `dtype`, and converted by the executor).
   std::optional<ElementType> edge_dtype;
+  // > 0: dimension 0 follows the artifact's symbolic dimension, leading_scale x its size at run time;
+  // `shape` holds the range's maximum (what storage is planned for), and a run at a smaller size
+  // uses the leading rows of that storage. 0: every dimension fixed.
+  int64_t leading_scale = 0;
   int64_t num_elements() const;
-  int64_t bytes() const { return num_elements() * ElementSize(dtype); }  // as stored
+  int64_t bytes() const { return num_elements() * ElementSize(dtype); }  // as stored (at the maximum)
   ElementType caller_dtype() const { return edge_dtype.value_or(dtype); }
 };
 
@@ -126,6 +131,16 @@ Status CheckIndices(const IndexCheck& check, ElementType dtype, const void* data
 // one-element bool) has its value; then InvalidArgument with that check's message.
 Status CheckConditions(const std::vector<ConditionCheck>& checks, const std::function<Result<bool>(int)>& read);
 
+// A dimension the artifact keeps symbolic (--input-shape NAME:1..8x3x224x224): every run gives it a
+// size in [min, max], read off the inputs whose dimension 0 follows it (ArtifactTensor::leading_scale).
+// Before each run the executor writes the size, as an int64, into `tensor` (one element, its own
+// storage), which every kernel over such tensors takes as its last argument and bounds its loops by.
+struct SymbolicDim {
+  std::string name;  // the model's dim_param (e.g. "batch"), else "<input>.0"
+  int64_t min = 0, max = 0;
+  int tensor = -1;
+};
+
 struct Artifact {
   std::string target;
   std::string triple;                     // device cpu: the LLVM triple the library was built for
@@ -138,13 +153,15 @@ struct Artifact {
   int threads = 0;
   std::vector<ArtifactTensor> tensors;
   std::vector<ArtifactKernel> kernels;
-  std::vector<int> inputs, outputs;  // tensor indices, in the model's order
-  std::string params;                // the parameter blob
-  std::string device = "cpu";        // "cpu" or "cuda": what `library` holds and what runs it
-  std::string library;               // device cpu: ELF shared library bytes; cuda: PTX module text
+  std::vector<int> inputs, outputs;         // tensor indices, in the model's order
+  std::optional<SymbolicDim> symbolic_dim;  // format version 5
+  std::string params;                       // the parameter blob
+  std::string device = "cpu";               // "cpu" or "cuda": what `library` holds and what runs it
+  std::string library;                      // device cpu: ELF shared library bytes; cuda: PTX module text
   Device::Kind device_kind() const { return device == "cuda" ? Device::Kind::kCuda : Device::Kind::kCpu; }
 
   Status Validate() const;
+  Status ValidateSymbolicDim() const;  // part of Validate
   std::string MetadataJson() const;
   std::string Serialize() const;
   static Result<Artifact> Parse(const std::string& bytes);

@@ -28,11 +28,14 @@ int tunefarm_model_num_outputs(const TunefarmModel* model);
 /* Name of input/output i (valid while the model lives); NULL when i is out of range. */
 const char* tunefarm_model_input_name(const TunefarmModel* model, int i);
 const char* tunefarm_model_output_name(const TunefarmModel* model, int i);
-/* Writes up to max_dims dimensions of input/output i; returns its rank, or -1 when out of range. */
+/* Writes up to max_dims dimensions of input/output i; returns its rank, or -1 when out of range. An
+ * artifact compiled over a range of sizes (docs/dynamic_shapes.md) gives an input's largest shape and
+ * an output's shape in the last run. */
 int tunefarm_model_input_shape(const TunefarmModel* model, int i, int64_t* dims, int max_dims);
 int tunefarm_model_output_shape(const TunefarmModel* model, int i, int64_t* dims, int max_dims);
 
-/* Copies `bytes` bytes into the input called `name` (row-major, the input's dtype). */
+/* Copies `bytes` bytes into the input called `name` (row-major, the input's dtype). An input whose
+ * dimension 0 follows a symbolic size takes the bytes of any size in its range. */
 int tunefarm_model_set_input(TunefarmModel* model, const char* name, const void* data, size_t bytes, char** error);
 int tunefarm_model_run(TunefarmModel* model, char** error);
 /* Output i's bytes, valid until the next run; *bytes receives the size when not NULL. */

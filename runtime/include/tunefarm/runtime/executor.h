@@ -57,6 +57,11 @@ class Executor final : public GraphExecutor {
   void ConvertOutputs();
   bool Runs(size_t kernel) const;
   Status CheckBeforeRunning(size_t kernel) const;
+  // The symbolic dimension's size in this run (the inputs that follow it must agree), written where
+  // the kernels read it, and the outputs' shapes at that size. OK and nothing to do without one.
+  Status BeginRun();
+  // Elements of `tensor` in this run: its leading rows at the run's size.
+  int64_t RunElements(const ArtifactTensor& tensor) const;
 
   Artifact artifact_;
   std::shared_ptr<void> library_file_;  // keeps the library's file open while it is loaded
@@ -75,6 +80,11 @@ class Executor final : public GraphExecutor {
   std::vector<TensorInfo> input_info_, output_info_;
   int64_t peak_bytes_ = 0;
   int64_t param_bytes_ = 0;
+  // The symbolic dimension: the size each input was last given at (the maximum until then), the
+  // size of the run, and the int64 the kernels read it from.
+  std::vector<int64_t> input_sizes_;
+  int64_t size_ = 0;
+  std::unique_ptr<uint8_t, AlignedFree> size_buffer_;
 };
 
 }  // namespace tunefarm::runtime

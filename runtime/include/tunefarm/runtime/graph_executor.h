@@ -20,7 +20,11 @@ namespace tunefarm::runtime {
 struct TensorInfo {
   std::string name;
   ElementType dtype;
+  // inputs(): the largest shape the artifact takes; outputs(): the last run's shape.
   std::vector<int64_t> shape;
+  // > 0: dimension 0 is leading_scale x the artifact's symbolic dimension (Artifact::symbolic_dim), so
+  // an input takes leading_scale x S rows for any size S in the dimension's range.
+  int64_t leading_scale = 0;
   int64_t bytes() const;
 };
 
@@ -37,7 +41,9 @@ class GraphExecutor {
   virtual const Artifact& artifact() const = 0;
 
   // Copies data (of the input's dtype in inputs()) into an input; InvalidArgument naming the
-  // input when the name is unknown or the byte count does not match its shape.
+  // input when the name is unknown or the byte count does not match its shape. An input that
+  // follows the symbolic dimension takes the bytes of any size in its range (the size is read off
+  // the byte count); Run fails naming the inputs when two of them were given different sizes.
   virtual Status SetInput(size_t index, const void* data, size_t bytes) = 0;
   virtual Status SetInput(const std::string& name, const void* data, size_t bytes) = 0;
   virtual Status Run() = 0;
