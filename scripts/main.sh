@@ -111,23 +111,29 @@ echo "== compile untuned and tuned"
 "$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records none "${COMPILE_FLAGS[@]}" -o "$WORKDIR/untuned.tfa" | tee "$WORKDIR/untuned.compile.txt"
 "$BIN/tunefarm" compile "$MODEL" --target "$TARGET" --records "$DB" "${COMPILE_FLAGS[@]}" -o "$WORKDIR/tuned.tfa" | tee "$WORKDIR/tuned.compile.txt"
 
-echo "== run (interleaved, 3 rounds of 20 runs each, ${RUN_FLAGS[*]})"
+# Five rounds, the order alternating, best round median of each: on a shared 2-core machine one round's
+# median moves by several percent, and whichever artifact runs second in a pair reads a warmer machine.
+ROUNDS=5
+echo "== run (interleaved, $ROUNDS rounds of 20 runs each, the order alternating, ${RUN_FLAGS[*]})"
 best_untuned=1e30
 best_tuned=1e30
 # On a GPU the device's own time per run (events), comparable with PyTorch's replay below.
 FIELD='"median_ms"'
 [ "$TARGET" = cuda ] && FIELD='"gpu_median_ms"'
 median_of() { "$BIN/tunefarm" run "$1" --repeat 20 "${RUN_FLAGS[@]}" --json | awk -F': ' -v f="$FIELD" '$1 ~ f { gsub(",", "", $2); print $2 }'; }
-for round in 1 2 3; do
-  u=$(median_of "$WORKDIR/untuned.tfa")
-  t=$(median_of "$WORKDIR/tuned.tfa")
+for round in $(seq 1 $ROUNDS); do
+  if [ $((round % 2)) = 1 ]; then
+    u=$(median_of "$WORKDIR/untuned.tfa"); t=$(median_of "$WORKDIR/tuned.tfa")
+  else
+    t=$(median_of "$WORKDIR/tuned.tfa"); u=$(median_of "$WORKDIR/untuned.tfa")
+  fi
   echo "round $round: untuned median $u ms, tuned median $t ms"
   best_untuned=$(awk -v a="$best_untuned" -v b="$u" 'BEGIN { print (b < a) ? b : a }')
   best_tuned=$(awk -v a="$best_tuned" -v b="$t" 'BEGIN { print (b < a) ? b : a }')
 done
 TRIALS=$("$BIN/tunefarm" records stats --records "$DB" | awk '{ for (i = 2; i <= NF; i++) if ($i == "trials,") n += $(i - 1) } END { print n + 0 }')
 echo
-echo "== result: $MODEL, batch 1, ${RUN_FLAGS[*]}, best of 3 round medians"
+echo "== result: $MODEL, batch 1, ${RUN_FLAGS[*]}, best of $ROUNDS round medians"
 printf 'untuned (fallback configs): %8.2f ms\n' "$best_untuned"
 printf 'tuned (best records):       %8.2f ms\n' "$best_tuned"
 awk -v u="$best_untuned" -v t="$best_tuned" 'BEGIN { printf "speedup over untuned:       %8.2fx\n", u / t }'
