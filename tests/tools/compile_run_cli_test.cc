@@ -209,6 +209,38 @@ TEST_F(CompileRunCli, RunInputsAndOutputsAreCheckedBeforeAnythingIsReadOrWritten
   EXPECT_FALSE(Exists(dir_ + "o.npy")) << "the first output was written before the second was refused";
 }
 
+// One artifact over a range of batches (docs/dynamic_shapes.md): compile and run say the range,
+// run takes an .npy of any batch in it and writes the output at that batch, and a batch outside it
+// or another shape is one error naming the input and the shapes it takes.
+TEST_F(CompileRunCli, ARangeOfBatchesIsOneArtifactThatRunsEveryBatchInIt) {
+  tunefarm::testing::OnnxBuilder b(13);
+  b.SymbolicInput("x", {"batch", "4"});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  WriteFile(dir_ + "dyn.onnx", b.Bytes());
+  CliRun c = Tunefarm("compile " + dir_ + "dyn.onnx --input-shape x:1..8x4 --records none -o " + dir_ + "dyn.tfa");
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("symbolic: 'batch' in [1, 8], one artifact for every size; memory planned for 8"),
+            std::string::npos)
+      << c.output;
+  WriteFile(dir_ + "x3.npy", Npy("(3, 4)", 12));
+  CliRun r = Tunefarm("run " + dir_ + "dyn.tfa --input x=" + dir_ + "x3.npy --output " + dir_ + "y3.npy");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("'batch' is symbolic in [1, 8] (memory planned for 8); this run's outputs: y [3, 4]"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(ReadFile(dir_ + "y3.npy").find("'shape': (3,4)"), std::string::npos);
+  for (const auto& [shape, elements] : std::vector<std::pair<std::string, size_t>>{{"(9, 4)", 36}, {"(3, 5)", 15}}) {
+    WriteFile(dir_ + "bad.npy", Npy(shape, elements));
+    CliRun bad = Tunefarm("run " + dir_ + "dyn.tfa --input x=" + dir_ + "bad.npy");
+    EXPECT_EQ(bad.code, 1) << bad.output;
+    EXPECT_NE(bad.output.find("input 'x' expects float32 [1..8, 4], " + dir_ + "bad.npy holds float32 [" +
+                              shape.substr(1, shape.size() - 2) + "]"),
+              std::string::npos)
+        << bad.output;
+  }
+}
+
 TEST_F(CompileRunCli, RecordsDatabaseErrorsTouchNothing) {
   CliRun missing = Tunefarm("compile squeezenet-1.1 --records " + dir_ + "nope.db -o " + dir_ + "x.tfa");
   EXPECT_EQ(missing.code, 1);
